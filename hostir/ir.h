@@ -1,0 +1,151 @@
+// The host IR: a Program of params, input/output declarations and a body of
+// statements (operations and `for` loops). Names are text-SSA: each is
+// defined once where it is visible. Equality is structural and ignores
+// source positions, so parse(print(p)) == p can be checked directly.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "hostir/diagnostic.h"
+#include "hostir/dtype.h"
+#include "hostir/expr.h"
+#include "hostir/ops.h"
+
+namespace hostir {
+
+// DTYPE[dim, ...]
+struct TensorType {
+  DType dtype = DType::F32;
+  std::vector<Expr> dims;
+  SourceLoc loc;
+  std::string toString() const;
+  friend bool operator==(const TensorType& a, const TensorType& b) {
+    return a.dtype == b.dtype && a.dims == b.dims;
+  }
+};
+
+// One operand as written. Names (tensors, streams, events, handles, words
+// such as `sum`) are kept as name expressions; the signature says which.
+struct Arg {
+  enum class Form { Expr, Type, Stream, Bool };
+  Form form = Form::Expr;
+  Expr expr;         // Form::Expr, and the stream number for Form::Stream
+  TensorType type;   // Form::Type
+  bool boolValue = false;
+  SourceLoc loc;
+
+  static Arg name(std::string name, SourceLoc loc = {});
+  static Arg integer(Expr e);
+  static Arg ofType(TensorType t);
+  static Arg stream(Expr number, SourceLoc loc = {});
+  static Arg boolean(bool value, SourceLoc loc = {});
+
+  bool isName() const { return form == Form::Expr && expr.isName(); }
+  const std::string& nameValue() const { return expr.nameValue(); }
+  std::string toString() const;
+  friend bool operator==(const Arg& a, const Arg& b);
+};
+
+// A name a statement defines, with where it was written.
+struct NameDef {
+  std::string name;
+  SourceLoc loc;
+  friend bool operator==(const NameDef& a, const NameDef& b) { return a.name == b.name; }
+};
+
+struct Operation {
+  OpKind kind;
+  SourceLoc loc;                           // the operation's name
+  std::vector<NameDef> results;            // zero or one name
+  std::vector<std::optional<Arg>> operands;  // one slot per signature operand
+  // IntValue only: which of ceildiv/min/max.
+  IntFunction intFunction = IntFunction::CeilDiv;
+
+  explicit Operation(OpKind k = OpKind::Wait, SourceLoc l = {});
+  const OpSignature& signature() const { return signatureOf(kind); }
+  const std::optional<Arg>& operand(std::string_view name) const;
+  std::optional<Arg>& operand(std::string_view name);
+  const NameDef* result() const { return results.empty() ? nullptr : &results[0]; }
+  friend bool operator==(const Operation& a, const Operation& b);
+};
+
+struct Statement;
+
+struct ForLoop {
+  NameDef index;
+  Expr start;  // empty: range(end)
+  Expr end;
+  std::vector<Statement> body;
+  SourceLoc loc;  // the `for` keyword
+  friend bool operator==(const ForLoop& a, const ForLoop& b);
+};
+
+struct Statement {
+  std::variant<Operation, ForLoop> node;
+
+  Statement(Operation op) : node(std::move(op)) {}  // NOLINT
+  Statement(ForLoop loop) : node(std::move(loop)) {}  // NOLINT
+  bool isOp() const { return node.index() == 0; }
+  bool isFor() const { return node.index() == 1; }
+  Operation& op() { return std::get<0>(node); }
+  const Operation& op() const { return std::get<0>(node); }
+  ForLoop& loop() { return std::get<1>(node); }
+  const ForLoop& loop() const { return std::get<1>(node); }
+  SourceLoc loc() const { return isOp() ? op().loc : loop().loc; }
+  friend bool operator==(const Statement& a, const Statement& b) { return a.node == b.node; }
+};
+
+struct Param {
+  std::string name;
+  int64_t value = 0;
+  SourceLoc loc;
+  friend bool operator==(const Param& a, const Param& b) {
+    return a.name == b.name && a.value == b.value;
+  }
+};
+
+enum class DeclKind { Input, Output };
+
+struct Decl {
+  DeclKind kind = DeclKind::Input;
+  std::string name;
+  SourceLoc loc;  // the name
+  TensorType type;  // global shape
+  std::optional<int64_t> shardAxis;
+  SourceLoc shardLoc;
+  friend bool operator==(const Decl& a, const Decl& b) {
+    return a.kind == b.kind && a.name == b.name && a.type == b.type && a.shardAxis == b.shardAxis;
+  }
+};
+
+struct Program {
+  std::string name;
+  SourceLoc loc;
+  std::vector<Param> params;
+  std::vector<Decl> decls;
+  std::vector<Statement> body;
+
+  const Param* findParam(std::string_view name) const;
+  const Decl* findDecl(std::string_view name) const;
+  friend bool operator==(const Program& a, const Program& b) {
+    return a.name == b.name && a.params == b.params && a.decls == b.decls && a.body == b.body;
+  }
+};
+
+// Names that can never be defined: keywords, builtins, dtypes, int functions.
+bool isReservedName(std::string_view name);
+
+// Calls `visit` on every statement in pre-order, loops before their bodies.
+template <typename Body, typename Visit>
+void walkStatements(Body& body, Visit&& visit) {
+  for (auto& stmt : body) {
+    visit(stmt);
+    if (stmt.isFor()) walkStatements(stmt.loop().body, visit);
+  }
+}
+
+}  // namespace hostir

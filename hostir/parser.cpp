@@ -1,0 +1,459 @@
+#include "hostir/parser.h"
+
+#include <fmt/format.h>
+
+#include "hostir/lexer.h"
+
+namespace hostir {
+namespace {
+
+// Deeper nesting than this is refused rather than risking the stack.
+constexpr int kMaxNesting = 200;
+
+class Parser {
+ public:
+  explicit Parser(std::vector<Token> tokens) : tokens_(std::move(tokens)) {}
+
+  Program program() {
+    skipNewlines();
+    Program p;
+    const Token& kw = expectKeyword("program", "a program must start with 'program NAME(...)'");
+    p.loc = kw.loc;
+    p.name = std::string(expectIdent("a program name").text);
+    expect(TokenKind::LParen, "'(' after the program name");
+    if (!accept(TokenKind::RParen)) {
+      do p.params.push_back(param(p)); while (accept(TokenKind::Comma));
+      expect(TokenKind::RParen, "',' or ')' in the parameter list");
+    }
+    expect(TokenKind::LBrace, "'{' to open the program body");
+    bool sawStatement = false;
+    while (true) {
+      skipTerminators();
+      if (peek().kind == TokenKind::RBrace || peek().kind == TokenKind::Eof) break;
+      if (isKeyword(peek(), "input") || isKeyword(peek(), "output")) {
+        if (sawStatement) fail(peek().loc, "declarations must come before the first statement");
+        p.decls.push_back(decl(p));
+      } else {
+        sawStatement = true;
+        p.body.push_back(statement(0));
+      }
+      expectStatementEnd();
+    }
+    expect(TokenKind::RBrace, "'}' to close the program body");
+    skipTerminators();
+    if (peek().kind != TokenKind::Eof)
+      fail(peek().loc, fmt::format("unexpected {} after the end of the program", describeToken(peek())));
+    return p;
+  }
+
+  Expr standaloneExpr() {
+    skipNewlines();
+    Expr e = expr(0);
+    skipNewlines();
+    if (peek().kind != TokenKind::Eof)
+      fail(peek().loc, fmt::format("unexpected {} after the expression", describeToken(peek())));
+    return e;
+  }
+
+ private:
+  // Token access: newlines are skipped except where statements end.
+  const Token& peekRaw() const { return tokens_[pos_]; }
+  const Token& peek() {
+    skipNewlines();
+    return tokens_[pos_];
+  }
+  const Token& peekAhead(size_t n) {
+    skipNewlines();
+    size_t p = pos_;
+    for (size_t k = 0; k < n && tokens_[p].kind != TokenKind::Eof; ++k) {
+      ++p;
+      while (tokens_[p].kind == TokenKind::Newline) ++p;
+    }
+    return tokens_[p];
+  }
+  const Token& next() {
+    const Token& t = peek();
+    if (t.kind != TokenKind::Eof) ++pos_;
+    return t;
+  }
+  void skipNewlines() {
+    while (tokens_[pos_].kind == TokenKind::Newline) ++pos_;
+  }
+  void skipTerminators() {
+    while (tokens_[pos_].kind == TokenKind::Newline || tokens_[pos_].kind == TokenKind::Semicolon) ++pos_;
+  }
+  bool accept(TokenKind kind) {
+    if (peek().kind != kind) return false;
+    next();
+    return true;
+  }
+  const Token& expect(TokenKind kind, std::string_view what) {
+    if (peek().kind != kind)
+      fail(peek().loc, fmt::format("expected {}, found {}", what, describeToken(peek())));
+    return next();
+  }
+  static bool isKeyword(const Token& t, std::string_view word) {
+    return t.kind == TokenKind::Ident && t.text == word;
+  }
+  const Token& expectKeyword(std::string_view word, std::string_view message) {
+    if (!isKeyword(peek(), word)) fail(peek().loc, std::string(message));
+    return next();
+  }
+  const Token& expectIdent(std::string_view what) {
+    if (peek().kind != TokenKind::Ident)
+      fail(peek().loc, fmt::format("expected {}, found {}", what, describeToken(peek())));
+    return next();
+  }
+  // A name being defined: an identifier that is not reserved.
+  NameDef definedName(std::string_view what) {
+    const Token& t = expectIdent(what);
+    if (isReservedName(t.text)) fail(t.loc, fmt::format("'{}' is a reserved word and cannot be defined", t.text));
+    return NameDef{std::string(t.text), t.loc};
+  }
+  void expectStatementEnd() {
+    const Token& t = peekRaw();
+    if (t.kind == TokenKind::Newline || t.kind == TokenKind::Semicolon || t.kind == TokenKind::RBrace ||
+        t.kind == TokenKind::Eof)
+      return;
+    fail(t.loc, fmt::format("expected end of statement, found {}", describeToken(t)));
+  }
+
+  int64_t nonNegativeInt(std::string_view what) {
+    const Token& t = expect(TokenKind::Int, what);
+    if (t.intValue > static_cast<uint64_t>(INT64_MAX))
+      fail(t.loc, fmt::format("integer literal {} does not fit in 64 bits", t.text));
+    return static_cast<int64_t>(t.intValue);
+  }
+
+  Param param(const Program& p) {
+    NameDef name = definedName("a parameter name");
+    if (p.findParam(name.name)) fail(name.loc, fmt::format("parameter '{}' is defined twice", name.name));
+    expect(TokenKind::Equals, fmt::format("'=' and a default value for parameter '{}'", name.name));
+    int64_t value = nonNegativeInt("an integer default value");
+    return Param{name.name, value, name.loc};
+  }
+
+  Decl decl(const Program& p) {
+    Decl d;
+    d.kind = next().text == "input" ? DeclKind::Input : DeclKind::Output;
+    NameDef name = definedName("a tensor name");
+    if (p.findDecl(name.name) || p.findParam(name.name))
+      fail(name.loc, fmt::format("'{}' is defined twice", name.name));
+    d.name = name.name;
+    d.loc = name.loc;
+    expect(TokenKind::Colon, "':' and a tensor type");
+    d.type = tensorType();
+    if (isKeyword(peekRaw(), "shard")) {
+      d.shardLoc = next().loc;
+      expect(TokenKind::LParen, "'(' after 'shard'");
+      const Token& axisTok = peek();
+      int64_t axis = nonNegativeInt("the sharded axis");
+      if (axis >= static_cast<int64_t>(d.type.dims.size()))
+        fail(axisTok.loc, fmt::format("shard axis {} is out of range for a tensor of rank {}", axis,
+                                      d.type.dims.size()));
+      d.shardAxis = axis;
+      expect(TokenKind::RParen, "')' after the shard axis");
+    }
+    return d;
+  }
+
+  TensorType tensorType() {
+    const Token& t = expectIdent("a dtype (f32, f16, bf16 or f64)");
+    auto dtype = parseDType(t.text);
+    if (!dtype) fail(t.loc, fmt::format("unknown dtype '{}'; expected f32, f16, bf16 or f64", t.text));
+    TensorType type;
+    type.dtype = *dtype;
+    type.loc = t.loc;
+    expect(TokenKind::LBracket, "'[' and the dimensions of the tensor type");
+    if (!accept(TokenKind::RBracket)) {
+      do type.dims.push_back(expr(0)); while (accept(TokenKind::Comma));
+      expect(TokenKind::RBracket, "',' or ']' in the dimensions");
+    }
+    return type;
+  }
+
+  Statement statement(int depth) {
+    if (depth > kMaxNesting) fail(peek().loc, fmt::format("loops nested more than {} deep", kMaxNesting));
+    if (isKeyword(peek(), "for")) return forLoop(depth);
+    std::vector<NameDef> results;
+    if (peek().kind == TokenKind::Ident &&
+        (peekAhead(1).kind == TokenKind::Comma || peekAhead(1).kind == TokenKind::Equals)) {
+      do results.push_back(definedName("a name to define")); while (accept(TokenKind::Comma));
+      expect(TokenKind::Equals, "'=' after the defined names");
+    }
+    const Token& callee = expectIdent("an operation or 'for'");
+    expect(TokenKind::LParen, fmt::format("'(' after '{}'", callee.text));
+    std::vector<ParsedArg> args;
+    if (!accept(TokenKind::RParen)) {
+      do args.push_back(arg(depth)); while (accept(TokenKind::Comma));
+      expect(TokenKind::RParen, "',' or ')' in the operand list");
+    }
+    return buildOperation(callee, std::move(results), std::move(args));
+  }
+
+  Statement forLoop(int depth) {
+    ForLoop loop;
+    loop.loc = next().loc;
+    loop.index = definedName("a loop index name");
+    expectKeyword("in", "expected 'in' after the loop index");
+    expectKeyword("range", "expected 'range(...)' after 'in'");
+    expect(TokenKind::LParen, "'(' after 'range'");
+    Expr first = expr(0);
+    if (accept(TokenKind::Comma)) {
+      loop.start = first;
+      loop.end = expr(0);
+    } else {
+      loop.end = first;
+    }
+    expect(TokenKind::RParen, "')' to close 'range'");
+    expect(TokenKind::LBrace, "'{' to open the loop body");
+    while (true) {
+      skipTerminators();
+      if (peek().kind == TokenKind::RBrace || peek().kind == TokenKind::Eof) break;
+      if (isKeyword(peek(), "input") || isKeyword(peek(), "output"))
+        fail(peek().loc, "declarations are only allowed at the top of the program");
+      loop.body.push_back(statement(depth + 1));
+      expectStatementEnd();
+    }
+    expect(TokenKind::RBrace, "'}' to close the loop body");
+    return loop;
+  }
+
+  struct ParsedArg {
+    std::string keyword;  // empty: positional
+    SourceLoc keywordLoc;
+    Arg value;
+  };
+
+  ParsedArg arg(int depth) {
+    ParsedArg a;
+    if (peek().kind == TokenKind::Ident && peekAhead(1).kind == TokenKind::Equals) {
+      const Token& kw = next();
+      a.keyword = std::string(kw.text);
+      a.keywordLoc = kw.loc;
+      next();  // '='
+    }
+    const Token& t = peek();
+    if (t.kind == TokenKind::Ident && parseDType(t.text) && peekAhead(1).kind == TokenKind::LBracket) {
+      a.value = Arg::ofType(tensorType());
+    } else if (isKeyword(t, "stream") && peekAhead(1).kind == TokenKind::LParen) {
+      SourceLoc loc = next().loc;
+      next();  // '('
+      Expr number = expr(depth);
+      expect(TokenKind::RParen, "')' to close 'stream('");
+      a.value = Arg::stream(std::move(number), loc);
+    } else if (isKeyword(t, "true") || isKeyword(t, "false")) {
+      a.value = Arg::boolean(t.text == "true", t.loc);
+      next();
+    } else {
+      a.value = Arg::integer(expr(depth));
+    }
+    return a;
+  }
+
+  // expr := term {('+'|'-') term}; term := factor {('*'|'/'|'%') factor}
+  Expr expr(int depth) {
+    if (depth > kMaxNesting) fail(peek().loc, fmt::format("expression nested more than {} deep", kMaxNesting));
+    Expr lhs = term(depth);
+    while (peek().kind == TokenKind::Plus || peek().kind == TokenKind::Minus) {
+      const Token& op = next();
+      Expr rhs = term(depth);
+      lhs = Expr::binary(op.kind == TokenKind::Plus ? BinaryOp::Add : BinaryOp::Sub, lhs, rhs, op.loc);
+    }
+    return lhs;
+  }
+
+  Expr term(int depth) {
+    Expr lhs = factor(depth);
+    while (peek().kind == TokenKind::Star || peek().kind == TokenKind::Slash || peek().kind == TokenKind::Percent) {
+      const Token& op = next();
+      BinaryOp bop = op.kind == TokenKind::Star ? BinaryOp::Mul : op.kind == TokenKind::Slash ? BinaryOp::Div : BinaryOp::Mod;
+      Expr rhs = factor(depth);
+      lhs = Expr::binary(bop, lhs, rhs, op.loc);
+    }
+    return lhs;
+  }
+
+  Expr factor(int depth) {
+    const Token& t = peek();
+    switch (t.kind) {
+      case TokenKind::Int: {
+        next();
+        if (t.intValue > static_cast<uint64_t>(INT64_MAX))
+          fail(t.loc, fmt::format("integer literal {} does not fit in 64 bits", t.text));
+        return Expr::literal(static_cast<int64_t>(t.intValue), t.loc);
+      }
+      case TokenKind::Minus: {
+        // Only negative literals: the language has no unary minus on expressions.
+        next();
+        const Token& lit = peek();
+        if (lit.kind != TokenKind::Int) fail(t.loc, "'-' must be followed by an integer literal here");
+        next();
+        if (lit.intValue > (uint64_t{1} << 63))
+          fail(lit.loc, fmt::format("integer literal -{} does not fit in 64 bits", lit.text));
+        int64_t value = lit.intValue == (uint64_t{1} << 63) ? INT64_MIN : -static_cast<int64_t>(lit.intValue);
+        return Expr::literal(value, t.loc);
+      }
+      case TokenKind::LParen: {
+        next();
+        Expr inner = expr(depth + 1);
+        expect(TokenKind::RParen, "')' to close the parenthesis");
+        return inner;
+      }
+      case TokenKind::Ident: {
+        next();
+        if (peek().kind == TokenKind::LParen) {
+          auto fn = parseIntFunction(t.text);
+          if (!fn)
+            fail(t.loc, fmt::format("'{}' is not an integer function; expected ceildiv, min or max", t.text));
+          next();
+          std::vector<Expr> args;
+          if (peek().kind != TokenKind::RParen) {
+            do args.push_back(expr(depth + 1)); while (accept(TokenKind::Comma));
+          }
+          expect(TokenKind::RParen, "',' or ')' in the call");
+          if (args.size() != 2)
+            fail(t.loc, fmt::format("'{}' takes 2 arguments, got {}", t.text, args.size()));
+          return Expr::call(*fn, std::move(args), t.loc);
+        }
+        return Expr::name(std::string(t.text), t.loc);
+      }
+      default:
+        fail(t.loc, fmt::format("expected an expression, found {}", describeToken(t)));
+    }
+  }
+
+  // Matches the parsed operand list against the operation's signature.
+  Operation buildOperation(const Token& callee, std::vector<NameDef> results, std::vector<ParsedArg> args) {
+    if (auto fn = parseIntFunction(callee.text)) return buildIntValue(*fn, callee, std::move(results), args);
+    auto kind = opKindByName(callee.text);
+    if (!kind) fail(callee.loc, fmt::format("unknown operation '{}'", callee.text));
+    Operation op(*kind, callee.loc);
+    const OpSignature& sig = op.signature();
+    size_t positional = 0;
+    bool sawKeyword = false;
+    for (ParsedArg& a : args) {
+      size_t slot;
+      if (a.keyword.empty()) {
+        if (sawKeyword) fail(a.value.loc, "positional operand after a keyword operand");
+        if (positional >= sig.operands.size())
+          fail(a.value.loc, fmt::format("'{}' takes at most {} operands", sig.name, sig.operands.size()));
+        slot = positional++;
+      } else {
+        sawKeyword = true;
+        auto index = operandIndex(sig, a.keyword);
+        if (!index) fail(a.keywordLoc, fmt::format("'{}' has no operand named '{}'", sig.name, a.keyword));
+        slot = *index;
+        if (op.operands[slot]) fail(a.keywordLoc, fmt::format("operand '{}' is given twice", a.keyword));
+      }
+      checkOperandForm(sig, sig.operands[slot], a.value);
+      op.operands[slot] = std::move(a.value);
+    }
+    for (size_t i = 0; i < sig.operands.size(); ++i)
+      if (sig.operands[i].required && !op.operands[i])
+        fail(callee.loc, fmt::format("'{}' is missing its operand '{}'", sig.name, sig.operands[i].name));
+    checkResults(sig, op, results, callee);
+    op.results = std::move(results);
+    return op;
+  }
+
+  Operation buildIntValue(IntFunction fn, const Token& callee, std::vector<NameDef> results,
+                          std::vector<ParsedArg>& args) {
+    Operation op(OpKind::IntValue, callee.loc);
+    op.intFunction = fn;
+    if (args.size() != 2) fail(callee.loc, fmt::format("'{}' takes 2 arguments, got {}", callee.text, args.size()));
+    for (size_t i = 0; i < 2; ++i) {
+      if (!args[i].keyword.empty()) fail(args[i].keywordLoc, fmt::format("'{}' takes no keyword operands", callee.text));
+      checkOperandForm(op.signature(), op.signature().operands[i], args[i].value);
+      op.operands[i] = std::move(args[i].value);
+    }
+    if (results.size() != 1)
+      fail(callee.loc, fmt::format("'{}' computes one integer; bind it to exactly one name", callee.text));
+    op.results = std::move(results);
+    return op;
+  }
+
+  static void checkOperandForm(const OpSignature& sig, const OperandSpec& spec, const Arg& value) {
+    auto wrong = [&](std::string_view got) {
+      fail(value.loc, fmt::format("operand '{}' of '{}' must be {}, not {}", spec.name, sig.name,
+                                  operandKindName(spec.kind), got));
+    };
+    std::string_view got = value.form == Arg::Form::Type     ? "a tensor type"
+                           : value.form == Arg::Form::Stream ? "stream(...)"
+                           : value.form == Arg::Form::Bool   ? "a boolean"
+                           : value.isName()                  ? "a name"
+                                                             : "an integer expression";
+    switch (spec.kind) {
+      case OperandKind::Type:
+        if (value.form != Arg::Form::Type) wrong(got);
+        break;
+      case OperandKind::Bool:
+        if (value.form != Arg::Form::Bool) wrong(got);
+        break;
+      case OperandKind::Int:
+        if (value.form != Arg::Form::Expr) wrong(got);
+        break;
+      case OperandKind::Stream:
+        if (value.form != Arg::Form::Stream && !value.isName()) wrong(got);
+        break;
+      case OperandKind::Tensor:
+      case OperandKind::Event:
+      case OperandKind::Handle:
+        if (!value.isName()) wrong(got);
+        break;
+      case OperandKind::ReduceOp:
+        if (!value.isName() || !parseReduceOp(value.nameValue())) wrong(value.isName() ? "'" + value.nameValue() + "'" : std::string(got));
+        break;
+    }
+  }
+
+  static void checkResults(const OpSignature& sig, const Operation& op, const std::vector<NameDef>& results,
+                           const Token& callee) {
+    if (results.size() > 1)
+      fail(results[1].loc, fmt::format("'{}' defines one value, but {} names are given", sig.name, results.size()));
+    switch (sig.resultMode) {
+      case ResultMode::None:
+        if (!results.empty()) fail(results[0].loc, fmt::format("'{}' defines no value", sig.name));
+        break;
+      case ResultMode::Required:
+        if (results.empty()) fail(callee.loc, fmt::format("the result of '{}' must be bound to a name", sig.name));
+        break;
+      case ResultMode::Optional: break;
+      case ResultMode::OutOrResult: {
+        bool hasOut = op.operand("out").has_value();
+        if (hasOut && !results.empty())
+          fail(results[0].loc, fmt::format("'{}' writes into out=; it cannot also define '{}'", sig.name, results[0].name));
+        if (!hasOut && results.empty())
+          fail(callee.loc, fmt::format("'{}' needs a result name or an out= operand", sig.name));
+        break;
+      }
+    }
+  }
+
+  std::vector<Token> tokens_;
+  size_t pos_ = 0;
+};
+
+template <typename T, typename F>
+Result<T> runParser(std::string_view source, F&& body) {
+  auto tokens = tokenize(source);
+  if (!tokens) return tokens.error();
+  Parser parser(std::move(*tokens));
+  try {
+    return body(parser);
+  } catch (const DiagnosticError& e) {
+    return e.diag;
+  }
+}
+
+}  // namespace
+
+Result<Program> parseProgram(std::string_view source) {
+  return runParser<Program>(source, [](Parser& p) { return p.program(); });
+}
+
+Result<Expr> parseExpr(std::string_view source) {
+  return runParser<Expr>(source, [](Parser& p) { return p.standaloneExpr(); });
+}
+
+}  // namespace hostir

@@ -1,0 +1,541 @@
+#include "hostir/verifier.h"
+
+#include <fmt/format.h>
+
+#include <unordered_map>
+
+namespace hostir {
+namespace {
+
+std::string at(SourceLoc loc) { return loc.valid() ? fmt::format(" at {}:{}", loc.line, loc.col) : ""; }
+
+std::string withArticle(ValueKind kind) {
+  return fmt::format("{} {}", kind == ValueKind::Int || kind == ValueKind::Event ? "an" : "a", valueKindName(kind));
+}
+
+std::string shapeString(const std::vector<int64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+// ---------------------------------------------------------------------------
+// Structure: names, scopes, kinds, dtypes.
+
+enum class TensorOrigin { Input, Output, Allocated, View };
+
+struct NameInfo {
+  ValueKind kind;
+  SourceLoc loc;
+  DType dtype = DType::F32;  // tensors
+  TensorOrigin origin = TensorOrigin::Allocated;
+};
+
+class StructureChecker {
+ public:
+  explicit StructureChecker(const Program& p) : program_(p) {}
+
+  void run() {
+    scopes_.emplace_back();
+    for (const Param& param : program_.params) define(param.name, param.loc, {ValueKind::Int, param.loc});
+    for (const Decl& d : program_.decls) {
+      for (const Expr& dim : d.type.dims) checkIntExpr(dim);
+      if (d.kind == DeclKind::Input)
+        define(d.name, d.loc, {ValueKind::Tensor, d.loc, d.type.dtype, TensorOrigin::Input});
+      else
+        outputs_.emplace(d.name, &d);
+    }
+    walk(program_.body, /*topLevel=*/true);
+    for (const Decl& d : program_.decls)
+      if (d.kind == DeclKind::Output && !lookup(d.name))
+        fail(d.loc, fmt::format("output '{}' is declared but the program never defines it", d.name));
+  }
+
+ private:
+  const NameInfo* lookup(const std::string& name) const {
+    for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
+      auto it = scope->find(name);
+      if (it != scope->end()) return &it->second;
+    }
+    return nullptr;
+  }
+
+  [[noreturn]] void unknownName(const std::string& name, SourceLoc loc) const {
+    if (name == "rank" || name == "world") fail(loc, fmt::format("'{}' is not a tensor", name));
+    if (auto out = outputs_.find(name); out != outputs_.end())
+      fail(loc, fmt::format("output '{}' is used before the program defines it", name));
+    if (auto seen = everDefined_.find(name); seen != everDefined_.end())
+      fail(loc, fmt::format("'{}' is defined inside a loop{} and is not visible here", name, at(seen->second)));
+    fail(loc, fmt::format("unknown name '{}'", name));
+  }
+
+  void define(const std::string& name, SourceLoc loc, NameInfo info) {
+    if (const NameInfo* prior = lookup(name))
+      fail(loc, fmt::format("'{}' is already defined{}", name, at(prior->loc)));
+    scopes_.back().emplace(name, info);
+    everDefined_.emplace(name, loc);
+  }
+
+  void checkIntExpr(const Expr& e) const {
+    forEachName(e, [&](const std::string& name, SourceLoc loc) {
+      if (name == "rank" || name == "world") return;
+      const NameInfo* info = lookup(name);
+      if (!info) unknownName(name, loc);
+      if (info->kind != ValueKind::Int)
+        fail(loc, fmt::format("'{}' is {}, not an integer", name, withArticle(info->kind)));
+    });
+  }
+
+  const NameInfo& namedValue(const Operation& op, const OperandSpec& spec, const Arg& arg, ValueKind want) const {
+    const std::string& name = arg.nameValue();
+    const NameInfo* info = name == "rank" || name == "world" ? nullptr : lookup(name);
+    if (!info) {
+      if (name == "rank" || name == "world")
+        fail(arg.loc, fmt::format("'{}' is an integer, but operand '{}' of '{}' must be {}", name, spec.name,
+                                  op.signature().name, operandKindName(spec.kind)));
+      unknownName(name, arg.loc);
+    }
+    if (info->kind != want)
+      fail(arg.loc, fmt::format("'{}' is {}, but operand '{}' of '{}' must be {}", name, withArticle(info->kind),
+                                spec.name, op.signature().name, operandKindName(spec.kind)));
+    return *info;
+  }
+
+  void walk(const std::vector<Statement>& body, bool topLevel) {
+    for (const Statement& stmt : body) {
+      if (stmt.isOp()) {
+        checkOperation(stmt.op(), topLevel);
+        continue;
+      }
+      const ForLoop& loop = stmt.loop();
+      if (!loop.start.empty()) checkIntExpr(loop.start);
+      checkIntExpr(loop.end);
+      scopes_.emplace_back();
+      define(loop.index.name, loop.index.loc, {ValueKind::Int, loop.index.loc});
+      walk(loop.body, false);
+      scopes_.pop_back();
+    }
+  }
+
+  void checkOperation(const Operation& op, bool topLevel) {
+    const OpSignature& sig = op.signature();
+    const NameInfo* firstTensor = nullptr;
+    const Arg* firstTensorArg = nullptr;
+    for (size_t i = 0; i < sig.operands.size(); ++i) {
+      if (!op.operands[i]) continue;
+      const OperandSpec& spec = sig.operands[i];
+      const Arg& arg = *op.operands[i];
+      switch (spec.kind) {
+        case OperandKind::Int: checkIntExpr(arg.expr); break;
+        case OperandKind::Type:
+          for (const Expr& dim : arg.type.dims) checkIntExpr(dim);
+          break;
+        case OperandKind::Stream:
+          if (arg.form == Arg::Form::Stream) checkIntExpr(arg.expr);
+          else namedValue(op, spec, arg, ValueKind::Stream);
+          break;
+        case OperandKind::Event: namedValue(op, spec, arg, ValueKind::Event); break;
+        case OperandKind::Handle: namedValue(op, spec, arg, ValueKind::Handle); break;
+        case OperandKind::Bool:
+        case OperandKind::ReduceOp: break;
+        case OperandKind::Tensor: {
+          const NameInfo& info = namedValue(op, spec, arg, ValueKind::Tensor);
+          // Every tensor operation reads and writes one dtype.
+          if (!firstTensor) {
+            firstTensor = &info;
+            firstTensorArg = &arg;
+          } else if (info.dtype != firstTensor->dtype && op.kind != OpKind::ShardByStream) {
+            fail(arg.loc, fmt::format("dtype mismatch in '{}': '{}' is {} but '{}' is {}", sig.name,
+                                      firstTensorArg->nameValue(), dtypeName(firstTensor->dtype), arg.nameValue(),
+                                      dtypeName(info.dtype)));
+          }
+          if (op.kind == OpKind::Deallocate && info.origin != TensorOrigin::Allocated) {
+            std::string_view what = info.origin == TensorOrigin::Input    ? "the program input"
+                                    : info.origin == TensorOrigin::Output ? "the program output"
+                                                                          : "a view";
+            fail(arg.loc, fmt::format("'{}' is {}; only tensors the program allocates can be deallocated",
+                                      arg.nameValue(), what));
+          }
+          break;
+        }
+      }
+    }
+    const NameDef* result = op.result();
+    if (!result) return;
+    NameInfo info{sig.resultKind, result->loc};
+    if (sig.resultKind == ValueKind::Tensor) {
+      info.dtype = op.kind == OpKind::Allocate ? op.operand("type")->type.dtype : firstTensor->dtype;
+      info.origin = op.kind == OpKind::ShardByStream ? TensorOrigin::View : TensorOrigin::Allocated;
+    }
+    if (auto out = outputs_.find(result->name); out != outputs_.end()) {
+      const Decl& decl = *out->second;
+      if (!topLevel)
+        fail(result->loc, fmt::format("output '{}' must be defined at the top level of the program, not in a loop",
+                                      result->name));
+      if (info.kind != ValueKind::Tensor)
+        fail(result->loc, fmt::format("output '{}' must be a tensor, but '{}' defines {}", result->name, sig.name,
+                                      withArticle(info.kind)));
+      if (info.dtype != decl.type.dtype)
+        fail(result->loc, fmt::format("output '{}' is declared {} but defined as {}", result->name,
+                                      dtypeName(decl.type.dtype), dtypeName(info.dtype)));
+      info.origin = TensorOrigin::Output;
+    }
+    define(result->name, result->loc, info);
+  }
+
+  const Program& program_;
+  std::vector<std::unordered_map<std::string, NameInfo>> scopes_;
+  std::unordered_map<std::string, const Decl*> outputs_;
+  std::unordered_map<std::string, SourceLoc> everDefined_;
+};
+
+// ---------------------------------------------------------------------------
+// Shapes and integers, with the params bound and the loops unrolled.
+
+struct BoundTensor {
+  DType dtype;
+  std::vector<int64_t> shape;
+  size_t buffer;  // which allocation the tensor or view lives in
+};
+
+struct BufferState {
+  std::string name;
+  SourceLoc deallocatedAt;
+  bool deallocated = false;
+};
+
+struct BoundValue {
+  ValueKind kind;
+  int64_t integer = 0;
+  BoundTensor tensor{};
+};
+
+class ShapeChecker {
+ public:
+  ShapeChecker(const Program& p, const std::map<std::string, int64_t>& params, int64_t rank, int64_t world)
+      : program_(p), rank_(rank), world_(world) {
+    scopes_.emplace_back();
+    for (const auto& [name, value] : params) scopes_.back()[name] = BoundValue{ValueKind::Int, value};
+  }
+
+  void run() {
+    for (const Decl& d : program_.decls) {
+      std::vector<int64_t> shape = localShape(d);
+      if (d.kind == DeclKind::Input) bindTensor(d.name, d.type.dtype, shape, d.name);
+    }
+    walk(program_.body);
+    for (const Decl& d : program_.decls) {
+      if (d.kind != DeclKind::Output) continue;
+      const BoundTensor& t = lookup(d.name).tensor;
+      std::vector<int64_t> want = localShape(d);
+      if (t.shape != want)
+        fail(d.loc, fmt::format("output '{}' is declared with rank-local shape {} but the program defines it as {}",
+                                d.name, shapeString(want), shapeString(t.shape)));
+    }
+  }
+
+  int64_t statementsWalked() const { return walked_; }
+  void setBudget(int64_t budget) { budget_ = budget; }
+
+ private:
+  std::vector<int64_t> localShape(const Decl& d) {
+    std::vector<int64_t> shape = extents(d.type);
+    if (d.shardAxis) {
+      int64_t& extent = shape[static_cast<size_t>(*d.shardAxis)];
+      if (extent % world_ != 0)
+        fail(d.shardLoc, fmt::format("extent {} of axis {} of '{}' does not divide evenly over {} ranks", extent,
+                                     *d.shardAxis, d.name, world_));
+      extent /= world_;
+    }
+    return shape;
+  }
+
+  int64_t eval(const Expr& e, SourceLoc fallback = {}) {
+    auto v = evaluate(e, [&](const std::string& name) -> std::optional<int64_t> {
+      if (name == "rank") return rank_;
+      if (name == "world") return world_;
+      const BoundValue& value = lookup(name);
+      return value.integer;
+    }, fallback);
+    if (!v) throw DiagnosticError{v.error()};
+    return *v;
+  }
+
+  std::vector<int64_t> extents(const TensorType& type) {
+    std::vector<int64_t> shape;
+    for (const Expr& dim : type.dims) {
+      int64_t extent = eval(dim, type.loc);
+      if (extent < 0) fail(dim.loc().valid() ? dim.loc() : type.loc, fmt::format("negative extent {}", extent));
+      shape.push_back(extent);
+    }
+    // The element count must fit too, or byte sizes overflow later.
+    int64_t elements = 1;
+    for (int64_t extent : shape)
+      if (__builtin_mul_overflow(elements, extent, &elements))
+        fail(type.loc, fmt::format("tensor {} has more elements than fit in 64 bits", shapeString(shape)));
+    return shape;
+  }
+
+  const BoundValue& lookup(const std::string& name) const {
+    for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
+      auto it = scope->find(name);
+      if (it != scope->end()) return it->second;
+    }
+    // The structure check guarantees every name resolves.
+    throw DiagnosticError{Diagnostic{{}, fmt::format("internal error: unbound name '{}'", name)}};
+  }
+
+  void bindTensor(const std::string& name, DType dtype, std::vector<int64_t> shape, const std::string& bufferName) {
+    buffers_.push_back(BufferState{bufferName, {}, false});
+    scopes_.back()[name] = BoundValue{ValueKind::Tensor, 0, BoundTensor{dtype, std::move(shape), buffers_.size() - 1}};
+  }
+
+  const BoundTensor& tensor(const Operation& op, std::string_view operand) {
+    const Arg& arg = *op.operand(operand);
+    const BoundValue& v = lookup(arg.nameValue());
+    const BufferState& buffer = buffers_[v.tensor.buffer];
+    if (buffer.deallocated)
+      fail(arg.loc, fmt::format("'{}' is used after '{}' was deallocated{}", arg.nameValue(), buffer.name,
+                                at(buffer.deallocatedAt)));
+    return v.tensor;
+  }
+
+  int64_t intOperand(const Operation& op, std::string_view operand, int64_t defaultValue = 0) {
+    const auto& arg = op.operand(operand);
+    return arg ? eval(arg->expr, arg->loc) : defaultValue;
+  }
+
+  void walk(const std::vector<Statement>& body) {
+    for (const Statement& stmt : body) {
+      if (++walked_ > budget_)
+        fail(stmt.loc(), fmt::format("the program runs more than {} statements with these parameters; "
+                                     "too large to verify", kMaxUnrolledStatements));
+      if (stmt.isOp()) {
+        checkOperation(stmt.op());
+        continue;
+      }
+      const ForLoop& loop = stmt.loop();
+      int64_t start = loop.start.empty() ? 0 : eval(loop.start, loop.loc);
+      int64_t end = eval(loop.end, loop.loc);
+      for (int64_t i = start; i < end; ++i) {
+        scopes_.emplace_back();
+        scopes_.back()[loop.index.name] = BoundValue{ValueKind::Int, i};
+        walk(loop.body);
+        scopes_.pop_back();
+      }
+    }
+  }
+
+  void requireShape(const Operation& op, std::string_view operand, const std::vector<int64_t>& want,
+                    std::string_view why) {
+    const BoundTensor& t = tensor(op, operand);
+    if (t.shape != want)
+      fail(op.operand(operand)->loc, fmt::format("'{}' has shape {}, but {} needs {}", op.operand(operand)->nameValue(),
+                                                 shapeString(t.shape), why, shapeString(want)));
+  }
+
+  // Binds the result of an operation that computes a new tensor, or checks its out= operand.
+  void produce(const Operation& op, DType dtype, const std::vector<int64_t>& shape) {
+    if (op.operand("out")) {
+      requireShape(op, "out", shape, fmt::format("the result of '{}'", op.signature().name));
+    } else {
+      bindTensor(op.result()->name, dtype, shape, op.result()->name);
+    }
+  }
+
+  void checkAxis(const Operation& op, int64_t axis, const BoundTensor& t) {
+    if (axis < 0 || axis >= static_cast<int64_t>(t.shape.size())) {
+      const auto& arg = op.operand("axis");
+      fail(arg ? arg->loc : op.loc, fmt::format("axis {} is out of range for a tensor of rank {}", axis, t.shape.size()));
+    }
+  }
+
+  void checkOperation(const Operation& op) {
+    const OpSignature& sig = op.signature();
+    // Every tensor operand must still be alive.
+    for (size_t i = 0; i < sig.operands.size(); ++i)
+      if (op.operands[i] && sig.operands[i].kind == OperandKind::Tensor) tensor(op, sig.operands[i].name);
+    switch (op.kind) {
+      case OpKind::Allocate: {
+        const TensorType& type = op.operand("type")->type;
+        bindTensor(op.result()->name, type.dtype, extents(type), op.result()->name);
+        break;
+      }
+      case OpKind::Deallocate: {
+        const Arg& arg = *op.operand("t");
+        BufferState& buffer = buffers_[lookup(arg.nameValue()).tensor.buffer];
+        buffer.deallocated = true;
+        buffer.deallocatedAt = op.loc;
+        break;
+      }
+      case OpKind::ShardByStream: {
+        const BoundTensor& t = tensor(op, "t");
+        int64_t axis = intOperand(op, "axis");
+        int64_t chunks = intOperand(op, "chunks");
+        int64_t index = intOperand(op, "index");
+        checkAxis(op, axis, t);
+        if (chunks < 1) fail(op.operand("chunks")->loc, fmt::format("chunks must be at least 1, got {}", chunks));
+        if (index < 0 || index >= chunks)
+          fail(op.operand("index")->loc, fmt::format("index {} is out of range for {} chunks", index, chunks));
+        std::vector<int64_t> shape = t.shape;
+        int64_t extent = shape[static_cast<size_t>(axis)];
+        int64_t chunk = extent / chunks + (extent % chunks != 0);
+        shape[static_cast<size_t>(axis)] = std::clamp(extent - index * chunk, int64_t{0}, chunk);
+        BoundTensor view{t.dtype, std::move(shape), t.buffer};
+        scopes_.back()[op.result()->name] = BoundValue{ValueKind::Tensor, 0, std::move(view)};
+        break;
+      }
+      case OpKind::Linear: {
+        const BoundTensor& x = tensor(op, "x");
+        const BoundTensor& w = tensor(op, "w");
+        if (x.shape.empty()) fail(op.operand("x")->loc, "'linear' needs an input x of rank 1 or more");
+        if (w.shape.size() != 2)
+          fail(op.operand("w")->loc, fmt::format("'linear' needs a weight of shape [N, K], got {}", shapeString(w.shape)));
+        if (w.shape[1] != x.shape.back())
+          fail(op.operand("w")->loc, fmt::format("'linear' contracts K: x is {} but w is {} (w must be [N, {}])",
+                                                 shapeString(x.shape), shapeString(w.shape), x.shape.back()));
+        if (op.operand("bias")) requireShape(op, "bias", {w.shape[0]}, "the bias of 'linear'");
+        std::vector<int64_t> shape = x.shape;
+        shape.back() = w.shape[0];
+        produce(op, x.dtype, shape);
+        break;
+      }
+      case OpKind::Matmul: {
+        const BoundTensor& a = tensor(op, "a");
+        const BoundTensor& b = tensor(op, "b");
+        if (a.shape.size() != 2) fail(op.operand("a")->loc, fmt::format("'matmul' needs a of shape [M, K], got {}", shapeString(a.shape)));
+        if (b.shape.size() != 2) fail(op.operand("b")->loc, fmt::format("'matmul' needs b of shape [K, N], got {}", shapeString(b.shape)));
+        if (a.shape[1] != b.shape[0])
+          fail(op.operand("b")->loc, fmt::format("'matmul' contracts K: a is {} but b is {}", shapeString(a.shape),
+                                                 shapeString(b.shape)));
+        produce(op, a.dtype, {a.shape[0], b.shape[1]});
+        break;
+      }
+      case OpKind::Copy: {
+        const BoundTensor& src = tensor(op, "src");
+        produce(op, src.dtype, src.shape);
+        break;
+      }
+      case OpKind::Add: {
+        const BoundTensor& a = tensor(op, "a");
+        requireShape(op, "b", a.shape, "'add' (no broadcasting)");
+        produce(op, a.dtype, a.shape);
+        break;
+      }
+      case OpKind::Allreduce: {
+        const BoundTensor& t = tensor(op, "t");
+        if (op.operand("out")) requireShape(op, "out", t.shape, "the result of 'allreduce'");
+        bindHandle(op);
+        break;
+      }
+      case OpKind::Allgather: {
+        const BoundTensor& t = tensor(op, "t");
+        int64_t axis = intOperand(op, "axis", 0);
+        checkAxis(op, axis, t);
+        std::vector<int64_t> shape = t.shape;
+        int64_t& extent = shape[static_cast<size_t>(axis)];
+        if (__builtin_mul_overflow(extent, world_, &extent)) fail(op.loc, "gathered extent overflows");
+        requireShape(op, "out", shape, fmt::format("'allgather' over {} ranks", world_));
+        bindHandle(op);
+        break;
+      }
+      case OpKind::ReduceScatter: {
+        const BoundTensor& t = tensor(op, "t");
+        int64_t axis = intOperand(op, "axis", 0);
+        checkAxis(op, axis, t);
+        std::vector<int64_t> shape = t.shape;
+        int64_t& extent = shape[static_cast<size_t>(axis)];
+        if (extent % world_ != 0)
+          fail(op.operand("t")->loc, fmt::format("'reduce_scatter' splits axis {} of extent {} over {} ranks: it must divide evenly",
+                                                 axis, extent, world_));
+        extent /= world_;
+        requireShape(op, "out", shape, fmt::format("'reduce_scatter' over {} ranks", world_));
+        bindHandle(op);
+        break;
+      }
+      case OpKind::Broadcast: {
+        int64_t root = intOperand(op, "root");
+        if (root < 0 || root >= world_)
+          fail(op.operand("root")->loc, fmt::format("root {} is not a rank of a team of {}", root, world_));
+        bindHandle(op);
+        break;
+      }
+      case OpKind::SetCurrentStream:
+      case OpKind::Synchronize: {
+        const Arg& s = *op.operand("s");
+        if (s.form == Arg::Form::Stream) {
+          int64_t number = eval(s.expr, s.loc);
+          if (number < 0) fail(s.expr.loc().valid() ? s.expr.loc() : s.loc, fmt::format("stream number {} is negative", number));
+        }
+        break;
+      }
+      case OpKind::GetCurrentStream:
+      case OpKind::RecordEvent:
+        scopes_.back()[op.result()->name] = BoundValue{sig.resultKind};
+        break;
+      case OpKind::IntValue: {
+        Expr call = Expr::call(op.intFunction, {op.operands[0]->expr, op.operands[1]->expr}, op.loc);
+        scopes_.back()[op.result()->name] = BoundValue{ValueKind::Int, eval(call, op.loc)};
+        break;
+      }
+      case OpKind::Wait:
+      case OpKind::WaitEvent: break;
+    }
+  }
+
+  void bindHandle(const Operation& op) {
+    if (op.result()) scopes_.back()[op.result()->name] = BoundValue{ValueKind::Handle};
+  }
+
+  const Program& program_;
+  int64_t rank_;
+  int64_t world_;
+  std::vector<std::unordered_map<std::string, BoundValue>> scopes_;
+  std::vector<BufferState> buffers_;
+  int64_t walked_ = 0;
+  int64_t budget_ = kMaxUnrolledStatements;
+};
+
+}  // namespace
+
+Result<std::map<std::string, int64_t>> bindParams(const Program& program, const Bindings& bindings) {
+  std::map<std::string, int64_t> values;
+  for (const Param& p : program.params) values[p.name] = p.value;
+  for (const auto& [name, value] : bindings.params) {
+    if (!program.findParam(name)) {
+      std::vector<std::string> known;
+      for (const Param& p : program.params) known.push_back(p.name);
+      return Diagnostic{{}, fmt::format("program '{}' has no parameter '{}' (its parameters: {})", program.name, name,
+                                        known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", ")))};
+    }
+    values[name] = value;
+  }
+  return values;
+}
+
+Status verifyStructure(const Program& program) {
+  try {
+    StructureChecker(program).run();
+  } catch (const DiagnosticError& e) {
+    return e.diag;
+  }
+  return std::nullopt;
+}
+
+Status verifyProgram(const Program& program, const Bindings& bindings) {
+  if (auto error = verifyStructure(program)) return error;
+  if (bindings.world < 1) return Diagnostic{{}, fmt::format("a team needs at least one rank, got {}", bindings.world)};
+  auto params = bindParams(program, bindings);
+  if (!params) return params.error();
+  try {
+    // Shapes may depend on `rank`; every rank's program must be well formed.
+    int64_t budget = kMaxUnrolledStatements;
+    for (int64_t rank = 0; rank < bindings.world; ++rank) {
+      ShapeChecker checker(program, *params, rank, bindings.world);
+      checker.setBudget(budget);
+      checker.run();
+      budget -= checker.statementsWalked();
+    }
+  } catch (const DiagnosticError& e) {
+    return e.diag;
+  }
+  return std::nullopt;
+}
+
+}  // namespace hostir

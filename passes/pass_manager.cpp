@@ -1,0 +1,62 @@
+#include "passes/pass_manager.h"
+
+#include <fmt/format.h>
+
+#include <ostream>
+
+#include "hostir/printer.h"
+#include "passes/assign_streams.h"
+
+namespace hostir {
+
+const std::vector<PassInfo>& registeredPasses() {
+  static const std::vector<PassInfo> kPasses = {
+      {AssignStreamsPass::kName, AssignStreamsPass::kSummary, [] { return std::make_unique<AssignStreamsPass>(); }},
+  };
+  return kPasses;
+}
+
+Status PassManager::addPipeline(std::string_view pipeline) {
+  size_t begin = 0;
+  while (begin <= pipeline.size()) {
+    size_t end = pipeline.find(',', begin);
+    if (end == std::string_view::npos) end = pipeline.size();
+    std::string_view name = pipeline.substr(begin, end - begin);
+    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+    if (name.empty()) return Diagnostic{{}, fmt::format("empty pass name in pipeline '{}'", pipeline)};
+    const PassInfo* found = nullptr;
+    for (const PassInfo& info : registeredPasses())
+      if (info.name == name) found = &info;
+    if (!found) {
+      std::vector<std::string_view> known;
+      for (const PassInfo& info : registeredPasses()) known.push_back(info.name);
+      return Diagnostic{{}, fmt::format("unknown pass '{}' (known passes: {})", name, fmt::join(known, ", "))};
+    }
+    addPass(found->create());
+    begin = end + 1;
+  }
+  return std::nullopt;
+}
+
+Status PassManager::run(Program& program) const {
+  for (const auto& pass : passes_) {
+    if (auto error = pass->run(program)) {
+      error->message = fmt::format("pass '{}' failed: {}", pass->name(), error->message);
+      return error;
+    }
+    if (options_.verifyAfterEach) {
+      if (auto error = options_.verifyAfterEach(program)) {
+        error->message = fmt::format("pass '{}' produced an invalid program: {}", pass->name(), error->message);
+        return error;
+      }
+    }
+    bool dump = options_.printIrAfterAll || options_.printIrAfter.count(std::string(pass->name()));
+    if (dump && options_.irDump)
+      *options_.irDump << fmt::format("# -----// IR Dump After {} //----- #\n", pass->name()) << printProgram(program)
+                       << "\n";
+  }
+  return std::nullopt;
+}
+
+}  // namespace hostir

@@ -1,0 +1,48 @@
+// Runs a pipeline of passes, verifying after each one and dumping the IR
+// after the passes asked for (`--print-ir-after-all`, `--print-ir-after`).
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "passes/pass.h"
+
+namespace hostir {
+
+struct PassInfo {
+  std::string_view name;
+  std::string_view summary;
+  std::function<std::unique_ptr<Pass>()> create;
+};
+
+// Every pass the tools know, in a stable order.
+const std::vector<PassInfo>& registeredPasses();
+
+struct PassManagerOptions {
+  bool printIrAfterAll = false;
+  std::set<std::string> printIrAfter;  // pass names
+  std::ostream* irDump = nullptr;      // where dumps go (the CLI uses stderr)
+  // Checked after every pass; a failure names the pass that broke the program.
+  std::function<Status(const Program&)> verifyAfterEach;
+};
+
+class PassManager {
+ public:
+  explicit PassManager(PassManagerOptions options = {}) : options_(std::move(options)) {}
+
+  void addPass(std::unique_ptr<Pass> pass) { passes_.push_back(std::move(pass)); }
+  // Adds the passes of a comma-separated list such as "assign-streams".
+  Status addPipeline(std::string_view pipeline);
+  Status run(Program& program) const;
+  size_t size() const { return passes_.size(); }
+
+ private:
+  PassManagerOptions options_;
+  std::vector<std::unique_ptr<Pass>> passes_;
+};
+
+}  // namespace hostir
