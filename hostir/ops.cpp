@@ -43,7 +43,7 @@ constexpr OperandSpec kIntValue[] = {{"a", K::Int, kReq, kPos}, {"b", K::Int, kR
 
 constexpr std::array<OpSignature, 18> kSignatures = {{
     {OpKind::Allocate, "allocate", kAllocate, ResultMode::Required, ValueKind::Tensor, true},
-    {OpKind::Deallocate, "deallocate", kDeallocate, ResultMode::None, ValueKind::Tensor, true},
+    {OpKind::Deallocate, "deallocate", kDeallocate, ResultMode::None, ValueKind::Tensor, false},
     {OpKind::ShardByStream, "shard_by_stream", kShardByStream, ResultMode::Required, ValueKind::Tensor, false},
     {OpKind::Linear, "linear", kLinear, ResultMode::OutOrResult, ValueKind::Tensor, true},
     {OpKind::Matmul, "matmul", kMatmul, ResultMode::OutOrResult, ValueKind::Tensor, true},
@@ -53,12 +53,12 @@ constexpr std::array<OpSignature, 18> kSignatures = {{
     {OpKind::Allgather, "allgather", kAllgather, ResultMode::Optional, ValueKind::Handle, true},
     {OpKind::ReduceScatter, "reduce_scatter", kReduceScatter, ResultMode::Optional, ValueKind::Handle, true},
     {OpKind::Broadcast, "broadcast", kBroadcast, ResultMode::Optional, ValueKind::Handle, true},
-    {OpKind::Wait, "wait", kWait, ResultMode::None, ValueKind::Handle, true},
+    {OpKind::Wait, "wait", kWait, ResultMode::None, ValueKind::Handle, false},
     {OpKind::GetCurrentStream, "get_current_stream", {}, ResultMode::Required, ValueKind::Stream, false},
     {OpKind::SetCurrentStream, "set_current_stream", kStreamOperand, ResultMode::None, ValueKind::Stream, false},
-    {OpKind::Synchronize, "synchronize", kStreamOperand, ResultMode::None, ValueKind::Stream, true},
-    {OpKind::RecordEvent, "record_event", {}, ResultMode::Required, ValueKind::Event, true},
-    {OpKind::WaitEvent, "wait_event", kWaitEvent, ResultMode::None, ValueKind::Event, true},
+    {OpKind::Synchronize, "synchronize", kStreamOperand, ResultMode::None, ValueKind::Stream, false},
+    {OpKind::RecordEvent, "record_event", {}, ResultMode::Required, ValueKind::Event, false},
+    {OpKind::WaitEvent, "wait_event", kWaitEvent, ResultMode::None, ValueKind::Event, false},
     // IntValue has three spellings; the table lists one, the parser maps all three.
     {OpKind::IntValue, "ceildiv", kIntValue, ResultMode::Required, ValueKind::Int, false},
 }};

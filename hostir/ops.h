@@ -69,7 +69,9 @@ struct OpSignature {
   std::span<const OperandSpec> operands;
   ResultMode resultMode;
   ValueKind resultKind;  // meaningful unless resultMode is None
-  bool issuesWork;       // enqueued on the current stream (not a host-only step)
+  // Computes or communicates (as opposed to views, host integers and pure
+  // ordering steps such as synchronize): what assign-streams overlaps.
+  bool doesWork;
 };
 
 const OpSignature& signatureOf(OpKind kind);

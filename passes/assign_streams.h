@@ -14,7 +14,9 @@
 //   }
 //
 // Loops left as they are: nested loops (their top-level loop is rewritten
-// as a whole), loops that issue no work (nothing to overlap), and loops
+// as a whole), loops that do no work, i.e. no computation or communication,
+// only views, integers or ordering (nothing to overlap; this also makes the
+// pass idempotent, as join loops are left alone), and loops
 // that call set_current_stream themselves (they already manage streams).
 // The pass assumes the iterations are independent of each other, as
 // nvFuser's does; `hostir check` proves the result race-free.

@@ -3,8 +3,12 @@
 namespace hostir {
 
 FreshNames::FreshNames(const Program& program) {
-  for (const Param& p : program.params) used_.insert(p.name);
-  for (const Decl& d : program.decls) used_.insert(d.name);
+  for (const Param& p : program.params) topLevel_.insert(p.name);
+  for (const Decl& d : program.decls) topLevel_.insert(d.name);
+  for (const Statement& s : program.body)
+    if (s.isOp())
+      for (const NameDef& r : s.op().results) topLevel_.insert(r.name);
+  used_ = topLevel_;
   walkStatements(program.body, [&](const Statement& s) {
     if (s.isFor()) {
       used_.insert(s.loop().index.name);
@@ -14,10 +18,23 @@ FreshNames::FreshNames(const Program& program) {
   });
 }
 
-std::string FreshNames::take(const std::string& base) {
+std::string FreshNames::firstFree(const std::string& base, const std::unordered_set<std::string>& avoid) const {
   std::string name = base;
-  for (int suffix = 1; used_.count(name) || isReservedName(name); ++suffix) name = base + "_" + std::to_string(suffix);
+  for (int suffix = 1; avoid.count(name) || isReservedName(name); ++suffix) name = base + "_" + std::to_string(suffix);
+  return name;
+}
+
+std::string FreshNames::take(const std::string& base) {
+  std::string name = firstFree(base, used_);
   used_.insert(name);
+  topLevel_.insert(name);
+  return name;
+}
+
+std::string FreshNames::takeForLoopIndex(const std::string& base) {
+  std::string name = firstFree(base, topLevel_);
+  used_.insert(name);
+  topLevel_.insert(name);
   return name;
 }
 

@@ -1,1 +1,153 @@
-// (tests to come)
+// The `hostir` command line, run as a user runs it: exit codes, messages
+// on stderr, results on stdout, never a signal.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+
+#include "test_util.h"
+
+namespace hostir {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+struct CommandResult {
+  int exitCode = -1;
+  bool signaled = false;
+  std::string out, err;
+};
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("hostir_cli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::filesystem::path write(const std::string& name, const std::string& text) {
+    auto path = dir_ / name;
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
+
+  CommandResult run(const std::string& args) {
+    std::string command = std::string(HOSTIR_BINARY) + " " + args + " >" + (dir_ / "out").string() + " 2>" +
+                          (dir_ / "err").string() + " </dev/null";
+    int status = std::system(command.c_str());
+    CommandResult r;
+    r.signaled = WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) >= 128);
+    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = testing::readFile(dir_ / "out");
+    r.err = testing::readFile(dir_ / "err");
+    return r;
+  }
+
+  static std::string golden(const std::string& name) {
+    return (testing::sourceDir() / "tests" / "golden" / name).string();
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(Cli, HelpDescribesTheSubcommands) {
+  auto r = run("--help");
+  EXPECT_EQ(r.exitCode, 0);
+  EXPECT_THAT(r.out, HasSubstr("opt"));
+  EXPECT_THAT(r.out, HasSubstr("check"));
+  auto opt = run("opt --help");
+  EXPECT_EQ(opt.exitCode, 0);
+  EXPECT_THAT(opt.out, HasSubstr("--passes"));
+  EXPECT_THAT(opt.out, HasSubstr("assign-streams"));
+  EXPECT_THAT(opt.out, HasSubstr("--print-ir-after-all"));
+  auto check = run("check --help");
+  EXPECT_EQ(check.exitCode, 0);
+  EXPECT_THAT(check.out, HasSubstr("--set"));
+}
+
+TEST_F(Cli, OptPrintsThePassResult) {
+  auto r = run("opt " + golden("row_parallel_linear.hir") + " --passes assign-streams");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(r.out, testing::readFile(golden("row_parallel_linear.assign-streams.hir")));
+  EXPECT_EQ(r.err, "");
+}
+
+TEST_F(Cli, OptWritesToAFileAndDumpsIr) {
+  auto outPath = dir_ / "result.hir";
+  auto r = run("opt " + golden("two_loops.hir") + " --passes=assign-streams --print-ir-after-all -o " + outPath.string());
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  std::string expected = testing::readFile(golden("two_loops.assign-streams.hir"));
+  EXPECT_EQ(testing::readFile(outPath), expected);
+  EXPECT_EQ(r.err, "# -----// IR Dump After assign-streams //----- #\n" + expected + "\n");
+  auto named = run("opt " + golden("two_loops.hir") + " --passes assign-streams --print-ir-after=assign-streams");
+  EXPECT_THAT(named.err, StartsWith("# -----// IR Dump After assign-streams"));
+}
+
+TEST_F(Cli, OptWithoutPassesPrintsCanonically) {
+  auto r = run("opt " + golden("canonical_forms.hir"));
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(r.out, testing::readFile(golden("canonical_forms.canonical.hir")));
+}
+
+TEST_F(Cli, MalformedProgramGetsOnePositionedError) {
+  auto file = write("bad.hir", "program p() {\n  input x : f32[4]\n  y = frobnicate(x)\n}\n");
+  for (const char* sub : {"opt", "check"}) {
+    auto r = run(std::string(sub) + " " + file.string());
+    EXPECT_EQ(r.exitCode, 1);
+    EXPECT_FALSE(r.signaled);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, file.string() + ":3:7: error: unknown operation 'frobnicate'\n  y = frobnicate(x)\n      ^\n");
+  }
+}
+
+TEST_F(Cli, BadInputsFailCleanly) {
+  std::string garbage;
+  for (int i = 0; i < 4096; ++i) garbage.push_back(static_cast<char>((i * 7919) % 256));
+  std::string deep = "program p() {\n  x = ceildiv(" + std::string(100000, '(') + "1" + std::string(100000, ')') + ", 1)\n}\n";
+  for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
+           {"empty.hir", ""}, {"garbage.hir", garbage}, {"deep.hir", deep}, {"nul.hir", std::string("program\0p", 9)}}) {
+    SCOPED_TRACE(name);
+    auto r = run("check " + write(name, text).string());
+    EXPECT_EQ(r.exitCode, 1) << r.err;
+    EXPECT_FALSE(r.signaled);
+    EXPECT_THAT(r.err, StartsWith((dir_ / name).string() + ":"));
+    EXPECT_THAT(r.err, HasSubstr(": error: "));
+  }
+  auto missing = run("check " + (dir_ / "does-not-exist.hir").string());
+  EXPECT_EQ(missing.exitCode, 1);
+  EXPECT_THAT(missing.err, HasSubstr("error: cannot open the program"));
+}
+
+TEST_F(Cli, SetBindsParamsBeforeAndAfterThePasses) {
+  auto ok = run("check " + golden("row_parallel_linear.hir") + " --set M=1024 --set S=8 --ranks 4");
+  EXPECT_EQ(ok.exitCode, 0) << ok.err;
+  EXPECT_THAT(ok.out, HasSubstr("verified for 4 rank(s)"));
+  auto indivisible = run("check " + golden("row_parallel_linear.hir") + " --set K=10 --ranks 4");
+  EXPECT_EQ(indivisible.exitCode, 1);
+  EXPECT_THAT(indivisible.err, HasSubstr(":3:24: error: extent 10 of axis 1 of 'x' does not divide evenly over 4 ranks"));
+  auto unknown = run("opt " + golden("row_parallel_linear.hir") + " --set Q=3");
+  EXPECT_EQ(unknown.exitCode, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("has no parameter 'Q'"));
+  auto malformed = run("check " + golden("row_parallel_linear.hir") + " --set M=-5");
+  EXPECT_EQ(malformed.exitCode, 2);
+  EXPECT_THAT(malformed.err, HasSubstr("not a non-negative integer"));
+}
+
+TEST_F(Cli, UsageErrorsExitWithTwo) {
+  EXPECT_EQ(run("").exitCode, 2);
+  EXPECT_EQ(run("frobnicate x.hir").exitCode, 2);
+  EXPECT_EQ(run("opt").exitCode, 2);
+  auto r = run("opt " + golden("row_parallel_linear.hir") + " --passes no-such-pass");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown pass 'no-such-pass'"));
+  EXPECT_EQ(run("check " + golden("row_parallel_linear.hir") + " --ranks 0").exitCode, 2);
+}
+
+}  // namespace
+}  // namespace hostir
