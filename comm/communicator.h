@@ -1,0 +1,54 @@
+// The Communicator interface: the collectives of a team of ranks on
+// contiguous buffers. The executor orders the calls (issue order, the same
+// on every rank) and packs strided views; implementations only move and
+// reduce bytes.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "hostir/dtype.h"
+#include "hostir/ops.h"
+
+namespace hostir {
+
+// A collective that cannot complete: a peer failed, the team was aborted,
+// or the transport reported an error. Every rank's pending call throws it.
+class CommError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string name() const = 0;  // "mpi", "in-process", "nccl"
+
+  // True when a call returns only once the collective has completed (MPI,
+  // in-process). False when it is enqueued on `stream` and completes in
+  // stream order (NCCL); `stream` is the backend's native stream then.
+  virtual bool blocking() const { return true; }
+
+  // recv = op over ranks of send; `send == recv` is in place. Avg divides the sum by size().
+  virtual void allreduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
+                         void* stream = nullptr) = 0;
+  // recv (count * size() elements) = every rank's send (count elements) in rank order.
+  virtual void allgather(const void* send, void* recv, size_t count, DType dtype, void* stream = nullptr) = 0;
+  // recv (count elements) = block rank() of the reduction of send (count * size() elements).
+  virtual void reduceScatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
+                             void* stream = nullptr) = 0;
+  // buffer (count elements) on every rank = buffer of `root`.
+  virtual void broadcast(void* buffer, size_t count, DType dtype, int root, void* stream = nullptr) = 0;
+  virtual void barrier() = 0;
+
+  // Makes every rank's pending and future calls fail with CommError (or,
+  // for MPI, ends the job), so a failing rank never leaves the others hanging.
+  virtual void abort(const std::string& reason) = 0;
+};
+
+}  // namespace hostir
