@@ -1,0 +1,227 @@
+#include "executor/cpu/cpu_backend.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "executor/collective_plan.h"
+
+namespace hostir::cpu {
+namespace {
+
+// Host memory, 64-byte aligned for the BLAS.
+class HostBuffer : public Buffer {
+ public:
+  explicit HostBuffer(size_t bytes) : bytes_(bytes) {
+    size_t rounded = std::max<size_t>(64, (bytes + 63) / 64 * 64);
+    data_ = static_cast<std::byte*>(std::aligned_alloc(64, rounded));
+    if (!data_) throw std::bad_alloc();
+  }
+  ~HostBuffer() override { std::free(data_); }
+  std::byte* data() override { return data_; }
+  size_t bytes() const override { return bytes_; }
+
+ private:
+  std::byte* data_;
+  size_t bytes_;
+};
+
+// Caller-owned host memory seen as a buffer, for blocking transfers.
+class BorrowedBuffer : public Buffer {
+ public:
+  BorrowedBuffer(const void* data, size_t bytes) : data_(static_cast<std::byte*>(const_cast<void*>(data))), bytes_(bytes) {}
+  std::byte* data() override { return data_; }
+  size_t bytes() const override { return bytes_; }
+
+ private:
+  std::byte* data_;
+  size_t bytes_;
+};
+
+TensorView borrowed(const void* data, DType dtype, const Dims& shape) {
+  TensorView v = TensorView::contiguous(nullptr, dtype, shape);
+  v.buffer = std::make_shared<BorrowedBuffer>(data, v.bytes());
+  return v;
+}
+
+TensorView hostTensor(DType dtype, const Dims& shape) {
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  return TensorView::contiguous(std::make_shared<HostBuffer>(static_cast<size_t>(n) * dtypeSize(dtype)), dtype, shape);
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(CpuBackendOptions options, Communicator& comm)
+    : options_(options), comm_(comm), gemmKind_(options.reference ? GemmKind::ReferenceF64 : GemmKind::Blas) {
+  useSingleThreadedBlas();
+  auto skip = [this] { return failed_.load(std::memory_order_acquire); };
+  auto onFailure = [this](std::exception_ptr e) { fail(e); };
+  DelayInjection delays = options_.delays;
+  delays.seed = delays.seed * 1000003u + static_cast<uint64_t>(comm.rank());
+  main_ = std::make_unique<CpuStream>(-1, delays, skip, onFailure);
+  if (!options_.reference)
+    for (int64_t slot = 0; slot < options_.poolSize; ++slot)
+      pool_.push_back(std::make_unique<CpuStream>(static_cast<int>(slot), delays, skip, onFailure));
+  watchdog_ = std::thread([this] { watch(); });
+}
+
+CpuBackend::~CpuBackend() {
+  {
+    std::lock_guard lock(watchdogMutex_);
+    stopping_ = true;
+  }
+  watchdogWake_.notify_all();
+  watchdog_.join();
+  pool_.clear();
+  main_.reset();
+}
+
+void CpuBackend::beginRun() {
+  // The CPU main stream is the backend's own thread; nothing to capture.
+  failed_.store(false, std::memory_order_release);
+  std::lock_guard lock(failureMutex_);
+  firstFailure_ = nullptr;
+}
+
+Stream* CpuBackend::workerStream(int64_t number) {
+  if (options_.reference) return main_.get();  // one stream for everything
+  return pool_[static_cast<size_t>(number % options_.poolSize)].get();
+}
+
+void CpuBackend::enqueue(Stream* stream, CpuStream::Task task) { cpuStream(stream)->enqueue(std::move(task)); }
+
+void CpuBackend::fail(std::exception_ptr error) {
+  bool first = false;
+  {
+    std::lock_guard lock(failureMutex_);
+    if (!firstFailure_) {
+      firstFailure_ = error;
+      first = true;
+    }
+  }
+  failed_.store(true, std::memory_order_release);
+  { std::lock_guard lock(turnMutex_); }  // a waiter between its check and its wait must not miss this
+  turnChanged_.notify_all();
+  if (!first) return;
+  // Peers may be blocked in a communication with this rank: release them.
+  std::string what = "a stream failed";
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  if (options_.abortTeam) options_.abortTeam(what);
+  else comm_.abort(what);
+}
+
+Event CpuBackend::recordEvent(Stream* stream) { return Event{stream, cpuStream(stream)->issued()}; }
+
+void CpuBackend::waitEvent(Stream* waiter, const Event& event) {
+  if (event.stream == waiter) return;  // a stream already runs in order
+  CpuStream* target = cpuStream(event.stream);
+  if (target->reached(event.position)) return;
+  uint64_t position = event.position;
+  enqueue(waiter, [target, position] { target->waitFor(position); });
+}
+
+void CpuBackend::synchronizeHost() {
+  main_->waitFor(main_->issued());
+  for (auto& stream : pool_) stream->waitFor(stream->issued());
+  std::lock_guard lock(failureMutex_);
+  if (firstFailure_) std::rethrow_exception(firstFailure_);
+}
+
+TensorView CpuBackend::allocate(DType dtype, const Dims& shape, Stream* stream, bool zero) {
+  TensorView t = hostTensor(dtype, shape);
+  if (zero) enqueue(stream, [t] { fillZero(t); });
+  return t;
+}
+
+void CpuBackend::deallocate(const TensorView&, Stream*) {
+  // Every queued task holds its buffers: memory is freed when the last user is done.
+}
+
+void CpuBackend::linear(Stream* stream, const TensorView& x, const TensorView& w, const TensorView* bias,
+                        const TensorView& out) {
+  std::optional<TensorView> b;
+  if (bias) b = *bias;
+  enqueue(stream, [kind = gemmKind_, x, w, b, out] { cpu::linear(kind, x, w, b ? &*b : nullptr, out); });
+}
+
+void CpuBackend::matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
+  enqueue(stream, [kind = gemmKind_, a, b, out] { cpu::matmul(kind, a, b, out); });
+}
+
+void CpuBackend::copy(Stream* stream, const TensorView& src, const TensorView& dst) {
+  enqueue(stream, [src, dst] { cpu::copy(src, dst); });
+}
+
+void CpuBackend::add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
+  enqueue(stream, [a, b, out] { cpu::add(a, b, out); });
+}
+
+void CpuBackend::collective(Stream* stream, const CollectiveCall& call) {
+  uint64_t sequence = nextIssue_++;
+  enqueue(stream, [this, sequence, call] { runCollective(sequence, call); });
+}
+
+void CpuBackend::runCollective(uint64_t sequence, const CollectiveCall& call) {
+  {
+    std::unique_lock lock(turnMutex_);
+    turnChanged_.wait(lock, [&] { return nextTurn_ == sequence || failed_.load(std::memory_order_acquire); });
+    if (nextTurn_ != sequence) return;  // failed: the stream is draining
+    inFlight_ = InFlight{sequence, call, std::chrono::steady_clock::now(), false};
+  }
+  // The next communication's turn comes even if this one throws.
+  struct TakeTurn {
+    CpuBackend* self;
+    ~TakeTurn() {
+      {
+        std::lock_guard lock(self->turnMutex_);
+        ++self->nextTurn_;
+        self->inFlight_.reset();
+      }
+      self->turnChanged_.notify_all();
+    }
+  } takeTurn{this};
+  CollectivePlan plan =
+      planCollective(call, comm_.size(), [](DType dtype, const Dims& shape) { return hostTensor(dtype, shape); });
+  for (const CopyStep& step : plan.pack) cpu::copy(step.src, step.dst);
+  if (options_.delays.maxMicros) {
+    thread_local std::mt19937_64 rng(options_.delays.seed + sequence);
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % (options_.delays.maxMicros + 1)));
+  }
+  plan.communicate(comm_);
+  for (const CopyStep& step : plan.unpack) cpu::copy(step.src, step.dst);
+}
+
+void CpuBackend::watch() {
+  std::unique_lock lock(watchdogMutex_);
+  while (!stopping_) {
+    watchdogWake_.wait_for(lock, std::chrono::milliseconds(100));
+    std::string stuck;
+    {
+      std::lock_guard turn(turnMutex_);
+      if (inFlight_ && !inFlight_->reported &&
+          std::chrono::steady_clock::now() - inFlight_->since > options_.commTimeout) {
+        const CollectiveCall& call = inFlight_->call;
+        stuck = fmt::format("rank {}: communication #{} ({} issued at {}:{}) has not completed after {} s; "
+                            "another rank failed or issued different communications",
+                            comm_.rank(), inFlight_->sequence, signatureOf(call.kind).name, call.loc.line,
+                            call.loc.col, std::chrono::duration_cast<std::chrono::seconds>(options_.commTimeout).count());
+        inFlight_->reported = true;
+      }
+    }
+    if (!stuck.empty()) fail(std::make_exception_ptr(CommError(stuck)));
+  }
+}
+
+void CpuBackend::upload(const void* host, const TensorView& dst) { cpu::copy(borrowed(host, dst.dtype, dst.shape), dst); }
+
+void CpuBackend::download(const TensorView& src, void* host) { cpu::copy(src, borrowed(host, src.dtype, src.shape)); }
+
+}  // namespace hostir::cpu

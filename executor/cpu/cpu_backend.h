@@ -1,0 +1,95 @@
+// The CPU backend: streams are worker threads (a pool created once, plus
+// the main stream), GEMMs go through OpenBLAS, and communications run on
+// their stream's thread in the order the host issued them.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "executor/backend.h"
+#include "executor/cpu/cpu_kernels.h"
+#include "executor/cpu/cpu_stream.h"
+
+namespace hostir::cpu {
+
+struct CpuBackendOptions {
+  int64_t poolSize = 4;
+  // The serial reference: one stream for everything, f64-accumulating GEMMs.
+  bool reference = false;
+  DelayInjection delays;
+  // A communication that has not completed after this long is reported and
+  // the team aborted, rather than hanging.
+  std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
+  // Called once, with the reason, when this rank's work fails; it must
+  // release the other ranks (the default aborts the communicator).
+  std::function<void(const std::string&)> abortTeam;
+};
+
+class CpuBackend : public Backend {
+ public:
+  CpuBackend(CpuBackendOptions options, Communicator& comm);
+  ~CpuBackend() override;
+
+  std::string_view name() const override { return "cpu"; }
+  void beginRun() override;
+  Stream* mainStream() override { return main_.get(); }
+  Stream* workerStream(int64_t number) override;
+  Event recordEvent(Stream* stream) override;
+  void waitEvent(Stream* waiter, const Event& event) override;
+  void synchronizeHost() override;
+  TensorView allocate(DType dtype, const Dims& shape, Stream* stream, bool zero) override;
+  void deallocate(const TensorView& tensor, Stream* stream) override;
+  void linear(Stream* stream, const TensorView& x, const TensorView& w, const TensorView* bias,
+              const TensorView& out) override;
+  void matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) override;
+  void copy(Stream* stream, const TensorView& src, const TensorView& dst) override;
+  void add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) override;
+  void collective(Stream* stream, const CollectiveCall& call) override;
+  void upload(const void* host, const TensorView& dst) override;
+  void download(const TensorView& src, void* host) override;
+
+ private:
+  CpuStream* cpuStream(Stream* stream) const { return static_cast<CpuStream*>(stream); }
+  void enqueue(Stream* stream, CpuStream::Task task);
+  void fail(std::exception_ptr error);
+  void runCollective(uint64_t sequence, const CollectiveCall& call);
+  void watch();
+
+  CpuBackendOptions options_;
+  Communicator& comm_;
+  GemmKind gemmKind_;
+
+  std::atomic<bool> failed_{false};
+  std::mutex failureMutex_;
+  std::exception_ptr firstFailure_;
+
+  // Communications take turns in issue order (one at a time per rank).
+  std::mutex turnMutex_;
+  std::condition_variable turnChanged_;
+  uint64_t nextTurn_ = 0;     // guarded by turnMutex_
+  uint64_t nextIssue_ = 0;    // host only
+  struct InFlight {
+    uint64_t sequence;
+    CollectiveCall call;
+    std::chrono::steady_clock::time_point since;
+    bool reported;
+  };
+  std::optional<InFlight> inFlight_;  // guarded by turnMutex_
+
+  std::mutex watchdogMutex_;
+  std::condition_variable watchdogWake_;
+  bool stopping_ = false;  // guarded by watchdogMutex_
+  std::thread watchdog_;
+
+  std::unique_ptr<CpuStream> main_;
+  std::vector<std::unique_ptr<CpuStream>> pool_;
+};
+
+}  // namespace hostir::cpu

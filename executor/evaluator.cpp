@@ -1,0 +1,422 @@
+#include "executor/evaluator.h"
+
+#include <fmt/format.h>
+
+#include <unordered_map>
+
+namespace hostir {
+
+// ---------------------------------------------------------------------------
+// Compiled form
+
+namespace {
+
+enum class IntOpcode : uint8_t { Const, Slot, Add, Sub, Mul, Div, Mod, CeilDiv, Min, Max };
+
+struct IntInstr {
+  IntOpcode op;
+  int64_t operand;  // Const: the value; Slot: the slot
+};
+
+// An integer expression in postfix form.
+struct IntCode {
+  std::vector<IntInstr> code;
+};
+
+struct Instruction {
+  enum class Kind : uint8_t { Op, LoopBegin, LoopEnd };
+  Kind kind = Kind::Op;
+  OpKind op = OpKind::Wait;
+  SourceLoc loc;
+  int32_t result = -1;
+  // Per signature operand: a value slot (names), an IntCode index (integers
+  // and stream numbers), or -1 when absent.
+  std::array<int32_t, 4> operand{-1, -1, -1, -1};
+  uint8_t streamNumberMask = 0;  // which operands are `stream(e)` numbers
+  std::vector<int32_t> dims;     // allocate: IntCode per dim
+  DType dtype = DType::F32;
+  bool zero = false;
+  ReduceOp reduceOp = ReduceOp::Sum;
+  IntFunction function = IntFunction::Min;
+  // Loops: operand[0] start, operand[1] end (IntCode); result is the index
+  // slot, endSlot holds the bound; jump is the matching instruction.
+  int32_t endSlot = -1;
+  int32_t jump = -1;
+};
+
+}  // namespace
+
+struct RuntimeValue {
+  int64_t integer = 0;
+  TensorView tensor;
+  Stream* stream = nullptr;
+  Event event;
+};
+
+class CompiledProgram {
+ public:
+  std::vector<Instruction> code;
+  std::vector<IntCode> ints;
+  size_t slotCount = 0;
+  int32_t rankSlot = -1, worldSlot = -1;
+  std::vector<std::pair<int32_t, int64_t>> paramSlots;
+  std::vector<std::pair<int32_t, std::string>> inputSlots;
+  std::vector<std::pair<int32_t, std::string>> outputSlots;
+  std::vector<TensorSpec> inputs, outputs;
+};
+
+namespace {
+
+class Compiler {
+ public:
+  Compiler(const Program& p, CompiledProgram& out) : program_(p), out_(out) {}
+
+  void compile(const std::map<std::string, int64_t>& params) {
+    scopes_.emplace_back();
+    out_.rankSlot = define("rank");
+    out_.worldSlot = define("world");
+    for (const Param& param : program_.params) out_.paramSlots.emplace_back(define(param.name), params.at(param.name));
+    for (const Decl& d : program_.decls)
+      if (d.kind == DeclKind::Input) out_.inputSlots.emplace_back(define(d.name), d.name);
+    body(program_.body);
+    for (const Decl& d : program_.decls)
+      if (d.kind == DeclKind::Output) out_.outputSlots.emplace_back(lookup(d.name), d.name);
+  }
+
+ private:
+  int32_t define(const std::string& name) {
+    int32_t slot = static_cast<int32_t>(out_.slotCount++);
+    scopes_.back()[name] = slot;
+    return slot;
+  }
+
+  int32_t lookup(const std::string& name) const {
+    for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
+      auto it = scope->find(name);
+      if (it != scope->end()) return it->second;
+    }
+    throw std::logic_error(fmt::format("internal error: '{}' is not bound (was the program verified?)", name));
+  }
+
+  void emitInt(const Expr& e, IntCode& code) const {
+    const ExprNode& n = e.node();
+    switch (n.kind) {
+      case ExprKind::Literal: code.code.push_back({IntOpcode::Const, n.value}); return;
+      case ExprKind::Name: code.code.push_back({IntOpcode::Slot, lookup(n.name)}); return;
+      case ExprKind::Binary: {
+        emitInt(n.operands[0], code);
+        emitInt(n.operands[1], code);
+        static constexpr IntOpcode kOps[] = {IntOpcode::Add, IntOpcode::Sub, IntOpcode::Mul, IntOpcode::Div,
+                                             IntOpcode::Mod};
+        code.code.push_back({kOps[static_cast<int>(n.binaryOp)], 0});
+        return;
+      }
+      case ExprKind::Call: {
+        emitInt(n.operands[0], code);
+        emitInt(n.operands[1], code);
+        static constexpr IntOpcode kFns[] = {IntOpcode::CeilDiv, IntOpcode::Min, IntOpcode::Max};
+        code.code.push_back({kFns[static_cast<int>(n.function)], 0});
+        return;
+      }
+    }
+  }
+
+  int32_t intCode(const Expr& e) {
+    IntCode code;
+    emitInt(e, code);
+    out_.ints.push_back(std::move(code));
+    return static_cast<int32_t>(out_.ints.size() - 1);
+  }
+
+  void body(const std::vector<Statement>& stmts) {
+    for (const Statement& s : stmts) {
+      if (s.isOp()) {
+        operation(s.op());
+        continue;
+      }
+      const ForLoop& loop = s.loop();
+      Instruction begin;
+      begin.kind = Instruction::Kind::LoopBegin;
+      begin.loc = loop.loc;
+      begin.operand[0] = loop.start.empty() ? intCode(Expr(0)) : intCode(loop.start);
+      begin.operand[1] = intCode(loop.end);
+      scopes_.emplace_back();
+      begin.result = define(loop.index.name);
+      begin.endSlot = static_cast<int32_t>(out_.slotCount++);
+      size_t beginAt = out_.code.size();
+      out_.code.push_back(begin);
+      body(loop.body);
+      scopes_.pop_back();
+      Instruction end = begin;
+      end.kind = Instruction::Kind::LoopEnd;
+      end.jump = static_cast<int32_t>(beginAt);
+      out_.code.push_back(end);
+      out_.code[beginAt].jump = static_cast<int32_t>(out_.code.size());
+    }
+  }
+
+  void operation(const Operation& op) {
+    Instruction in;
+    in.op = op.kind;
+    in.loc = op.loc;
+    const OpSignature& sig = op.signature();
+    for (size_t i = 0; i < sig.operands.size(); ++i) {
+      if (!op.operands[i]) continue;
+      const Arg& arg = *op.operands[i];
+      switch (sig.operands[i].kind) {
+        case OperandKind::Tensor:
+        case OperandKind::Event:
+        case OperandKind::Handle: in.operand[i] = lookup(arg.nameValue()); break;
+        case OperandKind::Stream:
+          if (arg.form == Arg::Form::Stream) {
+            in.operand[i] = intCode(arg.expr);
+            in.streamNumberMask |= static_cast<uint8_t>(1u << i);
+          } else {
+            in.operand[i] = lookup(arg.nameValue());
+          }
+          break;
+        case OperandKind::Int: in.operand[i] = intCode(arg.expr); break;
+        case OperandKind::Type:
+          in.dtype = arg.type.dtype;
+          for (const Expr& dim : arg.type.dims) in.dims.push_back(intCode(dim));
+          break;
+        case OperandKind::Bool: in.zero = arg.boolValue; break;
+        case OperandKind::ReduceOp: in.reduceOp = *parseReduceOp(arg.nameValue()); break;
+      }
+    }
+    in.function = op.intFunction;
+    if (const NameDef* result = op.result()) in.result = define(result->name);
+    out_.code.push_back(std::move(in));
+  }
+
+  const Program& program_;
+  CompiledProgram& out_;
+  std::vector<std::unordered_map<std::string, int32_t>> scopes_;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Running
+
+namespace {
+
+// Evaluates verified integer code: the verifier already ruled out overflow,
+// division by zero and negative operands for these params and this rank.
+int64_t evalInt(const IntCode& code, const std::vector<RuntimeValue>& values) {
+  int64_t stack[64];
+  std::vector<int64_t> deep;  // only for expressions nested deeper than the fixed stack
+  int64_t* top = stack;
+  if (code.code.size() > 64) {
+    deep.resize(code.code.size());
+    top = deep.data();
+  }
+  int64_t* sp = top;
+  for (const IntInstr& i : code.code) {
+    switch (i.op) {
+      case IntOpcode::Const: *sp++ = i.operand; break;
+      case IntOpcode::Slot: *sp++ = values[static_cast<size_t>(i.operand)].integer; break;
+      default: {
+        int64_t b = *--sp;
+        int64_t a = *--sp;
+        int64_t r = 0;
+        switch (i.op) {
+          case IntOpcode::Add: r = a + b; break;
+          case IntOpcode::Sub: r = a - b; break;
+          case IntOpcode::Mul: r = a * b; break;
+          case IntOpcode::Div: r = a / b; break;
+          case IntOpcode::Mod: r = a % b; break;
+          case IntOpcode::CeilDiv: r = a / b + (a % b != 0); break;
+          case IntOpcode::Min: r = std::min(a, b); break;
+          case IntOpcode::Max: r = std::max(a, b); break;
+          default: break;
+        }
+        *sp++ = r;
+      }
+    }
+  }
+  return *(sp - 1);
+}
+
+Dims evalDims(const CompiledProgram& cp, const std::vector<int32_t>& dims, const std::vector<RuntimeValue>& values) {
+  Dims shape;
+  shape.size = dims.size();
+  for (size_t d = 0; d < dims.size(); ++d) shape[d] = evalInt(cp.ints[static_cast<size_t>(dims[d])], values);
+  return shape;
+}
+
+}  // namespace
+
+Evaluator::Evaluator(const Program& program, const std::map<std::string, int64_t>& params, int64_t rank, int64_t world)
+    : rank_(rank), world_(world) {
+  auto compiled = std::make_shared<CompiledProgram>();
+  Compiler(program, *compiled).compile(params);
+  // Rank-local and global shapes of the inputs and outputs.
+  for (const Decl& d : program.decls) {
+    TensorSpec spec{d.name, d.type.dtype, {}, {}, d.shardAxis};
+    spec.globalShape.size = d.type.dims.size();
+    for (size_t i = 0; i < d.type.dims.size(); ++i) {
+      auto v = evaluate(d.type.dims[i], [&](const std::string& name) -> std::optional<int64_t> {
+        if (name == "rank") return rank;
+        if (name == "world") return world;
+        auto it = params.find(name);
+        if (it == params.end()) return std::nullopt;
+        return it->second;
+      });
+      if (!v) throw std::logic_error("internal error: declaration shape does not evaluate: " + v.error().message);
+      spec.globalShape[i] = *v;
+    }
+    spec.localShape = spec.globalShape;
+    if (d.shardAxis) spec.localShape[static_cast<size_t>(*d.shardAxis)] /= world;
+    (d.kind == DeclKind::Input ? compiled->inputs : compiled->outputs).push_back(spec);
+  }
+  compiled_ = std::move(compiled);
+}
+
+Evaluator::~Evaluator() = default;
+Evaluator::Evaluator(Evaluator&&) noexcept = default;
+
+const std::vector<TensorSpec>& Evaluator::inputs() const { return compiled_->inputs; }
+const std::vector<TensorSpec>& Evaluator::outputs() const { return compiled_->outputs; }
+
+std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::map<std::string, TensorView>& inputs) {
+  const CompiledProgram& cp = *compiled_;
+  std::vector<RuntimeValue> values(cp.slotCount);
+  for (auto [slot, value] : cp.paramSlots) values[static_cast<size_t>(slot)].integer = value;
+  values[static_cast<size_t>(cp.rankSlot)].integer = rank_;
+  values[static_cast<size_t>(cp.worldSlot)].integer = world_;
+  for (const auto& [slot, name] : cp.inputSlots) values[static_cast<size_t>(slot)].tensor = inputs.at(name);
+
+  backend.beginRun();
+  Stream* current = backend.mainStream();
+  issued_ = 0;
+  auto value = [&](int32_t slot) -> RuntimeValue& { return values[static_cast<size_t>(slot)]; };
+  auto integer = [&](int32_t code) { return evalInt(cp.ints[static_cast<size_t>(code)], values); };
+  auto tensor = [&](const Instruction& in, size_t operand) -> const TensorView& { return value(in.operand[operand]).tensor; };
+  auto streamOperand = [&](const Instruction& in, size_t operand) -> Stream* {
+    if (in.streamNumberMask & (1u << operand)) return backend.workerStream(integer(in.operand[operand]));
+    return value(in.operand[operand]).stream;
+  };
+  // `y = op(...)` allocates its result on the current stream; `op(..., out=y)` writes into y.
+  auto output = [&](const Instruction& in, size_t outOperand, DType dtype, const Dims& shape) -> TensorView {
+    if (in.operand[outOperand] >= 0) return value(in.operand[outOperand]).tensor;
+    TensorView t = backend.allocate(dtype, shape, current, false);
+    value(in.result).tensor = t;
+    return t;
+  };
+
+  const size_t n = cp.code.size();
+  for (size_t pc = 0; pc < n;) {
+    const Instruction& in = cp.code[pc];
+    switch (in.kind) {
+      case Instruction::Kind::LoopBegin: {
+        int64_t start = integer(in.operand[0]);
+        int64_t end = integer(in.operand[1]);
+        if (start >= end) {
+          pc = static_cast<size_t>(in.jump);
+          continue;
+        }
+        value(in.result).integer = start;
+        value(in.endSlot).integer = end;
+        ++pc;
+        continue;
+      }
+      case Instruction::Kind::LoopEnd: {
+        int64_t next = ++value(in.result).integer;
+        pc = next < value(in.endSlot).integer ? static_cast<size_t>(in.jump) + 1 : pc + 1;
+        continue;
+      }
+      case Instruction::Kind::Op: break;
+    }
+    ++pc;
+    switch (in.op) {
+      case OpKind::Allocate: {
+        value(in.result).tensor = backend.allocate(in.dtype, evalDims(cp, in.dims, values), current, in.zero);
+        ++issued_;
+        break;
+      }
+      case OpKind::Deallocate:
+        backend.deallocate(tensor(in, 0), current);
+        value(in.operand[0]).tensor = TensorView{};
+        break;
+      case OpKind::ShardByStream:
+        value(in.result).tensor = tensor(in, 0).chunk(static_cast<size_t>(integer(in.operand[1])),
+                                                     integer(in.operand[2]), integer(in.operand[3]));
+        break;
+      case OpKind::Linear: {
+        const TensorView& x = tensor(in, 0);
+        const TensorView& w = tensor(in, 1);
+        Dims shape = x.shape;
+        shape[shape.size - 1] = w.shape[0];
+        TensorView out = output(in, 3, x.dtype, shape);
+        backend.linear(current, x, w, in.operand[2] >= 0 ? &tensor(in, 2) : nullptr, out);
+        ++issued_;
+        break;
+      }
+      case OpKind::Matmul: {
+        const TensorView& a = tensor(in, 0);
+        const TensorView& b = tensor(in, 1);
+        TensorView out = output(in, 2, a.dtype, Dims{a.shape[0], b.shape[1]});
+        backend.matmul(current, a, b, out);
+        ++issued_;
+        break;
+      }
+      case OpKind::Copy: {
+        const TensorView& src = tensor(in, 0);
+        backend.copy(current, src, output(in, 1, src.dtype, src.shape));
+        ++issued_;
+        break;
+      }
+      case OpKind::Add: {
+        const TensorView& a = tensor(in, 0);
+        backend.add(current, a, tensor(in, 1), output(in, 2, a.dtype, a.shape));
+        ++issued_;
+        break;
+      }
+      case OpKind::Allreduce:
+      case OpKind::Allgather:
+      case OpKind::ReduceScatter:
+      case OpKind::Broadcast: {
+        CollectiveCall call;
+        call.kind = in.op;
+        call.input = tensor(in, 0);
+        call.output = in.op != OpKind::Broadcast && in.operand[1] >= 0 ? tensor(in, 1) : call.input;
+        call.op = in.reduceOp;
+        call.loc = in.loc;
+        if (in.op == OpKind::Allgather || in.op == OpKind::ReduceScatter)
+          call.axis = in.operand[2] >= 0 ? integer(in.operand[2]) : 0;
+        if (in.op == OpKind::Broadcast) call.root = integer(in.operand[1]);
+        backend.collective(current, call);
+        // The communication occupies its stream: its completion is the stream's next position.
+        if (in.result >= 0) value(in.result).event = backend.recordEvent(current);
+        ++issued_;
+        break;
+      }
+      case OpKind::Wait: backend.waitEvent(current, value(in.operand[0]).event); break;
+      case OpKind::GetCurrentStream: value(in.result).stream = current; break;
+      case OpKind::SetCurrentStream: current = streamOperand(in, 0); break;
+      case OpKind::Synchronize: {
+        Stream* target = streamOperand(in, 0);
+        if (target != current) backend.waitEvent(current, backend.recordEvent(target));
+        break;
+      }
+      case OpKind::RecordEvent: value(in.result).event = backend.recordEvent(current); break;
+      case OpKind::WaitEvent: backend.waitEvent(current, value(in.operand[0]).event); break;
+      case OpKind::IntValue: {
+        int64_t a = integer(in.operand[0]), b = integer(in.operand[1]);
+        value(in.result).integer = in.function == IntFunction::Min   ? std::min(a, b)
+                                   : in.function == IntFunction::Max ? std::max(a, b)
+                                                                     : a / b + (a % b != 0);
+        break;
+      }
+    }
+  }
+
+  std::map<std::string, TensorView> outputs;
+  for (const auto& [slot, name] : cp.outputSlots) outputs[name] = value(slot).tensor;
+  values.clear();  // drop the host's references before waiting, so finished work frees its buffers
+  backend.synchronizeHost();
+  return outputs;
+}
+
+}  // namespace hostir

@@ -1,0 +1,124 @@
+#include "executor/program_io.h"
+
+#include <array>
+#include <cstring>
+
+#include "executor/cpu/cpu_kernels.h"
+#include "hostir/half.h"
+
+namespace hostir {
+namespace {
+
+class HostBytes : public Buffer {
+ public:
+  explicit HostBytes(std::byte* data, size_t bytes) : data_(data), bytes_(bytes) {}
+  std::byte* data() override { return data_; }
+  size_t bytes() const override { return bytes_; }
+
+ private:
+  std::byte* data_;
+  size_t bytes_;
+};
+
+TensorView constView(const HostTensor& t) { return viewOf(const_cast<HostTensor&>(t)); }
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+uint64_t nameHash(const std::string& name) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+void storeValue(DType dtype, std::byte* p, double v) {
+  switch (dtype) {
+    case DType::F32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); return; }
+    case DType::F64: std::memcpy(p, &v, 8); return;
+    case DType::F16: { Half h = toHalf(static_cast<float>(v)); std::memcpy(p, &h.bits, 2); return; }
+    case DType::BF16: { BFloat16 h = toBFloat16(static_cast<float>(v)); std::memcpy(p, &h.bits, 2); return; }
+  }
+}
+
+}  // namespace
+
+HostTensor makeHostTensor(DType dtype, const Dims& shape) {
+  HostTensor t;
+  t.dtype = dtype;
+  t.shape = shape.vector();
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  t.data.resize(static_cast<size_t>(n) * dtypeSize(dtype));
+  return t;
+}
+
+TensorView viewOf(HostTensor& tensor) {
+  return TensorView::contiguous(std::make_shared<HostBytes>(tensor.data.data(), tensor.data.size()), tensor.dtype,
+                                Dims(tensor.shape));
+}
+
+HostTensor seededShard(uint64_t seed, const TensorSpec& spec, int64_t rank, int64_t world) {
+  HostTensor local = makeHostTensor(spec.dtype, spec.localShape);
+  const Dims& shape = spec.localShape;
+  Dims globalStrides = rowMajorStrides(spec.globalShape);
+  int64_t shardStart = spec.shardAxis ? rank * shape[static_cast<size_t>(*spec.shardAxis)] : 0;
+  (void)world;
+  uint64_t key = splitmix64(seed) ^ nameHash(spec.name);
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  size_t size = dtypeSize(spec.dtype);
+  std::array<int64_t, kMaxTensorRank> index{};
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t globalFlat = 0;
+    for (size_t d = 0; d < shape.size; ++d) {
+      int64_t g = index[d] + (spec.shardAxis && static_cast<size_t>(*spec.shardAxis) == d ? shardStart : 0);
+      globalFlat += g * globalStrides[d];
+    }
+    uint64_t bits = splitmix64(key + static_cast<uint64_t>(globalFlat));
+    double unit = static_cast<double>(bits >> 11) * 0x1.0p-53;  // [0, 1)
+    storeValue(spec.dtype, local.data.data() + static_cast<size_t>(i) * size, 2.0 * unit - 1.0);
+    for (size_t d = shape.size; d-- > 0;) {
+      if (++index[d] < shape[d]) break;
+      index[d] = 0;
+    }
+  }
+  return local;
+}
+
+HostTensor seededGlobal(uint64_t seed, const TensorSpec& spec) {
+  TensorSpec whole = spec;
+  whole.localShape = spec.globalShape;
+  whole.shardAxis.reset();
+  return seededShard(seed, whole, 0, 1);
+}
+
+HostTensor shardOf(const HostTensor& global, const TensorSpec& spec, int64_t rank, int64_t world) {
+  if (!spec.shardAxis) return global;
+  HostTensor local = makeHostTensor(spec.dtype, spec.localShape);
+  cpu::copy(constView(global).chunk(static_cast<size_t>(*spec.shardAxis), rank, world), viewOf(local));
+  return local;
+}
+
+HostTensor gatherGlobal(Communicator& comm, const HostTensor& local, const TensorSpec& spec) {
+  if (!spec.shardAxis) return local;
+  int64_t world = comm.size();
+  int64_t count = 1;
+  for (int64_t e : spec.localShape) count *= e;
+  HostTensor blocks = makeHostTensor(spec.dtype, Dims{world * count});
+  comm.allgather(local.data.data(), blocks.data.data(), static_cast<size_t>(count), spec.dtype);
+  HostTensor global = makeHostTensor(spec.dtype, spec.globalShape);
+  TensorView all = viewOf(blocks);
+  TensorView out = viewOf(global);
+  for (int64_t r = 0; r < world; ++r) {
+    TensorView block = TensorView::contiguous(all.buffer, spec.dtype, spec.localShape);
+    block.offset = r * count;
+    cpu::copy(block, out.chunk(static_cast<size_t>(*spec.shardAxis), r, world));
+  }
+  return global;
+}
+
+}  // namespace hostir

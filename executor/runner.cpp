@@ -1,0 +1,234 @@
+#include "executor/runner.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "comm/in_process_communicator.h"
+#include "executor/cpu/cpu_backend.h"
+#include "executor/evaluator.h"
+#include "hostir/half.h"
+
+namespace hostir {
+namespace {
+
+std::string errorText(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    return ex.what();
+  } catch (...) {
+    return "unknown error";
+  }
+}
+
+// The shape check of a user-supplied global input.
+std::string checkInput(const HostTensor& t, const TensorSpec& spec) {
+  if (t.dtype != spec.dtype)
+    return fmt::format("input '{}' must be {}, but the file holds {}", spec.name, dtypeName(spec.dtype),
+                       dtypeName(t.dtype));
+  if (Dims(t.shape) != spec.globalShape)
+    return fmt::format("input '{}' must have the global shape [{}], but the file holds [{}]", spec.name,
+                       fmt::join(spec.globalShape, ", "), fmt::join(t.shape, ", "));
+  return {};
+}
+
+}  // namespace
+
+namespace {
+
+// Aborts the team when this rank leaves runOnRank by an exception, before
+// the backend's streams are joined: a stream blocked in a communication
+// with the other ranks is released instead of hanging the join.
+class AbortTeamOnUnwind {
+ public:
+  explicit AbortTeamOnUnwind(Communicator& comm) : comm_(comm), exceptions_(std::uncaught_exceptions()) {}
+  ~AbortTeamOnUnwind() {
+    if (std::uncaught_exceptions() > exceptions_)
+      comm_.abort(fmt::format("rank {} failed during the run", comm_.rank()));
+  }
+
+ private:
+  Communicator& comm_;
+  int exceptions_;
+};
+
+}  // namespace
+
+bool anyRankFailed(Communicator& comm, bool failed) {
+  double flag = failed ? 1.0 : 0.0;
+  comm.allreduce(&flag, &flag, 1, DType::F64, ReduceOp::Max);
+  return flag != 0.0;
+}
+
+Result<RunResult> runOnRank(const RunRequest& request, Communicator& comm) {
+  const int64_t rank = comm.rank(), world = comm.size();
+  Evaluator evaluator(request.program, request.params, rank, world);
+
+  cpu::CpuBackendOptions options;
+  options.poolSize = request.streams;
+  options.reference = request.reference;
+  options.delays = request.delays;
+  options.commTimeout = request.commTimeout;
+  cpu::CpuBackend backend(options, comm);
+  AbortTeamOnUnwind abortOnUnwind(comm);
+
+  // Inputs: this rank's shard, from the file's global tensor or the seed.
+  std::string inputError;
+  std::map<std::string, TensorView> inputs;
+  for (const TensorSpec& spec : evaluator.inputs()) {
+    HostTensor local;
+    if (auto given = request.inputs.find(spec.name); given != request.inputs.end()) {
+      inputError = checkInput(given->second, spec);
+      if (!inputError.empty()) break;
+      local = shardOf(given->second, spec, rank, world);
+    } else {
+      local = seededShard(request.seed, spec, rank, world);
+    }
+    TensorView device = backend.allocate(spec.dtype, spec.localShape, backend.mainStream(), false);
+    backend.upload(local.data.data(), device);
+    inputs[spec.name] = device;
+  }
+  if (anyRankFailed(comm, !inputError.empty()))
+    return Diagnostic{{}, inputError.empty() ? "another rank failed to prepare its inputs" : inputError};
+
+  RunResult result;
+  std::map<std::string, TensorView> outputs;
+  for (int run = 0; run < request.warmup + request.repeat; ++run) {
+    comm.barrier();  // all ranks start together
+    auto start = std::chrono::steady_clock::now();
+    outputs = evaluator.run(backend, inputs);
+    comm.barrier();
+    auto millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (run >= request.warmup) result.runMillis.push_back(millis);
+  }
+  result.issuedOperationsPerRun = evaluator.issuedOperations();
+
+  for (const TensorSpec& spec : evaluator.outputs()) {
+    HostTensor local = makeHostTensor(spec.dtype, spec.localShape);
+    backend.download(outputs.at(spec.name), local.data.data());
+    HostTensor global = gatherGlobal(comm, local, spec);
+    if (rank == 0) result.outputs[spec.name] = std::move(global);
+  }
+  return result;
+}
+
+Result<RunResult> runInProcess(const RunRequest& request, int64_t world) {
+  InProcessTeam team(static_cast<int>(world));
+  std::vector<std::optional<Result<RunResult>>> results(static_cast<size_t>(world));
+  std::mutex firstErrorMutex;
+  std::optional<Diagnostic> firstError;
+  auto rankBody = [&](int64_t rank) {
+    auto comm = team.communicator(static_cast<int>(rank));
+    try {
+      auto r = runOnRank(request, *comm);
+      if (!r) {
+        std::lock_guard lock(firstErrorMutex);
+        if (!firstError) firstError = r.error();
+      }
+      results[static_cast<size_t>(rank)] = std::move(r);
+    } catch (...) {
+      std::string what = errorText(std::current_exception());
+      {
+        std::lock_guard lock(firstErrorMutex);
+        if (!firstError) firstError = Diagnostic{{}, fmt::format("rank {}: {}", rank, what)};
+      }
+      team.abort(fmt::format("rank {} failed: {}", rank, what));
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int64_t rank = 1; rank < world; ++rank) threads.emplace_back(rankBody, rank);
+  rankBody(0);
+  for (auto& t : threads) t.join();
+  if (firstError) return *firstError;
+  return std::move(*results[0]);
+}
+
+namespace {
+
+double elementAsDouble(const HostTensor& t, size_t i) {
+  const std::byte* p = t.data.data() + i * dtypeSize(t.dtype);
+  switch (t.dtype) {
+    case DType::F32: { float v; std::memcpy(&v, p, 4); return v; }
+    case DType::F64: { double v; std::memcpy(&v, p, 8); return v; }
+    case DType::F16: { Half h; std::memcpy(&h.bits, p, 2); return toFloat(h); }
+    case DType::BF16: { BFloat16 h; std::memcpy(&h.bits, p, 2); return toFloat(h); }
+  }
+  return 0;
+}
+
+// Relative tolerance per dtype, applied as |a - b| <= tol * (|b| + rms(b)):
+// the rms term keeps elements that cancel to near zero from failing.
+double tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::F64: return 1e-9;
+    case DType::F32: return 1e-4;
+    case DType::F16: return 1e-2;
+    case DType::BF16: return 4e-2;
+  }
+  return 0;
+}
+
+std::string indexString(size_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = static_cast<int64_t>(flat) % shape[d];
+    flat /= static_cast<size_t>(shape[d]);
+  }
+  return fmt::format("[{}]", fmt::join(index, ", "));
+}
+
+}  // namespace
+
+Comparison compareOutputs(const std::map<std::string, HostTensor>& actual,
+                          const std::map<std::string, HostTensor>& reference) {
+  Comparison c;
+  std::vector<std::string> lines;
+  for (const auto& [name, ref] : reference) {
+    auto it = actual.find(name);
+    if (it == actual.end() || it->second.shape != ref.shape || it->second.dtype != ref.dtype) {
+      c.ok = false;
+      lines.push_back(fmt::format("output '{}' is missing or has the wrong shape", name));
+      continue;
+    }
+    const HostTensor& got = it->second;
+    size_t n = ref.data.size() / dtypeSize(ref.dtype);
+    double sumSquares = 0;
+    for (size_t i = 0; i < n; ++i) sumSquares += elementAsDouble(ref, i) * elementAsDouble(ref, i);
+    double rms = n ? std::sqrt(sumSquares / static_cast<double>(n)) : 0.0;
+    double tol = tolerance(ref.dtype);
+    double worstRatio = 0;
+    size_t worst = 0;
+    bool nonFinite = false;
+    for (size_t i = 0; i < n; ++i) {
+      double a = elementAsDouble(got, i), b = elementAsDouble(ref, i);
+      double ratio = std::abs(a - b) / (tol * (std::abs(b) + rms) + 1e-300);
+      if (!std::isfinite(a) != !std::isfinite(b) || std::isnan(ratio)) {
+        nonFinite = true;
+        ratio = INFINITY;
+      }
+      if (ratio > worstRatio) {
+        worstRatio = ratio;
+        worst = i;
+      }
+    }
+    if (worstRatio > 1.0 || nonFinite) {
+      c.ok = false;
+      lines.push_back(fmt::format("output '{}' differs from the serial reference: worst element {} is {:.8g}, "
+                                  "expected {:.8g} (tolerance {:.3g} relative to |expected| + rms {:.4g})",
+                                  name, indexString(worst, ref.shape), elementAsDouble(got, worst),
+                                  elementAsDouble(ref, worst), tol, rms));
+    } else {
+      lines.push_back(fmt::format("output '{}' matches the serial reference ({} elements, worst error {:.3g} of "
+                                  "the {} tolerance)",
+                                  name, n, worstRatio, dtypeName(ref.dtype)));
+    }
+  }
+  c.report = fmt::format("{}", fmt::join(lines, "\n"));
+  return c;
+}
+
+}  // namespace hostir

@@ -1,0 +1,59 @@
+// Runs a verified program on a team: each rank evaluates it on its own
+// backend, with its shard of the inputs, and rank 0 ends up with the global
+// outputs. `runOnRank` is the SPMD body (MPI calls it in each process);
+// `runInProcess` runs it on threads with an in-process team.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "executor/cpu/cpu_stream.h"
+#include "executor/program_io.h"
+#include "hostir/ir.h"
+
+namespace hostir {
+
+struct RunRequest {
+  Program program;                          // verified for these params and world
+  std::map<std::string, int64_t> params;    // every param's value
+  std::map<std::string, HostTensor> inputs;  // global tensors; the others are seeded
+  uint64_t seed = 0;
+  int64_t streams = 4;
+  bool reference = false;  // the serial reference: one stream, f64-accumulating GEMMs
+  int warmup = 0;
+  int repeat = 1;
+  cpu::DelayInjection delays;
+  std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
+};
+
+struct RunResult {
+  std::map<std::string, HostTensor> outputs;  // global; filled on rank 0
+  std::vector<double> runMillis;              // one per timed run (rank 0)
+  uint64_t issuedOperationsPerRun = 0;
+};
+
+// Collective: every rank learns whether any rank failed, so that none goes
+// on alone into a communication its peers will never join.
+bool anyRankFailed(Communicator& comm, bool failed);
+
+// The SPMD body for one rank. Errors of one rank reach every rank: the
+// failing rank aborts the team, the others' communications fail.
+Result<RunResult> runOnRank(const RunRequest& request, Communicator& comm);
+
+// `world` ranks as threads of this process; returns rank 0's result, or the
+// first rank's error (the one that caused the others to fail).
+Result<RunResult> runInProcess(const RunRequest& request, int64_t world);
+
+// Checks every output against the reference outputs within the dtype's
+// tolerance; the message names the worst element.
+struct Comparison {
+  bool ok = true;
+  std::string report;
+};
+Comparison compareOutputs(const std::map<std::string, HostTensor>& actual,
+                          const std::map<std::string, HostTensor>& reference);
+
+}  // namespace hostir

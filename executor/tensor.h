@@ -1,0 +1,66 @@
+// Runtime tensors: a view (dtype, shape, strides, offset) into a buffer the
+// backend allocated. Views share their buffer; the buffer lives until the
+// last view and the last operation that uses it are gone.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hostir/dtype.h"
+
+namespace hostir {
+
+inline constexpr size_t kMaxTensorRank = 8;
+
+// Memory owned by a backend (host memory for the CPU, device memory for CUDA).
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  virtual std::byte* data() = 0;
+  virtual size_t bytes() const = 0;
+};
+
+// Fixed-capacity dims, so building a view on the hot path never allocates.
+struct Dims {
+  std::array<int64_t, kMaxTensorRank> values{};
+  size_t size = 0;
+
+  Dims() = default;
+  Dims(std::initializer_list<int64_t> list);
+  explicit Dims(const std::vector<int64_t>& v);
+  int64_t& operator[](size_t i) { return values[i]; }
+  int64_t operator[](size_t i) const { return values[i]; }
+  const int64_t* begin() const { return values.data(); }
+  const int64_t* end() const { return values.data() + size; }
+  std::vector<int64_t> vector() const { return {begin(), end()}; }
+  friend bool operator==(const Dims& a, const Dims& b);
+};
+
+struct TensorView {
+  std::shared_ptr<Buffer> buffer;
+  DType dtype = DType::F32;
+  Dims shape;
+  Dims strides;        // in elements
+  int64_t offset = 0;  // in elements
+
+  // A row-major view of a whole buffer.
+  static TensorView contiguous(std::shared_ptr<Buffer> buffer, DType dtype, const Dims& shape);
+
+  size_t rank() const { return shape.size; }
+  int64_t numel() const;
+  size_t bytes() const { return static_cast<size_t>(numel()) * dtypeSize(dtype); }
+  bool isContiguous() const;
+  std::byte* data() const { return buffer->data() + offset * static_cast<int64_t>(dtypeSize(dtype)); }
+
+  // Chunk `index` of `chunks` along `axis`: size ceildiv(extent, chunks), the last may be smaller or empty.
+  TensorView chunk(size_t axis, int64_t index, int64_t chunks) const;
+  std::string describe() const;  // "f32[4, 8] strides [16, 1] offset 32"
+};
+
+Dims rowMajorStrides(const Dims& shape);
+
+}  // namespace hostir

@@ -1,0 +1,96 @@
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "executor/tool/commands.h"
+#include "hostir/printer.h"
+#include "passes/pass_manager.h"
+
+namespace hostir::tool {
+
+bool verifyBound(const SourceProgram& source, const Program& program, const Bindings& bindings) {
+  if (auto error = verifyProgram(program, bindings)) {
+    source.report(*error);
+    return false;
+  }
+  return true;
+}
+
+std::optional<Program> applyPasses(const SourceProgram& source, const Program& program, const std::string& pipeline,
+                                   const Bindings& bindings, bool printAfterAll,
+                                   const std::vector<std::string>& printAfter) {
+  PassManagerOptions options;
+  options.printIrAfterAll = printAfterAll;
+  options.printIrAfter.insert(printAfter.begin(), printAfter.end());
+  options.irDump = &std::cerr;
+  options.verifyAfterEach = [&](const Program& p) { return verifyProgram(p, bindings); };
+  PassManager pm(options);
+  if (!pipeline.empty()) {
+    if (auto error = pm.addPipeline(pipeline)) {
+      std::cerr << fmt::format("error: --passes: {}\n", error->message);
+      return std::nullopt;
+    }
+  }
+  Program result = program;
+  if (auto error = pm.run(result)) {
+    source.report(*error);
+    return std::nullopt;
+  }
+  return result;
+}
+
+// Checks the pipeline's and --print-ir-after's pass names before any work.
+bool checkPassNames(const std::string& pipeline, const std::vector<std::string>& printAfter) {
+  if (!pipeline.empty()) {
+    PassManager probe;
+    if (auto error = probe.addPipeline(pipeline)) {
+      std::cerr << fmt::format("error: --passes: {}\n", error->message);
+      return false;
+    }
+  }
+  for (const std::string& name : printAfter) {
+    bool known = false;
+    for (const PassInfo& info : registeredPasses()) known |= info.name == name;
+    if (!known) {
+      std::cerr << fmt::format("error: --print-ir-after: unknown pass '{}'\n", name);
+      return false;
+    }
+  }
+  return true;
+}
+
+int runOpt(const OptOptions& o) {
+  auto settings = parseSettings(o.common.settings);
+  if (!settings || !checkPassNames(o.passes, o.printIrAfter)) return kUsageError;
+  auto source = loadProgram(o.common.file);
+  if (!source) return kProgramError;
+  Bindings bindings{*settings, o.common.ranks};
+  if (!verifyBound(*source, source->program, bindings)) return kProgramError;
+  auto program = applyPasses(*source, source->program, o.passes, bindings, o.printIrAfterAll, o.printIrAfter);
+  if (!program) return kProgramError;
+  std::string text = printProgram(*program);
+  if (o.outputPath.empty() || o.outputPath == "-") {
+    std::cout << text;
+    return 0;
+  }
+  std::ofstream out(o.outputPath, std::ios::binary);
+  out << text;
+  if (!out.flush()) {
+    std::cerr << fmt::format("{}: error: cannot write the output\n", o.outputPath);
+    return kProgramError;
+  }
+  return 0;
+}
+
+int runCheck(const CommonOptions& o) {
+  auto settings = parseSettings(o.settings);
+  if (!settings) return kUsageError;
+  auto source = loadProgram(o.file);
+  if (!source) return kProgramError;
+  if (!verifyBound(*source, source->program, Bindings{*settings, o.ranks})) return kProgramError;
+  std::cout << fmt::format("{}: ok: program '{}' verified for {} rank(s)\n", o.file, source->program.name, o.ranks);
+  return 0;
+}
+
+}  // namespace hostir::tool
