@@ -34,12 +34,17 @@ class Communicator {
   // stream order (NCCL); `stream` is the backend's native stream then.
   virtual bool blocking() const { return true; }
 
-  // recv = op over ranks of send; `send == recv` is in place. Avg divides the sum by size().
+  // recv = op over ranks of send; `send == recv` is in place (a partial
+  // overlap is allowed too). Avg divides the sum by size().
   virtual void allreduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
                          void* stream = nullptr) = 0;
   // recv (count * size() elements) = every rank's send (count elements) in rank order.
+  // In place: send is block rank() of recv. Any other overlap of send and recv
+  // is allowed too (as if send were read first).
   virtual void allgather(const void* send, void* recv, size_t count, DType dtype, void* stream = nullptr) = 0;
   // recv (count elements) = block rank() of the reduction of send (count * size() elements).
+  // In place: recv is block rank() of send. Any other overlap (recv == send
+  // included) is allowed too.
   virtual void reduceScatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
                              void* stream = nullptr) = 0;
   // buffer (count elements) on every rank = buffer of `root`.

@@ -1,0 +1,85 @@
+// Collectives between the processes of an mpirun job, on host buffers.
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <climits>
+#include <cstddef>
+
+#include "comm/communicator.h"
+
+namespace hostir {
+
+// MPI's lifetime in this process. Initializes MPI (asking for
+// MPI_THREAD_MULTIPLE: communications are issued from stream threads) unless
+// something else already did, and finalizes what it initialized. Create it
+// before any MpiCommunicator and destroy it after the last one.
+class MpiSession {
+ public:
+  // Throws std::runtime_error when MPI cannot give at least
+  // MPI_THREAD_SERIALIZED.
+  explicit MpiSession(int* argc = nullptr, char*** argv = nullptr);
+  ~MpiSession();
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+
+  // The MPI_THREAD_* level MPI provides.
+  int threadLevel() const { return threadLevel_; }
+
+  // Whether this process was started by mpirun/mpiexec (or srun), judged
+  // from the environment the launcher sets, before MPI is initialized.
+  static bool launchedByMpirun();
+
+ private:
+  bool initializedHere_ = false;
+  int threadLevel_ = MPI_THREAD_SINGLE;
+};
+
+// A Communicator over a duplicate of `base`. Transport errors throw
+// CommError. Calls must not run concurrently (the executor issues them from
+// one thread at a time), and in-place use must be the same on every rank, as
+// MPI requires. Destroy it before the MpiSession ends.
+class MpiCommunicator : public Communicator {
+ public:
+  // MPI counts are ints; longer buffers are moved in several calls of at
+  // most `maxElementsPerCall` elements (lowered by tests to exercise that).
+  static constexpr size_t kMaxElementsPerCall = INT_MAX;
+
+  explicit MpiCommunicator(MPI_Comm base = MPI_COMM_WORLD, size_t maxElementsPerCall = kMaxElementsPerCall);
+  ~MpiCommunicator() override;
+  MpiCommunicator(const MpiCommunicator&) = delete;
+  MpiCommunicator& operator=(const MpiCommunicator&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string name() const override { return "mpi"; }
+
+  void allreduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
+                 void* stream = nullptr) override;
+  void allgather(const void* send, void* recv, size_t count, DType dtype, void* stream = nullptr) override;
+  void reduceScatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
+                     void* stream = nullptr) override;
+  void broadcast(void* buffer, size_t count, DType dtype, int root, void* stream = nullptr) override;
+  void barrier() override;
+
+  // Prints `reason` for this rank, then ends the whole job with MPI_Abort.
+  void abort(const std::string& reason) override;
+
+ private:
+  MPI_Op mpiOp(DType dtype, ReduceOp op) const;
+  void check(int status, const char* call) const;
+
+  // Calls call(firstElement, elements) over [0, count) in pieces MPI's int counts can hold.
+  template <typename Call>
+  void forEachPiece(size_t count, Call call) const;
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  size_t maxElementsPerCall_;
+  // User ops for the half types, which MPI cannot reduce: [f16, bf16][sum, prod, min, max].
+  std::array<std::array<MPI_Op, 4>, 2> halfOps_;
+};
+
+}  // namespace hostir

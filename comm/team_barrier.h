@@ -1,0 +1,51 @@
+// A reusable barrier for the ranks of an in-process team that can be
+// aborted: the rendezvous every in-process collective is built from.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace hostir {
+
+class TeamBarrier {
+ public:
+  explicit TeamBarrier(int parties);
+
+  // Runs once, under the barrier's lock, when the last party arrives; a
+  // non-empty result aborts the team with that reason instead of releasing it.
+  using ArrivalCheck = std::function<std::string()>;
+
+  // Waits until every party has arrived. Throws CommError if the team is (or
+  // becomes, before everyone arrives) aborted. Once everyone has arrived the
+  // generation is complete and every party returns, even if an abort follows.
+  void arriveAndWait(const ArrivalCheck& check = nullptr);
+
+  // Waits until every party has arrived, ignoring aborts while it waits:
+  // parties past arriveAndWait may still be touching each other's buffers,
+  // and no one may return (and free them) before they are done. Every party
+  // that called arriveAndWait reaches this without blocking, so it cannot
+  // hang. Throws CommError afterwards if the team was aborted.
+  void arriveAndWaitForAll();
+
+  // Wakes every waiter of arriveAndWait; that and every later call throws
+  // CommError with `reason`. The first reason wins.
+  void abort(const std::string& reason);
+
+ private:
+  void abortLocked(const std::string& reason);
+  void releaseLocked();
+  [[noreturn]] void throwAbortedLocked() const;
+
+  std::mutex mutex_;
+  std::condition_variable released_;
+  const int parties_;
+  int arrived_ = 0;
+  uint64_t generation_ = 0;
+  std::optional<std::string> abortReason_;
+};
+
+}  // namespace hostir

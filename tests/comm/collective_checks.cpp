@@ -1,0 +1,288 @@
+#include "collective_checks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include "fmt/format.h"
+#include "hostir/half.h"
+
+namespace hostir::commtest {
+
+namespace {
+
+// What recv holds before the call, to catch elements left unwritten.
+constexpr double kUnwritten = -77.0;
+
+// Twice the spacing of `dtype` at 1: the error allowed where rounding can differ.
+double tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::F32: return 0x1p-22;
+    case DType::F64: return 0x1p-51;
+    case DType::F16: return 0x1p-9;
+    case DType::BF16: return 0x1p-6;
+  }
+  return 0;
+}
+
+std::string_view layoutName(Layout layout) {
+  switch (layout) {
+    case Layout::OutOfPlace: return "out-of-place";
+    case Layout::InPlace: return "in-place";
+    case Layout::Overlapping: return "overlapping";
+  }
+  return "?";
+}
+
+double combine(ReduceOp op, double a, double b) {
+  switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Avg: return a + b;
+    case ReduceOp::Prod: return a * b;
+    case ReduceOp::Min: return std::min(a, b);
+    case ReduceOp::Max: return std::max(a, b);
+  }
+  return 0;
+}
+
+// The reference: element `index` of every rank's input, reduced in double.
+double expectedReduction(int teamSize, size_t index, ReduceOp op, DType dtype) {
+  double acc = inputValue(0, index, op);
+  for (int r = 1; r < teamSize; ++r) acc = combine(op, acc, inputValue(r, index, op));
+  if (op == ReduceOp::Avg) acc /= teamSize;
+  return roundThrough(dtype, acc);
+}
+
+// A zeroed buffer of `count` elements, aligned for every dtype.
+class Buffer {
+ public:
+  Buffer(DType dtype, size_t count) : dtype_(dtype), words_((count * dtypeSize(dtype) + 7) / 8 + 1) {}
+  std::byte* element(size_t index) { return reinterpret_cast<std::byte*>(words_.data()) + index * dtypeSize(dtype_); }
+  double get(size_t index) const { return loadElement(dtype_, words_.data(), index); }
+  void set(size_t index, double value) { storeElement(dtype_, words_.data(), index, value); }
+
+ private:
+  DType dtype_;
+  std::vector<double> words_;
+};
+
+// Compares elements [0, count) of `buffer`, starting at `first`, with
+// want(i); returns the first difference.
+std::string compare(const Buffer& buffer, size_t first, size_t count, const std::function<double(size_t)>& want,
+                    bool exact, DType dtype, std::string_view what) {
+  for (size_t i = 0; i < count; ++i) {
+    const double got = buffer.get(first + i);
+    const double expected = want(i);
+    const bool ok = exact ? got == expected
+                          : std::abs(got - expected) <= tolerance(dtype) * std::max(std::abs(expected), 1e-3);
+    if (!ok) return fmt::format("{}[{}] = {}, expected {}", what, i, got, expected);
+  }
+  return "";
+}
+
+std::string checkAllreduce(Communicator& comm, const CollectiveCase& c) {
+  const size_t n = c.count;
+  const int rank = comm.rank();
+  // Overlapping: recv starts `shift` elements into send.
+  const size_t shift = c.layout == Layout::Overlapping ? std::max<size_t>(1, n / 2) : 0;
+  Buffer send(c.dtype, n + shift);
+  Buffer separateRecv(c.dtype, c.layout == Layout::OutOfPlace ? n : 0);
+  for (size_t i = 0; i < n; ++i) send.set(i, inputValue(rank, i, c.op));
+  for (size_t i = 0; i < n && c.layout == Layout::OutOfPlace; ++i) separateRecv.set(i, kUnwritten);
+
+  Buffer& recv = c.layout == Layout::OutOfPlace ? separateRecv : send;
+  const size_t recvFirst = shift;
+  comm.allreduce(send.element(0), recv.element(recvFirst), n, c.dtype, c.op);
+
+  auto want = [&](size_t i) { return expectedReduction(comm.size(), i, c.op, c.dtype); };
+  std::string problem = compare(recv, recvFirst, n, want, c.op != ReduceOp::Avg, c.dtype, "recv");
+  if (problem.empty() && c.layout == Layout::OutOfPlace)
+    problem = compare(send, 0, n, [&](size_t i) { return roundThrough(c.dtype, inputValue(rank, i, c.op)); }, true,
+                      c.dtype, "send (must stay unchanged)");
+  return problem;
+}
+
+std::string checkAllgather(Communicator& comm, const CollectiveCase& c) {
+  const size_t n = c.count;
+  const int rank = comm.rank();
+  const size_t total = n * static_cast<size_t>(comm.size());
+  Buffer recv(c.dtype, total);
+  Buffer separateSend(c.dtype, n);
+  for (size_t i = 0; i < total; ++i) recv.set(i, kUnwritten);
+
+  // In place, this rank's input is its own block of recv; overlapping, it
+  // is the first block of recv (which is in place on rank 0 only).
+  const size_t ownFirst = c.layout == Layout::InPlace ? rank * n : 0;
+  Buffer& send = c.layout == Layout::OutOfPlace ? separateSend : recv;
+  for (size_t i = 0; i < n; ++i) send.set(ownFirst + i, inputValue(rank, i, ReduceOp::Sum));
+  comm.allgather(send.element(ownFirst), recv.element(0), n, c.dtype);
+
+  auto want = [&](size_t i) { return roundThrough(c.dtype, inputValue(static_cast<int>(i / n), i % n, ReduceOp::Sum)); };
+  std::string problem = compare(recv, 0, total, want, true, c.dtype, "recv");
+  if (problem.empty() && c.layout == Layout::OutOfPlace)
+    problem = compare(send, 0, n, [&](size_t i) { return roundThrough(c.dtype, inputValue(rank, i, ReduceOp::Sum)); },
+                      true, c.dtype, "send (must stay unchanged)");
+  return problem;
+}
+
+std::string checkReduceScatter(Communicator& comm, const CollectiveCase& c) {
+  const size_t n = c.count;
+  const int rank = comm.rank();
+  const size_t total = n * static_cast<size_t>(comm.size());
+  Buffer send(c.dtype, total);
+  Buffer separateRecv(c.dtype, n);
+  for (size_t i = 0; i < total; ++i) send.set(i, inputValue(rank, i, c.op));
+  for (size_t i = 0; i < n; ++i) separateRecv.set(i, kUnwritten);
+
+  // In place, recv is this rank's block of send; overlapping, it is the
+  // start of send (MPI's in-place layout).
+  const size_t recvFirst = c.layout == Layout::InPlace ? rank * n : 0;
+  Buffer& recv = c.layout == Layout::OutOfPlace ? separateRecv : send;
+  comm.reduceScatter(send.element(0), recv.element(recvFirst), n, c.dtype, c.op);
+
+  auto want = [&](size_t i) { return expectedReduction(comm.size(), rank * n + i, c.op, c.dtype); };
+  std::string problem = compare(recv, recvFirst, n, want, c.op != ReduceOp::Avg, c.dtype, "recv");
+  // Out of place, send stays as it was; in place, so do the other blocks.
+  if (problem.empty() && c.layout != Layout::Overlapping)
+    for (size_t i = 0; i < total && problem.empty(); ++i) {
+      if (c.layout == Layout::InPlace && i / n == static_cast<size_t>(rank)) continue;
+      const double got = send.get(i);
+      const double expected = roundThrough(c.dtype, inputValue(rank, i, c.op));
+      if (got != expected) problem = fmt::format("send[{}] = {}, expected {} (must stay unchanged)", i, got, expected);
+    }
+  return problem;
+}
+
+std::string checkBroadcast(Communicator& comm, const CollectiveCase& c) {
+  Buffer buffer(c.dtype, c.count);
+  for (size_t i = 0; i < c.count; ++i) buffer.set(i, inputValue(comm.rank(), i, ReduceOp::Sum));
+  comm.broadcast(buffer.element(0), c.count, c.dtype, c.root);
+  return compare(buffer, 0, c.count, [&](size_t i) { return roundThrough(c.dtype, inputValue(c.root, i, ReduceOp::Sum)); },
+                 true, c.dtype, "buffer");
+}
+
+}  // namespace
+
+std::string_view collectiveName(Collective collective) {
+  switch (collective) {
+    case Collective::Allreduce: return "allreduce";
+    case Collective::Allgather: return "allgather";
+    case Collective::ReduceScatter: return "reduce_scatter";
+    case Collective::Broadcast: return "broadcast";
+  }
+  return "?";
+}
+
+std::string describe(const CollectiveCase& c) {
+  std::string text = fmt::format("{} {} count={}", collectiveName(c.collective), dtypeName(c.dtype), c.count);
+  if (c.collective == Collective::Allreduce || c.collective == Collective::ReduceScatter)
+    text += fmt::format(" op={}", reduceOpName(c.op));
+  if (c.collective == Collective::Broadcast)
+    text += fmt::format(" root={}", c.root);
+  else
+    text += fmt::format(" {}", layoutName(c.layout));
+  return text;
+}
+
+std::vector<CollectiveCase> casesFor(Collective collective, DType dtype, int teamSize, std::span<const size_t> counts) {
+  std::vector<CollectiveCase> cases;
+  constexpr Layout kLayouts[] = {Layout::OutOfPlace, Layout::InPlace, Layout::Overlapping};
+  for (size_t count : counts) {
+    switch (collective) {
+      case Collective::Allreduce:
+      case Collective::ReduceScatter:
+        for (ReduceOp op : kReduceOps)
+          for (Layout layout : kLayouts) cases.push_back({collective, dtype, op, count, layout, 0});
+        break;
+      case Collective::Allgather:
+        for (Layout layout : kLayouts) cases.push_back({collective, dtype, ReduceOp::Sum, count, layout, 0});
+        break;
+      case Collective::Broadcast:
+        for (int root = 0; root < teamSize; ++root)
+          cases.push_back({collective, dtype, ReduceOp::Sum, count, Layout::InPlace, root});
+        break;
+    }
+  }
+  return cases;
+}
+
+std::string runAndCheck(Communicator& comm, const CollectiveCase& c) {
+  std::string problem;
+  switch (c.collective) {
+    case Collective::Allreduce: problem = checkAllreduce(comm, c); break;
+    case Collective::Allgather: problem = checkAllgather(comm, c); break;
+    case Collective::ReduceScatter: problem = checkReduceScatter(comm, c); break;
+    case Collective::Broadcast: problem = checkBroadcast(comm, c); break;
+  }
+  if (problem.empty()) return "";
+  return fmt::format("rank {} of {}, {}: {}", comm.rank(), comm.size(), describe(c), problem);
+}
+
+double inputValue(int rank, size_t index, ReduceOp op) {
+  const size_t mix = static_cast<size_t>(rank) * 131 + index * 31 + index / 7;
+  if (op == ReduceOp::Prod) {
+    // Powers of two (and a rare zero): products over 4 ranks stay exact.
+    static constexpr double kFactors[] = {0.5, -1, 2, 1, -0.5, -2, 1, 0.5, -1, 2, 1, -2, 0.5, 1, -1, 0};
+    return kFactors[mix % 16];
+  }
+  // Multiples of 1/4 in [-4, 4]: sums over 4 ranks need at most 7 bits.
+  return (static_cast<double>(mix % 33) - 16.0) * 0.25;
+}
+
+double roundThrough(DType dtype, double value) {
+  double word = 0;
+  storeElement(dtype, &word, 0, value);
+  return loadElement(dtype, &word, 0);
+}
+
+double loadElement(DType dtype, const void* buffer, size_t index) {
+  const auto* bytes = static_cast<const std::byte*>(buffer) + index * dtypeSize(dtype);
+  switch (dtype) {
+    case DType::F32: {
+      float v;
+      std::memcpy(&v, bytes, sizeof v);
+      return v;
+    }
+    case DType::F64: {
+      double v;
+      std::memcpy(&v, bytes, sizeof v);
+      return v;
+    }
+    case DType::F16: {
+      Half v;
+      std::memcpy(&v.bits, bytes, sizeof v.bits);
+      return toFloat(v);
+    }
+    case DType::BF16: {
+      BFloat16 v;
+      std::memcpy(&v.bits, bytes, sizeof v.bits);
+      return toFloat(v);
+    }
+  }
+  return 0;
+}
+
+void storeElement(DType dtype, void* buffer, size_t index, double value) {
+  auto* bytes = static_cast<std::byte*>(buffer) + index * dtypeSize(dtype);
+  switch (dtype) {
+    case DType::F32: {
+      float v = static_cast<float>(value);
+      std::memcpy(bytes, &v, sizeof v);
+      return;
+    }
+    case DType::F64: std::memcpy(bytes, &value, sizeof value); return;
+    case DType::F16: {
+      uint16_t bits = toHalf(static_cast<float>(value)).bits;
+      std::memcpy(bytes, &bits, sizeof bits);
+      return;
+    }
+    case DType::BF16: {
+      uint16_t bits = toBFloat16(static_cast<float>(value)).bits;
+      std::memcpy(bytes, &bits, sizeof bits);
+      return;
+    }
+  }
+}
+
+}  // namespace hostir::commtest

@@ -1,0 +1,69 @@
+// Checks any Communicator's collectives against a naive reference. Inputs
+// are functions of (rank, index), so each rank computes the expected result
+// on its own, whatever the transport: the same checks run on in-process
+// teams and under mpirun.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "comm/communicator.h"
+
+namespace hostir::commtest {
+
+enum class Collective { Allreduce, Allgather, ReduceScatter, Broadcast };
+
+// How a case lays out its buffers.
+enum class Layout {
+  OutOfPlace,   // separate send and recv
+  InPlace,      // the interface's in-place layout
+  Overlapping,  // send and recv overlap some other way
+};
+
+inline constexpr Collective kCollectives[] = {Collective::Allreduce, Collective::Allgather, Collective::ReduceScatter,
+                                              Collective::Broadcast};
+inline constexpr DType kDTypes[] = {DType::F32, DType::F64, DType::F16, DType::BF16};
+inline constexpr ReduceOp kReduceOps[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max,
+                                          ReduceOp::Avg};
+// Zero, and counts that no team size from 2 to 4 divides.
+inline constexpr size_t kCounts[] = {0, 1, 7, 1000, 4099};
+
+std::string_view collectiveName(Collective collective);
+
+struct CollectiveCase {
+  Collective collective = Collective::Allreduce;
+  DType dtype = DType::F32;
+  ReduceOp op = ReduceOp::Sum;  // allreduce and reduce-scatter
+  size_t count = 0;             // per rank: allgather's send, reduce-scatter's recv
+  Layout layout = Layout::OutOfPlace;
+  int root = 0;  // broadcast
+};
+
+std::string describe(const CollectiveCase& c);
+
+// Every op, count and layout (every root, for broadcast) of one collective and dtype.
+std::vector<CollectiveCase> casesFor(Collective collective, DType dtype, int teamSize,
+                                     std::span<const size_t> counts = kCounts);
+
+// Runs `c` on `comm` and checks this rank's buffers. Returns "" or what is
+// wrong. It always makes the call, so ranks stay matched when a check fails;
+// it lets the communicator's exceptions through.
+std::string runAndCheck(Communicator& comm, const CollectiveCase& c);
+
+// The value of element `index` of `rank`'s input: exactly representable in
+// every dtype, and chosen so that sums (small multiples of 1/4) and products
+// (of powers of two) over up to 4 ranks stay exact in every dtype, whatever
+// the reduction order.
+double inputValue(int rank, size_t index, ReduceOp op);
+
+// `value` rounded to `dtype` and back.
+double roundThrough(DType dtype, double value);
+
+// Element `index` of a buffer of `dtype`, as a double, and the reverse.
+double loadElement(DType dtype, const void* buffer, size_t index);
+void storeElement(DType dtype, void* buffer, size_t index, double value);
+
+}  // namespace hostir::commtest

@@ -1,0 +1,244 @@
+// InProcessTeam: every collective, op, dtype and layout on teams of 1 to 4
+// threads, ordering across many back-to-back calls, abort, and mismatched
+// calls. Every team runs under a deadline so a hang fails instead of
+// blocking the suite.
+#include "comm/in_process_communicator.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <functional>
+#include <future>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "collective_checks.h"
+
+namespace {
+
+using namespace hostir;
+using namespace hostir::commtest;
+using namespace std::chrono_literals;
+
+// Runs body(communicator of rank r) on one thread per rank and returns what
+// each rank threw (null where it returned). A team still running after
+// `timeout` fails the test and is aborted to set it free.
+std::vector<std::exception_ptr> runTeam(InProcessTeam& team, const std::function<void(Communicator&)>& body,
+                                        std::chrono::seconds timeout = 120s) {
+  std::vector<std::future<void>> ranks;
+  for (int r = 0; r < team.size(); ++r)
+    ranks.push_back(std::async(std::launch::async, [&team, &body, r] {
+      std::unique_ptr<Communicator> comm = team.communicator(r);
+      body(*comm);
+    }));
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool hung = false;
+  for (auto& rank : ranks) hung |= rank.wait_until(deadline) != std::future_status::ready;
+  if (hung) {
+    ADD_FAILURE() << "the team hung; aborting it";
+    team.abort("the test timed out");
+    for (auto& rank : ranks)
+      if (rank.wait_for(10s) != std::future_status::ready) {
+        std::fprintf(stderr, "a rank hangs even after abort\n");
+        std::_Exit(1);  // a future's destructor would wait forever
+      }
+  }
+  std::vector<std::exception_ptr> thrown;
+  for (auto& rank : ranks) {
+    try {
+      rank.get();
+      thrown.push_back(nullptr);
+    } catch (...) {
+      thrown.push_back(std::current_exception());
+    }
+  }
+  return thrown;
+}
+
+// The message of a CommError, "" for none, and a failure for anything else.
+std::string commErrorMessage(const std::exception_ptr& thrown) {
+  if (!thrown) return "";
+  try {
+    std::rethrow_exception(thrown);
+  } catch (const CommError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected CommError, got: " << e.what();
+  } catch (...) {
+    ADD_FAILURE() << "expected CommError, got an unknown exception";
+  }
+  return "";
+}
+
+void expectNoneThrew(const std::vector<std::exception_ptr>& thrown) {
+  for (size_t r = 0; r < thrown.size(); ++r)
+    if (thrown[r]) ADD_FAILURE() << "rank " << r << " threw: " << commErrorMessage(thrown[r]);
+}
+
+// Runs the cases in order on every rank; failures are collected per rank
+// and reported from the test thread.
+void runCasesOnTeam(int teamSize, const std::vector<CollectiveCase>& cases) {
+  InProcessTeam team(teamSize);
+  std::vector<std::vector<std::string>> problems(static_cast<size_t>(teamSize));
+  auto thrown = runTeam(team, [&](Communicator& comm) {
+    for (const CollectiveCase& c : cases)
+      if (std::string problem = runAndCheck(comm, c); !problem.empty())
+        problems[static_cast<size_t>(comm.rank())].push_back(problem);
+  });
+  expectNoneThrew(thrown);
+  for (const auto& rankProblems : problems) {
+    for (size_t i = 0; i < std::min<size_t>(rankProblems.size(), 5); ++i) ADD_FAILURE() << rankProblems[i];
+    if (rankProblems.size() > 5) ADD_FAILURE() << "... and " << rankProblems.size() - 5 << " more";
+  }
+}
+
+using MatrixParam = std::tuple<int, Collective, DType>;
+
+class InProcessCollectiveTest : public ::testing::TestWithParam<MatrixParam> {};
+
+TEST_P(InProcessCollectiveTest, MatchesReference) {
+  auto [teamSize, collective, dtype] = GetParam();
+  runCasesOnTeam(teamSize, casesFor(collective, dtype, teamSize));
+}
+
+INSTANTIATE_TEST_SUITE_P(Teams, InProcessCollectiveTest,
+                         ::testing::Combine(::testing::Values(1, 2, 3, 4), ::testing::ValuesIn(kCollectives),
+                                            ::testing::ValuesIn(kDTypes)),
+                         [](const ::testing::TestParamInfo<MatrixParam>& info) {
+                           return std::string(collectiveName(std::get<1>(info.param))) + "_" +
+                                  std::string(dtypeName(std::get<2>(info.param))) + "_team" +
+                                  std::to_string(std::get<0>(info.param));
+                         });
+
+TEST(InProcessTeamTest, ManyBackToBackCollectivesMatchByOrder) {
+  // Kinds, sizes and dtypes change from call to call, so a call matched with
+  // the wrong peer call would be caught as a mismatch or a wrong result.
+  std::vector<CollectiveCase> cases;
+  for (size_t i = 0; i < 400; ++i) {
+    CollectiveCase c;
+    c.collective = kCollectives[i % std::size(kCollectives)];
+    c.dtype = kDTypes[(i / 4) % std::size(kDTypes)];
+    c.op = kReduceOps[(i / 3) % std::size(kReduceOps)];
+    c.count = (i * 37) % 97;
+    c.layout = i % 5 == 0 ? Layout::InPlace : Layout::OutOfPlace;
+    c.root = static_cast<int>(i % 3);
+    cases.push_back(c);
+  }
+  runCasesOnTeam(3, cases);
+}
+
+TEST(InProcessTeamTest, BarrierOrdersPlainWrites) {
+  constexpr int kRanks = 4;
+  InProcessTeam team(kRanks);
+  std::vector<int> slots(kRanks, 0);
+  std::vector<int> wrong(kRanks, 0);
+  auto thrown = runTeam(team, [&](Communicator& comm) {
+    for (int round = 1; round <= 100; ++round) {
+      slots[static_cast<size_t>(comm.rank())] = round;
+      comm.barrier();
+      for (int value : slots) wrong[static_cast<size_t>(comm.rank())] += value != round;
+      comm.barrier();
+    }
+  });
+  expectNoneThrew(thrown);
+  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(wrong[static_cast<size_t>(r)], 0) << "rank " << r;
+}
+
+TEST(InProcessTeamTest, AbortFromOneRankFailsThePendingCallsOfTheOthers) {
+  InProcessTeam team(3);
+  std::vector<char> laterCallThrew(3, 0);  // not vector<bool>: its elements share bytes
+  auto thrown = runTeam(team, [&](Communicator& comm) {
+    std::vector<float> data(10, 1.0f);
+    if (comm.rank() == 2) {
+      std::this_thread::sleep_for(50ms);  // let the others block first
+      comm.abort("rank 2 ran out of memory");
+    } else {
+      try {
+        comm.allreduce(data.data(), data.data(), data.size(), DType::F32, ReduceOp::Sum);
+      } catch (const CommError&) {
+        // Every later call fails too, without waiting for anyone.
+        try {
+          comm.barrier();
+        } catch (const CommError&) {
+          laterCallThrew[static_cast<size_t>(comm.rank())] = true;
+        }
+        throw;
+      }
+    }
+    // The aborting rank's own later calls fail as well.
+    comm.broadcast(data.data(), data.size(), DType::F32, 0);
+  });
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_THAT(commErrorMessage(thrown[static_cast<size_t>(r)]), ::testing::HasSubstr("rank 2 ran out of memory"))
+        << "rank " << r;
+    if (r != 2) {
+      EXPECT_TRUE(laterCallThrew[static_cast<size_t>(r)]) << "rank " << r;
+    }
+  }
+}
+
+TEST(InProcessTeamTest, TeamAbortWakesEveryCollective) {
+  InProcessTeam team(4);
+  auto thrown = runTeam(team, [&](Communicator& comm) {
+    std::vector<double> send(8, 1.0), recv(32);
+    if (comm.rank() < 3) {
+      comm.allgather(send.data(), recv.data(), 8, DType::F64);
+    } else {  // never joins; something outside the ranks gives up on the team
+      std::this_thread::sleep_for(50ms);
+      team.abort("shutting down");
+    }
+  });
+  for (int r = 0; r < 3; ++r)
+    EXPECT_THAT(commErrorMessage(thrown[static_cast<size_t>(r)]), ::testing::HasSubstr("shutting down"))
+        << "rank " << r;
+  EXPECT_FALSE(thrown[3]);
+}
+
+TEST(InProcessTeamTest, MismatchedCallsFailOnEveryRank) {
+  InProcessTeam team(2);
+  auto thrown = runTeam(team, [&](Communicator& comm) {
+    std::vector<float> data(8, 1.0f);
+    size_t count = comm.rank() == 0 ? 4 : 5;
+    comm.allreduce(data.data(), data.data(), count, DType::F32, ReduceOp::Sum);
+  });
+  for (const auto& t : thrown) EXPECT_THAT(commErrorMessage(t), ::testing::HasSubstr("mismatch"));
+}
+
+TEST(InProcessTeamTest, DifferentCollectivesFailOnEveryRank) {
+  InProcessTeam team(3);
+  auto thrown = runTeam(team, [&](Communicator& comm) {
+    std::vector<float> data(8, 1.0f);
+    if (comm.rank() == 1)
+      comm.broadcast(data.data(), 8, DType::F32, 0);
+    else
+      comm.allreduce(data.data(), data.data(), 8, DType::F32, ReduceOp::Max);
+  });
+  for (const auto& t : thrown) EXPECT_THAT(commErrorMessage(t), ::testing::HasSubstr("rank 1 called broadcast"));
+}
+
+TEST(InProcessTeamTest, BadBroadcastRootFailsOnEveryRank) {
+  InProcessTeam team(2);
+  auto thrown = runTeam(team, [&](Communicator& comm) {
+    std::vector<float> data(8, 1.0f);
+    comm.broadcast(data.data(), 8, DType::F32, 2);
+  });
+  for (const auto& t : thrown) EXPECT_THAT(commErrorMessage(t), ::testing::HasSubstr("root 2"));
+}
+
+TEST(InProcessTeamTest, CommunicatorsKnowTheirPlace) {
+  InProcessTeam team(3);
+  auto comm = team.communicator(2);
+  EXPECT_EQ(comm->rank(), 2);
+  EXPECT_EQ(comm->size(), 3);
+  EXPECT_EQ(comm->name(), "in-process");
+  EXPECT_TRUE(comm->blocking());
+  EXPECT_THROW(team.communicator(3), std::invalid_argument);
+  EXPECT_THROW(InProcessTeam(0), std::invalid_argument);
+}
+
+}  // namespace

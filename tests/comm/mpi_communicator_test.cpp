@@ -1,0 +1,145 @@
+// MpiCommunicator under mpirun: the same checks as the in-process team,
+// each rank computing its expected results on its own. Only rank 0 prints
+// gtest's report; the others print their failures, and all ranks agree on
+// the exit status.
+#include "comm/mpi_communicator.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <optional>
+#include <tuple>
+
+#include "collective_checks.h"
+
+namespace {
+
+using namespace hostir;
+using namespace hostir::commtest;
+
+// The communicator over MPI_COMM_WORLD, alive while the tests run.
+MpiCommunicator* world = nullptr;
+// MpiSession::launchedByMpirun() before MPI_Init (which may set the same variables).
+bool launchedByMpirun = false;
+
+void runCases(Communicator& comm, const std::vector<CollectiveCase>& cases) {
+  for (const CollectiveCase& c : cases) {
+    std::string problem = runAndCheck(comm, c);
+    EXPECT_TRUE(problem.empty()) << problem;
+  }
+}
+
+using MatrixParam = std::tuple<Collective, DType>;
+
+class MpiCollectiveTest : public ::testing::TestWithParam<MatrixParam> {};
+
+TEST_P(MpiCollectiveTest, MatchesReference) {
+  auto [collective, dtype] = GetParam();
+  runCases(*world, casesFor(collective, dtype, world->size()));
+}
+
+INSTANTIATE_TEST_SUITE_P(World, MpiCollectiveTest,
+                         ::testing::Combine(::testing::ValuesIn(kCollectives), ::testing::ValuesIn(kDTypes)),
+                         [](const ::testing::TestParamInfo<MatrixParam>& info) {
+                           return std::string(collectiveName(std::get<0>(info.param))) + "_" +
+                                  std::string(dtypeName(std::get<1>(info.param)));
+                         });
+
+TEST(MpiCommunicatorTest, SplitsCountsAboveThePerCallLimit) {
+  // A limit of 64 elements takes the paths that int-overflowing counts take.
+  MpiCommunicator limited(MPI_COMM_WORLD, 64);
+  constexpr size_t kCountsAroundTheLimit[] = {63, 64, 65, 1000};
+  for (Collective collective : kCollectives)
+    for (DType dtype : {DType::F32, DType::BF16})
+      runCases(limited, casesFor(collective, dtype, limited.size(), kCountsAroundTheLimit));
+}
+
+TEST(MpiCommunicatorTest, ManyBackToBackCollectivesMatchByOrder) {
+  std::vector<CollectiveCase> cases;
+  for (size_t i = 0; i < 400; ++i) {
+    CollectiveCase c;
+    c.collective = kCollectives[i % std::size(kCollectives)];
+    c.dtype = kDTypes[(i / 4) % std::size(kDTypes)];
+    c.op = kReduceOps[(i / 3) % std::size(kReduceOps)];
+    c.count = (i * 37) % 97;
+    c.layout = i % 5 == 0 ? Layout::InPlace : Layout::OutOfPlace;
+    c.root = static_cast<int>(i % static_cast<size_t>(world->size()));
+    cases.push_back(c);
+    if (i % 50 == 0) world->barrier();
+  }
+  runCases(*world, cases);
+}
+
+TEST(MpiCommunicatorTest, DescribesTheJob) {
+  int worldRank = -1, worldSize = -1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
+  MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
+  EXPECT_EQ(world->rank(), worldRank);
+  EXPECT_EQ(world->size(), worldSize);
+  EXPECT_EQ(world->name(), "mpi");
+  EXPECT_TRUE(world->blocking());
+  EXPECT_TRUE(launchedByMpirun) << "run this under mpirun";
+  int threadLevel = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&threadLevel);
+  EXPECT_GE(threadLevel, MPI_THREAD_SERIALIZED);
+}
+
+TEST(MpiCommunicatorTest, BadBroadcastRootFailsOnEveryRank) {
+  float data[4] = {};
+  EXPECT_THROW(world->broadcast(data, 4, DType::F32, world->size()), CommError);
+  EXPECT_THROW(world->broadcast(data, 4, DType::F32, -1), CommError);
+  world->barrier();
+}
+
+// What ranks other than 0 print instead of gtest's report: their failures.
+class FailurePrinter : public ::testing::EmptyTestEventListener {
+ public:
+  explicit FailurePrinter(int rank) : rank_(rank) {}
+
+  void OnTestPartResult(const ::testing::TestPartResult& result) override {
+    if (!result.failed()) return;
+    std::fprintf(stderr, "[rank %d] %s:%d: Failure\n%s\n", rank_, result.file_name() ? result.file_name() : "?",
+                 result.line_number(), result.message());
+  }
+  void OnTestEnd(const ::testing::TestInfo& test) override {
+    if (test.result()->Failed())
+      std::fprintf(stderr, "[rank %d] FAILED %s.%s\n", rank_, test.test_suite_name(), test.name());
+  }
+
+ private:
+  int rank_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  launchedByMpirun = MpiSession::launchedByMpirun();
+  std::optional<MpiSession> session;
+  try {
+    session.emplace(&argc, &argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "comm_mpi_tests: %s\n", e.what());
+    return 1;
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) {
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new FailurePrinter(rank));
+  }
+
+  int failed = 0;
+  {
+    MpiCommunicator worldCommunicator;
+    world = &worldCommunicator;
+    failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
+    world = nullptr;
+  }
+  int anyFailed = 0;
+  MPI_Allreduce(&failed, &anyFailed, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+  if (rank == 0 && anyFailed && !failed)
+    std::fprintf(stderr, "comm_mpi_tests: FAILED on another rank (see its [rank N] lines)\n");
+  return anyFailed ? 1 : 0;
+}
