@@ -16,6 +16,7 @@ class Parser {
 
   Program program() {
     skipNewlines();
+    lineStart_ = pos_;
     Program p;
     const Token& kw = expectKeyword("program", "a program must start with 'program NAME(...)'");
     p.loc = kw.loc;
@@ -81,6 +82,15 @@ class Parser {
   }
   void skipTerminators() {
     while (tokens_[pos_].kind == TokenKind::Newline || tokens_[pos_].kind == TokenKind::Semicolon) ++pos_;
+    lineStart_ = pos_;
+  }
+  // The token an error about a missing token points at: the end of the line
+  // when the line ended before the construct did, not a token on a later line.
+  const Token& found() {
+    const Token& t = peek();
+    size_t p = pos_;
+    while (p > lineStart_ && tokens_[p - 1].kind == TokenKind::Newline) --p;
+    return p < pos_ && t.kind != TokenKind::Eof ? tokens_[p] : t;
   }
   bool accept(TokenKind kind) {
     if (peek().kind != kind) return false;
@@ -88,20 +98,19 @@ class Parser {
     return true;
   }
   const Token& expect(TokenKind kind, std::string_view what) {
-    if (peek().kind != kind)
-      fail(peek().loc, fmt::format("expected {}, found {}", what, describeToken(peek())));
+    if (peek().kind != kind) fail(found().loc, fmt::format("expected {}, found {}", what, describeToken(found())));
     return next();
   }
   static bool isKeyword(const Token& t, std::string_view word) {
     return t.kind == TokenKind::Ident && t.text == word;
   }
   const Token& expectKeyword(std::string_view word, std::string_view message) {
-    if (!isKeyword(peek(), word)) fail(peek().loc, std::string(message));
+    if (!isKeyword(peek(), word)) fail(found().loc, std::string(message));
     return next();
   }
   const Token& expectIdent(std::string_view what) {
     if (peek().kind != TokenKind::Ident)
-      fail(peek().loc, fmt::format("expected {}, found {}", what, describeToken(peek())));
+      fail(found().loc, fmt::format("expected {}, found {}", what, describeToken(found())));
     return next();
   }
   // A name being defined: an identifier that is not reserved.
@@ -234,7 +243,8 @@ class Parser {
       next();  // '='
     }
     const Token& t = peek();
-    if (t.kind == TokenKind::Ident && parseDType(t.text) && peekAhead(1).kind == TokenKind::LBracket) {
+    // NAME[ can only be a tensor type: an unknown dtype is reported as such.
+    if (t.kind == TokenKind::Ident && peekAhead(1).kind == TokenKind::LBracket) {
       a.value = Arg::ofType(tensorType());
     } else if (isKeyword(t, "stream") && peekAhead(1).kind == TokenKind::LParen) {
       SourceLoc loc = next().loc;
@@ -337,7 +347,7 @@ class Parser {
       if (a.keyword.empty()) {
         if (sawKeyword) fail(a.value.loc, "positional operand after a keyword operand");
         if (positional >= sig.operands.size())
-          fail(a.value.loc, fmt::format("'{}' takes at most {} operands", sig.name, sig.operands.size()));
+          fail(a.value.loc, fmt::format("'{}' takes at most {} operand{}", sig.name, sig.operands.size(), sig.operands.size() == 1 ? "" : "s"));
         slot = positional++;
       } else {
         sawKeyword = true;
@@ -346,7 +356,7 @@ class Parser {
         slot = *index;
         if (op.operands[slot]) fail(a.keywordLoc, fmt::format("operand '{}' is given twice", a.keyword));
       }
-      checkOperandForm(sig, sig.operands[slot], a.value);
+      checkOperandForm(sig.name, sig.operands[slot], a.value);
       op.operands[slot] = std::move(a.value);
     }
     for (size_t i = 0; i < sig.operands.size(); ++i)
@@ -364,7 +374,7 @@ class Parser {
     if (args.size() != 2) fail(callee.loc, fmt::format("'{}' takes 2 arguments, got {}", callee.text, args.size()));
     for (size_t i = 0; i < 2; ++i) {
       if (!args[i].keyword.empty()) fail(args[i].keywordLoc, fmt::format("'{}' takes no keyword operands", callee.text));
-      checkOperandForm(op.signature(), op.signature().operands[i], args[i].value);
+      checkOperandForm(callee.text, op.signature().operands[i], args[i].value);
       op.operands[i] = std::move(args[i].value);
     }
     if (results.size() != 1)
@@ -373,9 +383,9 @@ class Parser {
     return op;
   }
 
-  static void checkOperandForm(const OpSignature& sig, const OperandSpec& spec, const Arg& value) {
+  static void checkOperandForm(std::string_view opName, const OperandSpec& spec, const Arg& value) {
     auto wrong = [&](std::string_view got) {
-      fail(value.loc, fmt::format("operand '{}' of '{}' must be {}, not {}", spec.name, sig.name,
+      fail(value.loc, fmt::format("operand '{}' of '{}' must be {}, not {}", spec.name, opName,
                                   operandKindName(spec.kind), got));
     };
     std::string_view got = value.form == Arg::Form::Type     ? "a tensor type"
@@ -432,6 +442,7 @@ class Parser {
 
   std::vector<Token> tokens_;
   size_t pos_ = 0;
+  size_t lineStart_ = 0;  // where the current statement began: newlines before it ended earlier ones
 };
 
 template <typename T, typename F>

@@ -169,7 +169,8 @@ class StructureChecker {
         fail(result->loc, fmt::format("output '{}' must be defined at the top level of the program, not in a loop",
                                       result->name));
       if (info.kind != ValueKind::Tensor)
-        fail(result->loc, fmt::format("output '{}' must be a tensor, but '{}' defines {}", result->name, sig.name,
+        fail(result->loc, fmt::format("output '{}' must be a tensor, but '{}' defines {}", result->name,
+                                      op.kind == OpKind::IntValue ? intFunctionName(op.intFunction) : sig.name,
                                       withArticle(info.kind)));
       if (info.dtype != decl.type.dtype)
         fail(result->loc, fmt::format("output '{}' is declared {} but defined as {}", result->name,
@@ -301,11 +302,14 @@ class ShapeChecker {
     return arg ? eval(arg->expr, arg->loc) : defaultValue;
   }
 
+  [[noreturn]] void tooLarge(SourceLoc loc) const {
+    fail(loc, fmt::format("the program runs more than {} statements with these parameters; too large to verify",
+                          kMaxUnrolledStatements));
+  }
+
   void walk(const std::vector<Statement>& body) {
     for (const Statement& stmt : body) {
-      if (++walked_ > budget_)
-        fail(stmt.loc(), fmt::format("the program runs more than {} statements with these parameters; "
-                                     "too large to verify", kMaxUnrolledStatements));
+      if (++walked_ > budget_) tooLarge(stmt.loc());
       if (stmt.isOp()) {
         checkOperation(stmt.op());
         continue;
@@ -313,6 +317,16 @@ class ShapeChecker {
       const ForLoop& loop = stmt.loop();
       int64_t start = loop.start.empty() ? 0 : eval(loop.start, loop.loc);
       int64_t end = eval(loop.end, loop.loc);
+      // Refuse a loop the budget cannot cover before unrolling it: every
+      // iteration costs at least one step, so an empty body cannot spin for ever.
+      int64_t trips = 0;
+      if (end > start && __builtin_sub_overflow(end, start, &trips)) trips = INT64_MAX;
+      int64_t cost = std::max<int64_t>(1, static_cast<int64_t>(loop.body.size()));
+      if (trips > (budget_ - walked_) / cost) tooLarge(loop.loc);
+      if (loop.body.empty()) {
+        walked_ += trips;
+        continue;
+      }
       for (int64_t i = start; i < end; ++i) {
         scopes_.emplace_back();
         scopes_.back()[loop.index.name] = BoundValue{ValueKind::Int, i};
@@ -492,6 +506,28 @@ class ShapeChecker {
   int64_t budget_ = kMaxUnrolledStatements;
 };
 
+bool mentionsRank(const Program& program) {
+  bool found = false;
+  auto scan = [&](const Expr& e) {
+    forEachName(e, [&](const std::string& name, SourceLoc) { found |= name == "rank"; });
+  };
+  for (const Decl& d : program.decls)
+    for (const Expr& dim : d.type.dims) scan(dim);
+  walkStatements(program.body, [&](const Statement& s) {
+    if (s.isFor()) {
+      scan(s.loop().start);
+      scan(s.loop().end);
+      return;
+    }
+    for (const auto& arg : s.op().operands) {
+      if (!arg) continue;
+      scan(arg->expr);
+      for (const Expr& dim : arg->type.dims) scan(dim);
+    }
+  });
+  return found;
+}
+
 }  // namespace
 
 Result<std::map<std::string, int64_t>> bindParams(const Program& program, const Bindings& bindings) {
@@ -524,9 +560,11 @@ Status verifyProgram(const Program& program, const Bindings& bindings) {
   auto params = bindParams(program, bindings);
   if (!params) return params.error();
   try {
-    // Shapes may depend on `rank`; every rank's program must be well formed.
+    // Shapes may depend on `rank`: then every rank's program must be well
+    // formed. A program that never names `rank` is the same on every rank.
     int64_t budget = kMaxUnrolledStatements;
-    for (int64_t rank = 0; rank < bindings.world; ++rank) {
+    int64_t ranksToCheck = mentionsRank(program) ? bindings.world : 1;
+    for (int64_t rank = 0; rank < ranksToCheck; ++rank) {
       ShapeChecker checker(program, *params, rank, bindings.world);
       checker.setBudget(budget);
       checker.run();

@@ -27,6 +27,6 @@ Result<std::map<std::string, int64_t>> bindParams(const Program& program, const 
 
 // Statement instances the bound check walks at most before it gives up, so
 // that a loop of 10^12 iterations is an error, not a hang.
-inline constexpr int64_t kMaxUnrolledStatements = 20'000'000;
+inline constexpr int64_t kMaxUnrolledStatements = 10'000'000;
 
 }  // namespace hostir

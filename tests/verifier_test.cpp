@@ -1,1 +1,602 @@
-// (tests to come)
+// The verifier on well-formed programs: every operation verifies where the
+// shapes divide, for teams of 1 to 4 ranks; params, integer bindings, rank-
+// dependent expressions and loop scopes behave as the language doc says.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "hostir/parser.h"
+#include "hostir/verifier.h"
+
+namespace {
+
+using namespace hostir;
+
+Program parse(const std::string& text) {
+  auto parsed = parseProgram(text);
+  EXPECT_TRUE(parsed.ok()) << renderDiagnostic(parsed.error(), "t.hir", text);
+  return parsed.ok() ? *parsed : Program{};
+}
+
+// "" when the program verifies, else the rendered first line of the diagnostic.
+std::string verifyText(const std::string& text, int64_t world = 1, std::map<std::string, int64_t> params = {}) {
+  auto parsed = parseProgram(text);
+  if (!parsed.ok()) return "parse error: " + renderDiagnostic(parsed.error(), "t.hir", text);
+  Status status = verifyProgram(*parsed, Bindings{std::move(params), world});
+  if (!status) return "";
+  std::string rendered = renderDiagnostic(*status, "t.hir", text);
+  return rendered.substr(0, rendered.find('\n'));
+}
+
+std::string error(const std::string& where, const std::string& message) {
+  return "t.hir:" + where + ": error: " + message;
+}
+
+// ---------------------------------------------------------------------------
+// Every operation of the language in a valid program.
+
+struct OpProgram {
+  std::string name;
+  std::string source;
+};
+
+void PrintTo(const OpProgram& p, std::ostream* os) { *os << p.name; }
+
+std::vector<OpProgram> opPrograms() {
+  return {
+      {"allocate",
+       "program p(M = 12, N = 24) {\n"
+       "  output y : f32[M, N]\n"
+       "  y = allocate(f32[M, N])\n"
+       "  z = allocate(bf16[N], zero=true)\n"
+       "  s = allocate(f64[])\n"
+       "  e = allocate(f16[M, 0], zero=false)\n"
+       "}\n"},
+      {"deallocate",
+       "program p(M = 12) {\n"
+       "  t = allocate(f32[M])\n"
+       "  u = copy(t)\n"
+       "  deallocate(t)\n"
+       "  deallocate(u)\n"
+       "  for i in range(3) {\n"
+       "    v = allocate(f32[M])\n"
+       "    deallocate(v)\n"
+       "  }\n"
+       "}\n"},
+      {"shard_by_stream",
+       "program p(M = 12, N = 24) {\n"
+       "  input x : f32[M, N] shard(1)\n"
+       "  for i in range(5) {\n"
+       "    v = shard_by_stream(x, axis=0, index=i, chunks=5)\n"
+       "    w = shard_by_stream(v, axis=1, index=0, chunks=1)\n"
+       "  }\n"
+       "  first = shard_by_stream(x, axis=0, index=0, chunks=5)\n"
+       "  a = allocate(f32[3, N / world])\n"
+       "  copy(first, out=a)\n"
+       "  last = shard_by_stream(x, axis=0, index=4, chunks=5)\n"
+       "  e = allocate(f32[0, N / world])\n"
+       "  copy(last, out=e)\n"
+       "  mine = shard_by_stream(x, axis=0, index=rank, chunks=world)\n"
+       "}\n"},
+      {"linear",
+       "program p(M = 12, K = 24, N = 12) {\n"
+       "  input x : f32[M, K] shard(1)\n"
+       "  input w : f32[N, K] shard(1)\n"
+       "  input b : f32[N]\n"
+       "  input x3 : f32[2, M, K]\n"
+       "  input w3 : f32[N, K]\n"
+       "  output y : f32[M, N]\n"
+       "  y = linear(x, w)\n"
+       "  o = allocate(f32[M, N])\n"
+       "  linear(x, w, b, out=o)\n"
+       "  z = linear(x3, w3, bias=b)\n"
+       "  o3 = allocate(f32[2, M, N])\n"
+       "  copy(z, out=o3)\n"
+       "}\n"},
+      {"matmul",
+       "program p(M = 12, K = 24, N = 36) {\n"
+       "  input a : f16[M, K] shard(1)\n"
+       "  input b : f16[K, N] shard(0)\n"
+       "  output c : f16[M, N]\n"
+       "  c = matmul(a, b)\n"
+       "  d = allocate(f16[M, N])\n"
+       "  matmul(a, b, out=d)\n"
+       "}\n"},
+      {"copy_and_add",
+       "program p(M = 12, N = 24) {\n"
+       "  input x : f64[M, N] shard(0)\n"
+       "  output y : f64[M, N] shard(0)\n"
+       "  c = copy(x)\n"
+       "  y = add(x, c)\n"
+       "  o = allocate(f64[M / world, N])\n"
+       "  add(y, c, out=o)\n"
+       "  copy(o, out=c)\n"
+       "}\n"},
+      {"allreduce",
+       "program p(M = 12, N = 24) {\n"
+       "  input x : f32[M, N]\n"
+       "  h = allreduce(x)\n"
+       "  wait(h)\n"
+       "  o = allocate(f32[M, N])\n"
+       "  h2 = allreduce(x, out=o, op=avg)\n"
+       "  wait(h2)\n"
+       "  allreduce(o, op=prod)\n"
+       "  allreduce(o, op=min)\n"
+       "  allreduce(o, op=max)\n"
+       "  allreduce(o, op=sum)\n"
+       "}\n"},
+      {"allgather",
+       "program p(M = 12, N = 24) {\n"
+       "  input x : f32[M, N] shard(0)\n"
+       "  input z : f32[M, N] shard(1)\n"
+       "  output y : f32[M, N]\n"
+       "  y = allocate(f32[M, N])\n"
+       "  h = allgather(x, out=y)\n"
+       "  wait(h)\n"
+       "  g = allocate(f32[M, N])\n"
+       "  allgather(z, out=g, axis=1)\n"
+       "  t = allocate(f32[2, 3])\n"
+       "  big = allocate(f32[2 * world, 3])\n"
+       "  allgather(t, out=big, axis=0)\n"
+       "}\n"},
+      {"reduce_scatter",
+       "program p(M = 12, N = 24) {\n"
+       "  input x : f32[M, N]\n"
+       "  output y : f32[M, N] shard(0)\n"
+       "  y = allocate(f32[M / world, N])\n"
+       "  h = reduce_scatter(x, out=y)\n"
+       "  wait(h)\n"
+       "  o = allocate(f32[M, N / world])\n"
+       "  reduce_scatter(x, out=o, axis=1, op=max)\n"
+       "  reduce_scatter(x, out=y, axis=0, op=avg)\n"
+       "}\n"},
+      {"broadcast",
+       "program p(M = 12, S = 8) {\n"
+       "  input x : f32[M]\n"
+       "  for i in range(S) {\n"
+       "    h = broadcast(x, root=i % world)\n"
+       "    wait(h)\n"
+       "  }\n"
+       "  broadcast(x, root=0)\n"
+       "  broadcast(x, root=world - 1)\n"
+       "}\n"},
+      {"streams",
+       "program p(S = 6) {\n"
+       "  main = get_current_stream()\n"
+       "  for i in range(S) {\n"
+       "    set_current_stream(stream(i))\n"
+       "    synchronize(main)\n"
+       "    mine = get_current_stream()\n"
+       "    synchronize(mine)\n"
+       "  }\n"
+       "  set_current_stream(main)\n"
+       "  for j in range(S) {\n"
+       "    synchronize(stream(j))\n"
+       "  }\n"
+       "  set_current_stream(stream(world - rank - 1))\n"
+       "  synchronize(stream(1000 * S))\n"
+       "}\n"},
+      {"events",
+       "program p(M = 12) {\n"
+       "  t = allocate(f32[M])\n"
+       "  ev = record_event()\n"
+       "  set_current_stream(stream(1))\n"
+       "  wait_event(ev)\n"
+       "  for i in range(2) {\n"
+       "    e = record_event()\n"
+       "    wait_event(e)\n"
+       "    wait_event(ev)\n"
+       "  }\n"
+       "}\n"},
+      {"integer_bindings",
+       "program p(M = 10, S = 4) {\n"
+       "  n = ceildiv(M, S)\n"
+       "  lo = min(M, S)\n"
+       "  hi = max(M, S)\n"
+       "  t = allocate(f32[n * S])\n"
+       "  for i in range(n) {\n"
+       "    c = min(i, lo - 1)\n"
+       "    v = shard_by_stream(t, axis=0, index=c, chunks=hi)\n"
+       "  }\n"
+       "}\n"},
+      {"row_parallel_linear",
+       "# Row-parallel linear: y = allreduce(x_r @ w_r^T), overlapped in S chunks.\n"
+       "program row_parallel_linear(M = 240, K = 480, N = 120, S = 4) {\n"
+       "  input  x : f32[M, K] shard(1)\n"
+       "  input  w : f32[N, K] shard(1)\n"
+       "  output y : f32[M, N]\n"
+       "\n"
+       "  y = allocate(f32[M, N])\n"
+       "  for i in range(S) {\n"
+       "    xi = shard_by_stream(x, axis=0, index=i, chunks=S)\n"
+       "    yi = shard_by_stream(y, axis=0, index=i, chunks=S)\n"
+       "    linear(xi, w, out=yi)\n"
+       "    c = allreduce(yi, op=sum)\n"
+       "    wait(c)\n"
+       "  }\n"
+       "}\n"},
+  };
+}
+
+class VerifierOps : public ::testing::TestWithParam<OpProgram> {};
+
+TEST_P(VerifierOps, VerifiesForWorldsOneToFour) {
+  Program p = parse(GetParam().source);
+  EXPECT_EQ(verifyStructure(p), std::nullopt);
+  for (int64_t world = 1; world <= 4; ++world) {
+    Status status = verifyProgram(p, Bindings{{}, world});
+    EXPECT_FALSE(status.has_value()) << "world " << world << ": "
+                                     << renderDiagnostic(*status, "t.hir", GetParam().source);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Verifier, VerifierOps, ::testing::ValuesIn(opPrograms()),
+                         [](const ::testing::TestParamInfo<OpProgram>& info) { return info.param.name; });
+
+TEST(VerifierOpsCoverage, EveryOperationAppears) {
+  std::set<OpKind> kinds;
+  std::set<IntFunction> functions;
+  for (const OpProgram& p : opPrograms()) {
+    Program program = parse(p.source);
+    walkStatements(program.body, [&](const Statement& stmt) {
+      if (!stmt.isOp()) return;
+      kinds.insert(stmt.op().kind);
+      if (stmt.op().kind == OpKind::IntValue) functions.insert(stmt.op().intFunction);
+    });
+  }
+  for (int k = 0; k <= static_cast<int>(OpKind::IntValue); ++k)
+    EXPECT_TRUE(kinds.count(static_cast<OpKind>(k))) << "no program uses " << signatureOf(static_cast<OpKind>(k)).name;
+  EXPECT_EQ(functions.size(), 3u);
+}
+
+// ---------------------------------------------------------------------------
+// Shapes the verifier computes, observed through output declarations.
+
+TEST(VerifierShapes, ShardByStreamChunks) {
+  // Extent 10 in 4 chunks: 3, 3, 3, 1.
+  const std::string text =
+      "program p(E = 10, I = 0) {\n"
+      "  input x : f32[E, 2]\n"
+      "  output y : f32[3, 2]\n"
+      "  v = shard_by_stream(x, axis=0, index=I, chunks=4)\n"
+      "  y = copy(v)\n"
+      "}\n";
+  for (int64_t index : {0, 1, 2}) EXPECT_EQ(verifyText(text, 1, {{"I", index}}), "") << index;
+  EXPECT_EQ(verifyText(text, 1, {{"I", 3}}),
+            error("3:10", "output 'y' is declared with rank-local shape [3, 2] but the program defines it as [1, 2]"));
+  // Extent 12: 3 each.
+  EXPECT_EQ(verifyText(text, 1, {{"I", 3}, {"E", 12}}), "");
+  // Extent 2 in 4 chunks: 1, 1, 0, 0.
+  EXPECT_EQ(verifyText(text, 1, {{"I", 2}, {"E", 2}}),
+            error("3:10", "output 'y' is declared with rank-local shape [3, 2] but the program defines it as [0, 2]"));
+}
+
+TEST(VerifierShapes, ViewOfAShardedInput) {
+  const std::string text =
+      "program p(M = 8, N = 12) {\n"
+      "  input x : f32[M, N] shard(1)\n"
+      "  v = shard_by_stream(x, axis=0, index=0, chunks=2)\n"
+      "  o = allocate(f32[4, 6])\n"
+      "  copy(v, out=o)\n"
+      "}\n";
+  EXPECT_EQ(verifyText(text, 2), "");
+  EXPECT_EQ(verifyText(text, 1), error("5:15", "'o' has shape [4, 6], but the result of 'copy' needs [4, 12]"));
+  EXPECT_EQ(verifyText(text, 3), error("5:15", "'o' has shape [4, 6], but the result of 'copy' needs [4, 4]"));
+}
+
+TEST(VerifierShapes, LinearAndMatmulResults) {
+  const std::string text =
+      "program p(M = 4, K = 6, N = 5) {\n"
+      "  input x : f32[M, K]\n"
+      "  input w : f32[N, K]\n"
+      "  output y : f32[M, N]\n"
+      "  output z : f32[M, M]\n"
+      "  y = linear(x, w)\n"
+      "  wt = allocate(f32[K, M])\n"
+      "  z = matmul(x, wt)\n"
+      "}\n";
+  EXPECT_EQ(verifyText(text), "");
+  EXPECT_EQ(verifyText(text, 1, {{"M", 7}, {"N", 7}}), "");
+  EXPECT_EQ(verifyText(text, 1, {{"K", 7}}), "");
+}
+
+TEST(VerifierShapes, ErrorsOnWellFormedPrograms) {
+  const std::string text =
+      "program p(M = 4, K = 6, N = 5) {\n"
+      "  input x : f32[M, K]\n"
+      "  input w : f32[N, K]\n"
+      "  y = linear(x, w)\n"
+      "  z = matmul(y, x)\n"
+      "}\n";
+  EXPECT_EQ(verifyStructure(parse(text)), std::nullopt) << "shapes are not a structural matter";
+  EXPECT_EQ(verifyText(text), error("5:17", "'matmul' contracts K: a is [4, 5] but b is [4, 6]"));
+  EXPECT_EQ(verifyText(text, 1, {{"N", 4}}), "");
+}
+
+// ---------------------------------------------------------------------------
+// Teams: every rank is checked; rank and world feed the integers.
+
+TEST(VerifierWorlds, DocExampleNeedsKToDivide) {
+  const std::string text =
+      "program row_parallel_linear(M = 256, K = 512, N = 128, S = 4) {\n"
+      "  input  x : f32[M, K] shard(1)\n"
+      "  input  w : f32[N, K] shard(1)\n"
+      "  output y : f32[M, N]\n"
+      "  y = allocate(f32[M, N])\n"
+      "  for i in range(S) {\n"
+      "    xi = shard_by_stream(x, axis=0, index=i, chunks=S)\n"
+      "    yi = shard_by_stream(y, axis=0, index=i, chunks=S)\n"
+      "    linear(xi, w, out=yi)\n"
+      "    c = allreduce(yi, op=sum)\n"
+      "    wait(c)\n"
+      "  }\n"
+      "}\n";
+  for (int64_t world : {1, 2, 4, 8}) EXPECT_EQ(verifyText(text, world), "") << world;
+  EXPECT_EQ(verifyText(text, 3), error("2:24", "extent 512 of axis 1 of 'x' does not divide evenly over 3 ranks"));
+  EXPECT_EQ(verifyText(text, 3, {{"K", 510}}), "");
+  EXPECT_EQ(verifyText(text, 4, {{"K", 510}}),
+            error("2:24", "extent 510 of axis 1 of 'x' does not divide evenly over 4 ranks"));
+}
+
+TEST(VerifierWorlds, EveryRankIsChecked) {
+  const std::string text =
+      "program p(M = 12) {\n"
+      "  input x : f32[M]\n"
+      "  v = shard_by_stream(x, axis=0, index=rank, chunks=3)\n"
+      "}\n";
+  for (int64_t world : {1, 2, 3}) EXPECT_EQ(verifyText(text, world), "") << world;
+  EXPECT_EQ(verifyText(text, 4), error("3:40", "index 3 is out of range for 3 chunks"));
+}
+
+TEST(VerifierWorlds, RankDependentShapes) {
+  const std::string text =
+      "program p(M = 4) {\n"
+      "  output y : f32[M]\n"
+      "  t = allocate(f32[rank + 1])\n"
+      "  deallocate(t)\n"
+      "  y = allocate(f32[M + rank])\n"
+      "}\n";
+  EXPECT_EQ(verifyText(text, 1), "");
+  EXPECT_EQ(verifyText(text, 2),
+            error("2:10", "output 'y' is declared with rank-local shape [4] but the program defines it as [5]"));
+}
+
+TEST(VerifierWorlds, BroadcastRootFromTheLoopIndex) {
+  const std::string wrapped =
+      "program p(S = 8) {\n"
+      "  input x : f32[4]\n"
+      "  for i in range(S) {\n"
+      "    broadcast(x, root=i % world)\n"
+      "  }\n"
+      "}\n";
+  const std::string raw =
+      "program p(S = 4) {\n"
+      "  input x : f32[4]\n"
+      "  for i in range(S) {\n"
+      "    broadcast(x, root=i)\n"
+      "  }\n"
+      "}\n";
+  for (int64_t world = 1; world <= 4; ++world) EXPECT_EQ(verifyText(wrapped, world), "") << world;
+  EXPECT_EQ(verifyText(raw, 4), "");
+  EXPECT_EQ(verifyText(raw, 3), error("4:23", "root 3 is not a rank of a team of 3"));
+  EXPECT_EQ(verifyText(raw, 4, {{"S", 5}}), error("4:23", "root 4 is not a rank of a team of 4"));
+}
+
+TEST(VerifierWorlds, WorldMustBePositive) {
+  const std::string text = "program p() {\n}\n";
+  EXPECT_EQ(verifyText(text, 0), "t.hir: error: a team needs at least one rank, got 0");
+  EXPECT_EQ(verifyText(text, -2), "t.hir: error: a team needs at least one rank, got -2");
+  EXPECT_EQ(verifyText(text, 64), "");
+}
+
+// ---------------------------------------------------------------------------
+// Params and `--set` overrides.
+
+TEST(VerifierParams, OverridesChangeShapes) {
+  const std::string text =
+      "program p(M = 8, N = 3) {\n"
+      "  input x : f32[M, N]\n"
+      "  output y : f32[8, 3]\n"
+      "  y = copy(x)\n"
+      "}\n";
+  EXPECT_EQ(verifyText(text), "");
+  EXPECT_EQ(verifyText(text, 1, {{"M", 8}}), "");
+  EXPECT_EQ(verifyText(text, 1, {{"M", 6}}),
+            error("3:10", "output 'y' is declared with rank-local shape [8, 3] but the program defines it as [6, 3]"));
+  EXPECT_EQ(verifyText(text, 1, {{"M", 6}, {"N", 4}}),
+            error("3:10", "output 'y' is declared with rank-local shape [8, 3] but the program defines it as [6, 4]"));
+  EXPECT_EQ(verifyText(text, 1, {{"M", -1}}), error("2:17", "negative extent -1"));
+  EXPECT_EQ(verifyText(text, 1, {{"Q", 1}}), "t.hir: error: program 'p' has no parameter 'Q' (its parameters: M, N)");
+}
+
+TEST(VerifierParams, OverridesChangeLoopCounts) {
+  const std::string text =
+      "program p(S = 3) {\n"
+      "  t = allocate(f32[S])\n"
+      "  for i in range(S) {\n"
+      "    v = shard_by_stream(t, axis=0, index=i, chunks=3)\n"
+      "  }\n"
+      "}\n";
+  EXPECT_EQ(verifyText(text), "");
+  EXPECT_EQ(verifyText(text, 1, {{"S", 2}}), "");
+  EXPECT_EQ(verifyText(text, 1, {{"S", 0}}), "");
+  EXPECT_EQ(verifyText(text, 1, {{"S", 4}}), error("4:42", "index 3 is out of range for 3 chunks"));
+}
+
+TEST(VerifierParams, BindParams) {
+  Program p = parse("program p(M = 8, N = 3) {\n}\n");
+  auto values = bindParams(p, Bindings{{{"N", 5}}, 1});
+  ASSERT_TRUE(values.ok());
+  EXPECT_EQ(*values, (std::map<std::string, int64_t>{{"M", 8}, {"N", 5}}));
+  auto defaults = bindParams(p, Bindings{});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(*defaults, (std::map<std::string, int64_t>{{"M", 8}, {"N", 3}}));
+  auto unknown = bindParams(p, Bindings{{{"K", 5}}, 1});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().message, "program 'p' has no parameter 'K' (its parameters: M, N)");
+  auto none = bindParams(parse("program q() {\n}\n"), Bindings{{{"K", 5}}, 1});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().message, "program 'q' has no parameter 'K' (its parameters: none)");
+}
+
+// ---------------------------------------------------------------------------
+// Integer bindings: ceildiv, min, max.
+
+TEST(VerifierIntegers, BindingsFeedShapes) {
+  const std::string text =
+      "program p(M = 10, S = 4) {\n"
+      "  output y : f32[3, 4, 10]\n"
+      "  n = ceildiv(M, S)\n"
+      "  lo = min(M, S)\n"
+      "  hi = max(M, S)\n"
+      "  y = allocate(f32[n, lo, hi])\n"
+      "}\n";
+  EXPECT_EQ(verifyText(text), "");
+  EXPECT_EQ(verifyText(text, 1, {{"M", 13}}),
+            error("2:10", "output 'y' is declared with rank-local shape [3, 4, 10] but the program defines it as [4, 4, 13]"));
+  EXPECT_EQ(verifyText(text, 1, {{"M", 2}}),
+            error("2:10", "output 'y' is declared with rank-local shape [3, 4, 10] but the program defines it as [1, 2, 4]"));
+  EXPECT_EQ(verifyText(text, 1, {{"S", 0}}), error("3:7", "division by zero in ceildiv"));
+}
+
+TEST(VerifierIntegers, ChainedAndInLoops) {
+  const std::string text =
+      "program p(M = 10, S = 4) {\n"
+      "  output y : f32[6]\n"
+      "  n = ceildiv(M, S)\n"
+      "  m = max(n, 1)\n"
+      "  k = ceildiv(m * 2, 1)\n"
+      "  y = allocate(f32[k])\n"
+      "  for i in range(S) {\n"
+      "    c = min(i, 2)\n"
+      "    v = shard_by_stream(y, axis=0, index=c, chunks=n)\n"
+      "    for j in range(c) {\n"
+      "      d = max(j, c)\n"
+      "      broadcast(v, root=d - c)\n"
+      "    }\n"
+      "  }\n"
+      "}\n";
+  EXPECT_EQ(verifyText(text), "");
+  EXPECT_EQ(verifyText(text, 2), "");
+  // M = 8 makes n = 2 chunks, but the index c still reaches 2.
+  EXPECT_EQ(verifyText(text, 1, {{"M", 8}}), error("9:42", "index 2 is out of range for 2 chunks"));
+  // M = 12 keeps k = 6; M = 4, S = 2 keeps the indices in range and makes k = 4.
+  EXPECT_EQ(verifyText(text, 1, {{"M", 12}}), "");
+  EXPECT_EQ(verifyText(text, 1, {{"M", 4}, {"S", 2}}),
+            error("2:10", "output 'y' is declared with rank-local shape [6] but the program defines it as [4]"));
+}
+
+TEST(VerifierIntegers, BindingsAreIntegersNotTensors) {
+  EXPECT_EQ(verifyText("program p() {\n  n = min(1, 2)\n  t = copy(n)\n}\n"),
+            error("3:12", "'n' is an integer, but operand 'src' of 'copy' must be a tensor"));
+  EXPECT_EQ(verifyText("program p() {\n  t = allocate(f32[2])\n  n = min(t, 2)\n}\n"),
+            error("3:11", "'t' is a tensor, not an integer"));
+  EXPECT_EQ(verifyText("program p(M = 1) {\n  M = min(1, 2)\n}\n"), error("2:3", "'M' is already defined at 1:11"));
+  EXPECT_EQ(verifyText("program p() {\n  n = min(1, 2)\n  n = max(1, 2)\n}\n"),
+            error("3:3", "'n' is already defined at 2:3"));
+  EXPECT_EQ(verifyText("program p() {\n  n = ceildiv(5, 0)\n}\n"), error("2:7", "division by zero in ceildiv"));
+  EXPECT_EQ(verifyText("program p() {\n  n = max(0 - 3, 0 - 5)\n  t = allocate(f32[n])\n}\n"),
+            error("3:20", "negative extent -3"));
+}
+
+// ---------------------------------------------------------------------------
+// Scopes.
+
+TEST(VerifierScopes, SiblingLoopsReuseNames) {
+  const std::string text =
+      "program p() {\n"
+      "  for i in range(2) {\n"
+      "    t = allocate(f32[4])\n"
+      "    e = record_event()\n"
+      "  }\n"
+      "  for i in range(3) {\n"
+      "    t = allocate(f32[8])\n"
+      "    e = record_event()\n"
+      "    o = allocate(f32[8])\n"
+      "    copy(t, out=o)\n"
+      "    for j in range(2) {\n"
+      "      u = copy(t)\n"
+      "    }\n"
+      "    for j in range(i) {\n"
+      "      u = allocate(f32[i])\n"
+      "      deallocate(u)\n"
+      "    }\n"
+      "    deallocate(t)\n"
+      "  }\n"
+      "}\n";
+  EXPECT_EQ(verifyStructure(parse(text)), std::nullopt);
+  for (int64_t world = 1; world <= 4; ++world) EXPECT_EQ(verifyText(text, world), "") << world;
+}
+
+TEST(VerifierScopes, EachIterationHasItsOwnTensors) {
+  // Deallocating iteration 0's t leaves iteration 1's t alive.
+  const std::string text =
+      "program p() {\n"
+      "  for i in range(3) {\n"
+      "    t = allocate(f32[4])\n"
+      "    u = copy(t)\n"
+      "    deallocate(t)\n"
+      "  }\n"
+      "}\n";
+  EXPECT_EQ(verifyText(text), "");
+}
+
+TEST(VerifierScopes, ShadowingIsAnError) {
+  struct Case {
+    std::string text, where, message;
+  };
+  const std::vector<Case> cases = {
+      {"program p() {\n  t = allocate(f32[4])\n  for i in range(2) {\n    t = allocate(f32[4])\n  }\n}\n", "4:5",
+       "'t' is already defined at 2:3"},
+      {"program p() {\n  for i in range(2) {\n    for i in range(2) {\n    }\n  }\n}\n", "3:9",
+       "'i' is already defined at 2:7"},
+      {"program p(M = 2) {\n  for M in range(2) {\n  }\n}\n", "2:7", "'M' is already defined at 1:11"},
+      {"program p() {\n  input x : f32[4]\n  for x in range(2) {\n  }\n}\n", "3:7", "'x' is already defined at 2:9"},
+      {"program p() {\n  for i in range(2) {\n    t = allocate(f32[4])\n    for j in range(2) {\n"
+       "      t = allocate(f32[4])\n    }\n  }\n}\n",
+       "5:7", "'t' is already defined at 3:5"},
+      {"program p() {\n  for i in range(2) {\n    for j in range(2) {\n      i = min(j, 1)\n    }\n  }\n}\n", "4:7",
+       "'i' is already defined at 2:7"},
+      {"program p() {\n  s = get_current_stream()\n  for i in range(2) {\n    s = get_current_stream()\n  }\n}\n", "4:5",
+       "'s' is already defined at 2:3"},
+  };
+  for (const Case& c : cases) {
+    Program p = parse(c.text);
+    Status structural = verifyStructure(p);
+    ASSERT_TRUE(structural.has_value()) << c.text;
+    std::string rendered = renderDiagnostic(*structural, "t.hir", c.text);
+    EXPECT_EQ(rendered.substr(0, rendered.find('\n')), error(c.where, c.message)) << c.text;
+    // verifyProgram runs the structure check first.
+    EXPECT_EQ(verifyText(c.text), error(c.where, c.message));
+  }
+}
+
+TEST(VerifierScopes, LoopNamesAreInvisibleAfterTheLoop) {
+  const std::string text =
+      "program p() {\n"
+      "  for i in range(2) {\n"
+      "    h = record_event()\n"
+      "  }\n"
+      "  wait_event(h)\n"
+      "}\n";
+  EXPECT_EQ(verifyText(text), error("5:14", "'h' is defined inside a loop at 3:5 and is not visible here"));
+}
+
+TEST(VerifierScopes, LoopRangeMayUseOuterIndex) {
+  const std::string text =
+      "program p() {\n"
+      "  for i in range(1, 4) {\n"
+      "    for j in range(i, 2 * i) {\n"
+      "      t = allocate(f32[j - i])\n"
+      "    }\n"
+      "  }\n"
+      "}\n";
+  EXPECT_EQ(verifyText(text), "");
+  EXPECT_EQ(verifyText("program p() {\n  for i in range(2) {\n  }\n  for j in range(i) {\n  }\n}\n"),
+            error("4:18", "'i' is defined inside a loop at 2:7 and is not visible here"));
+}
+
+}  // namespace
