@@ -1,0 +1,252 @@
+// Every program of examples/ run in-process for team sizes 1 to 4, before
+// and after assign-streams, on stream pools of 1, 2 and 4, against the
+// formula its header comment states, computed independently in f64.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "executor/npy.h"
+#include "harness.h"
+
+namespace hostir::reftest {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct ExampleCase {
+  std::string label;   // test name suffix
+  std::string program;  // examples/<program>.hir
+  Params overrides;
+  std::set<int64_t> worlds;  // the team sizes whose shapes divide (others must be rejected)
+};
+
+std::ostream& operator<<(std::ostream& os, const ExampleCase& c) { return os << c.label; }
+
+const std::vector<ExampleCase>& cases() {
+  static const std::vector<ExampleCase> all = {
+      // Defaults: K = 512 does not split over 3 ranks.
+      {"row_parallel_linear_default", "row_parallel_linear", {}, {1, 2, 4}},
+      // S does not divide M: chunks 4,4,4,4,2.
+      {"row_parallel_linear_short_last_chunk", "row_parallel_linear", {{"M", 18}, {"K", 12}, {"N", 5}, {"S", 5}},
+       {1, 2, 3, 4}},
+      // chunk 2, seven chunks over 12 rows: the last one is empty.
+      {"row_parallel_linear_empty_last_chunk", "row_parallel_linear", {{"M", 12}, {"K", 24}, {"N", 8}, {"S", 7}},
+       {1, 2, 3, 4}},
+      {"row_parallel_linear_more_chunks_than_rows", "row_parallel_linear", {{"M", 3}, {"K", 12}, {"N", 4}, {"S", 4}},
+       {1, 2, 3, 4}},
+      {"all_gather_default", "all_gather", {}, {1, 2, 3, 4}},
+      {"all_gather_short_last_chunk", "all_gather", {{"M", 10}, {"K", 12}, {"N", 12}, {"S", 3}}, {1, 2, 3, 4}},
+      {"all_gather_empty_last_chunk", "all_gather", {{"M", 5}, {"K", 12}, {"N", 12}, {"S", 4}}, {1, 2, 3, 4}},
+      // N = 10 splits over 1 and 2 ranks only.
+      {"all_gather_n10", "all_gather", {{"M", 8}, {"K", 20}, {"N", 10}, {"S", 2}}, {1, 2}},
+      {"broadcast_default", "broadcast", {}, {1, 2, 3, 4}},
+      {"broadcast_small", "broadcast", {{"M", 12}, {"K", 7}, {"N", 5}}, {1, 2, 3, 4}},
+      {"events_default", "events", {}, {1, 2, 3, 4}},
+      {"events_short_last_chunk", "events", {{"M", 10}, {"K", 6}, {"H", 12}, {"N", 4}, {"S", 3}}, {1, 2, 3, 4}},
+      {"events_empty_last_chunk", "events", {{"M", 10}, {"K", 6}, {"H", 12}, {"N", 4}, {"S", 6}}, {1, 2, 3, 4}},
+      {"reduce_scatter_default", "reduce_scatter", {}, {1, 2, 3, 4}},
+      {"reduce_scatter_short_last_chunk", "reduce_scatter", {{"M", 7}, {"K", 12}, {"N", 12}, {"S", 3}}, {1, 2, 3, 4}},
+      {"reduce_scatter_empty_last_chunks", "reduce_scatter", {{"M", 7}, {"K", 12}, {"N", 12}, {"S", 8}},
+       {1, 2, 3, 4}},
+  };
+  return all;
+}
+
+class Examples : public ::testing::TestWithParam<ExampleCase> {};
+
+TEST(ExampleFiles, EveryExampleHasAReferenceAndACase) {
+  std::set<std::string> files, covered;
+  for (const auto& entry : std::filesystem::directory_iterator(sourceDir() + "/examples"))
+    if (entry.path().extension() == ".hir") files.insert(entry.path().stem().string());
+  for (const ExampleCase& c : cases()) covered.insert(c.program);
+  EXPECT_EQ(files, std::set<std::string>(knownExamples().begin(), knownExamples().end()))
+      << "a new example needs its formula in reference.cpp";
+  EXPECT_EQ(files, covered);
+}
+
+TEST_P(Examples, MatchTheIndependentReference) {
+  const ExampleCase& c = GetParam();
+  const Program original = loadExample(c.program);
+  const Program assigned = assignStreams(original);
+  ASSERT_NE(original, assigned) << "assign-streams must rewrite " << c.program;
+  const Params params = bindAll(original, c.overrides);
+  const uint64_t seed = 7;
+
+  int runs = 0;
+  std::set<int64_t> ranWorlds;
+  for (int64_t world = 1; world <= 4; ++world) {
+    Status invalid = verifyFor(original, c.overrides, world);
+    if (c.worlds.count(world) == 0) {
+      // Skipped only because the shapes do not divide, and rejected for that reason.
+      ASSERT_TRUE(invalid.has_value()) << c.program << " should not verify for world " << world;
+      EXPECT_THAT(invalid->message, HasSubstr("divide")) << invalid->message;
+      continue;
+    }
+    ASSERT_FALSE(invalid.has_value()) << invalid->message;
+    ASSERT_FALSE(verifyFor(assigned, c.overrides, world).has_value());
+
+    // The inputs every run sees, and the formula on them.
+    auto inputs = globalInputs(original, params, world, seed);
+    std::map<std::string, RefTensor> expected = exampleReference(c.program, toRef(inputs));
+    ASSERT_EQ(outputSpecs(original, params, world).size(), expected.size());
+
+    for (bool transformed : {false, true}) {
+      for (int64_t streams : {1, 2, 4}) {
+        RunRequest request = makeRequest(transformed ? assigned : original, params, seed, streams);
+        // Pool size 2 also gets random delays in streams and communications.
+        if (streams == 2) request.delays = {50, static_cast<uint64_t>(world)};
+        // Pool size 4 also runs a warmup and two timed runs on the same backend.
+        if (streams == 4) {
+          request.warmup = 1;
+          request.repeat = 2;
+        }
+        std::string what = describe(c.program, params, world, transformed, streams);
+        auto result = runWithin(request, world);
+        ASSERT_TRUE(result.has_value()) << what << ": did not finish within 60 s";
+        ASSERT_TRUE(result->ok()) << what << ": " << result->error().message;
+        for (const TensorSpec& spec : outputSpecs(original, params, world)) {
+          auto got = (*result)->outputs.find(spec.name);
+          ASSERT_NE(got, (*result)->outputs.end()) << what << ": no output " << spec.name;
+          Match m = compare(spec.name, got->second, spec.dtype, expected.at(spec.name));
+          EXPECT_TRUE(m.ok) << what << ": " << m.message;
+        }
+        ++runs;
+      }
+    }
+    ranWorlds.insert(world);
+  }
+  EXPECT_EQ(ranWorlds, c.worlds);
+  EXPECT_EQ(runs, static_cast<int>(c.worlds.size()) * 6);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Examples, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<ExampleCase>& info) { return info.param.label; });
+
+// The same through the command line's --ranks (in-process ranks):
+// `hostir run --seed S --output y=FILE` for every example, team size,
+// variant and pool size, the output file compared with the formula.
+TEST(ExamplesThroughTheCli, RanksStreamsPassesAndSeed) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("hostir_exec_cli_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::map<std::string, Params> small = {
+      {"row_parallel_linear", {{"M", 20}, {"K", 24}, {"N", 8}, {"S", 3}}},
+      {"all_gather", {{"M", 10}, {"K", 12}, {"N", 12}, {"S", 4}}},
+      {"broadcast", {{"M", 24}, {"K", 12}, {"N", 8}}},
+      {"events", {{"M", 10}, {"K", 6}, {"H", 12}, {"N", 4}, {"S", 3}}},
+      {"reduce_scatter", {{"M", 9}, {"K", 12}, {"N", 12}, {"S", 2}}},
+  };
+  int runs = 0;
+  for (const auto& [name, overrides] : small) {
+    Program program = loadExample(name);
+    Params params = bindAll(program, overrides);
+    std::string sets;
+    for (const auto& [k, v] : overrides) sets += fmt::format(" --set {}={}", k, v);
+    for (int64_t world = 1; world <= 4; ++world) {
+      ASSERT_FALSE(verifyFor(program, overrides, world).has_value()) << name << " world " << world;
+      const uint64_t seed = 100 + static_cast<uint64_t>(world);
+      RefTensor expected = exampleReference(name, toRef(globalInputs(program, params, world, seed))).at("y");
+      for (bool assigned : {false, true}) {
+        for (int64_t streams : {1, 2, 4}) {
+          fs::path out = dir / "y.npy";
+          fs::remove(out);
+          std::string command = fmt::format(
+              "{} run {}{} --ranks {} --streams {}{} --seed {} --check{} --output y={} >{} 2>&1 </dev/null",
+              HOSTIR_BINARY, examplePath(name), sets, world, streams, assigned ? " --passes assign-streams" : "",
+              seed, streams == 2 ? " --inject-delays 50" : "", out.string(), (dir / "log").string());
+          int status = std::system(command.c_str());
+          std::string log = readText((dir / "log").string());
+          ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command << "\n" << log;
+          EXPECT_THAT(log, HasSubstr("check: ok")) << command;
+          auto y = readNpy(out.string(), DType::F32);
+          ASSERT_TRUE(y.ok()) << y.error().message;
+          Match m = compare("y", *y, DType::F32, expected);
+          EXPECT_TRUE(m.ok) << command << ": " << m.message;
+          ++runs;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(runs, 5 * 4 * 2 * 3);
+  fs::remove_all(dir);
+}
+
+// The executor's own serial reference (what `--check` compares with) agrees
+// with the independent formula, and compareOutputs accepts a correct run.
+TEST(ExampleReference, SerialReferenceAndCompareOutputsAgree) {
+  for (const std::string& name : knownExamples()) {
+    Program program = loadExample(name);
+    Params params = bindAll(program, {});
+    for (int64_t world : {1, 2}) {
+      auto inputs = globalInputs(program, params, world, 3);
+      auto expected = exampleReference(name, toRef(inputs));
+      RunRequest serial = makeRequest(program, params, 3, 1);
+      serial.reference = true;
+      auto ref = runWithin(serial, world);
+      ASSERT_TRUE(ref && ref->ok()) << name;
+      for (const auto& [out, values] : expected) {
+        Match m = compare(out, (*ref)->outputs.at(out), DType::F32, values);
+        EXPECT_TRUE(m.ok) << name << " serial reference, world " << world << ": " << m.message;
+      }
+      auto run = runWithin(makeRequest(assignStreams(program), params, 3, 4), world);
+      ASSERT_TRUE(run && run->ok()) << name;
+      Comparison c = compareOutputs((*run)->outputs, (*ref)->outputs);
+      EXPECT_TRUE(c.ok) << name << ": " << c.report;
+      EXPECT_THAT(c.report, HasSubstr("matches"));
+    }
+  }
+}
+
+// compareOutputs must catch a wrong output and name the worst element; the
+// tests' own comparison must too (a comparison that cannot fail proves nothing).
+TEST(ExampleReference, ComparisonsFailOnAPerturbedOutput) {
+  Program program = loadExample("row_parallel_linear");
+  Params params = bindAll(program, {{"M", 8}, {"K", 16}, {"N", 6}, {"S", 2}});
+  auto inputs = globalInputs(program, params, 2, 11);
+  auto expected = exampleReference("row_parallel_linear", toRef(inputs));
+  auto run = runWithin(makeRequest(program, params, 11, 2), 2);
+  ASSERT_TRUE(run && run->ok());
+  const std::map<std::string, HostTensor> good = (*run)->outputs;
+  ASSERT_TRUE(compare("y", good.at("y"), DType::F32, expected.at("y")).ok);
+  ASSERT_TRUE(compareOutputs(good, good).ok);
+
+  // Element [5, 3] is off by a lot, [1, 1] by a little: the report names [5, 3].
+  RefTensor y = toRef(good.at("y"));
+  RefTensor bad = y;
+  bad.at({5, 3}) += 0.5;
+  bad.at({1, 1}) += 0.01;
+  std::map<std::string, HostTensor> perturbed = {{"y", toHost(bad, DType::F32)}};
+  Comparison c = compareOutputs(perturbed, good);
+  EXPECT_FALSE(c.ok);
+  EXPECT_THAT(c.report, HasSubstr("[5, 3]"));
+  EXPECT_THAT(c.report, HasSubstr("'y'"));
+  Match m = compare("y", perturbed.at("y"), DType::F32, expected.at("y"));
+  EXPECT_FALSE(m.ok);
+  EXPECT_THAT(m.message, HasSubstr("[5, 3]"));
+
+  // Just beyond the f32 tolerance still fails; a NaN fails; a wrong shape fails.
+  RefTensor slightly = y;
+  slightly.at({2, 2}) += std::abs(y.at({2, 2})) * 1e-3 + 1e-3;
+  EXPECT_FALSE(compareOutputs({{"y", toHost(slightly, DType::F32)}}, good).ok);
+  EXPECT_FALSE(compare("y", toHost(slightly, DType::F32), DType::F32, expected.at("y")).ok);
+  RefTensor nan = y;
+  nan.at({0, 0}) = std::nan("");
+  EXPECT_FALSE(compareOutputs({{"y", toHost(nan, DType::F32)}}, good).ok);
+  EXPECT_FALSE(compare("y", toHost(nan, DType::F32), DType::F32, expected.at("y")).ok);
+  RefTensor wrongShape({8, 5});
+  EXPECT_FALSE(compareOutputs({{"y", toHost(wrongShape, DType::F32)}}, good).ok);
+  EXPECT_FALSE(compareOutputs({}, good).ok);
+  EXPECT_FALSE(compare("y", toHost(wrongShape, DType::F32), DType::F32, expected.at("y")).ok);
+  EXPECT_FALSE(compare("y", toHost(y, DType::F64), DType::F32, expected.at("y")).ok);
+}
+
+}  // namespace
+}  // namespace hostir::reftest

@@ -1,0 +1,579 @@
+#include "op_programs.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace hostir::reftest {
+
+const std::vector<ReduceOp> kOps = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg};
+const std::vector<DType> kDTypes = {DType::F32, DType::F64, DType::F16, DType::BF16};
+
+std::string opName(ReduceOp op) { return std::string(reduceOpName(op)); }
+
+namespace {
+
+
+const char* const kAllocZero = R"hir(
+program alloc_zero(M = 12, N = 5) {
+  input  x : $T[M, N] shard(0)
+  output y : $T[M, N] shard(0)
+  output z : $T[M, N] shard(0)
+  output v : $T[M, N] shard(0)
+  t = allocate($T[M / world, N])
+  copy(x, out=t)
+  deallocate(t)
+  y = allocate($T[M / world, N], zero=true)
+  x0 = shard_by_stream(x, axis=0, index=0, chunks=2)
+  y0 = shard_by_stream(y, axis=0, index=0, chunks=2)
+  copy(x0, out=y0)
+  zz = allocate($T[M / world, N], zero=true)
+  z = add(zz, x)
+  deallocate(zz)
+  main = get_current_stream()
+  set_current_stream(stream(1))
+  w0 = allocate($T[M / world, N], zero=true)
+  v = add(w0, x)
+  deallocate(w0)
+  set_current_stream(main)
+  synchronize(stream(1))
+}
+)hir";
+
+const char* const kViews = R"hir(
+program views(M = 10, N = 7, S = 3, A = 12, B = 5, C = 6) {
+  input  x : $T[M, N]
+  input  u : $T[A, B, C] shard(0)
+  output y : $T[M, N]
+  output z : $T[M, N]
+  output v : $T[A, B, C] shard(0)
+  y = allocate($T[M, N])
+  z = allocate($T[M, N])
+  v = allocate($T[A / world, B, C], zero=true)
+  for i in range(S) {
+    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
+    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
+    copy(xi, out=yi)
+    xj = shard_by_stream(x, axis=1, index=i, chunks=S)
+    zj = shard_by_stream(z, axis=1, index=i, chunks=S)
+    add(xj, xj, out=zj)
+    uj = shard_by_stream(u, axis=1, index=i, chunks=S)
+    vj = shard_by_stream(v, axis=1, index=i, chunks=S)
+    ujk = shard_by_stream(uj, axis=2, index=1, chunks=2)
+    vjk = shard_by_stream(vj, axis=2, index=1, chunks=2)
+    copy(ujk, out=vjk)
+  }
+}
+)hir";
+
+const char* const kGemms = R"hir(
+program gemms(M = 12, K = 10, N = 6, B = 3) {
+  input  x  : $T[M, K] shard(0)
+  input  w  : $T[N, K]
+  input  b  : $T[N]
+  input  v  : $T[K, N]
+  input  x3 : $T[B, M, K] shard(1)
+  input  q  : $T[K]
+  output y1 : $T[M, N] shard(0)
+  output y2 : $T[M, N] shard(0)
+  output y3 : $T[M, N] shard(0)
+  output y4 : $T[M, N] shard(0)
+  output y5 : $T[M, K] shard(0)
+  output y6 : $T[B, M, N] shard(1)
+  output y7 : $T[B, M, N] shard(1)
+  output y8 : $T[M, N] shard(0)
+  output y9 : $T[N]
+  output y10 : $T[M, N] shard(0)
+  output y11 : $T[M, N / 2] shard(0)
+  output y12 : $T[M, N] shard(0)
+  output y13 : $T[M, K / 2] shard(0)
+  y1 = linear(x, w)
+  y2 = allocate($T[M / world, N])
+  linear(x, w, b, out=y2)
+  y3 = matmul(x, v)
+  y4 = add(y1, y3)
+  y5 = copy(x)
+  y6 = linear(x3, w, b)
+  y7 = allocate($T[B, M / world, N], zero=true)
+  x3v = shard_by_stream(x3, axis=1, index=1, chunks=2)
+  y7v = shard_by_stream(y7, axis=1, index=1, chunks=2)
+  linear(x3v, w, out=y7v)
+  xc = shard_by_stream(x, axis=1, index=1, chunks=2)
+  vr = shard_by_stream(v, axis=0, index=1, chunks=2)
+  y8 = matmul(xc, vr)
+  y9 = linear(q, w)
+  wc = shard_by_stream(w, axis=1, index=1, chunks=2)
+  y10 = linear(xc, wc, b)
+  vc = shard_by_stream(v, axis=1, index=0, chunks=2)
+  y11 = matmul(x, vc)
+  y12 = allocate($T[M / world, N], zero=true)
+  y12v = shard_by_stream(y12, axis=1, index=1, chunks=2)
+  matmul(x, vc, out=y12v)
+  x0 = shard_by_stream(x, axis=1, index=0, chunks=2)
+  y13 = add(x0, xc)
+}
+)hir";
+
+const char* const kBcast = R"hir(
+program bcast(M = 12, N = 6, S = 4) {
+  input  x : $T[M, N] shard(0)
+  output y : $T[M, N] shard(0)
+  output z : $T[M, N] shard(0)
+  y = allocate($T[M / world, N])
+  for i in range(S) {
+    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
+    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
+    copy(xi, out=yi)
+    b = broadcast(yi, root=(i * 3 + 1) % world)
+    wait(b)
+  }
+  z = copy(x)
+  zc = shard_by_stream(z, axis=1, index=1, chunks=2)
+  bb = broadcast(zc, root=world - 1)
+  wait(bb)
+}
+)hir";
+
+const char* const kStreamsEvents = R"hir(
+program streams_events(M = 12, K = 8, N = 6, S = 3) {
+  input  x : $T[M, K] shard(0)
+  input  w : $T[N, K]
+  output y : $T[M, N] shard(0)
+  output z : $T[M, N] shard(0)
+  output u : $T[M, N] shard(0)
+  main = get_current_stream()
+  y = allocate($T[M / world, N], zero=true)
+  z = allocate($T[M / world, N], zero=true)
+  u = allocate($T[M / world, N], zero=true)
+  for i in range(S) {
+    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
+    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
+    zi = shard_by_stream(z, axis=0, index=i, chunks=S)
+    ui = shard_by_stream(u, axis=0, index=i, chunks=S)
+    set_current_stream(stream(2 * i))
+    synchronize(main)
+    linear(xi, w, out=yi)
+    ready = record_event()
+    set_current_stream(stream(2 * i + 1))
+    synchronize(main)
+    wait_event(ready)
+    add(yi, yi, out=zi)
+    h = allreduce(zi, op=sum)
+    set_current_stream(stream(2 * i + 7))
+    synchronize(main)
+    wait(h)
+    add(zi, yi, out=ui)
+    set_current_stream(main)
+  }
+  for j in range(S) {
+    synchronize(stream(2 * j))
+    synchronize(stream(2 * j + 1))
+    synchronize(stream(2 * j + 7))
+  }
+}
+)hir";
+
+const char* const kInts = R"hir(
+program ints(M = 12, N = 3, S = 4) {
+  input  x : $T[M, N]
+  output t : $T[ceildiv(M, S), N]
+  output a : $T[M, N]
+  output y : $T[M, N]
+  output b : $T[M, N]
+  c = ceildiv(M, S)
+  t = allocate($T[c, N])
+  x0 = shard_by_stream(x, axis=0, index=0, chunks=S)
+  copy(x0, out=t)
+  lo = min(S, 2)
+  hi = max(S, 3)
+  a = copy(x)
+  for j in range(lo, hi) {
+    add(a, x, out=a)
+  }
+  y = allocate($T[M, N])
+  for i in range(S) {
+    k = max(min(S - 1 - i, S), 0)
+    xi = shard_by_stream(x, axis=0, index=k, chunks=S)
+    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
+    copy(xi, out=yi)
+  }
+  b = allocate($T[M, N], zero=true)
+  for n in range(ceildiv(S, 2)) {
+    e = min((n * 2) % S + n / S, S - 1)
+    bn = shard_by_stream(b, axis=0, index=e, chunks=S)
+    xn = shard_by_stream(x, axis=0, index=e, chunks=S)
+    copy(xn, out=bn)
+  }
+}
+)hir";
+
+
+const char* const kInplaceColl = R"hir(
+program inplace_coll(M = 12, N = 12) {
+  input  x : $T[M, N] shard(0)
+  input  z : $T[M, N] shard(1)
+  input  p : $T[M * world, N] shard(0)
+  output g : $T[M, N]
+  output gc : $T[M, N]
+  output r : $T[M, N] shard(0)
+  g = allocate($T[M, N])
+  gi = shard_by_stream(g, axis=0, index=rank, chunks=world)
+  copy(x, out=gi)
+  h = allgather(gi, out=g, axis=0)
+  wait(h)
+  gc = allocate($T[M, N])
+  gci = shard_by_stream(gc, axis=1, index=rank, chunks=world)
+  copy(z, out=gci)
+  h2 = allgather(gci, out=gc, axis=1)
+  wait(h2)
+  pp = copy(p)
+  ri = shard_by_stream(pp, axis=0, index=rank, chunks=world)
+  h3 = reduce_scatter(pp, out=ri, axis=0, op=sum)
+  wait(h3)
+  r = copy(ri)
+}
+)hir";
+
+const char* const kViewOut = R"hir(
+program view_out(M = 6, N = 8) {
+  input  x : $T[M, N]
+  output y : $T[M, N / 2]
+  output v : $T[M, N / 2]
+  big = allocate($T[M, N])
+  set_current_stream(stream(3))
+  copy(x, out=big)
+  y = shard_by_stream(big, axis=1, index=1, chunks=2)
+  v = shard_by_stream(x, axis=1, index=0, chunks=2)
+}
+)hir";
+
+const char* const kColl3d = R"hir(
+program coll3d(A = 2, B = 6, C = 12) {
+  input  u : $T[A, B, C] shard(2)
+  input  v : $T[A, B * world, C] shard(1)
+  output g : $T[A, B, C]
+  output s : $T[A, B, C] shard(2)
+  output r : $T[A, B, C] shard(2)
+  g = allocate($T[A, B, C])
+  allgather(u, out=g, axis=2)
+  s = copy(u)
+  sv = shard_by_stream(s, axis=1, index=1, chunks=3)
+  allreduce(sv, op=sum)
+  r = allocate($T[A, B, C / world])
+  reduce_scatter(v, out=r, axis=2, op=max)
+}
+)hir";
+
+
+// allreduce with every op, in place and with out=, without op= and without
+// a handle, and on strided views (in place, and from one view into another).
+std::string allreduceProgram() {
+  std::string s = "program allreduce_ops(M = 12, N = 6) {\n  input x : $T[M, N] shard(0)\n";
+  for (ReduceOp op : kOps)
+    s += "  output a_" + opName(op) + " : $T[M, N] shard(0)\n  output b_" + opName(op) + " : $T[M, N] shard(0)\n";
+  s += "  output dflt : $T[M, N] shard(0)\n  output sin : $T[M, N] shard(0)\n  output sout : $T[M, N] shard(0)\n";
+  for (ReduceOp op : kOps) {
+    std::string n = opName(op);
+    s += "  a_" + n + " = copy(x)\n  ha_" + n + " = allreduce(a_" + n + ", op=" + n + ")\n  wait(ha_" + n + ")\n";
+    s += "  b_" + n + " = allocate($T[M / world, N])\n  hb_" + n + " = allreduce(x, out=b_" + n + ", op=" + n +
+         ")\n  wait(hb_" + n + ")\n";
+  }
+  s += R"hir(  dflt = copy(x)
+  allreduce(dflt)
+  sin = copy(x)
+  sv = shard_by_stream(sin, axis=1, index=0, chunks=2)
+  hs = allreduce(sv, op=max)
+  wait(hs)
+  sout = allocate($T[M / world, N], zero=true)
+  so = shard_by_stream(sout, axis=1, index=1, chunks=2)
+  xs = shard_by_stream(x, axis=1, index=1, chunks=2)
+  ho = allreduce(xs, out=so, op=min)
+  wait(ho)
+}
+)hir";
+  return s;
+}
+
+// allgather and reduce_scatter along axes 0 and 1 (and 2 of a 3-d tensor),
+// with the default axis and op, every op, and strided inputs and outputs.
+std::string gatherScatterProgram() {
+  std::string s = R"hir(program gather_scatter(M = 12, N = 12, A = 2, B = 3, C = 12) {
+  input  x  : $T[M, N] shard(0)
+  input  z  : $T[M, N] shard(1)
+  input  p  : $T[M * world, N] shard(0)
+  input  q  : $T[M, N * world] shard(1)
+  input  t3 : $T[A, B, C] shard(2)
+  output g0 : $T[M, N]
+  output g1 : $T[M, N]
+  output gd : $T[M, N]
+  output gs : $T[M, N]
+  output g3 : $T[A, B, C]
+  output rd : $T[M, N] shard(0)
+  output rs : $T[M, N] shard(0)
+)hir";
+  for (ReduceOp op : kOps)
+    s += "  output r0_" + opName(op) + " : $T[M, N] shard(0)\n  output r1_" + opName(op) + " : $T[M, N] shard(1)\n";
+  s += R"hir(  g0 = allocate($T[M, N])
+  hg0 = allgather(x, out=g0, axis=0)
+  wait(hg0)
+  g1 = allocate($T[M, N])
+  hg1 = allgather(z, out=g1, axis=1)
+  wait(hg1)
+  gd = allocate($T[M, N])
+  allgather(x, out=gd)
+  gs = allocate($T[M, N], zero=true)
+  xs = shard_by_stream(x, axis=1, index=1, chunks=2)
+  gss = shard_by_stream(gs, axis=1, index=1, chunks=2)
+  hgs = allgather(xs, out=gss, axis=0)
+  wait(hgs)
+  g3 = allocate($T[A, B, C])
+  hg3 = allgather(t3, out=g3, axis=2)
+  wait(hg3)
+  rd = allocate($T[M / world, N])
+  reduce_scatter(p, out=rd)
+  rs = allocate($T[M / world, N], zero=true)
+  ps = shard_by_stream(p, axis=1, index=0, chunks=2)
+  rss = shard_by_stream(rs, axis=1, index=0, chunks=2)
+  hrs = reduce_scatter(ps, out=rss, axis=0, op=max)
+  wait(hrs)
+)hir";
+  for (ReduceOp op : kOps) {
+    std::string n = opName(op);
+    s += "  r0_" + n + " = allocate($T[M / world, N])\n  h0_" + n + " = reduce_scatter(p, out=r0_" + n +
+         ", axis=0, op=" + n + ")\n  wait(h0_" + n + ")\n";
+    s += "  r1_" + n + " = allocate($T[M, N / world])\n  h1_" + n + " = reduce_scatter(q, out=r1_" + n +
+         ", axis=1, op=" + n + ")\n  wait(h1_" + n + ")\n";
+  }
+  s += "}\n";
+  return s;
+}
+
+}  // namespace
+
+std::vector<RefTensor> shards(const RefTensor& global, int64_t axis, int64_t world) {
+  std::vector<RefTensor> out;
+  for (int64_t r = 0; r < world; ++r) out.push_back(shard(global, axis, r, world));
+  return out;
+}
+
+// The global tensor of an output sharded along `axis` whose every rank holds `local`.
+RefTensor replicated(const RefTensor& local, int64_t axis, int64_t world) {
+  return concat(std::vector<RefTensor>(static_cast<size_t>(world), local), axis);
+}
+
+RefTensor scaled(const RefTensor& t, double f) { return map(t, [f](double v) { return v * f; }); }
+
+// Small integers in [-3, 3]: every sum, product, min and max of them that
+// the tests compute is exact in every dtype.
+HostTensor integers(DType dtype, std::vector<int64_t> shape, int salt) {
+  RefTensor t(std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i) t.data[static_cast<size_t>(i)] = static_cast<double>((i * 5 + salt * 3) % 7 - 3);
+  return toHost(t, dtype);
+}
+
+
+namespace {
+
+Outputs viewsReference(const Inputs& in, const Params& p, int64_t) {
+  int64_t S = p.at("S");
+  const RefTensor& u = in.at("u");
+  RefTensor v(u.shape);
+  for (int64_t i = 0; i < S; ++i) {
+    RefTensor vj = chunk(v, 1, i, S);
+    assignChunk(vj, 2, 1, 2, chunk(chunk(u, 1, i, S), 2, 1, 2));
+    assignChunk(v, 1, i, S, vj);
+  }
+  return {{"y", in.at("x")}, {"z", scaled(in.at("x"), 2)}, {"v", v}};
+}
+
+Outputs gemmsReference(const Inputs& in, const Params&, int64_t world) {
+  const RefTensor &x = in.at("x"), &w = in.at("w"), &b = in.at("b"), &v = in.at("v"), &x3 = in.at("x3");
+  std::vector<RefTensor> y7;
+  for (const RefTensor& x3r : shards(x3, 1, world)) {
+    std::vector<int64_t> shape = x3r.shape;
+    shape[2] = w.shape[0];
+    RefTensor y7r(shape);
+    assignChunk(y7r, 1, 1, 2, linear(chunk(x3r, 1, 1, 2), w));
+    y7.push_back(y7r);
+  }
+  RefTensor y12({x.shape[0], w.shape[0]});
+  assignChunk(y12, 1, 1, 2, matmul(x, chunk(v, 1, 0, 2)));
+  RefTensor y8;
+  {
+    std::vector<RefTensor> parts;
+    for (const RefTensor& xr : shards(x, 0, world)) parts.push_back(matmul(chunk(xr, 1, 1, 2), chunk(v, 0, 1, 2)));
+    y8 = concat(parts, 0);
+  }
+  return {{"y1", linear(x, w)},
+          {"y2", linear(x, w, &b)},
+          {"y3", matmul(x, v)},
+          {"y4", add(linear(x, w), matmul(x, v))},
+          {"y5", x},
+          {"y6", linear(x3, w, &b)},
+          {"y7", concat(y7, 1)},
+          {"y8", y8},
+          {"y9", linear(in.at("q"), w)},
+          {"y10", linear(chunk(x, 1, 1, 2), chunk(w, 1, 1, 2), &b)},
+          {"y11", matmul(x, chunk(v, 1, 0, 2))},
+          {"y12", y12},
+          {"y13", add(chunk(x, 1, 0, 2), chunk(x, 1, 1, 2))}};
+}
+
+Outputs allreduceReference(const Inputs& in, const Params&, int64_t world) {
+  std::vector<RefTensor> xr = shards(in.at("x"), 0, world);
+  Outputs out;
+  for (ReduceOp op : kOps) {
+    RefTensor all = replicated(reduce(xr, op), 0, world);
+    out["a_" + opName(op)] = all;
+    out["b_" + opName(op)] = all;
+  }
+  out["dflt"] = replicated(reduce(xr, ReduceOp::Sum), 0, world);
+  std::vector<RefTensor> firstColumns, secondColumns;
+  for (const RefTensor& t : xr) {
+    firstColumns.push_back(chunk(t, 1, 0, 2));
+    secondColumns.push_back(chunk(t, 1, 1, 2));
+  }
+  RefTensor maxFirst = reduce(firstColumns, ReduceOp::Max), minSecond = reduce(secondColumns, ReduceOp::Min);
+  std::vector<RefTensor> sin, sout;
+  for (const RefTensor& t : xr) {
+    RefTensor a = t;
+    assignChunk(a, 1, 0, 2, maxFirst);
+    sin.push_back(a);
+    RefTensor b(t.shape);
+    assignChunk(b, 1, 1, 2, minSecond);
+    sout.push_back(b);
+  }
+  out["sin"] = concat(sin, 0);
+  out["sout"] = concat(sout, 0);
+  return out;
+}
+
+Outputs gatherScatterReference(const Inputs& in, const Params&, int64_t world) {
+  const RefTensor &x = in.at("x"), &p = in.at("p"), &q = in.at("q");
+  Outputs out;
+  out["g0"] = allgather(shards(x, 0, world), 0);
+  out["g1"] = allgather(shards(in.at("z"), 1, world), 1);
+  out["gd"] = x;
+  RefTensor gs(x.shape);
+  std::vector<RefTensor> columns;
+  for (const RefTensor& xr : shards(x, 0, world)) columns.push_back(chunk(xr, 1, 1, 2));
+  assignChunk(gs, 1, 1, 2, allgather(columns, 0));
+  out["gs"] = gs;
+  out["g3"] = allgather(shards(in.at("t3"), 2, world), 2);
+  std::vector<RefTensor> pr = shards(p, 0, world), qr = shards(q, 1, world);
+  out["rd"] = concat(reduceScatter(pr, 0, ReduceOp::Sum), 0);
+  std::vector<RefTensor> firstColumns;
+  for (const RefTensor& t : pr) firstColumns.push_back(chunk(t, 1, 0, 2));
+  std::vector<RefTensor> rs;
+  for (const RefTensor& part : reduceScatter(firstColumns, 0, ReduceOp::Max)) {
+    RefTensor local({part.shape[0], x.shape[1]});
+    assignChunk(local, 1, 0, 2, part);
+    rs.push_back(local);
+  }
+  out["rs"] = concat(rs, 0);
+  for (ReduceOp op : kOps) {
+    out["r0_" + opName(op)] = concat(reduceScatter(pr, 0, op), 0);
+    out["r1_" + opName(op)] = concat(reduceScatter(qr, 1, op), 1);
+  }
+  return out;
+}
+
+Outputs allocZeroReference(const Inputs& in, const Params&, int64_t world) {
+  std::vector<RefTensor> y;
+  for (const RefTensor& xr : shards(in.at("x"), 0, world)) {
+    RefTensor yr(xr.shape);
+    assignChunk(yr, 0, 0, 2, chunk(xr, 0, 0, 2));
+    y.push_back(yr);
+  }
+  return Outputs{{"y", concat(y, 0)}, {"z", in.at("x")}, {"v", in.at("x")}};
+}
+
+Outputs bcastReference(const Inputs& in, const Params& p, int64_t world) {
+  int64_t S = p.at("S");
+  std::vector<RefTensor> xr = shards(in.at("x"), 0, world);
+  RefTensor y(xr[0].shape);
+  for (int64_t i = 0; i < S; ++i) assignChunk(y, 0, i, S, chunk(xr[static_cast<size_t>((i * 3 + 1) % world)], 0, i, S));
+  std::vector<RefTensor> z;
+  for (const RefTensor& t : xr) {
+    RefTensor zr = t;
+    assignChunk(zr, 1, 1, 2, chunk(xr.back(), 1, 1, 2));
+    z.push_back(zr);
+  }
+  return Outputs{{"y", replicated(y, 0, world)}, {"z", concat(z, 0)}};
+}
+
+Outputs streamsEventsReference(const Inputs& in, const Params&, int64_t world) {
+  std::vector<RefTensor> y, twice;
+  for (const RefTensor& xr : shards(in.at("x"), 0, world)) {
+    y.push_back(linear(xr, in.at("w")));
+    twice.push_back(scaled(y.back(), 2));
+  }
+  RefTensor z = reduce(twice, ReduceOp::Sum);
+  std::vector<RefTensor> u;
+  for (const RefTensor& yr : y) u.push_back(add(z, yr));
+  return Outputs{{"y", concat(y, 0)}, {"z", replicated(z, 0, world)}, {"u", concat(u, 0)}};
+}
+
+Outputs intsReference(const Inputs& in, const Params& p, int64_t) {
+  int64_t S = p.at("S");
+  const RefTensor& x = in.at("x");
+  int64_t times = 1 + std::max<int64_t>(S, 3) - std::min<int64_t>(S, 2);
+  RefTensor a = x;
+  for (int64_t j = 1; j < times; ++j) a = add(a, x);
+  RefTensor y(x.shape), b(x.shape);
+  for (int64_t i = 0; i < S; ++i) assignChunk(y, 0, i, S, chunk(x, 0, S - 1 - i, S));
+  for (int64_t n = 0; n < (S + 1) / 2; ++n) assignChunk(b, 0, (2 * n) % S, S, chunk(x, 0, (2 * n) % S, S));
+  return Outputs{{"t", chunk(x, 0, 0, S)}, {"a", a}, {"y", y}, {"b", b}};
+}
+
+Outputs inplaceCollReference(const Inputs& in, const Params&, int64_t world) {
+  return Outputs{{"g", in.at("x")},
+                 {"gc", in.at("z")},
+                 {"r", concat(reduceScatter(shards(in.at("p"), 0, world), 0, ReduceOp::Sum), 0)}};
+}
+
+Outputs viewOutReference(const Inputs& in, const Params&, int64_t) {
+  return Outputs{{"y", chunk(in.at("x"), 1, 1, 2)}, {"v", chunk(in.at("x"), 1, 0, 2)}};
+}
+
+Outputs coll3dReference(const Inputs& in, const Params&, int64_t world) {
+  std::vector<RefTensor> ur = shards(in.at("u"), 2, world);
+  std::vector<RefTensor> middles;
+  for (const RefTensor& t : ur) middles.push_back(chunk(t, 1, 1, 3));
+  RefTensor summed = reduce(middles, ReduceOp::Sum);
+  std::vector<RefTensor> s;
+  for (RefTensor t : ur) {
+    assignChunk(t, 1, 1, 3, summed);
+    s.push_back(t);
+  }
+  return Outputs{{"g", in.at("u")},
+                 {"s", concat(s, 2)},
+                 {"r", concat(reduceScatter(shards(in.at("v"), 1, world), 2, ReduceOp::Max), 2)}};
+}
+
+}  // namespace
+
+const std::vector<OpProgram>& opPrograms() {
+  static const std::vector<OpProgram> all = {
+      {"alloc_zero", kAllocZero, allocZeroReference, true, {"y", "z", "v"}},
+      {"views", kViews, viewsReference, true, {"y", "v"}},
+      {"gemms", kGemms, gemmsReference, true, {"y5"}},
+      {"allreduce_ops", allreduceProgram(), allreduceReference, true, {"a_min", "a_max", "b_min", "b_max", "sin", "sout"}},
+      {"gather_scatter", gatherScatterProgram(), gatherScatterReference, true,
+       {"g0", "g1", "gd", "gs", "g3", "rs", "r0_min", "r0_max", "r1_min", "r1_max"}},
+      {"bcast", kBcast, bcastReference, true, {"y", "z"}},
+      {"streams_events", kStreamsEvents, streamsEventsReference, false, {}},
+      {"ints", kInts, intsReference, false, {"t", "y", "b"}},
+      {"inplace_coll", kInplaceColl, inplaceCollReference, true, {"g", "gc"}},
+      {"view_out", kViewOut, viewOutReference, true, {"y", "v"}},
+      {"coll3d", kColl3d, coll3dReference, true, {"g", "r"}},
+  };
+  return all;
+}
+
+const OpProgram& opProgram(const std::string& name) {
+  for (const OpProgram& p : opPrograms())
+    if (p.name == name) return p;
+  throw std::invalid_argument("no operation program '" + name + "'");
+}
+
+}  // namespace hostir::reftest

@@ -1,0 +1,433 @@
+// Every operation of the language (docs/hostir-language.md, section 3) in
+// small programs, for every dtype and team sizes 1 to 4, each output
+// compared with a naive f64 reference computed from the global inputs the
+// run saw: seeded ones, or tensors the test builds and hands over through
+// RunRequest.inputs. Also the --input/--output path of `hostir run`.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "executor/npy.h"
+#include "harness.h"
+#include "op_programs.h"
+
+namespace hostir {
+// gtest prints the dtype parameter by name.
+inline void PrintTo(DType dtype, std::ostream* os) { *os << dtypeName(dtype); }
+}  // namespace hostir
+
+namespace hostir::reftest {
+namespace {
+
+using ::testing::HasSubstr;
+
+// ---- the check ------------------------------------------------------------------
+
+struct Check {
+  std::string text;  // with $T for the dtype
+  DType dtype = DType::F32;
+  Params overrides;
+  std::set<int64_t> worlds = {1, 2, 3, 4};  // the team sizes whose shapes divide
+  bool alsoAssignStreams = true;
+  std::vector<int64_t> streams = {1, 4};
+  uint32_t delayMicros = 0;
+  int repeat = 1;
+  uint64_t seed = 5;
+  // Explicit global inputs (by name) for a team size; the others are seeded.
+  std::function<std::map<std::string, HostTensor>(const Params&, int64_t world)> explicitInputs;
+  std::set<std::string> exact;  // outputs that must equal the reference exactly
+  std::function<Outputs(const Inputs&, const Params&, int64_t world)> expect;
+};
+
+// Runs the program for every team size, variant and pool size; returns the number of runs.
+int runCheck(const Check& c) {
+  Program original = parseOrThrow(withDType(c.text, c.dtype));
+  std::vector<std::pair<std::string, Program>> variants = {{"original", original}};
+  if (c.alsoAssignStreams) {
+    Program assigned = assignStreams(original);
+    if (!(assigned == original)) variants.emplace_back("assign-streams", std::move(assigned));
+  }
+  Params params = bindAll(original, c.overrides);
+  int runs = 0;
+  std::set<int64_t> ran;
+  for (int64_t world = 1; world <= 4; ++world) {
+    Status invalid = verifyFor(original, c.overrides, world);
+    if (!c.worlds.count(world)) {
+      EXPECT_TRUE(invalid.has_value()) << original.name << " should not verify for world " << world;
+      continue;
+    }
+    if (invalid) {
+      ADD_FAILURE() << original.name << " world " << world << ": " << invalid->message;
+      continue;
+    }
+    std::map<std::string, HostTensor> given = c.explicitInputs ? c.explicitInputs(params, world) : decltype(given){};
+    auto inputs = globalInputs(original, params, world, c.seed, given);
+    Outputs expected = c.expect(toRef(inputs), params, world);
+    auto specs = outputSpecs(original, params, world);
+    EXPECT_EQ(specs.size(), expected.size()) << "the reference must cover every output";
+    for (const auto& [label, program] : variants) {
+      for (int64_t streams : c.streams) {
+        RunRequest request = makeRequest(program, params, c.seed, streams);
+        request.inputs = given;
+        request.repeat = c.repeat;
+        request.delays = {c.delayMicros, static_cast<uint64_t>(world * 10 + streams)};
+        std::string what = fmt::format("{} {} world={} {} streams={}", original.name, dtypeName(c.dtype), world,
+                                       label, streams);
+        auto result = runWithin(request, world);
+        if (!result) {
+          ADD_FAILURE() << what << ": did not finish within 60 s";
+          continue;
+        }
+        if (!result->ok()) {
+          ADD_FAILURE() << what << ": " << result->error().message;
+          continue;
+        }
+        ++runs;
+        for (const TensorSpec& spec : specs) {
+          auto want = expected.find(spec.name);
+          auto got = (*result)->outputs.find(spec.name);
+          if (want == expected.end() || got == (*result)->outputs.end()) {
+            ADD_FAILURE() << what << ": output " << spec.name << " missing";
+            continue;
+          }
+          Match m = compare(spec.name, got->second, spec.dtype, want->second);
+          EXPECT_TRUE(m.ok) << what << ": " << m.message;
+          if (c.exact.count(spec.name)) {
+            EXPECT_EQ(m.worstRatio, 0.0) << what << ": " << spec.name << " must be exact; " << m.message;
+          }
+        }
+      }
+    }
+    ran.insert(world);
+  }
+  EXPECT_EQ(ran, c.worlds);
+  return runs;
+}
+
+class Ops : public ::testing::TestWithParam<DType> {};
+
+std::string dtypeLabel(const ::testing::TestParamInfo<DType>& info) { return std::string(dtypeName(info.param)); }
+
+// ---- allocate, deallocate ---------------------------------------------------------
+
+TEST_P(Ops, AllocateZeroAndDeallocate) {
+  Check c;
+  c.text = opProgram("alloc_zero").text;
+  c.dtype = GetParam();
+  c.repeat = 3;  // buffers of earlier runs come back; zero=true must still zero them
+  c.delayMicros = 50;
+  c.expect = opProgram("alloc_zero").expect;
+  c.exact = {"y", "z", "v"};
+  EXPECT_EQ(runCheck(c), 4 * 2);
+}
+
+// ---- shard_by_stream ---------------------------------------------------------------
+
+
+TEST_P(Ops, ShardByStreamOnAxes0And1And3d) {
+  // S = 3: chunks 4,4,2 of 10 rows and 3,3,1 of 7 columns; S = 4 and 6 leave
+  // short and empty chunks; S = 1 is the whole tensor.
+  for (int64_t S : {3, 4, 6, 1}) {
+    Check c;
+    c.text = opProgram("views").text;
+    c.dtype = GetParam();
+    c.overrides = {{"S", S}};
+    c.expect = opProgram("views").expect;
+    c.exact = {"y", "v"};
+    EXPECT_EQ(runCheck(c), 4 * 2 * 2) << "S=" << S;
+  }
+}
+
+// ---- linear, matmul, copy, add ---------------------------------------------------------
+
+
+TEST_P(Ops, LinearMatmulCopyAdd) {
+  Check c;
+  c.text = opProgram("gemms").text;
+  c.dtype = GetParam();
+  c.expect = opProgram("gemms").expect;
+  c.exact = {"y5"};
+  EXPECT_EQ(runCheck(c), 4 * 2);
+}
+
+TEST_P(Ops, LinearMatmulCopyAddOnExplicitInputs) {
+  Check c;
+  c.text = opProgram("gemms").text;
+  c.dtype = GetParam();
+  c.explicitInputs = [dtype = GetParam()](const Params& p, int64_t) {
+    int64_t M = p.at("M"), K = p.at("K"), N = p.at("N"), B = p.at("B");
+    return std::map<std::string, HostTensor>{{"x", integers(dtype, {M, K}, 1)}, {"w", integers(dtype, {N, K}, 2)},
+                                             {"b", integers(dtype, {N}, 3)},    {"v", integers(dtype, {K, N}, 4)},
+                                             {"x3", integers(dtype, {B, M, K}, 5)}, {"q", integers(dtype, {K}, 6)}};
+  };
+  c.expect = opProgram("gemms").expect;
+  // Sums of products of small integers (|y4| <= 180) are exact in every dtype.
+  c.exact = {"y1", "y2", "y3", "y4", "y5", "y6", "y7", "y8", "y9", "y10", "y11", "y12", "y13"};
+  EXPECT_EQ(runCheck(c), 4 * 2);
+}
+
+// ---- allreduce ---------------------------------------------------------------------
+
+
+TEST_P(Ops, AllreduceEveryOp) {
+  Check c;
+  c.text = opProgram("allreduce_ops").text;
+  c.dtype = GetParam();
+  c.delayMicros = 100;
+  c.expect = opProgram("allreduce_ops").expect;
+  c.exact = {"a_min", "a_max", "b_min", "b_max", "sin", "sout"};
+  EXPECT_EQ(runCheck(c), 4 * 2);
+}
+
+TEST_P(Ops, AllreduceEveryOpOnExplicitIntegers) {
+  Check c;
+  c.text = opProgram("allreduce_ops").text;
+  c.dtype = GetParam();
+  c.explicitInputs = [dtype = GetParam()](const Params& p, int64_t) {
+    return std::map<std::string, HostTensor>{{"x", integers(dtype, {p.at("M"), p.at("N")}, 1)}};
+  };
+  c.expect = opProgram("allreduce_ops").expect;
+  for (const auto& name : {"a_sum", "b_sum", "a_prod", "b_prod", "a_min", "b_min", "a_max", "b_max", "dflt", "sin",
+                           "sout"})
+    c.exact.insert(name);
+  EXPECT_EQ(runCheck(c), 4 * 2);
+}
+
+// ---- allgather, reduce_scatter -------------------------------------------------------
+
+
+TEST_P(Ops, AllgatherAndReduceScatterAlongEachAxis) {
+  Check c;
+  c.text = opProgram("gather_scatter").text;
+  c.dtype = GetParam();
+  c.delayMicros = 100;
+  c.expect = opProgram("gather_scatter").expect;
+  c.exact = {"g0", "g1", "gd", "gs", "g3", "rs", "r0_min", "r0_max", "r1_min", "r1_max"};
+  EXPECT_EQ(runCheck(c), 4 * 2);
+}
+
+TEST_P(Ops, ReduceScatterOnExplicitIntegers) {
+  Check c;
+  c.text = opProgram("gather_scatter").text;
+  c.dtype = GetParam();
+  c.explicitInputs = [dtype = GetParam()](const Params& p, int64_t world) {
+    int64_t M = p.at("M"), N = p.at("N");
+    return std::map<std::string, HostTensor>{{"p", integers(dtype, {M * world, N}, 2)},
+                                             {"q", integers(dtype, {M, N * world}, 3)}};
+  };
+  c.expect = opProgram("gather_scatter").expect;
+  for (const char* name : {"g0", "g1", "gd", "gs", "g3", "rd", "rs"}) c.exact.insert(name);
+  for (ReduceOp op : kOps)
+    if (op != ReduceOp::Avg) {
+      c.exact.insert("r0_" + opName(op));
+      c.exact.insert("r1_" + opName(op));
+    }
+  EXPECT_EQ(runCheck(c), 4 * 2);
+}
+
+// ---- broadcast ------------------------------------------------------------------------
+
+TEST_P(Ops, BroadcastWithARootThatDependsOnTheLoopIndex) {
+  Check c;
+  c.text = opProgram("bcast").text;
+  c.dtype = GetParam();
+  c.delayMicros = 100;
+  c.expect = opProgram("bcast").expect;
+  c.exact = {"y", "z"};
+  EXPECT_EQ(runCheck(c), 4 * 2 * 2);
+}
+
+// ---- streams, events, wait ----------------------------------------------------------------
+
+TEST_P(Ops, StreamsEventsAndWait) {
+  Check c;
+  c.text = opProgram("streams_events").text;
+  c.dtype = GetParam();
+  c.alsoAssignStreams = false;  // the loop manages its streams itself
+  c.streams = {1, 2, 4};
+  c.delayMicros = 200;
+  c.repeat = 2;  // the main stream is captured afresh on every run
+  c.expect = opProgram("streams_events").expect;
+  EXPECT_EQ(runCheck(c), 4 * 3);
+}
+
+// ---- integer statements ---------------------------------------------------------------------
+
+TEST_P(Ops, IntegerStatementsCeildivMinMax) {
+  for (int64_t S : {4, 3, 2, 6}) {
+    Check c;
+    c.text = opProgram("ints").text;
+    c.dtype = GetParam();
+    c.overrides = {{"S", S}};
+    c.alsoAssignStreams = false;  // `a` accumulates across iterations
+    c.expect = opProgram("ints").expect;
+    c.exact = {"t", "y", "b"};
+    EXPECT_EQ(runCheck(c), 4 * 2) << "S=" << S;
+  }
+}
+
+// ---- edge cases: in-place collectives, outputs that are views, 3-d collectives ----------
+
+TEST_P(Ops, InPlaceAllgatherAndReduceScatterOnRankViews) {
+  Check c;
+  c.text = opProgram("inplace_coll").text;
+  c.dtype = GetParam();
+  c.delayMicros = 100;
+  c.expect = opProgram("inplace_coll").expect;
+  c.exact = {"g", "gc"};
+  EXPECT_EQ(runCheck(c), 4 * 2);
+}
+
+// Outputs that are strided views (of a buffer written on a worker stream
+// with no join: the end of the program waits for every stream, and of an input).
+TEST_P(Ops, OutputsThatAreViews) {
+  Check c;
+  c.text = opProgram("view_out").text;
+  c.dtype = GetParam();
+  c.delayMicros = 200;
+  c.expect = opProgram("view_out").expect;
+  c.exact = {"y", "v"};
+  EXPECT_EQ(runCheck(c), 4 * 2);
+}
+
+TEST_P(Ops, CollectivesOn3dTensors) {
+  Check c;
+  c.text = opProgram("coll3d").text;
+  c.dtype = GetParam();
+  c.expect = opProgram("coll3d").expect;
+  c.exact = {"g", "r"};
+  EXPECT_EQ(runCheck(c), 4 * 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryDType, Ops, ::testing::ValuesIn(kDTypes), dtypeLabel);
+
+// ---- repeated runs restore the inputs ---------------------------------------------------------
+//
+// A program may write its inputs (here an in-place allreduce of x); every
+// warmup and timed run must still start from the same inputs, or
+// `hostir run --repeat 3 --check` would fail a correct program.
+constexpr const char* kWritesItsInput = R"hir(program writes_its_input(N = 4) {
+  input  x : f32[N]
+  output y : f32[N]
+  h = allreduce(x, op=sum)
+  wait(h)
+  y = copy(x)
+}
+)hir";
+
+TEST(RepeatedRuns, EveryRunStartsFromTheSameInputs) {
+  Program program = parseOrThrow(kWritesItsInput);
+  Params params = bindAll(program, {});
+  const int64_t world = 2;
+  RefTensor x = toRef(globalInputs(program, params, world, 1).at("x"));
+  RefTensor expected = scaled(x, static_cast<double>(world));
+  for (auto [warmup, repeat] : {std::pair{0, 1}, std::pair{1, 1}, std::pair{0, 3}}) {
+    RunRequest request = makeRequest(program, params, 1, 2);
+    request.warmup = warmup;
+    request.repeat = repeat;
+    auto result = runWithin(request, world);
+    ASSERT_TRUE(result && result->ok());
+    Match m = compare("y", (*result)->outputs.at("y"), DType::F32, expected);
+    EXPECT_TRUE(m.ok) << "warmup " << warmup << " repeat " << repeat << ": " << m.message;
+  }
+}
+
+// ---- the reference helpers themselves ----------------------------------------------------------
+
+TEST(Reference, NaiveHelpersOnHandComputedValues) {
+  RefTensor a({2, 3});
+  a.data = {1, 2, 3, 4, 5, 6};
+  RefTensor b({3, 2});
+  b.data = {1, 0, 0, 1, 1, 1};
+  EXPECT_EQ(matmul(a, b).data, (std::vector<double>{4, 5, 10, 11}));
+  RefTensor w({1, 3});
+  w.data = {1, 1, 1};
+  RefTensor bias({1});
+  bias.data = {0.5};
+  EXPECT_EQ(linear(a, w, &bias).data, (std::vector<double>{6.5, 15.5}));
+  EXPECT_EQ(chunk(a, 1, 1, 2).data, (std::vector<double>{3, 6}));     // chunk size 2: column 2 only
+  EXPECT_EQ(chunk(a, 0, 1, 3).shape, (std::vector<int64_t>{1, 3}));  // chunk size 1
+  EXPECT_EQ(chunk(a, 0, 2, 3).shape, (std::vector<int64_t>{0, 3}));  // empty last chunk
+  EXPECT_EQ(concat({a, a}, 1).shape, (std::vector<int64_t>{2, 6}));
+  RefTensor c = a;
+  c.data = {-1, 7, 0, 2, 2, 2};
+  EXPECT_EQ(reduce({a, c}, ReduceOp::Min).data, (std::vector<double>{-1, 2, 0, 2, 2, 2}));
+  EXPECT_EQ(reduce({a, c}, ReduceOp::Prod).data, (std::vector<double>{-1, 14, 0, 8, 10, 12}));
+  EXPECT_EQ(reduce({a, c}, ReduceOp::Avg).data, (std::vector<double>{0, 4.5, 1.5, 3, 3.5, 4}));
+  auto scattered = reduceScatter({a, c}, 0, ReduceOp::Sum);
+  ASSERT_EQ(scattered.size(), 2u);
+  EXPECT_EQ(scattered[1].data, (std::vector<double>{6, 7, 8}));
+  // f16 and bf16 decoding: 1 + 2^-10 is exact in f16, rounds to 1 in bf16.
+  EXPECT_EQ(roundTo(1.0 + std::ldexp(1.0, -10), DType::F16), 1.0 + std::ldexp(1.0, -10));
+  EXPECT_EQ(roundTo(1.0 + std::ldexp(1.0, -10), DType::BF16), 1.0);
+  EXPECT_EQ(roundTo(-65504.0, DType::F16), -65504.0);
+  EXPECT_EQ(roundTo(std::ldexp(1.0, -24), DType::F16), std::ldexp(1.0, -24));  // smallest subnormal
+}
+
+// ---- the command line: --input and --output ------------------------------------------------------
+
+TEST(CliInputOutput, GlobalNpyInGlobalNpyOut) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("hostir_exec_io_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const int64_t M = 12, K = 8, N = 6;
+  RefTensor x({M, K}), w({N, K});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data[static_cast<size_t>(i)] = std::sin(0.3 * static_cast<double>(i));
+  for (int64_t i = 0; i < w.numel(); ++i) w.data[static_cast<size_t>(i)] = std::cos(0.7 * static_cast<double>(i));
+  HostTensor xh = toHost(x, DType::F32), wh = toHost(w, DType::F32);
+  ASSERT_FALSE(writeNpy((dir / "x.npy").string(), xh.dtype, xh.shape, xh.data.data()).has_value());
+  ASSERT_FALSE(writeNpy((dir / "w.npy").string(), wh.dtype, wh.shape, wh.data.data()).has_value());
+  RefTensor expected = linear(toRef(xh), toRef(wh));
+
+  for (int ranks : {2, 4}) {
+    fs::path out = dir / ("y" + std::to_string(ranks) + ".npy");
+    std::string command = fmt::format(
+        "{} run {} --ranks {} --streams 2 --passes assign-streams --set M={} --set K={} --set N={} --set S=3 "
+        "--input x={} --input w={} --output y={} >{} 2>&1 </dev/null",
+        HOSTIR_BINARY, examplePath("row_parallel_linear"), ranks, M, K, N, (dir / "x.npy").string(),
+        (dir / "w.npy").string(), out.string(), (dir / "log").string());
+    int status = std::system(command.c_str());
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command << "\n" << readText((dir / "log").string());
+    auto y = readNpy(out.string(), DType::F32);
+    ASSERT_TRUE(y.ok()) << y.error().message;
+    Match m = compare("y", *y, DType::F32, expected);
+    EXPECT_TRUE(m.ok) << "--ranks " << ranks << ": " << m.message;
+  }
+
+  // A sharded output comes back global (all_gather's y is shard(1)), and an
+  // input not given on the command line is seeded with --seed.
+  {
+    RefTensor wg({N * 2, K});
+    for (int64_t i = 0; i < wg.numel(); ++i) wg.data[static_cast<size_t>(i)] = std::sin(1.1 * static_cast<double>(i));
+    HostTensor wgh = toHost(wg, DType::F32);
+    ASSERT_FALSE(writeNpy((dir / "wg.npy").string(), wgh.dtype, wgh.shape, wgh.data.data()).has_value());
+    Program program = loadExample("all_gather");
+    Params params = bindAll(program, {{"M", M}, {"K", K}, {"N", N * 2}, {"S", 2}});
+    auto inputs = globalInputs(program, params, 2, 21, {{"w", wgh}});
+    fs::path out = dir / "yg.npy";
+    std::string command = fmt::format(
+        "{} run {} --ranks 2 --set M={} --set K={} --set N={} --set S=2 --seed 21 --input w={} --output y={} "
+        ">{} 2>&1 </dev/null",
+        HOSTIR_BINARY, examplePath("all_gather"), M, K, N * 2, (dir / "wg.npy").string(), out.string(),
+        (dir / "log").string());
+    int status = std::system(command.c_str());
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command << "\n" << readText((dir / "log").string());
+    auto y = readNpy(out.string(), DType::F32);
+    ASSERT_TRUE(y.ok()) << y.error().message;
+    Match m = compare("y", *y, DType::F32, linear(toRef(inputs.at("x")), toRef(wgh)));
+    EXPECT_TRUE(m.ok) << m.message;
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace hostir::reftest

@@ -1,0 +1,378 @@
+#include "reference.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+#include "hostir/half.h"
+
+namespace hostir::reftest {
+namespace {
+
+[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument("reference: " + what); }
+
+int64_t product(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  return n;
+}
+
+std::vector<int64_t> unflatten(int64_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return index;
+}
+
+int64_t flatten(const std::vector<int64_t>& index, const std::vector<int64_t>& shape) {
+  int64_t flat = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (index[d] < 0 || index[d] >= shape[d]) bad("index out of range");
+    flat = flat * shape[d] + index[d];
+  }
+  return flat;
+}
+
+// IEEE binary16, decoded by hand.
+double decodeF16(uint16_t bits) {
+  int sign = bits >> 15;
+  int exponent = (bits >> 10) & 0x1f;
+  int mantissa = bits & 0x3ff;
+  double v;
+  if (exponent == 0x1f) v = mantissa ? std::numeric_limits<double>::quiet_NaN() : INFINITY;
+  else if (exponent == 0) v = std::ldexp(static_cast<double>(mantissa), -24);
+  else v = std::ldexp(static_cast<double>(1024 + mantissa), exponent - 25);
+  return sign ? -v : v;
+}
+
+// bfloat16: the top half of an f32.
+double decodeBF16(uint16_t bits) {
+  uint32_t u = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+double decode(DType dtype, const std::byte* p) {
+  switch (dtype) {
+    case DType::F32: { float f; std::memcpy(&f, p, 4); return f; }
+    case DType::F64: { double d; std::memcpy(&d, p, 8); return d; }
+    case DType::F16: { uint16_t b; std::memcpy(&b, p, 2); return decodeF16(b); }
+    case DType::BF16: { uint16_t b; std::memcpy(&b, p, 2); return decodeBF16(b); }
+  }
+  bad("unknown dtype");
+}
+
+void encode(DType dtype, std::byte* p, double v) {
+  switch (dtype) {
+    case DType::F32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); return; }
+    case DType::F64: std::memcpy(p, &v, 8); return;
+    case DType::F16: { Half h = toHalf(static_cast<float>(v)); std::memcpy(p, &h.bits, 2); return; }
+    case DType::BF16: { BFloat16 h = toBFloat16(static_cast<float>(v)); std::memcpy(p, &h.bits, 2); return; }
+  }
+}
+
+}  // namespace
+
+RefTensor::RefTensor(std::vector<int64_t> s, double fill)
+    : shape(std::move(s)), data(static_cast<size_t>(product(shape)), fill) {}
+
+double& RefTensor::at(const std::vector<int64_t>& index) {
+  if (index.size() != shape.size()) bad("index rank");
+  return data[static_cast<size_t>(flatten(index, shape))];
+}
+
+double RefTensor::at(const std::vector<int64_t>& index) const { return const_cast<RefTensor*>(this)->at(index); }
+
+std::string shapeString(const std::vector<int64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+RefTensor toRef(const HostTensor& t) {
+  RefTensor r(t.shape);
+  size_t size = dtypeSize(t.dtype);
+  if (t.data.size() != r.data.size() * size)
+    bad(fmt::format("host tensor holds {} bytes, expected {}", t.data.size(), r.data.size() * size));
+  for (size_t i = 0; i < r.data.size(); ++i) r.data[i] = decode(t.dtype, t.data.data() + i * size);
+  return r;
+}
+
+HostTensor toHost(const RefTensor& t, DType dtype) {
+  HostTensor h;
+  h.dtype = dtype;
+  h.shape = t.shape;
+  size_t size = dtypeSize(dtype);
+  h.data.resize(t.data.size() * size);
+  for (size_t i = 0; i < t.data.size(); ++i) encode(dtype, h.data.data() + i * size, t.data[i]);
+  return h;
+}
+
+double roundTo(double v, DType dtype) {
+  std::byte buf[8];
+  encode(dtype, buf, v);
+  return decode(dtype, buf);
+}
+
+RefTensor roundTo(const RefTensor& t, DType dtype) {
+  return map(t, [dtype](double v) { return roundTo(v, dtype); });
+}
+
+RefTensor matmul(const RefTensor& a, const RefTensor& b) {
+  if (a.shape.size() != 2 || b.shape.size() != 2 || a.shape[1] != b.shape[0])
+    bad("matmul shapes " + shapeString(a.shape) + " " + shapeString(b.shape));
+  int64_t M = a.shape[0], K = a.shape[1], N = b.shape[1];
+  RefTensor c({M, N});
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double s = 0;
+      for (int64_t k = 0; k < K; ++k) s += a.data[static_cast<size_t>(m * K + k)] * b.data[static_cast<size_t>(k * N + n)];
+      c.data[static_cast<size_t>(m * N + n)] = s;
+    }
+  return c;
+}
+
+RefTensor linear(const RefTensor& x, const RefTensor& w, const RefTensor* bias) {
+  if (x.shape.empty() || w.shape.size() != 2 || w.shape[1] != x.shape.back())
+    bad("linear shapes " + shapeString(x.shape) + " " + shapeString(w.shape));
+  int64_t K = w.shape[1], N = w.shape[0];
+  if (bias && bias->shape != std::vector<int64_t>{N}) bad("linear bias shape " + shapeString(bias->shape));
+  int64_t rows = K ? x.numel() / K : product({x.shape.begin(), x.shape.end() - 1});
+  std::vector<int64_t> shape = x.shape;
+  shape.back() = N;
+  RefTensor y(shape);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t n = 0; n < N; ++n) {
+      double s = bias ? bias->data[static_cast<size_t>(n)] : 0.0;
+      for (int64_t k = 0; k < K; ++k) s += x.data[static_cast<size_t>(r * K + k)] * w.data[static_cast<size_t>(n * K + k)];
+      y.data[static_cast<size_t>(r * N + n)] = s;
+    }
+  return y;
+}
+
+RefTensor map(const RefTensor& a, const std::function<double(double)>& f) {
+  RefTensor r = a;
+  for (double& v : r.data) v = f(v);
+  return r;
+}
+
+RefTensor zip(const RefTensor& a, const RefTensor& b, const std::function<double(double, double)>& f) {
+  if (a.shape != b.shape) bad("elementwise shapes " + shapeString(a.shape) + " " + shapeString(b.shape));
+  RefTensor r(a.shape);
+  for (size_t i = 0; i < r.data.size(); ++i) r.data[i] = f(a.data[i], b.data[i]);
+  return r;
+}
+
+RefTensor add(const RefTensor& a, const RefTensor& b) { return zip(a, b, [](double x, double y) { return x + y; }); }
+
+namespace {
+
+// [begin, end) of chunk `index` of `chunks` along an extent.
+std::pair<int64_t, int64_t> chunkRange(int64_t extent, int64_t index, int64_t chunks) {
+  if (chunks < 1 || index < 0 || index >= chunks) bad("chunk index");
+  int64_t size = (extent + chunks - 1) / chunks;
+  int64_t begin = std::min(extent, index * size);
+  int64_t end = std::min(extent, begin + size);
+  return {begin, end};
+}
+
+}  // namespace
+
+RefTensor chunk(const RefTensor& t, int64_t axis, int64_t index, int64_t chunks) {
+  if (axis < 0 || axis >= static_cast<int64_t>(t.shape.size())) bad("chunk axis");
+  auto [begin, end] = chunkRange(t.shape[static_cast<size_t>(axis)], index, chunks);
+  std::vector<int64_t> shape = t.shape;
+  shape[static_cast<size_t>(axis)] = end - begin;
+  RefTensor r(shape);
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    std::vector<int64_t> idx = unflatten(i, shape);
+    idx[static_cast<size_t>(axis)] += begin;
+    r.data[static_cast<size_t>(i)] = t.at(idx);
+  }
+  return r;
+}
+
+void assignChunk(RefTensor& dst, int64_t axis, int64_t index, int64_t chunks, const RefTensor& src) {
+  if (axis < 0 || axis >= static_cast<int64_t>(dst.shape.size())) bad("chunk axis");
+  auto [begin, end] = chunkRange(dst.shape[static_cast<size_t>(axis)], index, chunks);
+  std::vector<int64_t> shape = dst.shape;
+  shape[static_cast<size_t>(axis)] = end - begin;
+  if (src.shape != shape) bad("assignChunk shape " + shapeString(src.shape) + " into " + shapeString(shape));
+  for (int64_t i = 0; i < src.numel(); ++i) {
+    std::vector<int64_t> idx = unflatten(i, shape);
+    idx[static_cast<size_t>(axis)] += begin;
+    dst.at(idx) = src.data[static_cast<size_t>(i)];
+  }
+}
+
+RefTensor shard(const RefTensor& global, int64_t axis, int64_t rank, int64_t world) {
+  if (global.shape[static_cast<size_t>(axis)] % world != 0) bad("shard: extent does not divide");
+  return chunk(global, axis, rank, world);
+}
+
+RefTensor concat(const std::vector<RefTensor>& parts, int64_t axis) {
+  if (parts.empty()) bad("concat of nothing");
+  std::vector<int64_t> shape = parts[0].shape;
+  int64_t total = 0;
+  for (const RefTensor& p : parts) {
+    std::vector<int64_t> a = p.shape, b = shape;
+    a[static_cast<size_t>(axis)] = b[static_cast<size_t>(axis)] = 0;
+    if (a != b) bad("concat shapes");
+    total += p.shape[static_cast<size_t>(axis)];
+  }
+  shape[static_cast<size_t>(axis)] = total;
+  RefTensor r(shape);
+  int64_t offset = 0;
+  for (const RefTensor& p : parts) {
+    for (int64_t i = 0; i < p.numel(); ++i) {
+      std::vector<int64_t> idx = unflatten(i, p.shape);
+      idx[static_cast<size_t>(axis)] += offset;
+      r.at(idx) = p.data[static_cast<size_t>(i)];
+    }
+    offset += p.shape[static_cast<size_t>(axis)];
+  }
+  return r;
+}
+
+RefTensor reduce(const std::vector<RefTensor>& perRank, ReduceOp op) {
+  if (perRank.empty()) bad("reduce over no ranks");
+  RefTensor r = perRank[0];
+  for (size_t k = 1; k < perRank.size(); ++k) {
+    if (perRank[k].shape != r.shape) bad("reduce shapes");
+    for (size_t i = 0; i < r.data.size(); ++i) {
+      double a = r.data[i], b = perRank[k].data[i];
+      switch (op) {
+        case ReduceOp::Sum:
+        case ReduceOp::Avg: r.data[i] = a + b; break;
+        case ReduceOp::Prod: r.data[i] = a * b; break;
+        case ReduceOp::Min: r.data[i] = b < a ? b : a; break;
+        case ReduceOp::Max: r.data[i] = b > a ? b : a; break;
+      }
+    }
+  }
+  if (op == ReduceOp::Avg)
+    for (double& v : r.data) v /= static_cast<double>(perRank.size());
+  return r;
+}
+
+RefTensor allgather(const std::vector<RefTensor>& perRank, int64_t axis) { return concat(perRank, axis); }
+
+std::vector<RefTensor> reduceScatter(const std::vector<RefTensor>& perRank, int64_t axis, ReduceOp op) {
+  RefTensor all = reduce(perRank, op);
+  std::vector<RefTensor> out;
+  int64_t world = static_cast<int64_t>(perRank.size());
+  for (int64_t r = 0; r < world; ++r) out.push_back(shard(all, axis, r, world));
+  return out;
+}
+
+const std::vector<std::string>& knownExamples() {
+  static const std::vector<std::string> names = {"all_gather", "broadcast", "events", "reduce_scatter",
+                                                 "row_parallel_linear"};
+  return names;
+}
+
+std::map<std::string, RefTensor> exampleReference(const std::string& program,
+                                                  const std::map<std::string, RefTensor>& in) {
+  auto get = [&](const std::string& name) -> const RefTensor& {
+    auto it = in.find(name);
+    if (it == in.end()) bad(fmt::format("example '{}' has no input '{}'", program, name));
+    return it->second;
+  };
+  if (program == "row_parallel_linear" || program == "all_gather" || program == "broadcast")
+    return {{"y", linear(get("x"), get("w"))}};
+  if (program == "reduce_scatter") return {{"y", matmul(get("x"), get("w"))}};
+  if (program == "events") return {{"y", linear(linear(get("x"), get("w1")), get("w2"))}};
+  bad(fmt::format("no reference for example '{}'", program));
+}
+
+double tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::F64: return 1e-10;
+    case DType::F32: return 2e-5;
+    case DType::F16: return 5e-3;
+    case DType::BF16: return 3e-2;
+  }
+  return 0;
+}
+
+namespace {
+
+std::string indexString(int64_t flat, const std::vector<int64_t>& shape) {
+  return fmt::format("[{}]", fmt::join(unflatten(flat, shape), ", "));
+}
+
+}  // namespace
+
+Match compare(const std::string& name, const HostTensor& actual, DType dtype, const RefTensor& expected) {
+  Match m;
+  if (actual.dtype != dtype) {
+    m.ok = false;
+    m.message = fmt::format("'{}' is {}, expected {}", name, dtypeName(actual.dtype), dtypeName(dtype));
+    return m;
+  }
+  if (actual.shape != expected.shape) {
+    m.ok = false;
+    m.message = fmt::format("'{}' has shape {}, expected {}", name, shapeString(actual.shape),
+                            shapeString(expected.shape));
+    return m;
+  }
+  RefTensor got = toRef(actual);
+  double sumSquares = 0;
+  for (double v : expected.data) sumSquares += v * v;
+  double rms = expected.data.empty() ? 0.0 : std::sqrt(sumSquares / static_cast<double>(expected.data.size()));
+  double tol = tolerance(dtype);
+  int64_t worst = -1;
+  for (int64_t i = 0; i < expected.numel(); ++i) {
+    double a = got.data[static_cast<size_t>(i)], e = expected.data[static_cast<size_t>(i)];
+    double allowed = tol * (std::abs(e) + rms);
+    double ratio;
+    if (a == e) ratio = 0;  // also equal infinities
+    else if (!std::isfinite(a) || !std::isfinite(e)) ratio = INFINITY;
+    else ratio = allowed > 0 ? std::abs(a - e) / allowed : INFINITY;
+    if (std::isnan(ratio)) ratio = INFINITY;
+    if (worst < 0 || ratio > m.worstRatio) {
+      m.worstRatio = ratio;
+      worst = i;
+    }
+  }
+  if (m.worstRatio > 1.0) {
+    m.ok = false;
+    m.message = fmt::format("'{}' {}: worst element {} is {:.10g}, expected {:.10g} ({:.3g} x the {} tolerance {} "
+                            "relative to |expected| + rms {:.4g})",
+                            name, shapeString(expected.shape), indexString(worst, expected.shape),
+                            got.data[static_cast<size_t>(worst)], expected.data[static_cast<size_t>(worst)],
+                            m.worstRatio, dtypeName(dtype), tol, rms);
+  } else {
+    m.message = fmt::format("'{}' matches ({} elements, worst {:.3g} of the tolerance)", name, expected.numel(),
+                            m.worstRatio);
+  }
+  return m;
+}
+
+Match identical(const std::string& name, const HostTensor& a, const HostTensor& b) {
+  Match m;
+  if (a.dtype != b.dtype || a.shape != b.shape || a.data.size() != b.data.size()) {
+    m.ok = false;
+    m.message = fmt::format("'{}': {}{} vs {}{}", name, dtypeName(a.dtype), shapeString(a.shape), dtypeName(b.dtype),
+                            shapeString(b.shape));
+    return m;
+  }
+  size_t size = dtypeSize(a.dtype);
+  for (size_t i = 0; i < a.data.size() / size; ++i) {
+    if (std::memcmp(a.data.data() + i * size, b.data.data() + i * size, size) != 0) {
+      m.ok = false;
+      m.worstRatio = INFINITY;
+      m.message = fmt::format("'{}' differs at {}: {:.10g} vs {:.10g}", name,
+                              indexString(static_cast<int64_t>(i), a.shape), decode(a.dtype, a.data.data() + i * size),
+                              decode(b.dtype, b.data.data() + i * size));
+      return m;
+    }
+  }
+  m.message = fmt::format("'{}' is bit-identical", name);
+  return m;
+}
+
+}  // namespace hostir::reftest
