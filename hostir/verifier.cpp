@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <memory>
 #include <unordered_map>
 
 namespace hostir {
@@ -189,17 +190,20 @@ class StructureChecker {
 // ---------------------------------------------------------------------------
 // Shapes and integers, with the params bound and the loops unrolled.
 
-struct BoundTensor {
-  DType dtype;
-  std::vector<int64_t> shape;
-  size_t buffer;  // which allocation the tensor or view lives in
-};
-
 struct BufferState {
-  std::string name;
+  const std::string* name;  // the defining name, owned by the program (one record per allocation)
   SourceLoc deallocatedAt;
   bool deallocated = false;
 };
+
+struct BoundTensor {
+  DType dtype;
+  std::vector<int64_t> shape;
+  // The allocation the tensor or view lives in; dropped with the last value
+  // that refers to it, so a long loop of allocations needs no memory per iteration.
+  std::shared_ptr<BufferState> buffer;
+};
+
 
 struct BoundValue {
   ValueKind kind;
@@ -283,16 +287,16 @@ class ShapeChecker {
   }
 
   void bindTensor(const std::string& name, DType dtype, std::vector<int64_t> shape, const std::string& bufferName) {
-    buffers_.push_back(BufferState{bufferName, {}, false});
-    scopes_.back()[name] = BoundValue{ValueKind::Tensor, 0, BoundTensor{dtype, std::move(shape), buffers_.size() - 1}};
+    auto buffer = std::make_shared<BufferState>(BufferState{&bufferName, {}, false});
+    scopes_.back()[name] = BoundValue{ValueKind::Tensor, 0, BoundTensor{dtype, std::move(shape), std::move(buffer)}};
   }
 
   const BoundTensor& tensor(const Operation& op, std::string_view operand) {
     const Arg& arg = *op.operand(operand);
     const BoundValue& v = lookup(arg.nameValue());
-    const BufferState& buffer = buffers_[v.tensor.buffer];
+    const BufferState& buffer = *v.tensor.buffer;
     if (buffer.deallocated)
-      fail(arg.loc, fmt::format("'{}' is used after '{}' was deallocated{}", arg.nameValue(), buffer.name,
+      fail(arg.loc, fmt::format("'{}' is used after '{}' was deallocated{}", arg.nameValue(), *buffer.name,
                                 at(buffer.deallocatedAt)));
     return v.tensor;
   }
@@ -373,7 +377,7 @@ class ShapeChecker {
       }
       case OpKind::Deallocate: {
         const Arg& arg = *op.operand("t");
-        BufferState& buffer = buffers_[lookup(arg.nameValue()).tensor.buffer];
+        BufferState& buffer = *lookup(arg.nameValue()).tensor.buffer;
         buffer.deallocated = true;
         buffer.deallocatedAt = op.loc;
         break;
@@ -501,7 +505,6 @@ class ShapeChecker {
   int64_t rank_;
   int64_t world_;
   std::vector<std::unordered_map<std::string, BoundValue>> scopes_;
-  std::vector<BufferState> buffers_;
   int64_t walked_ = 0;
   int64_t budget_ = kMaxUnrolledStatements;
 };

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds the hostir tool in build/, and shows the
+# row-parallel example before and after the assign-streams pass, then
+# verifies it for a team of two ranks.
+set -euo pipefail
+
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$HOSTIR_ROOT"
+
+hostir_install_packages "${HOSTIR_PACKAGES[@]}"
+hostir_configure_main
+hostir_build build hostir
+
+example=examples/row_parallel_linear.hir
+hostir=./build/bin/hostir
+
+echo
+echo "==== $example (as written) ===="
+cat "$example"
+echo
+echo "==== $hostir opt $example --passes assign-streams ===="
+"$hostir" opt "$example" --passes assign-streams
+echo
+echo "==== $hostir check $example --ranks 2 ===="
+"$hostir" check "$example" --ranks 2

@@ -1,0 +1,88 @@
+# shellcheck shell=bash
+# Shared helpers for scripts/test.sh and scripts/demo.sh; source it, do not
+# run it. Callers set `set -euo pipefail` themselves.
+
+HOSTIR_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+HOSTIR_JOBS="$(nproc)"
+
+# shellcheck disable=SC2034  # used by the scripts that source this file
+# Debian packages the build, the tests and the fuzzer need.
+HOSTIR_PACKAGES=(
+  cmake ninja-build g++ clang libclang-rt-14-dev
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev libopenblas-dev
+  openmpi-bin libopenmpi-dev python3 python3-numpy
+)
+
+# Packages that hostir_install_packages installed (for the summaries).
+HOSTIR_INSTALLED=()
+
+hostir_log() { printf '==> %s\n' "$*"; }
+
+# Runs a command as root: directly when we are root, else through sudo.
+hostir_as_root() {
+  if [[ "$(id -u)" -eq 0 ]]; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo "$@"
+  else
+    echo "error: need root (or sudo) to run: $*" >&2
+    return 1
+  fi
+}
+
+hostir_package_installed() {
+  dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed'
+}
+
+# Installs the packages given that are not installed yet; does nothing (and
+# touches no package index) when all are present.
+hostir_install_packages() {
+  local missing=() pkg
+  for pkg in "$@"; do
+    hostir_package_installed "$pkg" || missing+=("$pkg")
+  done
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    hostir_log "packages: all ${#} present"
+    return 0
+  fi
+  hostir_log "packages: installing ${missing[*]}"
+  hostir_as_root env DEBIAN_FRONTEND=noninteractive apt-get update
+  hostir_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+  HOSTIR_INSTALLED+=("${missing[@]}")
+}
+
+# Open MPI settings for the multi-rank tests: allow root (containers), allow
+# more ranks than cores, no binding, no single-copy mechanism (it fails in
+# containers without ptrace permissions).
+hostir_export_mpi_env() {
+  export OMPI_ALLOW_RUN_AS_ROOT=1
+  export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export OMPI_MCA_rmaps_base_oversubscribe=1
+  export OMPI_MCA_hwloc_base_binding_policy=none
+  export OMPI_MCA_btl_vader_single_copy_mechanism=none
+}
+
+# hostir_configure BUILD_DIR [CMAKE_ARGS...]: a Ninja RelWithDebInfo build of
+# the repository in BUILD_DIR (relative to the repository root).
+hostir_configure() {
+  local dir="$1"
+  shift
+  hostir_log "configure ${dir}"
+  cmake -S "$HOSTIR_ROOT" -B "$HOSTIR_ROOT/$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+}
+
+# hostir_build BUILD_DIR [TARGET...]: builds the targets given (all without).
+hostir_build() {
+  local dir="$1"
+  shift
+  local targets=()
+  [[ $# -gt 0 ]] && targets=(--target "$@")
+  hostir_log "build ${dir}${targets:+ (${*})}"
+  cmake --build "$HOSTIR_ROOT/$dir" --parallel "$HOSTIR_JOBS" "${targets[@]}"
+}
+
+# The main build the README's commands use: build/ with the tests.
+hostir_configure_main() {
+  hostir_configure build -DHOSTIR_TESTS=ON -DHOSTIR_FUZZ=OFF
+}

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds build/ and runs every test (ctest: unit,
+# executor, MPI); builds build/tsan (ThreadSanitizer) and build/asan
+# (AddressSanitizer + UBSan) and runs every test but the MPI-launched ones
+# there; then builds the parser fuzzer with clang in build/fuzz and runs it
+# for FUZZ_SECONDS (default 60) on a copy of tests/fuzz/corpus. Exits
+# non-zero when a build or a test fails, a sanitizer reports, or the fuzzer
+# finds a crash.
+set -euo pipefail
+
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$HOSTIR_ROOT"
+
+# 60 seconds unless FUZZ_SECONDS says otherwise, in CI (CI=true) too.
+FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
+if ! [[ "$FUZZ_SECONDS" =~ ^[0-9]+$ ]] || [[ "$FUZZ_SECONDS" -lt 1 ]]; then
+  echo "error: FUZZ_SECONDS must be a positive number of seconds, got '$FUZZ_SECONDS'" >&2
+  exit 2
+fi
+
+# One line per step for the summary; printed however the script ends.
+SUMMARY=()
+FAILED=0
+TOTAL_PASSED=0
+TOTAL_FAILED=0
+record() { SUMMARY+=("$(printf '  %-12s %s' "$1" "$2")"); }
+# shellcheck disable=SC2317  # run by the EXIT trap
+print_summary() {
+  local rc=$?
+  echo
+  echo "==================== hostir test summary ===================="
+  local line
+  for line in "${SUMMARY[@]}"; do echo "$line"; done
+  if [[ $rc -eq 0 && $FAILED -eq 0 ]]; then
+    echo "  result       PASS"
+  else
+    echo "  result       FAIL"
+  fi
+  echo "============================================================="
+  # The plain closing line CI reads.
+  echo "hostir: ${TOTAL_PASSED} passed, ${TOTAL_FAILED} failed"
+}
+trap print_summary EXIT
+
+# 1. Packages and environment.
+hostir_install_packages "${HOSTIR_PACKAGES[@]}"
+if [[ ${#HOSTIR_INSTALLED[@]} -eq 0 ]]; then
+  record packages "ok (all present)"
+else
+  record packages "ok (installed ${HOSTIR_INSTALLED[*]})"
+fi
+hostir_export_mpi_env
+
+# Runs ctest in build dir $2 with the extra arguments after it, records the
+# result under name $1 and adds its counts to the totals.
+run_ctest() {
+  local name="$1" dir="$2"
+  shift 2
+  hostir_log "ctest ${dir} $*"
+  local log rc=0
+  log="$(mktemp)"
+  ctest --test-dir "$dir" --output-on-failure --parallel "$HOSTIR_JOBS" "$@" 2>&1 | tee "$log" || rc=$?
+  local counts total failed
+  counts="$(grep -Eo '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1 || true)"
+  if [[ -n "$counts" ]]; then
+    total="$(grep -Eo '[0-9]+$' <<<"$counts")"
+    failed="$(grep -Eo '[0-9]+ tests? failed' <<<"$counts" | grep -Eo '^[0-9]+')"
+    TOTAL_PASSED=$((TOTAL_PASSED + total - failed))
+    TOTAL_FAILED=$((TOTAL_FAILED + failed))
+  fi
+  if [[ $rc -eq 0 ]]; then
+    record "$name" "ok (${counts:-no counts reported})"
+  else
+    local failed_names
+    failed_names="$(sed -n '/The following tests FAILED:/,$p' "$log" | grep -E '^[[:space:]]+[0-9]+ - ' |
+      sed -E 's/^[[:space:]]+[0-9]+ - ([^ ]+).*/\1/' | head -n 10 | tr '\n' ' ' || true)"
+    record "$name" "FAILED (exit $rc: ${counts:-see the log above})"
+    if [[ -n "$failed_names" ]]; then record "" "failed: $failed_names"; fi
+    [[ -n "$counts" ]] || TOTAL_FAILED=$((TOTAL_FAILED + 1))
+    FAILED=1
+  fi
+  rm -f "$log"
+}
+
+# 2. Build and all tests (unit, executor, MPI). A failed build skips the
+# tests but not the later stages; the script still fails at the end.
+# (Functions in an `if` condition run without errexit: each helper returns
+# the status of its cmake call.)
+if hostir_configure_main && hostir_build build; then
+  record build "ok (build/, $HOSTIR_JOBS jobs)"
+  run_ctest tests build
+else
+  record build "FAILED (build/; see the compiler output above)"
+  record tests "skipped (no build)"
+  FAILED=1
+fi
+
+# 3. ThreadSanitizer and AddressSanitizer (+UBSan) builds: every test but the
+# MPI-launched ones (Open MPI itself is not instrumented). Any report fails
+# the test that produced it.
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
+export ASAN_OPTIONS="abort_on_error=0:detect_leaks=1"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+for variant in tsan:thread asan:address,undefined; do
+  name="${variant%%:*}"
+  dir="build/$name"
+  if hostir_configure "$dir" -DHOSTIR_TESTS=ON -DHOSTIR_FUZZ=OFF -DHOSTIR_SANITIZE="${variant#*:}" &&
+    hostir_build "$dir"; then
+    run_ctest "$name" "$dir" --label-exclude mpi
+  else
+    record "$name" "FAILED (build of $dir)"
+    FAILED=1
+  fi
+done
+
+# 4. Fuzzer: clang, sanitizers, its own build directory.
+record "fuzz build" "FAILED (build/fuzz)"
+CC=clang CXX=clang++ hostir_configure build/fuzz -DHOSTIR_FUZZ=ON -DHOSTIR_TESTS=OFF
+hostir_build build/fuzz hostir_parser_fuzz
+SUMMARY[-1]="$(printf '  %-12s %s' "fuzz build" "ok (build/fuzz, clang, ASan+UBSan)")"
+
+fuzz_dir="$(mktemp -d -t hostir-fuzz.XXXXXX)"
+mkdir -p "$fuzz_dir/corpus" "$fuzz_dir/artifacts"
+cp tests/fuzz/corpus/* "$fuzz_dir/corpus/"
+fuzz_log="$fuzz_dir/fuzz.log"
+hostir_log "fuzz hostir_parser_fuzz for ${FUZZ_SECONDS}s (work dir $fuzz_dir)"
+fuzz_rc=0
+(
+  cd "$fuzz_dir"
+  "$HOSTIR_ROOT/build/fuzz/tests/fuzz/hostir_parser_fuzz" \
+    -max_total_time="$FUZZ_SECONDS" \
+    -timeout=120 \
+    -dict="$HOSTIR_ROOT/tests/fuzz/hir.dict" \
+    -artifact_prefix="$fuzz_dir/artifacts/" \
+    -print_final_stats=1 \
+    "$fuzz_dir/corpus"
+) >"$fuzz_log" 2>&1 || fuzz_rc=$?
+executions="$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$fuzz_log" | grep -Eo '[0-9]+$' || true)"
+artifacts="$(find "$fuzz_dir/artifacts" -type f | sort)"
+if [[ $fuzz_rc -eq 0 && -z "$artifacts" ]]; then
+  grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)' "$fuzz_log" || true
+  grep -E '^stat::' "$fuzz_log" || true
+  record fuzz "ok (${executions:-?} executions in ${FUZZ_SECONDS}s, no crash)"
+  rm -rf "$fuzz_dir"
+else
+  echo "---- last lines of the fuzzer's log ($fuzz_log) ----"
+  tail -n 120 "$fuzz_log"
+  record fuzz "FAILED (exit $fuzz_rc; log $fuzz_log)"
+  for a in $artifacts; do record "" "reproducer: $a"; done
+  FAILED=1
+fi
+
+exit "$FAILED"

@@ -1,0 +1,148 @@
+// libFuzzer target for the .hir front end and what runs on its output.
+//
+// For every input that parses it checks the printer's contract
+// (hostir/printer.h): parse(print(p)) succeeds and equals p, and printing
+// that again gives the same text. For every program that verifies (with the
+// default bindings, and for a team of two) it runs assign-streams and
+// requires the result to verify too and to round-trip through the printer.
+// A violated property calls __builtin_trap(), after printing what broke to
+// stderr; crashes and sanitizer reports are findings by themselves.
+//
+// The bound verifier unrolls loops (up to kMaxUnrolledStatements, millions of
+// statement instances), which takes minutes under the sanitizers; programs
+// that would unroll past kFuzzUnrollLimit skip the verifier and the pass so
+// that every input runs in well under a second. They still go through the
+// round trip and the structural check.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hostir/parser.h"
+#include "hostir/printer.h"
+#include "hostir/verifier.h"
+#include "passes/assign_streams.h"
+
+namespace {
+
+constexpr int64_t kFuzzUnrollLimit = 20'000;
+
+// Counts the statement instances the bound verifier would walk for one rank,
+// stopping at `limit`. It follows the verifier's walk without tensors:
+// params, `rank`, `world`, loop indices and integer bindings; a loop whose
+// bounds do not evaluate counts once (the verifier rejects it there).
+class UnrollCounter {
+ public:
+  UnrollCounter(const hostir::Program& program, int64_t rank, int64_t world, int64_t limit)
+      : rank_(rank), world_(world), limit_(limit) {
+    for (const hostir::Param& p : program.params) env_[p.name] = p.value;
+  }
+
+  // False once the count passes the limit.
+  bool walk(const std::vector<hostir::Statement>& body) {
+    for (const hostir::Statement& stmt : body) {
+      if (++count_ > limit_) return false;
+      if (stmt.isOp()) {
+        const hostir::Operation& op = stmt.op();
+        if (op.kind == hostir::OpKind::IntValue && op.result() && op.operands.size() == 2 && op.operands[0] &&
+            op.operands[1]) {
+          auto v = eval(hostir::Expr::call(op.intFunction, {op.operands[0]->expr, op.operands[1]->expr}));
+          if (v) env_[op.result()->name] = *v;
+        }
+        continue;
+      }
+      const hostir::ForLoop& loop = stmt.loop();
+      auto start = loop.start.empty() ? std::optional<int64_t>(0) : eval(loop.start);
+      auto end = eval(loop.end);
+      if (!start || !end) continue;
+      for (int64_t i = *start; i < *end; ++i) {
+        env_[loop.index.name] = i;
+        if (!walk(loop.body)) return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  std::optional<int64_t> eval(const hostir::Expr& e) {
+    if (e.empty()) return std::nullopt;
+    auto v = hostir::evaluate(e, [&](const std::string& name) -> std::optional<int64_t> {
+      if (name == "rank") return rank_;
+      if (name == "world") return world_;
+      auto it = env_.find(name);
+      if (it == env_.end()) return std::nullopt;
+      return it->second;
+    });
+    if (!v) return std::nullopt;
+    return *v;
+  }
+
+  std::map<std::string, int64_t> env_;
+  int64_t rank_, world_, limit_, count_ = 0;
+};
+
+// Whether the bound verifier stays within kFuzzUnrollLimit statement
+// instances over all ranks (the verifier walks every rank).
+bool smallEnoughToVerify(const hostir::Program& program, int64_t world) {
+  for (int64_t rank = 0; rank < world; ++rank)
+    if (!UnrollCounter(program, rank, world, kFuzzUnrollLimit / world).walk(program.body)) return false;
+  return true;
+}
+
+[[noreturn]] void violation(const char* what, const std::string& detail) {
+  std::fprintf(stderr, "hostir_parser_fuzz: %s\n%s\n", what, detail.c_str());
+  __builtin_trap();
+}
+
+// print -> parse -> compare -> print again.
+void checkRoundTrip(const hostir::Program& program, const char* stage) {
+  const std::string printed = hostir::printProgram(program);
+  auto reparsed = hostir::parseProgram(printed);
+  if (!reparsed) {
+    const hostir::Diagnostic& d = reparsed.error();
+    violation(stage,
+              "the printed program does not parse: " + std::to_string(d.loc.line) + ":" +
+                  std::to_string(d.loc.col) + ": " + d.message + "\n--- printed ---\n" + printed);
+  }
+  if (!(*reparsed == program)) violation(stage, "parse(print(p)) != p\n--- printed ---\n" + printed);
+  const std::string again = hostir::printProgram(*reparsed);
+  if (again != printed)
+    violation(stage, "printing is not stable\n--- first ---\n" + printed + "--- second ---\n" + again);
+}
+
+void checkAssignStreams(const hostir::Program& program, const hostir::Bindings& bindings) {
+  if (!smallEnoughToVerify(program, bindings.world)) return;
+  if (hostir::verifyProgram(program, bindings)) return;  // not a valid program: nothing more to check
+  hostir::Program rewritten = program;
+  hostir::AssignStreamsPass pass;
+  if (auto error = pass.run(rewritten))
+    violation("assign-streams failed on a verified program", error->message + "\n--- input ---\n" +
+                                                                  hostir::printProgram(program));
+  if (auto error = hostir::verifyProgram(rewritten, bindings))
+    violation("assign-streams produced a program that does not verify",
+              std::to_string(error->loc.line) + ":" + std::to_string(error->loc.col) + ": " + error->message +
+                  "\n--- input ---\n" + hostir::printProgram(program) + "--- output ---\n" +
+                  hostir::printProgram(rewritten));
+  checkRoundTrip(rewritten, "round trip of the assign-streams output");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view source(reinterpret_cast<const char*>(data), size);
+  auto parsed = hostir::parseProgram(source);
+  if (!parsed) return 0;
+  checkRoundTrip(*parsed, "round trip of the parsed input");
+  // Names, scopes and kinds: no unrolling, so every program gets this much.
+  (void)hostir::verifyStructure(*parsed);
+
+  hostir::Bindings defaults;
+  checkAssignStreams(*parsed, defaults);
+  hostir::Bindings team;
+  team.world = 2;
+  checkAssignStreams(*parsed, team);
+  return 0;
+}
