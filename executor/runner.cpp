@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "comm/in_process_communicator.h"
-#include "executor/cpu/cpu_backend.h"
+#include "executor/backend_factory.h"
 #include "executor/evaluator.h"
 #include "hostir/half.h"
 
@@ -68,12 +68,13 @@ Result<RunResult> runOnRank(const RunRequest& request, Communicator& comm) {
   const int64_t rank = comm.rank(), world = comm.size();
   Evaluator evaluator(request.program, request.params, rank, world);
 
-  cpu::CpuBackendOptions options;
-  options.poolSize = request.streams;
+  BackendOptions options;
+  options.streams = request.streams;
   options.reference = request.reference;
   options.delays = request.delays;
   options.commTimeout = request.commTimeout;
-  cpu::CpuBackend backend(options, comm);
+  RankBackend rankBackend = createBackend(request.reference ? BackendKind::Cpu : request.backend, options, comm);
+  Backend& backend = *rankBackend.backend;
   AbortTeamOnUnwind abortOnUnwind(comm);
 
   // Inputs: this rank's shard, from the file's global tensor or the seed.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "executor/backend_factory.h"
 #include "executor/cpu/cpu_stream.h"
 #include "executor/program_io.h"
 #include "hostir/ir.h"
@@ -21,6 +22,7 @@ struct RunRequest {
   std::map<std::string, int64_t> params;    // every param's value
   std::map<std::string, HostTensor> inputs;  // global tensors; the others are seeded
   uint64_t seed = 0;
+  BackendKind backend = BackendKind::Cpu;
   int64_t streams = 4;
   bool reference = false;  // the serial reference: one stream, f64-accumulating GEMMs
   int warmup = 0;

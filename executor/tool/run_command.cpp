@@ -89,10 +89,13 @@ int runRun(const RunOptions& o) {
   auto inputFiles = namedFiles(o.inputs, "--input");
   auto outputFiles = namedFiles(o.outputs, "--output");
   if (!settings || !inputFiles || !outputFiles || !checkPassNames(o.passes)) return kUsageError;
-  if (o.backend == "cuda") {
-    std::cerr << "error: --backend cuda: this hostir was built without the CUDA backend\n";
+  // auto: CUDA when a device is usable here, else the CPU.
+  std::optional<std::string> cudaProblem = o.backend == "cpu" ? std::nullopt : cudaUnavailableReason();
+  if (o.backend == "cuda" && cudaProblem) {
+    std::cerr << fmt::format("error: --backend cuda: {}\n", *cudaProblem);
     return kProgramError;
   }
+  const BackendKind backendKind = o.backend == "cpu" || cudaProblem ? BackendKind::Cpu : BackendKind::Cuda;
 
   // Under mpirun the team is MPI's; otherwise --ranks threads of this process.
   std::unique_ptr<MpiSession> mpi;
@@ -133,6 +136,7 @@ int runRun(const RunOptions& o) {
   RunRequest request;
   request.program = std::move(*program);
   request.params = *bindParams(source->program, bindings);
+  request.backend = backendKind;
   request.seed = o.seed;
   request.streams = o.common.streams;
   request.warmup = o.warmup;

@@ -1,0 +1,17 @@
+#include "executor/backend_factory.h"
+
+#include "executor/cpu/cpu_backend.h"
+
+namespace hostir {
+
+RankBackend createBackend(BackendKind kind, const BackendOptions& options, Communicator& hostComm) {
+  if (kind == BackendKind::Cuda) return createCudaBackend(options, hostComm);
+  cpu::CpuBackendOptions cpuOptions;
+  cpuOptions.poolSize = options.streams;
+  cpuOptions.reference = options.reference;
+  cpuOptions.delays = options.delays;
+  cpuOptions.commTimeout = options.commTimeout;
+  return RankBackend{nullptr, std::make_unique<cpu::CpuBackend>(cpuOptions, hostComm)};
+}
+
+}  // namespace hostir
