@@ -40,10 +40,21 @@ struct CollectiveCall {
   SourceLoc loc;  // for messages about a communication that never completes
 };
 
+// The statement the evaluator is about to issue, for backends that observe
+// rather than compute (the race checker) and for traces.
+struct OperationInfo {
+  OpKind kind;
+  SourceLoc loc;
+  std::string_view result;  // the name the statement defines, if any
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
+
+  // Called before the calls that issue one statement's work.
+  virtual void beginOperation(const OperationInfo&) {}
 
   // Called at the start of every run: captures the main stream afresh.
   virtual void beginRun() = 0;

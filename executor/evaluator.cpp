@@ -42,6 +42,7 @@ struct Instruction {
   // slot, endSlot holds the bound; jump is the matching instruction.
   int32_t endSlot = -1;
   int32_t jump = -1;
+  std::string resultName;  // for observers (race checker, traces)
 };
 
 }  // namespace
@@ -185,7 +186,10 @@ class Compiler {
       }
     }
     in.function = op.intFunction;
-    if (const NameDef* result = op.result()) in.result = define(result->name);
+    if (const NameDef* result = op.result()) {
+      in.result = define(result->name);
+      in.resultName = result->name;
+    }
     out_.code.push_back(std::move(in));
   }
 
@@ -329,6 +333,7 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
       case Instruction::Kind::Op: break;
     }
     ++pc;
+    backend.beginOperation(OperationInfo{in.op, in.loc, in.resultName});
     switch (in.op) {
       case OpKind::Allocate: {
         value(in.result).tensor = backend.allocate(in.dtype, evalDims(cp, in.dims, values), current, in.zero);

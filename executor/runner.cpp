@@ -10,6 +10,7 @@
 #include "comm/in_process_communicator.h"
 #include "executor/backend_factory.h"
 #include "executor/evaluator.h"
+#include "executor/race_check_backend.h"
 #include "hostir/half.h"
 
 namespace hostir {
@@ -74,7 +75,10 @@ Result<RunResult> runOnRank(const RunRequest& request, Communicator& comm) {
   options.delays = request.delays;
   options.commTimeout = request.commTimeout;
   RankBackend rankBackend = createBackend(request.reference ? BackendKind::Cpu : request.backend, options, comm);
-  Backend& backend = *rankBackend.backend;
+  // --race-check: observe the work as it is issued, on top of the real backend.
+  std::unique_ptr<RaceCheckBackend> raceChecker;
+  if (request.raceCheck) raceChecker = std::make_unique<RaceCheckBackend>(request.streams, rankBackend.backend.get());
+  Backend& backend = raceChecker ? static_cast<Backend&>(*raceChecker) : *rankBackend.backend;
   AbortTeamOnUnwind abortOnUnwind(comm);
 
   // Inputs: this rank's shard, from the file's global tensor or the seed.
@@ -105,6 +109,7 @@ Result<RunResult> runOnRank(const RunRequest& request, Communicator& comm) {
     comm.barrier();
     auto millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (run >= request.warmup) result.runMillis.push_back(millis);
+    if (raceChecker && result.races.empty()) result.races = raceChecker->analysis().races();
   }
   result.issuedOperationsPerRun = evaluator.issuedOperations();
 

@@ -14,6 +14,7 @@
 #include "executor/cpu/cpu_stream.h"
 #include "executor/program_io.h"
 #include "hostir/ir.h"
+#include "passes/race_analysis.h"
 
 namespace hostir {
 
@@ -25,6 +26,7 @@ struct RunRequest {
   BackendKind backend = BackendKind::Cpu;
   int64_t streams = 4;
   bool reference = false;  // the serial reference: one stream, f64-accumulating GEMMs
+  bool raceCheck = false;  // check the issued work for stream races while it runs
   int warmup = 0;
   int repeat = 1;
   cpu::DelayInjection delays;
@@ -35,6 +37,7 @@ struct RunResult {
   std::map<std::string, HostTensor> outputs;  // global; filled on rank 0
   std::vector<double> runMillis;              // one per timed run (rank 0)
   uint64_t issuedOperationsPerRun = 0;
+  std::vector<Race> races;  // with raceCheck: what this rank's issued work raced on
 };
 
 // Collective: every rank learns whether any rank failed, so that none goes

@@ -127,7 +127,7 @@ TEST_F(Cli, BadInputsFailCleanly) {
 TEST_F(Cli, SetBindsParamsBeforeAndAfterThePasses) {
   auto ok = run("check " + golden("row_parallel_linear.hir") + " --set M=1024 --set S=8 --ranks 4");
   EXPECT_EQ(ok.exitCode, 0) << ok.err;
-  EXPECT_THAT(ok.out, HasSubstr("verified for 4 rank(s)"));
+  EXPECT_THAT(ok.out, HasSubstr("verified and race-free for 4 rank(s)"));
   auto indivisible = run("check " + golden("row_parallel_linear.hir") + " --set K=10 --ranks 4");
   EXPECT_EQ(indivisible.exitCode, 1);
   EXPECT_THAT(indivisible.err, HasSubstr(":3:24: error: extent 10 of axis 1 of 'x' does not divide evenly over 4 ranks"));

@@ -40,6 +40,7 @@ struct RunOptions {
   bool check = false;
   int warmup = 0;
   int repeat = 0;  // 0: one untimed run
+  bool raceCheck = false;
   uint32_t injectDelaysMicros = 0;
   double commTimeoutSeconds = 300;
 };

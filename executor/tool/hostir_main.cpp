@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
   optCmd->footer(passList());
 
   CommonOptions check;
-  CLI::App* checkCmd = app.add_subcommand("check", "Parse and verify a program with its parameters bound");
+  CLI::App* checkCmd = app.add_subcommand(
+      "check", "Verify a program with its parameters bound and prove it free of stream races (exit 1 on a race)");
   addCommonOptions(*checkCmd, check);
 
   RunOptions run;
@@ -71,6 +72,8 @@ int main(int argc, char** argv) {
       ->type_name("NAME=FILE.npy");
   runCmd->add_option("--seed", run.seed, "Seed for the inputs not given with --input");
   runCmd->add_flag("--check", run.check, "Compare every output with a serial f64-accumulating reference run");
+  runCmd->add_flag("--race-check", run.raceCheck,
+                   "Check the work for stream races as it is issued (exit 1 and report each race)");
   runCmd->add_option("--warmup", run.warmup, "Untimed runs before the timed ones")->check(CLI::NonNegativeNumber);
   runCmd->add_option("--repeat", run.repeat, "Timed runs; rank 0 prints a timing line")->check(CLI::NonNegativeNumber);
   runCmd->add_option("--comm-timeout", run.commTimeoutSeconds,

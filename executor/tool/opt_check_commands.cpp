@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "executor/race_check.h"
 #include "executor/tool/commands.h"
 #include "hostir/printer.h"
 #include "passes/pass_manager.h"
@@ -88,8 +89,17 @@ int runCheck(const CommonOptions& o) {
   if (!settings) return kUsageError;
   auto source = loadProgram(o.file);
   if (!source) return kProgramError;
-  if (!verifyBound(*source, source->program, Bindings{*settings, o.ranks})) return kProgramError;
-  std::cout << fmt::format("{}: ok: program '{}' verified for {} rank(s)\n", o.file, source->program.name, o.ranks);
+  Bindings bindings{*settings, o.ranks};
+  if (!verifyBound(*source, source->program, bindings)) return kProgramError;
+  auto races = checkRaces(source->program, *bindParams(source->program, bindings), o.ranks, o.streams);
+  for (const RaceReport& race : races) std::cerr << formatRace(race, o.file, source->text);
+  if (!races.empty()) {
+    std::cerr << fmt::format("{}: {} race{} found with {} worker stream{}\n", o.file, races.size(),
+                             races.size() == 1 ? "" : "s", o.streams, o.streams == 1 ? "" : "s");
+    return kProgramError;
+  }
+  std::cout << fmt::format("{}: ok: program '{}' verified and race-free for {} rank(s) and {} worker stream(s)\n",
+                           o.file, source->program.name, o.ranks, o.streams);
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "comm/mpi_communicator.h"
+#include "executor/race_check.h"
 #include "executor/runner.h"
 #include "executor/tool/commands.h"
 
@@ -138,6 +139,7 @@ int runRun(const RunOptions& o) {
   request.params = *bindParams(source->program, bindings);
   request.backend = backendKind;
   request.seed = o.seed;
+  request.raceCheck = o.raceCheck;
   request.streams = o.common.streams;
   request.warmup = o.warmup;
   request.repeat = std::max(o.repeat, 1);
@@ -166,7 +168,9 @@ int runRun(const RunOptions& o) {
     std::cerr << fmt::format("error: {}\n", result.error().message);
     return kProgramError;
   }
+  for (const Race& race : result->races) std::cerr << formatRace(RaceReport{race, mpiComm ? mpiComm->rank() : 0}, o.common.file, source->text);
   int code = leader ? finish(o, request, *result, world, source->program, *outputFiles) : 0;
+  if (!result->races.empty()) code = kProgramError;
   if (mpiComm) {
     // Every rank exits with rank 0's verdict.
     double verdict = code;

@@ -1,0 +1,87 @@
+// The CUDA backend: streams are CUDA streams (a pool created once, plus a
+// main stream of the backend's own), events are positions in a stream (a
+// ring of events per stream), GEMMs go through cuBLAS, elementwise work
+// through small kernels, and communications through NCCL on the issuing
+// stream.
+//
+// The main stream is a non-blocking stream the backend owns rather than
+// the legacy default stream (which would serialize against every other
+// stream) or cudaStreamPerThread (bound to whichever host thread calls, and
+// a stream the backend could not give events of its own). It exists from
+// construction, so the runner can allocate inputs before the first run;
+// beginRun() makes it the run's main stream afresh (device, failure state).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "comm/nccl_communicator.h"
+#include "executor/backend.h"
+#include "executor/cuda/cuda_memory.h"
+#include "executor/cuda/cuda_stream.h"
+
+namespace hostir::cuda {
+
+struct CudaBackendOptions {
+  int device = 0;
+  int64_t poolSize = 4;
+  // A wait for the streams that has not ended after this long, with
+  // communications pending, is reported and the team aborted.
+  std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
+};
+
+class CudaBackend final : public Backend {
+ public:
+  // `comm` runs the collectives; it must outlive the backend.
+  CudaBackend(CudaBackendOptions options, NcclCommunicator& comm);
+  ~CudaBackend() override;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  std::string_view name() const override { return "cuda"; }
+  void beginRun() override;
+  Stream* mainStream() override { return main_.get(); }
+  Stream* workerStream(int64_t number) override;
+  Event recordEvent(Stream* stream) override;
+  void waitEvent(Stream* waiter, const Event& event) override;
+  void synchronizeHost() override;
+  TensorView allocate(DType dtype, const Dims& shape, Stream* stream, bool zero) override;
+  void deallocate(const TensorView& tensor, Stream* stream) override;
+  void linear(Stream* stream, const TensorView& x, const TensorView& w, const TensorView* bias,
+              const TensorView& out) override;
+  void matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) override;
+  void copy(Stream* stream, const TensorView& src, const TensorView& dst) override;
+  void add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) override;
+  void collective(Stream* stream, const CollectiveCall& call) override;
+  void upload(const void* host, const TensorView& dst) override;
+  void download(const TensorView& src, void* host) override;
+
+ private:
+  // The stream behind `stream`, marked as having new work.
+  CudaStream& issueOn(Stream* stream);
+  void copyOn(CudaStream& stream, const TensorView& src, const TensorView& dst);
+  void zeroOn(CudaStream& stream, const TensorView& dst);
+  // Waits for every stream; returns the first failure's message.
+  std::optional<std::string> waitForStreams();
+  // Makes every rank's pending work fail (this rank's NCCL kernels end too).
+  void abortTeam(const std::string& reason);
+  std::vector<CudaStream*> allStreams() const;
+
+  CudaBackendOptions options_;
+  NcclCommunicator& comm_;
+  std::shared_ptr<DeviceMemory> memory_;
+  std::unique_ptr<CudaStream> main_;
+  std::vector<std::unique_ptr<CudaStream>> pool_;
+
+  // Communications issued (for the timeout's message) and the last one's statement.
+  uint64_t collectivesIssued_ = 0;
+  uint64_t collectivesAtLastSync_ = 0;
+  std::optional<CollectiveCall> lastCollective_;
+  bool aborted_ = false;
+};
+
+}  // namespace hostir::cuda

@@ -1,0 +1,141 @@
+#include "executor/cuda/cuda_kernels.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+
+namespace hostir::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+// Enough blocks to fill any current GPU; larger tensors loop (grid stride).
+constexpr int64_t kMaxBlocks = 65536;
+
+// Element `linear` (row-major over the layout's shape) of every operand.
+template <int Operands>
+__device__ __forceinline__ void offsetsOf(const ElementwiseLayout& layout, int64_t linear, int64_t (&offsets)[Operands]) {
+#pragma unroll
+  for (int o = 0; o < Operands; ++o) offsets[o] = 0;
+  if (layout.rank == 1) {  // the common, coalesced case: no division
+#pragma unroll
+    for (int o = 0; o < Operands; ++o) offsets[o] = linear * layout.strides[o][0];
+    return;
+  }
+#pragma unroll
+  for (int d = kMaxLayoutRank - 1; d >= 0; --d) {
+    if (d >= layout.rank) continue;
+    const int64_t extent = layout.shape[d];
+    const int64_t index = linear % extent;
+    linear /= extent;
+#pragma unroll
+    for (int o = 0; o < Operands; ++o) offsets[o] += index * layout.strides[o][d];
+  }
+}
+
+template <typename T>
+__global__ void copyKernel(T* dst, const T* src, ElementwiseLayout layout) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < layout.numel; i += step) {
+    int64_t offsets[2];
+    offsetsOf(layout, i, offsets);
+    dst[offsets[0]] = src[offsets[1]];
+  }
+}
+
+template <typename T>
+__global__ void zeroKernel(T* dst, ElementwiseLayout layout) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < layout.numel; i += step) {
+    int64_t offsets[1];
+    offsetsOf(layout, i, offsets);
+    dst[offsets[0]] = T(0);
+  }
+}
+
+// Arithmetic type per storage type: the half types compute in f32.
+__device__ __forceinline__ float widen(__half v) { return __half2float(v); }
+__device__ __forceinline__ float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float widen(float v) { return v; }
+__device__ __forceinline__ double widen(double v) { return v; }
+__device__ __forceinline__ void narrow(float v, __half* out) { *out = __float2half_rn(v); }
+__device__ __forceinline__ void narrow(float v, __nv_bfloat16* out) { *out = __float2bfloat16_rn(v); }
+__device__ __forceinline__ void narrow(float v, float* out) { *out = v; }
+__device__ __forceinline__ void narrow(double v, double* out) { *out = v; }
+
+template <typename T>
+__global__ void addKernel(T* out, const T* a, const T* b, ElementwiseLayout layout) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < layout.numel; i += step) {
+    int64_t offsets[3];
+    offsetsOf(layout, i, offsets);
+    narrow(widen(a[offsets[1]]) + widen(b[offsets[2]]), &out[offsets[0]]);
+  }
+}
+
+unsigned blocksFor(int64_t numel) {
+  return static_cast<unsigned>(std::min<int64_t>((numel + kThreads - 1) / kThreads, kMaxBlocks));
+}
+
+template <typename T>
+cudaError_t copyAs(void* dst, const void* src, const ElementwiseLayout& layout, cudaStream_t stream) {
+  copyKernel<T><<<blocksFor(layout.numel), kThreads, 0, stream>>>(static_cast<T*>(dst), static_cast<const T*>(src),
+                                                                   layout);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t zeroAs(void* dst, const ElementwiseLayout& layout, cudaStream_t stream) {
+  zeroKernel<T><<<blocksFor(layout.numel), kThreads, 0, stream>>>(static_cast<T*>(dst), layout);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t addAs(void* out, const void* a, const void* b, const ElementwiseLayout& layout, cudaStream_t stream) {
+  addKernel<T><<<blocksFor(layout.numel), kThreads, 0, stream>>>(static_cast<T*>(out), static_cast<const T*>(a),
+                                                                  static_cast<const T*>(b), layout);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t launchCopy(void* dst, const void* src, size_t elementSize, const ElementwiseLayout& layout,
+                       cudaStream_t stream) {
+  if (layout.numel == 0) return cudaSuccess;
+  // Copies move bits: only the element size matters.
+  switch (elementSize) {
+    case 2: return copyAs<uint16_t>(dst, src, layout, stream);
+    case 4: return copyAs<uint32_t>(dst, src, layout, stream);
+    case 8: return copyAs<uint64_t>(dst, src, layout, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+cudaError_t launchZero(void* dst, size_t elementSize, const ElementwiseLayout& layout, cudaStream_t stream) {
+  if (layout.numel == 0) return cudaSuccess;
+  switch (elementSize) {  // +0.0 is all zero bits in every dtype
+    case 2: return zeroAs<uint16_t>(dst, layout, stream);
+    case 4: return zeroAs<uint32_t>(dst, layout, stream);
+    case 8: return zeroAs<uint64_t>(dst, layout, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+cudaError_t launchAdd(DType dtype, void* out, const void* a, const void* b, const ElementwiseLayout& layout,
+                      cudaStream_t stream) {
+  if (layout.numel == 0) return cudaSuccess;
+  switch (dtype) {
+    case DType::F32: return addAs<float>(out, a, b, layout, stream);
+    case DType::F64: return addAs<double>(out, a, b, layout, stream);
+    case DType::F16: return addAs<__half>(out, a, b, layout, stream);
+    case DType::BF16: return addAs<__nv_bfloat16>(out, a, b, layout, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+cudaError_t kernelImageStatus() {
+  cudaFuncAttributes attributes;
+  return cudaFuncGetAttributes(&attributes, copyKernel<uint32_t>);
+}
+
+}  // namespace hostir::cuda

@@ -1,0 +1,44 @@
+// The CUDA backend's elementwise kernels on strided views: copy (also the
+// pack and unpack of collectives, and the bias broadcast of linear), add
+// (f16 and bf16 computed in f32, as on the CPU) and zero-fill. Shapes and
+// strides travel by value in a small struct, so a launch allocates nothing.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "hostir/dtype.h"
+
+namespace hostir::cuda {
+
+inline constexpr int kMaxLayoutRank = 8;
+inline constexpr int kMaxLayoutOperands = 3;
+
+// The iteration space of an elementwise kernel: `rank` dims (outermost
+// first) and each operand's strides in elements. Operand 0 is the output.
+struct ElementwiseLayout {
+  int rank = 0;
+  int operands = 0;
+  int64_t numel = 0;
+  int64_t shape[kMaxLayoutRank] = {};
+  int64_t strides[kMaxLayoutOperands][kMaxLayoutRank] = {};
+};
+
+// Each launcher enqueues one kernel on `stream` (nothing for an empty
+// layout) and returns the launch's status.
+
+// dst = src, elements of `elementSize` bytes (2, 4 or 8); operand 0 is dst, 1 is src.
+cudaError_t launchCopy(void* dst, const void* src, size_t elementSize, const ElementwiseLayout& layout,
+                       cudaStream_t stream);
+// out = a + b; operands 0, 1, 2 are out, a, b.
+cudaError_t launchAdd(DType dtype, void* out, const void* a, const void* b, const ElementwiseLayout& layout,
+                      cudaStream_t stream);
+// dst = 0; operand 0 is dst.
+cudaError_t launchZero(void* dst, size_t elementSize, const ElementwiseLayout& layout, cudaStream_t stream);
+
+// cudaSuccess when this build has kernel code the current device can run.
+cudaError_t kernelImageStatus();
+
+}  // namespace hostir::cuda
