@@ -105,7 +105,7 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 for variant in tsan:thread asan:address,undefined; do
   name="${variant%%:*}"
   dir="build/$name"
-  if hostir_configure "$dir" -DHOSTIR_TESTS=ON -DHOSTIR_FUZZ=OFF -DHOSTIR_SANITIZE="${variant#*:}" &&
+  if hostir_configure "$dir" -DHOSTIR_TESTS=ON -DHOSTIR_FUZZ=OFF -DHOSTIR_CUDA=OFF -DHOSTIR_SANITIZE="${variant#*:}" &&
     hostir_build "$dir"; then
     run_ctest "$name" "$dir" --label-exclude mpi
   else
@@ -116,7 +116,7 @@ done
 
 # 4. Fuzzer: clang, sanitizers, its own build directory.
 record "fuzz build" "FAILED (build/fuzz)"
-CC=clang CXX=clang++ hostir_configure build/fuzz -DHOSTIR_FUZZ=ON -DHOSTIR_TESTS=OFF
+CC=clang CXX=clang++ hostir_configure build/fuzz -DHOSTIR_FUZZ=ON -DHOSTIR_TESTS=OFF -DHOSTIR_CUDA=OFF
 hostir_build build/fuzz hostir_parser_fuzz
 SUMMARY[-1]="$(printf '  %-12s %s' "fuzz build" "ok (build/fuzz, clang, ASan+UBSan)")"
 
