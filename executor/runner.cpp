@@ -109,7 +109,8 @@ Result<RunResult> runOnRank(const RunRequest& request, Communicator& comm) {
     comm.barrier();
     auto millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (run >= request.warmup) result.runMillis.push_back(millis);
-    if (raceChecker && result.races.empty()) result.races = raceChecker->analysis().races();
+    if (raceChecker && result.races.empty())
+      for (const Race& race : raceChecker->analysis().races()) result.races.push_back(RaceReport{race, rank});
   }
   result.issuedOperationsPerRun = evaluator.issuedOperations();
 
@@ -150,7 +151,11 @@ Result<RunResult> runInProcess(const RunRequest& request, int64_t world) {
   rankBody(0);
   for (auto& t : threads) t.join();
   if (firstError) return *firstError;
-  return std::move(*results[0]);
+  // Races may differ between ranks (rank-dependent programs): report every rank's.
+  RunResult result = std::move(results[0]->value());
+  for (size_t rank = 1; rank < results.size(); ++rank)
+    for (RaceReport& race : results[rank]->value().races) result.races.push_back(std::move(race));
+  return result;
 }
 
 namespace {

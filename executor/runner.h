@@ -14,7 +14,7 @@
 #include "executor/cpu/cpu_stream.h"
 #include "executor/program_io.h"
 #include "hostir/ir.h"
-#include "passes/race_analysis.h"
+#include "executor/race_check.h"
 
 namespace hostir {
 
@@ -37,7 +37,7 @@ struct RunResult {
   std::map<std::string, HostTensor> outputs;  // global; filled on rank 0
   std::vector<double> runMillis;              // one per timed run (rank 0)
   uint64_t issuedOperationsPerRun = 0;
-  std::vector<Race> races;  // with raceCheck: what this rank's issued work raced on
+  std::vector<RaceReport> races;  // with raceCheck: what the issued work raced on (every rank's, in process)
 };
 
 // Collective: every rank learns whether any rank failed, so that none goes

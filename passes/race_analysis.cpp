@@ -55,14 +55,17 @@ bool RaceAnalysis::orderedBefore(const Record& earlier, size_t stream) const {
 void RaceAnalysis::declareBuffer(size_t buffer, const std::string& name, const Box& whole) {
   BufferHistory& h = buffers_[buffer];
   h.name = name;
-  // Bucket along the longest dimension, in at most 1024 buckets.
+  // Bucket along the longest dimension, in at most 8192 buckets: a loop over
+  // one-row chunks of a long buffer then meets few records per access (1024
+  // made a 1,000,000-operation check 2.3x slower), while an access to the
+  // whole buffer still touches a bounded number of buckets.
   int64_t longest = 0;
   for (size_t d = 0; d < whole.rank; ++d)
     if (whole.hi[d] - whole.lo[d] > longest) {
       longest = whole.hi[d] - whole.lo[d];
       h.bucketDim = d;
     }
-  constexpr int64_t kBuckets = 1024;
+  constexpr int64_t kBuckets = 8192;
   h.bucketWidth = std::max<int64_t>(1, (longest + kBuckets - 1) / kBuckets);
   h.buckets.resize(static_cast<size_t>(std::max<int64_t>(1, (longest + h.bucketWidth - 1) / h.bucketWidth)));
 }
@@ -81,8 +84,17 @@ void RaceAnalysis::access(size_t buffer, const Box& box, bool write, size_t stre
   auto [firstBucket, endBucket] = bucketRange(box);
   ++stamp_;
   for (size_t b = firstBucket; b < endBucket; ++b) {
-    for (uint32_t index : history.buckets[b]) {
-      if (!history.alive[index] || history.visited[index] == stamp_) continue;
+    // Dead records are dropped from the bucket as it is scanned, so that a
+    // bucket holds only records that can still race: a buffer every
+    // operation reads whole (a weight) would otherwise make each access scan
+    // every earlier one.
+    std::vector<uint32_t>& bucket = history.buckets[b];
+    size_t kept = 0;
+    for (size_t at = 0; at < bucket.size(); ++at) {
+      uint32_t index = bucket[at];
+      if (!history.alive[index]) continue;
+      bucket[kept++] = index;
+      if (history.visited[index] == stamp_) continue;
       history.visited[index] = stamp_;
       const Record& r = history.records[index];
       bool ordered = orderedBefore(r, stream);
@@ -100,8 +112,12 @@ void RaceAnalysis::access(size_t buffer, const Box& box, bool write, size_t stre
       // An earlier access ordered before this one and inside its box can only
       // race with a later access that also races with this one (this one
       // writes, or both read), so it need not be kept.
-      if (ordered && box.contains(r.box) && (write || !r.write)) history.alive[index] = false;
+      if (ordered && box.contains(r.box) && (write || !r.write)) {
+        history.alive[index] = false;
+        --kept;
+      }
     }
+    bucket.resize(kept);
   }
   auto index = static_cast<uint32_t>(history.records.size());
   history.records.push_back(Record{stream, clocks_[stream][stream], write, box, site});

@@ -24,6 +24,7 @@ SUMMARY=()
 FAILED=0
 TOTAL_PASSED=0
 TOTAL_FAILED=0
+TOTAL_SKIPPED=0
 record() { SUMMARY+=("$(printf '  %-12s %s' "$1" "$2")"); }
 # shellcheck disable=SC2317  # run by the EXIT trap
 print_summary() {
@@ -39,7 +40,7 @@ print_summary() {
   fi
   echo "============================================================="
   # The plain closing line CI reads.
-  echo "hostir: ${TOTAL_PASSED} passed, ${TOTAL_FAILED} failed"
+  echo "hostir: ${TOTAL_PASSED} passed, ${TOTAL_FAILED} failed, ${TOTAL_SKIPPED} skipped"
 }
 trap print_summary EXIT
 
@@ -61,13 +62,16 @@ run_ctest() {
   local log rc=0
   log="$(mktemp)"
   ctest --test-dir "$dir" --output-on-failure --parallel "$HOSTIR_JOBS" "$@" 2>&1 | tee "$log" || rc=$?
-  local counts total failed
+  local counts total failed skipped
   counts="$(grep -Eo '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1 || true)"
   if [[ -n "$counts" ]]; then
     total="$(grep -Eo '[0-9]+$' <<<"$counts")"
     failed="$(grep -Eo '[0-9]+ tests? failed' <<<"$counts" | grep -Eo '^[0-9]+')"
-    TOTAL_PASSED=$((TOTAL_PASSED + total - failed))
+    # ctest counts skipped tests (the cuda ones without a GPU) as passed.
+    skipped="$(grep -cE '^[[:space:]]+[0-9]+ - .*\((Skipped|Disabled)\)$' "$log" || true)"
+    TOTAL_PASSED=$((TOTAL_PASSED + total - failed - skipped))
     TOTAL_FAILED=$((TOTAL_FAILED + failed))
+    TOTAL_SKIPPED=$((TOTAL_SKIPPED + skipped))
   fi
   if [[ $rc -eq 0 ]]; then
     record "$name" "ok (${counts:-no counts reported})"

@@ -65,8 +65,15 @@ class CudaBackend final : public Backend {
   CudaStream& issueOn(Stream* stream);
   void copyOn(CudaStream& stream, const TensorView& src, const TensorView& dst);
   void zeroOn(CudaStream& stream, const TensorView& dst);
-  // Waits for every stream; returns the first failure's message.
-  std::optional<std::string> waitForStreams();
+  // Waits for every stream, watching the pending communications; returns
+  // the first failure, if any.
+  struct Failure {
+    std::string message;
+    bool communication;  // a communication failed or never completed
+  };
+  std::optional<Failure> waitForStreams();
+  // Blocks until every stream is idle, without watching (transfers, teardown).
+  void drainStreams();
   // Makes every rank's pending work fail (this rank's NCCL kernels end too).
   void abortTeam(const std::string& reason);
   std::vector<CudaStream*> allStreams() const;
@@ -77,10 +84,16 @@ class CudaBackend final : public Backend {
   std::unique_ptr<CudaStream> main_;
   std::vector<std::unique_ptr<CudaStream>> pool_;
 
-  // Communications issued (for the timeout's message) and the last one's statement.
+  // A communication of this run, until the host has seen its stream idle.
+  struct PendingCollective {
+    uint64_t sequence;
+    OpKind kind;
+    SourceLoc loc;
+    CudaStream* stream;
+    uint64_t end;  // the stream's position once it has completed
+  };
   uint64_t collectivesIssued_ = 0;
-  uint64_t collectivesAtLastSync_ = 0;
-  std::optional<CollectiveCall> lastCollective_;
+  std::vector<PendingCollective> pending_;
   bool aborted_ = false;
 };
 

@@ -73,6 +73,12 @@ __global__ void addKernel(T* out, const T* a, const T* b, ElementwiseLayout layo
   }
 }
 
+// A launch reports its errors through cudaGetLastError, which also holds
+// the error of an earlier call whose status was deliberately ignored (a
+// free in a destructor): drop that one so the launch reports its own.
+// Sticky errors stay and are reported, as they should be.
+void clearEarlierError() { (void)cudaGetLastError(); }
+
 unsigned blocksFor(int64_t numel) {
   return static_cast<unsigned>(std::min<int64_t>((numel + kThreads - 1) / kThreads, kMaxBlocks));
 }
@@ -102,6 +108,7 @@ cudaError_t addAs(void* out, const void* a, const void* b, const ElementwiseLayo
 cudaError_t launchCopy(void* dst, const void* src, size_t elementSize, const ElementwiseLayout& layout,
                        cudaStream_t stream) {
   if (layout.numel == 0) return cudaSuccess;
+  clearEarlierError();
   // Copies move bits: only the element size matters.
   switch (elementSize) {
     case 2: return copyAs<uint16_t>(dst, src, layout, stream);
@@ -113,6 +120,7 @@ cudaError_t launchCopy(void* dst, const void* src, size_t elementSize, const Ele
 
 cudaError_t launchZero(void* dst, size_t elementSize, const ElementwiseLayout& layout, cudaStream_t stream) {
   if (layout.numel == 0) return cudaSuccess;
+  clearEarlierError();
   switch (elementSize) {  // +0.0 is all zero bits in every dtype
     case 2: return zeroAs<uint16_t>(dst, layout, stream);
     case 4: return zeroAs<uint32_t>(dst, layout, stream);
@@ -124,6 +132,7 @@ cudaError_t launchZero(void* dst, size_t elementSize, const ElementwiseLayout& l
 cudaError_t launchAdd(DType dtype, void* out, const void* a, const void* b, const ElementwiseLayout& layout,
                       cudaStream_t stream) {
   if (layout.numel == 0) return cudaSuccess;
+  clearEarlierError();
   switch (dtype) {
     case DType::F32: return addAs<float>(out, a, b, layout, stream);
     case DType::F64: return addAs<double>(out, a, b, layout, stream);
@@ -131,11 +140,6 @@ cudaError_t launchAdd(DType dtype, void* out, const void* a, const void* b, cons
     case DType::BF16: return addAs<__nv_bfloat16>(out, a, b, layout, stream);
   }
   return cudaErrorInvalidValue;
-}
-
-cudaError_t kernelImageStatus() {
-  cudaFuncAttributes attributes;
-  return cudaFuncGetAttributes(&attributes, copyKernel<uint32_t>);
 }
 
 }  // namespace hostir::cuda

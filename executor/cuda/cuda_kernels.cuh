@@ -7,24 +7,11 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
-#include <cstdint>
 
+#include "executor/cuda/cuda_layout.h"
 #include "hostir/dtype.h"
 
 namespace hostir::cuda {
-
-inline constexpr int kMaxLayoutRank = 8;
-inline constexpr int kMaxLayoutOperands = 3;
-
-// The iteration space of an elementwise kernel: `rank` dims (outermost
-// first) and each operand's strides in elements. Operand 0 is the output.
-struct ElementwiseLayout {
-  int rank = 0;
-  int operands = 0;
-  int64_t numel = 0;
-  int64_t shape[kMaxLayoutRank] = {};
-  int64_t strides[kMaxLayoutOperands][kMaxLayoutRank] = {};
-};
 
 // Each launcher enqueues one kernel on `stream` (nothing for an empty
 // layout) and returns the launch's status.
@@ -37,8 +24,5 @@ cudaError_t launchAdd(DType dtype, void* out, const void* a, const void* b, cons
                       cudaStream_t stream);
 // dst = 0; operand 0 is dst.
 cudaError_t launchZero(void* dst, size_t elementSize, const ElementwiseLayout& layout, cudaStream_t stream);
-
-// cudaSuccess when this build has kernel code the current device can run.
-cudaError_t kernelImageStatus();
 
 }  // namespace hostir::cuda

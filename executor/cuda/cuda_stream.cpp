@@ -51,6 +51,10 @@ void CudaStream::waitFor(const CudaStream& other, uint64_t position) {
   dirty_ = true;
 }
 
+bool CudaStream::reached(uint64_t position) const {
+  return position <= reached_ || cudaEventQuery(ring_[position % kEventRing]) == cudaSuccess;
+}
+
 void CudaStream::markIdle() {
   // Later records get new positions, all above this one.
   if (dirty_) {

@@ -38,6 +38,9 @@ class CudaStream final : public Stream {
   uint64_t record();
   // Makes this stream wait for `position` of `other`.
   void waitFor(const CudaStream& other, uint64_t position);
+  // Whether the stream has run everything up to `position` (host side; a
+  // reused ring event may answer for a later position, so "no" can be early).
+  bool reached(uint64_t position) const;
   // The host saw the stream idle: every position so far is reached.
   void markIdle();
 

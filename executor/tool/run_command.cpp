@@ -168,15 +168,16 @@ int runRun(const RunOptions& o) {
     std::cerr << fmt::format("error: {}\n", result.error().message);
     return kProgramError;
   }
-  for (const Race& race : result->races) std::cerr << formatRace(RaceReport{race, mpiComm ? mpiComm->rank() : 0}, o.common.file, source->text);
+  for (const RaceReport& race : result->races) std::cerr << formatRace(race, o.common.file, source->text);
   int code = leader ? finish(o, request, *result, world, source->program, *outputFiles) : 0;
-  if (!result->races.empty()) code = kProgramError;
+  bool raced = mpiComm ? anyRankFailed(*mpiComm, !result->races.empty()) : !result->races.empty();
   if (mpiComm) {
-    // Every rank exits with rank 0's verdict.
+    // Every rank exits with rank 0's verdict, or 1 when any rank raced.
     double verdict = code;
     mpiComm->broadcast(&verdict, 1, DType::F64, 0);
     code = static_cast<int>(verdict);
   }
+  if (raced) code = kProgramError;
   return code;
 }
 

@@ -1,0 +1,297 @@
+#include "executor/cuda/cuda_backend.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <exception>
+#include <thread>
+
+#include "executor/collective_plan.h"
+#include "executor/cuda/cuda_check.h"
+#include "executor/cuda/cuda_gemm.h"
+#include "executor/cuda/cuda_kernels.cuh"
+#include "executor/cuda/cuda_layout.h"
+
+namespace hostir::cuda {
+namespace {
+
+// cudaMemcpy2D takes pitches up to the device's limit (2^31 - 1 bytes on
+// current GPUs); wider rows go through the copy kernel.
+constexpr int64_t kMaxPitchBytes = int64_t{1} << 31;
+
+std::string streamName(const CudaStream& s) {
+  return s.slot() < 0 ? std::string("the main stream") : fmt::format("stream slot {}", s.slot());
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(CudaBackendOptions options, NcclCommunicator& comm) : options_(options), comm_(comm) {
+  checkCuda(cudaSetDevice(options_.device), "cudaSetDevice");
+  memory_ = DeviceMemory::create(options_.device);
+  main_ = std::make_unique<CudaStream>(-1);
+  for (int64_t slot = 0; slot < std::max<int64_t>(options_.poolSize, 1); ++slot)
+    pool_.push_back(std::make_unique<CudaStream>(static_cast<int>(slot)));
+}
+
+CudaBackend::~CudaBackend() {
+  cudaSetDevice(options_.device);
+  // Leaving by an exception, peers may never join this rank's pending
+  // communications: end them (ncclCommAbort) so that the wait below returns.
+  if (std::uncaught_exceptions() > 0 && !aborted_) {
+    aborted_ = true;
+    try {
+      comm_.abort(fmt::format("rank {} failed during the run", comm_.rank()));
+    } catch (...) {
+    }
+  }
+  // No buffer may be freed while work can still use it.
+  for (CudaStream* s : allStreams()) cudaStreamSynchronize(s->native());
+  try {
+    memory_->reclaim();
+  } catch (...) {
+  }
+  pool_.clear();
+  main_.reset();
+  memory_.reset();  // the pools go once the last buffer does
+}
+
+std::vector<CudaStream*> CudaBackend::allStreams() const {
+  std::vector<CudaStream*> streams{main_.get()};
+  for (const auto& s : pool_) streams.push_back(s.get());
+  return streams;
+}
+
+void CudaBackend::beginRun() {
+  // In-process ranks are threads, and the current device is per thread.
+  checkCuda(cudaSetDevice(options_.device), "cudaSetDevice");
+  pending_.clear();
+}
+
+Stream* CudaBackend::workerStream(int64_t number) {
+  const auto size = static_cast<int64_t>(pool_.size());
+  return pool_[static_cast<size_t>((number % size + size) % size)].get();
+}
+
+CudaStream& CudaBackend::issueOn(Stream* stream) {
+  auto* s = static_cast<CudaStream*>(stream);
+  s->issued();
+  return *s;
+}
+
+Event CudaBackend::recordEvent(Stream* stream) {
+  return Event{stream, static_cast<CudaStream*>(stream)->record()};
+}
+
+void CudaBackend::waitEvent(Stream* waiter, const Event& event) {
+  if (event.stream == waiter || !event.stream) return;  // a stream already runs in order
+  static_cast<CudaStream*>(waiter)->waitFor(*static_cast<CudaStream*>(event.stream), event.position);
+}
+
+// ---- waiting ---------------------------------------------------------------------
+
+std::optional<CudaBackend::Failure> CudaBackend::waitForStreams() {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  Clock::time_point nextCheck = start;
+  for (CudaStream* s : allStreams()) {
+    // Polled rather than cudaStreamSynchronize: a communication whose peer
+    // failed never completes, and only NCCL's error state or the timeout
+    // can tell.
+    for (;;) {
+      const cudaError_t status = cudaStreamQuery(s->native());
+      if (status == cudaSuccess) break;
+      if (status != cudaErrorNotReady)
+        return Failure{fmt::format("rank {}: the work on {} failed: {}", comm_.rank(), streamName(*s),
+                                   cudaGetErrorString(status)),
+                       false};
+      const Clock::time_point now = Clock::now();
+      if (!pending_.empty() && now >= nextCheck) {
+        nextCheck = now + std::chrono::milliseconds(1);
+        if (auto error = comm_.asyncError())
+          return Failure{fmt::format("rank {}: NCCL reported an error: {}", comm_.rank(), *error), true};
+        if (now - start > options_.commTimeout) {
+          const PendingCollective* stuck = &pending_.front();
+          for (const PendingCollective& p : pending_) {
+            if (!p.stream->reached(p.end)) {
+              stuck = &p;
+              break;
+            }
+          }
+          return Failure{fmt::format("rank {}: communication #{} ({} issued at {}:{}) has not completed after {} s; "
+                                     "another rank failed or issued different communications",
+                                     comm_.rank(), stuck->sequence, signatureOf(stuck->kind).name, stuck->loc.line,
+                                     stuck->loc.col,
+                                     std::chrono::duration_cast<std::chrono::seconds>(options_.commTimeout).count()),
+                         true};
+        }
+      }
+      std::this_thread::yield();
+    }
+  }
+  return std::nullopt;
+}
+
+void CudaBackend::drainStreams() {
+  for (CudaStream* s : allStreams()) checkCuda(cudaStreamSynchronize(s->native()), "cudaStreamSynchronize");
+}
+
+void CudaBackend::abortTeam(const std::string& reason) {
+  if (aborted_) return;
+  aborted_ = true;
+  comm_.abort(reason);  // NCCL first (this rank's kernels end), then the host team
+}
+
+void CudaBackend::synchronizeHost() {
+  if (std::optional<Failure> failure = waitForStreams()) {
+    abortTeam(failure->message);
+    if (failure->communication) throw CommError(failure->message);
+    throw CudaError(failure->message);
+  }
+  for (CudaStream* s : allStreams()) s->markIdle();
+  pending_.clear();
+  memory_->reclaim();  // every stream is idle: retired tensors can go
+}
+
+// ---- memory ----------------------------------------------------------------------
+
+TensorView CudaBackend::allocate(DType dtype, const Dims& shape, Stream* stream, bool zero) {
+  CudaStream& s = issueOn(stream);
+  TensorView t = TensorView::contiguous(nullptr, dtype, shape);
+  t.buffer = memory_->allocateTensor(t.bytes(), s.native());
+  if (zero && t.bytes() > 0) checkCuda(cudaMemsetAsync(t.data(), 0, t.bytes(), s.native()), "cudaMemsetAsync");
+  return t;
+}
+
+void CudaBackend::deallocate(const TensorView&, Stream*) {
+  // The buffer retires when its last view is dropped (the evaluator drops
+  // the program's right after this call) and is freed at the next
+  // synchronizeHost, when no stream can still be using it.
+}
+
+// ---- kernels ---------------------------------------------------------------------
+
+void CudaBackend::copyOn(CudaStream& s, const TensorView& src, const TensorView& dst) {
+  if (src.data() == dst.data() && src.strides == dst.strides) return;  // the same elements
+  const ElementwiseLayout layout = elementwiseLayout(dst.shape, {dst.strides, src.strides});
+  if (layout.numel == 0) return;
+  const auto elementSize = static_cast<int64_t>(dtypeSize(dst.dtype));
+  if (isDense(layout, 0) && isDense(layout, 1)) {
+    checkCuda(cudaMemcpyAsync(dst.data(), src.data(), static_cast<size_t>(layout.numel * elementSize),
+                              cudaMemcpyDeviceToDevice, s.native()),
+              "cudaMemcpyAsync");
+  } else if (isPitched(layout) && layout.strides[0][0] * elementSize < kMaxPitchBytes &&
+             layout.strides[1][0] * elementSize < kMaxPitchBytes) {
+    // Rows of a chunk along a later axis: the copy engines' 2-D copy.
+    checkCuda(cudaMemcpy2DAsync(dst.data(), static_cast<size_t>(layout.strides[0][0] * elementSize), src.data(),
+                                static_cast<size_t>(layout.strides[1][0] * elementSize),
+                                static_cast<size_t>(layout.shape[1] * elementSize),
+                                static_cast<size_t>(layout.shape[0]), cudaMemcpyDeviceToDevice, s.native()),
+              "cudaMemcpy2DAsync");
+  } else {
+    checkCuda(launchCopy(dst.data(), src.data(), dtypeSize(dst.dtype), layout, s.native()), "copy kernel launch");
+  }
+}
+
+void CudaBackend::zeroOn(CudaStream& s, const TensorView& dst) {
+  const ElementwiseLayout layout = elementwiseLayout(dst.shape, {dst.strides});
+  if (layout.numel == 0) return;
+  if (isDense(layout, 0))
+    checkCuda(cudaMemsetAsync(dst.data(), 0, dst.bytes(), s.native()), "cudaMemsetAsync");
+  else
+    checkCuda(launchZero(dst.data(), dtypeSize(dst.dtype), layout, s.native()), "zero kernel launch");
+}
+
+void CudaBackend::linear(Stream* stream, const TensorView& x, const TensorView& w, const TensorView* bias,
+                         const TensorView& out) {
+  CudaStream& s = issueOn(stream);
+  if (out.numel() == 0) return;
+  if (bias) {
+    // out = bias broadcast over the rows; the GEMM then accumulates onto it.
+    TensorView rows = *bias;
+    rows.shape = out.shape;
+    rows.strides = Dims{};
+    rows.strides.size = out.rank();
+    rows.strides[out.rank() - 1] = bias->strides[0];
+    copyOn(s, rows, out);
+  }
+  if (x.shape[x.rank() - 1] == 0) {  // an empty sum
+    if (!bias) zeroOn(s, out);
+    return;
+  }
+  gemmLinear(s.blas(), x, w, out, bias != nullptr);
+}
+
+void CudaBackend::matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
+  CudaStream& s = issueOn(stream);
+  if (out.numel() == 0) return;
+  if (a.shape[1] == 0) {
+    zeroOn(s, out);
+    return;
+  }
+  gemmMatmul(s.blas(), a, b, out);
+}
+
+void CudaBackend::copy(Stream* stream, const TensorView& src, const TensorView& dst) { copyOn(issueOn(stream), src, dst); }
+
+void CudaBackend::add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
+  CudaStream& s = issueOn(stream);
+  const ElementwiseLayout layout = elementwiseLayout(out.shape, {out.strides, a.strides, b.strides});
+  checkCuda(launchAdd(out.dtype, out.data(), a.data(), b.data(), layout, s.native()), "add kernel launch");
+}
+
+// ---- communication ---------------------------------------------------------------
+
+void CudaBackend::collective(Stream* stream, const CollectiveCall& call) {
+  CudaStream& s = issueOn(stream);
+  // One communication at a time, in issue order, as on the CPU backend:
+  // this one starts after the previous one completed, whatever its stream.
+  if (!pending_.empty()) s.waitFor(*pending_.back().stream, pending_.back().end);
+  {
+    CollectivePlan plan = planCollective(call, comm_.size(), [&](DType dtype, const Dims& shape) {
+      TensorView t = TensorView::contiguous(nullptr, dtype, shape);
+      t.buffer = memory_->allocateScratch(t.bytes(), s.native());
+      return t;
+    });
+    for (const CopyStep& step : plan.pack) copyOn(s, step.src, step.dst);
+    plan.communicate(comm_, s.native());
+    for (const CopyStep& step : plan.unpack) copyOn(s, step.src, step.dst);
+  }  // the plan's temporaries are freed here, in the stream's order, after the unpack
+  s.issued();
+  pending_.push_back(PendingCollective{collectivesIssued_++, call.kind, call.loc, &s, s.record()});
+}
+
+// ---- transfers -------------------------------------------------------------------
+
+void CudaBackend::upload(const void* host, const TensorView& dst) {
+  checkCuda(cudaSetDevice(options_.device), "cudaSetDevice");
+  drainStreams();
+  if (dst.numel() == 0) return;
+  CudaStream& s = issueOn(main_.get());
+  if (dst.isContiguous()) {
+    checkCuda(cudaMemcpyAsync(dst.data(), host, dst.bytes(), cudaMemcpyHostToDevice, s.native()), "cudaMemcpyAsync");
+  } else {
+    TensorView staging = TensorView::contiguous(memory_->allocateScratch(dst.bytes(), s.native()), dst.dtype, dst.shape);
+    checkCuda(cudaMemcpyAsync(staging.data(), host, dst.bytes(), cudaMemcpyHostToDevice, s.native()),
+              "cudaMemcpyAsync");
+    copyOn(s, staging, dst);
+  }
+  checkCuda(cudaStreamSynchronize(s.native()), "cudaStreamSynchronize");
+}
+
+void CudaBackend::download(const TensorView& src, void* host) {
+  checkCuda(cudaSetDevice(options_.device), "cudaSetDevice");
+  drainStreams();
+  if (src.numel() == 0) return;
+  CudaStream& s = issueOn(main_.get());
+  if (src.isContiguous()) {
+    checkCuda(cudaMemcpyAsync(host, src.data(), src.bytes(), cudaMemcpyDeviceToHost, s.native()), "cudaMemcpyAsync");
+  } else {
+    TensorView staging = TensorView::contiguous(memory_->allocateScratch(src.bytes(), s.native()), src.dtype, src.shape);
+    copyOn(s, src, staging);
+    checkCuda(cudaMemcpyAsync(host, staging.data(), src.bytes(), cudaMemcpyDeviceToHost, s.native()),
+              "cudaMemcpyAsync");
+  }
+  checkCuda(cudaStreamSynchronize(s.native()), "cudaStreamSynchronize");
+}
+
+}  // namespace hostir::cuda

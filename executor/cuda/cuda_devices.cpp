@@ -1,0 +1,94 @@
+#include "executor/cuda/cuda_devices.h"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <string_view>
+
+
+namespace hostir::cuda {
+namespace {
+
+struct DeviceSurvey {
+  int count = 0;
+  std::optional<std::string> problem;
+};
+
+// Asked once per process: the answer does not change while it runs.
+const DeviceSurvey& survey() {
+  static const DeviceSurvey result = [] {
+    DeviceSurvey s;
+    int count = 0;
+    const cudaError_t status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess) {
+      cudaGetLastError();  // leave no error behind for later calls to report
+      s.problem = fmt::format("no usable CUDA device: {}", cudaGetErrorString(status));
+      return s;
+    }
+    if (count < 1) {
+      s.problem = "no usable CUDA device: the CUDA runtime reports none";
+      return s;
+    }
+    // A device older than every architecture this build has code for
+    // cannot run its kernels. Attributes are read without creating a
+    // context, so no process touches a device it does not drive.
+    for (int device = 0; device < count; ++device) {
+      int major = 0, minor = 0;
+      if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+          cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+        cudaGetLastError();
+        continue;
+      }
+      if (major * 10 + minor < HOSTIR_CUDA_MIN_ARCHITECTURE) {
+        s.problem = fmt::format("no usable CUDA device: device {} has compute capability {}.{}, and this build "
+                                "targets CUDA architectures {} and up",
+                                device, major, minor, HOSTIR_CUDA_MIN_ARCHITECTURE);
+        return s;
+      }
+    }
+    s.count = count;
+    return s;
+  }();
+  return result;
+}
+
+std::optional<int> environmentInt(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value || !*value) return std::nullopt;
+  char* end = nullptr;
+  const long parsed = std::strtol(value, &end, 10);
+  if (*end != '\0' || parsed < 0) return std::nullopt;
+  return static_cast<int>(parsed);
+}
+
+}  // namespace
+
+int usableDeviceCount() { return survey().count; }
+
+std::optional<std::string> deviceProblem() {
+  if (!survey().problem) return std::nullopt;
+  return *survey().problem + " (without a device, --backend auto or cpu runs on the CPU)";
+}
+
+int localRank(const Communicator& hostComm) {
+  if (hostComm.name() != "in-process") {
+    for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
+      if (std::optional<int> value = environmentInt(name)) return *value;
+  }
+  return hostComm.rank();
+}
+
+std::optional<int> localRankCount(const Communicator& hostComm) {
+  if (hostComm.name() == "in-process") return hostComm.size();
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
+    if (std::optional<int> value = environmentInt(name)) return *value;
+  return std::nullopt;
+}
+
+int deviceForRank(const Communicator& hostComm) {
+  const int count = usableDeviceCount();
+  return count > 0 ? localRank(hostComm) % count : 0;
+}
+
+}  // namespace hostir::cuda

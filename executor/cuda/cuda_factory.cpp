@@ -1,0 +1,37 @@
+// The CUDA entry points of executor/backend_factory.h in a build with the
+// CUDA backend (no_cuda_backend.cpp stands in for them otherwise).
+#include <fmt/format.h>
+
+#include <memory>
+#include <stdexcept>
+
+#include "comm/nccl_communicator.h"
+#include "executor/backend_factory.h"
+#include "executor/cuda/cuda_backend.h"
+#include "executor/cuda/cuda_devices.h"
+
+namespace hostir {
+
+std::optional<std::string> cudaUnavailableReason() { return cuda::deviceProblem(); }
+
+RankBackend createCudaBackend(const BackendOptions& options, Communicator& hostComm) {
+  if (auto problem = cuda::deviceProblem()) throw std::runtime_error(*problem);
+  // NCCL drives one device per rank; every rank sees the same counts and
+  // fails here alike, before any rank enters the NCCL set-up.
+  const int devices = cuda::usableDeviceCount();
+  if (std::optional<int> local = cuda::localRankCount(hostComm); local && *local > devices)
+    throw std::runtime_error(fmt::format("the CUDA backend needs a CUDA device per rank: {} ranks share this "
+                                         "node's {} device{}",
+                                         *local, devices, devices == 1 ? "" : "s"));
+  const int device = cuda::deviceForRank(hostComm);
+  // Collective over the host team: every rank gets here together.
+  auto nccl = std::make_unique<NcclCommunicator>(hostComm, device);
+  cuda::CudaBackendOptions cudaOptions;
+  cudaOptions.device = device;
+  cudaOptions.poolSize = options.streams;
+  cudaOptions.commTimeout = options.commTimeout;
+  auto backend = std::make_unique<cuda::CudaBackend>(cudaOptions, *nccl);
+  return RankBackend{std::move(nccl), std::move(backend)};
+}
+
+}  // namespace hostir

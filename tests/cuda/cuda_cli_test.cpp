@@ -1,0 +1,84 @@
+// `hostir run --backend cuda|auto` as a user runs it, on any machine: with
+// a usable device both run on it and pass --check; without one, `cuda`
+// exits 1 naming the reason and `auto` falls back to the CPU. Needs no
+// device, so it runs (and must pass) everywhere.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "executor/backend_factory.h"
+#include "executor/cuda/cuda_devices.h"
+
+namespace hostir {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct CommandResult {
+  int exitCode = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+CommandResult runHostir(const std::string& args) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("hostir_cuda_cli_" + std::to_string(::getpid()) + "_" +
+                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::create_directories(dir);
+  const std::string command = std::string(HOSTIR_BINARY) + " " + args + " >" + (dir / "out").string() + " 2>" +
+                              (dir / "err").string() + " </dev/null";
+  const int status = std::system(command.c_str());
+  CommandResult r;
+  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(dir / "out");
+  r.err = slurp(dir / "err");
+  std::filesystem::remove_all(dir);
+  return r;
+}
+
+std::string example(const std::string& name) {
+  return std::string(HOSTIR_SOURCE_DIR) + "/examples/" + name + ".hir";
+}
+
+// In-process ranks need a device each once CUDA runs them.
+int ranksToUse() { return cuda::usableDeviceCount() == 1 ? 1 : 2; }
+
+TEST(CudaCli, BackendCudaRunsOrNamesTheReason) {
+  const std::string args =
+      fmt::format("run {} --ranks {} --backend cuda --check", example("row_parallel_linear"), ranksToUse());
+  CommandResult r = runHostir(args);
+  if (std::optional<std::string> reason = cudaUnavailableReason()) {
+    EXPECT_EQ(r.exitCode, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("--backend cuda: " + *reason));
+    EXPECT_EQ(r.out, "");
+  } else {
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("check: ok"));
+  }
+}
+
+TEST(CudaCli, BackendAutoRunsEverywhere) {
+  CommandResult r = runHostir(fmt::format("run {} --passes assign-streams --ranks {} --backend auto --check",
+                                          example("row_parallel_linear"), ranksToUse()));
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("check: ok"));
+  EXPECT_EQ(r.err, "");
+}
+
+}  // namespace
+}  // namespace hostir

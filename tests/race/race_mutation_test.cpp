@@ -1,0 +1,385 @@
+// Mutation test for assign-streams: for every example and golden input,
+// find every statement the pass inserted (by comparing its output with its
+// input), delete each one in turn, and check the result against a table of
+// expectations reasoned from the semantics (docs/hostir-language.md and the
+// README's "Semantics the language doc leaves open"): the mutant either no
+// longer verifies, is reported racy (with a race the table names), or is
+// proved race-free, and the table says why.
+//
+// The labels: `capture@n` is the `main = get_current_stream()` before the
+// n-th rewritten loop (one capture may serve several loops), `set-stream@n`
+// and `sync-main@n` the `set_current_stream(stream(i))` and
+// `synchronize(main)` at the top of the n-th rewritten loop, `set-main@n`
+// the `set_current_stream(main)` after it, `join@n` its whole join loop and
+// `join-sync@n` the join loop's `synchronize(stream(j))`.
+//
+// Every mutant is checked for a team of 2 ranks with pools of 1, 2 and 4
+// worker streams; the table gives the outcome per pool.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+#include "executor/race_check.h"
+#include "hostir/parser.h"
+#include "hostir/printer.h"
+#include "hostir/verifier.h"
+#include "passes/assign_streams.h"
+#include "test_util.h"
+
+namespace hostir {
+namespace {
+
+enum class Outcome { NoLongerVerifies, RaceFree, Racy };
+constexpr Outcome X = Outcome::NoLongerVerifies;
+constexpr Outcome F = Outcome::RaceFree;
+constexpr Outcome R = Outcome::Racy;
+
+const char* outcomeName(Outcome o) {
+  switch (o) {
+    case Outcome::NoLongerVerifies: return "no longer verifies";
+    case Outcome::RaceFree: return "race-free";
+    case Outcome::Racy: return "racy";
+  }
+  return "?";
+}
+
+// A race that must be among the reports where the outcome is Racy.
+struct Witness {
+  OpKind first = OpKind::Allocate, second = OpKind::Allocate;
+  const char* buffer = "";
+};
+
+struct Expectation {
+  const char* file;
+  const char* label;
+  Outcome pool1, pool2, pool4;
+  Witness witness;
+  const char* why;
+};
+
+constexpr int64_t kWorld = 2;
+constexpr int64_t kPools[] = {1, 2, 4};
+
+// Texts shared by many rows.
+constexpr const char* kWhyCapture =
+    "the captured stream is used by the loop's synchronize and the set_current_stream after it: without its "
+    "definition the name is unknown, so the program no longer verifies";
+constexpr const char* kWhyEverythingOnMain =
+    "every iteration stays on the main stream, in issue order; synchronize(main) on the main stream is a no-op";
+constexpr const char* kWhySetMainLast =
+    "the join loop then runs on the last iteration's stream, which still waits for every other stream, and "
+    "nothing follows: the program end waits for every stream";
+constexpr const char* kWhyJoinLast =
+    "nothing follows the loop on the main stream, and the program end waits for every stream";
+
+const std::vector<Expectation>& expectations() {
+  using K = OpKind;
+  static const std::vector<Expectation> kTable = {
+      // examples/all_gather.hir
+      {"examples/all_gather.hir", "capture@1", X, X, X, {}, kWhyCapture},
+      {"examples/all_gather.hir", "set-stream@1", F, F, F, {}, kWhyEverythingOnMain},
+      {"examples/all_gather.hir", "sync-main@1", R, R, R, {K::Allocate, K::Allgather, "g"},
+       "iteration i's allgather writes chunk i of g on stream(i), and nothing orders it after g's allocate on the "
+       "main stream"},
+      {"examples/all_gather.hir", "set-main@1", F, F, F, {}, kWhySetMainLast},
+      {"examples/all_gather.hir", "join@1", F, F, F, {}, kWhyJoinLast},
+      {"examples/all_gather.hir", "join-sync@1", F, F, F, {}, kWhyJoinLast},
+
+      // examples/broadcast.hir
+      {"examples/broadcast.hir", "capture@1", X, X, X, {}, kWhyCapture},
+      {"examples/broadcast.hir", "set-stream@1", F, F, F, {}, kWhyEverythingOnMain},
+      {"examples/broadcast.hir", "sync-main@1", R, R, R, {K::Allocate, K::Copy, "xs"},
+       "iteration i's copy writes block i of xs on stream(i), and nothing orders it after xs's allocate on the main "
+       "stream"},
+      {"examples/broadcast.hir", "set-main@1", F, F, F, {}, kWhySetMainLast},
+      {"examples/broadcast.hir", "join@1", F, F, F, {}, kWhyJoinLast},
+      {"examples/broadcast.hir", "join-sync@1", F, F, F, {}, kWhyJoinLast},
+
+      // examples/events.hir: only the second (allreduce) loop is rewritten; its capture is main_1.
+      {"examples/events.hir", "capture@1", X, X, X, {}, kWhyCapture},
+      {"examples/events.hir", "set-stream@1", F, F, F, {},
+       "the allreduce loop runs on the main stream, which has already synchronized stream(0) and stream(1), the "
+       "streams of the hand-written pipeline"},
+      {"examples/events.hir", "sync-main@1", F, R, R, {K::Linear, K::Allreduce, "y"},
+       "stream(k) is no longer ordered after the main stream's join of the pipeline: chunk 0 of y was written by "
+       "the linear on stream(1) and is allreduced on stream(0); with one pool slot every worker stream is that "
+       "same slot, so the allreduce follows the linear in issue order (and y's allocate, which slot 0 "
+       "synchronized before the pipeline)"},
+      {"examples/events.hir", "set-main@1", F, F, F, {}, kWhySetMainLast},
+      {"examples/events.hir", "join@1", F, F, F, {}, kWhyJoinLast},
+      {"examples/events.hir", "join-sync@1", F, F, F, {}, kWhyJoinLast},
+
+      // examples/reduce_scatter.hir
+      {"examples/reduce_scatter.hir", "capture@1", X, X, X, {}, kWhyCapture},
+      {"examples/reduce_scatter.hir", "set-stream@1", F, F, F, {}, kWhyEverythingOnMain},
+      {"examples/reduce_scatter.hir", "sync-main@1", R, R, R, {K::Allocate, K::Matmul, "p"},
+       "iteration i's matmul writes chunk i of p on stream(i), and nothing orders it after p's allocate on the main "
+       "stream"},
+      {"examples/reduce_scatter.hir", "set-main@1", F, F, F, {}, kWhySetMainLast},
+      {"examples/reduce_scatter.hir", "join@1", F, F, F, {}, kWhyJoinLast},
+      {"examples/reduce_scatter.hir", "join-sync@1", F, F, F, {}, kWhyJoinLast},
+
+      // examples/row_parallel_linear.hir
+      {"examples/row_parallel_linear.hir", "capture@1", X, X, X, {}, kWhyCapture},
+      {"examples/row_parallel_linear.hir", "set-stream@1", F, F, F, {}, kWhyEverythingOnMain},
+      {"examples/row_parallel_linear.hir", "sync-main@1", R, R, R, {K::Allocate, K::Linear, "y"},
+       "iteration i's linear writes chunk i of y on stream(i), and nothing orders it after y's allocate on the main "
+       "stream"},
+      {"examples/row_parallel_linear.hir", "set-main@1", F, F, F, {}, kWhySetMainLast},
+      {"examples/row_parallel_linear.hir", "join@1", F, F, F, {}, kWhyJoinLast},
+      {"examples/row_parallel_linear.hir", "join-sync@1", F, F, F, {}, kWhyJoinLast},
+
+      // tests/golden/canonical_forms.hir: each iteration broadcasts its own chunk of y.
+      {"tests/golden/canonical_forms.hir", "capture@1", X, X, X, {}, kWhyCapture},
+      {"tests/golden/canonical_forms.hir", "set-stream@1", F, F, F, {}, kWhyEverythingOnMain},
+      {"tests/golden/canonical_forms.hir", "sync-main@1", R, R, R, {K::Allocate, K::Broadcast, "y"},
+       "the broadcast of chunk i of y on stream(i) is no longer ordered after y's allocate (and the copy into its "
+       "left half) on the main stream"},
+      {"tests/golden/canonical_forms.hir", "set-main@1", F, F, F, {}, kWhySetMainLast},
+      {"tests/golden/canonical_forms.hir", "join@1", F, F, F, {}, kWhyJoinLast},
+      {"tests/golden/canonical_forms.hir", "join-sync@1", F, F, F, {}, kWhyJoinLast},
+
+      // tests/golden/name_clash.hir: the capture is main_1, the join index j_1.
+      {"tests/golden/name_clash.hir", "capture@1", X, X, X, {}, kWhyCapture},
+      {"tests/golden/name_clash.hir", "set-stream@1", F, F, F, {}, kWhyEverythingOnMain},
+      {"tests/golden/name_clash.hir", "sync-main@1", R, R, R, {K::Allocate, K::Copy, "out"},
+       "iteration i's copy writes chunk i of out on stream(i), and nothing orders it after out's allocate on the "
+       "main stream"},
+      {"tests/golden/name_clash.hir", "set-main@1", F, F, F, {}, kWhySetMainLast},
+      {"tests/golden/name_clash.hir", "join@1", F, F, F, {}, kWhyJoinLast},
+      {"tests/golden/name_clash.hir", "join-sync@1", F, F, F, {}, kWhyJoinLast},
+
+      // tests/golden/nested_loops.hir
+      {"tests/golden/nested_loops.hir", "capture@1", X, X, X, {}, kWhyCapture},
+      {"tests/golden/nested_loops.hir", "set-stream@1", F, F, F, {}, kWhyEverythingOnMain},
+      {"tests/golden/nested_loops.hir", "sync-main@1", R, R, R, {K::Allocate, K::Linear, "y"},
+       "the inner loop's linear writes rows of chunk i of y on stream(i), and nothing orders it after y's allocate "
+       "on the main stream"},
+      {"tests/golden/nested_loops.hir", "set-main@1", F, F, F, {}, kWhySetMainLast},
+      {"tests/golden/nested_loops.hir", "join@1", F, F, F, {}, kWhyJoinLast},
+      {"tests/golden/nested_loops.hir", "join-sync@1", F, F, F, {}, kWhyJoinLast},
+
+      // tests/golden/range_start.hir: iterations 1..3 on stream(1)..stream(3).
+      {"tests/golden/range_start.hir", "capture@1", X, X, X, {}, kWhyCapture},
+      {"tests/golden/range_start.hir", "set-stream@1", F, F, F, {}, kWhyEverythingOnMain},
+      {"tests/golden/range_start.hir", "sync-main@1", R, R, R, {K::Allocate, K::Add, "y"},
+       "iteration i's add writes chunk i-1 of y on stream(i), and nothing orders it after y's (zeroing) allocate on "
+       "the main stream"},
+      {"tests/golden/range_start.hir", "set-main@1", F, F, F, {}, kWhySetMainLast},
+      {"tests/golden/range_start.hir", "join@1", F, F, F, {}, kWhyJoinLast},
+      {"tests/golden/range_start.hir", "join-sync@1", F, F, F, {}, kWhyJoinLast},
+
+      // tests/golden/row_parallel_linear.hir
+      {"tests/golden/row_parallel_linear.hir", "capture@1", X, X, X, {}, kWhyCapture},
+      {"tests/golden/row_parallel_linear.hir", "set-stream@1", F, F, F, {}, kWhyEverythingOnMain},
+      {"tests/golden/row_parallel_linear.hir", "sync-main@1", R, R, R, {K::Allocate, K::Linear, "y"},
+       "iteration i's linear writes chunk i of y on stream(i), and nothing orders it after y's allocate on the main "
+       "stream"},
+      {"tests/golden/row_parallel_linear.hir", "set-main@1", F, F, F, {}, kWhySetMainLast},
+      {"tests/golden/row_parallel_linear.hir", "join@1", F, F, F, {}, kWhyJoinLast},
+      {"tests/golden/row_parallel_linear.hir", "join-sync@1", F, F, F, {}, kWhyJoinLast},
+
+      // tests/golden/two_loops.hir: one capture serves both loops. Loop 1 copies chunk i of a into chunk i of b
+      // on stream(i); loop 2 allreduces chunk i of b into chunk i of c on stream(i): the same chunk on the same
+      // stream, which makes several of the inserted statements redundant.
+      {"tests/golden/two_loops.hir", "capture@1", X, X, X, {}, kWhyCapture},
+      {"tests/golden/two_loops.hir", "set-stream@1", F, F, F, {},
+       "loop 1 runs on the main stream in order; loop 2's iterations synchronize the main stream first"},
+      {"tests/golden/two_loops.hir", "sync-main@1", R, R, R, {K::Allocate, K::Copy, "b"},
+       "loop 1's copy writes chunk i of b on stream(i), and nothing orders it after b's allocate on the main stream"},
+      {"tests/golden/two_loops.hir", "set-main@1", F, F, F, {},
+       "join 1 then runs on stream(S-1) instead of the main stream; loop 2's iteration i reads chunk i of b on "
+       "stream(i), the stream that wrote it in loop 1, and c's allocate was ordered by loop 1's synchronize(main)"},
+      {"tests/golden/two_loops.hir", "join@1", F, F, F, {},
+       "loop 2's iteration i reads chunk i of b on stream(i), the stream that wrote it in loop 1 (both loops have "
+       "the same range), so it needs no join; nothing else touches b before the end"},
+      {"tests/golden/two_loops.hir", "join-sync@1", F, F, F, {},
+       "loop 2's iteration i reads chunk i of b on stream(i), the stream that wrote it in loop 1 (both loops have "
+       "the same range), so it needs no join; nothing else touches b before the end"},
+      {"tests/golden/two_loops.hir", "set-stream@2", F, F, F, {},
+       "loop 2 runs on the main stream, which join 1 has ordered after every iteration of loop 1"},
+      {"tests/golden/two_loops.hir", "sync-main@2", F, F, F, {},
+       "stream(i) already synchronized the main stream in loop 1, after both allocates, and the main stream "
+       "issued no work since; chunk i of b was written on stream(i) itself"},
+      {"tests/golden/two_loops.hir", "set-main@2", F, F, F, {}, kWhySetMainLast},
+      {"tests/golden/two_loops.hir", "join@2", F, F, F, {}, kWhyJoinLast},
+      {"tests/golden/two_loops.hir", "join-sync@2", F, F, F, {}, kWhyJoinLast},
+
+      // tests/golden/untouched_loops.hir: the pass inserts nothing (one loop does no work, the other sets
+      // its own streams), so there is nothing to delete; the test checks that the list is empty.
+  };
+  return kTable;
+}
+
+using Path = std::vector<size_t>;
+
+struct Inserted {
+  Path path;
+  std::string label;
+};
+
+bool sameLoopHeader(const ForLoop& a, const ForLoop& b) {
+  return a.index == b.index && a.start == b.start && a.end == b.end;
+}
+
+// The statements of `output` (assign-streams applied to `input`) that the
+// input does not have, found by walking both: an input statement appears
+// unchanged, or as a loop whose body gained two statements in front.
+std::vector<Inserted> insertedStatements(const Program& input, const Program& output) {
+  std::vector<Inserted> inserted;
+  const auto& in = input.body;
+  const auto& out = output.body;
+  size_t i = 0;
+  int loopNumber = 0;
+  for (size_t k = 0; k < out.size(); ++k) {
+    const Statement& s = out[k];
+    if (i < in.size() && s == in[i]) {
+      ++i;
+      continue;
+    }
+    if (i < in.size() && s.isFor() && in[i].isFor() && sameLoopHeader(s.loop(), in[i].loop()) &&
+        s.loop().body.size() == in[i].loop().body.size() + 2 &&
+        std::equal(s.loop().body.begin() + 2, s.loop().body.end(), in[i].loop().body.begin())) {
+      ++i;
+      ++loopNumber;
+      const Statement& first = s.loop().body[0];
+      const Statement& second = s.loop().body[1];
+      EXPECT_TRUE(first.isOp() && first.op().kind == OpKind::SetCurrentStream);
+      EXPECT_TRUE(second.isOp() && second.op().kind == OpKind::Synchronize);
+      inserted.push_back({{k, 0}, fmt::format("set-stream@{}", loopNumber)});
+      inserted.push_back({{k, 1}, fmt::format("sync-main@{}", loopNumber)});
+      continue;
+    }
+    // A statement of its own: the capture (before the loop it serves), the
+    // switch back to the captured stream, or the join loop (after the loop).
+    if (s.isOp() && s.op().kind == OpKind::GetCurrentStream) {
+      inserted.push_back({{k}, fmt::format("capture@{}", loopNumber + 1)});
+    } else if (s.isOp() && s.op().kind == OpKind::SetCurrentStream) {
+      inserted.push_back({{k}, fmt::format("set-main@{}", loopNumber)});
+    } else if (s.isFor() && s.loop().body.size() == 1 && s.loop().body[0].isOp() &&
+               s.loop().body[0].op().kind == OpKind::Synchronize) {
+      inserted.push_back({{k}, fmt::format("join@{}", loopNumber)});
+      inserted.push_back({{k, 0}, fmt::format("join-sync@{}", loopNumber)});
+    } else {
+      ADD_FAILURE() << "unexpected statement at " << k << " that the input does not have:\n" << printProgram(output);
+    }
+  }
+  EXPECT_EQ(i, in.size()) << "some input statements are missing from the output";
+  return inserted;
+}
+
+void eraseAt(std::vector<Statement>& body, const Path& path, size_t depth = 0) {
+  if (depth + 1 == path.size()) {
+    body.erase(body.begin() + static_cast<std::ptrdiff_t>(path[depth]));
+    return;
+  }
+  eraseAt(body[path[depth]].loop().body, path, depth + 1);
+}
+
+// Statements without a source position: what the pass built (before printing and reparsing).
+int unpositioned(const std::vector<Statement>& body) {
+  int n = 0;
+  walkStatements(body, [&](const Statement& s) { n += !s.loc().valid(); });
+  return n;
+}
+
+std::vector<std::pair<std::string, std::string>> examplesAndGoldenInputs() {
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const char* dir : {"examples", "tests/golden"})
+    for (const auto& path : testing::hirFiles(testing::sourceDir() / dir))
+      if (path.stem().string().find('.') == std::string::npos)
+        files.emplace_back(std::filesystem::relative(path, testing::sourceDir()).string(), testing::readFile(path));
+  return files;
+}
+
+TEST(RaceMutation, DeletingAnyStatementAssignStreamsInsertedIsAsExpected) {
+  std::map<std::pair<std::string, std::string>, const Expectation*> table;
+  for (const Expectation& e : expectations()) {
+    bool fresh = table.emplace(std::make_pair(std::string(e.file), std::string(e.label)), &e).second;
+    EXPECT_TRUE(fresh) << "duplicate row " << e.file << " " << e.label;
+  }
+  std::set<std::pair<std::string, std::string>> used;
+  int mutants = 0, racy = 0, raceFree = 0, unverifiable = 0;
+
+  auto files = examplesAndGoldenInputs();
+  ASSERT_EQ(files.size(), 12u);  // 5 examples, 7 golden inputs
+  for (const auto& [file, text] : files) {
+    SCOPED_TRACE(file);
+    Program input = testing::parseOrDie(text, file);
+    Program output = input;
+    ASSERT_FALSE(AssignStreamsPass().run(output));
+    // Printed and reparsed, so that every statement has a position to report.
+    std::string printed = printProgram(output);
+    Program program = testing::parseOrDie(printed, file);
+    ASSERT_EQ(program, output);
+
+    std::vector<Inserted> inserted = insertedStatements(input, program);
+    // Cross-check: the statements the pass built are exactly those without a source position.
+    EXPECT_EQ(static_cast<int>(inserted.size()), unpositioned(output.body));
+    if (file == "tests/golden/untouched_loops.hir") {
+      EXPECT_TRUE(inserted.empty());
+    }
+
+    for (const Inserted& ins : inserted) {
+      auto row = table.find({file, ins.label});
+      if (row == table.end()) {
+        ADD_FAILURE() << "no expectation for deleting " << ins.label << " from " << file;
+        continue;
+      }
+      used.insert(row->first);
+      const Expectation& e = *row->second;
+      SCOPED_TRACE(fmt::format("deleting {} from {}: why: {}", ins.label, file, e.why));
+
+      Program mutant = program;
+      eraseAt(mutant.body, ins.path);
+      ++mutants;
+      Bindings bindings{{}, kWorld};
+      Status error = verifyProgram(mutant, bindings);
+      if (e.pool1 == X) {
+        EXPECT_TRUE(e.pool2 == X && e.pool4 == X);
+        EXPECT_TRUE(error) << "expected the mutant not to verify:\n" << printProgram(mutant);
+        if (error) {
+          EXPECT_NE(error->message.find("unknown"), std::string::npos) << error->message;
+        }
+        ++unverifiable;
+        continue;
+      }
+      ASSERT_FALSE(error) << error->message << "\n" << printProgram(mutant);
+      auto params = *bindParams(mutant, bindings);
+      std::string mutantText = printProgram(mutant);
+      for (size_t p = 0; p < 3; ++p) {
+        int64_t pool = kPools[p];
+        Outcome want = p == 0 ? e.pool1 : p == 1 ? e.pool2 : e.pool4;
+        SCOPED_TRACE(fmt::format("{} worker streams: expected {}", pool, outcomeName(want)));
+        // The reports' positions are in the printed (unmutated) program, which the mutant shares up to the deletion.
+        auto races = checkRaces(mutant, params, kWorld, pool);
+        std::string found;
+        for (const RaceReport& r : races) found += formatRace(r, file + " (after assign-streams)", printed);
+        if (want == F) {
+          ++raceFree;
+          EXPECT_TRUE(races.empty()) << found << mutantText;
+          continue;
+        }
+        ++racy;
+        bool matched = false;
+        for (const RaceReport& r : races)
+          matched |= r.race.first.op == e.witness.first && r.race.second.op == e.witness.second &&
+                     r.race.buffer == e.witness.buffer;
+        EXPECT_TRUE(matched) << "expected a race between " << signatureOf(e.witness.first).name << " and "
+                             << signatureOf(e.witness.second).name << " on '" << e.witness.buffer << "', got:\n"
+                             << (found.empty() ? "(none)\n" : found) << mutantText;
+      }
+    }
+  }
+  // Every row of the table was exercised.
+  for (const auto& [key, e] : table) EXPECT_TRUE(used.count(key)) << "unused row " << key.first << " " << key.second;
+  std::cout << fmt::format("[ mutation ] {} mutants: {} do not verify; {} racy and {} race-free checks (3 pools)\n",
+                           mutants, unverifiable, racy, raceFree);
+  EXPECT_EQ(mutants, static_cast<int>(expectations().size()));
+}
+
+}  // namespace
+}  // namespace hostir

@@ -1,0 +1,324 @@
+// What a race report says (both positions, both streams, the tensor, the
+// region, the missing edge), that each race is reported once however often
+// a loop repeats it, and the command line: `hostir check` and
+// `hostir run --race-check`.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <tuple>
+
+#include "executor/race_check.h"
+#include "hostir/parser.h"
+#include "hostir/verifier.h"
+#include "test_util.h"
+
+namespace hostir {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Stream 0 writes the left half of y, stream 1 the bottom half: they overlap in [4:8, 0:4].
+constexpr const char* kStrided = R"hir(program strided_overlap(M = 8, N = 8) {
+  input  x : f32[M, N]
+  y = allocate(f32[M, N])
+  main = get_current_stream()
+  set_current_stream(stream(0))
+  synchronize(main)
+  set_current_stream(stream(1))
+  synchronize(main)
+  set_current_stream(stream(0))
+  yc = shard_by_stream(y, axis=1, index=0, chunks=2)
+  xc = shard_by_stream(x, axis=1, index=0, chunks=2)
+  copy(xc, out=yc)
+  set_current_stream(stream(1))
+  yr = shard_by_stream(y, axis=0, index=1, chunks=2)
+  xr = shard_by_stream(x, axis=0, index=1, chunks=2)
+  h = allreduce(xr, out=yr, op=sum)
+}
+)hir";
+
+// A worker reads t while the main stream frees it.
+constexpr const char* kDealloc = R"hir(program dealloc_racy(M = 8, N = 8) {
+  input  x : f32[M, N]
+  t = allocate(f32[M, N])
+  main = get_current_stream()
+  set_current_stream(stream(3))
+  synchronize(main)
+  z = allocate(f32[M, N])
+  add(t, x, out=z)
+  set_current_stream(main)
+  deallocate(t)
+}
+)hir";
+
+// Every iteration of a 100-iteration loop races with the previous ones.
+constexpr const char* kRepeated = R"hir(program repeated(M = 8, N = 8, S = 100) {
+  input  x : f32[M, N]
+  y = allocate(f32[M, N], zero=true)
+  main = get_current_stream()
+  for i in range(S) {
+    set_current_stream(stream(i))
+    synchronize(main)
+    add(y, x, out=y)
+  }
+}
+)hir";
+
+// Two different races: on y (lines 8 and 11) and on z (lines 9 and 12).
+constexpr const char* kTwoRaces = R"hir(program two_races(M = 8, N = 8) {
+  input  x : f32[M, N]
+  y = allocate(f32[M, N])
+  z = allocate(f32[M, N])
+  main = get_current_stream()
+  set_current_stream(stream(0))
+  synchronize(main)
+  copy(x, out=y)
+  copy(x, out=z)
+  set_current_stream(stream(1))
+  synchronize(main)
+  copy(x, out=y)
+  copy(x, out=z)
+}
+)hir";
+
+// Races on every rank but 0.
+constexpr const char* kRankRace = R"hir(program rank_stream(M = 8, N = 8) {
+  input  x : f32[M, N]
+  y = allocate(f32[M, N])
+  main = get_current_stream()
+  set_current_stream(stream(0))
+  synchronize(main)
+  copy(x, out=y)
+  set_current_stream(stream(rank))
+  synchronize(main)
+  add(x, x, out=y)
+}
+)hir";
+
+// A missing entry synchronize, racy on every rank.
+constexpr const char* kMissingEntry = R"hir(program missing_entry(M = 8, N = 8, S = 2) {
+  input  x : f32[M, N]
+  output y : f32[M, N]
+  y = allocate(f32[M, N])
+  for i in range(S) {
+    set_current_stream(stream(i))
+    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
+    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
+    copy(xi, out=yi)
+  }
+}
+)hir";
+
+// The same loop with its entry synchronize: race-free.
+constexpr const char* kClean = R"hir(program clean(M = 8, N = 8, S = 2) {
+  input  x : f32[M, N]
+  output y : f32[M, N]
+  y = allocate(f32[M, N])
+  main = get_current_stream()
+  for i in range(S) {
+    set_current_stream(stream(i))
+    synchronize(main)
+    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
+    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
+    copy(xi, out=yi)
+  }
+}
+)hir";
+
+std::vector<RaceReport> check(const std::string& text, int64_t world, int64_t pool) {
+  auto program = parseProgram(text);
+  EXPECT_TRUE(program) << renderDiagnostic(program.error(), "test.hir", text);
+  if (!program) return {};
+  Bindings bindings{{}, world};
+  auto error = verifyProgram(*program, bindings);
+  EXPECT_FALSE(error) << renderDiagnostic(*error, "test.hir", text);
+  if (error) return {};
+  return checkRaces(*program, *bindParams(*program, bindings), world, pool);
+}
+
+TEST(RaceReport, NamesBothPositionsStreamsTensorRegionAndMissingEdge) {
+  auto races = check(kStrided, 1, 4);
+  ASSERT_EQ(races.size(), 1u);
+  const Race& r = races[0].race;
+  EXPECT_EQ(r.first.loc, (SourceLoc{12, 3}));
+  EXPECT_EQ(r.second.loc, (SourceLoc{16, 7}));
+  EXPECT_EQ(r.first.stream, 0);
+  EXPECT_EQ(r.second.stream, 1);
+  EXPECT_EQ(r.buffer, "y");
+  EXPECT_EQ(r.region.toString(), "[4:8, 0:4]");
+
+  std::string text = formatRace(races[0], "race.hir", kStrided);
+  SCOPED_TRACE(text);
+  EXPECT_THAT(text, HasSubstr("race.hir:16:7"));
+  EXPECT_THAT(text, HasSubstr("race.hir:12:3"));
+  EXPECT_THAT(text, HasSubstr("stream(0)"));
+  EXPECT_THAT(text, HasSubstr("stream(1)"));
+  EXPECT_THAT(text, HasSubstr("'y'[4:8, 0:4]"));
+  EXPECT_THAT(text, HasSubstr("missing edge"));
+  EXPECT_THAT(text, HasSubstr("allreduce"));
+  EXPECT_THAT(text, HasSubstr("copy"));
+  // Both source lines are quoted.
+  EXPECT_THAT(text, HasSubstr("copy(xc, out=yc)"));
+  EXPECT_THAT(text, HasSubstr("h = allreduce(xr, out=yr, op=sum)"));
+}
+
+TEST(RaceReport, NamesTheMainStreamAndTheWholeBufferOfADeallocate) {
+  auto races = check(kDealloc, 1, 4);
+  ASSERT_EQ(races.size(), 1u);
+  EXPECT_EQ(races[0].race.first.loc.line, 8u);
+  EXPECT_EQ(races[0].race.second.loc.line, 10u);
+  EXPECT_FALSE(races[0].race.first.write);
+  EXPECT_TRUE(races[0].race.second.write);
+  std::string text = formatRace(races[0], "d.hir", kDealloc);
+  SCOPED_TRACE(text);
+  EXPECT_THAT(text, HasSubstr("d.hir:10:3"));
+  EXPECT_THAT(text, HasSubstr("d.hir:8:3"));
+  EXPECT_THAT(text, HasSubstr("the main stream"));
+  EXPECT_THAT(text, HasSubstr("stream(3)"));
+  EXPECT_THAT(text, HasSubstr("'t'[0:8, 0:8]"));
+  EXPECT_THAT(text, HasSubstr("missing edge"));
+}
+
+TEST(RaceReport, ALoopRepeatingARaceReportsItOnce) {
+  for (int64_t world : {1, 2}) {
+    auto races = check(kRepeated, world, 4);
+    ASSERT_EQ(races.size(), 1u) << "world " << world;
+    EXPECT_EQ(races[0].race.first.loc.line, 8u);
+    EXPECT_EQ(races[0].race.second.loc.line, 8u);
+    EXPECT_EQ(races[0].race.buffer, "y");
+  }
+  // With one worker stream every iteration runs in order after the others.
+  EXPECT_TRUE(check(kRepeated, 1, 1).empty());
+}
+
+TEST(RaceReport, DistinctRacesAreEachReported) {
+  auto races = check(kTwoRaces, 1, 4);
+  ASSERT_EQ(races.size(), 2u);
+  std::set<std::tuple<uint32_t, uint32_t, std::string>> got;
+  for (const RaceReport& r : races) got.emplace(r.race.first.loc.line, r.race.second.loc.line, r.race.buffer);
+  EXPECT_EQ(got, (std::set<std::tuple<uint32_t, uint32_t, std::string>>{{8, 12, "y"}, {9, 13, "z"}}));
+}
+
+TEST(RaceReport, ARaceOnlyOneRankHasNamesThatRank) {
+  auto races = check(kRankRace, 2, 4);
+  ASSERT_EQ(races.size(), 1u);
+  EXPECT_EQ(races[0].rank, 1);
+  EXPECT_THAT(formatRace(races[0], "r.hir", kRankRace), HasSubstr("(rank 1)"));
+  EXPECT_TRUE(check(kRankRace, 1, 4).empty());
+}
+
+// ---------------------------------------------------------------------------
+// The command line.
+
+struct CommandResult {
+  int exitCode = -1;
+  std::string out, err;
+};
+
+class RaceCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("hostir_race_cli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& text) {
+    auto path = dir_ / name;
+    std::ofstream(path, std::ios::binary) << text;
+    return path.string();
+  }
+
+  CommandResult run(const std::string& args) {
+    std::string command = std::string(HOSTIR_BINARY) + " " + args + " >" + (dir_ / "out").string() + " 2>" +
+                          (dir_ / "err").string() + " </dev/null";
+    int status = std::system(command.c_str());
+    CommandResult r;
+    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = testing::readFile(dir_ / "out");
+    r.err = testing::readFile(dir_ / "err");
+    return r;
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(RaceCli, CheckExitsOneOnARacyFileWithBothPositions) {
+  std::string file = write("racy.hir", kStrided);
+  auto r = run("check " + file);
+  EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("race"));
+  EXPECT_THAT(r.err, HasSubstr(file + ":16:7"));
+  EXPECT_THAT(r.err, HasSubstr(file + ":12:3"));
+  EXPECT_THAT(r.err, HasSubstr("1 race found"));
+  EXPECT_THAT(r.out, Not(HasSubstr("race-free")));
+}
+
+TEST_F(RaceCli, CheckExitsZeroAndSaysRaceFreeOnACleanFile) {
+  auto r = run("check " + write("clean.hir", kClean) + " --ranks 2");
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("race-free"));
+  EXPECT_EQ(r.err, "");
+}
+
+TEST_F(RaceCli, CheckHonoursStreamsRanksAndSet) {
+  // One pool slot merges the two streams of the loop; 100 iterations on 4 slots race.
+  std::string repeated = write("repeated.hir", kRepeated);
+  EXPECT_EQ(run("check " + repeated + " --streams 1").exitCode, 0);
+  EXPECT_EQ(run("check " + repeated + " --streams 4").exitCode, 1);
+  // --set S=1: a single iteration has nothing to race with.
+  auto one = run("check " + repeated + " --set S=1");
+  EXPECT_EQ(one.exitCode, 0) << one.err;
+  EXPECT_THAT(one.out, HasSubstr("race-free"));
+  // Only rank 1 races.
+  std::string rank = write("rank.hir", kRankRace);
+  EXPECT_EQ(run("check " + rank + " --ranks 1").exitCode, 0);
+  auto two = run("check " + rank + " --ranks 2");
+  EXPECT_EQ(two.exitCode, 1);
+  EXPECT_THAT(two.err, HasSubstr("(rank 1)"));
+}
+
+TEST_F(RaceCli, RunWithRaceCheckExitsOneOnARacyProgram) {
+  auto r = run("run " + write("racy.hir", kMissingEntry) + " --race-check --ranks 2");
+  EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("race"));
+  EXPECT_THAT(r.err, HasSubstr("missing edge"));
+}
+
+TEST_F(RaceCli, RunWithRaceCheckPassesEveryExampleAfterAssignStreams) {
+  for (const auto& path : testing::hirFiles(testing::sourceDir() / "examples")) {
+    SCOPED_TRACE(path.string());
+    auto r = run("run " + path.string() + " --passes assign-streams --race-check --ranks 2");
+    EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_THAT(r.err, Not(HasSubstr("race")));
+  }
+}
+
+TEST_F(RaceCli, RunWithRaceCheckPassesACleanProgram) {
+  auto r = run("run " + write("clean.hir", kClean) + " --race-check --ranks 2");
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+}
+
+// DISABLED: `hostir run --race-check --ranks N` keeps only rank 0's result
+// (runInProcess returns results[0], executor/runner.cpp), and under mpirun
+// every rank exits with rank 0's verdict (executor/tool/run_command.cpp), so
+// a race that only rank 1 has is lost and the run exits 0. `hostir check`
+// reports it (CheckHonoursStreamsRanksAndSet). Enable once the runner
+// gathers every rank's races.
+TEST_F(RaceCli, RunWithRaceCheckReportsARaceOnlyRankOneHas) {
+  auto r = run("run " + write("rank.hir", kRankRace) + " --race-check --ranks 2");
+  EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("race"));
+}
+
+}  // namespace
+}  // namespace hostir
