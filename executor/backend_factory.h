@@ -38,6 +38,9 @@ RankBackend createBackend(BackendKind kind, const BackendOptions& options, Commu
 // or nullopt when it can.
 std::optional<std::string> cudaUnavailableReason();
 
+// The CUDA devices this process can use (0 without the CUDA backend).
+int cudaDeviceCount();
+
 // Implemented by executor/cuda/ when the CUDA backend is built, and by
 // executor/no_cuda_backend.cpp otherwise.
 RankBackend createCudaBackend(const BackendOptions& options, Communicator& hostComm);

@@ -8,6 +8,8 @@ std::optional<std::string> cudaUnavailableReason() {
   return "this hostir was built without the CUDA backend (configure with the CUDA toolkit and -DHOSTIR_CUDA=ON)";
 }
 
+int cudaDeviceCount() { return 0; }
+
 RankBackend createCudaBackend(const BackendOptions&, Communicator&) {
   throw std::runtime_error(*cudaUnavailableReason());
 }

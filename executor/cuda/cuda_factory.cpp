@@ -14,6 +14,8 @@ namespace hostir {
 
 std::optional<std::string> cudaUnavailableReason() { return cuda::deviceProblem(); }
 
+int cudaDeviceCount() { return cuda::usableDeviceCount(); }
+
 RankBackend createCudaBackend(const BackendOptions& options, Communicator& hostComm) {
   if (auto problem = cuda::deviceProblem()) throw std::runtime_error(*problem);
   // NCCL drives one device per rank; every rank sees the same counts and

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -96,7 +97,6 @@ int runRun(const RunOptions& o) {
     std::cerr << fmt::format("error: --backend cuda: {}\n", *cudaProblem);
     return kProgramError;
   }
-  const BackendKind backendKind = o.backend == "cpu" || cudaProblem ? BackendKind::Cpu : BackendKind::Cuda;
 
   // Under mpirun the team is MPI's; otherwise --ranks threads of this process.
   std::unique_ptr<MpiSession> mpi;
@@ -112,6 +112,11 @@ int runRun(const RunOptions& o) {
     }
   }
   const int64_t world = mpiComm ? mpiComm->size() : o.common.ranks;
+  // auto picks CUDA only when every rank of this node gets a device of its own.
+  int64_t ranksOnThisNode = world;
+  if (const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"); mpiComm && local) ranksOnThisNode = std::atoll(local);
+  const bool useCuda = o.backend == "cuda" || (o.backend == "auto" && !cudaProblem && ranksOnThisNode <= cudaDeviceCount());
+  const BackendKind backendKind = useCuda ? BackendKind::Cuda : BackendKind::Cpu;
   const bool leader = !mpiComm || mpiComm->rank() == 0;
   // Errors every rank finds alike are printed once, by rank 0.
   auto quietUnlessLeader = [&](auto&& body) {
