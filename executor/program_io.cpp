@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "executor/cpu/cpu_kernels.h"
-#include "hostir/half.h"
+#include "hostir/element.h"
 
 namespace hostir {
 namespace {
@@ -33,15 +33,6 @@ uint64_t nameHash(const std::string& name) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a
   for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
   return h;
-}
-
-void storeValue(DType dtype, std::byte* p, double v) {
-  switch (dtype) {
-    case DType::F32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); return; }
-    case DType::F64: std::memcpy(p, &v, 8); return;
-    case DType::F16: { Half h = toHalf(static_cast<float>(v)); std::memcpy(p, &h.bits, 2); return; }
-    case DType::BF16: { BFloat16 h = toBFloat16(static_cast<float>(v)); std::memcpy(p, &h.bits, 2); return; }
-  }
 }
 
 }  // namespace
@@ -80,7 +71,7 @@ HostTensor seededShard(uint64_t seed, const TensorSpec& spec, int64_t rank, int6
     }
     uint64_t bits = splitmix64(key + static_cast<uint64_t>(globalFlat));
     double unit = static_cast<double>(bits >> 11) * 0x1.0p-53;  // [0, 1)
-    storeValue(spec.dtype, local.data.data() + static_cast<size_t>(i) * size, 2.0 * unit - 1.0);
+    storeElement<double>(spec.dtype, local.data.data() + static_cast<size_t>(i) * size, 2.0 * unit - 1.0);
     for (size_t d = shape.size; d-- > 0;) {
       if (++index[d] < shape[d]) break;
       index[d] = 0;

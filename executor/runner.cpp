@@ -11,7 +11,7 @@
 #include "executor/backend_factory.h"
 #include "executor/evaluator.h"
 #include "executor/race_check_backend.h"
-#include "hostir/half.h"
+#include "hostir/element.h"
 
 namespace hostir {
 namespace {
@@ -161,14 +161,7 @@ Result<RunResult> runInProcess(const RunRequest& request, int64_t world) {
 namespace {
 
 double elementAsDouble(const HostTensor& t, size_t i) {
-  const std::byte* p = t.data.data() + i * dtypeSize(t.dtype);
-  switch (t.dtype) {
-    case DType::F32: { float v; std::memcpy(&v, p, 4); return v; }
-    case DType::F64: { double v; std::memcpy(&v, p, 8); return v; }
-    case DType::F16: { Half h; std::memcpy(&h.bits, p, 2); return toFloat(h); }
-    case DType::BF16: { BFloat16 h; std::memcpy(&h.bits, p, 2); return toFloat(h); }
-  }
-  return 0;
+  return loadElement<double>(t.dtype, t.data.data() + i * dtypeSize(t.dtype));
 }
 
 // Relative tolerance per dtype, applied as |a - b| <= tol * (|b| + rms(b)):

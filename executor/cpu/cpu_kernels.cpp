@@ -9,31 +9,19 @@
 #include <mutex>
 #include <vector>
 
-#include "hostir/half.h"
+#include "hostir/element.h"
 
 namespace hostir::cpu {
 namespace {
 
-// Element access for every dtype, computing in `Compute` (float or double).
 template <typename Compute>
 Compute load(DType dtype, const std::byte* p) {
-  switch (dtype) {
-    case DType::F32: { float v; std::memcpy(&v, p, 4); return static_cast<Compute>(v); }
-    case DType::F64: { double v; std::memcpy(&v, p, 8); return static_cast<Compute>(v); }
-    case DType::F16: { Half h; std::memcpy(&h.bits, p, 2); return static_cast<Compute>(toFloat(h)); }
-    case DType::BF16: { BFloat16 h; std::memcpy(&h.bits, p, 2); return static_cast<Compute>(toFloat(h)); }
-  }
-  return 0;
+  return loadElement<Compute>(dtype, p);
 }
 
 template <typename Compute>
 void store(DType dtype, std::byte* p, Compute value) {
-  switch (dtype) {
-    case DType::F32: { float v = static_cast<float>(value); std::memcpy(p, &v, 4); return; }
-    case DType::F64: { double v = static_cast<double>(value); std::memcpy(p, &v, 8); return; }
-    case DType::F16: { Half h = toHalf(static_cast<float>(value)); std::memcpy(p, &h.bits, 2); return; }
-    case DType::BF16: { BFloat16 h = toBFloat16(static_cast<float>(value)); std::memcpy(p, &h.bits, 2); return; }
-  }
+  storeElement<Compute>(dtype, p, value);
 }
 
 // Calls row(ptrs, n, innerStrides) for every innermost row of the common
