@@ -107,7 +107,18 @@ void RaceCheckBackend::synchronizeHost() {
   if (forward_) forward_->synchronizeHost();
 }
 
-void RaceCheckBackend::issue(Stream* stream) { analysis_->issue(checked(stream)->index); }
+size_t RaceCheckBackend::issue(Stream* stream) {
+  analysis_->issue(checked(stream)->index);
+  return analysis_->races().size();
+}
+
+bool RaceCheckBackend::readyToForward(size_t racesBefore) {
+  if (!forward_) return false;
+  // A racy operation is reported, then issued only once every earlier one has
+  // finished: the checked run stays well-defined instead of racing for real.
+  if (analysis_->races().size() != racesBefore) forward_->synchronizeHost();
+  return true;
+}
 
 size_t RaceCheckBackend::bufferId(const TensorView& view) {
   return reinterpret_cast<size_t>(view.buffer.get());
@@ -152,50 +163,50 @@ TensorView RaceCheckBackend::allocate(DType dtype, const Dims& shape, Stream* st
 }
 
 void RaceCheckBackend::deallocate(const TensorView& tensor, Stream* stream) {
-  if (forward_) forward_->deallocate(tensor, forwarded(stream));
   // Stream-ordered free: every earlier use must be ordered before it.
-  issue(stream);
+  size_t racesBefore = issue(stream);
   touch(tensor, true, stream, /*wholeBuffer=*/true);
+  if (readyToForward(racesBefore)) forward_->deallocate(tensor, forwarded(stream));
 }
 
 void RaceCheckBackend::linear(Stream* stream, const TensorView& x, const TensorView& w, const TensorView* bias,
                               const TensorView& out) {
-  if (forward_) forward_->linear(forwarded(stream), x, w, bias, out);
-  issue(stream);
+  size_t racesBefore = issue(stream);
   touch(x, false, stream);
   touch(w, false, stream);
   if (bias) touch(*bias, false, stream);
   touch(out, true, stream);
+  if (readyToForward(racesBefore)) forward_->linear(forwarded(stream), x, w, bias, out);
 }
 
 void RaceCheckBackend::matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
-  if (forward_) forward_->matmul(forwarded(stream), a, b, out);
-  issue(stream);
+  size_t racesBefore = issue(stream);
   touch(a, false, stream);
   touch(b, false, stream);
   touch(out, true, stream);
+  if (readyToForward(racesBefore)) forward_->matmul(forwarded(stream), a, b, out);
 }
 
 void RaceCheckBackend::copy(Stream* stream, const TensorView& src, const TensorView& dst) {
-  if (forward_) forward_->copy(forwarded(stream), src, dst);
-  issue(stream);
+  size_t racesBefore = issue(stream);
   touch(src, false, stream);
   touch(dst, true, stream);
+  if (readyToForward(racesBefore)) forward_->copy(forwarded(stream), src, dst);
 }
 
 void RaceCheckBackend::add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
-  if (forward_) forward_->add(forwarded(stream), a, b, out);
-  issue(stream);
+  size_t racesBefore = issue(stream);
   touch(a, false, stream);
   touch(b, false, stream);
   touch(out, true, stream);
+  if (readyToForward(racesBefore)) forward_->add(forwarded(stream), a, b, out);
 }
 
 void RaceCheckBackend::collective(Stream* stream, const CollectiveCall& call) {
-  if (forward_) forward_->collective(forwarded(stream), call);
-  issue(stream);
+  size_t racesBefore = issue(stream);
   touch(call.input, false, stream);
   touch(call.output, true, stream);
+  if (readyToForward(racesBefore)) forward_->collective(forwarded(stream), call);
 }
 
 void RaceCheckBackend::upload(const void* host, const TensorView& dst) {

@@ -48,8 +48,12 @@ class RaceCheckBackend : public Backend {
   struct CheckedStream;
   CheckedStream* checked(Stream* stream) const;
   Stream* forwarded(Stream* stream) const;
-  // One statement's accesses on `stream`: a new operation on the stream's clock.
-  void issue(Stream* stream);
+  // One statement's accesses on `stream`: a new operation on the stream's
+  // clock. Returns the number of races found so far.
+  size_t issue(Stream* stream);
+  // Whether to forward the checked operation; drains the forwarded backend
+  // first when checking it found a race.
+  bool readyToForward(size_t racesBefore);
   void touch(const TensorView& view, bool write, Stream* stream, bool wholeBuffer = false);
   size_t bufferId(const TensorView& view);
 
