@@ -11,6 +11,7 @@ RankBackend createBackend(BackendKind kind, const BackendOptions& options, Commu
   cpuOptions.reference = options.reference;
   cpuOptions.delays = options.delays;
   cpuOptions.commTimeout = options.commTimeout;
+  cpuOptions.trace = options.trace;
   return RankBackend{nullptr, std::make_unique<cpu::CpuBackend>(cpuOptions, hostComm)};
 }
 

@@ -12,6 +12,7 @@
 #include "comm/communicator.h"
 #include "executor/backend.h"
 #include "executor/cpu/cpu_stream.h"
+#include "executor/trace.h"
 
 namespace hostir {
 
@@ -22,6 +23,7 @@ struct BackendOptions {
   bool reference = false;  // CPU only: one stream, f64-accumulating GEMMs
   cpu::DelayInjection delays;
   std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
+  TraceRecorder* trace = nullptr;  // CPU only: streams and host issue, while recording
 };
 
 // A backend with the communicator its collectives use. For the CPU that is

@@ -26,7 +26,10 @@ class RaceCheckBackend : public Backend {
   const RaceAnalysis& analysis() const { return *analysis_; }
 
   std::string_view name() const override { return "race-check"; }
-  void beginOperation(const OperationInfo& info) override { current_ = info; }
+  void beginOperation(const OperationInfo& info) override {
+    current_ = info;
+    if (forward_) forward_->beginOperation(info);
+  }
   void beginRun() override;
   Stream* mainStream() override;
   Stream* workerStream(int64_t number) override;

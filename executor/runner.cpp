@@ -74,6 +74,8 @@ Result<RunResult> runOnRank(const RunRequest& request, Communicator& comm) {
   options.reference = request.reference;
   options.delays = request.delays;
   options.commTimeout = request.commTimeout;
+  TraceRecorder recorder;
+  if (request.trace) options.trace = &recorder;
   RankBackend rankBackend = createBackend(request.reference ? BackendKind::Cpu : request.backend, options, comm);
   // --race-check: observe the work as it is issued, on top of the real backend.
   std::unique_ptr<RaceCheckBackend> raceChecker;
@@ -100,12 +102,16 @@ Result<RunResult> runOnRank(const RunRequest& request, Communicator& comm) {
 
   RunResult result;
   std::map<std::string, TensorView> outputs;
-  for (int run = 0; run < request.warmup + request.repeat; ++run) {
+  const int runs = request.warmup + request.repeat;
+  for (int run = 0; run < runs; ++run) {
     // A program may write its inputs: every run starts from the same ones.
     for (auto& [name, host] : hostInputs) backend.upload(host.data.data(), inputs.at(name));
     comm.barrier();  // all ranks start together
     auto start = std::chrono::steady_clock::now();
+    // The barrier's exit is the time origin every rank's trace shares.
+    if (request.trace && run == runs - 1) recorder.start(start);
     outputs = evaluator.run(backend, inputs);
+    recorder.stop();
     comm.barrier();
     auto millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (run >= request.warmup) result.runMillis.push_back(millis);
@@ -113,6 +119,7 @@ Result<RunResult> runOnRank(const RunRequest& request, Communicator& comm) {
       for (const Race& race : raceChecker->analysis().races()) result.races.push_back(RaceReport{race, rank});
   }
   result.issuedOperationsPerRun = evaluator.issuedOperations();
+  if (request.trace) result.trace = gatherTraces(comm, recorder.slices());
 
   for (const TensorSpec& spec : evaluator.outputs()) {
     HostTensor local = makeHostTensor(spec.dtype, spec.localShape);

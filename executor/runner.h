@@ -15,6 +15,7 @@
 #include "executor/program_io.h"
 #include "hostir/ir.h"
 #include "executor/race_check.h"
+#include "executor/trace.h"
 
 namespace hostir {
 
@@ -31,6 +32,7 @@ struct RunRequest {
   int repeat = 1;
   cpu::DelayInjection delays;
   std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
+  bool trace = false;  // record the last run's timeline (CPU backend)
 };
 
 struct RunResult {
@@ -38,6 +40,7 @@ struct RunResult {
   std::vector<double> runMillis;              // one per timed run (rank 0)
   uint64_t issuedOperationsPerRun = 0;
   std::vector<RaceReport> races;  // with raceCheck: what the issued work raced on (every rank's, in process)
+  std::vector<std::vector<TraceSlice>> trace;  // with trace: every rank's slices of the last run (rank 0)
 };
 
 // Collective: every rank learns whether any rank failed, so that none goes

@@ -6,12 +6,17 @@
 
 #include "hostir/printer.h"
 #include "passes/assign_streams.h"
+#include "passes/strip_communication.h"
+#include "passes/strip_compute.h"
 
 namespace hostir {
 
 const std::vector<PassInfo>& registeredPasses() {
   static const std::vector<PassInfo> kPasses = {
       {AssignStreamsPass::kName, AssignStreamsPass::kSummary, [] { return std::make_unique<AssignStreamsPass>(); }},
+      {StripCommunicationPass::kName, StripCommunicationPass::kSummary,
+       [] { return std::make_unique<StripCommunicationPass>(); }},
+      {StripComputePass::kName, StripComputePass::kSummary, [] { return std::make_unique<StripComputePass>(); }},
   };
   return kPasses;
 }

@@ -91,7 +91,34 @@ Stream* CpuBackend::workerStream(int64_t number) {
   return pool_[static_cast<size_t>(number % options_.poolSize)].get();
 }
 
-void CpuBackend::enqueue(Stream* stream, CpuStream::Task task) { cpuStream(stream)->enqueue(std::move(task)); }
+void CpuBackend::beginOperation(const OperationInfo& info) {
+  currentKind_ = info.kind;
+  currentLoc_ = info.loc;
+  if (options_.trace && options_.trace->recording()) issueStart_ = std::chrono::steady_clock::now();
+}
+
+void CpuBackend::enqueue(Stream* stream, CpuStream::Task task, Work work) {
+  TraceRecorder* trace = options_.trace;
+  if (!trace || !trace->recording()) {
+    cpuStream(stream)->enqueue(std::move(task));
+    return;
+  }
+  std::string_view name = signatureOf(currentKind_).name;
+  std::string loc = currentLoc_.valid() ? fmt::format("{}:{}", currentLoc_.line, currentLoc_.col) : std::string();
+  int track = stream->slot();
+  cpuStream(stream)->enqueue([trace, track, name, loc, work, task = std::move(task)] {
+    auto start = std::chrono::steady_clock::now();
+    task();
+    auto end = std::chrono::steady_clock::now();
+    trace->add(TraceSlice{track, std::string(name), work.category, loc, trace->microsSinceOrigin(start),
+                          std::chrono::duration<double, std::micro>(end - start).count(), work.bytes, work.flops});
+  });
+  // The host's share: from the statement's start to its work being queued.
+  auto now = std::chrono::steady_clock::now();
+  trace->add(TraceSlice{kHostTrack, std::string(name), "host", loc, trace->microsSinceOrigin(issueStart_),
+                        std::chrono::duration<double, std::micro>(now - issueStart_).count(), 0, 0});
+  issueStart_ = now;
+}
 
 void CpuBackend::fail(std::exception_ptr error) {
   bool first = false;
@@ -125,19 +152,26 @@ void CpuBackend::waitEvent(Stream* waiter, const Event& event) {
   CpuStream* target = cpuStream(event.stream);
   if (target->reached(event.position)) return;
   uint64_t position = event.position;
-  enqueue(waiter, [target, position] { target->waitFor(position); });
+  enqueue(waiter, [target, position] { target->waitFor(position); }, Work{"sync"});
 }
 
 void CpuBackend::synchronizeHost() {
+  TraceRecorder* trace = options_.trace;
+  auto start = std::chrono::steady_clock::now();
   main_->waitFor(main_->issued());
   for (auto& stream : pool_) stream->waitFor(stream->issued());
+  if (trace && trace->recording()) {
+    auto end = std::chrono::steady_clock::now();
+    trace->add(TraceSlice{kHostTrack, "wait for the streams", "sync", "", trace->microsSinceOrigin(start),
+                          std::chrono::duration<double, std::micro>(end - start).count(), 0, 0});
+  }
   std::lock_guard lock(failureMutex_);
   if (firstFailure_) std::rethrow_exception(firstFailure_);
 }
 
 TensorView CpuBackend::allocate(DType dtype, const Dims& shape, Stream* stream, bool zero) {
   TensorView t = hostTensor(dtype, shape);
-  if (zero) enqueue(stream, [t] { fillZero(t); });
+  if (zero) enqueue(stream, [t] { fillZero(t); }, Work{"memory", static_cast<int64_t>(t.bytes())});
   return t;
 }
 
@@ -149,24 +183,33 @@ void CpuBackend::linear(Stream* stream, const TensorView& x, const TensorView& w
                         const TensorView& out) {
   std::optional<TensorView> b;
   if (bias) b = *bias;
-  enqueue(stream, [kind = gemmKind_, x, w, b, out] { cpu::linear(kind, x, w, b ? &*b : nullptr, out); });
+  const int64_t k = x.shape[x.rank() - 1];
+  const double outputs = static_cast<double>(out.numel());
+  Work work{"compute", static_cast<int64_t>(x.bytes() + w.bytes() + out.bytes() + (bias ? bias->bytes() : 0)),
+            2.0 * outputs * static_cast<double>(k) + (bias ? outputs : 0.0)};
+  enqueue(stream, [kind = gemmKind_, x, w, b, out] { cpu::linear(kind, x, w, b ? &*b : nullptr, out); }, work);
 }
 
 void CpuBackend::matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
-  enqueue(stream, [kind = gemmKind_, a, b, out] { cpu::matmul(kind, a, b, out); });
+  Work work{"compute", static_cast<int64_t>(a.bytes() + b.bytes() + out.bytes()),
+            2.0 * static_cast<double>(out.numel()) * static_cast<double>(a.shape[a.rank() - 1])};
+  enqueue(stream, [kind = gemmKind_, a, b, out] { cpu::matmul(kind, a, b, out); }, work);
 }
 
 void CpuBackend::copy(Stream* stream, const TensorView& src, const TensorView& dst) {
-  enqueue(stream, [src, dst] { cpu::copy(src, dst); });
+  enqueue(stream, [src, dst] { cpu::copy(src, dst); }, Work{"memory", static_cast<int64_t>(src.bytes() + dst.bytes())});
 }
 
 void CpuBackend::add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
-  enqueue(stream, [a, b, out] { cpu::add(a, b, out); });
+  Work work{"compute", static_cast<int64_t>(a.bytes() + b.bytes() + out.bytes()), static_cast<double>(out.numel())};
+  enqueue(stream, [a, b, out] { cpu::add(a, b, out); }, work);
 }
 
 void CpuBackend::collective(Stream* stream, const CollectiveCall& call) {
   uint64_t sequence = nextIssue_++;
-  enqueue(stream, [this, sequence, call] { runCollective(sequence, call); });
+  // The message size as nccl-tests counts it: the larger side of the collective.
+  int64_t bytes = static_cast<int64_t>(std::max(call.input.bytes(), call.output.bytes()));
+  enqueue(stream, [this, sequence, call] { runCollective(sequence, call); }, Work{"communication", bytes});
 }
 
 void CpuBackend::runCollective(uint64_t sequence, const CollectiveCall& call) {

@@ -16,6 +16,7 @@
 #include "executor/backend.h"
 #include "executor/cpu/cpu_kernels.h"
 #include "executor/cpu/cpu_stream.h"
+#include "executor/trace.h"
 
 namespace hostir::cpu {
 
@@ -30,6 +31,8 @@ struct CpuBackendOptions {
   // Called once, with the reason, when this rank's work fails; it must
   // release the other ranks (the default aborts the communicator).
   std::function<void(const std::string&)> abortTeam;
+  // When set and recording, every task and every issue is traced.
+  TraceRecorder* trace = nullptr;
 };
 
 class CpuBackend : public Backend {
@@ -38,6 +41,7 @@ class CpuBackend : public Backend {
   ~CpuBackend() override;
 
   std::string_view name() const override { return "cpu"; }
+  void beginOperation(const OperationInfo& info) override;
   void beginRun() override;
   Stream* mainStream() override { return main_.get(); }
   Stream* workerStream(int64_t number) override;
@@ -57,7 +61,13 @@ class CpuBackend : public Backend {
 
  private:
   CpuStream* cpuStream(Stream* stream) const { return static_cast<CpuStream*>(stream); }
-  void enqueue(Stream* stream, CpuStream::Task task);
+  // What a task is, for traces.
+  struct Work {
+    const char* category;
+    int64_t bytes = 0;
+    double flops = 0;
+  };
+  void enqueue(Stream* stream, CpuStream::Task task, Work work);
   void fail(std::exception_ptr error);
   void runCollective(uint64_t sequence, const CollectiveCall& call);
   void watch();
@@ -87,6 +97,11 @@ class CpuBackend : public Backend {
   std::condition_variable watchdogWake_;
   bool stopping_ = false;  // guarded by watchdogMutex_
   std::thread watchdog_;
+
+  // The statement being issued, for traces (host only).
+  OpKind currentKind_ = OpKind::Copy;
+  SourceLoc currentLoc_;
+  std::chrono::steady_clock::time_point issueStart_;
 
   std::unique_ptr<CpuStream> main_;
   std::vector<std::unique_ptr<CpuStream>> pool_;

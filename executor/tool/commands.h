@@ -43,6 +43,7 @@ struct RunOptions {
   bool raceCheck = false;
   uint32_t injectDelaysMicros = 0;
   double commTimeoutSeconds = 300;
+  std::string tracePath;  // Chrome trace of the last run
 };
 
 int runOpt(const OptOptions& options);

@@ -76,6 +76,10 @@ int main(int argc, char** argv) {
                    "Check the work for stream races as it is issued (exit 1 and report each race)");
   runCmd->add_option("--warmup", run.warmup, "Untimed runs before the timed ones")->check(CLI::NonNegativeNumber);
   runCmd->add_option("--repeat", run.repeat, "Timed runs; rank 0 prints a timing line")->check(CLI::NonNegativeNumber);
+  runCmd->add_option("--trace", run.tracePath,
+                     "Write the last run's timeline (every rank, stream and host issue) as a Chrome trace "
+                     "for Perfetto (CPU backend)")
+      ->type_name("FILE.json");
   runCmd->add_option("--comm-timeout", run.commTimeoutSeconds,
                      "Seconds before a communication that has not completed is reported and the team aborted")
       ->check(CLI::PositiveNumber);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -55,6 +56,14 @@ std::string timingLine(std::vector<double> millis) {
 int finish(const RunOptions& o, const RunRequest& request, const RunResult& result, int64_t world,
            const Program& original, const std::map<std::string, std::string>& outputFiles) {
   int code = 0;
+  if (!o.tracePath.empty()) {
+    std::ofstream out(o.tracePath, std::ios::binary);
+    out << chromeTraceJson(result.trace, o.common.file);
+    if (!out.flush()) {
+      std::cerr << fmt::format("error: cannot write the trace to '{}'\n", o.tracePath);
+      code = kProgramError;
+    }
+  }
   for (const auto& [name, path] : outputFiles) {
     const HostTensor& t = result.outputs.at(name);
     if (auto error = writeNpy(path, t.dtype, t.shape, t.data.data())) {
@@ -118,6 +127,11 @@ int runRun(const RunOptions& o) {
   const bool useCuda = o.backend == "cuda" || (o.backend == "auto" && !cudaProblem && ranksOnThisNode <= cudaDeviceCount());
   const BackendKind backendKind = useCuda ? BackendKind::Cuda : BackendKind::Cpu;
   const bool leader = !mpiComm || mpiComm->rank() == 0;
+  if (useCuda && !o.tracePath.empty()) {
+    // CUDA streams are timed by the GPU's own tools, which see the kernels.
+    if (leader) std::cerr << "error: --trace records the CPU backend; on CUDA use Nsight Systems (nsys profile), or --backend cpu\n";
+    return kUsageError;
+  }
   // Errors every rank finds alike are printed once, by rank 0.
   auto quietUnlessLeader = [&](auto&& body) {
     std::streambuf* saved = std::cerr.rdbuf();
@@ -150,6 +164,7 @@ int runRun(const RunOptions& o) {
   request.repeat = std::max(o.repeat, 1);
   request.delays = {o.injectDelaysMicros, o.seed};
   request.commTimeout = std::chrono::milliseconds(static_cast<int64_t>(o.commTimeoutSeconds * 1000));
+  request.trace = !o.tracePath.empty();
 
   // Every rank reads the global input files; a rank that cannot tells the others.
   std::string inputError;

@@ -122,6 +122,20 @@ const std::vector<Expectation>& expectations() {
       {"examples/reduce_scatter.hir", "join@1", F, F, F, {}, kWhyJoinLast},
       {"examples/reduce_scatter.hir", "join-sync@1", F, F, F, {}, kWhyJoinLast},
 
+      // tests/golden/benchmark_variants.hir: work follows the loop on the main stream.
+      {"tests/golden/benchmark_variants.hir", "capture@1", X, X, X, {}, kWhyCapture},
+      {"tests/golden/benchmark_variants.hir", "set-stream@1", F, F, F, {}, kWhyEverythingOnMain},
+      {"tests/golden/benchmark_variants.hir", "sync-main@1", R, R, R, {K::Allocate, K::Linear, "y"},
+       "iteration i's linear writes chunk i of y on stream(i), and nothing orders it after y's allocate on the main "
+       "stream"},
+      {"tests/golden/benchmark_variants.hir", "set-main@1", F, F, F, {},
+       "the join and the work after it run on the last iteration's stream, which waits for every other stream "
+       "first"},
+      {"tests/golden/benchmark_variants.hir", "join@1", R, R, R, {K::Allreduce, K::Copy, "y"},
+       "the copy into y on the main stream is no longer ordered after the iterations' allreduces of y"},
+      {"tests/golden/benchmark_variants.hir", "join-sync@1", R, R, R, {K::Allreduce, K::Copy, "y"},
+       "the copy into y on the main stream is no longer ordered after the iterations' allreduces of y"},
+
       // examples/row_parallel_linear.hir
       {"examples/row_parallel_linear.hir", "capture@1", X, X, X, {}, kWhyCapture},
       {"examples/row_parallel_linear.hir", "set-stream@1", F, F, F, {}, kWhyEverythingOnMain},
@@ -305,7 +319,7 @@ TEST(RaceMutation, DeletingAnyStatementAssignStreamsInsertedIsAsExpected) {
   int mutants = 0, racy = 0, raceFree = 0, unverifiable = 0;
 
   auto files = examplesAndGoldenInputs();
-  ASSERT_EQ(files.size(), 12u);  // 5 examples, 7 golden inputs
+  ASSERT_EQ(files.size(), 13u);  // 5 examples, 8 golden inputs
   for (const auto& [file, text] : files) {
     SCOPED_TRACE(file);
     Program input = testing::parseOrDie(text, file);

@@ -1,0 +1,20 @@
+#include "passes/strip_compute.h"
+
+#include "passes/strip_work.h"
+
+namespace hostir {
+
+Status StripComputePass::run(Program& program) {
+  eraseOperationsIf(program.body, [](const Operation& op) {
+    switch (op.kind) {
+      case OpKind::Linear:
+      case OpKind::Matmul:
+      case OpKind::Add:
+      case OpKind::Copy: return op.results.empty();
+      default: return false;
+    }
+  });
+  return std::nullopt;
+}
+
+}  // namespace hostir

@@ -1,0 +1,16 @@
+// Removing operations from a program, for the benchmark variants of
+// strip-communication and strip-compute.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "hostir/ir.h"
+
+namespace hostir {
+
+// Erases every operation of `body`, nested loops included, that `erase`
+// selects. Loops stay, even when left empty.
+void eraseOperationsIf(std::vector<Statement>& body, const std::function<bool(const Operation&)>& erase);
+
+}  // namespace hostir
