@@ -14,6 +14,11 @@ HOSTIR_PACKAGES=(
   openmpi-bin libopenmpi-dev python3 python3-numpy
 )
 
+# shellcheck disable=SC2034
+# What scripts/bench-overlap.sh adds: the PyTorch + gloo peer and the
+# timeline renderer.
+HOSTIR_BENCH_PACKAGES=(python3-torch python3-matplotlib)
+
 # Packages that hostir_install_packages installed (for the summaries).
 HOSTIR_INSTALLED=()
 
@@ -61,6 +66,17 @@ hostir_export_mpi_env() {
   export OMPI_MCA_rmaps_base_oversubscribe=1
   export OMPI_MCA_hwloc_base_binding_policy=none
   export OMPI_MCA_btl_vader_single_copy_mechanism=none
+}
+
+# Open MPI tuning for the benchmarks (README "Performance" has the numbers):
+# - on one node, its default allreduce for large messages is several times
+#   slower than the ring: pick the ring;
+# - a rank waiting in a collective spins; yielding lets the rank's compute
+#   stream use the core meanwhile (ranks x streams exceed the cores).
+hostir_export_mpi_tuning() {
+  export OMPI_MCA_coll_tuned_use_dynamic_rules=1
+  export OMPI_MCA_coll_tuned_allreduce_algorithm=4
+  export OMPI_MCA_mpi_yield_when_idle=1
 }
 
 # hostir_configure BUILD_DIR [CMAKE_ARGS...]: a Ninja RelWithDebInfo build of

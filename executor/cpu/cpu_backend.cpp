@@ -11,23 +11,6 @@
 namespace hostir::cpu {
 namespace {
 
-// Host memory, 64-byte aligned for the BLAS.
-class HostBuffer : public Buffer {
- public:
-  explicit HostBuffer(size_t bytes) : bytes_(bytes) {
-    size_t rounded = std::max<size_t>(64, (bytes + 63) / 64 * 64);
-    data_ = static_cast<std::byte*>(std::aligned_alloc(64, rounded));
-    if (!data_) throw std::bad_alloc();
-  }
-  ~HostBuffer() override { std::free(data_); }
-  std::byte* data() override { return data_; }
-  size_t bytes() const override { return bytes_; }
-
- private:
-  std::byte* data_;
-  size_t bytes_;
-};
-
 // Caller-owned host memory seen as a buffer, for blocking transfers.
 class BorrowedBuffer : public Buffer {
  public:
@@ -46,16 +29,13 @@ TensorView borrowed(const void* data, DType dtype, const Dims& shape) {
   return v;
 }
 
-TensorView hostTensor(DType dtype, const Dims& shape) {
-  int64_t n = 1;
-  for (int64_t e : shape) n *= e;
-  return TensorView::contiguous(std::make_shared<HostBuffer>(static_cast<size_t>(n) * dtypeSize(dtype)), dtype, shape);
-}
-
 }  // namespace
 
 CpuBackend::CpuBackend(CpuBackendOptions options, Communicator& comm)
-    : options_(options), comm_(comm), gemmKind_(options.reference ? GemmKind::ReferenceF64 : GemmKind::Blas) {
+    : options_(options),
+      comm_(comm),
+      gemmKind_(options.reference ? GemmKind::ReferenceF64 : GemmKind::Blas),
+      memory_(HostMemoryPool::create()) {
   useSingleThreadedBlas();
   auto skip = [this] { return failed_.load(std::memory_order_acquire); };
   auto onFailure = [this](std::exception_ptr e) { fail(e); };
@@ -169,6 +149,12 @@ void CpuBackend::synchronizeHost() {
   if (firstFailure_) std::rethrow_exception(firstFailure_);
 }
 
+TensorView CpuBackend::hostTensor(DType dtype, const Dims& shape) {
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  return TensorView::contiguous(memory_->allocate(static_cast<size_t>(n) * dtypeSize(dtype)), dtype, shape);
+}
+
 TensorView CpuBackend::allocate(DType dtype, const Dims& shape, Stream* stream, bool zero) {
   TensorView t = hostTensor(dtype, shape);
   if (zero) enqueue(stream, [t] { fillZero(t); }, Work{"memory", static_cast<int64_t>(t.bytes())});
@@ -232,7 +218,7 @@ void CpuBackend::runCollective(uint64_t sequence, const CollectiveCall& call) {
     }
   } takeTurn{this};
   CollectivePlan plan =
-      planCollective(call, comm_.size(), [](DType dtype, const Dims& shape) { return hostTensor(dtype, shape); });
+      planCollective(call, comm_.size(), [this](DType dtype, const Dims& shape) { return hostTensor(dtype, shape); });
   for (const CopyStep& step : plan.pack) cpu::copy(step.src, step.dst);
   if (options_.delays.maxMicros) {
     thread_local std::mt19937_64 rng(options_.delays.seed + sequence);

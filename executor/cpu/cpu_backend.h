@@ -16,6 +16,7 @@
 #include "executor/backend.h"
 #include "executor/cpu/cpu_kernels.h"
 #include "executor/cpu/cpu_stream.h"
+#include "executor/cpu/host_memory_pool.h"
 #include "executor/trace.h"
 
 namespace hostir::cpu {
@@ -61,6 +62,7 @@ class CpuBackend : public Backend {
 
  private:
   CpuStream* cpuStream(Stream* stream) const { return static_cast<CpuStream*>(stream); }
+  TensorView hostTensor(DType dtype, const Dims& shape);
   // What a task is, for traces.
   struct Work {
     const char* category;
@@ -75,6 +77,7 @@ class CpuBackend : public Backend {
   CpuBackendOptions options_;
   Communicator& comm_;
   GemmKind gemmKind_;
+  std::shared_ptr<HostMemoryPool> memory_;
 
   std::atomic<bool> failed_{false};
   std::mutex failureMutex_;

@@ -1,0 +1,77 @@
+#include "executor/cpu/host_memory_pool.h"
+
+#include <cstdlib>
+#include <new>
+
+namespace hostir::cpu {
+namespace {
+
+// Blocks come in few sizes so that a freed block fits the next request of
+// about the same size: 64 bytes for small ones, pages for large ones.
+size_t capacityFor(size_t bytes) {
+  constexpr size_t kLine = 64, kPage = 4096;
+  size_t granule = bytes >= 16 * kPage ? kPage : kLine;
+  return std::max(kLine, (bytes + granule - 1) / granule * granule);
+}
+
+}  // namespace
+
+class HostMemoryPool::PooledBuffer : public Buffer {
+ public:
+  PooledBuffer(std::shared_ptr<HostMemoryPool> pool, std::byte* block, size_t capacity, size_t bytes)
+      : pool_(std::move(pool)), block_(block), capacity_(capacity), bytes_(bytes) {}
+  ~PooledBuffer() override { pool_->release(block_, capacity_); }
+  std::byte* data() override { return block_; }
+  size_t bytes() const override { return bytes_; }
+
+ private:
+  std::shared_ptr<HostMemoryPool> pool_;  // outlives its buffers
+  std::byte* block_;
+  size_t capacity_;
+  size_t bytes_;
+};
+
+std::shared_ptr<HostMemoryPool> HostMemoryPool::create(size_t cacheLimit) {
+  return std::shared_ptr<HostMemoryPool>(new HostMemoryPool(cacheLimit));
+}
+
+HostMemoryPool::~HostMemoryPool() {
+  for (auto& [capacity, block] : freeBlocks_) std::free(block);
+}
+
+std::shared_ptr<Buffer> HostMemoryPool::allocate(size_t bytes) {
+  size_t capacity = capacityFor(bytes);
+  std::byte* block = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = freeBlocks_.find(capacity); it != freeBlocks_.end()) {
+      block = it->second;
+      freeBlocks_.erase(it);
+      cached_ -= capacity;
+    }
+  }
+  if (!block) {
+    block = static_cast<std::byte*>(std::aligned_alloc(64, capacity));
+    if (!block) throw std::bad_alloc();
+  }
+  return std::make_shared<PooledBuffer>(shared_from_this(), block, capacity, bytes);
+}
+
+void HostMemoryPool::release(std::byte* block, size_t capacity) {
+  {
+    std::lock_guard lock(mutex_);
+    if (cached_ + capacity <= cacheLimit_) {
+      freeBlocks_.emplace(capacity, block);
+      cached_ += capacity;
+      return;
+    }
+  }
+  std::free(block);
+}
+
+size_t HostMemoryPool::cachedBytes() const {
+  std::lock_guard lock(mutex_);
+  return cached_;
+}
+
+}  // namespace hostir::cpu

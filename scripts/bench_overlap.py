@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""The overlap benchmark behind scripts/bench-overlap.sh.
+
+For each program (row-parallel linear, reduce-scatter, all-gather) and each
+shape, runs `mpirun -np N hostir run` with assign-streams for every chunk
+count S, plus the compute-only (strip-communication) and communication-only
+(strip-compute) variants of the same program at the same S, and, for the
+row-parallel linear, the PyTorch + gloo peer (scripts/peer-torch.py). Prints
+one table per program and shape:
+
+  T_S         median ms of the whole program with S chunks
+  speedup     T_1 / T_S
+  T_compute   median ms of the compute-only variant at S
+  T_comm      median ms of the communication-only variant at S
+  E           overlap efficiency (T_compute + T_comm - T_S) / min(T_compute, T_comm):
+              0 when nothing overlaps, 1 when the shorter one is hidden entirely
+  algbw       bytes / T_comm, busbw = algbw * the nccl-tests factor
+              (allreduce 2(n-1)/n, allgather and reduce-scatter (n-1)/n)
+  torch       median ms of the PyTorch + gloo peer with S chunks
+
+Run it through scripts/bench-overlap.sh, which builds hostir and sets the
+Open MPI environment; `--help` lists the flags.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+TIMING = re.compile(r"timing: median_ms=([0-9.]+)")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Each program: its example file, what its collective moves (nccl-tests
+# "size" in elements, from the global shape), the busbw factor, and its
+# default compute-bound and communication-bound shapes (M, K, N).
+PROGRAMS = {
+    "row_parallel_linear": ("examples/row_parallel_linear.hir", "allreduce", lambda m, k, n: m * n,
+                            lambda w: 2 * (w - 1) / w, (1024, 2048, 1024), (8192, 64, 1024)),
+    "reduce_scatter": ("examples/reduce_scatter.hir", "reduce_scatter", lambda m, k, n: m * n,
+                       lambda w: (w - 1) / w, (1024, 2048, 1024), (8192, 64, 1024)),
+    "all_gather": ("examples/all_gather.hir", "allgather", lambda m, k, n: m * k, lambda w: (w - 1) / w,
+                   (1024, 1024, 2048), (8192, 1024, 64)),
+}
+
+
+def parse_shape(text):
+    try:
+        m, k, n = (int(v) for v in text.split(","))
+        return m, k, n
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected M,K,N, got '{text}'")
+
+
+def parse_list(text):
+    try:
+        return [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list of integers, got '{text}'")
+
+
+def run_timed(command, what):
+    """Runs a command that prints a `timing: median_ms=` line; returns the median in ms."""
+    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    match = TIMING.search(result.stdout)
+    if result.returncode != 0 or not match:
+        sys.stderr.write(f"error: {what} failed (exit {result.returncode}):\n  {' '.join(command)}\n"
+                         f"{result.stdout[-2000:]}\n")
+        sys.exit(1)
+    return float(match.group(1))
+
+
+def hostir_ms(args, path, shape, chunks, variant):
+    m, k, n = shape
+    passes = (variant + "," if variant else "") + "assign-streams"
+    command = ["mpirun", "-np", str(args.ranks), args.hostir, "run", path, "--backend", "cpu",
+               "--set", f"M={m}", "--set", f"K={k}", "--set", f"N={n}", "--set", f"S={chunks}",
+               "--passes", passes, "--streams", str(args.streams),
+               "--warmup", str(args.warmup), "--repeat", str(args.repeat)]
+    return run_timed(command, f"hostir {os.path.basename(path)} S={chunks} {variant or 'full'}")
+
+
+def torch_ms(args, shape, chunks):
+    m, k, n = shape
+    command = ["mpirun", "-np", str(args.ranks), sys.executable, os.path.join(ROOT, "scripts", "peer-torch.py"),
+               "--m", str(m), "--k", str(k), "--n", str(n), "--chunks", str(chunks),
+               "--warmup", str(args.warmup), "--repeat", str(args.repeat)]
+    return run_timed(command, f"the PyTorch peer S={chunks}")
+
+
+def overlap_efficiency(total, compute, comm):
+    shorter = min(compute, comm)
+    return (compute + comm - total) / shorter if shorter > 0 else float("nan")
+
+
+def bench_program(args, name, shape_name, shape):
+    path, collective, elements, bus_factor, _, _ = PROGRAMS[name]
+    m, k, n = shape
+    if k % args.ranks or n % args.ranks:
+        print(f"skipping {name} at {shape}: K and N must divide over {args.ranks} ranks")
+        return None
+    with_torch = name == "row_parallel_linear" and not args.no_torch
+    size_bytes = elements(m, k, n) * 4
+    rows = []
+    for chunks in args.chunks:
+        if m % chunks:
+            print(f"skipping S={chunks}: M={m} does not divide into {chunks} chunks")
+            continue
+        total = hostir_ms(args, path, shape, chunks, "")
+        compute = hostir_ms(args, path, shape, chunks, "strip-communication")
+        comm = hostir_ms(args, path, shape, chunks, "strip-compute")
+        peer = torch_ms(args, shape, chunks) if with_torch else None
+        rows.append((chunks, total, compute, comm, peer))
+    if not rows:
+        return None
+
+    print(f"\n### {name}: {shape_name} M={m} K={k} N={n}, f32, {args.ranks} ranks, {args.streams} streams, "
+          f"{collective} of {size_bytes / 2**20:.1f} MiB, median of {args.repeat} runs")
+    header = "| S | T_S ms | speedup | T_compute ms | T_comm ms | E | algbw GB/s | busbw GB/s |"
+    rule = "|--:|--:|--:|--:|--:|--:|--:|--:|"
+    if with_torch:
+        header += " torch+gloo ms |"
+        rule += "--:|"
+    print(header)
+    print(rule)
+    base = rows[0][1]
+    for chunks, total, compute, comm, peer in rows:
+        algbw = size_bytes / (comm / 1e3) / 1e9
+        line = (f"| {chunks} | {total:.2f} | {base / total:.2f}x | {compute:.2f} | {comm:.2f} | "
+                f"{overlap_efficiency(total, compute, comm):.2f} | {algbw:.2f} | {algbw * bus_factor(args.ranks):.2f} |")
+        if with_torch:
+            line += f" {peer:.2f} |"
+        print(line)
+    best = min(rows, key=lambda r: r[1])
+    summary = f"best hostir: S={best[0]} {best[1]:.2f} ms ({base / best[1]:.2f}x over S=1)"
+    if with_torch:
+        best_peer = min(rows, key=lambda r: r[4])
+        verdict = "faster" if best[1] < best_peer[4] else "SLOWER"
+        summary += (f"; best torch+gloo: S={best_peer[0]} {best_peer[4]:.2f} ms; hostir is "
+                    f"{best_peer[4] / best[1]:.2f}x ({verdict})")
+    print(summary)
+    return best
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--hostir", default=os.path.join(ROOT, "build", "bin", "hostir"), help="the hostir binary")
+    parser.add_argument("--ranks", type=int, default=2, help="MPI ranks (default 2)")
+    parser.add_argument("--chunks", type=parse_list, default=[1, 2, 4, 8], help="chunk counts S (default 1,2,4,8)")
+    parser.add_argument("--streams", type=int, default=4, help="hostir's stream pool size (default 4)")
+    parser.add_argument("--compute-bound", type=parse_shape, metavar="M,K,N",
+                        help="the compute-bound shape for every program (default: per program, "
+                             "1024,2048,1024; all_gather 1024,1024,2048)")
+    parser.add_argument("--comm-bound", type=parse_shape, metavar="M,K,N",
+                        help="the communication-bound shape for every program (default: per program, "
+                             "8192,64,1024; all_gather 8192,1024,64)")
+    parser.add_argument("--programs", default="row_parallel_linear,reduce_scatter,all_gather",
+                        help="comma-separated subset of " + ", ".join(PROGRAMS))
+    parser.add_argument("--warmup", type=int, default=3, help="untimed runs per measurement (default 3)")
+    parser.add_argument("--repeat", type=int, default=10, help="timed runs per measurement (default 10)")
+    parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch + gloo peer")
+    args = parser.parse_args()
+
+    programs = [p for p in args.programs.split(",") if p]
+    for p in programs:
+        if p not in PROGRAMS:
+            parser.error(f"unknown program '{p}' (known: {', '.join(PROGRAMS)})")
+    if not os.access(args.hostir, os.X_OK):
+        parser.error(f"no hostir binary at {args.hostir}: build it first (scripts/bench-overlap.sh does)")
+
+    cores = os.cpu_count()
+    print(f"# hostir overlap benchmark: {args.ranks} ranks on {cores} cores, "
+          f"S in {args.chunks}, warmup {args.warmup}, repeat {args.repeat}")
+    for name in programs:
+        compute_bound, comm_bound = PROGRAMS[name][4:]
+        for shape_name, shape in (("compute-bound", args.compute_bound or compute_bound),
+                                  ("communication-bound", args.comm_bound or comm_bound)):
+            bench_program(args, name, shape_name, shape)
+
+
+if __name__ == "__main__":
+    main()
