@@ -12,6 +12,7 @@ RankBackend createBackend(BackendKind kind, const BackendOptions& options, Commu
   cpuOptions.delays = options.delays;
   cpuOptions.commTimeout = options.commTimeout;
   cpuOptions.trace = options.trace;
+  cpuOptions.computeSlots = options.computeSlots;
   return RankBackend{nullptr, std::make_unique<cpu::CpuBackend>(cpuOptions, hostComm)};
 }
 

@@ -24,6 +24,7 @@ struct BackendOptions {
   cpu::DelayInjection delays;
   std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
   TraceRecorder* trace = nullptr;  // CPU only: streams and host issue, while recording
+  int computeSlots = 0;            // CPU only: computations at once per rank (0: no limit)
 };
 
 // A backend with the communicator its collectives use. For the CPU that is

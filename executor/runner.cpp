@@ -74,6 +74,7 @@ Result<RunResult> runOnRank(const RunRequest& request, Communicator& comm) {
   options.reference = request.reference;
   options.delays = request.delays;
   options.commTimeout = request.commTimeout;
+  options.computeSlots = request.computeSlots;
   TraceRecorder recorder;
   if (request.trace) options.trace = &recorder;
   RankBackend rankBackend = createBackend(request.reference ? BackendKind::Cpu : request.backend, options, comm);

@@ -33,6 +33,7 @@ struct RunRequest {
   cpu::DelayInjection delays;
   std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
   bool trace = false;  // record the last run's timeline (CPU backend)
+  int computeSlots = 0;  // CPU backend: computations at once per rank (0: no limit)
 };
 
 struct RunResult {

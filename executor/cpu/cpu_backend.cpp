@@ -35,6 +35,7 @@ CpuBackend::CpuBackend(CpuBackendOptions options, Communicator& comm)
     : options_(options),
       comm_(comm),
       gemmKind_(options.reference ? GemmKind::ReferenceF64 : GemmKind::Blas),
+      computePool_(options.reference ? 0 : options.computeSlots),
       memory_(HostMemoryPool::create()) {
   useSingleThreadedBlas();
   auto skip = [this] { return failed_.load(std::memory_order_acquire); };
@@ -62,6 +63,7 @@ CpuBackend::~CpuBackend() {
 void CpuBackend::beginRun() {
   // The CPU main stream is the backend's own thread; nothing to capture.
   failed_.store(false, std::memory_order_release);
+  computePool_.reset();
   std::lock_guard lock(failureMutex_);
   firstFailure_ = nullptr;
 }
@@ -78,26 +80,77 @@ void CpuBackend::beginOperation(const OperationInfo& info) {
 }
 
 void CpuBackend::enqueue(Stream* stream, CpuStream::Task task, Work work) {
+  if (work.admission == Admission::ComputeSlot) work.ticket = computePool_.nextTicket();
+  if (!work.loc.valid()) {
+    work.kind = currentKind_;
+    work.loc = currentLoc_;
+  }
   TraceRecorder* trace = options_.trace;
   if (!trace || !trace->recording()) {
-    cpuStream(stream)->enqueue(std::move(task));
+    if (work.admission == Admission::None) {
+      cpuStream(stream)->enqueue(std::move(task));
+    } else {
+      cpuStream(stream)->enqueue([this, work, task = std::move(task)] { runAdmitted(work, task); });
+    }
     return;
   }
-  std::string_view name = signatureOf(currentKind_).name;
-  std::string loc = currentLoc_.valid() ? fmt::format("{}:{}", currentLoc_.line, currentLoc_.col) : std::string();
+  std::string_view name = signatureOf(work.kind).name;
+  std::string loc = work.loc.valid() ? fmt::format("{}:{}", work.loc.line, work.loc.col) : std::string();
   int track = stream->slot();
-  cpuStream(stream)->enqueue([trace, track, name, loc, work, task = std::move(task)] {
-    auto start = std::chrono::steady_clock::now();
-    task();
-    auto end = std::chrono::steady_clock::now();
-    trace->add(TraceSlice{track, std::string(name), work.category, loc, trace->microsSinceOrigin(start),
-                          std::chrono::duration<double, std::micro>(end - start).count(), work.bytes, work.flops});
+  cpuStream(stream)->enqueue([this, trace, track, name, loc, work, task = std::move(task)] {
+    auto queued = std::chrono::steady_clock::now();
+    std::optional<ComputePool::Span> span = runAdmitted(work, task);
+    if (!span) return;
+    auto micros = [](auto d) { return std::chrono::duration<double, std::micro>(d).count(); };
+    // Waiting for a core or for the communication's turn is shown apart from the work.
+    if (span->start - queued > std::chrono::microseconds(5))
+      trace->add(TraceSlice{track, work.admission == Admission::CommTurn ? "wait for its turn" : "wait for a core",
+                            "sync", loc, trace->microsSinceOrigin(queued), micros(span->start - queued), 0, 0});
+    trace->add(TraceSlice{track, std::string(name), work.category, loc, trace->microsSinceOrigin(span->start),
+                          micros(span->end - span->start), work.bytes, work.flops});
   });
   // The host's share: from the statement's start to its work being queued.
   auto now = std::chrono::steady_clock::now();
   trace->add(TraceSlice{kHostTrack, std::string(name), "host", loc, trace->microsSinceOrigin(issueStart_),
                         std::chrono::duration<double, std::micro>(now - issueStart_).count(), 0, 0});
   issueStart_ = now;
+}
+
+std::optional<ComputePool::Span> CpuBackend::runAdmitted(const Work& work, const CpuStream::Task& task) {
+  switch (work.admission) {
+    case Admission::ComputeSlot: return computePool_.run(work.ticket, task);
+    case Admission::CommTurn: {
+      {
+        std::unique_lock lock(turnMutex_);
+        turnChanged_.wait(lock, [&] { return nextTurn_ == work.ticket || failed_.load(std::memory_order_acquire); });
+        if (nextTurn_ != work.ticket) return std::nullopt;  // failed: the stream is draining
+        inFlight_ = InFlight{work.ticket, work.kind, work.loc, std::chrono::steady_clock::now(), false};
+      }
+      // The next communication's turn comes even if this one throws.
+      struct TakeTurn {
+        CpuBackend* self;
+        ~TakeTurn() {
+          {
+            std::lock_guard lock(self->turnMutex_);
+            ++self->nextTurn_;
+            self->inFlight_.reset();
+          }
+          self->turnChanged_.notify_all();
+        }
+      } takeTurn{this};
+      ComputePool::Span span;
+      span.start = std::chrono::steady_clock::now();
+      task();
+      span.end = std::chrono::steady_clock::now();
+      return span;
+    }
+    case Admission::None: break;
+  }
+  ComputePool::Span span;
+  span.start = std::chrono::steady_clock::now();
+  task();
+  span.end = std::chrono::steady_clock::now();
+  return span;
 }
 
 void CpuBackend::fail(std::exception_ptr error) {
@@ -110,6 +163,7 @@ void CpuBackend::fail(std::exception_ptr error) {
     }
   }
   failed_.store(true, std::memory_order_release);
+  computePool_.abort();
   { std::lock_guard lock(turnMutex_); }  // a waiter between its check and its wait must not miss this
   turnChanged_.notify_all();
   if (!first) return;
@@ -172,13 +226,13 @@ void CpuBackend::linear(Stream* stream, const TensorView& x, const TensorView& w
   const int64_t k = x.shape[x.rank() - 1];
   const double outputs = static_cast<double>(out.numel());
   Work work{"compute", static_cast<int64_t>(x.bytes() + w.bytes() + out.bytes() + (bias ? bias->bytes() : 0)),
-            2.0 * outputs * static_cast<double>(k) + (bias ? outputs : 0.0)};
+            2.0 * outputs * static_cast<double>(k) + (bias ? outputs : 0.0), Admission::ComputeSlot};
   enqueue(stream, [kind = gemmKind_, x, w, b, out] { cpu::linear(kind, x, w, b ? &*b : nullptr, out); }, work);
 }
 
 void CpuBackend::matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
   Work work{"compute", static_cast<int64_t>(a.bytes() + b.bytes() + out.bytes()),
-            2.0 * static_cast<double>(out.numel()) * static_cast<double>(a.shape[a.rank() - 1])};
+            2.0 * static_cast<double>(out.numel()) * static_cast<double>(a.shape[a.rank() - 1]), Admission::ComputeSlot};
   enqueue(stream, [kind = gemmKind_, a, b, out] { cpu::matmul(kind, a, b, out); }, work);
 }
 
@@ -187,7 +241,8 @@ void CpuBackend::copy(Stream* stream, const TensorView& src, const TensorView& d
 }
 
 void CpuBackend::add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
-  Work work{"compute", static_cast<int64_t>(a.bytes() + b.bytes() + out.bytes()), static_cast<double>(out.numel())};
+  Work work{"compute", static_cast<int64_t>(a.bytes() + b.bytes() + out.bytes()), static_cast<double>(out.numel()),
+            Admission::ComputeSlot};
   enqueue(stream, [a, b, out] { cpu::add(a, b, out); }, work);
 }
 
@@ -195,33 +250,15 @@ void CpuBackend::collective(Stream* stream, const CollectiveCall& call) {
   uint64_t sequence = nextIssue_++;
   // The message size as nccl-tests counts it: the larger side of the collective.
   int64_t bytes = static_cast<int64_t>(std::max(call.input.bytes(), call.output.bytes()));
-  enqueue(stream, [this, sequence, call] { runCollective(sequence, call); }, Work{"communication", bytes});
+  enqueue(stream, [this, call] { communicate(call); }, Work{"communication", bytes, 0, Admission::CommTurn, sequence, call.kind, call.loc});
 }
 
-void CpuBackend::runCollective(uint64_t sequence, const CollectiveCall& call) {
-  {
-    std::unique_lock lock(turnMutex_);
-    turnChanged_.wait(lock, [&] { return nextTurn_ == sequence || failed_.load(std::memory_order_acquire); });
-    if (nextTurn_ != sequence) return;  // failed: the stream is draining
-    inFlight_ = InFlight{sequence, call, std::chrono::steady_clock::now(), false};
-  }
-  // The next communication's turn comes even if this one throws.
-  struct TakeTurn {
-    CpuBackend* self;
-    ~TakeTurn() {
-      {
-        std::lock_guard lock(self->turnMutex_);
-        ++self->nextTurn_;
-        self->inFlight_.reset();
-      }
-      self->turnChanged_.notify_all();
-    }
-  } takeTurn{this};
+void CpuBackend::communicate(const CollectiveCall& call) {
   CollectivePlan plan =
       planCollective(call, comm_.size(), [this](DType dtype, const Dims& shape) { return hostTensor(dtype, shape); });
   for (const CopyStep& step : plan.pack) cpu::copy(step.src, step.dst);
   if (options_.delays.maxMicros) {
-    thread_local std::mt19937_64 rng(options_.delays.seed + sequence);
+    thread_local std::mt19937_64 rng(options_.delays.seed + static_cast<uint64_t>(comm_.rank()));
     std::this_thread::sleep_for(std::chrono::microseconds(rng() % (options_.delays.maxMicros + 1)));
   }
   plan.communicate(comm_);
@@ -237,7 +274,7 @@ void CpuBackend::watch() {
       std::lock_guard turn(turnMutex_);
       if (inFlight_ && !inFlight_->reported &&
           std::chrono::steady_clock::now() - inFlight_->since > options_.commTimeout) {
-        const CollectiveCall& call = inFlight_->call;
+        const InFlight& call = *inFlight_;
         stuck = fmt::format("rank {}: communication #{} ({} issued at {}:{}) has not completed after {} s; "
                             "another rank failed or issued different communications",
                             comm_.rank(), inFlight_->sequence, signatureOf(call.kind).name, call.loc.line,

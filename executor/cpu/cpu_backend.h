@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "executor/backend.h"
+#include "executor/cpu/compute_pool.h"
 #include "executor/cpu/cpu_kernels.h"
 #include "executor/cpu/cpu_stream.h"
 #include "executor/cpu/host_memory_pool.h"
@@ -32,6 +33,9 @@ struct CpuBackendOptions {
   // Called once, with the reason, when this rank's work fails; it must
   // release the other ranks (the default aborts the communicator).
   std::function<void(const std::string&)> abortTeam;
+  // Computations of this rank that run at once (0: no limit); the cores
+  // the rank may use. More streams than that take turns in issue order.
+  int computeSlots = 0;
   // When set and recording, every task and every issue is traced.
   TraceRecorder* trace = nullptr;
 };
@@ -63,20 +67,35 @@ class CpuBackend : public Backend {
  private:
   CpuStream* cpuStream(Stream* stream) const { return static_cast<CpuStream*>(stream); }
   TensorView hostTensor(DType dtype, const Dims& shape);
-  // What a task is, for traces.
+  // What a task must wait for on its stream before it runs.
+  enum class Admission {
+    None,
+    ComputeSlot,  // a core of the rank: it runs on the ComputePool, in issue order
+    CommTurn,     // its turn: communications run one at a time, in issue order
+  };
+  // What a task is: for admission, traces and the watchdog's messages.
   struct Work {
     const char* category;
     int64_t bytes = 0;
     double flops = 0;
+    Admission admission = Admission::None;
+    uint64_t ticket = 0;  // the gate's ticket, or the communication's sequence number
+    OpKind kind = OpKind::Copy;  // the statement that issued it
+    SourceLoc loc = {};
   };
   void enqueue(Stream* stream, CpuStream::Task task, Work work);
+  // Runs the task once admitted (on the compute pool for computations);
+  // returns when it ran, or nullopt when the rank failed first and the task
+  // was dropped.
+  std::optional<ComputePool::Span> runAdmitted(const Work& work, const CpuStream::Task& task);
+  void communicate(const CollectiveCall& call);
   void fail(std::exception_ptr error);
-  void runCollective(uint64_t sequence, const CollectiveCall& call);
   void watch();
 
   CpuBackendOptions options_;
   Communicator& comm_;
   GemmKind gemmKind_;
+  ComputePool computePool_;
   std::shared_ptr<HostMemoryPool> memory_;
 
   std::atomic<bool> failed_{false};
@@ -90,7 +109,8 @@ class CpuBackend : public Backend {
   uint64_t nextIssue_ = 0;    // host only
   struct InFlight {
     uint64_t sequence;
-    CollectiveCall call;
+    OpKind kind;
+    SourceLoc loc = {};
     std::chrono::steady_clock::time_point since;
     bool reported;
   };

@@ -44,6 +44,7 @@ struct RunOptions {
   uint32_t injectDelaysMicros = 0;
   double commTimeoutSeconds = 300;
   std::string tracePath;  // Chrome trace of the last run
+  int coresPerRank = 0;   // 0: this node's cores / its ranks
 };
 
 int runOpt(const OptOptions& options);

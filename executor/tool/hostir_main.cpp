@@ -80,6 +80,10 @@ int main(int argc, char** argv) {
                      "Write the last run's timeline (every rank, stream and host issue) as a Chrome trace "
                      "for Perfetto (CPU backend)")
       ->type_name("FILE.json");
+  runCmd->add_option("--cores-per-rank", run.coresPerRank,
+                     "CPU backend: computations a rank runs at once; streams beyond that take turns in issue "
+                     "order (default: the node's cores divided by its ranks)")
+      ->check(CLI::PositiveNumber);
   runCmd->add_option("--comm-timeout", run.commTimeoutSeconds,
                      "Seconds before a communication that has not completed is reported and the team aborted")
       ->check(CLI::PositiveNumber);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 #include <iostream>
 #include <memory>
 
@@ -165,6 +166,11 @@ int runRun(const RunOptions& o) {
   request.delays = {o.injectDelaysMicros, o.seed};
   request.commTimeout = std::chrono::milliseconds(static_cast<int64_t>(o.commTimeoutSeconds * 1000));
   request.trace = !o.tracePath.empty();
+  // Stream threads beyond the rank's share of the cores would be time-sliced:
+  // every chunk would finish late, and no communication could start early.
+  request.computeSlots = o.coresPerRank > 0
+                             ? o.coresPerRank
+                             : static_cast<int>(std::max<int64_t>(1, std::thread::hardware_concurrency() / std::max<int64_t>(1, ranksOnThisNode)));
 
   // Every rank reads the global input files; a rank that cannot tells the others.
   std::string inputError;

@@ -15,7 +15,9 @@ namespace {
 
 constexpr int kRuns = 200;
 
-void stress(int64_t poolSize) {
+// `computeSlots` 0: every stream computes at once; 1: one computation at a
+// time, in issue order (the CPU backend's compute pool).
+void stress(int64_t poolSize, int computeSlots = 0) {
   const Program original = loadExample("row_parallel_linear");
   const Program program = assignStreams(original);
   const Params params = bindAll(original, {{"M", 64}, {"K", 64}, {"N", 32}, {"S", 4}});
@@ -32,6 +34,7 @@ void stress(int64_t poolSize) {
     RunRequest request = makeRequest(program, params, seed, poolSize);
     request.delays = {200, static_cast<uint64_t>(run)};
     request.commTimeout = std::chrono::seconds(20);
+    request.computeSlots = computeSlots;
     auto result = runWithin(request, world, std::chrono::seconds(30));
     ASSERT_TRUE(result.has_value()) << "run " << run << " (pool " << poolSize << "): deadlock, no result after 30 s";
     ASSERT_TRUE(result->ok()) << "run " << run << ": " << result->error().message;
@@ -55,6 +58,10 @@ TEST(Stress, RowParallelAfterAssignStreams200RunsWithDelays) { stress(4); }
 // Pool size 2 < S = 4: iterations share worker streams.
 TEST(Stress, RowParallelOnASharedPool200RunsWithDelays) { stress(2); }
 
+// Four streams, one core per rank: computations take turns in issue order
+// while communications run beside them.
+TEST(Stress, RowParallelOnOneComputeSlot200RunsWithDelays) { stress(4, 1); }
+
 // The other examples, 50 runs each on three ranks with a pool of 2.
 struct OtherExample {
   std::string name;
@@ -77,6 +84,7 @@ TEST_P(StressOthers, FiftyRunsWithDelaysGiveTheSameBits) {
   for (int run = 0; run < 50; ++run) {
     RunRequest request = makeRequest(program, params, 5, 2);
     request.delays = {200, static_cast<uint64_t>(1000 + run)};
+    request.computeSlots = run % 2;  // every other run on one compute slot
     auto result = runWithin(request, world, std::chrono::seconds(30));
     ASSERT_TRUE(result.has_value()) << c.name << " run " << run << ": deadlock, no result after 30 s";
     ASSERT_TRUE(result->ok()) << c.name << " run " << run << ": " << result->error().message;
