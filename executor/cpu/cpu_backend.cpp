@@ -35,7 +35,7 @@ CpuBackend::CpuBackend(CpuBackendOptions options, Communicator& comm)
     : options_(options),
       comm_(comm),
       gemmKind_(options.reference ? GemmKind::ReferenceF64 : GemmKind::Blas),
-      computePool_(options.reference ? 0 : options.computeSlots),
+      computeGate_(options.reference ? 0 : options.computeSlots),
       memory_(HostMemoryPool::create()) {
   useSingleThreadedBlas();
   auto skip = [this] { return failed_.load(std::memory_order_acquire); };
@@ -63,7 +63,7 @@ CpuBackend::~CpuBackend() {
 void CpuBackend::beginRun() {
   // The CPU main stream is the backend's own thread; nothing to capture.
   failed_.store(false, std::memory_order_release);
-  computePool_.reset();
+  computeGate_.reset();
   std::lock_guard lock(failureMutex_);
   firstFailure_ = nullptr;
 }
@@ -80,7 +80,7 @@ void CpuBackend::beginOperation(const OperationInfo& info) {
 }
 
 void CpuBackend::enqueue(Stream* stream, CpuStream::Task task, Work work) {
-  if (work.admission == Admission::ComputeSlot) work.ticket = computePool_.nextTicket();
+  if (work.admission == Admission::ComputeSlot) work.ticket = computeGate_.nextTicket();
   if (!work.loc.valid()) {
     work.kind = currentKind_;
     work.loc = currentLoc_;
@@ -99,7 +99,7 @@ void CpuBackend::enqueue(Stream* stream, CpuStream::Task task, Work work) {
   int track = stream->slot();
   cpuStream(stream)->enqueue([this, trace, track, name, loc, work, task = std::move(task)] {
     auto queued = std::chrono::steady_clock::now();
-    std::optional<ComputePool::Span> span = runAdmitted(work, task);
+    std::optional<ComputeGate::Span> span = runAdmitted(work, task);
     if (!span) return;
     auto micros = [](auto d) { return std::chrono::duration<double, std::micro>(d).count(); };
     // Waiting for a core or for the communication's turn is shown apart from the work.
@@ -116,9 +116,9 @@ void CpuBackend::enqueue(Stream* stream, CpuStream::Task task, Work work) {
   issueStart_ = now;
 }
 
-std::optional<ComputePool::Span> CpuBackend::runAdmitted(const Work& work, const CpuStream::Task& task) {
+std::optional<ComputeGate::Span> CpuBackend::runAdmitted(const Work& work, const CpuStream::Task& task) {
   switch (work.admission) {
-    case Admission::ComputeSlot: return computePool_.run(work.ticket, task);
+    case Admission::ComputeSlot: return computeGate_.run(work.ticket, task);
     case Admission::CommTurn: {
       {
         std::unique_lock lock(turnMutex_);
@@ -138,7 +138,7 @@ std::optional<ComputePool::Span> CpuBackend::runAdmitted(const Work& work, const
           self->turnChanged_.notify_all();
         }
       } takeTurn{this};
-      ComputePool::Span span;
+      ComputeGate::Span span;
       span.start = std::chrono::steady_clock::now();
       task();
       span.end = std::chrono::steady_clock::now();
@@ -146,7 +146,7 @@ std::optional<ComputePool::Span> CpuBackend::runAdmitted(const Work& work, const
     }
     case Admission::None: break;
   }
-  ComputePool::Span span;
+  ComputeGate::Span span;
   span.start = std::chrono::steady_clock::now();
   task();
   span.end = std::chrono::steady_clock::now();
@@ -163,7 +163,7 @@ void CpuBackend::fail(std::exception_ptr error) {
     }
   }
   failed_.store(true, std::memory_order_release);
-  computePool_.abort();
+  computeGate_.abort();
   { std::lock_guard lock(turnMutex_); }  // a waiter between its check and its wait must not miss this
   turnChanged_.notify_all();
   if (!first) return;

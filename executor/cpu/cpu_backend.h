@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "executor/backend.h"
-#include "executor/cpu/compute_pool.h"
+#include "executor/cpu/compute_gate.h"
 #include "executor/cpu/cpu_kernels.h"
 #include "executor/cpu/cpu_stream.h"
 #include "executor/cpu/host_memory_pool.h"
@@ -70,7 +70,7 @@ class CpuBackend : public Backend {
   // What a task must wait for on its stream before it runs.
   enum class Admission {
     None,
-    ComputeSlot,  // a core of the rank: it runs on the ComputePool, in issue order
+    ComputeSlot,  // a core of the rank (ComputeGate), in issue order
     CommTurn,     // its turn: communications run one at a time, in issue order
   };
   // What a task is: for admission, traces and the watchdog's messages.
@@ -84,10 +84,10 @@ class CpuBackend : public Backend {
     SourceLoc loc = {};
   };
   void enqueue(Stream* stream, CpuStream::Task task, Work work);
-  // Runs the task once admitted (on the compute pool for computations);
+  // Runs the task once admitted;
   // returns when it ran, or nullopt when the rank failed first and the task
   // was dropped.
-  std::optional<ComputePool::Span> runAdmitted(const Work& work, const CpuStream::Task& task);
+  std::optional<ComputeGate::Span> runAdmitted(const Work& work, const CpuStream::Task& task);
   void communicate(const CollectiveCall& call);
   void fail(std::exception_ptr error);
   void watch();
@@ -95,7 +95,7 @@ class CpuBackend : public Backend {
   CpuBackendOptions options_;
   Communicator& comm_;
   GemmKind gemmKind_;
-  ComputePool computePool_;
+  ComputeGate computeGate_;
   std::shared_ptr<HostMemoryPool> memory_;
 
   std::atomic<bool> failed_{false};
