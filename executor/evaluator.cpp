@@ -302,11 +302,12 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
     return value(in.operand[operand]).stream;
   };
   // `y = op(...)` allocates its result on the current stream; `op(..., out=y)` writes into y.
-  auto output = [&](const Instruction& in, size_t outOperand, DType dtype, const Dims& shape) -> TensorView {
+  // A reference into the result's slot (never an operand's), so issuing copies no view.
+  auto output = [&](const Instruction& in, size_t outOperand, DType dtype, const Dims& shape) -> const TensorView& {
     if (in.operand[outOperand] >= 0) return value(in.operand[outOperand]).tensor;
-    TensorView t = backend.allocate(dtype, shape, current, false);
-    value(in.result).tensor = t;
-    return t;
+    TensorView& result = value(in.result).tensor;
+    result = backend.allocate(dtype, shape, current, false);
+    return result;
   };
 
   const size_t n = cp.code.size();
@@ -353,7 +354,7 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
         const TensorView& w = tensor(in, 1);
         Dims shape = x.shape;
         shape[shape.size - 1] = w.shape[0];
-        TensorView out = output(in, 3, x.dtype, shape);
+        const TensorView& out = output(in, 3, x.dtype, shape);
         backend.linear(current, x, w, in.operand[2] >= 0 ? &tensor(in, 2) : nullptr, out);
         ++issued_;
         break;
@@ -361,7 +362,7 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
       case OpKind::Matmul: {
         const TensorView& a = tensor(in, 0);
         const TensorView& b = tensor(in, 1);
-        TensorView out = output(in, 2, a.dtype, Dims{a.shape[0], b.shape[1]});
+        const TensorView& out = output(in, 2, a.dtype, Dims{a.shape[0], b.shape[1]});
         backend.matmul(current, a, b, out);
         ++issued_;
         break;

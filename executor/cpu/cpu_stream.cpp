@@ -23,51 +23,73 @@ CpuStream::~CpuStream() {
 }
 
 uint64_t CpuStream::enqueue(Task task) {
+  bool wake = false;
   {
     std::lock_guard lock(mutex_);
     queue_.push_back(std::move(task));
+    // A worker that is awake takes this task when it next looks at the
+    // queue; waking one that is not asleep would be a wasted system call.
+    wake = workerAsleep_;
+    workerAsleep_ = false;
   }
-  workAvailable_.notify_one();
+  if (wake) workAvailable_.notify_one();
   return ++issued_;
 }
 
 void CpuStream::waitFor(uint64_t position) {
+  if (reached(position)) return;
   std::unique_lock lock(mutex_);
-  progress_.wait(lock, [&] { return completed_ >= position; });
+  while (true) {
+    // seq_cst pairs with announceCompleted: either this check sees the new
+    // count or the worker sees this position and notifies under the lock.
+    if (position < wakeAt_.load(std::memory_order_relaxed)) wakeAt_.store(position, std::memory_order_seq_cst);
+    if (completed_.load(std::memory_order_seq_cst) >= position) return;
+    progress_.wait(lock);  // woken waiters whose position is still ahead lower wakeAt_ again
+  }
 }
 
-bool CpuStream::reached(uint64_t position) {
-  std::lock_guard lock(mutex_);
-  return completed_ >= position;
+void CpuStream::announceCompleted(uint64_t completed) {
+  completed_.store(completed, std::memory_order_seq_cst);
+  if (completed < wakeAt_.load(std::memory_order_seq_cst)) return;
+  {
+    std::lock_guard lock(mutex_);  // a waiter between its check and its wait must not miss this
+    wakeAt_.store(std::numeric_limits<uint64_t>::max(), std::memory_order_relaxed);
+  }
+  progress_.notify_all();
+}
+
+void CpuStream::takeQueued(std::vector<Task>& batch) {
+  std::unique_lock lock(mutex_);
+  while (queue_.empty() && !stopping_) {
+    workerAsleep_ = true;
+    workAvailable_.wait(lock);
+  }
+  workerAsleep_ = false;
+  batch.swap(queue_);  // the host refills the emptied batch's storage, so no reallocation in steady state
 }
 
 void CpuStream::run() {
+  std::vector<Task> batch;
+  uint64_t completed = 0;
   while (true) {
-    Task task;
-    {
-      std::unique_lock lock(mutex_);
-      workAvailable_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping and drained
-      task = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    if (delays_.maxMicros) {
-      std::uniform_int_distribution<uint32_t> micros(0, delays_.maxMicros);
-      std::this_thread::sleep_for(std::chrono::microseconds(micros(rng_)));
-    }
-    if (!skip_()) {
-      try {
-        task();
-      } catch (...) {
-        onFailure_(std::current_exception());
+    takeQueued(batch);
+    if (batch.empty()) return;  // stopping and drained
+    for (Task& task : batch) {
+      if (delays_.maxMicros) {
+        std::uniform_int_distribution<uint32_t> micros(0, delays_.maxMicros);
+        std::this_thread::sleep_for(std::chrono::microseconds(micros(rng_)));
       }
+      if (!skip_()) {
+        try {
+          task();
+        } catch (...) {
+          onFailure_(std::current_exception());
+        }
+      }
+      task = nullptr;  // release the task's buffers before announcing progress
+      announceCompleted(++completed);
     }
-    task = nullptr;  // release the task's buffers before announcing progress
-    {
-      std::lock_guard lock(mutex_);
-      ++completed_;
-    }
-    progress_.notify_all();
+    batch.clear();
   }
 }
 

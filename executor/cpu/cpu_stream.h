@@ -1,15 +1,23 @@
 // A CPU stream: one worker thread running its queue of tasks in issue
 // order. Positions count tasks: an event at position p is reached once the
 // first p tasks have run, which is all other streams ever wait for.
+//
+// The host issues an operation in well under a microsecond, so the queue
+// keeps the cost of a handoff off that path: the host wakes the worker only
+// when it is asleep, the worker takes everything queued under one lock,
+// and progress is announced with an atomic store plus a notification only
+// when a waiting thread's position is reached.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "executor/backend.h"
 
@@ -39,10 +47,13 @@ class CpuStream : public Stream {
   uint64_t issued() const { return issued_; }
   // Blocks the calling thread until the first `position` tasks have run.
   void waitFor(uint64_t position);
-  bool reached(uint64_t position);
+  bool reached(uint64_t position) const { return completed_.load(std::memory_order_acquire) >= position; }
 
  private:
   void run();
+  // Worker side: the next tasks to run, in order; empty once stopping and drained.
+  void takeQueued(std::vector<Task>& batch);
+  void announceCompleted(uint64_t completed);
 
   const int slot_;
   DelayInjection delays_;
@@ -53,10 +64,16 @@ class CpuStream : public Stream {
   std::mutex mutex_;
   std::condition_variable workAvailable_;
   std::condition_variable progress_;
-  std::deque<Task> queue_;
-  uint64_t completed_ = 0;  // guarded by mutex_
-  bool stopping_ = false;   // guarded by mutex_
-  uint64_t issued_ = 0;     // touched by the issuing host thread only
+  std::vector<Task> queue_;    // guarded by mutex_
+  bool workerAsleep_ = false;  // guarded by mutex_: the worker waits on workAvailable_
+  bool stopping_ = false;      // guarded by mutex_
+  // Written by the worker only; read anywhere.
+  std::atomic<uint64_t> completed_{0};
+  // The lowest position a waiter sleeps for (max: nobody sleeps). Lowered
+  // by waiters and reset by the worker, both under mutex_, so that the
+  // worker notifies once that position is reached rather than after every task.
+  std::atomic<uint64_t> wakeAt_{std::numeric_limits<uint64_t>::max()};
+  uint64_t issued_ = 0;  // touched by the issuing host thread only
   std::thread worker_;
 };
 

@@ -1,0 +1,275 @@
+// What the host spends per issued operation (issue 6): a CUDA launch costs
+// about 2-4 us, so the evaluator and the CPU backend should stay under 1 us
+// per issued operation or the host becomes the bottleneck.
+//
+// BM_EvaluatorPerOperation runs the evaluator on a backend that does no
+// work, so only the interpretation is timed. BM_CpuBackendPerOperation runs
+// the same programs on the CPU backend (one rank, in-process team) with
+// f32[4, 4] tensors, so the kernels are negligible and what is left is
+// queueing, waking the stream threads, cross-stream waits and the
+// communication path. Each benchmark iteration is one whole Evaluator::run,
+// which ends with synchronizeHost; ns_per_op is its wall time divided by
+// Evaluator::issuedOperations(), and host_ns_per_op the issuing thread's CPU
+// time divided the same way (what the host itself spends, without the time
+// it sleeps waiting for the streams). See timeRuns for the other counters.
+//
+// The programs, each with S iterations:
+//   row_parallel  the row-parallel linear after assign-streams: per iteration
+//                 linear + allreduce on a worker stream, plus the join
+//   elementwise   a straight loop of add + copy on the main stream
+//   allreduce     a straight loop of add + allreduce on the main stream
+// and row_parallel_gated, the first on the CPU backend with the compute gate
+// as `hostir run` configures one rank (computations start in issue order on
+// at most one per core).
+//
+//   host_overhead_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <sys/resource.h>
+
+#include "comm/in_process_communicator.h"
+#include "executor/cpu/cpu_backend.h"
+#include "executor/evaluator.h"
+#include "hostir/parser.h"
+#include "hostir/verifier.h"
+#include "passes/assign_streams.h"
+
+namespace {
+
+using namespace hostir;
+
+enum class Workload { RowParallel, Elementwise, Allreduce };
+
+std::string programText(Workload workload, int64_t iterations) {
+  switch (workload) {
+    case Workload::RowParallel:
+      return fmt::format(R"hir(program row_parallel(S = {}, M = {}, K = 4, N = 4) {{
+  input  x : f32[M, K] shard(1)
+  input  w : f32[N, K] shard(1)
+  output y : f32[M, N]
+
+  y = allocate(f32[M, N])
+  for i in range(S) {{
+    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
+    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
+    linear(xi, w, out=yi)
+    c = allreduce(yi, op=sum)
+    wait(c)
+  }}
+}}
+)hir",
+                         iterations, 4 * iterations);
+    case Workload::Elementwise:
+      return fmt::format(R"hir(program elementwise(S = {}) {{
+  input  a : f32[4, 4]
+  input  b : f32[4, 4]
+  output y : f32[4, 4]
+
+  y = allocate(f32[4, 4])
+  t = allocate(f32[4, 4])
+  for i in range(S) {{
+    add(a, b, out=t)
+    copy(t, out=y)
+  }}
+}}
+)hir",
+                         iterations);
+    case Workload::Allreduce:
+      return fmt::format(R"hir(program allreduce_loop(S = {}) {{
+  input  a : f32[4, 4]
+  input  b : f32[4, 4]
+  output y : f32[4, 4]
+
+  y = allocate(f32[4, 4])
+  for i in range(S) {{
+    add(a, b, out=y)
+    c = allreduce(y, op=sum)
+    wait(c)
+  }}
+}}
+)hir",
+                         iterations);
+  }
+  throw std::logic_error("unknown workload");
+}
+
+struct Prepared {
+  Program program;
+  std::map<std::string, int64_t> params;
+};
+
+// Parsed, rewritten (row_parallel only: the others must stay on one stream)
+// and verified for one rank, once per workload and size.
+const Prepared& prepared(Workload workload, int64_t iterations) {
+  static std::map<std::pair<Workload, int64_t>, std::unique_ptr<Prepared>> cache;
+  auto& slot = cache[{workload, iterations}];
+  if (slot) return *slot;
+  auto parsed = parseProgram(programText(workload, iterations));
+  if (!parsed) throw std::runtime_error(parsed.error().message);
+  auto result = std::make_unique<Prepared>();
+  result->program = std::move(*parsed);
+  if (workload == Workload::RowParallel)
+    if (auto error = AssignStreamsPass().run(result->program)) throw std::runtime_error(error->message);
+  Bindings bindings{{}, 1};
+  if (auto error = verifyProgram(result->program, bindings)) throw std::runtime_error(error->message);
+  result->params = *bindParams(result->program, bindings);
+  slot = std::move(result);
+  return *slot;
+}
+
+// ---------------------------------------------------------------------------
+// A backend that does nothing, so that only the evaluator is timed.
+
+class NullStream : public Stream {
+ public:
+  explicit NullStream(int slot) : slot_(slot) {}
+  int slot() const override { return slot_; }
+  uint64_t issued = 0;
+
+ private:
+  int slot_;
+};
+
+// One buffer behind every tensor; nothing ever reads or writes it.
+class NullBuffer : public Buffer {
+ public:
+  std::byte* data() override { return nullptr; }
+  size_t bytes() const override { return 0; }
+};
+
+class NullBackend : public Backend {
+ public:
+  NullBackend() {
+    for (int slot = 0; slot < kPoolSize; ++slot) pool_.push_back(std::make_unique<NullStream>(slot));
+  }
+
+  std::string_view name() const override { return "null"; }
+  void beginRun() override {}
+  Stream* mainStream() override { return &main_; }
+  Stream* workerStream(int64_t number) override { return pool_[static_cast<size_t>(number % kPoolSize)].get(); }
+  Event recordEvent(Stream* stream) override { return Event{stream, static_cast<NullStream*>(stream)->issued}; }
+  void waitEvent(Stream* waiter, const Event&) override { ++static_cast<NullStream*>(waiter)->issued; }
+  void synchronizeHost() override {}
+  TensorView allocate(DType dtype, const Dims& shape, Stream*, bool) override {
+    return TensorView::contiguous(buffer_, dtype, shape);
+  }
+  void deallocate(const TensorView&, Stream*) override {}
+  void linear(Stream* stream, const TensorView&, const TensorView&, const TensorView*, const TensorView&) override {
+    issue(stream);
+  }
+  void matmul(Stream* stream, const TensorView&, const TensorView&, const TensorView&) override { issue(stream); }
+  void copy(Stream* stream, const TensorView&, const TensorView&) override { issue(stream); }
+  void add(Stream* stream, const TensorView&, const TensorView&, const TensorView&) override { issue(stream); }
+  void collective(Stream* stream, const CollectiveCall&) override { issue(stream); }
+  void upload(const void*, const TensorView&) override {}
+  void download(const TensorView&, void*) override {}
+
+  TensorView tensor(DType dtype, const Dims& shape) { return TensorView::contiguous(buffer_, dtype, shape); }
+
+ private:
+  static constexpr int kPoolSize = 4;
+  static void issue(Stream* stream) { ++static_cast<NullStream*>(stream)->issued; }
+
+  std::shared_ptr<Buffer> buffer_ = std::make_shared<NullBuffer>();
+  NullStream main_{-1};
+  std::vector<std::unique_ptr<NullStream>> pool_;
+};
+
+double cpuNanos(clockid_t clock) {
+  timespec now{};
+  clock_gettime(clock, &now);
+  return static_cast<double>(now.tv_sec) * 1e9 + static_cast<double>(now.tv_nsec);
+}
+
+// Context switches of every thread of the process so far.
+double contextSwitches() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_nvcsw + usage.ru_nivcsw);
+}
+
+// Runs the evaluator once per benchmark iteration and reports, per issued
+// operation: wall nanoseconds (ns_per_op), the host thread's CPU nanoseconds
+// (host_ns_per_op), every thread's CPU nanoseconds (all_threads_ns_per_op:
+// the stream threads' work included) and context switches
+// (switches_per_op: sleeping hand-offs between threads). The last two vary
+// far less than wall time on a shared machine. Plain counters rather than
+// inverted rates, so that the console shows them without a misleading unit.
+void timeRuns(benchmark::State& state, Evaluator& evaluator, Backend& backend,
+              const std::map<std::string, TensorView>& inputs) {
+  const double hostCpuStart = cpuNanos(CLOCK_THREAD_CPUTIME_ID);
+  const double processCpuStart = cpuNanos(CLOCK_PROCESS_CPUTIME_ID);
+  const double switchesStart = contextSwitches();
+  const auto wallStart = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    auto outputs = evaluator.run(backend, inputs);
+    benchmark::DoNotOptimize(outputs);
+  }
+  const double wallNanos =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - wallStart).count();
+  const double ops = static_cast<double>(evaluator.issuedOperations()) * static_cast<double>(state.iterations());
+  state.counters["issued_ops"] = static_cast<double>(evaluator.issuedOperations());
+  state.counters["ns_per_op"] = wallNanos / ops;
+  state.counters["host_ns_per_op"] = (cpuNanos(CLOCK_THREAD_CPUTIME_ID) - hostCpuStart) / ops;
+  state.counters["all_threads_ns_per_op"] = (cpuNanos(CLOCK_PROCESS_CPUTIME_ID) - processCpuStart) / ops;
+  state.counters["switches_per_op"] = (contextSwitches() - switchesStart) / ops;
+}
+
+void BM_EvaluatorPerOperation(benchmark::State& state, Workload workload) {
+  const Prepared& p = prepared(workload, state.range(0));
+  Evaluator evaluator(p.program, p.params, /*rank=*/0, /*world=*/1);
+  NullBackend backend;
+  std::map<std::string, TensorView> inputs;
+  for (const TensorSpec& spec : evaluator.inputs()) inputs[spec.name] = backend.tensor(spec.dtype, spec.localShape);
+  timeRuns(state, evaluator, backend, inputs);
+}
+
+// `gated`: computations take the machine's cores in issue order, as
+// `hostir run` sets up a single rank (--cores-per-rank defaults to all of them).
+void BM_CpuBackendPerOperation(benchmark::State& state, Workload workload, bool gated) {
+  const Prepared& p = prepared(workload, state.range(0));
+  Evaluator evaluator(p.program, p.params, /*rank=*/0, /*world=*/1);
+  InProcessTeam team(1);
+  auto comm = team.communicator(0);
+  cpu::CpuBackendOptions options;
+  if (gated) options.computeSlots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  cpu::CpuBackend backend(options, *comm);
+  std::map<std::string, TensorView> inputs;
+  for (const TensorSpec& spec : evaluator.inputs()) {
+    TensorView t = backend.allocate(spec.dtype, spec.localShape, backend.mainStream(), /*zero=*/false);
+    std::vector<float> ones(static_cast<size_t>(t.numel()), 1.0f);
+    backend.upload(ones.data(), t);
+    inputs[spec.name] = t;
+  }
+  timeRuns(state, evaluator, backend, inputs);
+}
+
+// The warm-up keeps start-up out of the figures: OpenBLAS's server thread
+// spins for about 0.1 s after the library loads, on the core the stream
+// threads would use, and the memory pool fills on the first runs.
+#define HOSTIR_PER_OPERATION_BENCHMARK(function, label, ...)                          \
+  BENCHMARK_CAPTURE(function, label, __VA_ARGS__)->ArgName("S")->Arg(8)->Arg(64)->Arg(512) \
+      ->UseRealTime()                                                                  \
+      ->MinWarmUpTime(0.2)
+
+HOSTIR_PER_OPERATION_BENCHMARK(BM_EvaluatorPerOperation, row_parallel, Workload::RowParallel);
+HOSTIR_PER_OPERATION_BENCHMARK(BM_EvaluatorPerOperation, elementwise, Workload::Elementwise);
+HOSTIR_PER_OPERATION_BENCHMARK(BM_EvaluatorPerOperation, allreduce, Workload::Allreduce);
+HOSTIR_PER_OPERATION_BENCHMARK(BM_CpuBackendPerOperation, row_parallel, Workload::RowParallel, false);
+HOSTIR_PER_OPERATION_BENCHMARK(BM_CpuBackendPerOperation, row_parallel_gated, Workload::RowParallel, true);
+HOSTIR_PER_OPERATION_BENCHMARK(BM_CpuBackendPerOperation, elementwise, Workload::Elementwise, false);
+HOSTIR_PER_OPERATION_BENCHMARK(BM_CpuBackendPerOperation, allreduce, Workload::Allreduce, false);
+
+}  // namespace
+
+BENCHMARK_MAIN();
