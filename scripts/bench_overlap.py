@@ -8,7 +8,8 @@ count S, plus the compute-only (strip-communication) and communication-only
 row-parallel linear, the PyTorch + gloo peer (scripts/peer-torch.py). Prints
 one table per program and shape:
 
-  T_S         median ms of the whole program with S chunks
+  T_S         median ms of the whole program with S chunks (each figure: the
+              median over --rounds interleaved rounds of --repeat timed runs)
   speedup     T_1 / T_S
   T_compute   median ms of the compute-only variant at S
   T_comm      median ms of the communication-only variant at S
@@ -25,6 +26,7 @@ Open MPI environment; `--help` lists the flags.
 import argparse
 import os
 import re
+import statistics
 import subprocess
 import sys
 
@@ -106,16 +108,24 @@ def bench_program(args, name, shape_name, shape):
         if m % chunks:
             print(f"skipping S={chunks}: M={m} does not divide into {chunks} chunks")
             continue
-        total = hostir_ms(args, path, shape, chunks, "")
-        compute = hostir_ms(args, path, shape, chunks, "strip-communication")
-        comm = hostir_ms(args, path, shape, chunks, "strip-compute")
-        peer = torch_ms(args, shape, chunks) if with_torch else None
+        # Rounds interleave every variant and the peer, so that a slow spell of
+        # a shared machine hits them alike; each figure is the median of the
+        # rounds' medians.
+        samples = {"total": [], "compute": [], "comm": [], "peer": []}
+        for _ in range(args.rounds):
+            samples["total"].append(hostir_ms(args, path, shape, chunks, ""))
+            samples["compute"].append(hostir_ms(args, path, shape, chunks, "strip-communication"))
+            samples["comm"].append(hostir_ms(args, path, shape, chunks, "strip-compute"))
+            if with_torch:
+                samples["peer"].append(torch_ms(args, shape, chunks))
+        total, compute, comm = (statistics.median(samples[k]) for k in ("total", "compute", "comm"))
+        peer = statistics.median(samples["peer"]) if with_torch else None
         rows.append((chunks, total, compute, comm, peer))
     if not rows:
         return None
 
     print(f"\n### {name}: {shape_name} M={m} K={k} N={n}, f32, {args.ranks} ranks, {args.streams} streams, "
-          f"{collective} of {size_bytes / 2**20:.1f} MiB, median of {args.repeat} runs")
+          f"{collective} of {size_bytes / 2**20:.1f} MiB, median of {args.rounds} x {args.repeat} runs")
     header = "| S | T_S ms | speedup | T_compute ms | T_comm ms | E | algbw GB/s | busbw GB/s |"
     rule = "|--:|--:|--:|--:|--:|--:|--:|--:|"
     if with_torch:
@@ -159,6 +169,8 @@ def main():
                         help="comma-separated subset of " + ", ".join(PROGRAMS))
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs per measurement (default 3)")
     parser.add_argument("--repeat", type=int, default=10, help="timed runs per measurement (default 10)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="interleaved rounds per measurement; the median of their medians is shown (default 3)")
     parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch + gloo peer")
     args = parser.parse_args()
 
@@ -171,7 +183,7 @@ def main():
 
     cores = os.cpu_count()
     print(f"# hostir overlap benchmark: {args.ranks} ranks on {cores} cores, "
-          f"S in {args.chunks}, warmup {args.warmup}, repeat {args.repeat}")
+          f"S in {args.chunks}, warmup {args.warmup}, repeat {args.repeat}, rounds {args.rounds}")
     for name in programs:
         compute_bound, comm_bound = PROGRAMS[name][4:]
         for shape_name, shape in (("compute-bound", args.compute_bound or compute_bound),
