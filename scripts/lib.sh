@@ -69,14 +69,12 @@ hostir_export_mpi_env() {
 }
 
 # Open MPI tuning for the benchmarks (README "Performance" has the numbers):
-# - on one node, its default allreduce for large messages is several times
-#   slower than the ring: pick the ring;
-# - a rank waiting in a collective spins; yielding lets the rank's compute
-#   stream use the core meanwhile (ranks x streams exceed the cores).
+# on one node, its default allreduce for large messages is several times
+# slower than the ring, so pick the ring. (Not mpi_yield_when_idle: it made
+# a small program 400x slower while anything else used the cores.)
 hostir_export_mpi_tuning() {
   export OMPI_MCA_coll_tuned_use_dynamic_rules=1
   export OMPI_MCA_coll_tuned_allreduce_algorithm=4
-  export OMPI_MCA_mpi_yield_when_idle=1
 }
 
 # hostir_configure BUILD_DIR [CMAKE_ARGS...]: a Ninja RelWithDebInfo build of
