@@ -1,11 +1,11 @@
 #include "executor/cuda/cuda_devices.h"
 
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <cstdlib>
 #include <string_view>
-
 
 namespace hostir::cuda {
 namespace {
@@ -15,6 +15,27 @@ struct DeviceSurvey {
   std::optional<std::string> problem;
 };
 
+// The runtime's reason in a user's words. Without a driver the runtime
+// says "driver version is insufficient", which sends users looking for an
+// upgrade; whether libcuda.so.1 is loaded tells the two cases apart (the
+// runtime has already tried to load it).
+std::string runtimeProblem(cudaError_t status) {
+  if (status == cudaErrorInsufficientDriver) {
+    if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD)) {
+      dlclose(driver);
+      int driverVersion = 0, runtimeVersion = 0;
+      cudaDriverGetVersion(&driverVersion);
+      cudaRuntimeGetVersion(&runtimeVersion);
+      return fmt::format("the CUDA driver supports CUDA {}.{}, older than this build's runtime {}.{}",
+                         driverVersion / 1000, driverVersion % 1000 / 10, runtimeVersion / 1000,
+                         runtimeVersion % 1000 / 10);
+    }
+    return "no CUDA driver is installed (libcuda.so.1 could not be loaded)";
+  }
+  if (status == cudaErrorNoDevice) return "the CUDA driver finds no device";
+  return cudaGetErrorString(status);
+}
+
 // Asked once per process: the answer does not change while it runs.
 const DeviceSurvey& survey() {
   static const DeviceSurvey result = [] {
@@ -23,7 +44,7 @@ const DeviceSurvey& survey() {
     const cudaError_t status = cudaGetDeviceCount(&count);
     if (status != cudaSuccess) {
       cudaGetLastError();  // leave no error behind for later calls to report
-      s.problem = fmt::format("no usable CUDA device: {}", cudaGetErrorString(status));
+      s.problem = fmt::format("no usable CUDA device: {}", runtimeProblem(status));
       return s;
     }
     if (count < 1) {

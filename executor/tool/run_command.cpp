@@ -94,6 +94,18 @@ int finish(const RunOptions& o, const RunRequest& request, const RunResult& resu
   return code;
 }
 
+// This MPI rank's run. A failure that escapes it (the backend could not be
+// set up, say) ends the whole job with its reason: the other ranks may be
+// waiting for this one in a collective, and would otherwise wait forever.
+Result<RunResult> runOnMpiRank(const RunRequest& request, Communicator& comm) {
+  try {
+    return runOnRank(request, comm);
+  } catch (const std::exception& e) {
+    comm.abort(e.what());  // prints the reason and ends the job (MPI_Abort)
+    return Diagnostic{{}, e.what()};
+  }
+}
+
 }  // namespace
 
 int runRun(const RunOptions& o) {
@@ -128,6 +140,14 @@ int runRun(const RunOptions& o) {
   const bool useCuda = o.backend == "cuda" || (o.backend == "auto" && !cudaProblem && ranksOnThisNode <= cudaDeviceCount());
   const BackendKind backendKind = useCuda ? BackendKind::Cuda : BackendKind::Cpu;
   const bool leader = !mpiComm || mpiComm->rank() == 0;
+  if (useCuda && ranksOnThisNode > cudaDeviceCount()) {
+    // NCCL drives one device per rank; every rank finds this alike, so no rank goes on alone.
+    if (leader)
+      std::cerr << fmt::format("error: --backend cuda needs a CUDA device per rank: {} ranks share this node's {} "
+                               "device{} (use --backend cpu, or fewer ranks per node)\n",
+                               ranksOnThisNode, cudaDeviceCount(), cudaDeviceCount() == 1 ? "" : "s");
+    return kProgramError;
+  }
   if (useCuda && !o.tracePath.empty()) {
     // CUDA streams are timed by the GPU's own tools, which see the kernels.
     if (leader) std::cerr << "error: --trace records the CPU backend; on CUDA use Nsight Systems (nsys profile), or --backend cpu\n";
@@ -189,7 +209,7 @@ int runRun(const RunOptions& o) {
     return kProgramError;
   }
 
-  Result<RunResult> result = mpiComm ? runOnRank(request, *mpiComm) : runInProcess(request, world);
+  Result<RunResult> result = mpiComm ? runOnMpiRank(request, *mpiComm) : runInProcess(request, world);
   if (!result) {
     std::cerr << fmt::format("error: {}\n", result.error().message);
     return kProgramError;

@@ -1,7 +1,8 @@
 // `hostir run --backend cuda|auto` as a user runs it, on any machine: with
 // a usable device both run on it and pass --check; without one, `cuda`
-// exits 1 naming the reason and `auto` falls back to the CPU. Needs no
-// device, so it runs (and must pass) everywhere.
+// exits 1 naming the reason and `auto` falls back to the CPU. These two need
+// no device, so they run (and must pass) everywhere; the rank-per-device
+// check is skipped without one.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -78,6 +79,21 @@ TEST(CudaCli, BackendAutoRunsEverywhere) {
   EXPECT_EQ(r.exitCode, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("check: ok"));
   EXPECT_EQ(r.err, "");
+}
+
+// NCCL drives one device per rank: more ranks than devices is the user's
+// error, reported once with exit 1 (not an internal error), before any rank
+// sets up NCCL.
+TEST(CudaCli, MoreRanksThanDevicesIsReported) {
+  if (std::optional<std::string> reason = cudaUnavailableReason()) GTEST_SKIP() << *reason;
+  const int devices = cuda::usableDeviceCount();
+  CommandResult r =
+      runHostir(fmt::format("run {} --ranks {} --backend cuda", example("row_parallel_linear"), devices + 1));
+  EXPECT_EQ(r.exitCode, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(fmt::format("--backend cuda needs a CUDA device per rank: {} ranks share this "
+                                           "node's {} device",
+                                           devices + 1, devices)));
+  EXPECT_EQ(r.out, "");
 }
 
 }  // namespace
