@@ -1,4 +1,5 @@
-// Admission of a rank's computations to its cores. A CPU stream is a
+// Admission of a rank's computations (and communications, which are CPU
+// work too) to its cores. A CPU stream is a
 // thread, and a rank may have more streams computing at once than it has
 // cores. Left to the OS, all of them would be time-sliced: chunk 0 would
 // finish last instead of first, and its communication could not start

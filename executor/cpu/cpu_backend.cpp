@@ -80,7 +80,7 @@ void CpuBackend::beginOperation(const OperationInfo& info) {
 }
 
 void CpuBackend::enqueue(Stream* stream, CpuStream::Task task, Work work) {
-  if (work.admission == Admission::ComputeSlot) work.ticket = computeGate_.nextTicket();
+  if (work.admission != Admission::None) work.ticket = computeGate_.nextTicket();
   if (!work.loc.valid()) {
     work.kind = currentKind_;
     work.loc = currentLoc_;
@@ -122,9 +122,9 @@ std::optional<ComputeGate::Span> CpuBackend::runAdmitted(const Work& work, const
     case Admission::CommTurn: {
       {
         std::unique_lock lock(turnMutex_);
-        turnChanged_.wait(lock, [&] { return nextTurn_ == work.ticket || failed_.load(std::memory_order_acquire); });
-        if (nextTurn_ != work.ticket) return std::nullopt;  // failed: the stream is draining
-        inFlight_ = InFlight{work.ticket, work.kind, work.loc, std::chrono::steady_clock::now(), false};
+        turnChanged_.wait(lock, [&] { return nextTurn_ == work.sequence || failed_.load(std::memory_order_acquire); });
+        if (nextTurn_ != work.sequence) return std::nullopt;  // failed: the stream is draining
+        inFlight_ = InFlight{work.sequence, work.kind, work.loc, std::chrono::steady_clock::now(), false};
       }
       // The next communication's turn comes even if this one throws.
       struct TakeTurn {
@@ -138,11 +138,9 @@ std::optional<ComputeGate::Span> CpuBackend::runAdmitted(const Work& work, const
           self->turnChanged_.notify_all();
         }
       } takeTurn{this};
-      ComputeGate::Span span;
-      span.start = std::chrono::steady_clock::now();
-      task();
-      span.end = std::chrono::steady_clock::now();
-      return span;
+      // Every earlier-issued computation has started before this takes a core
+      // (and none waits for a later communication), so this never deadlocks.
+      return computeGate_.run(work.ticket, task);
     }
     case Admission::None: break;
   }
@@ -250,7 +248,7 @@ void CpuBackend::collective(Stream* stream, const CollectiveCall& call) {
   uint64_t sequence = nextIssue_++;
   // The message size as nccl-tests counts it: the larger side of the collective.
   int64_t bytes = static_cast<int64_t>(std::max(call.input.bytes(), call.output.bytes()));
-  enqueue(stream, [this, call] { communicate(call); }, Work{"communication", bytes, 0, Admission::CommTurn, sequence, call.kind, call.loc});
+  enqueue(stream, [this, call] { communicate(call); }, Work{"communication", bytes, 0, Admission::CommTurn, 0, sequence, call.kind, call.loc});
 }
 
 void CpuBackend::communicate(const CollectiveCall& call) {

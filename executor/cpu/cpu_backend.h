@@ -71,7 +71,10 @@ class CpuBackend : public Backend {
   enum class Admission {
     None,
     ComputeSlot,  // a core of the rank (ComputeGate), in issue order
-    CommTurn,     // its turn: communications run one at a time, in issue order
+    // Its turn (communications run one at a time, in issue order), then a
+    // core: Open MPI copies and polls on the CPU, so a communication keeps
+    // a core as busy as a GEMM does, and sharing one by time slices slows both.
+    CommTurn,
   };
   // What a task is: for admission, traces and the watchdog's messages.
   struct Work {
@@ -79,7 +82,8 @@ class CpuBackend : public Backend {
     int64_t bytes = 0;
     double flops = 0;
     Admission admission = Admission::None;
-    uint64_t ticket = 0;  // the gate's ticket, or the communication's sequence number
+    uint64_t ticket = 0;    // the gate's ticket
+    uint64_t sequence = 0;  // a communication's place among this rank's communications
     OpKind kind = OpKind::Copy;  // the statement that issued it
     SourceLoc loc = {};
   };

@@ -81,8 +81,8 @@ int main(int argc, char** argv) {
                      "for Perfetto (CPU backend)")
       ->type_name("FILE.json");
   runCmd->add_option("--cores-per-rank", run.coresPerRank,
-                     "CPU backend: computations a rank runs at once; streams beyond that take turns in issue "
-                     "order (default: the node's cores divided by its ranks)")
+                     "CPU backend: computations and communications a rank runs at once; streams beyond that "
+                     "take turns in issue order (default: the node's cores divided by its ranks)")
       ->check(CLI::PositiveNumber);
   runCmd->add_option("--comm-timeout", run.commTimeoutSeconds,
                      "Seconds before a communication that has not completed is reported and the team aborted")
