@@ -9,7 +9,8 @@ row-parallel linear, the PyTorch + gloo peer (scripts/peer-torch.py). Prints
 one table per program and shape:
 
   T_S         median ms of the whole program with S chunks (each figure: the
-              median over --rounds interleaved rounds of --repeat timed runs)
+              median over --rounds rounds of --repeat timed runs; every round
+              runs every S, variant and the peer, so drift hits all alike)
   speedup     T_1 / T_S
   T_compute   median ms of the compute-only variant at S
   T_comm      median ms of the communication-only variant at S
@@ -35,10 +36,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Each program: its example file, what its collective moves (nccl-tests
 # "size" in elements, from the global shape), the busbw factor, and its
-# default compute-bound and communication-bound shapes (M, K, N).
+# default compute-bound and communication-bound shapes (M, K, N). The
+# communication-bound shapes are the ones whose communication-only variant
+# takes longer than their compute-only one on a 2-core machine (for the
+# row-parallel layer K=64 did not: its GEMMs took as long as the allreduce).
 PROGRAMS = {
     "row_parallel_linear": ("examples/row_parallel_linear.hir", "allreduce", lambda m, k, n: m * n,
-                            lambda w: 2 * (w - 1) / w, (1024, 2048, 1024), (8192, 64, 1024)),
+                            lambda w: 2 * (w - 1) / w, (1024, 2048, 1024), (8192, 16, 1024)),
     "reduce_scatter": ("examples/reduce_scatter.hir", "reduce_scatter", lambda m, k, n: m * n,
                        lambda w: (w - 1) / w, (1024, 2048, 1024), (8192, 64, 1024)),
     "all_gather": ("examples/all_gather.hir", "allgather", lambda m, k, n: m * k, lambda w: (w - 1) / w,
@@ -103,23 +107,28 @@ def bench_program(args, name, shape_name, shape):
         return None
     with_torch = name == "row_parallel_linear" and not args.no_torch
     size_bytes = elements(m, k, n) * 4
-    rows = []
+    chunk_counts = []
     for chunks in args.chunks:
         if m % chunks:
             print(f"skipping S={chunks}: M={m} does not divide into {chunks} chunks")
             continue
-        # Rounds interleave every variant and the peer, so that a slow spell of
-        # a shared machine hits them alike; each figure is the median of the
-        # rounds' medians.
-        samples = {"total": [], "compute": [], "comm": [], "peer": []}
-        for _ in range(args.rounds):
-            samples["total"].append(hostir_ms(args, path, shape, chunks, ""))
-            samples["compute"].append(hostir_ms(args, path, shape, chunks, "strip-communication"))
-            samples["comm"].append(hostir_ms(args, path, shape, chunks, "strip-compute"))
+        chunk_counts.append(chunks)
+    # Each round runs every S, every variant and the peer, so that a slow
+    # spell of a shared machine hits all of them alike (the speed of this
+    # kind of VM drifts within minutes); each figure is the median of the
+    # rounds' medians.
+    samples = {(chunks, kind): [] for chunks in chunk_counts for kind in ("total", "compute", "comm", "peer")}
+    for _ in range(args.rounds):
+        for chunks in chunk_counts:
+            samples[chunks, "total"].append(hostir_ms(args, path, shape, chunks, ""))
+            samples[chunks, "compute"].append(hostir_ms(args, path, shape, chunks, "strip-communication"))
+            samples[chunks, "comm"].append(hostir_ms(args, path, shape, chunks, "strip-compute"))
             if with_torch:
-                samples["peer"].append(torch_ms(args, shape, chunks))
-        total, compute, comm = (statistics.median(samples[k]) for k in ("total", "compute", "comm"))
-        peer = statistics.median(samples["peer"]) if with_torch else None
+                samples[chunks, "peer"].append(torch_ms(args, shape, chunks))
+    rows = []
+    for chunks in chunk_counts:
+        total, compute, comm = (statistics.median(samples[chunks, k]) for k in ("total", "compute", "comm"))
+        peer = statistics.median(samples[chunks, "peer"]) if with_torch else None
         rows.append((chunks, total, compute, comm, peer))
     if not rows:
         return None
@@ -141,6 +150,11 @@ def bench_program(args, name, shape_name, shape):
         if with_torch:
             line += f" {peer:.2f} |"
         print(line)
+    _, _, compute_1, comm_1, _ = rows[0]
+    bound_by = "communication" if comm_1 > compute_1 else "compute"
+    if not shape_name.startswith(bound_by):
+        print(f"note: at S={rows[0][0]} T_compute {compute_1:.2f} ms and T_comm {comm_1:.2f} ms: "
+              f"on this machine this shape is {bound_by}-bound, not {shape_name}")
     best = min(rows, key=lambda r: r[1])
     summary = f"best hostir: S={best[0]} {best[1]:.2f} ms ({base / best[1]:.2f}x over S=1)"
     if with_torch:
@@ -164,7 +178,7 @@ def main():
                              "1024,2048,1024; all_gather 1024,1024,2048)")
     parser.add_argument("--comm-bound", type=parse_shape, metavar="M,K,N",
                         help="the communication-bound shape for every program (default: per program, "
-                             "8192,64,1024; all_gather 8192,1024,64)")
+                             "row_parallel_linear 8192,16,1024; reduce_scatter 8192,64,1024; all_gather 8192,1024,64)")
     parser.add_argument("--programs", default="row_parallel_linear,reduce_scatter,all_gather",
                         help="comma-separated subset of " + ", ".join(PROGRAMS))
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs per measurement (default 3)")

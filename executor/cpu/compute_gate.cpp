@@ -19,30 +19,42 @@ std::optional<ComputeGate::Span> ComputeGate::run(uint64_t ticket, const std::fu
 bool ComputeGate::enter(uint64_t ticket) {
   if (slots_ <= 0) return true;
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return aborted_ || (nextStart_ == ticket && free_ > 0); });
+  auto admitted = [&] { return aborted_ || (nextStart_ == ticket && free_ > 0); };
+  if (!admitted()) {
+    Waiter self{ticket, {}};
+    waiters_.push_back(&self);
+    self.admitted.wait(lock, admitted);
+    std::erase(waiters_, &self);
+  }
   if (aborted_) return false;
   ++nextStart_;
   --free_;
-  lock.unlock();
-  changed_.notify_all();  // the next ticket may take another free slot
+  wakeNext();  // the next ticket may take another free slot
   return true;
 }
 
 void ComputeGate::leave() {
   if (slots_ <= 0) return;
-  {
-    std::lock_guard lock(mutex_);
-    ++free_;
+  std::lock_guard lock(mutex_);
+  ++free_;
+  wakeNext();
+}
+
+void ComputeGate::wakeNext() {
+  if (free_ <= 0) return;
+  for (Waiter* waiter : waiters_) {
+    if (waiter->ticket == nextStart_) {
+      // Under the lock: the waiter cannot leave (and destroy its condition variable) before this returns.
+      waiter->admitted.notify_one();
+      return;
+    }
   }
-  changed_.notify_all();
 }
 
 void ComputeGate::abort() {
-  {
-    std::lock_guard lock(mutex_);
-    aborted_ = true;
-  }
-  changed_.notify_all();
+  std::lock_guard lock(mutex_);
+  aborted_ = true;
+  for (Waiter* waiter : waiters_) waiter->admitted.notify_one();
 }
 
 void ComputeGate::reset() {
