@@ -20,12 +20,7 @@ bool ComputeGate::enter(uint64_t ticket) {
   if (slots_ <= 0) return true;
   std::unique_lock lock(mutex_);
   auto admitted = [&] { return aborted_ || (nextStart_ == ticket && free_ > 0); };
-  if (!admitted()) {
-    Waiter self{ticket, {}};
-    waiters_.push_back(&self);
-    self.admitted.wait(lock, admitted);
-    std::erase(waiters_, &self);
-  }
+  waiters_.wait(lock, ticket, admitted);
   if (aborted_) return false;
   ++nextStart_;
   --free_;
@@ -41,20 +36,13 @@ void ComputeGate::leave() {
 }
 
 void ComputeGate::wakeNext() {
-  if (free_ <= 0) return;
-  for (Waiter* waiter : waiters_) {
-    if (waiter->ticket == nextStart_) {
-      // Under the lock: the waiter cannot leave (and destroy its condition variable) before this returns.
-      waiter->admitted.notify_one();
-      return;
-    }
-  }
+  if (free_ > 0) waiters_.wake(nextStart_);
 }
 
 void ComputeGate::abort() {
   std::lock_guard lock(mutex_);
   aborted_ = true;
-  for (Waiter* waiter : waiters_) waiter->admitted.notify_one();
+  waiters_.wakeAll();
 }
 
 void ComputeGate::reset() {

@@ -11,12 +11,12 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
 #include <optional>
-#include <vector>
+
+#include "executor/cpu/ticket_waiters.h"
 
 namespace hostir::cpu {
 
@@ -43,15 +43,6 @@ class ComputeGate {
   void reset();
 
  private:
-  // A stream thread waiting for its ticket's turn. Each has its own
-  // condition variable, so that a change wakes only the thread it admits:
-  // waking every waiter on each start and end would preempt the running
-  // job's core several times per operation (and, through a communication's
-  // lockstep, stall its peers too).
-  struct Waiter {
-    uint64_t ticket;
-    std::condition_variable admitted;
-  };
   bool enter(uint64_t ticket);
   void leave();
   // Wakes the waiter whose ticket starts next, if a slot is free. Holds mutex_.
@@ -59,7 +50,7 @@ class ComputeGate {
 
   const int slots_;
   std::mutex mutex_;
-  std::vector<Waiter*> waiters_;  // guarded by mutex_
+  TicketWaiters waiters_;  // guarded by mutex_
   int free_;                // guarded by mutex_
   uint64_t nextStart_ = 0;  // guarded by mutex_
   bool aborted_ = false;    // guarded by mutex_

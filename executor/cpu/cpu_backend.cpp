@@ -122,7 +122,8 @@ std::optional<ComputeGate::Span> CpuBackend::runAdmitted(const Work& work, const
     case Admission::CommTurn: {
       {
         std::unique_lock lock(turnMutex_);
-        turnChanged_.wait(lock, [&] { return nextTurn_ == work.sequence || failed_.load(std::memory_order_acquire); });
+        turnWaiters_.wait(lock, work.sequence,
+                          [&] { return nextTurn_ == work.sequence || failed_.load(std::memory_order_acquire); });
         if (nextTurn_ != work.sequence) return std::nullopt;  // failed: the stream is draining
         inFlight_ = InFlight{work.sequence, work.kind, work.loc, std::chrono::steady_clock::now(), false};
       }
@@ -130,12 +131,10 @@ std::optional<ComputeGate::Span> CpuBackend::runAdmitted(const Work& work, const
       struct TakeTurn {
         CpuBackend* self;
         ~TakeTurn() {
-          {
-            std::lock_guard lock(self->turnMutex_);
-            ++self->nextTurn_;
-            self->inFlight_.reset();
-          }
-          self->turnChanged_.notify_all();
+          std::lock_guard lock(self->turnMutex_);
+          ++self->nextTurn_;
+          self->inFlight_.reset();
+          self->turnWaiters_.wake(self->nextTurn_);
         }
       } takeTurn{this};
       // Every earlier-issued computation has started before this takes a core
@@ -162,8 +161,10 @@ void CpuBackend::fail(std::exception_ptr error) {
   }
   failed_.store(true, std::memory_order_release);
   computeGate_.abort();
-  { std::lock_guard lock(turnMutex_); }  // a waiter between its check and its wait must not miss this
-  turnChanged_.notify_all();
+  {
+    std::lock_guard lock(turnMutex_);  // a waiter between its check and its wait must not miss this
+    turnWaiters_.wakeAll();
+  }
   if (!first) return;
   // Peers may be blocked in a communication with this rank: release them.
   std::string what = "a stream failed";

@@ -18,6 +18,7 @@
 #include "executor/cpu/cpu_kernels.h"
 #include "executor/cpu/cpu_stream.h"
 #include "executor/cpu/host_memory_pool.h"
+#include "executor/cpu/ticket_waiters.h"
 #include "executor/trace.h"
 
 namespace hostir::cpu {
@@ -108,7 +109,7 @@ class CpuBackend : public Backend {
 
   // Communications take turns in issue order (one at a time per rank).
   std::mutex turnMutex_;
-  std::condition_variable turnChanged_;
+  TicketWaiters turnWaiters_;  // guarded by turnMutex_
   uint64_t nextTurn_ = 0;     // guarded by turnMutex_
   uint64_t nextIssue_ = 0;    // host only
   struct InFlight {
