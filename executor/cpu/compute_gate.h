@@ -45,7 +45,7 @@ class ComputeGate {
  private:
   bool enter(uint64_t ticket);
   void leave();
-  // Wakes the waiter whose ticket starts next, if a slot is free. Holds mutex_.
+  // Wakes the waiter whose ticket starts next, if a slot is free; called with mutex_ held.
   void wakeNext();
 
   const int slots_;
