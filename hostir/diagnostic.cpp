@@ -31,20 +31,33 @@ std::string printable(std::string_view text) {
   return out;
 }
 
+std::string_view severityName(Severity severity) {
+  switch (severity) {
+    case Severity::Error: return "error";
+    case Severity::Note: return "note";
+    case Severity::Remark: return "remark";
+  }
+  return "error";
+}
+
 }  // namespace
 
-std::string renderDiagnostic(const Diagnostic& diag, std::string_view file,
-                             std::string_view source) {
-  std::string where = diag.loc.valid()
-                          ? fmt::format("{}:{}:{}", file, diag.loc.line, diag.loc.col)
-                          : std::string(file);
-  std::string out = fmt::format("{}: error: {}\n", where, diag.message);
-  if (!diag.loc.valid() || source.empty()) return out;
-  auto line = sourceLine(source, diag.loc.line);
+std::string renderDiagnostic(const Diagnostic& diag, std::string_view file, std::string_view source) {
+  std::string out = renderMessage(Severity::Error, diag.loc, diag.message, file, source);
+  for (const Note& note : diag.notes) out += renderMessage(Severity::Note, note.loc, note.message, file, source);
+  return out;
+}
+
+std::string renderMessage(Severity severity, SourceLoc loc, std::string_view message, std::string_view file,
+                          std::string_view source) {
+  std::string where = loc.valid() ? fmt::format("{}:{}:{}", file, loc.line, loc.col) : std::string(file);
+  std::string out = fmt::format("{}: {}: {}\n", where, severityName(severity), message);
+  if (!loc.valid() || source.empty()) return out;
+  auto line = sourceLine(source, loc.line);
   if (!line) return out;
   constexpr size_t kMaxShown = 200;  // keep huge one-line inputs readable
   std::string_view shown = *line;
-  size_t col = diag.loc.col - 1;
+  size_t col = loc.col - 1;
   if (shown.size() > kMaxShown) {
     size_t start = col > kMaxShown / 2 ? col - kMaxShown / 2 : 0;
     shown = shown.substr(start, kMaxShown);

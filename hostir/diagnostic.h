@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 #include <variant>
+#include <vector>
 
 namespace hostir {
 
@@ -19,15 +20,30 @@ struct SourceLoc {
   friend bool operator==(const SourceLoc&, const SourceLoc&) = default;
 };
 
-struct Diagnostic {
+// A positioned remark that explains an error: "the '{' opened here", "the
+// other access", "rank 1 issues ... here".
+struct Note {
   SourceLoc loc;
   std::string message;
 };
 
+struct Diagnostic {
+  SourceLoc loc;
+  std::string message;
+  std::vector<Note> notes = {};  // printed after the error, in order
+};
+
+enum class Severity { Error, Note, Remark };
+
 // The single line "FILE:LINE:COL: error: MESSAGE", then the source line and a
-// caret under the column when the source text is known.
+// caret under the column when the source text is known, then each note the
+// same way ("FILE:LINE:COL: note: ...").
 std::string renderDiagnostic(const Diagnostic& diag, std::string_view file,
                              std::string_view source = {});
+
+// One positioned line of any severity, with its source line and caret.
+std::string renderMessage(Severity severity, SourceLoc loc, std::string_view message, std::string_view file,
+                          std::string_view source = {});
 
 // Status: success or one diagnostic.
 using Status = std::optional<Diagnostic>;
