@@ -40,6 +40,7 @@
 #include "comm/in_process_communicator.h"
 #include "executor/cpu/cpu_backend.h"
 #include "executor/evaluator.h"
+#include "executor/race_oracle.h"
 #include "hostir/parser.h"
 #include "hostir/verifier.h"
 #include "passes/assign_streams.h"
@@ -108,6 +109,17 @@ struct Prepared {
   std::map<std::string, int64_t> params;
 };
 
+// assign-streams as `hostir opt` runs it: each rewrite proved with the race
+// check for one rank. The benchmark needs the loop rewritten, so a loop left
+// as it is would be an error here.
+void assignStreams(Program& program) {
+  auto context = raceCheckedContext(program, Bindings{{}, 1}, 4);
+  if (!context) throw std::runtime_error(context.error().message);
+  const Program before = program;
+  if (auto error = AssignStreamsPass().run(program, *context)) throw std::runtime_error(error->message);
+  if (program == before) throw std::runtime_error("assign-streams left the benchmark's loop as it is");
+}
+
 // Parsed, rewritten (row_parallel only: the others must stay on one stream)
 // and verified for one rank, once per workload and size.
 const Prepared& prepared(Workload workload, int64_t iterations) {
@@ -119,7 +131,7 @@ const Prepared& prepared(Workload workload, int64_t iterations) {
   auto result = std::make_unique<Prepared>();
   result->program = std::move(*parsed);
   if (workload == Workload::RowParallel)
-    if (auto error = AssignStreamsPass().run(result->program)) throw std::runtime_error(error->message);
+    assignStreams(result->program);
   Bindings bindings{{}, 1};
   if (auto error = verifyProgram(result->program, bindings)) throw std::runtime_error(error->message);
   result->params = *bindParams(result->program, bindings);

@@ -248,7 +248,11 @@ void MpiCommunicator::barrier() { check(MPI_Barrier(comm_), "MPI_Barrier"); }
 void MpiCommunicator::abort(const std::string& reason) {
   // MPI_Abort ends every process of the job at once: this is the last chance
   // to say why, and the one rank that knows must say it.
-  std::fprintf(stderr, "hostir: rank %d: error: %s\n", rank(), reason.c_str());
+  // A reason the caller already rendered ("p.hir:9:7: error: ...") keeps its own severity.
+  bool rendered = reason.find("error: ") != std::string::npos;
+  std::string text = reason;
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  std::fprintf(stderr, "hostir: rank %d: %s%s\n", rank(), rendered ? "" : "error: ", text.c_str());
   std::fflush(stderr);
   MPI_Abort(comm_, 1);
 }

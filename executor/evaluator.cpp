@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <limits>
+#include <new>
 #include <unordered_map>
+
+#include "hostir/byte_size.h"
 
 namespace hostir {
 
@@ -242,6 +247,28 @@ int64_t evalInt(const IntCode& code, const std::vector<RuntimeValue>& values) {
   return *(sp - 1);
 }
 
+// The bytes of a dtype[shape] tensor, saturating (the verifier keeps
+// verified shapes below 2^63 bytes).
+uint64_t tensorBytes(DType dtype, const Dims& shape) {
+  uint64_t bytes = dtypeSize(dtype);
+  for (int64_t extent : shape)
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(std::max<int64_t>(extent, 0)), &bytes))
+      return std::numeric_limits<uint64_t>::max();
+  return bytes;
+}
+
+// The backend's memory for the result of `in`; a request it cannot satisfy
+// becomes an error at the statement, naming the size and the tensor.
+TensorView allocateResult(Backend& backend, const Instruction& in, DType dtype, const Dims& shape, Stream* stream,
+                          bool zero) {
+  try {
+    return backend.allocate(dtype, shape, stream, zero);
+  } catch (const std::bad_alloc&) {
+    throw DiagnosticError{Diagnostic{
+        in.loc, fmt::format("cannot allocate {} for '{}'", formatBytes(tensorBytes(dtype, shape)), in.resultName)}};
+  }
+}
+
 Dims evalDims(const CompiledProgram& cp, const std::vector<int32_t>& dims, const std::vector<RuntimeValue>& values) {
   Dims shape;
   shape.size = dims.size();
@@ -306,7 +333,7 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
   auto output = [&](const Instruction& in, size_t outOperand, DType dtype, const Dims& shape) -> const TensorView& {
     if (in.operand[outOperand] >= 0) return value(in.operand[outOperand]).tensor;
     TensorView& result = value(in.result).tensor;
-    result = backend.allocate(dtype, shape, current, false);
+    result = allocateResult(backend, in, dtype, shape, current, false);
     return result;
   };
 
@@ -337,7 +364,7 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
     backend.beginOperation(OperationInfo{in.op, in.loc, in.resultName});
     switch (in.op) {
       case OpKind::Allocate: {
-        value(in.result).tensor = backend.allocate(in.dtype, evalDims(cp, in.dims, values), current, in.zero);
+        value(in.result).tensor = allocateResult(backend, in, in.dtype, evalDims(cp, in.dims, values), current, in.zero);
         ++issued_;
         break;
       }

@@ -37,7 +37,10 @@ class Evaluator {
   const std::vector<TensorSpec>& outputs() const;
 
   // Issues the whole program with these input tensors (by name), waits for
-  // every stream, and returns the output tensors by name.
+  // every stream, and returns the output tensors by name. Memory the
+  // backend cannot provide (std::bad_alloc) throws DiagnosticError at the
+  // statement: "cannot allocate 4.00 TiB for 't'"; work already issued
+  // stays queued on the streams.
   std::map<std::string, TensorView> run(Backend& backend, const std::map<std::string, TensorView>& inputs);
 
   // Operations issued by the last run (host-side count, for overhead figures).

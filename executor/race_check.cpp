@@ -6,6 +6,7 @@
 
 #include "executor/evaluator.h"
 #include "executor/race_check_backend.h"
+#include "passes/rank_dependence.h"
 
 namespace hostir {
 
@@ -13,7 +14,8 @@ std::vector<RaceReport> checkRaces(const Program& program, const std::map<std::s
                                    int64_t world, int64_t streams) {
   std::vector<RaceReport> reports;
   std::set<std::string> seen;  // a race that every rank has is reported once
-  for (int64_t rank = 0; rank < world; ++rank) {
+  int64_t ranks = namesRank(program) ? world : 1;
+  for (int64_t rank = 0; rank < ranks; ++rank) {
     Evaluator evaluator(program, params, rank, world);
     RaceCheckBackend backend(streams);
     std::map<std::string, TensorView> inputs;
@@ -28,9 +30,9 @@ std::vector<RaceReport> checkRaces(const Program& program, const std::map<std::s
   return reports;
 }
 
-namespace {
-
 std::string streamName(int slot) { return slot < 0 ? "the main stream" : fmt::format("stream({})", slot); }
+
+namespace {
 
 std::string verb(const AccessSite& site) { return site.write ? "writes" : "reads"; }
 
@@ -46,10 +48,7 @@ std::string formatRace(const RaceReport& report, std::string_view file, std::str
                               r.first.loc.line, r.first.loc.col, streamName(r.first.stream), verb(r.first),
                               report.rank)};
   std::string out = renderDiagnostic(main, file, source);
-  std::string note = renderDiagnostic(Diagnostic{r.first.loc, "the other access"}, file, source);
-  // renderDiagnostic says "error:"; this line is a note.
-  if (auto pos = note.find(": error: "); pos != std::string::npos) note.replace(pos, 9, ": note: ");
-  out += note;
+  out += renderMessage(Severity::Note, r.first.loc, "the other access", file, source);
   out += fmt::format("{}: note: missing edge: nothing makes {} wait for {} after {}:{} (synchronize, record_event/"
                      "wait_event or wait) before {}:{}\n",
                      file, streamName(r.second.stream), streamName(r.first.stream), r.first.loc.line, r.first.loc.col,

@@ -18,11 +18,16 @@ struct RaceReport {
 };
 
 // `program` must have passed verifyProgram with these params and world.
+// Every rank is checked, or rank 0 alone when the program never names `rank`
+// (then every rank issues the same work).
 std::vector<RaceReport> checkRaces(const Program& program, const std::map<std::string, int64_t>& params,
                                    int64_t world, int64_t streams);
 
 // One race as FILE:LINE:COL messages with both statements, their streams,
 // the tensor and region, and the missing edge.
 std::string formatRace(const RaceReport& report, std::string_view file, std::string_view source);
+
+// "the main stream" for slot -1, else "stream(slot)".
+std::string streamName(int slot);
 
 }  // namespace hostir

@@ -2,28 +2,52 @@
 // feeds every access and every ordering edge to the happens-before analysis
 // (passes/race_analysis.h). Alone it does no work (the static check of
 // `hostir check`); given a backend to forward to, it observes a real run
-// (`hostir run --race-check`).
+// (`hostir run --race-check`). On request it also tracks which elements have
+// been written (passes/initialization_analysis.h) and shows every
+// communication to an observer (the cross-rank comparison).
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "executor/backend.h"
+#include "passes/initialization_analysis.h"
 #include "passes/race_analysis.h"
 
 namespace hostir {
 
+struct RaceCheckOptions {
+  // Also find reads of elements that nothing has written.
+  bool trackInitialization = false;
+  // The rank the program is issued for: broadcast reads its tensor on the
+  // root only. kEveryRank: the program is the same on every rank (it never
+  // names `rank`), so this one issue stands for all of them, the root's
+  // broadcast reads included.
+  int64_t rank = 0;
+  static constexpr int64_t kEveryRank = -1;
+};
+
 class RaceCheckBackend : public Backend {
  public:
   // `forward`: the backend that does the work, or null for a dry run.
-  RaceCheckBackend(int64_t poolSize, Backend* forward = nullptr);
+  RaceCheckBackend(int64_t poolSize, Backend* forward = nullptr, RaceCheckOptions options = {});
   ~RaceCheckBackend() override;
 
   // A program input: ready before the program starts, so no access is recorded.
   TensorView input(DType dtype, const Dims& shape, const std::string& name);
   const RaceAnalysis& analysis() const { return *analysis_; }
+  // With trackInitialization, else null.
+  const InitializationAnalysis* initialization() const { return initialization_.get(); }
+  // A part of `view` that nothing has written (with trackInitialization).
+  std::optional<UnwrittenRegion> unwritten(const TensorView& view) const;
+  // Called with every communication as it is issued.
+  void observeCommunications(std::function<void(const CollectiveCall&)> observer) {
+    communicationObserver_ = std::move(observer);
+  }
 
   std::string_view name() const override { return "race-check"; }
   void beginOperation(const OperationInfo& info) override {
@@ -49,6 +73,10 @@ class RaceCheckBackend : public Backend {
 
  private:
   struct CheckedStream;
+  // What an operation does to the elements of a view, for the
+  // initialization analysis (the race analysis only needs read or write).
+  enum class Data { Untouched, Read, Written };
+
   CheckedStream* checked(Stream* stream) const;
   Stream* forwarded(Stream* stream) const;
   // One statement's accesses on `stream`: a new operation on the stream's
@@ -57,16 +85,32 @@ class RaceCheckBackend : public Backend {
   // Whether to forward the checked operation; drains the forwarded backend
   // first when checking it found a race.
   bool readyToForward(size_t racesBefore);
-  void touch(const TensorView& view, bool write, Stream* stream, bool wholeBuffer = false);
-  size_t bufferId(const TensorView& view);
+  // `reader`: the rank a Data::Read is reported for.
+  void touch(const TensorView& view, bool write, Data data, Stream* stream, bool wholeBuffer = false,
+             int64_t reader = 0);
+  void read(const TensorView& view, Stream* stream) { touch(view, false, Data::Read, stream, false, reportedRank()); }
+  // The rank reads are reported for (rank 0 stands for every rank).
+  int64_t reportedRank() const { return options_.rank == RaceCheckOptions::kEveryRank ? 0 : options_.rank; }
+  void write(const TensorView& view, Stream* stream) { touch(view, true, Data::Written, stream); }
+  size_t bufferId(const TensorView& view) const;
+  // Drops the analyses' state of dry-run buffers that no view names any more.
+  void forgetDeadBuffers();
 
   int64_t poolSize_;
   Backend* forward_;
+  RaceCheckOptions options_;
   std::unique_ptr<RaceAnalysis> analysis_;
+  std::unique_ptr<InitializationAnalysis> initialization_;
+  std::function<void(const CollectiveCall&)> communicationObserver_;
   std::vector<std::unique_ptr<CheckedStream>> streams_;  // [0] main, [1 + slot] workers
-  std::vector<std::shared_ptr<Buffer>> keepAlive_;       // buffer identity must not be reused mid-run
+  // A forwarded run's buffers stay alive for the run, so that a buffer's
+  // identity (its address) is never reused mid-run. A dry run's buffers tell
+  // this list when they die instead, and their state is dropped.
+  std::vector<std::shared_ptr<Buffer>> keepAlive_;
+  std::shared_ptr<std::vector<size_t>> deadBuffers_;
   std::unordered_map<size_t, std::string> inputNames_;
   std::vector<std::shared_ptr<Buffer>> inputs_;
+  std::vector<uint64_t> joined_;  // scratch: the recorded clock a wait joins
   OperationInfo current_{OpKind::Copy, {}, {}};
   bool running_ = false;
 };

@@ -5,26 +5,19 @@
 #include <cmath>
 #include <exception>
 #include <mutex>
+#include <new>
+#include <optional>
 #include <thread>
 
 #include "comm/in_process_communicator.h"
 #include "executor/backend_factory.h"
+#include "executor/communication_match_backend.h"
 #include "executor/evaluator.h"
 #include "executor/race_check_backend.h"
 #include "hostir/element.h"
 
 namespace hostir {
 namespace {
-
-std::string errorText(std::exception_ptr e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& ex) {
-    return ex.what();
-  } catch (...) {
-    return "unknown error";
-  }
-}
 
 // The shape check of a user-supplied global input.
 std::string checkInput(const HostTensor& t, const TensorSpec& spec) {
@@ -39,25 +32,19 @@ std::string checkInput(const HostTensor& t, const TensorSpec& spec) {
 
 }  // namespace
 
-namespace {
-
-// Aborts the team when this rank leaves runOnRank by an exception, before
-// the backend's streams are joined: a stream blocked in a communication
-// with the other ranks is released instead of hanging the join.
-class AbortTeamOnUnwind {
- public:
-  explicit AbortTeamOnUnwind(Communicator& comm) : comm_(comm), exceptions_(std::uncaught_exceptions()) {}
-  ~AbortTeamOnUnwind() {
-    if (std::uncaught_exceptions() > exceptions_)
-      comm_.abort(fmt::format("rank {} failed during the run", comm_.rank()));
+Diagnostic failureDiagnostic(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const DiagnosticError& e) {
+    return e.diag;
+  } catch (const std::bad_alloc&) {
+    return Diagnostic{{}, "out of memory while running the program"};
+  } catch (const std::exception& e) {
+    return Diagnostic{{}, e.what()};
+  } catch (...) {
+    return Diagnostic{{}, "unknown error"};
   }
-
- private:
-  Communicator& comm_;
-  int exceptions_;
-};
-
-}  // namespace
+}
 
 bool anyRankFailed(Communicator& comm, bool failed) {
   double flag = failed ? 1.0 : 0.0;
@@ -65,7 +52,29 @@ bool anyRankFailed(Communicator& comm, bool failed) {
   return flag != 0.0;
 }
 
-Result<RunResult> runOnRank(const RunRequest& request, Communicator& comm) {
+namespace {
+
+// One rank's run; everything that can fail is inside, and the caller aborts
+// the team while the backend (whose streams may be blocked in a
+// communication with the other ranks) is still alive.
+struct RankRun {
+  const RunRequest& request;
+  Communicator& comm;
+  Communicator* signatures;
+  TraceRecorder recorder;
+  RankBackend rankBackend;
+  std::unique_ptr<RaceCheckBackend> raceChecker;
+  std::unique_ptr<CommunicationMatchBackend> matcher;
+
+  template <typename Step>
+  auto hostStep(std::string what, Step&& step) {
+    return withDeadline(request.watchdog, std::move(what), std::forward<Step>(step));
+  }
+
+  Result<RunResult> run();
+};
+
+Result<RunResult> RankRun::run() {
   const int64_t rank = comm.rank(), world = comm.size();
   Evaluator evaluator(request.program, request.params, rank, world);
 
@@ -75,14 +84,19 @@ Result<RunResult> runOnRank(const RunRequest& request, Communicator& comm) {
   options.delays = request.delays;
   options.commTimeout = request.commTimeout;
   options.computeSlots = request.computeSlots;
-  TraceRecorder recorder;
-  if (request.trace) options.trace = &recorder;
-  RankBackend rankBackend = createBackend(request.reference ? BackendKind::Cpu : request.backend, options, comm);
+  if (!request.tracePath.empty()) options.trace = &recorder;
+  rankBackend = hostStep("setting up the backend",
+                         [&] { return createBackend(request.reference ? BackendKind::Cpu : request.backend, options, comm); });
+  Backend* backend = rankBackend.backend.get();
   // --race-check: observe the work as it is issued, on top of the real backend.
-  std::unique_ptr<RaceCheckBackend> raceChecker;
-  if (request.raceCheck) raceChecker = std::make_unique<RaceCheckBackend>(request.streams, rankBackend.backend.get());
-  Backend& backend = raceChecker ? static_cast<Backend&>(*raceChecker) : *rankBackend.backend;
-  AbortTeamOnUnwind abortOnUnwind(comm);
+  if (request.raceCheck) {
+    raceChecker = std::make_unique<RaceCheckBackend>(request.streams, backend);
+    backend = raceChecker.get();
+  }
+  if (request.matchCommunications && signatures) {
+    matcher = std::make_unique<CommunicationMatchBackend>(*backend, *signatures);
+    backend = matcher.get();
+  }
 
   // Inputs: this rank's shard, from the file's global tensor or the seed.
   std::string inputError;
@@ -96,9 +110,9 @@ Result<RunResult> runOnRank(const RunRequest& request, Communicator& comm) {
     } else {
       hostInputs[spec.name] = seededShard(request.seed, spec, rank, world);
     }
-    inputs[spec.name] = backend.allocate(spec.dtype, spec.localShape, backend.mainStream(), false);
+    inputs[spec.name] = backend->allocate(spec.dtype, spec.localShape, backend->mainStream(), false);
   }
-  if (anyRankFailed(comm, !inputError.empty()))
+  if (hostStep("the vote on the inputs", [&] { return anyRankFailed(comm, !inputError.empty()); }))
     return Diagnostic{{}, inputError.empty() ? "another rank failed to prepare its inputs" : inputError};
 
   RunResult result;
@@ -106,63 +120,107 @@ Result<RunResult> runOnRank(const RunRequest& request, Communicator& comm) {
   const int runs = request.warmup + request.repeat;
   for (int run = 0; run < runs; ++run) {
     // A program may write its inputs: every run starts from the same ones.
-    for (auto& [name, host] : hostInputs) backend.upload(host.data.data(), inputs.at(name));
-    comm.barrier();  // all ranks start together
+    for (auto& [name, host] : hostInputs) backend->upload(host.data.data(), inputs.at(name));
+    if (request.atRun) request.atRun(run, false);
+    hostStep(fmt::format("the barrier before run {}", run + 1), [&] { comm.barrier(); });  // all ranks start together
+    if (request.atRun) request.atRun(run, true);
     auto start = std::chrono::steady_clock::now();
     // The barrier's exit is the time origin every rank's trace shares.
-    if (request.trace && run == runs - 1) recorder.start(start);
-    outputs = evaluator.run(backend, inputs);
+    if (!request.tracePath.empty() && run == runs - 1)
+      recorder.start(start, TraceSettings{static_cast<int>(rank), static_cast<int>(world), request.traceSourceName,
+                                          request.traceLimitBytes});
+    outputs = evaluator.run(*backend, inputs);
     recorder.stop();
-    comm.barrier();
+    hostStep(fmt::format("the barrier after run {}", run + 1), [&] { comm.barrier(); });
     auto millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (run >= request.warmup) result.runMillis.push_back(millis);
     if (raceChecker && result.races.empty())
       for (const Race& race : raceChecker->analysis().races()) result.races.push_back(RaceReport{race, rank});
   }
   result.issuedOperationsPerRun = evaluator.issuedOperations();
-  if (request.trace) result.trace = gatherTraces(comm, recorder.slices());
+  if (!request.tracePath.empty())
+    result.trace = hostStep("the writing of the trace", [&] { return writeTeamTrace(comm, recorder, request.tracePath); });
 
   for (const TensorSpec& spec : evaluator.outputs()) {
     HostTensor local = makeHostTensor(spec.dtype, spec.localShape);
-    backend.download(outputs.at(spec.name), local.data.data());
-    HostTensor global = gatherGlobal(comm, local, spec);
+    backend->download(outputs.at(spec.name), local.data.data());
+    HostTensor global = hostStep(fmt::format("the gathering of output '{}'", spec.name),
+                                 [&] { return gatherGlobal(comm, local, spec); });
     if (rank == 0) result.outputs[spec.name] = std::move(global);
   }
   return result;
 }
 
+// A rank's run, and whether its failure was caused by another rank's (the
+// team was aborted under it) rather than its own.
+struct RankOutcome {
+  Result<RunResult> result;
+  bool failedBecauseOfPeer = false;
+};
+
+RankOutcome runRank(const RunRequest& request, Communicator& comm, Communicator* signatures) {
+  RankRun rankRun{request, comm, signatures, {}, {}, {}, {}};
+  try {
+    return RankOutcome{rankRun.run()};
+  } catch (...) {
+    // Abort before the backend is destroyed: a stream blocked in a
+    // communication with the other ranks is released instead of hanging the
+    // join, and under mpirun this prints the reason before the job ends.
+    std::exception_ptr error = std::current_exception();
+    Diagnostic diag = failureDiagnostic(error);
+    bool fromPeer = false;
+    try {
+      std::rethrow_exception(error);
+    } catch (const CommError&) {
+      fromPeer = true;
+    } catch (...) {
+    }
+    comm.abort(request.describeFailure ? request.describeFailure(diag) : diag.message);
+    return RankOutcome{std::move(diag), fromPeer};
+  }
+}
+
+}  // namespace
+
+Result<RunResult> runOnRank(const RunRequest& request, Communicator& comm, Communicator* signatures) {
+  return runRank(request, comm, signatures).result;
+}
+
 Result<RunResult> runInProcess(const RunRequest& request, int64_t world) {
   InProcessTeam team(static_cast<int>(world));
-  std::vector<std::optional<Result<RunResult>>> results(static_cast<size_t>(world));
-  std::mutex firstErrorMutex;
-  std::optional<Diagnostic> firstError;
+  // The signature exchange of --unchecked runs has a team of its own.
+  std::optional<InProcessTeam> signatureTeam;
+  if (request.matchCommunications) signatureTeam.emplace(static_cast<int>(world));
+  std::vector<std::optional<RankOutcome>> outcomes(static_cast<size_t>(world));
   auto rankBody = [&](int64_t rank) {
     auto comm = team.communicator(static_cast<int>(rank));
-    try {
-      auto r = runOnRank(request, *comm);
-      if (!r) {
-        std::lock_guard lock(firstErrorMutex);
-        if (!firstError) firstError = r.error();
-      }
-      results[static_cast<size_t>(rank)] = std::move(r);
-    } catch (...) {
-      std::string what = errorText(std::current_exception());
-      {
-        std::lock_guard lock(firstErrorMutex);
-        if (!firstError) firstError = Diagnostic{{}, fmt::format("rank {}: {}", rank, what)};
-      }
-      team.abort(fmt::format("rank {} failed: {}", rank, what));
-    }
+    std::unique_ptr<Communicator> signatures;
+    if (signatureTeam) signatures = signatureTeam->communicator(static_cast<int>(rank));
+    outcomes[static_cast<size_t>(rank)] = runRank(request, *comm, signatures.get());
+    // A failure that happened to this rank must also release the signature team.
+    if (!outcomes[static_cast<size_t>(rank)]->result && signatureTeam)
+      signatureTeam->abort(outcomes[static_cast<size_t>(rank)]->result.error().message);
   };
   std::vector<std::thread> threads;
   for (int64_t rank = 1; rank < world; ++rank) threads.emplace_back(rankBody, rank);
   rankBody(0);
   for (auto& t : threads) t.join();
-  if (firstError) return *firstError;
+  // The error to report is the one that started the failure: a rank's own,
+  // not the communication errors it caused in its peers.
+  const Diagnostic* cause = nullptr;
+  for (const auto& outcome : outcomes) {
+    if (outcome->result) continue;
+    if (!outcome->failedBecauseOfPeer) {
+      cause = &outcome->result.error();
+      break;
+    }
+    if (!cause) cause = &outcome->result.error();
+  }
+  if (cause) return *cause;
   // Races may differ between ranks (rank-dependent programs): report every rank's.
-  RunResult result = std::move(results[0]->value());
-  for (size_t rank = 1; rank < results.size(); ++rank)
-    for (RaceReport& race : results[rank]->value().races) result.races.push_back(std::move(race));
+  RunResult result = std::move(outcomes[0]->result.value());
+  for (size_t rank = 1; rank < outcomes.size(); ++rank)
+    for (RaceReport& race : outcomes[rank]->result.value().races) result.races.push_back(std::move(race));
   return result;
 }
 

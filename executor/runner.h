@@ -5,11 +5,13 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "comm/communicator.h"
+#include "comm/host_watchdog.h"
 #include "executor/backend_factory.h"
 #include "executor/cpu/cpu_stream.h"
 #include "executor/program_io.h"
@@ -32,8 +34,25 @@ struct RunRequest {
   int repeat = 1;
   cpu::DelayInjection delays;
   std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
-  bool trace = false;  // record the last run's timeline (CPU backend)
+  // Non-empty: every rank records the last run's timeline (CPU backend) and
+  // rank 0 writes the team's Chrome trace to this file, within traceLimitBytes.
+  std::string tracePath;
+  std::string traceSourceName;  // prefixes the trace's source positions ("p.hir:3:4")
+  uint64_t traceLimitBytes = kDefaultTraceLimitBytes;
   int computeSlots = 0;  // CPU backend: computations at once per rank (0: no limit)
+  // Deadlines for the host's blocking steps (barriers, votes, gathers);
+  // null for in-process teams, whose ranks fail together.
+  HostWatchdog* watchdog = nullptr;
+  // Exchange every communication's signature between the ranks before it is
+  // issued (`--unchecked`: the static cross-rank proof was skipped).
+  bool matchCommunications = false;
+  // Turns a failure into the text `Communicator::abort` reports (under
+  // mpirun the failing rank's abort is the only message that reaches the
+  // user); the plain message when unset.
+  std::function<std::string(const Diagnostic&)> describeFailure;
+  // Testing aid: called with the run's index before the barrier that starts
+  // it (started false) and just after that barrier (started true).
+  std::function<void(int run, bool started)> atRun;
 };
 
 struct RunResult {
@@ -41,7 +60,8 @@ struct RunResult {
   std::vector<double> runMillis;              // one per timed run (rank 0)
   uint64_t issuedOperationsPerRun = 0;
   std::vector<RaceReport> races;  // with raceCheck: what the issued work raced on (every rank's, in process)
-  std::vector<std::vector<TraceSlice>> trace;  // with trace: every rank's slices of the last run (rank 0)
+  // With tracePath, on rank 0: what the trace file holds (truncated?), or why it could not be written.
+  std::optional<Result<TraceSummary>> trace;
 };
 
 // Collective: every rank learns whether any rank failed, so that none goes
@@ -49,8 +69,15 @@ struct RunResult {
 bool anyRankFailed(Communicator& comm, bool failed);
 
 // The SPMD body for one rank. Errors of one rank reach every rank: the
-// failing rank aborts the team, the others' communications fail.
-Result<RunResult> runOnRank(const RunRequest& request, Communicator& comm);
+// failing rank aborts the team (with request.describeFailure's text), the
+// others' communications fail. `signatures` is the communicator of the
+// signature exchange, needed when request.matchCommunications is set.
+Result<RunResult> runOnRank(const RunRequest& request, Communicator& comm, Communicator* signatures = nullptr);
+
+// What a failure that escaped a rank's run means to a user: a positioned
+// DiagnosticError keeps its position, std::bad_alloc becomes "out of memory
+// while running the program", anything else its what().
+Diagnostic failureDiagnostic(std::exception_ptr error);
 
 // `world` ranks as threads of this process; returns rank 0's result, or the
 // first rank's error (the one that caused the others to fail).

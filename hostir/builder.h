@@ -7,6 +7,11 @@
 //   Program p = b.build();
 //
 // Names left empty are generated fresh (t0, t1, ...).
+//
+// The builder checks nothing: what the parser refuses in text (expressions
+// deeper than kMaxExprLevels, loops nested deeper than kMaxLoopNesting,
+// operands that do not fit the operation's signature) verifyStructure()
+// refuses in a built program, so verify before printing or running one.
 #pragma once
 
 #include <functional>

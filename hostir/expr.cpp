@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
+
 namespace hostir {
 
 std::string_view binaryOpSymbol(BinaryOp op) {
@@ -46,13 +49,45 @@ Expr Expr::name(std::string name, SourceLoc loc) {
   return Expr(std::move(node));
 }
 
+ExprNode::~ExprNode() {
+  // Take over the operands of every node this one solely owns, and clear
+  // them before that node dies, so no destructor runs inside another.
+  std::vector<Expr> pending = std::move(operands);
+  while (!pending.empty()) {
+    Expr last = std::move(pending.back());
+    pending.pop_back();
+    if (last.node_ && last.node_.use_count() == 1) {
+      // The only owner: nothing else can read the node while it is emptied.
+      auto& node = const_cast<ExprNode&>(*last.node_);
+      for (Expr& operand : node.operands) pending.push_back(std::move(operand));
+      node.operands.clear();
+    }
+  }
+}
+
+Expr Expr::withOperands(std::shared_ptr<ExprNode> node, std::vector<Expr> operands) {
+  node->levels = 0;
+  node->nodeCount = 1;
+  node->wellFormed = operands.size() == 2;
+  for (const Expr& operand : operands) {
+    node->levels = std::max(node->levels, operand.levels() + 1);
+    if (__builtin_add_overflow(node->nodeCount, operand.nodeCount(), &node->nodeCount)) node->nodeCount = INT64_MAX;
+    node->wellFormed = node->wellFormed && operand.wellFormed();
+  }
+  node->operands = std::move(operands);
+  return Expr(std::move(node));
+}
+
 Expr Expr::binary(BinaryOp op, Expr lhs, Expr rhs, SourceLoc loc) {
   auto node = std::make_shared<ExprNode>();
   node->kind = ExprKind::Binary;
   node->loc = loc;
   node->binaryOp = op;
-  node->operands = {std::move(lhs), std::move(rhs)};
-  return Expr(std::move(node));
+  std::vector<Expr> operands;
+  operands.reserve(2);
+  operands.push_back(std::move(lhs));
+  operands.push_back(std::move(rhs));
+  return withOperands(std::move(node), std::move(operands));
 }
 
 Expr Expr::call(IntFunction fn, std::vector<Expr> args, SourceLoc loc) {
@@ -60,8 +95,7 @@ Expr Expr::call(IntFunction fn, std::vector<Expr> args, SourceLoc loc) {
   node->kind = ExprKind::Call;
   node->loc = loc;
   node->function = fn;
-  node->operands = std::move(args);
-  return Expr(std::move(node));
+  return withOperands(std::move(node), std::move(args));
 }
 
 std::optional<int64_t> Expr::literalValue() const {
@@ -70,18 +104,33 @@ std::optional<int64_t> Expr::literalValue() const {
 }
 
 bool operator==(const Expr& a, const Expr& b) {
-  if (a.node_ == b.node_) return true;
-  if (!a.node_ || !b.node_) return false;
-  const ExprNode& x = *a.node_;
-  const ExprNode& y = *b.node_;
-  if (x.kind != y.kind) return false;
-  switch (x.kind) {
-    case ExprKind::Literal: return x.value == y.value;
-    case ExprKind::Name: return x.name == y.name;
-    case ExprKind::Binary: return x.binaryOp == y.binaryOp && x.operands == y.operands;
-    case ExprKind::Call: return x.function == y.function && x.operands == y.operands;
+  // An explicit stack: comparing never recurses, however deep the trees.
+  std::vector<std::pair<const Expr*, const Expr*>> pending{{&a, &b}};
+  while (!pending.empty()) {
+    auto [left, right] = pending.back();
+    pending.pop_back();
+    if (left->node_ == right->node_) continue;
+    if (!left->node_ || !right->node_) return false;
+    const ExprNode& x = *left->node_;
+    const ExprNode& y = *right->node_;
+    if (x.kind != y.kind || x.operands.size() != y.operands.size()) return false;
+    switch (x.kind) {
+      case ExprKind::Literal:
+        if (x.value != y.value) return false;
+        break;
+      case ExprKind::Name:
+        if (x.name != y.name) return false;
+        break;
+      case ExprKind::Binary:
+        if (x.binaryOp != y.binaryOp) return false;
+        break;
+      case ExprKind::Call:
+        if (x.function != y.function) return false;
+        break;
+    }
+    for (size_t i = x.operands.size(); i-- > 0;) pending.emplace_back(&x.operands[i], &y.operands[i]);
   }
-  return false;
+  return true;
 }
 
 namespace {
@@ -92,41 +141,88 @@ int precedence(BinaryOp op) {
 
 // Binding strength of an expression as an operand; atoms bind tightest.
 int strength(const Expr& e) {
-  return e.kind() == ExprKind::Binary ? precedence(e.node().binaryOp) : 3;
+  return !e.empty() && e.kind() == ExprKind::Binary ? precedence(e.node().binaryOp) : 3;
 }
 
-void print(const Expr& e, std::string& out) {
-  const ExprNode& n = e.node();
-  switch (n.kind) {
-    case ExprKind::Literal: out += std::to_string(n.value); return;
-    case ExprKind::Name: out += n.name; return;
-    case ExprKind::Call: {
-      out += intFunctionName(n.function);
-      out += '(';
-      for (size_t i = 0; i < n.operands.size(); ++i) {
-        if (i) out += ", ";
-        print(n.operands[i], out);
-      }
-      out += ')';
-      return;
+std::string_view spacedSymbol(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add: return " + ";
+    case BinaryOp::Sub: return " - ";
+    case BinaryOp::Mul: return " * ";
+    case BinaryOp::Div: return " / ";
+    case BinaryOp::Mod: return " % ";
+  }
+  return " ? ";
+}
+
+// Writes the text with an explicit stack of what is left to write (last
+// first), so printing never recurses, however deep the tree.
+void print(const Expr& root, std::string& out) {
+  struct Piece {
+    const Expr* expr;       // an expression to print, or null for `text`
+    std::string_view text;  // static punctuation
+  };
+  std::vector<Piece> pending{{&root, {}}};
+  auto text = [&](std::string_view t) { pending.push_back({nullptr, t}); };
+  auto expr = [&](const Expr& e) { pending.push_back({&e, {}}); };
+  while (!pending.empty()) {
+    Piece piece = pending.back();
+    pending.pop_back();
+    if (!piece.expr) {
+      out += piece.text;
+      continue;
     }
-    case ExprKind::Binary: {
-      int p = precedence(n.binaryOp);
-      // Operators are left-associative: a right operand of equal strength needs parentheses.
-      bool lhsParens = strength(n.operands[0]) < p;
-      bool rhsParens = strength(n.operands[1]) <= p;
-      if (lhsParens) out += '(';
-      print(n.operands[0], out);
-      if (lhsParens) out += ')';
-      out += ' ';
-      out += binaryOpSymbol(n.binaryOp);
-      out += ' ';
-      if (rhsParens) out += '(';
-      print(n.operands[1], out);
-      if (rhsParens) out += ')';
-      return;
+    // Only C++ code can build empty or malformed nodes; show them rather than crash.
+    if (piece.expr->empty()) {
+      out += "<missing>";
+      continue;
+    }
+    const ExprNode& n = piece.expr->node();
+    switch (n.kind) {
+      case ExprKind::Literal: out += std::to_string(n.value); break;
+      case ExprKind::Name: out += n.name; break;
+      case ExprKind::Call: {
+        out += intFunctionName(n.function);
+        out += '(';
+        text(")");
+        for (size_t i = n.operands.size(); i-- > 0;) {
+          expr(n.operands[i]);
+          if (i) text(", ");
+        }
+        break;
+      }
+      case ExprKind::Binary: {
+        if (n.operands.size() != 2) {
+          out += "<malformed>";
+          break;
+        }
+        int p = precedence(n.binaryOp);
+        // Operators are left-associative: a right operand of equal strength needs parentheses.
+        bool lhsParens = strength(n.operands[0]) < p;
+        bool rhsParens = strength(n.operands[1]) <= p;
+        if (rhsParens) text(")");
+        expr(n.operands[1]);
+        if (rhsParens) text("(");
+        text(spacedSymbol(n.binaryOp));
+        if (lhsParens) text(")");
+        expr(n.operands[0]);
+        if (lhsParens) out += '(';
+        break;
+      }
     }
   }
+}
+
+int64_t callOrFail(IntFunction fn, int64_t a, int64_t b, SourceLoc loc) {
+  switch (fn) {
+    case IntFunction::Min: return std::min(a, b);
+    case IntFunction::Max: return std::max(a, b);
+    case IntFunction::CeilDiv:
+      if (b == 0) fail(loc, "division by zero in ceildiv");
+      if (a < 0 || b < 0) fail(loc, fmt::format("ceildiv({}, {}) needs non-negative operands", a, b));
+      return a / b + (a % b != 0);
+  }
+  fail(loc, "malformed expression");
 }
 
 int64_t evalOrFail(const Expr& e, const IntLookup& lookup, SourceLoc fallback) {
@@ -142,16 +238,7 @@ int64_t evalOrFail(const Expr& e, const IntLookup& lookup, SourceLoc fallback) {
     case ExprKind::Call: {
       int64_t a = evalOrFail(n.operands[0], lookup, loc);
       int64_t b = evalOrFail(n.operands[1], lookup, loc);
-      switch (n.function) {
-        case IntFunction::Min: return std::min(a, b);
-        case IntFunction::Max: return std::max(a, b);
-        case IntFunction::CeilDiv:
-          if (b == 0) fail(loc, "division by zero in ceildiv");
-          if (a < 0 || b < 0)
-            fail(loc, fmt::format("ceildiv({}, {}) needs non-negative operands", a, b));
-          return a / b + (a % b != 0);
-      }
-      break;
+      return callOrFail(n.function, a, b, loc);
     }
     case ExprKind::Binary: {
       int64_t a = evalOrFail(n.operands[0], lookup, loc);
@@ -202,14 +289,44 @@ Expr max(Expr a, Expr b) { return Expr::call(IntFunction::Max, {std::move(a), st
 
 void forEachName(const Expr& expr,
                  const std::function<void(const std::string&, SourceLoc)>& visit) {
-  if (expr.empty()) return;
-  const ExprNode& n = expr.node();
-  if (n.kind == ExprKind::Name) visit(n.name, n.loc);
-  for (const Expr& operand : n.operands) forEachName(operand, visit);
+  // Left to right, with an explicit stack: the first name reported is the leftmost.
+  std::vector<const Expr*> pending{&expr};
+  while (!pending.empty()) {
+    const Expr* e = pending.back();
+    pending.pop_back();
+    if (e->empty()) continue;
+    const ExprNode& n = e->node();
+    if (n.kind == ExprKind::Name) visit(n.name, n.loc);
+    for (size_t i = n.operands.size(); i-- > 0;) pending.push_back(&n.operands[i]);
+  }
+}
+
+Status checkExprLimits(const Expr& expr, SourceLoc fallback) {
+  SourceLoc loc = expr.loc().valid() ? expr.loc() : fallback;
+  if (expr.levels() > kMaxExprLevels)
+    return Diagnostic{loc, fmt::format("expression nested too deeply: {} levels of operators and calls; "
+                                       "an expression may have at most {}",
+                                       expr.levels(), kMaxExprLevels)};
+  if (expr.nodeCount() > kMaxExprNodes)
+    return Diagnostic{loc, fmt::format("expression too large: more than {} terms; an expression may have at most {}",
+                                       kMaxExprNodes, kMaxExprNodes)};
+  if (!expr.empty() && !expr.wellFormed())
+    return Diagnostic{loc, "malformed expression: an operator or call without its two operands"};
+  return std::nullopt;
+}
+
+Result<int64_t> applyIntFunction(IntFunction fn, int64_t a, int64_t b, SourceLoc loc) {
+  try {
+    return callOrFail(fn, a, b, loc);
+  } catch (const DiagnosticError& e) {
+    return e.diag;
+  }
 }
 
 Result<int64_t> evaluate(const Expr& expr, const IntLookup& lookup, SourceLoc fallback) {
   if (expr.empty()) return Diagnostic{fallback, "missing expression"};
+  // evalOrFail recurses once per level: the limits bound its stack.
+  if (auto error = checkExprLimits(expr, fallback)) return *error;
   try {
     return evalOrFail(expr, lookup, fallback);
   } catch (const DiagnosticError& e) {

@@ -2,14 +2,18 @@
 
 #include <fmt/format.h>
 
+#include <unordered_set>
+
 #include "hostir/lexer.h"
+#include "hostir/verifier.h"
 
 namespace hostir {
 namespace {
 
-// Deeper nesting than this is refused rather than risking the stack.
-constexpr int kMaxNesting = 200;
-
+// Limits (hostir/expr.h, hostir/verifier.h) keep every recursive walk of a
+// parsed program, here and downstream, within a bounded stack: the parser
+// recurses once per parenthesis, call and loop, and each operator it builds
+// adds a level to the tree that later walks recurse over.
 class Parser {
  public:
   explicit Parser(std::vector<Token> tokens) : tokens_(std::move(tokens)) {}
@@ -21,26 +25,26 @@ class Parser {
     const Token& kw = expectKeyword("program", "a program must start with 'program NAME(...)'");
     p.loc = kw.loc;
     p.name = std::string(expectIdent("a program name").text);
-    expect(TokenKind::LParen, "'(' after the program name");
-    if (!accept(TokenKind::RParen)) {
-      do p.params.push_back(param(p)); while (accept(TokenKind::Comma));
-      expect(TokenKind::RParen, "',' or ')' in the parameter list");
+    open(TokenKind::LParen, "'(' after the program name", "the parameter list");
+    if (!acceptClose(TokenKind::RParen)) {
+      do p.params.push_back(param()); while (accept(TokenKind::Comma));
+      close(TokenKind::RParen, "',' or ')' in the parameter list");
     }
-    expect(TokenKind::LBrace, "'{' to open the program body");
+    open(TokenKind::LBrace, "'{' to open the program body", "the program body");
     bool sawStatement = false;
     while (true) {
       skipTerminators();
       if (peek().kind == TokenKind::RBrace || peek().kind == TokenKind::Eof) break;
       if (isKeyword(peek(), "input") || isKeyword(peek(), "output")) {
         if (sawStatement) fail(peek().loc, "declarations must come before the first statement");
-        p.decls.push_back(decl(p));
+        p.decls.push_back(decl());
       } else {
         sawStatement = true;
         p.body.push_back(statement(0));
       }
       expectStatementEnd();
     }
-    expect(TokenKind::RBrace, "'}' to close the program body");
+    close(TokenKind::RBrace, "'}' to close the program body");
     skipTerminators();
     if (peek().kind != TokenKind::Eof)
       fail(peek().loc, fmt::format("unexpected {} after the end of the program", describeToken(peek())));
@@ -56,7 +60,25 @@ class Parser {
     return e;
   }
 
+  // Explains an error with the delimiter it leaves unclosed: an error at the
+  // end of the file, or one about a missing closing delimiter, gets a note
+  // at the innermost '{', '(' or '[' that is still open.
+  void annotate(Diagnostic& diag) const {
+    if (!diag.notes.empty() || openDelimiters_.empty()) return;
+    const OpenDelimiter& innermost = openDelimiters_.back();
+    if (diag.loc != tokens_.back().loc && !failedToClose_) return;
+    diag.notes.push_back(Note{innermost.loc, fmt::format("to match this '{}' ({})", innermost.text, innermost.what)});
+  }
+
  private:
+  // A '{', '(' or '[' that has not been closed yet, for the note an error
+  // about the missing closing delimiter carries.
+  struct OpenDelimiter {
+    SourceLoc loc;
+    std::string_view text;
+    std::string what;  // "the loop body"
+  };
+
   // Token access: newlines are skipped except where statements end.
   const Token& peekRaw() const { return tokens_[pos_]; }
   const Token& peek() {
@@ -101,6 +123,25 @@ class Parser {
     if (peek().kind != kind) fail(found().loc, fmt::format("expected {}, found {}", what, describeToken(found())));
     return next();
   }
+  // Consumes an opening delimiter and remembers it until close().
+  const Token& open(TokenKind kind, std::string_view expected, std::string_view what) {
+    const Token& t = expect(kind, expected);
+    openDelimiters_.push_back(OpenDelimiter{t.loc, t.text, std::string(what)});
+    return t;
+  }
+  // Consumes the closing delimiter of the innermost open one; its absence is
+  // an error with a note at the opening delimiter.
+  const Token& close(TokenKind kind, std::string_view expected) {
+    if (peek().kind != kind) failedToClose_ = true;
+    const Token& t = expect(kind, expected);
+    openDelimiters_.pop_back();
+    return t;
+  }
+  bool acceptClose(TokenKind kind) {
+    if (peek().kind != kind) return false;
+    close(kind, "");
+    return true;
+  }
   static bool isKeyword(const Token& t, std::string_view word) {
     return t.kind == TokenKind::Ident && t.text == word;
   }
@@ -134,19 +175,21 @@ class Parser {
     return static_cast<int64_t>(t.intValue);
   }
 
-  Param param(const Program& p) {
+  Param param() {
     NameDef name = definedName("a parameter name");
-    if (p.findParam(name.name)) fail(name.loc, fmt::format("parameter '{}' is defined twice", name.name));
+    // Sets, not Program::findParam: a long parameter list must not cost quadratic time.
+    if (!paramNames_.insert(name.name).second)
+      fail(name.loc, fmt::format("parameter '{}' is defined twice", name.name));
     expect(TokenKind::Equals, fmt::format("'=' and a default value for parameter '{}'", name.name));
     int64_t value = nonNegativeInt("an integer default value");
     return Param{name.name, value, name.loc};
   }
 
-  Decl decl(const Program& p) {
+  Decl decl() {
     Decl d;
     d.kind = next().text == "input" ? DeclKind::Input : DeclKind::Output;
     NameDef name = definedName("a tensor name");
-    if (p.findDecl(name.name) || p.findParam(name.name))
+    if (paramNames_.count(name.name) || !declNames_.insert(name.name).second)
       fail(name.loc, fmt::format("'{}' is defined twice", name.name));
     d.name = name.name;
     d.loc = name.loc;
@@ -154,14 +197,14 @@ class Parser {
     d.type = tensorType();
     if (isKeyword(peekRaw(), "shard")) {
       d.shardLoc = next().loc;
-      expect(TokenKind::LParen, "'(' after 'shard'");
+      open(TokenKind::LParen, "'(' after 'shard'", "the shard axis");
       const Token& axisTok = peek();
       int64_t axis = nonNegativeInt("the sharded axis");
       if (axis >= static_cast<int64_t>(d.type.dims.size()))
         fail(axisTok.loc, fmt::format("shard axis {} is out of range for a tensor of rank {}", axis,
                                       d.type.dims.size()));
       d.shardAxis = axis;
-      expect(TokenKind::RParen, "')' after the shard axis");
+      close(TokenKind::RParen, "')' after the shard axis");
     }
     return d;
   }
@@ -173,17 +216,17 @@ class Parser {
     TensorType type;
     type.dtype = *dtype;
     type.loc = t.loc;
-    expect(TokenKind::LBracket, "'[' and the dimensions of the tensor type");
-    if (!accept(TokenKind::RBracket)) {
+    open(TokenKind::LBracket, "'[' and the dimensions of the tensor type", "the dimensions");
+    if (!acceptClose(TokenKind::RBracket)) {
       do type.dims.push_back(expr(0)); while (accept(TokenKind::Comma));
-      expect(TokenKind::RBracket, "',' or ']' in the dimensions");
+      close(TokenKind::RBracket, "',' or ']' in the dimensions");
     }
     return type;
   }
 
-  Statement statement(int depth) {
-    if (depth > kMaxNesting) fail(peek().loc, fmt::format("loops nested more than {} deep", kMaxNesting));
-    if (isKeyword(peek(), "for")) return forLoop(depth);
+  // `loops`: how many loops enclose the statement.
+  Statement statement(int loops) {
+    if (isKeyword(peek(), "for")) return forLoop(loops);
     std::vector<NameDef> results;
     if (peek().kind == TokenKind::Ident &&
         (peekAhead(1).kind == TokenKind::Comma || peekAhead(1).kind == TokenKind::Equals)) {
@@ -191,22 +234,24 @@ class Parser {
       expect(TokenKind::Equals, "'=' after the defined names");
     }
     const Token& callee = expectIdent("an operation or 'for'");
-    expect(TokenKind::LParen, fmt::format("'(' after '{}'", callee.text));
+    open(TokenKind::LParen, fmt::format("'(' after '{}'", callee.text), "the operand list");
     std::vector<ParsedArg> args;
-    if (!accept(TokenKind::RParen)) {
-      do args.push_back(arg(depth)); while (accept(TokenKind::Comma));
-      expect(TokenKind::RParen, "',' or ')' in the operand list");
+    if (!acceptClose(TokenKind::RParen)) {
+      do args.push_back(arg()); while (accept(TokenKind::Comma));
+      close(TokenKind::RParen, "',' or ')' in the operand list");
     }
     return buildOperation(callee, std::move(results), std::move(args));
   }
 
-  Statement forLoop(int depth) {
+  Statement forLoop(int enclosingLoops) {
     ForLoop loop;
     loop.loc = next().loc;
+    if (enclosingLoops + 1 > kMaxLoopNesting)
+      fail(loop.loc, fmt::format("loops nested too deeply: more than {} levels of 'for'", kMaxLoopNesting));
     loop.index = definedName("a loop index name");
     expectKeyword("in", "expected 'in' after the loop index");
     expectKeyword("range", "expected 'range(...)' after 'in'");
-    expect(TokenKind::LParen, "'(' after 'range'");
+    open(TokenKind::LParen, "'(' after 'range'", "the range");
     Expr first = expr(0);
     if (accept(TokenKind::Comma)) {
       loop.start = first;
@@ -214,17 +259,17 @@ class Parser {
     } else {
       loop.end = first;
     }
-    expect(TokenKind::RParen, "')' to close 'range'");
-    expect(TokenKind::LBrace, "'{' to open the loop body");
+    close(TokenKind::RParen, "')' to close 'range'");
+    open(TokenKind::LBrace, "'{' to open the loop body", "the loop body");
     while (true) {
       skipTerminators();
       if (peek().kind == TokenKind::RBrace || peek().kind == TokenKind::Eof) break;
       if (isKeyword(peek(), "input") || isKeyword(peek(), "output"))
         fail(peek().loc, "declarations are only allowed at the top of the program");
-      loop.body.push_back(statement(depth + 1));
+      loop.body.push_back(statement(enclosingLoops + 1));
       expectStatementEnd();
     }
-    expect(TokenKind::RBrace, "'}' to close the loop body");
+    close(TokenKind::RBrace, "'}' to close the loop body");
     return loop;
   }
 
@@ -234,7 +279,7 @@ class Parser {
     Arg value;
   };
 
-  ParsedArg arg(int depth) {
+  ParsedArg arg() {
     ParsedArg a;
     if (peek().kind == TokenKind::Ident && peekAhead(1).kind == TokenKind::Equals) {
       const Token& kw = next();
@@ -248,43 +293,63 @@ class Parser {
       a.value = Arg::ofType(tensorType());
     } else if (isKeyword(t, "stream") && peekAhead(1).kind == TokenKind::LParen) {
       SourceLoc loc = next().loc;
-      next();  // '('
-      Expr number = expr(depth);
-      expect(TokenKind::RParen, "')' to close 'stream('");
+      open(TokenKind::LParen, "'('", "the stream number");
+      Expr number = expr(0);
+      close(TokenKind::RParen, "')' to close 'stream('");
       a.value = Arg::stream(std::move(number), loc);
     } else if (isKeyword(t, "true") || isKeyword(t, "false")) {
       a.value = Arg::boolean(t.text == "true", t.loc);
       next();
     } else {
-      a.value = Arg::integer(expr(depth));
+      a.value = Arg::integer(expr(0));
     }
     return a;
   }
 
   // expr := term {('+'|'-') term}; term := factor {('*'|'/'|'%') factor}
-  Expr expr(int depth) {
-    if (depth > kMaxNesting) fail(peek().loc, fmt::format("expression nested more than {} deep", kMaxNesting));
-    Expr lhs = term(depth);
+  //
+  // `nesting` counts the parentheses and calls around the expression. Every
+  // node is checked as it is built: its nesting plus its levels (operators
+  // and calls on its deepest path) may not pass kMaxExprLevels. Parentheses
+  // and calls recurse here; operator chains are built in loops, so a chain of
+  // any length costs no stack to parse but is refused at its 257th level.
+  Expr expr(int nesting) {
+    Expr lhs = term(nesting);
     while (peek().kind == TokenKind::Plus || peek().kind == TokenKind::Minus) {
       const Token& op = next();
-      Expr rhs = term(depth);
-      lhs = Expr::binary(op.kind == TokenKind::Plus ? BinaryOp::Add : BinaryOp::Sub, lhs, rhs, op.loc);
+      Expr rhs = term(nesting);
+      lhs = limited(Expr::binary(op.kind == TokenKind::Plus ? BinaryOp::Add : BinaryOp::Sub, std::move(lhs),
+                                 std::move(rhs), op.loc),
+                    nesting);
     }
     return lhs;
   }
 
-  Expr term(int depth) {
-    Expr lhs = factor(depth);
+  Expr term(int nesting) {
+    Expr lhs = factor(nesting);
     while (peek().kind == TokenKind::Star || peek().kind == TokenKind::Slash || peek().kind == TokenKind::Percent) {
       const Token& op = next();
       BinaryOp bop = op.kind == TokenKind::Star ? BinaryOp::Mul : op.kind == TokenKind::Slash ? BinaryOp::Div : BinaryOp::Mod;
-      Expr rhs = factor(depth);
-      lhs = Expr::binary(bop, lhs, rhs, op.loc);
+      Expr rhs = factor(nesting);
+      lhs = limited(Expr::binary(bop, std::move(lhs), std::move(rhs), op.loc), nesting);
     }
     return lhs;
   }
 
-  Expr factor(int depth) {
+  [[noreturn]] static void tooDeep(SourceLoc loc) {
+    fail(loc, fmt::format("expression nested too deeply: more than {} levels of operators, parentheses and calls",
+                          kMaxExprLevels));
+  }
+
+  // `e` if it is within the limits at this nesting, else an error at its operator or call.
+  static Expr limited(Expr e, int nesting) {
+    if (nesting + e.levels() > kMaxExprLevels) tooDeep(e.loc());
+    if (e.nodeCount() > kMaxExprNodes)
+      fail(e.loc(), fmt::format("expression too large: more than {} terms", kMaxExprNodes));
+    return e;
+  }
+
+  Expr factor(int nesting) {
     const Token& t = peek();
     switch (t.kind) {
       case TokenKind::Int: {
@@ -305,9 +370,10 @@ class Parser {
         return Expr::literal(value, t.loc);
       }
       case TokenKind::LParen: {
-        next();
-        Expr inner = expr(depth + 1);
-        expect(TokenKind::RParen, "')' to close the parenthesis");
+        if (nesting + 1 > kMaxExprLevels) tooDeep(t.loc);
+        open(TokenKind::LParen, "'('", "a parenthesized expression");
+        Expr inner = expr(nesting + 1);
+        close(TokenKind::RParen, "')' to close the parenthesis");
         return inner;
       }
       case TokenKind::Ident: {
@@ -316,15 +382,16 @@ class Parser {
           auto fn = parseIntFunction(t.text);
           if (!fn)
             fail(t.loc, fmt::format("'{}' is not an integer function; expected ceildiv, min or max", t.text));
-          next();
+          if (nesting + 1 > kMaxExprLevels) tooDeep(t.loc);
+          open(TokenKind::LParen, "'('", fmt::format("the call of '{}'", t.text));
           std::vector<Expr> args;
           if (peek().kind != TokenKind::RParen) {
-            do args.push_back(expr(depth + 1)); while (accept(TokenKind::Comma));
+            do args.push_back(expr(nesting + 1)); while (accept(TokenKind::Comma));
           }
-          expect(TokenKind::RParen, "',' or ')' in the call");
+          close(TokenKind::RParen, "',' or ')' in the call");
           if (args.size() != 2)
             fail(t.loc, fmt::format("'{}' takes 2 arguments, got {}", t.text, args.size()));
-          return Expr::call(*fn, std::move(args), t.loc);
+          return limited(Expr::call(*fn, std::move(args), t.loc), nesting);
         }
         return Expr::name(std::string(t.text), t.loc);
       }
@@ -443,6 +510,9 @@ class Parser {
   std::vector<Token> tokens_;
   size_t pos_ = 0;
   size_t lineStart_ = 0;  // where the current statement began: newlines before it ended earlier ones
+  std::vector<OpenDelimiter> openDelimiters_;
+  bool failedToClose_ = false;  // the error is a missing closing delimiter
+  std::unordered_set<std::string> paramNames_, declNames_;
 };
 
 template <typename T, typename F>
@@ -453,7 +523,9 @@ Result<T> runParser(std::string_view source, F&& body) {
   try {
     return body(parser);
   } catch (const DiagnosticError& e) {
-    return e.diag;
+    Diagnostic diag = e.diag;
+    parser.annotate(diag);
+    return diag;
   }
 }
 

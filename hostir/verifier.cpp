@@ -16,6 +16,8 @@ std::string withArticle(ValueKind kind) {
 
 std::string shapeString(const std::vector<int64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
+SourceLoc firstValid(SourceLoc a, SourceLoc b) { return a.valid() ? a : b; }
+
 // ---------------------------------------------------------------------------
 // Structure: names, scopes, kinds, dtypes.
 
@@ -36,13 +38,19 @@ class StructureChecker {
     scopes_.emplace_back();
     for (const Param& param : program_.params) define(param.name, param.loc, {ValueKind::Int, param.loc});
     for (const Decl& d : program_.decls) {
-      for (const Expr& dim : d.type.dims) checkIntExpr(dim);
-      if (d.kind == DeclKind::Input)
+      checkType(d.type, d.loc);
+      if (d.shardAxis && (*d.shardAxis < 0 || *d.shardAxis >= static_cast<int64_t>(d.type.dims.size())))
+        fail(firstValid(d.shardLoc, d.loc), fmt::format("shard axis {} is out of range for a tensor of rank {}",
+                                                        *d.shardAxis, d.type.dims.size()));
+      if (d.kind == DeclKind::Input) {
         define(d.name, d.loc, {ValueKind::Tensor, d.loc, d.type.dtype, TensorOrigin::Input});
-      else
+      } else {
+        if (lookup(d.name) || outputs_.count(d.name))
+          fail(d.loc, fmt::format("'{}' is declared twice", d.name));
         outputs_.emplace(d.name, &d);
+      }
     }
-    walk(program_.body, /*topLevel=*/true);
+    walk(program_.body, /*loops=*/0);
     for (const Decl& d : program_.decls)
       if (d.kind == DeclKind::Output && !lookup(d.name))
         fail(d.loc, fmt::format("output '{}' is declared but the program never defines it", d.name));
@@ -73,7 +81,10 @@ class StructureChecker {
     everDefined_.emplace(name, loc);
   }
 
-  void checkIntExpr(const Expr& e) const {
+  // The limits that bound every recursive walk (hostir/expr.h), then the names.
+  void checkIntExpr(const Expr& e, SourceLoc where) const {
+    if (e.empty()) fail(where, "missing integer expression");
+    if (auto error = checkExprLimits(e, where)) throw DiagnosticError{*error};
     forEachName(e, [&](const std::string& name, SourceLoc loc) {
       if (name == "rank" || name == "world") return;
       const NameInfo* info = lookup(name);
@@ -98,23 +109,77 @@ class StructureChecker {
     return *info;
   }
 
-  void walk(const std::vector<Statement>& body, bool topLevel) {
+  void checkType(const TensorType& type, SourceLoc fallback) const {
+    SourceLoc loc = firstValid(type.loc, fallback);
+    if (type.dims.size() > kMaxTensorDims)
+      fail(loc, fmt::format("this tensor type has {} dimensions; tensors have at most {}", type.dims.size(),
+                            kMaxTensorDims));
+    for (const Expr& dim : type.dims) checkIntExpr(dim, loc);
+  }
+
+  // `loops`: how many loops enclose `body`. Recurses once per loop, and the
+  // nesting limit is checked before each step down.
+  void walk(const std::vector<Statement>& body, int loops) {
     for (const Statement& stmt : body) {
       if (stmt.isOp()) {
-        checkOperation(stmt.op(), topLevel);
+        checkOperation(stmt.op(), loops == 0);
         continue;
       }
       const ForLoop& loop = stmt.loop();
-      if (!loop.start.empty()) checkIntExpr(loop.start);
-      checkIntExpr(loop.end);
+      if (loops + 1 > kMaxLoopNesting)
+        fail(loop.loc, fmt::format("loops nested too deeply: more than {} levels of 'for'", kMaxLoopNesting));
+      if (!loop.start.empty()) checkIntExpr(loop.start, loop.loc);
+      checkIntExpr(loop.end, loop.loc);
       scopes_.emplace_back();
       define(loop.index.name, loop.index.loc, {ValueKind::Int, loop.index.loc});
-      walk(loop.body, false);
+      walk(loop.body, loops + 1);
       scopes_.pop_back();
     }
   }
 
+  // What the parser checks against the signature, for operations built in C++.
+  void checkSignature(const Operation& op) const {
+    const OpSignature& sig = op.signature();
+    if (op.operands.size() != sig.operands.size())
+      fail(op.loc, fmt::format("malformed '{}': {} operand slots for a signature of {}", sig.name, op.operands.size(),
+                               sig.operands.size()));
+    for (size_t i = 0; i < sig.operands.size(); ++i) {
+      const OperandSpec& spec = sig.operands[i];
+      if (!op.operands[i]) {
+        if (spec.required) fail(op.loc, fmt::format("'{}' is missing its operand '{}'", sig.name, spec.name));
+        continue;
+      }
+      const Arg& arg = *op.operands[i];
+      bool fits = false;
+      switch (spec.kind) {
+        case OperandKind::Type: fits = arg.form == Arg::Form::Type; break;
+        case OperandKind::Bool: fits = arg.form == Arg::Form::Bool; break;
+        case OperandKind::Int: fits = arg.form == Arg::Form::Expr && !arg.expr.empty(); break;
+        case OperandKind::Stream:
+          fits = (arg.form == Arg::Form::Stream && !arg.expr.empty()) || arg.isName();
+          break;
+        case OperandKind::Tensor:
+        case OperandKind::Event:
+        case OperandKind::Handle: fits = arg.isName(); break;
+        case OperandKind::ReduceOp: fits = arg.isName() && parseReduceOp(arg.nameValue()).has_value(); break;
+      }
+      if (!fits)
+        fail(firstValid(arg.loc, op.loc), fmt::format("operand '{}' of '{}' must be {}", spec.name, sig.name,
+                                                      operandKindName(spec.kind)));
+    }
+    size_t results = op.results.size();
+    bool hasOut = op.operand("out").has_value();
+    bool resultsFit = sig.resultMode == ResultMode::None       ? results == 0
+                      : sig.resultMode == ResultMode::Required ? results == 1
+                      : sig.resultMode == ResultMode::Optional ? results <= 1
+                                                               : results == (hasOut ? 0u : 1u);
+    if (!resultsFit)
+      fail(op.loc, fmt::format("'{}' defines {} name{} here, which its signature does not allow", sig.name, results,
+                               results == 1 ? "" : "s"));
+  }
+
   void checkOperation(const Operation& op, bool topLevel) {
+    checkSignature(op);
     const OpSignature& sig = op.signature();
     const NameInfo* firstTensor = nullptr;
     const Arg* firstTensorArg = nullptr;
@@ -123,12 +188,10 @@ class StructureChecker {
       const OperandSpec& spec = sig.operands[i];
       const Arg& arg = *op.operands[i];
       switch (spec.kind) {
-        case OperandKind::Int: checkIntExpr(arg.expr); break;
-        case OperandKind::Type:
-          for (const Expr& dim : arg.type.dims) checkIntExpr(dim);
-          break;
+        case OperandKind::Int: checkIntExpr(arg.expr, firstValid(arg.loc, op.loc)); break;
+        case OperandKind::Type: checkType(arg.type, op.loc); break;
         case OperandKind::Stream:
-          if (arg.form == Arg::Form::Stream) checkIntExpr(arg.expr);
+          if (arg.form == Arg::Form::Stream) checkIntExpr(arg.expr, firstValid(arg.loc, op.loc));
           else namedValue(op, spec, arg, ValueKind::Stream);
           break;
         case OperandKind::Event: namedValue(op, spec, arg, ValueKind::Event); break;
@@ -211,6 +274,29 @@ struct BoundValue {
   BoundTensor tensor{};
 };
 
+std::string typeString(DType dtype, const std::vector<int64_t>& shape) {
+  return fmt::format("{}{}", dtypeName(dtype), shapeString(shape));
+}
+
+// Fails unless the tensor's byte size fits in int64, so that no element
+// count, stride, offset or byte count derived from the shape downstream can
+// wrap. Zero extents do not excuse the others: strides multiply them anyway.
+// `what` names a tensor that has no type written out ("the result of 'matmul'").
+void checkByteSize(SourceLoc loc, std::string_view what, DType dtype, const std::vector<int64_t>& shape) {
+  int64_t bytes = static_cast<int64_t>(dtypeSize(dtype));
+  bool empty = false;
+  bool overflows = false;
+  for (int64_t extent : shape) {
+    empty |= extent == 0;
+    if (extent != 0 && __builtin_mul_overflow(bytes, extent, &bytes)) overflows = true;
+  }
+  if (!overflows) return;
+  std::string tensor = what.empty() ? typeString(dtype, shape) : fmt::format("{}, {},", what, typeString(dtype, shape));
+  std::string limit = "more than 8 EiB; a tensor's byte size must fit in 63 bits";
+  if (empty) fail(loc, fmt::format("{} is empty, but its non-zero extents span {}", tensor, limit));
+  fail(loc, fmt::format("{} needs {}", tensor, limit));
+}
+
 class ShapeChecker {
  public:
   ShapeChecker(const Program& p, const std::map<std::string, int64_t>& params, int64_t rank, int64_t world)
@@ -221,6 +307,7 @@ class ShapeChecker {
 
   void run() {
     for (const Decl& d : program_.decls) {
+      // extents() checked the global shape's byte size; the rank-local one is no larger.
       std::vector<int64_t> shape = localShape(d);
       if (d.kind == DeclKind::Input) bindTensor(d.name, d.type.dtype, shape, d.name);
     }
@@ -236,7 +323,11 @@ class ShapeChecker {
   }
 
   int64_t statementsWalked() const { return walked_; }
-  void setBudget(int64_t budget) { budget_ = budget; }
+  int64_t exprNodesEvaluated() const { return evaluated_; }
+  void setBudget(int64_t statements, int64_t exprNodes) {
+    budget_ = statements;
+    exprBudget_ = exprNodes;
+  }
 
  private:
   std::vector<int64_t> localShape(const Decl& d) {
@@ -251,7 +342,15 @@ class ShapeChecker {
     return shape;
   }
 
+  [[noreturn]] void tooManyTerms(SourceLoc loc) const {
+    fail(loc, fmt::format("the program evaluates more than {} expression terms with these parameters; too large to verify",
+                          kMaxEvaluatedExprNodes));
+  }
+
   int64_t eval(const Expr& e, SourceLoc fallback = {}) {
+    // Charged before the walk: a huge expression in a long loop is refused, not a hang.
+    if (__builtin_add_overflow(evaluated_, e.nodeCount(), &evaluated_) || evaluated_ > exprBudget_)
+      tooManyTerms(firstValid(e.loc(), fallback));
     auto v = evaluate(e, [&](const std::string& name) -> std::optional<int64_t> {
       if (name == "rank") return rank_;
       if (name == "world") return world_;
@@ -269,11 +368,8 @@ class ShapeChecker {
       if (extent < 0) fail(dim.loc().valid() ? dim.loc() : type.loc, fmt::format("negative extent {}", extent));
       shape.push_back(extent);
     }
-    // The element count must fit too, or byte sizes overflow later.
-    int64_t elements = 1;
-    for (int64_t extent : shape)
-      if (__builtin_mul_overflow(elements, extent, &elements))
-        fail(type.loc, fmt::format("tensor {} has more elements than fit in 64 bits", shapeString(shape)));
+    // The byte size must fit too, or element and byte counts wrap later.
+    checkByteSize(type.loc, "", type.dtype, shape);
     return shape;
   }
 
@@ -327,6 +423,8 @@ class ShapeChecker {
       if (end > start && __builtin_sub_overflow(end, start, &trips)) trips = INT64_MAX;
       int64_t cost = std::max<int64_t>(1, static_cast<int64_t>(loop.body.size()));
       if (trips > (budget_ - walked_) / cost) tooLarge(loop.loc);
+      int64_t terms = exprNodesPerIteration(loop.body);
+      if (terms > 0 && trips > (exprBudget_ - evaluated_) / terms) tooManyTerms(loop.loc);
       if (loop.body.empty()) {
         walked_ += trips;
         continue;
@@ -340,6 +438,31 @@ class ShapeChecker {
     }
   }
 
+  // Expression nodes one iteration of `body` evaluates at least (its own
+  // statements' operands and loop bounds, not nested bodies), saturating.
+  static int64_t exprNodesPerIteration(const std::vector<Statement>& body) {
+    int64_t total = 0;
+    auto add = [&](const Expr& e) {
+      if (__builtin_add_overflow(total, e.nodeCount(), &total)) total = INT64_MAX;
+    };
+    for (const Statement& stmt : body) {
+      if (stmt.isFor()) {
+        add(stmt.loop().start);
+        add(stmt.loop().end);
+        continue;
+      }
+      for (const auto& arg : stmt.op().operands) {
+        if (!arg) continue;
+        if (arg->form == Arg::Form::Type) {
+          for (const Expr& dim : arg->type.dims) add(dim);
+        } else if (arg->form == Arg::Form::Stream || (arg->form == Arg::Form::Expr && !arg->isName())) {
+          add(arg->expr);
+        }
+      }
+    }
+    return total;
+  }
+
   void requireShape(const Operation& op, std::string_view operand, const std::vector<int64_t>& want,
                     std::string_view why) {
     const BoundTensor& t = tensor(op, operand);
@@ -350,6 +473,8 @@ class ShapeChecker {
 
   // Binds the result of an operation that computes a new tensor, or checks its out= operand.
   void produce(const Operation& op, DType dtype, const std::vector<int64_t>& shape) {
+    // A derived shape ([M, K] x [K, N] -> [M, N]) can be larger than every operand.
+    checkByteSize(op.loc, fmt::format("the result of '{}'", op.signature().name), dtype, shape);
     if (op.operand("out")) {
       requireShape(op, "out", shape, fmt::format("the result of '{}'", op.signature().name));
     } else {
@@ -448,7 +573,10 @@ class ShapeChecker {
         checkAxis(op, axis, t);
         std::vector<int64_t> shape = t.shape;
         int64_t& extent = shape[static_cast<size_t>(axis)];
-        if (__builtin_mul_overflow(extent, world_, &extent)) fail(op.loc, "gathered extent overflows");
+        if (__builtin_mul_overflow(extent, world_, &extent))
+          fail(op.loc, fmt::format("'allgather' over {} ranks: the gathered extent of axis {}, {} x {}, does not fit in 64 bits",
+                                   world_, axis, t.shape[static_cast<size_t>(axis)], world_));
+        checkByteSize(op.loc, "the gathered tensor", t.dtype, shape);
         requireShape(op, "out", shape, fmt::format("'allgather' over {} ranks", world_));
         bindHandle(op);
         break;
@@ -488,8 +616,12 @@ class ShapeChecker {
         scopes_.back()[op.result()->name] = BoundValue{sig.resultKind};
         break;
       case OpKind::IntValue: {
-        Expr call = Expr::call(op.intFunction, {op.operands[0]->expr, op.operands[1]->expr}, op.loc);
-        scopes_.back()[op.result()->name] = BoundValue{ValueKind::Int, eval(call, op.loc)};
+        // Each operand on its own: a call around them would be one level deeper than the limit allows.
+        int64_t a = eval(op.operands[0]->expr, op.operands[0]->loc);
+        int64_t b = eval(op.operands[1]->expr, op.operands[1]->loc);
+        auto value = applyIntFunction(op.intFunction, a, b, op.loc);
+        if (!value) throw DiagnosticError{value.error()};
+        scopes_.back()[op.result()->name] = BoundValue{ValueKind::Int, *value};
         break;
       }
       case OpKind::Wait:
@@ -507,6 +639,8 @@ class ShapeChecker {
   std::vector<std::unordered_map<std::string, BoundValue>> scopes_;
   int64_t walked_ = 0;
   int64_t budget_ = kMaxUnrolledStatements;
+  int64_t evaluated_ = 0;
+  int64_t exprBudget_ = kMaxEvaluatedExprNodes;
 };
 
 bool mentionsRank(const Program& program) {
@@ -566,12 +700,14 @@ Status verifyProgram(const Program& program, const Bindings& bindings) {
     // Shapes may depend on `rank`: then every rank's program must be well
     // formed. A program that never names `rank` is the same on every rank.
     int64_t budget = kMaxUnrolledStatements;
+    int64_t exprBudget = kMaxEvaluatedExprNodes;
     int64_t ranksToCheck = mentionsRank(program) ? bindings.world : 1;
     for (int64_t rank = 0; rank < ranksToCheck; ++rank) {
       ShapeChecker checker(program, *params, rank, bindings.world);
-      checker.setBudget(budget);
+      checker.setBudget(budget, exprBudget);
       checker.run();
       budget -= checker.statementsWalked();
+      exprBudget -= checker.exprNodesEvaluated();
     }
   } catch (const DiagnosticError& e) {
     return e.diag;

@@ -1,6 +1,8 @@
 #include "passes/assign_streams.h"
 
-#include <unordered_set>
+#include <fmt/format.h>
+
+#include <cstdint>
 
 #include "passes/fresh_names.h"
 
@@ -29,50 +31,155 @@ Statement streamOp(OpKind kind, Arg stream) {
   return op;
 }
 
+// The worker stream of iteration `index` of a loop starting at `start`:
+// stream(index - start), so that the first iteration gets stream(0) and
+// no stream number is negative. A literal start is folded.
+Expr iterationStream(const std::string& index, const Expr& start) {
+  Expr i = Expr::name(index);
+  if (start.empty()) return i;
+  if (auto value = start.literalValue()) {
+    if (*value == 0) return i;
+    if (*value < 0 && *value != INT64_MIN) return i + Expr::literal(-*value);
+    return i - Expr::literal(*value);
+  }
+  return i - start;
+}
+
+// The loop on worker streams, the switch back and the join loop; the
+// capture of the current stream first when `captureFirst`.
+std::vector<Statement> rewriteLoop(const ForLoop& original, bool captureFirst, const std::string& main,
+                                   const std::string& joinIndex) {
+  std::vector<Statement> out;
+  if (captureFirst) {
+    Operation capture(OpKind::GetCurrentStream);
+    capture.results.push_back(NameDef{main, {}});
+    out.push_back(std::move(capture));
+  }
+  ForLoop loop = original;
+  std::vector<Statement> loopBody;
+  loopBody.reserve(loop.body.size() + 2);
+  loopBody.push_back(streamOp(OpKind::SetCurrentStream, Arg::stream(iterationStream(loop.index.name, loop.start))));
+  loopBody.push_back(streamOp(OpKind::Synchronize, Arg::name(main)));
+  for (Statement& s : loop.body) loopBody.push_back(std::move(s));
+  loop.body = std::move(loopBody);
+
+  ForLoop join;
+  join.index = NameDef{joinIndex, {}};
+  join.start = original.start;
+  join.end = original.end;
+  join.body.push_back(streamOp(OpKind::Synchronize, Arg::stream(iterationStream(joinIndex, original.start))));
+
+  out.push_back(std::move(loop));
+  out.push_back(streamOp(OpKind::SetCurrentStream, Arg::name(main)));
+  out.push_back(std::move(join));
+  return out;
+}
+
+// `shell`'s params and declarations with the statements of `parts`, copied.
+Program assemble(const Program& shell, std::initializer_list<std::pair<const Statement*, const Statement*>> parts) {
+  Program p;
+  p.name = shell.name;
+  p.loc = shell.loc;
+  p.params = shell.params;
+  p.decls = shell.decls;
+  for (const auto& [begin, end] : parts) p.body.insert(p.body.end(), begin, end);
+  return p;
+}
+
 }  // namespace
 
 bool assignStreamsApplies(const ForLoop& loop) { return bodyDoesWork(loop.body) && !bodySetsStream(loop.body); }
 
-Status AssignStreamsPass::run(Program& program) {
+Status AssignStreamsPass::run(Program& program, const PassContext& context) {
+  auto remark = [&](const ForLoop& loop, std::string message, std::vector<Note> notes = {}) {
+    context.remark(kName, loop.loc, std::move(message), std::move(notes));
+  };
   FreshNames names(program);
   // Join loops are siblings, so they can all share one index name.
   const std::string joinIndex = names.takeForLoopIndex("j");
   // The captured main stream is reused by later loops while nothing at the
   // top level switches the current stream.
-  std::optional<std::string> main;
+  std::optional<std::string> capture;
+  std::optional<std::string> unusedMainName;  // taken from `names`, not yet defined
+  // The races of the program as rewritten so far: a rewrite is kept only
+  // if it adds none. Computed at the first loop that needs them.
+  std::optional<std::vector<RaceFinding>> races;
+  Status unprovable;  // why nothing can be race-checked, once known
+
+  const std::vector<Statement> original = std::move(program.body);
   std::vector<Statement> body;
-  body.reserve(program.body.size());
-  for (Statement& stmt : program.body) {
-    if (!stmt.isFor() || !assignStreamsApplies(stmt.loop())) {
-      bool switchesStream = stmt.isOp() ? stmt.op().kind == OpKind::SetCurrentStream : bodySetsStream(stmt.loop().body);
-      if (switchesStream) main.reset();
-      body.push_back(std::move(stmt));
+  body.reserve(original.size());
+  for (size_t k = 0; k < original.size(); ++k) {
+    const Statement& stmt = original[k];
+    if (!stmt.isFor()) {
+      if (stmt.op().kind == OpKind::SetCurrentStream) capture.reset();
+      body.push_back(stmt);
       continue;
     }
-    ForLoop loop = std::move(stmt.loop());
-    if (!main) {
-      main = names.take("main");
-      Operation capture(OpKind::GetCurrentStream);
-      capture.results.push_back(NameDef{*main, {}});
-      body.push_back(std::move(capture));
+    const ForLoop& loop = stmt.loop();
+    if (!bodyDoesWork(loop.body)) {
+      remark(loop, "loop left as it is: it issues no computation or communication, so there is nothing to overlap");
+      body.push_back(stmt);
+      continue;
+    }
+    if (bodySetsStream(loop.body)) {
+      capture.reset();
+      remark(loop, "loop left as it is: it chooses its own streams (set_current_stream)");
+      body.push_back(stmt);
+      continue;
+    }
+    if (!context.raceCheck) {
+      remark(loop, "loop left as it is: no race check is available to prove its iterations independent");
+      body.push_back(stmt);
+      continue;
+    }
+    const Statement* rest = original.data() + k;
+    const Statement* end = original.data() + original.size();
+    if (!races && !unprovable) {
+      Program current = assemble(program, {{body.data(), body.data() + body.size()}, {rest, end}});
+      unprovable = verifyProgram(current, context.bindings);
+      if (!unprovable) races = context.raceCheck(current);
+    }
+    if (unprovable) {
+      remark(loop, fmt::format("loop left as it is: the program does not verify with the bound parameters, so its "
+                               "iterations cannot be proved independent: {}",
+                               unprovable->message));
+      body.push_back(stmt);
+      continue;
     }
 
-    std::vector<Statement> loopBody;
-    loopBody.reserve(loop.body.size() + 2);
-    loopBody.push_back(streamOp(OpKind::SetCurrentStream, Arg::stream(Expr::name(loop.index.name))));
-    loopBody.push_back(streamOp(OpKind::Synchronize, Arg::name(*main)));
-    for (Statement& s : loop.body) loopBody.push_back(std::move(s));
-    loop.body = std::move(loopBody);
-
-    ForLoop join;
-    join.index = NameDef{joinIndex, {}};
-    join.start = loop.start;
-    join.end = loop.end;
-    join.body.push_back(streamOp(OpKind::Synchronize, Arg::stream(Expr::name(join.index.name))));
-
-    body.push_back(std::move(loop));
-    body.push_back(streamOp(OpKind::SetCurrentStream, Arg::name(*main)));
-    body.push_back(std::move(join));
+    if (!capture && !unusedMainName) unusedMainName = names.take("main");
+    const std::string main = capture ? *capture : *unusedMainName;
+    std::vector<Statement> rewritten = rewriteLoop(loop, !capture, main, joinIndex);
+    Program candidate = assemble(program, {{body.data(), body.data() + body.size()},
+                                           {rewritten.data(), rewritten.data() + rewritten.size()},
+                                           {rest + 1, end}});
+    if (auto error = verifyProgram(candidate, context.bindings)) {
+      remark(loop, fmt::format("loop left as it is: on worker streams it would not verify: {}", error->message));
+      body.push_back(stmt);
+      continue;
+    }
+    std::vector<RaceFinding> after = context.raceCheck(candidate);
+    std::vector<RaceFinding> added = newRaces(*races, after);
+    if (!added.empty()) {
+      std::string more = added.size() > 1 ? fmt::format(" (and {} more)", added.size() - 1) : "";
+      remark(loop,
+             fmt::format("loop left as it is: its iterations are not independent; on worker streams there would be "
+                         "a {}{}",
+                         describeRace(added.front()), more),
+             raceNotes(added.front()));
+      body.push_back(stmt);
+      continue;
+    }
+    remark(loop, fmt::format("iteration {} runs on stream({}), joined after the loop: the iterations are independent "
+                             "(race-checked with the bound parameters)",
+                             loop.index.name, iterationStream(loop.index.name, loop.start).toString()));
+    if (!capture) {
+      capture = main;
+      unusedMainName.reset();
+    }
+    races = std::move(after);
+    for (Statement& s : rewritten) body.push_back(std::move(s));
   }
   program.body = std::move(body);
   return std::nullopt;

@@ -13,13 +13,20 @@
 //     synchronize(stream(j))
 //   }
 //
-// Loops left as they are: nested loops (their top-level loop is rewritten
-// as a whole), loops that do no work, i.e. no computation or communication,
-// only views, integers or ordering (nothing to overlap; this also makes the
-// pass idempotent, as join loops are left alone), and loops
-// that call set_current_stream themselves (they already manage streams).
-// The pass assumes the iterations are independent of each other, as
-// nvFuser's does; `hostir check` proves the result race-free.
+// Iteration i of range(a, b) runs on stream(i - a), so the iterations use
+// stream(0) .. stream(b - a - 1) whatever the start; the join synchronizes
+// the same streams.
+//
+// A loop is rewritten only when its iterations are independent: the pass
+// rewrites it, race-checks the whole program with the context's bindings
+// and keeps the rewrite only if it made no race the program did not have.
+// Loops left as they are: nested loops (their top-level loop moves as a
+// whole), loops that do no work, i.e. no computation or communication, only
+// views, integers or ordering (nothing to overlap; this also makes the pass
+// idempotent, as join loops are left alone), loops that call
+// set_current_stream themselves (they already manage streams), and loops
+// whose iterations depend on each other or that nothing proves independent
+// (no race check in the context). Each decision is a remark.
 #pragma once
 
 #include "passes/pass.h"
@@ -30,14 +37,18 @@ class AssignStreamsPass : public Pass {
  public:
   static constexpr std::string_view kName = "assign-streams";
   static constexpr std::string_view kSummary =
-      "run the iterations of each top-level loop that issues work on worker streams, joined afterwards";
+      "run the iterations of each top-level loop that issues work on worker streams, joined afterwards, where "
+      "they are independent";
 
   std::string_view name() const override { return kName; }
   std::string_view summary() const override { return kSummary; }
-  Status run(Program& program) override;
+  using Pass::run;
+  Status run(Program& program, const PassContext& context) override;
 };
 
-// Whether assign-streams rewrites this loop.
+// Whether assign-streams considers this loop: it issues work and does not
+// choose its own streams. It is rewritten when its iterations are also
+// proved independent.
 bool assignStreamsApplies(const ForLoop& loop);
 
 }  // namespace hostir

@@ -2,19 +2,53 @@
 // command line can build a pipeline (`--passes a,b`), as mlir-opt does.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "hostir/ir.h"
+#include "hostir/verifier.h"
+#include "passes/race_finding.h"
 
 namespace hostir {
+
+// A decision a pass explains under `--remarks`: which statement, and why.
+struct Remark {
+  std::string pass;  // e.g. "assign-streams"
+  SourceLoc loc;
+  std::string message;
+  std::vector<Note> notes = {};
+};
+using RemarkSink = std::function<void(const Remark&)>;
+
+// Lists the races of a program that verifies with the context's bindings:
+// every rank, the parameters bound, the pool of worker streams the program
+// will run with. passes/ cannot run programs, so the tools and the tests
+// supply executor's checkRaces.
+using RaceOracle = std::function<std::vector<RaceFinding>(const Program&)>;
+
+// What a pass may rely on besides the program.
+struct PassContext {
+  Bindings bindings;     // the params and team size the program is verified for
+  RaceOracle raceCheck;  // empty: nothing can be proved race-free
+  RemarkSink remarks;    // empty: remarks are dropped
+
+  void remark(std::string_view pass, SourceLoc loc, std::string message, std::vector<Note> notes = {}) const {
+    if (remarks) remarks(Remark{std::string(pass), loc, std::move(message), std::move(notes)});
+  }
+};
 
 class Pass {
  public:
   virtual ~Pass() = default;
   virtual std::string_view name() const = 0;     // e.g. "assign-streams"
   virtual std::string_view summary() const = 0;  // one line for --help
-  virtual Status run(Program& program) = 0;
+  virtual Status run(Program& program, const PassContext& context) = 0;
+  // With an empty context: default bindings, no race check, no remarks.
+  // (Derived passes say `using Pass::run;` to keep this overload visible.)
+  Status run(Program& program) { return run(program, PassContext{}); }
 };
 
 }  // namespace hostir

@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "hostir/printer.h"
+#include "hostir/verifier.h"
 #include "passes/assign_streams.h"
 #include "passes/strip_communication.h"
 #include "passes/strip_compute.h"
@@ -44,22 +45,44 @@ Status PassManager::addPipeline(std::string_view pipeline) {
   return std::nullopt;
 }
 
-Status PassManager::run(Program& program) const {
+Status PassManager::run(Program& program, const PassContext& context) const {
+  auto verify = [&](const Program& p) {
+    return options_.verifyAfterEach ? options_.verifyAfterEach(p) : verifyProgram(p, context.bindings);
+  };
+  // The races the program has before each pass, when they can be checked.
+  std::vector<RaceFinding> races;
+  if (context.raceCheck) {
+    if (auto error = verifyProgram(program, context.bindings)) return error;
+    races = context.raceCheck(program);
+  }
   for (const auto& pass : passes_) {
-    if (auto error = pass->run(program)) {
+    if (auto error = pass->run(program, context)) {
       error->message = fmt::format("pass '{}' failed: {}", pass->name(), error->message);
       return error;
     }
-    if (options_.verifyAfterEach) {
-      if (auto error = options_.verifyAfterEach(program)) {
-        error->message = fmt::format("pass '{}' produced an invalid program: {}", pass->name(), error->message);
-        return error;
-      }
+    if (auto error = verify(program)) {
+      error->message = fmt::format("pass '{}' produced an invalid program: {}", pass->name(), error->message);
+      return error;
     }
     bool dump = options_.printIrAfterAll || options_.printIrAfter.count(std::string(pass->name()));
     if (dump && options_.irDump)
       *options_.irDump << fmt::format("# -----// IR Dump After {} //----- #\n", pass->name()) << printProgram(program)
                        << "\n";
+    if (!context.raceCheck) continue;
+    std::vector<RaceFinding> after = context.raceCheck(program);
+    std::vector<RaceFinding> added = newRaces(races, after);
+    if (!added.empty()) {
+      const Race& race = added.front().race;
+      std::string more = added.size() > 1 ? fmt::format(" (and {} more)", added.size() - 1) : "";
+      // The error points at the racing access; a note at the other one.
+      std::vector<Note> notes = raceNotes(added.front());
+      if (race.second.loc.valid()) notes.erase(notes.begin());
+      return Diagnostic{race.second.loc.valid() ? race.second.loc : race.first.loc,
+                        fmt::format("pass '{}' made the program racy: {}{}", pass->name(),
+                                    describeRace(added.front()), more),
+                        std::move(notes)};
+    }
+    races = std::move(after);
   }
   return std::nullopt;
 }

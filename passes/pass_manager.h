@@ -1,5 +1,8 @@
-// Runs a pipeline of passes, verifying after each one and dumping the IR
-// after the passes asked for (`--print-ir-after-all`, `--print-ir-after`).
+// Runs a pipeline of passes. After each pass the program is verified, and,
+// when the context has a race check, race-checked: a pass that makes races
+// the program did not have is an error naming the pass and both statements.
+// Dumps the IR after the passes asked for (`--print-ir-after-all`,
+// `--print-ir-after`).
 #pragma once
 
 #include <functional>
@@ -26,7 +29,8 @@ struct PassManagerOptions {
   bool printIrAfterAll = false;
   std::set<std::string> printIrAfter;  // pass names
   std::ostream* irDump = nullptr;      // where dumps go (the CLI uses stderr)
-  // Checked after every pass; a failure names the pass that broke the program.
+  // Checked after every pass; a failure names the pass that broke the
+  // program. Unset: verifyProgram with the context's bindings.
   std::function<Status(const Program&)> verifyAfterEach;
 };
 
@@ -37,7 +41,10 @@ class PassManager {
   void addPass(std::unique_ptr<Pass> pass) { passes_.push_back(std::move(pass)); }
   // Adds the passes of a comma-separated list such as "assign-streams".
   Status addPipeline(std::string_view pipeline);
-  Status run(Program& program) const;
+  // Runs every pass with `context`. With a race check in the context, the
+  // input must verify with the context's bindings (it is checked first);
+  // the races it already has are not the passes' doing.
+  Status run(Program& program, const PassContext& context = {}) const;
   size_t size() const { return passes_.size(); }
 
  private:

@@ -4,7 +4,7 @@
 
 namespace hostir {
 
-Status StripCommunicationPass::run(Program& program) {
+Status StripCommunicationPass::run(Program& program, const PassContext&) {
   eraseOperationsIf(program.body, [](const Operation& op) {
     switch (op.kind) {
       case OpKind::Allreduce:

@@ -17,7 +17,8 @@ class StripCommunicationPass : public Pass {
 
   std::string_view name() const override { return kName; }
   std::string_view summary() const override { return kSummary; }
-  Status run(Program& program) override;
+  using Pass::run;
+  Status run(Program& program, const PassContext& context) override;
 };
 
 }  // namespace hostir

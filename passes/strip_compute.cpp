@@ -4,7 +4,7 @@
 
 namespace hostir {
 
-Status StripComputePass::run(Program& program) {
+Status StripComputePass::run(Program& program, const PassContext&) {
   eraseOperationsIf(program.body, [](const Operation& op) {
     switch (op.kind) {
       case OpKind::Linear:

@@ -103,8 +103,10 @@ fi
 # 3. ThreadSanitizer and AddressSanitizer (+UBSan) builds: every test but the
 # MPI-launched ones (Open MPI itself is not instrumented). Any report fails
 # the test that produced it.
-export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
-export ASAN_OPTIONS="abort_on_error=0:detect_leaks=1"
+# allocator_may_return_null: an allocation beyond memory is std::bad_alloc,
+# as with the system allocator, which the tests of such programs expect.
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 allocator_may_return_null=1"
+export ASAN_OPTIONS="abort_on_error=0:detect_leaks=1:allocator_may_return_null=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 for variant in tsan:thread asan:address,undefined; do
   name="${variant%%:*}"
@@ -135,6 +137,7 @@ fuzz_rc=0
   "$HOSTIR_ROOT/build/fuzz/tests/fuzz/hostir_parser_fuzz" \
     -max_total_time="$FUZZ_SECONDS" \
     -timeout=120 \
+    -max_len=262144 \
     -dict="$HOSTIR_ROOT/tests/fuzz/hir.dict" \
     -artifact_prefix="$fuzz_dir/artifacts/" \
     -print_final_stats=1 \

@@ -449,16 +449,18 @@ TEST(ExprProperty, RandomTreesRoundTripThroughText) {
 }
 
 TEST(ExprProperty, DeepTreesWithinTheNestingLimit) {
-  // A right-leaning chain needs one parenthesis per level.
+  // A right-leaning chain needs one parenthesis per level: 256 levels print
+  // to text that parses back.
   Expr e = Expr(1);
-  for (int k = 0; k < 150; ++k) e = Expr::binary(BinaryOp::Sub, a(), e);
+  for (int k = 0; k < kMaxExprLevels; ++k) e = Expr::binary(BinaryOp::Sub, a(), e);
+  EXPECT_EQ(e.levels(), kMaxExprLevels);
   std::string text = e.toString();
   auto back = parseExpr(text);
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(*back, e);
-  // A left-leaning chain needs none, however long.
+  // A left-leaning chain needs none.
   Expr f = Expr(1);
-  for (int k = 0; k < 10000; ++k) f = f + a();
+  for (int k = 0; k < kMaxExprLevels; ++k) f = f + a();
   auto flat = parseExpr(f.toString());
   ASSERT_TRUE(flat.ok());
   EXPECT_EQ(*flat, f);
@@ -467,7 +469,145 @@ TEST(ExprProperty, DeepTreesWithinTheNestingLimit) {
   std::string deep = std::string(5000, '(') + "1" + std::string(5000, ')');
   auto tooDeep = parseExpr(deep);
   ASSERT_FALSE(tooDeep.ok());
-  EXPECT_NE(tooDeep.error().message.find("nested more than"), std::string::npos);
+  EXPECT_EQ(tooDeep.error().message,
+            "expression nested too deeply: more than 256 levels of operators, parentheses and calls");
+  EXPECT_EQ(tooDeep.error().loc, (SourceLoc{1, 257}));
+}
+
+// ---------------------------------------------------------------------------
+// Limits: depth and size, whatever builds the tree.
+
+TEST(ExprLimits, LevelsAndNodeCountAreDerivedWhenBuilt) {
+  EXPECT_EQ(Expr().levels(), 0);
+  EXPECT_EQ(Expr().nodeCount(), 0);
+  EXPECT_EQ(Expr(3).levels(), 0);
+  EXPECT_EQ(Expr(3).nodeCount(), 1);
+  EXPECT_EQ((a() + b()).levels(), 1);
+  EXPECT_EQ((a() + b()).nodeCount(), 3);
+  EXPECT_EQ(((a() + b()) * c()).levels(), 2);
+  EXPECT_EQ(min(a(), b() + c() * d()).levels(), 3);
+  EXPECT_EQ(min(a(), b() + c() * d()).nodeCount(), 7);
+  // The parser builds the same trees: parentheses are not nodes.
+  EXPECT_EQ(parsed("((a)) + (b * (c))").levels(), 2);
+  EXPECT_EQ(parsed("((a)) + (b * (c))").nodeCount(), 5);
+}
+
+std::string chainText(const std::string& op, int operators) {
+  std::string text = "1";
+  for (int k = 0; k < operators; ++k) text += " " + op + " 1";
+  return text;
+}
+
+TEST(ExprLimits, ParserRefusesTheLevelPastTheLimitForEveryOperator) {
+  for (std::string op : {"+", "-", "*", "/", "%"}) {
+    SCOPED_TRACE(op);
+    auto atLimit = parseExpr(chainText(op, kMaxExprLevels));
+    ASSERT_TRUE(atLimit.ok()) << atLimit.error().message;
+    EXPECT_EQ(atLimit->levels(), kMaxExprLevels);
+    EXPECT_TRUE(evaluate(*atLimit, lookupName).ok());
+    // 60,000 terms: refused at the 257th operator, column 4 * 256 + 3.
+    auto over = parseExpr(chainText(op, 60000));
+    ASSERT_FALSE(over.ok());
+    EXPECT_EQ(over.error().loc, (SourceLoc{1, 4 * kMaxExprLevels + 3}));
+    EXPECT_EQ(over.error().message,
+              "expression nested too deeply: more than 256 levels of operators, parentheses and calls");
+  }
+  // Parentheses, calls and operators add up on one path.
+  std::string mixed = std::string(100, '(') + chainText("+", 100) + std::string(100, ')');
+  EXPECT_TRUE(parseExpr("min(1, " + mixed + ")").ok());
+  std::string tooMuch = "min(1, " + std::string(100, '(') + chainText("+", 156) + std::string(100, ')') + ")";
+  auto refused = parseExpr(tooMuch);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("nested too deeply"), std::string::npos);
+  std::string calls;
+  for (int k = 0; k < 60000; ++k) calls += "max(1, ";
+  auto deepCalls = parseExpr(calls + "1" + std::string(60000, ')'));
+  ASSERT_FALSE(deepCalls.ok());
+  EXPECT_EQ(deepCalls.error().loc, (SourceLoc{1, 7 * kMaxExprLevels + 1}));
+}
+
+TEST(ExprLimits, DeepTreesBuiltInCppNeverRecurse) {
+  // A million levels, as a C++ loop can build them: destroying, comparing,
+  // visiting and printing use no stack per level; evaluation refuses.
+  constexpr int kLevels = 1'000'000;
+  Expr left = Expr::name("n");
+  Expr right = Expr::name("n");
+  for (int k = 0; k < kLevels; ++k) {
+    left = left + Expr(1);
+    right = Expr(1) - right;
+  }
+  EXPECT_EQ(left.levels(), kLevels);
+  EXPECT_EQ(right.nodeCount(), 2 * kLevels + 1);
+  EXPECT_FALSE(left == right);
+  Expr copy = left;
+  EXPECT_TRUE(copy == left);
+  int names = 0;
+  forEachName(left, [&](const std::string& name, SourceLoc) { names += name == "n"; });
+  EXPECT_EQ(names, 1);
+  std::string text = left.toString();
+  EXPECT_EQ(text.size(), 1 + 4 * static_cast<size_t>(kLevels));
+  EXPECT_EQ(right.toString().substr(0, 12), "1 - (1 - (1 ");
+  auto value = evaluate(left, [](const std::string&) { return std::optional<int64_t>(0); }, SourceLoc{3, 4});
+  ASSERT_FALSE(value.ok());
+  EXPECT_EQ(value.error().loc, (SourceLoc{3, 4}));
+  EXPECT_EQ(value.error().message,
+            "expression nested too deeply: 1000000 levels of operators and calls; an expression may have at most 256");
+  left = Expr();
+  right = Expr();
+  copy = Expr();  // the last owner frees a million nodes without recursing
+  // Calls too.
+  Expr call = Expr(1);
+  for (int k = 0; k < kLevels; ++k) call = max(call, Expr(2));
+  EXPECT_EQ(call.levels(), kLevels);
+  EXPECT_TRUE(checkExprLimits(call).has_value());
+}
+
+TEST(ExprLimits, SharedSubtreesCountOncePerUse) {
+  // `e = e + e` 64 times: 64 levels but 2^65 - 1 nodes to walk. Refused at
+  // once instead of walking them.
+  Expr e = a();
+  for (int k = 0; k < 64; ++k) e = e + e;
+  EXPECT_EQ(e.levels(), 64);
+  EXPECT_EQ(e.nodeCount(), INT64_MAX);
+  auto value = evaluate(e, lookupName);
+  ASSERT_FALSE(value.ok());
+  EXPECT_EQ(value.error().message,
+            "expression too large: more than 1048576 terms; an expression may have at most 1048576");
+  // Just within the limit it evaluates: 2^19 uses of `a`.
+  Expr f = a();
+  for (int k = 0; k < 19; ++k) f = f + f;
+  EXPECT_EQ(f.nodeCount(), (int64_t{1} << 20) - 1);
+  auto sum = evaluate(f, lookupName);
+  ASSERT_TRUE(sum.ok()) << sum.error().message;
+  EXPECT_EQ(*sum, 7 * (int64_t{1} << 19));
+}
+
+TEST(ExprLimits, MalformedTreesAreErrorsNotCrashes) {
+  // Only C++ can build these: an empty operand, a call with one argument.
+  Expr missing = Expr() + Expr(1);
+  EXPECT_FALSE(missing.wellFormed());
+  EXPECT_EQ(missing.toString(), "<missing> + 1");
+  auto v = evaluate(missing, lookupName, SourceLoc{2, 5});
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.error().loc, (SourceLoc{2, 5}));
+  EXPECT_EQ(v.error().message, "malformed expression: an operator or call without its two operands");
+  Expr oneArgument = Expr::call(IntFunction::Min, {Expr(1)});
+  EXPECT_FALSE(oneArgument.wellFormed());
+  EXPECT_EQ(oneArgument.toString(), "min(1)");
+  EXPECT_FALSE(evaluate(oneArgument, lookupName).ok());
+  EXPECT_FALSE(evaluate(Expr(2) * oneArgument, lookupName).ok());
+  EXPECT_TRUE((Expr(2) * Expr(3)).wellFormed());
+  EXPECT_FALSE(Expr().wellFormed());
+}
+
+TEST(ExprLimits, ApplyIntFunctionChecksLikeEvaluate) {
+  EXPECT_EQ(*applyIntFunction(IntFunction::CeilDiv, 7, 2), 4);
+  EXPECT_EQ(*applyIntFunction(IntFunction::Min, -3, 2), -3);
+  EXPECT_EQ(*applyIntFunction(IntFunction::Max, -3, 2), 2);
+  auto zero = applyIntFunction(IntFunction::CeilDiv, 7, 0, SourceLoc{4, 9});
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.error().loc, (SourceLoc{4, 9}));
+  EXPECT_EQ(zero.error().message, "division by zero in ceildiv");
 }
 
 }  // namespace

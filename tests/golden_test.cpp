@@ -1,6 +1,7 @@
 // Golden tests in the spirit of MLIR's FileCheck tests: tests/golden/X.hir is
 // an input, and each X.SUFFIX.hir beside it is the exact expected output of
-// `hostir opt X.hir --passes SUFFIX` (SUFFIX "canonical": no passes).
+// `hostir opt X.hir --passes SUFFIX` (SUFFIX "canonical": no passes), with
+// the default parameters, one rank and 4 worker streams.
 // HOSTIR_UPDATE_GOLDEN=1 rewrites the expected files from the current output.
 #include <gtest/gtest.h>
 
@@ -8,6 +9,7 @@
 
 #include "hostir/verifier.h"
 #include "passes/pass_manager.h"
+#include "race_oracle.h"
 #include "test_util.h"
 
 namespace hostir {
@@ -37,16 +39,16 @@ std::vector<GoldenCase> goldenCases() {
   return cases;
 }
 
+// As `hostir opt X.hir --passes PIPELINE` runs it: one rank, 4 worker
+// streams, every pass's output verified and race-checked.
 std::string runPipeline(const std::string& text, const std::string& pipeline) {
   Program program = testing::parseOrDie(text);
-  PassManagerOptions options;
-  options.verifyAfterEach = [](const Program& p) { return verifyProgram(p); };
-  PassManager pm(options);
+  PassManager pm;
   if (!pipeline.empty()) {
     auto error = pm.addPipeline(pipeline);
     EXPECT_FALSE(error.has_value()) << error->message;
   }
-  auto error = pm.run(program);
+  auto error = pm.run(program, testing::raceCheckedContext(program));
   EXPECT_FALSE(error.has_value()) << error->message;
   return printProgram(program);
 }

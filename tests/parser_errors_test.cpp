@@ -28,7 +28,16 @@ struct ErrorCase {
   Stage stage = Stage::Parse;
   int64_t world = 1;
   std::map<std::string, int64_t> params = {};
+  std::string noteWhere = "";    // "LINE:COL" of the one note the error carries, or "" for none
+  std::string noteMessage = "";  // the note's exact message
 };
+
+// The case, whose diagnostic must carry exactly one note at `where` saying `message`.
+ErrorCase withNote(ErrorCase c, std::string where, std::string message) {
+  c.noteWhere = std::move(where);
+  c.noteMessage = std::move(message);
+  return c;
+}
 
 ErrorCase P(std::string name, std::string source, std::string where, std::string message) {
   return {std::move(name), std::move(source), std::move(where), std::move(message), Stage::Parse};
@@ -84,10 +93,15 @@ std::vector<ErrorCase> errorCases() {
         "expected '{' to open the program body, found end of line"),
       P("missing_open_brace_same_line", "program p() input x : f32[4]\n}\n", "1:13",
         "expected '{' to open the program body, found 'input'"),
-      P("missing_close_brace", "program p() {\n  t = allocate(f32[4])\n", "3:1",
-        "expected '}' to close the program body, found end of file"),
-      P("missing_close_paren", prog("  t = allocate(f32[4]\n"), "3:1", "expected ',' or ')' in the operand list, found '}'"),
-      P("missing_close_bracket", prog("  t = allocate(f32[4)\n"), "2:21", "expected ',' or ']' in the dimensions, found ')'"),
+      withNote(P("missing_close_brace", "program p() {\n  t = allocate(f32[4])\n", "3:1",
+                 "expected '}' to close the program body, found end of file"),
+               "1:13", "to match this '{' (the program body)"),
+      withNote(P("missing_close_paren", prog("  t = allocate(f32[4]\n"), "3:1",
+                 "expected ',' or ')' in the operand list, found '}'"),
+               "2:15", "to match this '(' (the operand list)"),
+      withNote(P("missing_close_bracket", prog("  t = allocate(f32[4)\n"), "2:21",
+                 "expected ',' or ']' in the dimensions, found ')'"),
+               "2:19", "to match this '[' (the dimensions)"),
       P("missing_open_paren", prog("  t = allocate f32[4]\n"), "2:16", "expected '(' after 'allocate', found 'f32'"),
       P("line_ends_before_operands", prog("  t = allocate\n  u = allocate(f32[4])\n"), "2:15",
         "expected '(' after 'allocate', found end of line"),
@@ -108,8 +122,11 @@ std::vector<ErrorCase> errorCases() {
         "shard axis 2 is out of range for a tensor of rank 2"),
       P("shard_of_scalar", prog("  input x : f32[] shard(0)\n"), "2:25", "shard axis 0 is out of range for a tensor of rank 0"),
       P("shard_axis_not_literal", prog("  input x : f32[4, 4] shard(M)\n"), "2:29", "expected the sharded axis, found 'M'"),
-      P("deep_parentheses", deepParens(10000), "2:221", "expression nested more than 200 deep"),
-      P("deep_loops", deepLoops(300), "203:1", "loops nested more than 200 deep"),
+      // The 257th '(' is one level too many (kMaxExprLevels).
+      P("deep_parentheses", deepParens(10000), "2:276",
+        "expression nested too deeply: more than 256 levels of operators, parentheses and calls"),
+      // The 65th 'for' is one loop too many (kMaxLoopNesting).
+      P("deep_loops", deepLoops(300), "66:1", "loops nested too deeply: more than 64 levels of 'for'"),
       P("trailing_comma", prog("  t = allocate(f32[4],)\n"), "2:23", "expected an expression, found ')'"),
       P("positional_after_keyword", prog("  t = allocate(zero=true, f32[4])\n"), "2:27",
         "positional operand after a keyword operand"),
@@ -151,7 +168,47 @@ std::vector<ErrorCase> errorCases() {
       P("for_without_range", prog("  for i in (2) {\n  }\n"), "2:12", "expected 'range(...)' after 'in'"),
       P("for_without_brace", prog("  for i in range(2)\n  t = allocate(f32[4])\n"), "2:20",
         "expected '{' to open the loop body, found end of line"),
-      P("unclosed_loop", "program p() {\n  for i in range(2) {\n", "3:1", "expected '}' to close the loop body, found end of file"),
+      withNote(P("unclosed_loop", "program p() {\n  for i in range(2) {\n", "3:1",
+                 "expected '}' to close the loop body, found end of file"),
+               "2:21", "to match this '{' (the loop body)"),
+      // --- unclosed delimiters: the error where the parser gives up, a note at the opener
+      withNote(P("unclosed_program_body_after_loop", "program p() {\n  for i in range(2) {\n  }\n", "4:1",
+                 "expected '}' to close the program body, found end of file"),
+               "1:13", "to match this '{' (the program body)"),
+      withNote(P("unclosed_param_list", "program p(M = 1", "1:16", "expected ',' or ')' in the parameter list, found end of file"),
+               "1:10", "to match this '(' (the parameter list)"),
+      withNote(P("unclosed_operand_list_at_eof", "program p() {\n  t = allocate(f32[4], zero=true", "2:33",
+                 "expected ',' or ')' in the operand list, found end of file"),
+               "2:15", "to match this '(' (the operand list)"),
+      withNote(P("unclosed_operand_list_empty", "program p() {\n  t = allocate(", "2:16",
+                 "expected an expression, found end of file"),
+               "2:15", "to match this '(' (the operand list)"),
+      withNote(P("unclosed_dims_at_eof", "program p() {\n  t = allocate(f32[4, 8", "2:24",
+                 "expected ',' or ']' in the dimensions, found end of file"),
+               "2:19", "to match this '[' (the dimensions)"),
+      withNote(P("unclosed_decl_dims", "program p() {\n  input x : f32[4\n}\n", "3:1",
+                 "expected ',' or ']' in the dimensions, found '}'"),
+               "2:16", "to match this '[' (the dimensions)"),
+      withNote(P("unclosed_range", "program p() {\n  for i in range(4 {\n  }\n}\n", "2:20",
+                 "expected ')' to close 'range', found '{'"),
+               "2:17", "to match this '(' (the range)"),
+      withNote(P("unclosed_shard", "program p() {\n  input x : f32[4] shard(0\n}\n", "3:1",
+                 "expected ')' after the shard axis, found '}'"),
+               "2:25", "to match this '(' (the shard axis)"),
+      withNote(P("unclosed_stream_number", "program p() {\n  synchronize(stream(1)\n}\n", "3:1",
+                 "expected ',' or ')' in the operand list, found '}'"),
+               "2:14", "to match this '(' (the operand list)"),
+      withNote(P("unclosed_stream_call", "program p() {\n  synchronize(stream(1 + 2", "2:27",
+                 "expected ')' to close 'stream(', found end of file"),
+               "2:21", "to match this '(' (the stream number)"),
+      withNote(P("unclosed_parenthesis", prog("  t = allocate(f32[(M + 1])\n"), "2:26",
+                 "expected ')' to close the parenthesis, found ']'"),
+               "2:20", "to match this '(' (a parenthesized expression)"),
+      withNote(P("unclosed_call", prog("  t = allocate(f32[min(M, 1])\n"), "2:28", "expected ',' or ')' in the call, found ']'"),
+               "2:23", "to match this '(' (the call of 'min')"),
+      withNote(P("unclosed_nested_loop_at_eof", "program p() {\n  for i in range(2) {\n    for j in range(2) {\n      e = record_event()\n",
+                 "5:1", "expected '}' to close the loop body, found end of file"),
+               "3:23", "to match this '{' (the loop body)"),
       // --- reserved names --------------------------------------------------
       P("reserved_rank_param", "program p(rank = 1) {\n}\n", "1:11", "'rank' is a reserved word and cannot be defined"),
       P("reserved_f32_result", prog("  f32 = allocate(f32[4])\n"), "2:3", "'f32' is a reserved word and cannot be defined"),
@@ -246,8 +303,33 @@ std::vector<ErrorCase> errorCases() {
       V("multiplication_overflow", prog("  t = allocate(f32[M * M])\n"), "2:22", "integer overflow in 4294967296 * 4294967296", 1,
         {{"M", int64_t{1} << 32}}),
       V("addition_overflow", prog("  t = allocate(f32[9223372036854775807 + 1])\n"), "2:40", "integer overflow in"),
-      V("element_count_overflow", prog("  t = allocate(f32[M, M])\n"), "2:16", "has more elements than fit in 64 bits", 1,
+      V("element_count_overflow", prog("  t = allocate(f32[M, M])\n"), "2:16",
+        "f32[4294967296, 4294967296] needs more than 8 EiB; a tensor's byte size must fit in 63 bits", 1,
         {{"M", int64_t{1} << 32}}),
+      // --- byte sizes: the element count fits, the bytes do not ------------
+      V("byte_size_wraps_to_one_element", prog("  input x : f32[4611686018427387905]\n"), "2:13",
+        "f32[4611686018427387905] needs more than 8 EiB; a tensor's byte size must fit in 63 bits"),
+      V("byte_size_of_output", prog("  output y : f64[M, 1152921504606846976]\n  y = allocate(f64[M, 1])\n"), "2:14",
+        "f64[4, 1152921504606846976] needs more than 8 EiB"),
+      V("byte_size_of_sharded_input", prog("  input x : bf16[9223372036854775806] shard(0)\n"), "2:13",
+        "bf16[9223372036854775806] needs more than 8 EiB", 2),
+      V("byte_size_of_allocate_from_params", prog("  t = allocate(f16[M, N])\n"), "2:16",
+        "f16[4611686018427387904, 1] needs more than 8 EiB", 1, {{"M", int64_t{1} << 62}, {"N", 1}}),
+      V("byte_size_of_empty_tensor", prog("  t = allocate(f32[0, 4611686018427387904, 4])\n"), "2:16",
+        "f32[0, 4611686018427387904, 4] is empty, but its non-zero extents span more than 8 EiB"),
+      V("byte_size_of_matmul_result", prog("  input a : f32[M, 1]\n  input b : f32[1, M]\n  c = matmul(a, b)\n"), "4:7",
+        "the result of 'matmul', f32[2147483648, 2147483648], needs more than 8 EiB", 1, {{"M", int64_t{1} << 31}}),
+      V("byte_size_of_linear_result", prog("  input x : f32[M, 1]\n  input w : f32[M, 1]\n  y = linear(x, w)\n"), "4:7",
+        "the result of 'linear', f32[2147483648, 2147483648], needs more than 8 EiB", 1, {{"M", int64_t{1} << 31}}),
+      V("byte_size_of_batched_linear_result", prog("  input x : f64[M, M, 1]\n  input w : f64[M, 1]\n  y = linear(x, w)\n"),
+        "4:7", "the result of 'linear', f64[2097152, 2097152, 2097152], needs more than 8 EiB", 1,
+        {{"M", int64_t{1} << 21}}),
+      V("gathered_extent_overflow", prog("  input x : f16[4611686018427387903]\n  h = allgather(x, out=x)\n"), "3:7",
+        "'allgather' over 3 ranks: the gathered extent of axis 0, 4611686018427387903 x 3, does not fit in 64 bits", 3),
+      V("tensor_rank_over_eight", prog("  t = allocate(f32[1, 1, 1, 1, 1, 1, 1, 1, 1])\n"), "2:16",
+        "this tensor type has 9 dimensions; tensors have at most 8"),
+      V("input_rank_over_eight", prog("  input x : f32[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n"), "2:13",
+        "this tensor type has 12 dimensions; tensors have at most 8"),
       V("broadcast_root_out_of_range", prog("  input x : f32[4]\n  broadcast(x, root=world)\n"), "3:21",
         "root 2 is not a rank of a team of 2", 2),
       V("broadcast_root_from_index", prog("  input x : f32[4]\n  for i in range(3) {\n    broadcast(x, root=i)\n  }\n"), "4:23",
@@ -304,6 +386,13 @@ TEST_P(ParserErrorsTest, ReportsPositionAndMessage) {
   EXPECT_NE(diag->message.find(c.message), std::string::npos) << "message: " << diag->message;
   // One line of message: no stray newlines inside it.
   EXPECT_EQ(diag->message.find('\n'), std::string::npos);
+  if (c.noteWhere.empty()) {
+    EXPECT_TRUE(diag->notes.empty()) << rendered;
+  } else {
+    ASSERT_EQ(diag->notes.size(), 1u) << rendered;
+    EXPECT_NE(rendered.find("\nt.hir:" + c.noteWhere + ": note: " + c.noteMessage + "\n"), std::string::npos)
+        << rendered;
+  }
 }
 
 // The line of `source` numbered `line` (1-based).
@@ -330,7 +419,8 @@ TEST_P(ParserErrorsTest, RendersSourceLineAndCaret) {
     EXPECT_EQ(lines.size(), 1u) << rendered;
     return;
   }
-  ASSERT_EQ(lines.size(), 3u) << rendered;
+  // The error and each note: a header, the source line and a caret.
+  ASSERT_EQ(lines.size(), 3u * (1 + diag->notes.size())) << rendered;
   std::string source = lineOf(c.source, diag->loc.line);
   const std::string& shown = lines[1];
   const std::string& caret = lines[2];
@@ -398,7 +488,28 @@ TEST(ParserErrorsRender, CaretAtEndOfFile) {
   EXPECT_EQ(renderDiagnostic(parsed.error(), "t.hir", text),
             "t.hir:2:23: error: expected '}' to close the program body, found end of file\n"
             "  t = allocate(f32[4])\n"
-            "                      ^\n");
+            "                      ^\n"
+            "t.hir:1:13: note: to match this '{' (the program body)\n"
+            "program p() {\n"
+            "            ^\n");
+}
+
+TEST(ParserErrorsRender, OnlyTheInnermostUnclosedDelimiterGetsANote) {
+  // Three delimiters are open at the end of the file; the note names the one the parser was inside.
+  std::string text = "program p() {\n  for i in range(2) {\n    t = allocate(f32[4, (1 + ";
+  auto parsed = parseProgram(text);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(renderDiagnostic(parsed.error(), "t.hir", text),
+            "t.hir:3:30: error: expected an expression, found end of file\n"
+            "    t = allocate(f32[4, (1 + \n"
+            "                             ^\n"
+            "t.hir:3:25: note: to match this '(' (a parenthesized expression)\n"
+            "    t = allocate(f32[4, (1 + \n"
+            "                        ^\n");
+  // An error that is not about a missing delimiter, away from the end of the file, gets none.
+  auto other = parseProgram("program p() {\n  t = allocate(f32[4], fill=1)\n}\n");
+  ASSERT_FALSE(other.ok());
+  EXPECT_TRUE(other.error().notes.empty());
 }
 
 TEST(ParserErrorsRender, CrLfLineEndings) {
@@ -444,9 +555,181 @@ TEST(ParserErrorsLimits, LoopJustUnderTheLimitVerifies) {
   EXPECT_EQ(verifyProgram(*parsed, Bindings{}), std::nullopt);
 }
 
-TEST(ParserErrorsLimits, NestingJustUnderTheLimitParses) {
-  EXPECT_TRUE(parseProgram(deepParens(150)).ok());
-  EXPECT_TRUE(parseProgram(deepLoops(150)).ok());
+TEST(ParserErrorsLimits, NestingAtTheLimitParsesAndVerifies) {
+  for (const std::string& text : {deepParens(kMaxExprLevels), deepLoops(kMaxLoopNesting)}) {
+    auto parsed = parseProgram(text);
+    ASSERT_TRUE(parsed.ok()) << renderDiagnostic(parsed.error(), "t.hir", text);
+    EXPECT_EQ(verifyProgram(*parsed), std::nullopt);
+    auto again = parseProgram(printProgram(*parsed));
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(*again, *parsed);
+  }
+  EXPECT_FALSE(parseProgram(deepParens(kMaxExprLevels + 1)).ok());
+  EXPECT_FALSE(parseProgram(deepLoops(kMaxLoopNesting + 1)).ok());
+}
+
+// `terms` copies of `term` joined by `op`, left-leaning (`1 + 1 + 1`) or, with
+// parentheses, right-leaning (`1 + (1 + (1))`).
+std::string chain(const std::string& term, const std::string& op, int terms, bool rightLeaning) {
+  std::string text;
+  text.reserve(static_cast<size_t>(terms) * (term.size() + op.size() + 4));
+  for (int k = 0; k < terms; ++k) {
+    if (k) text += " " + op + " " + (rightLeaning ? "(" : "");
+    text += term;
+  }
+  if (rightLeaning) text += std::string(static_cast<size_t>(terms - 1), ')');
+  return text;
+}
+
+// Where in a program an integer expression may stand; `{}` marks the spot.
+struct ExprPosition {
+  std::string name;
+  std::string body;  // a program body with one "{}"
+};
+
+const std::vector<ExprPosition>& exprPositions() {
+  static const std::vector<ExprPosition> positions = {
+      {"decl_dim", "  input x : f32[4, {}]\n"},
+      {"allocate_dim", "  t = allocate(f32[{}])\n"},
+      {"loop_end", "  for i in range({}) {\n  }\n"},
+      {"loop_start", "  for i in range({}, 4) {\n  }\n"},
+      {"int_operand", "  input x : f32[4]\n  v = shard_by_stream(x, axis=0, index={}, chunks=2)\n"},
+      {"broadcast_root", "  input x : f32[4]\n  h = broadcast(x, root={})\n"},
+      {"stream_number", "  set_current_stream(stream({}))\n"},
+      {"int_binding", "  n = max({}, 1)\n"},
+      {"call_argument", "  t = allocate(f32[ceildiv(1, {})])\n"},
+      {"parenthesized", "  t = allocate(f32[2 * ({})])\n"},
+  };
+  return positions;
+}
+
+std::string placed(const ExprPosition& position, const std::string& expr) {
+  std::string body = position.body;
+  body.replace(body.find("{}"), 2, expr);
+  return prog(body);
+}
+
+// 1-based column of the `n`th occurrence of `needle` in `line`, searching from `from` (0-based).
+uint32_t columnOf(const std::string& line, size_t from, const std::string& needle, int n) {
+  size_t at = from;
+  for (int k = 0; k < n; ++k) {
+    at = line.find(needle, k == 0 ? at : at + 1);
+    if (at == std::string::npos) return 0;
+  }
+  return static_cast<uint32_t>(at + 1);
+}
+
+TEST(ParserErrorsLimits, LongOperatorChainsAreRefusedEverywhere) {
+  // 60,000 terms, every operator, left- and right-leaning, in every place an
+  // expression may stand: one positioned error, never a stack overflow.
+  int cases = 0;
+  for (std::string op : {"+", "-", "*", "/", "%"}) {
+    for (bool right : {false, true}) {
+      std::string expr = chain("1", op, 60000, right);
+      for (const ExprPosition& position : exprPositions()) {
+        SCOPED_TRACE(op + (right ? " right-leaning in " : " left-leaning in ") + position.name);
+        std::string text = placed(position, expr);
+        auto parsed = parseProgram(text);
+        ASSERT_FALSE(parsed.ok());
+        const Diagnostic& d = parsed.error();
+        EXPECT_EQ(d.message, "expression nested too deeply: more than 256 levels of operators, parentheses and calls");
+        size_t spot = position.body.find("{}");
+        size_t newline = position.body.find('\n');
+        uint32_t line = newline < spot ? 3 : 2;
+        size_t column0 = newline < spot ? spot - newline - 1 : spot;  // where the chain starts on its line
+        // Parentheses and calls around the chain count too.
+        int outer = position.name == "call_argument" || position.name == "parenthesized" ? 1 : 0;
+        std::string text2 = lineOf(text, line);
+        // Left-leaning: the operator that makes the 257th level. Right-leaning:
+        // the parenthesis that opens it.
+        uint32_t want = right ? columnOf(text2, column0, op + " (", kMaxExprLevels + 1 - outer) + 2
+                              : columnOf(text2, column0, " " + op + " ", kMaxExprLevels + 1 - outer) + 1;
+        EXPECT_EQ(d.loc.line, line);
+        EXPECT_EQ(d.loc.col, want) << renderDiagnostic(d, "t.hir", text).substr(0, 600);
+        ++cases;
+      }
+    }
+  }
+  EXPECT_EQ(cases, 5 * 2 * 10);
+}
+
+TEST(ParserErrorsLimits, ChainsAtTheLimitParseVerifyAndRoundTrip) {
+  // 256 levels is allowed wherever the expression stands; `+ 0` or `* 1` keeps the value.
+  for (const ExprPosition& position : exprPositions()) {
+    int outer = position.name == "call_argument" || position.name == "parenthesized" ? 1 : 0;
+    for (const auto& [op, term] : std::vector<std::pair<std::string, std::string>>{{"+", "0"}, {"*", "1"}}) {
+      for (bool right : {false, true}) {
+        SCOPED_TRACE(op + (right ? " right-leaning in " : " left-leaning in ") + position.name);
+        std::string expr = "1 " + op + " " + (right ? "(" : "") + chain(term, op, kMaxExprLevels - outer, right) +
+                           (right ? ")" : "");
+        std::string text = placed(position, expr);
+        auto parsed = parseProgram(text);
+        ASSERT_TRUE(parsed.ok()) << renderDiagnostic(parsed.error(), "t.hir", text).substr(0, 600);
+        EXPECT_EQ(verifyProgram(*parsed, Bindings{{}, 2}), std::nullopt);
+        std::string printed = printProgram(*parsed);
+        auto again = parseProgram(printed);
+        ASSERT_TRUE(again.ok()) << again.error().message;
+        EXPECT_EQ(*again, *parsed);
+        // One more level is one too many.
+        std::string over = "1 " + op + " " + expr;
+        EXPECT_FALSE(parseProgram(placed(position, right ? "1 " + op + " (" + expr + ")" : over)).ok());
+      }
+    }
+  }
+}
+
+TEST(ParserErrorsLimits, DeepCallsAndParenthesesInEveryPosition) {
+  std::string calls, closing;
+  for (int k = 0; k < 60000; ++k) {
+    calls += "min(1, ";
+    closing += ")";
+  }
+  std::string parens = std::string(60000, '(') + "1" + std::string(60000, ')');
+  for (const ExprPosition& position : exprPositions()) {
+    for (const std::string& expr : {calls + "1" + closing, parens}) {
+      SCOPED_TRACE(position.name + ": " + expr.substr(0, 10));
+      auto parsed = parseProgram(placed(position, expr));
+      ASSERT_FALSE(parsed.ok());
+      EXPECT_EQ(parsed.error().message,
+                "expression nested too deeply: more than 256 levels of operators, parentheses and calls");
+    }
+  }
+}
+
+TEST(ParserErrorsLimits, ManyStatementsNeedNoRecursion) {
+  // Statement lists are iterated everywhere: 200,000 statements, at the top
+  // level and in a loop, parse, verify and round-trip.
+  for (bool inLoop : {false, true}) {
+    std::string body = inLoop ? "  for i in range(1) {\n" : "";
+    for (int k = 0; k < 200000; ++k) body += "    e" + std::to_string(k) + " = record_event()\n";
+    if (inLoop) body += "  }\n";
+    std::string text = prog(body);
+    auto parsed = parseProgram(text);
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    EXPECT_EQ(verifyProgram(*parsed), std::nullopt);
+    auto again = parseProgram(printProgram(*parsed));
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(*again, *parsed);
+  }
+}
+
+TEST(ParserErrorsLimits, LongParameterAndDeclarationListsParseInLinearTime) {
+  // 200,000 params or declarations: a quadratic duplicate check would take minutes.
+  std::string params, decls;
+  for (int k = 0; k < 200000; ++k) {
+    params += (k ? ", p" : "p") + std::to_string(k) + " = 1";
+    decls += "  input x" + std::to_string(k) + " : f32[1]\n";
+  }
+  for (const std::string& text : {"program p(" + params + ") {\n}\n", "program p() {\n" + decls + "}\n"}) {
+    auto start = std::chrono::steady_clock::now();
+    auto parsed = parseProgram(text);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    EXPECT_LT(seconds, 10.0);
+  }
+  auto duplicate = parseProgram("program p(" + params + ", p7 = 2) {\n}\n");
+  ASSERT_FALSE(duplicate.ok());
+  EXPECT_EQ(duplicate.error().message, "parameter 'p7' is defined twice");
 }
 
 // ---------------------------------------------------------------------------

@@ -1,14 +1,19 @@
 // The verifier on well-formed programs: every operation verifies where the
 // shapes divide, for teams of 1 to 4 ranks; params, integer bindings, rank-
 // dependent expressions and loop scopes behave as the language doc says.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "hostir/builder.h"
 #include "hostir/parser.h"
+#include "hostir/printer.h"
 #include "hostir/verifier.h"
 
 namespace {
@@ -597,6 +602,297 @@ TEST(VerifierScopes, LoopRangeMayUseOuterIndex) {
   EXPECT_EQ(verifyText(text), "");
   EXPECT_EQ(verifyText("program p() {\n  for i in range(2) {\n  }\n  for j in range(i) {\n  }\n}\n"),
             error("4:18", "'i' is defined inside a loop at 2:7 and is not visible here"));
+}
+
+// ---------------------------------------------------------------------------
+// Limits for programs built in C++: they bypass the parser, so the structure
+// check refuses what the parser would (depth, size, nesting, rank, operands).
+
+// The verifier's message, or "" when the program verifies.
+std::string messageOf(const Program& p, int64_t world = 1, std::map<std::string, int64_t> params = {}) {
+  Status status = verifyProgram(p, Bindings{std::move(params), world});
+  return status ? status->message : "";
+}
+
+// 1 + 0 + 0 + ... with `levels` operators, left- or right-leaning: value 1.
+Expr chainOfLevels(int levels, bool rightLeaning) {
+  Expr e = Expr(1);
+  for (int k = 0; k < levels; ++k) e = rightLeaning ? Expr(0) + e : e + Expr(0);
+  return e;
+}
+
+// A program with `e` (whose value is 1) in one place where expressions stand.
+struct BuiltPosition {
+  std::string name;
+  std::function<void(ProgramBuilder&, Expr)> build;
+};
+
+std::vector<BuiltPosition> builtPositions() {
+  return {
+      {"input_dim", [](ProgramBuilder& b, Expr e) { b.input("x", DType::F32, {4, e}); }},
+      {"output_dim",
+       [](ProgramBuilder& b, Expr e) {
+         b.output("y", DType::F32, {e});
+         b.allocate(DType::F32, {1}, "y");
+       }},
+      {"allocate_dim", [](ProgramBuilder& b, Expr e) { b.allocate(DType::F32, {e, 2}); }},
+      {"loop_end", [](ProgramBuilder& b, Expr e) { b.forLoop("i", e, [](Expr) {}); }},
+      {"loop_start", [](ProgramBuilder& b, Expr e) { b.forLoop("i", e, 3, [](Expr) {}); }},
+      {"nested_loop_end",
+       [](ProgramBuilder& b, Expr e) { b.forLoop("i", 2, [&](Expr) { b.forLoop("j", e, [](Expr) {}); }); }},
+      {"shard_index",
+       [](ProgramBuilder& b, Expr e) {
+         Value x = b.input("x", DType::F32, {4});
+         b.shardByStream(x, 0, e, 2);
+       }},
+      {"broadcast_root",
+       [](ProgramBuilder& b, Expr e) {
+         Value x = b.input("x", DType::F32, {4});
+         b.broadcast(x, e);
+       }},
+      {"stream_number", [](ProgramBuilder& b, Expr e) { b.setCurrentStream(StreamRef::worker(e)); }},
+      {"synchronize", [](ProgramBuilder& b, Expr e) { b.synchronize(StreamRef::worker(e)); }},
+      {"int_value", [](ProgramBuilder& b, Expr e) { b.intValue(IntFunction::Max, e, 1); }},
+  };
+}
+
+Program buildWith(const BuiltPosition& position, Expr e) {
+  ProgramBuilder b("p");
+  position.build(b, std::move(e));
+  return b.build();
+}
+
+TEST(VerifierLimits, DeepExpressionsBuiltInCppAreErrorsEverywhere) {
+  for (const BuiltPosition& position : builtPositions()) {
+    SCOPED_TRACE(position.name);
+    // At the limit: verifies, and prints to text the parser accepts.
+    Program atLimit = buildWith(position, chainOfLevels(kMaxExprLevels, true));
+    EXPECT_EQ(messageOf(atLimit, 2), "");
+    auto reparsed = parseProgram(printProgram(atLimit));
+    ASSERT_TRUE(reparsed.ok()) << reparsed.error().message;
+    EXPECT_EQ(*reparsed, atLimit);
+    // 200,000 levels either way: an error from the structure check, no stack overflow.
+    for (bool right : {false, true}) {
+      Program deep = buildWith(position, chainOfLevels(200'000, right));
+      Status structure = verifyStructure(deep);
+      ASSERT_TRUE(structure.has_value());
+      EXPECT_EQ(structure->message,
+                "expression nested too deeply: 200000 levels of operators and calls; an expression may have at most 256");
+      EXPECT_EQ(messageOf(deep, 2), structure->message);
+    }
+    Program overLimit = buildWith(position, chainOfLevels(kMaxExprLevels + 1, false));
+    EXPECT_EQ(messageOf(overLimit, 2),
+              "expression nested too deeply: 257 levels of operators and calls; an expression may have at most 256");
+  }
+}
+
+TEST(VerifierLimits, SharedSubtreesBuiltInCppAreRefusedQuickly) {
+  // `e = e + e` 64 times: a small object that stands for 2^65 nodes.
+  Expr e = Expr(1);
+  for (int k = 0; k < 64; ++k) e = e + e;
+  for (const BuiltPosition& position : builtPositions()) {
+    SCOPED_TRACE(position.name);
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(messageOf(buildWith(position, e)),
+              "expression too large: more than 1048576 terms; an expression may have at most 1048576");
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+  }
+}
+
+TEST(VerifierLimits, MalformedExpressionsBuiltInCppAreErrors) {
+  for (const BuiltPosition& position : builtPositions()) {
+    SCOPED_TRACE(position.name);
+    EXPECT_EQ(messageOf(buildWith(position, Expr() + Expr(1))),
+              "malformed expression: an operator or call without its two operands");
+    EXPECT_EQ(messageOf(buildWith(position, Expr::call(IntFunction::Min, {Expr(1)}))),
+              "malformed expression: an operator or call without its two operands");
+  }
+  ProgramBuilder b("p");
+  b.allocate(DType::F32, {Expr()});
+  EXPECT_EQ(messageOf(b.build()), "missing integer expression");
+}
+
+// `depth` nested loops around one statement, built without recursion.
+Program loopNest(int depth) {
+  Operation event(OpKind::RecordEvent);
+  event.results.push_back(NameDef{"e", {}});
+  std::vector<Statement> body{Statement(event)};
+  for (int k = depth; k-- > 0;) {
+    ForLoop loop;
+    loop.index = NameDef{"i" + std::to_string(k), {}};
+    loop.end = Expr(1);
+    loop.body = std::move(body);
+    body = {Statement(std::move(loop))};
+  }
+  Program p;
+  p.name = "p";
+  p.body = std::move(body);
+  return p;
+}
+
+TEST(VerifierLimits, LoopNestsBuiltInCppAreLimited) {
+  EXPECT_EQ(messageOf(loopNest(kMaxLoopNesting)), "");
+  EXPECT_EQ(messageOf(loopNest(kMaxLoopNesting + 1)), "loops nested too deeply: more than 64 levels of 'for'");
+  EXPECT_EQ(messageOf(loopNest(1000)), "loops nested too deeply: more than 64 levels of 'for'");
+  // The printed nest at the limit parses back; one more loop does not.
+  auto reparsed = parseProgram(printProgram(loopNest(kMaxLoopNesting)));
+  ASSERT_TRUE(reparsed.ok()) << reparsed.error().message;
+  EXPECT_EQ(*reparsed, loopNest(kMaxLoopNesting));
+  auto over = parseProgram(printProgram(loopNest(kMaxLoopNesting + 1)));
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.error().message, "loops nested too deeply: more than 64 levels of 'for'");
+  EXPECT_EQ(over.error().loc, (SourceLoc{66, 131}));
+}
+
+TEST(VerifierLimits, TensorRankAndShardAxisBuiltInCpp) {
+  std::vector<Expr> eight(8, Expr(1)), nine(9, Expr(1));
+  {
+    ProgramBuilder b("p");
+    b.input("x", DType::F32, eight, 7);
+    b.allocate(DType::F64, eight);
+    EXPECT_EQ(messageOf(b.build()), "");
+  }
+  {
+    ProgramBuilder b("p");
+    b.input("x", DType::F32, nine);
+    EXPECT_EQ(messageOf(b.build()), "this tensor type has 9 dimensions; tensors have at most 8");
+  }
+  {
+    ProgramBuilder b("p");
+    b.allocate(DType::BF16, nine);
+    EXPECT_EQ(messageOf(b.build()), "this tensor type has 9 dimensions; tensors have at most 8");
+  }
+  for (int64_t axis : {2, -1, 100}) {
+    ProgramBuilder b("p");
+    b.input("x", DType::F32, {4, 4}, axis);
+    EXPECT_EQ(messageOf(b.build(), 2), fmt::format("shard axis {} is out of range for a tensor of rank 2", axis));
+  }
+}
+
+TEST(VerifierLimits, HandBuiltOperationsMeetTheirSignatures) {
+  {
+    ProgramBuilder b("p");
+    Operation op(OpKind::Allocate);
+    op.results.push_back(NameDef{"t", {}});
+    b.append(op);  // no type
+    EXPECT_EQ(messageOf(b.build()), "'allocate' is missing its operand 'type'");
+  }
+  {
+    ProgramBuilder b("p");
+    Value x = b.input("x", DType::F32, {4, 4});
+    Operation op(OpKind::Linear);
+    op.operand("x") = Arg::integer(Expr(3));
+    op.operand("w") = x.arg();
+    op.results.push_back(NameDef{"y", {}});
+    b.append(op);
+    EXPECT_EQ(messageOf(b.build()), "operand 'x' of 'linear' must be a tensor");
+  }
+  {
+    ProgramBuilder b("p");
+    Operation op(OpKind::Wait);
+    op.kind = OpKind::Linear;  // one operand slot for a signature of four
+    b.append(op);
+    EXPECT_EQ(messageOf(b.build()), "malformed 'linear': 1 operand slots for a signature of 4");
+  }
+  {
+    ProgramBuilder b("p");
+    Operation op(OpKind::Allocate);
+    op.operand("type") = Arg::ofType(TensorType{DType::F32, {4}, {}});
+    b.append(op);  // no result
+    EXPECT_EQ(messageOf(b.build()), "'allocate' defines 0 names here, which its signature does not allow");
+  }
+  {
+    ProgramBuilder b("p");
+    Value x = b.input("x", DType::F32, {4});
+    Operation op(OpKind::Allreduce);
+    op.operand("t") = x.arg();
+    op.operand("op") = Arg::name("median");
+    b.append(op);
+    EXPECT_EQ(messageOf(b.build()), "operand 'op' of 'allreduce' must be one of sum, prod, min, max, avg");
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Byte sizes: element count x dtype size must fit in int64.
+
+TEST(VerifierSizes, EveryDtypeAtItsLargestExtent) {
+  const std::string text =
+      "program p(E = 1) {\n"
+      "  input x : DT[E] shard(0)\n"
+      "  t = allocate(DT[E])\n"
+      "  v = shard_by_stream(t, axis=0, index=1, chunks=2)\n"
+      "}\n";
+  for (DType dtype : {DType::F16, DType::BF16, DType::F32, DType::F64}) {
+    std::string source = text;
+    for (size_t at; (at = source.find("DT")) != std::string::npos;) source.replace(at, 2, dtypeName(dtype));
+    SCOPED_TRACE(source);
+    const int64_t largest = INT64_MAX / static_cast<int64_t>(dtypeSize(dtype));
+    EXPECT_EQ(verifyText(source, 1, {{"E", largest}}), "");
+    EXPECT_EQ(verifyText(source, 2, {{"E", largest - largest % 2}}), "");  // sharded over two ranks
+    EXPECT_EQ(verifyText(source, 1, {{"E", largest + 1}}),
+              error("2:13", fmt::format("{}[{}] needs more than 8 EiB; a tensor's byte size must fit in 63 bits",
+                                        dtypeName(dtype), largest + 1)));
+    // The same for an allocation alone.
+    std::string allocation = "program p(E = 1) {\n  t = allocate(" + std::string(dtypeName(dtype)) + "[2, E])\n}\n";
+    EXPECT_EQ(verifyText(allocation, 1, {{"E", largest / 2}}), "");
+    EXPECT_EQ(verifyText(allocation, 1, {{"E", largest / 2 + 1}}),
+              error("2:16", fmt::format("{}[2, {}] needs more than 8 EiB; a tensor's byte size must fit in 63 bits",
+                                        dtypeName(dtype), largest / 2 + 1)));
+  }
+}
+
+TEST(VerifierSizes, DerivedResultShapes) {
+  const std::map<std::string, int64_t> huge = {{"M", int64_t{1} << 31}};
+  // linear and matmul build [M, N] from [M, 1] and [1, N]: each operand is 8 GiB, the result 2^64 bytes.
+  EXPECT_EQ(verifyText("program p(M = 4) {\n  input a : f32[M, 1]\n  input b : f32[1, M]\n  c = allocate(f32[1])\n"
+                       "  matmul(a, b, out=c)\n}\n",
+                       1, huge),
+            error("5:3", "the result of 'matmul', f32[2147483648, 2147483648], needs more than 8 EiB; a tensor's "
+                         "byte size must fit in 63 bits"));
+  EXPECT_EQ(verifyText("program p(M = 4) {\n  input x : f32[M, 1]\n  input w : f32[M, 1]\n  input bias : f32[M]\n"
+                       "  y = linear(x, w, bias)\n}\n",
+                       1, huge),
+            error("5:7", "the result of 'linear', f32[2147483648, 2147483648], needs more than 8 EiB; a tensor's "
+                         "byte size must fit in 63 bits"));
+  // copy and add keep their operand's shape: the largest operand gives the largest result.
+  const std::string same =
+      "program p(M = 4) {\n  input a : f16[M]\n  input b : f16[M]\n  c = copy(a)\n  d = add(a, b)\n}\n";
+  EXPECT_EQ(verifyText(same, 1, {{"M", 1}}), "");
+  EXPECT_EQ(verifyText(same, 1, {{"M", INT64_MAX / 2}}), "");
+  // The smallest shapes at which linear and matmul overflow, and the largest at which they do not.
+  const std::string gemm = "program p(M = 4, N = 4) {\n  input a : f64[M, 1]\n  input b : f64[1, N]\n  c = matmul(a, b)\n}\n";
+  EXPECT_EQ(verifyText(gemm, 1, {{"M", int64_t{1} << 30}, {"N", (int64_t{1} << 30) - 1}}), "");
+  EXPECT_EQ(verifyText(gemm, 1, {{"M", int64_t{1} << 30}, {"N", int64_t{1} << 30}}),
+            error("4:7", "the result of 'matmul', f64[1073741824, 1073741824], needs more than 8 EiB; a tensor's "
+                         "byte size must fit in 63 bits"));
+}
+
+TEST(VerifierSizes, GatheredShapes) {
+  // Every rank's 4 EiB gathered over two ranks is 8 EiB: one byte too many.
+  EXPECT_EQ(verifyText("program p() {\n  input x : f32[1152921504606846976]\n  h = allgather(x, out=x)\n}\n", 2),
+            error("3:7", "the gathered tensor, f32[2305843009213693952], needs more than 8 EiB; a tensor's byte size "
+                         "must fit in 63 bits"));
+  EXPECT_EQ(verifyText("program p() {\n  input x : f32[4]\n  o = allocate(f32[8])\n  h = allgather(x, out=o)\n}\n", 2), "");
+}
+
+TEST(VerifierLimits, HugeExpressionsInLongLoopsAreRefusedQuickly) {
+  // 10,000 terms in each of a million iterations: 10^10 evaluations. Refused
+  // at the loop before unrolling it.
+  std::string group = "(0";
+  for (int k = 1; k < 100; ++k) group += " + 0";
+  group += ")";
+  std::string sum = group;
+  for (int k = 1; k < 100; ++k) sum += " + " + group;
+  const std::string text = "program p() {\n  for i in range(1000000) {\n    n = max(" + sum + ", i)\n  }\n}\n";
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(verifyText(text),
+            error("2:3", "the program evaluates more than 100000000 expression terms with these parameters; too large "
+                         "to verify"));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+  // A thousand iterations are fine.
+  std::string small = text;
+  small.replace(small.find("1000000"), 7, "1000");
+  EXPECT_EQ(verifyText(small), "");
 }
 
 }  // namespace

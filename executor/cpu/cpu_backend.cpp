@@ -106,12 +106,12 @@ void CpuBackend::enqueue(Stream* stream, CpuStream::Task task, Work work) {
     if (span->start - queued > std::chrono::microseconds(5))
       trace->add(TraceSlice{track, work.admission == Admission::CommTurn ? "wait for its turn" : "wait for a core",
                             "sync", loc, trace->microsSinceOrigin(queued), micros(span->start - queued), 0, 0});
-    trace->add(TraceSlice{track, std::string(name), work.category, loc, trace->microsSinceOrigin(span->start),
+    trace->add(TraceSlice{track, name, work.category, loc, trace->microsSinceOrigin(span->start),
                           micros(span->end - span->start), work.bytes, work.flops});
   });
   // The host's share: from the statement's start to its work being queued.
   auto now = std::chrono::steady_clock::now();
-  trace->add(TraceSlice{kHostTrack, std::string(name), "host", loc, trace->microsSinceOrigin(issueStart_),
+  trace->add(TraceSlice{kHostTrack, name, "host", loc, trace->microsSinceOrigin(issueStart_),
                         std::chrono::duration<double, std::micro>(now - issueStart_).count(), 0, 0});
   issueStart_ = now;
 }
@@ -203,9 +203,11 @@ void CpuBackend::synchronizeHost() {
 }
 
 TensorView CpuBackend::hostTensor(DType dtype, const Dims& shape) {
-  int64_t n = 1;
-  for (int64_t e : shape) n *= e;
-  return TensorView::contiguous(memory_->allocate(static_cast<size_t>(n) * dtypeSize(dtype)), dtype, shape);
+  // A size that does not fit in size_t is one no allocation can satisfy.
+  size_t bytes = dtypeSize(dtype);
+  for (int64_t e : shape)
+    if (e < 0 || __builtin_mul_overflow(bytes, static_cast<size_t>(e), &bytes)) throw std::bad_alloc();
+  return TensorView::contiguous(memory_->allocate(bytes), dtype, shape);
 }
 
 TensorView CpuBackend::allocate(DType dtype, const Dims& shape, Stream* stream, bool zero) {

@@ -9,11 +9,10 @@ CpuStream::CpuStream(int slot, DelayInjection delays, std::function<bool()> skip
     : slot_(slot),
       delays_(delays),
       skip_(std::move(skip)),
-      onFailure_(std::move(onFailure)),
-      rng_(delays.seed * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(slot + 2)),
-      worker_([this] { run(); }) {}
+      onFailure_(std::move(onFailure)) {}
 
 CpuStream::~CpuStream() {
+  if (!worker_.joinable()) return;  // never used: no thread, nothing queued
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
@@ -33,6 +32,8 @@ uint64_t CpuStream::enqueue(Task task) {
     workerAsleep_ = false;
   }
   if (wake) workAvailable_.notify_one();
+  // Started after the task is queued, so the worker finds it without a wake-up.
+  if (!worker_.joinable()) worker_ = std::thread([this] { run(); });
   return ++issued_;
 }
 
@@ -69,6 +70,8 @@ void CpuStream::takeQueued(std::vector<Task>& batch) {
 }
 
 void CpuStream::run() {
+  // The worker's own: a stream that never runs never seeds one.
+  std::mt19937_64 rng(delays_.seed * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(slot_ + 2));
   std::vector<Task> batch;
   uint64_t completed = 0;
   while (true) {
@@ -77,7 +80,7 @@ void CpuStream::run() {
     for (Task& task : batch) {
       if (delays_.maxMicros) {
         std::uniform_int_distribution<uint32_t> micros(0, delays_.maxMicros);
-        std::this_thread::sleep_for(std::chrono::microseconds(micros(rng_)));
+        std::this_thread::sleep_for(std::chrono::microseconds(micros(rng)));
       }
       if (!skip_()) {
         try {

@@ -2,6 +2,11 @@
 // order. Positions count tasks: an event at position p is reached once the
 // first p tasks have run, which is all other streams ever wait for.
 //
+// The thread starts with the first task: a pool of 1024 streams that a
+// program uses two of costs two threads, not 1024 (each thread reserves a
+// stack, and 8 ranks of 1024 idle threads took 1.8 GB). A stream that never
+// started has reached position 0, the only one anybody can wait for on it.
+//
 // The host issues an operation in well under a microsecond, so the queue
 // keeps the cost of a handoff off that path: the host wakes the worker only
 // when it is asleep, the worker takes everything queued under one lock,
@@ -41,8 +46,11 @@ class CpuStream : public Stream {
 
   int slot() const override { return slot_; }
 
-  // Host side: queues a task and returns the position just after it.
+  // Host side (one thread): queues a task, starting the worker thread at
+  // the first, and returns the position just after it.
   uint64_t enqueue(Task task);
+  // Whether the worker thread was started (host side).
+  bool started() const { return worker_.joinable(); }
   // The position just after the last task issued so far (host side).
   uint64_t issued() const { return issued_; }
   // Blocks the calling thread until the first `position` tasks have run.
@@ -59,7 +67,6 @@ class CpuStream : public Stream {
   DelayInjection delays_;
   std::function<bool()> skip_;
   std::function<void(std::exception_ptr)> onFailure_;
-  std::mt19937_64 rng_;
 
   std::mutex mutex_;
   std::condition_variable workAvailable_;
@@ -74,7 +81,7 @@ class CpuStream : public Stream {
   // worker notifies once that position is reached rather than after every task.
   std::atomic<uint64_t> wakeAt_{std::numeric_limits<uint64_t>::max()};
   uint64_t issued_ = 0;  // touched by the issuing host thread only
-  std::thread worker_;
+  std::thread worker_;   // started by the first enqueue; touched by the host only
 };
 
 }  // namespace hostir::cpu

@@ -1,16 +1,20 @@
 #include "executor/cpu/host_memory_pool.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <new>
 
 namespace hostir::cpu {
 namespace {
 
 // Blocks come in few sizes so that a freed block fits the next request of
-// about the same size: 64 bytes for small ones, pages for large ones.
+// about the same size: 64 bytes for small ones, pages for large ones. A
+// size no rounding can represent is one no system can provide.
 size_t capacityFor(size_t bytes) {
   constexpr size_t kLine = 64, kPage = 4096;
   size_t granule = bytes >= 16 * kPage ? kPage : kLine;
+  if (bytes > std::numeric_limits<size_t>::max() - granule) throw std::bad_alloc();
   return std::max(kLine, (bytes + granule - 1) / granule * granule);
 }
 
@@ -50,11 +54,29 @@ std::shared_ptr<Buffer> HostMemoryPool::allocate(size_t bytes) {
       cached_ -= capacity;
     }
   }
+  if (!block) block = static_cast<std::byte*>(std::aligned_alloc(64, capacity));
   if (!block) {
+    // The cache may be what stands in the way: return it to the system and try once more.
+    releaseCache();
     block = static_cast<std::byte*>(std::aligned_alloc(64, capacity));
     if (!block) throw std::bad_alloc();
   }
-  return std::make_shared<PooledBuffer>(shared_from_this(), block, capacity, bytes);
+  try {
+    return std::make_shared<PooledBuffer>(shared_from_this(), block, capacity, bytes);
+  } catch (...) {
+    std::free(block);
+    throw;
+  }
+}
+
+void HostMemoryPool::releaseCache() {
+  std::unordered_multimap<size_t, std::byte*> blocks;
+  {
+    std::lock_guard lock(mutex_);
+    blocks.swap(freeBlocks_);
+    cached_ = 0;
+  }
+  for (auto& [capacity, block] : blocks) std::free(block);
 }
 
 void HostMemoryPool::release(std::byte* block, size_t capacity) {

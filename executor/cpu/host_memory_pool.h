@@ -24,7 +24,8 @@ class HostMemoryPool : public std::enable_shared_from_this<HostMemoryPool> {
 
   // A 64-byte aligned buffer of `bytes`; its block comes back to the pool
   // when the last view of it is gone (so reuse is ordered after every task
-  // that held it).
+  // that held it). Throws std::bad_alloc when the system has no such block
+  // even after the cache is returned to it; the pool stays usable.
   std::shared_ptr<Buffer> allocate(size_t bytes);
   size_t cachedBytes() const;
 
@@ -32,6 +33,8 @@ class HostMemoryPool : public std::enable_shared_from_this<HostMemoryPool> {
   class PooledBuffer;
   explicit HostMemoryPool(size_t cacheLimit) : cacheLimit_(cacheLimit) {}
   void release(std::byte* block, size_t capacity);
+  // Returns every cached block to the system.
+  void releaseCache();
 
   const size_t cacheLimit_;
   mutable std::mutex mutex_;

@@ -28,11 +28,13 @@ struct OptOptions {
   std::string outputPath;
   bool printIrAfterAll = false;
   std::vector<std::string> printIrAfter;
+  bool remarks = false;  // print the passes' remarks to stderr
 };
 
 struct RunOptions {
   CommonOptions common;
   std::string passes;
+  bool remarks = false;  // print the passes' remarks to stderr (rank 0 only)
   std::string backend = "auto";
   std::vector<std::string> inputs;   // NAME=FILE.npy
   std::vector<std::string> outputs;  // NAME=FILE.npy
@@ -43,7 +45,12 @@ struct RunOptions {
   bool raceCheck = false;
   uint32_t injectDelaysMicros = 0;
   double commTimeoutSeconds = 300;
+  // Skip the race and cross-rank proof before the run (never the verifier);
+  // communications are then matched across ranks while the program runs.
+  bool unchecked = false;
+  std::string injectFault;  // testing aid: ACTION:RANK:POINT (fault_injection.h)
   std::string tracePath;  // Chrome trace of the last run
+  uint64_t traceLimitMiB = 256;  // the trace file's bound; recording stops there
   int coresPerRank = 0;   // 0: this node's cores / its ranks
 };
 
@@ -57,9 +64,18 @@ bool verifyBound(const SourceProgram& source, const Program& program, const Bind
 // Checks the pass names of a pipeline and of --print-ir-after; prints errors.
 bool checkPassNames(const std::string& pipeline, const std::vector<std::string>& printAfter = {});
 
-// Applies `pipeline` (verifying after each pass); prints errors; nullopt on failure.
+struct ApplyPassesOptions {
+  int64_t streams = 4;        // the worker pool the passes' output is race-checked for (--streams)
+  bool raceCheck = true;      // false: no race proof (assign-streams then rewrites nothing)
+  bool printRemarks = false;  // --remarks: every remark of the passes to stderr
+  bool printIrAfterAll = false;
+  std::vector<std::string> printIrAfter;
+};
+
+// Applies `pipeline`, verifying and race-checking after each pass (a pass
+// that makes the program racy is an error naming it); prints errors;
+// nullopt on failure.
 std::optional<Program> applyPasses(const SourceProgram& source, const Program& program, const std::string& pipeline,
-                                   const Bindings& bindings, bool printAfterAll = false,
-                                   const std::vector<std::string>& printAfter = {});
+                                   const Bindings& bindings, const ApplyPassesOptions& options = {});
 
 }  // namespace hostir::tool

@@ -4,12 +4,19 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <new>
 
+#include "executor/tool/cli_validators.h"
 #include "executor/tool/commands.h"
 #include "passes/pass_manager.h"
 
 namespace hostir::tool {
 namespace {
+
+constexpr int64_t kMaxRuns = 1'000'000;
+// What the command was doing, for the one message that running out of memory gets.
+const char* activity = "reading the command line";
+constexpr double kMaxCommTimeoutSeconds = 1e6;
 
 void addCommonOptions(CLI::App& cmd, CommonOptions& o) {
   cmd.add_option("file", o.file, "The .hir program")->required();
@@ -21,9 +28,9 @@ void addCommonOptions(CLI::App& cmd, CommonOptions& o) {
            o.ranksGiven = true;
          },
          "Team size (run: ranks as threads of this process; under mpirun the team is MPI's)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
+      ->check(integerFrom(1, 1024));
   cmd.add_option("--streams", o.streams, "Size of the worker stream pool (stream(e) is slot e mod P)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
+      ->check(integerFrom(1, 1024));
 }
 
 std::string passList() {
@@ -52,6 +59,7 @@ int main(int argc, char** argv) {
   optCmd->add_option("--print-ir-after", opt.printIrAfter, "Print the program to stderr after the named pass")
       ->type_name("PASS")
       ->delimiter(',');
+  optCmd->add_flag("--remarks", opt.remarks, "Print the passes' decisions (which loops they rewrote, and why not) to stderr");
   optCmd->footer(passList());
 
   CommonOptions check;
@@ -64,32 +72,46 @@ int main(int argc, char** argv) {
   addCommonOptions(*runCmd, run.common);
   runCmd->add_option("--passes", run.passes, "Passes to apply before running, e.g. assign-streams")
       ->type_name("PASS[,PASS...]");
+  runCmd->add_flag("--remarks", run.remarks, "Print the passes' decisions to stderr (rank 0)");
   runCmd->add_option("--backend", run.backend, "auto (CUDA when a device is usable, else CPU), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   runCmd->add_option("--input", run.inputs, "Global input tensor from a .npy file (repeatable)")
       ->type_name("NAME=FILE.npy");
   runCmd->add_option("--output", run.outputs, "Write the global output tensor to a .npy file (repeatable)")
       ->type_name("NAME=FILE.npy");
-  runCmd->add_option("--seed", run.seed, "Seed for the inputs not given with --input");
+  runCmd->add_option("--seed", run.seed, "Seed for the inputs not given with --input")->check(unsignedInteger());
   runCmd->add_flag("--check", run.check, "Compare every output with a serial f64-accumulating reference run");
   runCmd->add_flag("--race-check", run.raceCheck,
                    "Check the work for stream races as it is issued (exit 1 and report each race)");
-  runCmd->add_option("--warmup", run.warmup, "Untimed runs before the timed ones")->check(CLI::NonNegativeNumber);
-  runCmd->add_option("--repeat", run.repeat, "Timed runs; rank 0 prints a timing line")->check(CLI::NonNegativeNumber);
+  runCmd->add_option("--warmup", run.warmup, "Untimed runs before the timed ones")->check(integerFrom(0, kMaxRuns));
+  runCmd->add_option("--repeat", run.repeat, "Timed runs; rank 0 prints a timing line")->check(integerFrom(0, kMaxRuns));
   runCmd->add_option("--trace", run.tracePath,
                      "Write the last run's timeline (every rank, stream and host issue) as a Chrome trace "
                      "for Perfetto (CPU backend)")
       ->type_name("FILE.json");
+  runCmd->add_option("--trace-limit", run.traceLimitMiB,
+                     "Largest --trace file, in MiB (default 256); recording stops there and the trace says so")
+      ->type_name("MIB")
+      ->check(integerFrom(1, 1 << 20));
   runCmd->add_option("--cores-per-rank", run.coresPerRank,
                      "CPU backend: computations and communications a rank runs at once; streams beyond that "
                      "take turns in issue order (default: the node's cores divided by its ranks)")
-      ->check(CLI::PositiveNumber);
+      ->check(integerFrom(1, 1024));
   runCmd->add_option("--comm-timeout", run.commTimeoutSeconds,
                      "Seconds before a communication that has not completed is reported and the team aborted")
-      ->check(CLI::PositiveNumber);
+      ->check(positiveSeconds(kMaxCommTimeoutSeconds));
+  runCmd->add_flag("--unchecked", run.unchecked,
+                   "Skip the proof that the program is race-free and issues the same communications on every rank "
+                   "(for programs too large to check; the verifier still runs, and communications are matched "
+                   "across ranks while the program runs)");
+  // A testing aid for the fault tests, not for users: no group, so --help leaves it out.
+  runCmd->add_option("--inject-fault", run.injectFault, "Stop or kill one rank at a chosen point")
+      ->type_name("ACTION:RANK:POINT")
+      ->group("");
   runCmd->add_option("--inject-delays", run.injectDelaysMicros,
                      "Testing aid: sleep up to this many microseconds before every task and communication")
-      ->type_name("MICROSECONDS");
+      ->type_name("MICROSECONDS")
+      ->check(integerFrom(0, 1'000'000));
 
   try {
     app.parse(argc, argv);
@@ -97,8 +119,15 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : kUsageError;
   }
-  if (*optCmd) return runOpt(opt);
-  if (*checkCmd) return runCheck(check);
+  if (*optCmd) {
+    activity = "reading the program or applying the passes";
+    return runOpt(opt);
+  }
+  if (*checkCmd) {
+    activity = "checking the program";
+    return runCheck(check);
+  }
+  activity = "running the program";
   return runRun(run);
 }
 
@@ -108,6 +137,10 @@ int main(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return hostir::tool::main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    // Memory is a resource like a file: running out is the input's size, not a bug.
+    std::cerr << "hostir: error: out of memory while " << hostir::tool::activity << "\n";
+    return hostir::tool::kProgramError;
   } catch (const std::exception& e) {
     // Last line of defence: an internal error is reported, never a crash.
     std::cerr << "hostir: internal error: " << e.what() << "\n";

@@ -3,7 +3,9 @@
 #include <fstream>
 #include <iostream>
 
+#include "executor/program_check.h"
 #include "executor/race_check.h"
+#include "executor/race_oracle.h"
 #include "executor/tool/commands.h"
 #include "hostir/printer.h"
 #include "passes/pass_manager.h"
@@ -18,14 +20,25 @@ bool verifyBound(const SourceProgram& source, const Program& program, const Bind
   return true;
 }
 
+namespace {
+
+// Prints a remark and its notes against the program's file.
+void printRemark(const SourceProgram& source, const Remark& remark) {
+  std::string out = renderMessage(Severity::Remark, remark.loc, fmt::format("{}: {}", remark.pass, remark.message),
+                                  source.path, source.text);
+  for (const Note& note : remark.notes)
+    out += renderMessage(Severity::Note, note.loc, note.message, source.path, source.text);
+  std::cerr << out;
+}
+
+}  // namespace
+
 std::optional<Program> applyPasses(const SourceProgram& source, const Program& program, const std::string& pipeline,
-                                   const Bindings& bindings, bool printAfterAll,
-                                   const std::vector<std::string>& printAfter) {
+                                   const Bindings& bindings, const ApplyPassesOptions& o) {
   PassManagerOptions options;
-  options.printIrAfterAll = printAfterAll;
-  options.printIrAfter.insert(printAfter.begin(), printAfter.end());
+  options.printIrAfterAll = o.printIrAfterAll;
+  options.printIrAfter.insert(o.printIrAfter.begin(), o.printIrAfter.end());
   options.irDump = &std::cerr;
-  options.verifyAfterEach = [&](const Program& p) { return verifyProgram(p, bindings); };
   PassManager pm(options);
   if (!pipeline.empty()) {
     if (auto error = pm.addPipeline(pipeline)) {
@@ -33,8 +46,19 @@ std::optional<Program> applyPasses(const SourceProgram& source, const Program& p
       return std::nullopt;
     }
   }
+  PassContext context;
+  context.bindings = bindings;
+  if (o.raceCheck && pm.size() > 0) {
+    auto params = bindParams(program, bindings);
+    if (!params) {
+      source.report(params.error());
+      return std::nullopt;
+    }
+    context.raceCheck = raceOracle(std::move(*params), bindings.world, o.streams);
+  }
+  if (o.printRemarks) context.remarks = [&](const Remark& remark) { printRemark(source, remark); };
   Program result = program;
-  if (auto error = pm.run(result)) {
+  if (auto error = pm.run(result, context)) {
     source.report(*error);
     return std::nullopt;
   }
@@ -68,7 +92,12 @@ int runOpt(const OptOptions& o) {
   if (!source) return kProgramError;
   Bindings bindings{*settings, o.common.ranks};
   if (!verifyBound(*source, source->program, bindings)) return kProgramError;
-  auto program = applyPasses(*source, source->program, o.passes, bindings, o.printIrAfterAll, o.printIrAfter);
+  ApplyPassesOptions passOptions;
+  passOptions.streams = o.common.streams;
+  passOptions.printRemarks = o.remarks;
+  passOptions.printIrAfterAll = o.printIrAfterAll;
+  passOptions.printIrAfter = o.printIrAfter;
+  auto program = applyPasses(*source, source->program, o.passes, bindings, passOptions);
   if (!program) return kProgramError;
   std::string text = printProgram(*program);
   if (o.outputPath.empty() || o.outputPath == "-") {
@@ -91,11 +120,11 @@ int runCheck(const CommonOptions& o) {
   if (!source) return kProgramError;
   Bindings bindings{*settings, o.ranks};
   if (!verifyBound(*source, source->program, bindings)) return kProgramError;
-  auto races = checkRaces(source->program, *bindParams(source->program, bindings), o.ranks, o.streams);
-  for (const RaceReport& race : races) std::cerr << formatRace(race, o.file, source->text);
-  if (!races.empty()) {
-    std::cerr << fmt::format("{}: {} race{} found with {} worker stream{}\n", o.file, races.size(),
-                             races.size() == 1 ? "" : "s", o.streams, o.streams == 1 ? "" : "s");
+  ProgramCheck check = checkProgram(source->program, *bindParams(source->program, bindings), o.ranks, o.streams);
+  if (!check.ok()) {
+    std::cerr << formatProgramCheck(check, o.file, source->text);
+    std::cerr << fmt::format("{}: {} found with {} worker stream{}\n", o.file, summarizeFindings(check), o.streams,
+                             o.streams == 1 ? "" : "s");
     return kProgramError;
   }
   std::cout << fmt::format("{}: ok: program '{}' verified and race-free for {} rank(s) and {} worker stream(s)\n",

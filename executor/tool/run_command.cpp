@@ -1,18 +1,30 @@
-// `hostir run`: verify, apply the passes, run on the team (MPI ranks under
-// mpirun, in-process ranks otherwise), write outputs, check, time.
+// `hostir run`: verify, apply the passes, prove the program race-free, run
+// on the team (MPI ranks under mpirun, in-process ranks otherwise), write
+// outputs, check, time. Under mpirun every rank prepares its run without
+// printing, then the ranks agree that all of them can start and were started
+// alike (launch_agreement.h); every later blocking step of the host has a
+// deadline (comm/host_watchdog.h), so no rank waits for ever on one that
+// stopped.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <thread>
 #include <iostream>
 #include <memory>
+#include <new>
+#include <sstream>
+#include <thread>
 
+#include "comm/host_watchdog.h"
 #include "comm/mpi_communicator.h"
+#include "executor/program_check.h"
 #include "executor/race_check.h"
 #include "executor/runner.h"
 #include "executor/tool/commands.h"
+#include "executor/tool/fault_injection.h"
+#include "executor/tool/launch_agreement.h"
 
 namespace hostir::tool {
 namespace {
@@ -53,17 +65,207 @@ std::string timingLine(std::vector<double> millis) {
                      millis.back(), n);
 }
 
+// Sends what std::cerr receives into a string for as long as it lives: the
+// preparation's messages are printed only once the ranks know who prints.
+class CapturedStderr {
+ public:
+  CapturedStderr() : saved_(std::cerr.rdbuf(text_.rdbuf())) {}
+  ~CapturedStderr() { std::cerr.rdbuf(saved_); }
+  CapturedStderr(const CapturedStderr&) = delete;
+  CapturedStderr& operator=(const CapturedStderr&) = delete;
+  std::string text() const { return text_.str(); }
+
+ private:
+  std::ostringstream text_;
+  std::streambuf* saved_;
+};
+
+// The team this process belongs to.
+struct Team {
+  int64_t world = 1;
+  int rank = 0;
+  int64_t ranksOnThisNode = 1;
+  bool mpi = false;
+  bool leader() const { return rank == 0; }
+};
+
+// A rank's run, prepared: read, verified, passes applied, proved, inputs read.
+struct PreparedRun {
+  int code = 0;          // non-zero: the preparation failed (see `messages`)
+  std::string messages;  // what the preparation printed: errors, or remarks and warnings
+  std::optional<SourceProgram> source;
+  RunRequest request;
+  std::map<std::string, std::string> outputFiles;
+  LaunchFingerprint fingerprint;
+};
+
+LaunchPart numericPart(std::string name, int64_t value) {
+  return LaunchPart{std::move(name), std::to_string(value), static_cast<uint64_t>(value), true};
+}
+
+LaunchPart textPart(std::string name, std::string shown) {
+  uint64_t hash = fingerprintHash(shown);
+  return LaunchPart{std::move(name), fmt::format("'{}'", shown), hash, false};
+}
+
+// What must be alike on every rank, whether or not the preparation got far.
+LaunchFingerprint fingerprintOf(const RunOptions& o, const PreparedRun& prepared, bool useCuda) {
+  LaunchFingerprint f;
+  if (prepared.source) f.programText = prepared.source->text;
+  std::string inputNames;
+  for (const std::string& item : o.inputs) inputNames += item.substr(0, item.find('=')) + ",";
+  f.options = {textPart("--passes", o.passes),
+               numericPart("--streams", o.common.streams),
+               textPart("--backend", useCuda ? "cuda" : "cpu"),
+               numericPart("--seed", static_cast<int64_t>(o.seed)),
+               numericPart("--warmup", o.warmup),
+               numericPart("--repeat", o.repeat),
+               numericPart("--check", o.check),
+               numericPart("--race-check", o.raceCheck),
+               numericPart("--unchecked", o.unchecked),
+               numericPart("--trace (given)", !o.tracePath.empty()),
+               textPart("the --input names", inputNames)};
+  if (prepared.code == 0)
+    for (const auto& [name, value] : prepared.request.params) f.params.push_back(numericPart("parameter " + name, value));
+  return f;
+}
+
+// Everything before the run; prints only into the captured stream.
+void prepareInto(PreparedRun& p, const RunOptions& o, const Team& team, bool useCuda) {
+  auto settings = parseSettings(o.common.settings);
+  auto inputFiles = namedFiles(o.inputs, "--input");
+  auto outputFiles = namedFiles(o.outputs, "--output");
+  if (!settings || !inputFiles || !outputFiles || !checkPassNames(o.passes)) {
+    p.code = kUsageError;
+    return;
+  }
+  p.outputFiles = *outputFiles;
+  if (team.mpi && o.common.ranksGiven && o.common.ranks != team.world) {
+    std::cerr << fmt::format("error: --ranks {} disagrees with the {} ranks mpirun started\n", o.common.ranks,
+                             team.world);
+    p.code = kUsageError;
+    return;
+  }
+  if (o.backend == "cuda") {
+    if (auto problem = cudaUnavailableReason()) {
+      std::cerr << fmt::format("error: --backend cuda: {}\n", *problem);
+      p.code = kProgramError;
+      return;
+    }
+  }
+  if (useCuda && team.ranksOnThisNode > cudaDeviceCount()) {
+    // NCCL drives one device per rank; every rank finds this alike.
+    std::cerr << fmt::format("error: --backend cuda needs a CUDA device per rank: {} ranks share this node's {} "
+                             "device{} (use --backend cpu, or fewer ranks per node)\n",
+                             team.ranksOnThisNode, cudaDeviceCount(), cudaDeviceCount() == 1 ? "" : "s");
+    p.code = kProgramError;
+    return;
+  }
+  if (useCuda && !o.tracePath.empty()) {
+    // CUDA streams are timed by the GPU's own tools, which see the kernels.
+    std::cerr << "error: --trace records the CPU backend; on CUDA use Nsight Systems (nsys profile), or --backend cpu\n";
+    p.code = kUsageError;
+    return;
+  }
+
+  p.source = loadProgram(o.common.file);
+  if (!p.source) {
+    p.code = kProgramError;
+    return;
+  }
+  const SourceProgram& source = *p.source;
+  Bindings bindings{*settings, team.world};
+  if (!verifyBound(source, source.program, bindings)) {
+    p.code = kProgramError;
+    return;
+  }
+  if (!checkNames(source.program, *inputFiles, DeclKind::Input, "--input") ||
+      !checkNames(source.program, *outputFiles, DeclKind::Output, "--output")) {
+    p.code = kUsageError;
+    return;
+  }
+  ApplyPassesOptions passOptions;
+  passOptions.streams = o.common.streams;
+  passOptions.printRemarks = o.remarks;
+  auto program = applyPasses(source, source.program, o.passes, bindings, passOptions);
+  if (!program) {
+    p.code = kProgramError;
+    return;
+  }
+  auto params = *bindParams(source.program, bindings);
+  // `run` refuses what `check` rejects, with the same report; --unchecked
+  // skips the proof (never the verifier) for programs too large to check.
+  if (!o.unchecked) {
+    ProgramCheck proof = checkProgram(*program, params, team.world, o.common.streams);
+    if (!proof.ok()) {
+      std::cerr << formatProgramCheck(proof, o.common.file, source.text);
+      std::cerr << fmt::format("{}: error: `hostir run` refuses a program that `hostir check` rejects ({}; "
+                               "--unchecked skips this proof)\n",
+                               o.common.file, summarizeFindings(proof));
+      p.code = kProgramError;
+      return;
+    }
+  }
+
+  RunRequest& request = p.request;
+  request.program = std::move(*program);
+  request.params = std::move(params);
+  request.backend = useCuda ? BackendKind::Cuda : BackendKind::Cpu;
+  request.seed = o.seed;
+  request.raceCheck = o.raceCheck;
+  request.matchCommunications = o.unchecked;
+  request.streams = o.common.streams;
+  request.warmup = o.warmup;
+  request.repeat = std::max(o.repeat, 1);
+  request.delays = {o.injectDelaysMicros, o.seed};
+  request.commTimeout = std::chrono::milliseconds(static_cast<int64_t>(o.commTimeoutSeconds * 1000));
+  request.tracePath = o.tracePath;
+  request.traceSourceName = o.common.file;
+  request.traceLimitBytes = std::min<uint64_t>(o.traceLimitMiB, UINT64_MAX >> 20) << 20;
+  // Stream threads beyond the rank's share of the cores would be time-sliced:
+  // every chunk would finish late, and no communication could start early.
+  request.computeSlots =
+      o.coresPerRank > 0
+          ? o.coresPerRank
+          : static_cast<int>(std::max<int64_t>(1, std::thread::hardware_concurrency() /
+                                                      std::max<int64_t>(1, team.ranksOnThisNode)));
+
+  // Every rank reads the global input files.
+  for (const auto& [name, path] : *inputFiles) {
+    auto array = readNpy(path, source.program.findDecl(name)->type.dtype);
+    if (!array) {
+      std::cerr << fmt::format("error: {}\n", array.error().message);
+      p.code = kProgramError;
+      return;
+    }
+    request.inputs[name] = std::move(*array);
+  }
+}
+
+PreparedRun prepare(const RunOptions& o, const Team& team, bool useCuda) {
+  PreparedRun p;
+  CapturedStderr captured;
+  try {
+    prepareInto(p, o, team, useCuda);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: out of memory while preparing the run (reading, verifying or checking the program)\n";
+    p.code = kProgramError;
+  }
+  p.messages = captured.text();
+  p.fingerprint = fingerprintOf(o, p, useCuda);
+  return p;
+}
+
 // What rank 0 does with the result; returns the exit code.
 int finish(const RunOptions& o, const RunRequest& request, const RunResult& result, int64_t world,
            const Program& original, const std::map<std::string, std::string>& outputFiles) {
   int code = 0;
-  if (!o.tracePath.empty()) {
-    std::ofstream out(o.tracePath, std::ios::binary);
-    out << chromeTraceJson(result.trace, o.common.file);
-    if (!out.flush()) {
-      std::cerr << fmt::format("error: cannot write the trace to '{}'\n", o.tracePath);
-      code = kProgramError;
-    }
+  if (result.trace && !*result.trace) {
+    std::cerr << fmt::format("error: {}\n", result.trace->error().message);
+    code = kProgramError;
+  } else if (result.trace && result.trace->value().truncated) {
+    std::cerr << fmt::format("warning: the trace reached --trace-limit {} MiB; the last {} operations are not in it\n",
+                             o.traceLimitMiB, result.trace->value().droppedOperations);
   }
   for (const auto& [name, path] : outputFiles) {
     const HostTensor& t = result.outputs.at(name);
@@ -81,6 +283,11 @@ int finish(const RunOptions& o, const RunRequest& request, const RunResult& resu
     reference.warmup = 0;
     reference.repeat = 1;
     reference.delays = {};
+    reference.tracePath.clear();  // the trace is the run's, not the reference's
+    reference.watchdog = nullptr;
+    reference.matchCommunications = false;
+    reference.describeFailure = nullptr;
+    reference.atRun = nullptr;
     auto expected = runInProcess(reference, world);
     if (!expected) {
       std::cerr << fmt::format("error: the serial reference failed: {}\n", expected.error().message);
@@ -94,137 +301,115 @@ int finish(const RunOptions& o, const RunRequest& request, const RunResult& resu
   return code;
 }
 
-// This MPI rank's run. A failure that escapes it (the backend could not be
-// set up, say) ends the whole job with its reason: the other ranks may be
-// waiting for this one in a collective, and would otherwise wait forever.
-Result<RunResult> runOnMpiRank(const RunRequest& request, Communicator& comm) {
-  try {
-    return runOnRank(request, comm);
-  } catch (const std::exception& e) {
-    comm.abort(e.what());  // prints the reason and ends the job (MPI_Abort)
-    return Diagnostic{{}, e.what()};
-  }
+// The MPI side of a run: the session, the communicators and the deadline
+// on every blocking step of the host.
+struct MpiTeam {
+  std::unique_ptr<MpiSession> session;
+  std::unique_ptr<HostWatchdog> watchdog;
+  std::unique_ptr<MpiCommunicator> comm;
+  std::unique_ptr<MpiCommunicator> signatures;  // --unchecked: the communication signatures' own
+};
+
+MpiTeam startMpi(const RunOptions& o) {
+  MpiTeam t;
+  t.session = std::make_unique<MpiSession>();
+  // Before the communicator exists, a deadline ends the job through MPI_COMM_WORLD.
+  t.watchdog = std::make_unique<HostWatchdog>(
+      std::chrono::milliseconds(static_cast<int64_t>(o.commTimeoutSeconds * 1000)), [](const std::string& why) {
+        int rank = -1;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        std::fprintf(stderr, "hostir: rank %d: error: %s\n", rank, why.c_str());
+        std::fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      });
+  withDeadline(t.watchdog.get(), "setting up MPI", [&] {
+    t.comm = std::make_unique<MpiCommunicator>();
+    if (o.unchecked) t.signatures = std::make_unique<MpiCommunicator>();
+  });
+  return t;
 }
 
 }  // namespace
 
 int runRun(const RunOptions& o) {
-  auto settings = parseSettings(o.common.settings);
-  auto inputFiles = namedFiles(o.inputs, "--input");
-  auto outputFiles = namedFiles(o.outputs, "--output");
-  if (!settings || !inputFiles || !outputFiles || !checkPassNames(o.passes)) return kUsageError;
-  // auto: CUDA when a device is usable here, else the CPU.
-  std::optional<std::string> cudaProblem = o.backend == "cpu" ? std::nullopt : cudaUnavailableReason();
-  if (o.backend == "cuda" && cudaProblem) {
-    std::cerr << fmt::format("error: --backend cuda: {}\n", *cudaProblem);
-    return kProgramError;
+  std::optional<FaultInjection> fault;
+  if (!o.injectFault.empty()) {
+    auto parsed = FaultInjection::parse(o.injectFault);
+    if (!parsed) {
+      std::cerr << fmt::format("error: {}\n", parsed.error().message);
+      return kUsageError;
+    }
+    fault = *parsed;
   }
 
   // Under mpirun the team is MPI's; otherwise --ranks threads of this process.
-  std::unique_ptr<MpiSession> mpi;
-  std::unique_ptr<Communicator> mpiComm;
-  if (MpiSession::launchedByMpirun()) {
-    mpi = std::make_unique<MpiSession>();
-    mpiComm = std::make_unique<MpiCommunicator>();
-    if (o.common.ranksGiven && o.common.ranks != mpiComm->size()) {
-      if (mpiComm->rank() == 0)
-        std::cerr << fmt::format("error: --ranks {} disagrees with the {} ranks mpirun started\n", o.common.ranks,
-                                 mpiComm->size());
-      return kUsageError;
+  std::optional<MpiTeam> mpi;
+  if (MpiSession::launchedByMpirun()) mpi = startMpi(o);
+  Team team;
+  team.mpi = mpi.has_value();
+  team.world = mpi ? mpi->comm->size() : o.common.ranks;
+  team.rank = mpi ? mpi->comm->rank() : 0;
+  team.ranksOnThisNode = team.world;
+  if (const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"); mpi && local)
+    team.ranksOnThisNode = std::max<int64_t>(1, std::atoll(local));
+  HostWatchdog* watchdog = mpi ? mpi->watchdog.get() : nullptr;
+  auto injectFault = [&](FaultInjection::Point point, int run = 0) {
+    if (fault) fault->at(team.rank, point, run);
+  };
+  // Before the last barrier of an MPI job: MPI_Finalize waits for every
+  // rank, so a rank that stopped would hang it without this deadline.
+  auto endTeam = [&](int code) {
+    if (mpi) {
+      injectFault(FaultInjection::Point::Exit);
+      withDeadline(watchdog, "the barrier that ends the job", [&] { mpi->comm->barrier(); });
     }
-  }
-  const int64_t world = mpiComm ? mpiComm->size() : o.common.ranks;
-  // auto picks CUDA only when every rank of this node gets a device of its own.
-  int64_t ranksOnThisNode = world;
-  if (const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"); mpiComm && local) ranksOnThisNode = std::atoll(local);
-  const bool useCuda = o.backend == "cuda" || (o.backend == "auto" && !cudaProblem && ranksOnThisNode <= cudaDeviceCount());
-  const BackendKind backendKind = useCuda ? BackendKind::Cuda : BackendKind::Cpu;
-  const bool leader = !mpiComm || mpiComm->rank() == 0;
-  if (useCuda && ranksOnThisNode > cudaDeviceCount()) {
-    // NCCL drives one device per rank; every rank finds this alike, so no rank goes on alone.
-    if (leader)
-      std::cerr << fmt::format("error: --backend cuda needs a CUDA device per rank: {} ranks share this node's {} "
-                               "device{} (use --backend cpu, or fewer ranks per node)\n",
-                               ranksOnThisNode, cudaDeviceCount(), cudaDeviceCount() == 1 ? "" : "s");
-    return kProgramError;
-  }
-  if (useCuda && !o.tracePath.empty()) {
-    // CUDA streams are timed by the GPU's own tools, which see the kernels.
-    if (leader) std::cerr << "error: --trace records the CPU backend; on CUDA use Nsight Systems (nsys profile), or --backend cpu\n";
-    return kUsageError;
-  }
-  // Errors every rank finds alike are printed once, by rank 0.
-  auto quietUnlessLeader = [&](auto&& body) {
-    std::streambuf* saved = std::cerr.rdbuf();
-    if (!leader) std::cerr.rdbuf(nullptr);
-    auto result = body();
-    std::cerr.rdbuf(saved);
-    return result;
+    return code;
   };
 
-  std::optional<SourceProgram> source = quietUnlessLeader([&] { return loadProgram(o.common.file); });
-  if (!source) return kProgramError;
-  Bindings bindings{*settings, world};
-  if (!quietUnlessLeader([&] { return verifyBound(*source, source->program, bindings); })) return kProgramError;
-  if (!quietUnlessLeader([&] {
-        return checkNames(source->program, *inputFiles, DeclKind::Input, "--input") &&
-               checkNames(source->program, *outputFiles, DeclKind::Output, "--output");
-      }))
-    return kUsageError;
-  auto program = quietUnlessLeader([&] { return applyPasses(*source, source->program, o.passes, bindings); });
-  if (!program) return kProgramError;
-
-  RunRequest request;
-  request.program = std::move(*program);
-  request.params = *bindParams(source->program, bindings);
-  request.backend = backendKind;
-  request.seed = o.seed;
-  request.raceCheck = o.raceCheck;
-  request.streams = o.common.streams;
-  request.warmup = o.warmup;
-  request.repeat = std::max(o.repeat, 1);
-  request.delays = {o.injectDelaysMicros, o.seed};
-  request.commTimeout = std::chrono::milliseconds(static_cast<int64_t>(o.commTimeoutSeconds * 1000));
-  request.trace = !o.tracePath.empty();
-  // Stream threads beyond the rank's share of the cores would be time-sliced:
-  // every chunk would finish late, and no communication could start early.
-  request.computeSlots = o.coresPerRank > 0
-                             ? o.coresPerRank
-                             : static_cast<int>(std::max<int64_t>(1, std::thread::hardware_concurrency() / std::max<int64_t>(1, ranksOnThisNode)));
-
-  // Every rank reads the global input files; a rank that cannot tells the others.
-  std::string inputError;
-  for (const auto& [name, path] : *inputFiles) {
-    auto array = readNpy(path, source->program.findDecl(name)->type.dtype);
-    if (!array) {
-      inputError = array.error().message;
-      break;
-    }
-    request.inputs[name] = std::move(*array);
+  // auto: CUDA when a device is usable here for every rank of this node, else the CPU.
+  const bool useCuda = o.backend == "cuda" || (o.backend == "auto" && !cudaUnavailableReason() &&
+                                               team.ranksOnThisNode <= cudaDeviceCount());
+  PreparedRun prepared = prepare(o, team, useCuda);
+  if (mpi) {
+    injectFault(FaultInjection::Point::Setup);
+    LaunchOutcome outcome = agreeOnLaunch(*mpi->comm, watchdog, prepared.code ? prepared.messages : std::string(),
+                                          prepared.code, prepared.fingerprint);
+    if (!outcome.proceed) return endTeam(outcome.exitCode);
+  } else if (prepared.code) {
+    std::cerr << prepared.messages;
+    return prepared.code;
   }
-  bool inputsFailed = mpiComm ? anyRankFailed(*mpiComm, !inputError.empty()) : !inputError.empty();
-  if (inputsFailed) {
-    if (!inputError.empty() && (leader || mpiComm))
-      std::cerr << fmt::format("{}error: {}\n", mpiComm ? fmt::format("rank {}: ", mpiComm->rank()) : "", inputError);
-    return kProgramError;
-  }
+  // Remarks and warnings: every rank has the same, rank 0 prints them.
+  if (team.leader()) std::cerr << prepared.messages;
 
-  Result<RunResult> result = mpiComm ? runOnMpiRank(request, *mpiComm) : runInProcess(request, world);
+  const SourceProgram& source = *prepared.source;
+  RunRequest& request = prepared.request;
+  request.watchdog = watchdog;
+  request.describeFailure = [&](const Diagnostic& diag) {
+    return renderDiagnostic(diag, o.common.file, source.text);
+  };
+  if (fault)
+    request.atRun = [&](int run, bool started) {
+      injectFault(started ? FaultInjection::Point::Running : FaultInjection::Point::Run, run);
+    };
+
+  Result<RunResult> result = mpi ? runOnRank(request, *mpi->comm, mpi->signatures.get()) : runInProcess(request, team.world);
   if (!result) {
-    std::cerr << fmt::format("error: {}\n", result.error().message);
-    return kProgramError;
+    if (team.leader()) std::cerr << renderDiagnostic(result.error(), o.common.file, source.text);
+    return endTeam(kProgramError);
   }
-  for (const RaceReport& race : result->races) std::cerr << formatRace(race, o.common.file, source->text);
-  int code = leader ? finish(o, request, *result, world, source->program, *outputFiles) : 0;
-  bool raced = mpiComm ? anyRankFailed(*mpiComm, !result->races.empty()) : !result->races.empty();
-  if (mpiComm) {
+  for (const RaceReport& race : result->races) std::cerr << formatRace(race, o.common.file, source.text);
+  int code = team.leader() ? finish(o, request, *result, team.world, source.program, prepared.outputFiles) : 0;
+  bool raced = !result->races.empty();
+  if (mpi) {
+    raced = withDeadline(watchdog, "the vote on races", [&] { return anyRankFailed(*mpi->comm, raced); });
     // Every rank exits with rank 0's verdict, or 1 when any rank raced.
     double verdict = code;
-    mpiComm->broadcast(&verdict, 1, DType::F64, 0);
+    withDeadline(watchdog, "the broadcast of the verdict", [&] { mpi->comm->broadcast(&verdict, 1, DType::F64, 0); });
     code = static_cast<int>(verdict);
   }
   if (raced) code = kProgramError;
-  return code;
+  return endTeam(code);
 }
 
 }  // namespace hostir::tool

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "executor/evaluator.h"
+#include "executor/race_oracle.h"
 #include "hostir/parser.h"
 #include "hostir/verifier.h"
 #include "passes/assign_streams.h"
@@ -47,8 +48,12 @@ std::string withDType(std::string text, DType dtype) {
 }
 
 Program assignStreams(Program program) {
+  // As `hostir opt` runs it: each rewrite proved by the race check, with the
+  // default params, one rank and 4 worker streams.
+  auto context = raceCheckedContext(program, Bindings{{}, 1}, 4);
+  if (!context) throw std::runtime_error(context.error().message);
   AssignStreamsPass pass;
-  if (auto error = pass.run(program)) throw std::runtime_error("assign-streams failed: " + error->message);
+  if (auto error = pass.run(program, *context)) throw std::runtime_error("assign-streams failed: " + error->message);
   if (auto error = verifyStructure(program))
     throw std::runtime_error("assign-streams produced an invalid program: " + error->message);
   return program;

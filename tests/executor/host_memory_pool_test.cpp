@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <new>
 #include <set>
 
 #include "executor/cpu/host_memory_pool.h"
@@ -67,6 +69,38 @@ TEST(HostMemoryPool, BuffersOutliveThePoolHandle) {
   }
   std::memset(buffer->data(), 1, 256);  // the pool lives while its buffers do
   buffer.reset();
+}
+
+TEST(HostMemoryPool, ASizeNoRoundingCanHoldIsABadAllocNotATinyBuffer) {
+  auto pool = HostMemoryPool::create();
+  // Rounded up to whole pages, these wrap around to almost nothing.
+  for (size_t bytes : {std::numeric_limits<size_t>::max(), std::numeric_limits<size_t>::max() - 100})
+    EXPECT_THROW(pool->allocate(bytes), std::bad_alloc) << bytes;
+  auto buffer = pool->allocate(4096);
+  EXPECT_EQ(buffer->bytes(), 4096u);
+  std::memset(buffer->data(), 0xcd, 4096);
+}
+
+TEST(HostMemoryPool, AFailedAllocationReturnsTheCacheAndLeavesThePoolUsable) {
+  auto pool = HostMemoryPool::create();
+  std::byte* block;
+  {
+    auto buffer = pool->allocate(1 << 20);
+    block = buffer->data();
+  }
+  ASSERT_EQ(pool->cachedBytes(), size_t{1} << 20);
+  // 4 TiB: more than this machine has. The cache is given back to the
+  // system before the pool gives up.
+  EXPECT_THROW(pool->allocate(size_t{1} << 42), std::bad_alloc);
+  EXPECT_EQ(pool->cachedBytes(), 0u);
+  auto again = pool->allocate(1 << 20);
+  std::memset(again->data(), 0x5a, 1 << 20);
+  {
+    auto other = pool->allocate(1 << 20);
+    EXPECT_NE(other->data(), again->data());
+  }
+  EXPECT_EQ(pool->cachedBytes(), size_t{1} << 20);
+  (void)block;
 }
 
 }  // namespace

@@ -1,17 +1,23 @@
 // --trace: the timeline of the last run. Checked against what the program
 // must have issued (counts, tracks, sizes and FLOPs computed here from the
 // shapes), and for the invariants a stream guarantees (its slices never
-// overlap), on in-process teams and through the CLI.
+// overlap), on in-process teams and through the CLI; and for what keeps a
+// long run's trace within bounds: events go to disk as they come, the file
+// is assembled in chunks, and --trace-limit truncates it visibly.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
+#include <thread>
 
+#include "comm/in_process_communicator.h"
 #include "executor/trace.h"
 #include "harness.h"
 
@@ -19,16 +25,92 @@ namespace hostir::reftest {
 namespace {
 
 using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+// A directory of its own per test, removed afterwards.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = fs::temp_directory_path() /
+            fmt::format("hostir_trace_{}_{}_{}", ::getpid(), test->test_suite_name(), test->name());
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~ScratchDir() { fs::remove_all(path_); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+// A "ph":"X" event of a written trace, as the recorder saw it.
+struct Slice {
+  int rank = 0;
+  int track = 0;
+  std::string name, category, loc;
+  double startMicros = 0, durationMicros = 0;
+  int64_t bytes = 0;
+  double flops = 0;
+};
+
+nlohmann::json parseTrace(const std::string& path) { return nlohmann::json::parse(readText(path)); }
+
+std::vector<std::vector<Slice>> slicesPerRank(const nlohmann::json& trace, size_t world) {
+  std::vector<std::vector<Slice>> perRank(world);
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    Slice s;
+    s.rank = e.at("pid").get<int>();
+    s.track = e.at("tid").get<int>() - 2;
+    s.name = e.at("name").get<std::string>();
+    s.category = e.at("cat").get<std::string>();
+    s.startMicros = e.at("ts").get<double>();
+    s.durationMicros = e.at("dur").get<double>();
+    const auto& args = e.at("args");
+    s.loc = args.value("loc", "");
+    s.bytes = args.value("bytes", int64_t{0});
+    s.flops = args.value("flops", 0.0);
+    perRank.at(static_cast<size_t>(s.rank)).push_back(s);
+  }
+  return perRank;
+}
 
 struct RowParallelShape {
   int64_t M = 64, K = 32, N = 16, S = 4;
 };
 
-Result<RunResult> tracedRowParallel(const RowParallelShape& shape, int64_t world, int64_t streams, int repeat) {
-  Program program = assignStreams(loadExample("row_parallel_linear"));
+// examples/row_parallel_linear.hir after assign-streams, as `hostir opt` prints it.
+constexpr const char* kRowParallelOnStreams = R"(program row_parallel_linear(M = 256, K = 512, N = 128, S = 4) {
+  input  x : f32[M, K] shard(1)
+  input  w : f32[N, K] shard(1)
+  output y : f32[M, N]
+
+  y = allocate(f32[M, N])
+  main = get_current_stream()
+  for i in range(S) {
+    set_current_stream(stream(i))
+    synchronize(main)
+    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
+    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
+    linear(xi, w, out=yi)
+    c = allreduce(yi, op=sum)
+    wait(c)
+  }
+  set_current_stream(main)
+  for j in range(S) {
+    synchronize(stream(j))
+  }
+}
+)";
+
+Result<RunResult> tracedRowParallel(const RowParallelShape& shape, int64_t world, int64_t streams, int repeat,
+                                    const std::string& path) {
+  Program program = parseOrThrow(kRowParallelOnStreams, "rp.hir");
   Params params = bindAll(program, {{"M", shape.M}, {"K", shape.K}, {"N", shape.N}, {"S", shape.S}});
   RunRequest request = makeRequest(program, params, 7, streams);
-  request.trace = true;
+  request.tracePath = path;
+  request.traceSourceName = "rp.hir";
   request.warmup = 1;
   request.repeat = repeat;
   auto result = runWithin(request, world);
@@ -36,23 +118,28 @@ Result<RunResult> tracedRowParallel(const RowParallelShape& shape, int64_t world
   return *result;
 }
 
-std::vector<TraceSlice> named(const std::vector<TraceSlice>& slices, const std::string& name, int track) {
-  std::vector<TraceSlice> out;
-  for (const TraceSlice& s : slices)
+std::vector<Slice> named(const std::vector<Slice>& slices, const std::string& name, int track) {
+  std::vector<Slice> out;
+  for (const Slice& s : slices)
     if (s.name == name && (track == kHostTrack ? s.track == kHostTrack : s.track != kHostTrack)) out.push_back(s);
   return out;
 }
 
 TEST(Trace, EveryRankRecordsEveryChunksLinearAndAllreduceOnItsStream) {
+  ScratchDir dir;
   const RowParallelShape shape;
   const int64_t world = 2, streams = 2;
-  auto result = tracedRowParallel(shape, world, streams, 3);
+  auto result = tracedRowParallel(shape, world, streams, 3, dir.file("t.json"));
   ASSERT_TRUE(result) << result.error().message;
-  ASSERT_EQ(result->trace.size(), static_cast<size_t>(world));
+  ASSERT_TRUE(result->trace.has_value());
+  ASSERT_TRUE(*result->trace) << result->trace->error().message;
+  EXPECT_FALSE(result->trace->value().truncated);
+  EXPECT_EQ(result->trace->value().bytes, fs::file_size(dir.file("t.json")));
+  auto perRank = slicesPerRank(parseTrace(dir.file("t.json")), world);
   const double rows = static_cast<double>(shape.M / shape.S), localK = static_cast<double>(shape.K / world);
-  for (size_t rank = 0; rank < result->trace.size(); ++rank) {
+  for (size_t rank = 0; rank < perRank.size(); ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));
-    const auto& slices = result->trace[rank];
+    const auto& slices = perRank[rank];
     // Only the last run is traced: one linear and one allreduce per chunk.
     auto linears = named(slices, "linear", /*track=*/0);
     auto allreduces = named(slices, "allreduce", 0);
@@ -60,31 +147,32 @@ TEST(Trace, EveryRankRecordsEveryChunksLinearAndAllreduceOnItsStream) {
     ASSERT_EQ(allreduces.size(), static_cast<size_t>(shape.S));
     EXPECT_EQ(named(slices, "linear", kHostTrack).size(), static_cast<size_t>(shape.S));
     std::map<int, int> linearsPerTrack;
-    for (const TraceSlice& s : linears) {
+    for (const Slice& s : linears) {
       EXPECT_EQ(s.category, "compute");
       EXPECT_DOUBLE_EQ(s.flops, 2.0 * rows * static_cast<double>(shape.N) * localK);
       EXPECT_EQ(s.bytes, static_cast<int64_t>((rows * localK + shape.N * localK + rows * shape.N) * 4));
-      EXPECT_EQ(s.loc, "11:5");
+      EXPECT_EQ(s.loc, "rp.hir:13:5");  // the linear of kRowParallelOnStreams
       ++linearsPerTrack[s.track];
     }
     // assign-streams: chunk i on stream(i mod streams).
     for (int track = 0; track < streams; ++track) EXPECT_EQ(linearsPerTrack[track], shape.S / streams);
-    for (const TraceSlice& s : allreduces) {
+    for (const Slice& s : allreduces) {
       EXPECT_EQ(s.category, "communication");
       EXPECT_EQ(s.bytes, static_cast<int64_t>(rows * shape.N * 4));
     }
     // A stream runs its work in order: its slices never overlap, and every
     // slice lies after the shared origin.
-    std::map<int, std::vector<TraceSlice>> byTrack;
-    for (const TraceSlice& s : slices) {
+    std::map<int, std::vector<Slice>> byTrack;
+    for (const Slice& s : slices) {
       EXPECT_GE(s.startMicros, 0.0);
       EXPECT_GE(s.durationMicros, 0.0);
       if (s.track != kHostTrack) byTrack[s.track].push_back(s);
     }
     for (auto& [track, list] : byTrack) {
       std::sort(list.begin(), list.end(), [](auto& a, auto& b) { return a.startMicros < b.startMicros; });
+      // Times are written to the nanosecond: allow for the rounding.
       for (size_t i = 1; i < list.size(); ++i)
-        EXPECT_LE(list[i - 1].startMicros + list[i - 1].durationMicros, list[i].startMicros + 1e-3)
+        EXPECT_LE(list[i - 1].startMicros + list[i - 1].durationMicros, list[i].startMicros + 2e-3)
             << "track " << track;
     }
   }
@@ -95,15 +183,46 @@ TEST(Trace, IsEmptyWithoutTheFlag) {
   RunRequest request = makeRequest(program, bindAll(program, {}), 1, 2);
   auto result = runWithin(request, 2);
   ASSERT_TRUE(result && *result);
-  EXPECT_TRUE(result->value().trace.empty());
+  EXPECT_FALSE(result->value().trace.has_value());
+}
+
+// Each rank of an in-process team adds `slices[rank]` to its recorder and
+// takes part in writing the team's trace.
+Result<TraceSummary> writeRecorded(const std::vector<std::vector<TraceSlice>>& slices, const std::string& path,
+                                   size_t chunkBytes, uint64_t limitBytes = kDefaultTraceLimitBytes) {
+  const int world = static_cast<int>(slices.size());
+  InProcessTeam team(world);
+  std::vector<std::optional<Result<TraceSummary>>> results(slices.size());
+  auto rankBody = [&](int rank) {
+    auto comm = team.communicator(rank);
+    TraceRecorder recorder;
+    recorder.start(TraceRecorder::Clock::now(), TraceSettings{rank, world, "p.hir", limitBytes});
+    for (const TraceSlice& s : slices[static_cast<size_t>(rank)]) recorder.add(s);
+    recorder.stop();
+    results[static_cast<size_t>(rank)] = writeTeamTrace(*comm, recorder, path, chunkBytes);
+  };
+  std::vector<std::thread> threads;
+  for (int rank = 1; rank < world; ++rank) threads.emplace_back(rankBody, rank);
+  rankBody(0);
+  for (auto& t : threads) t.join();
+  for (int rank = 1; rank < world; ++rank) {
+    const auto& other = *results[static_cast<size_t>(rank)];
+    EXPECT_TRUE(other) << other.error().message;
+  }
+  return *results[0];
 }
 
 TEST(Trace, ChromeFormatHasAProcessPerRankAndAThreadPerTrack) {
+  ScratchDir dir;
   std::vector<std::vector<TraceSlice>> perRank(2);
   perRank[0].push_back(TraceSlice{0, "linear", "compute", "3:4", 10, 5, 100, 2000});
   perRank[0].push_back(TraceSlice{kHostTrack, "linear", "host", "3:4", 9, 0.5, 0, 0});
   perRank[1].push_back(TraceSlice{kMainStreamTrack, "allreduce", "communication", "", 12, 7, 64, 0});
-  auto trace = nlohmann::json::parse(chromeTraceJson(perRank, "p.hir"));
+  // Chunks of 16 bytes: every event crosses several.
+  auto summary = writeRecorded(perRank, dir.file("t.json"), 16);
+  ASSERT_TRUE(summary) << summary.error().message;
+  EXPECT_FALSE(summary->truncated);
+  auto trace = parseTrace(dir.file("t.json"));
   std::map<std::pair<int, int>, std::string> threads;
   std::map<int, std::string> processes;
   std::vector<nlohmann::json> slices;
@@ -120,19 +239,146 @@ TEST(Trace, ChromeFormatHasAProcessPerRankAndAThreadPerTrack) {
   EXPECT_EQ(slices[0].at("args").at("loc"), "p.hir:3:4");
   EXPECT_EQ(slices[0].at("args").at("flops"), 2000);
   EXPECT_EQ(slices[0].at("dur"), 5);
+  EXPECT_EQ(slices[2].at("pid"), 1);
   EXPECT_FALSE(slices[2].at("args").contains("loc"));
   EXPECT_EQ(slices[2].at("args").at("bytes"), 64);
+  EXPECT_EQ(trace.at("otherData").at("truncated"), false);
+}
+
+TEST(Trace, ASourceNameWithQuotesAndControlCharactersStaysValidJson) {
+  ScratchDir dir;
+  const std::string source = "dir \"q\"\\a\tb.hir";
+  InProcessTeam team(1);
+  auto comm = team.communicator(0);
+  TraceRecorder recorder;
+  recorder.start(TraceRecorder::Clock::now(), TraceSettings{0, 1, source, kDefaultTraceLimitBytes});
+  recorder.add(TraceSlice{0, "copy", "memory", "2:9", 1, 2, 16, 0});
+  recorder.stop();
+  auto summary = writeTeamTrace(*comm, recorder, dir.file("t.json"));
+  ASSERT_TRUE(summary) << summary.error().message;
+  auto slices = slicesPerRank(parseTrace(dir.file("t.json")), 1);
+  ASSERT_EQ(slices[0].size(), 1u);
+  EXPECT_EQ(slices[0][0].loc, source + ":2:9");
+}
+
+TEST(Trace, EveryRanksEventsArriveWholeThroughChunks) {
+  ScratchDir dir;
+  const int world = 3, perRankSlices = 2000;
+  std::vector<std::vector<TraceSlice>> perRank(world);
+  for (int rank = 0; rank < world; ++rank)
+    for (int i = 0; i < perRankSlices; ++i)
+      perRank[rank].push_back(TraceSlice{i % 3 - 1, "add", "compute", "7:3", double(i), 0.25, rank * 1000 + i, 0});
+  auto summary = writeRecorded(perRank, dir.file("t.json"), 1000);  // not a multiple of an event
+  ASSERT_TRUE(summary) << summary.error().message;
+  auto slices = slicesPerRank(parseTrace(dir.file("t.json")), world);
+  for (int rank = 0; rank < world; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    ASSERT_EQ(slices[rank].size(), static_cast<size_t>(perRankSlices));
+    for (int i = 0; i < perRankSlices; ++i) {
+      EXPECT_EQ(slices[rank][i].bytes, rank * 1000 + i);
+      EXPECT_EQ(slices[rank][i].track, i % 3 - 1);
+      EXPECT_EQ(slices[rank][i].loc, "p.hir:7:3");
+    }
+  }
+}
+
+// The resident memory of this process, from the kernel's accounting.
+uint64_t residentBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  return 0;
+}
+
+TEST(Trace, ARecordingKeepsItsEventsOnDiskNotInMemory) {
+  // 600k events are about 80 MB of trace; held in memory they would show.
+  TraceRecorder recorder;
+  recorder.start(TraceRecorder::Clock::now(), TraceSettings{0, 1, "a_long_program_name.hir", uint64_t{1} << 40});
+  const uint64_t before = residentBytes();
+  for (int i = 0; i < 600000; ++i)
+    recorder.add(TraceSlice{i % 4, "allreduce", "communication", "12:34", i * 1.5, 1.25, 4096, 0});
+  recorder.stop();
+  const uint64_t after = residentBytes();
+  ASSERT_FALSE(recorder.error()) << recorder.error()->message;
+  EXPECT_GT(recorder.recordedBytes(), uint64_t{60} << 20);
+  EXPECT_LT(after, before + (uint64_t{16} << 20)) << "resident memory grew from " << before << " to " << after;
+  EXPECT_FALSE(recorder.truncated());
+}
+
+Program loopProgram() {
+  return parseOrThrow(R"(program loop(N = 20000) {
+  input x : f32[4, 4]
+  output y : f32[4, 4]
+  y = allocate(f32[4, 4], zero=true)
+  for i in range(N) {
+    add(x, y, out=y)
+  }
+}
+)",
+                      "loop.hir");
+}
+
+TEST(Trace, TheLimitEndsTheTraceVisiblyAndCountsWhatIsLeftOut) {
+  ScratchDir dir;
+  const int64_t world = 2, n = 20000;
+  const uint64_t limit = 256 << 10;
+  Program program = loopProgram();
+  RunRequest request = makeRequest(program, bindAll(program, {{"N", n}}), 3, 2);
+  request.tracePath = dir.file("t.json");
+  request.traceLimitBytes = limit;
+  auto result = runWithin(request, world);
+  ASSERT_TRUE(result && *result) << (result ? result->error().message : "timed out");
+  const auto& written = result->value().trace;
+  ASSERT_TRUE(written && *written) << written->error().message;
+  const TraceSummary& summary = written->value();
+  EXPECT_TRUE(summary.truncated);
+  EXPECT_LE(fs::file_size(dir.file("t.json")), limit);
+  EXPECT_GT(fs::file_size(dir.file("t.json")), limit * 3 / 4);
+  EXPECT_EQ(summary.bytes, fs::file_size(dir.file("t.json")));
+
+  auto trace = parseTrace(dir.file("t.json"));  // still valid JSON
+  EXPECT_EQ(trace.at("otherData").at("truncated"), true);
+  EXPECT_EQ(trace.at("otherData").at("dropped_operations"), summary.droppedOperations);
+  std::set<int> marked;
+  for (const auto& e : trace.at("traceEvents"))
+    if (e.at("ph") == "i" && e.at("name") == "trace truncated") marked.insert(e.at("pid").get<int>());
+  EXPECT_EQ(marked, (std::set<int>{0, 1}));  // each rank reached its half of the limit
+
+  // Every operation a rank issued is either in the trace or counted out:
+  // the rank that left out the most accounts for the count.
+  const uint64_t issued = static_cast<uint64_t>(n) + 1;  // the adds and the zero fill
+  uint64_t fewestRecorded = issued;
+  for (const auto& slices : slicesPerRank(trace, world)) {
+    uint64_t recorded = 0;
+    for (const Slice& s : slices) recorded += s.category == "host";
+    EXPECT_LT(recorded, issued);
+    fewestRecorded = std::min(fewestRecorded, recorded);
+  }
+  EXPECT_GT(summary.droppedOperations, 0u);
+  EXPECT_EQ(fewestRecorded + summary.droppedOperations, issued);
+}
+
+TEST(Trace, AnUnwritablePathIsAnErrorThatNamesIt) {
+  Program program = loadExample("row_parallel_linear");
+  RunRequest request = makeRequest(program, bindAll(program, {}), 1, 2);
+  request.tracePath = "/nonexistent-dir/t.json";
+  auto result = runWithin(request, 2);
+  ASSERT_TRUE(result && *result);
+  const auto& written = result->value().trace;
+  ASSERT_TRUE(written.has_value());
+  ASSERT_FALSE(*written);
+  EXPECT_THAT(written->error().message, HasSubstr("cannot write the trace to '/nonexistent-dir/t.json'"));
 }
 
 TEST(Trace, CliWritesATraceThatParses) {
-  auto dir = std::filesystem::temp_directory_path() / ("hostir_trace_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::string path = (dir / "t.json").string();
+  ScratchDir dir;
+  std::string path = dir.file("t.json");
   std::string command = std::string(HOSTIR_BINARY) + " run " + examplePath("row_parallel_linear") +
-                        " --ranks 2 --passes assign-streams --repeat 2 --trace " + path + " > " +
-                        (dir / "out").string() + " 2>&1";
-  ASSERT_EQ(std::system(command.c_str()), 0) << readText((dir / "out").string());
-  auto trace = nlohmann::json::parse(readText(path));
+                        " --ranks 2 --passes assign-streams --repeat 2 --trace " + path + " > " + dir.file("out") +
+                        " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << readText(dir.file("out"));
+  auto trace = parseTrace(path);
   int linears = 0;
   std::set<int> ranks;
   for (const auto& e : trace.at("traceEvents"))
@@ -143,7 +389,29 @@ TEST(Trace, CliWritesATraceThatParses) {
     }
   EXPECT_EQ(linears, 2 * 4);  // S = 4 chunks on each of 2 ranks
   EXPECT_EQ(ranks, (std::set<int>{0, 1}));
-  std::filesystem::remove_all(dir);
+  EXPECT_THAT(readText(dir.file("out")), ::testing::Not(HasSubstr("warning")));
+}
+
+TEST(Trace, CliWarnsOnceWhenTheTraceReachesItsLimit) {
+  ScratchDir dir;
+  {
+    std::ofstream program(dir.file("loop.hir"));
+    program << "program loop(N = 20000) {\n  input x : f32[4, 4]\n  output y : f32[4, 4]\n"
+               "  y = allocate(f32[4, 4], zero=true)\n  for i in range(N) {\n    add(x, y, out=y)\n  }\n}\n";
+  }
+  std::string path = dir.file("t.json");
+  std::string command = std::string(HOSTIR_BINARY) + " run " + dir.file("loop.hir") +
+                        " --ranks 2 --trace-limit 1 --trace " + path + " > " + dir.file("out") + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << readText(dir.file("out"));
+  std::string out = readText(dir.file("out"));
+  EXPECT_THAT(out, ::testing::ContainsRegex(
+                       "warning: the trace reached --trace-limit 1 MiB; the last [0-9]+ operations are not in it\n"));
+  size_t warnings = 0;
+  for (size_t at = out.find("warning:"); at != std::string::npos; at = out.find("warning:", at + 1)) ++warnings;
+  EXPECT_EQ(warnings, 1u) << out;
+  EXPECT_LE(fs::file_size(path), uint64_t{1} << 20);
+  auto trace = parseTrace(path);
+  EXPECT_EQ(trace.at("otherData").at("truncated"), true);
 }
 
 TEST(Trace, CliRejectsAnUnwritablePath) {

@@ -2,7 +2,12 @@
 //
 // For every input that parses it checks the printer's contract
 // (hostir/printer.h): parse(print(p)) succeeds and equals p, and printing
-// that again gives the same text. For every program that verifies (with the
+// that again gives the same text; the structural verifier runs on it. Input
+// that is not a program is also tried as a lone expression (parseExpr), with
+// the same round trip and an evaluation, so the expression paths see long
+// operator chains and deep nesting directly. Depth bugs (stack overflows in
+// a recursive walk) are crashes; scripts/test.sh runs the fuzzer with a
+// -max_len large enough for chains of tens of thousands of terms. For every program that verifies (with the
 // default bindings, and for a team of two) it runs assign-streams and
 // requires the result to verify too and to round-trip through the printer.
 // A violated property calls __builtin_trap(), after printing what broke to
@@ -49,8 +54,12 @@ class UnrollCounter {
         const hostir::Operation& op = stmt.op();
         if (op.kind == hostir::OpKind::IntValue && op.result() && op.operands.size() == 2 && op.operands[0] &&
             op.operands[1]) {
-          auto v = eval(hostir::Expr::call(op.intFunction, {op.operands[0]->expr, op.operands[1]->expr}));
-          if (v) env_[op.result()->name] = *v;
+          auto a = eval(op.operands[0]->expr);
+          auto b = eval(op.operands[1]->expr);
+          if (a && b) {
+            auto v = hostir::applyIntFunction(op.intFunction, *a, *b);
+            if (v) env_[op.result()->name] = *v;
+          }
         }
         continue;
       }
@@ -129,12 +138,29 @@ void checkAssignStreams(const hostir::Program& program, const hostir::Bindings& 
   checkRoundTrip(rewritten, "round trip of the assign-streams output");
 }
 
+// parseExpr -> toString -> parseExpr -> compare, then evaluate.
+void checkExpression(std::string_view source) {
+  auto parsed = hostir::parseExpr(source);
+  if (!parsed) return;
+  const std::string printed = parsed->toString();
+  auto reparsed = hostir::parseExpr(printed);
+  if (!reparsed) violation("the printed expression does not parse", reparsed.error().message + "\n--- printed ---\n" + printed);
+  if (!(*reparsed == *parsed)) violation("parseExpr(toString(e)) != e", printed);
+  if (reparsed->toString() != printed) violation("printing an expression is not stable", printed);
+  (void)hostir::evaluate(*parsed, [](const std::string& name) -> std::optional<int64_t> {
+    return static_cast<int64_t>(name.size());
+  });
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view source(reinterpret_cast<const char*>(data), size);
   auto parsed = hostir::parseProgram(source);
-  if (!parsed) return 0;
+  if (!parsed) {
+    checkExpression(source);
+    return 0;
+  }
   checkRoundTrip(*parsed, "round trip of the parsed input");
   // Names, scopes and kinds: no unrolling, so every program gets this much.
   (void)hostir::verifyStructure(*parsed);

@@ -2,7 +2,8 @@
 // size and a worker-stream pool size. Every program must first pass the
 // verifier (so the table cannot rot into programs the checker never sees);
 // a racy one must report at least the expected race (first statement's
-// line, second statement's line, buffer), a race-free one none at all.
+// line, second statement's line, buffer), a race-free one none at all; and
+// none reads uninitialized memory or communicates differently by rank.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "executor/program_check.h"
 #include "executor/race_check.h"
 #include "hostir/parser.h"
 #include "hostir/verifier.h"
@@ -237,7 +239,7 @@ const std::vector<Case>& cases() {
 
       {"AllgatherReadsWhileAnotherStreamWrites", R"hir(program allgather_reads(M = 8, N = 8) {
   input  x : f32[M, N]
-  y = allocate(f32[M, N])
+  y = allocate(f32[M, N], zero=true)
   g = allocate(f32[M * world, N])
   main = get_current_stream()
   set_current_stream(stream(0))
@@ -603,7 +605,7 @@ const std::vector<Case>& cases() {
 
       {"AllgatherWaitedBeforeItsInputIsOverwritten", R"hir(program allgather_waited(M = 8, N = 8) {
   input  x : f32[M, N]
-  y = allocate(f32[M, N])
+  y = allocate(f32[M, N], zero=true)
   g = allocate(f32[M * world, N])
   main = get_current_stream()
   set_current_stream(stream(0))
@@ -825,6 +827,12 @@ TEST_P(RacePrograms, VerifiesAndIsCheckedAsExpected) {
   std::vector<RaceReport> races = checkRaces(*program, *params, c.world, c.pool);
   std::string found;
   for (const RaceReport& r : races) found += describe(r);
+  // What `hostir check` runs finds the same races, and nothing else: every
+  // program of the table writes what it reads and communicates alike on every rank.
+  ProgramCheck whole = checkProgram(*program, *params, c.world, c.pool);
+  EXPECT_EQ(whole.races.size(), races.size());
+  EXPECT_TRUE(whole.uninitializedReads.empty() && whole.unwrittenOutputs.empty() && !whole.communicationMismatch)
+      << formatProgramCheck(whole, c.name, c.text);
   if (!c.racy) {
     EXPECT_TRUE(races.empty()) << "expected race-free with world " << c.world << " and " << c.pool
                                << " worker streams, got:\n"

@@ -47,7 +47,7 @@ constexpr const char* kStrided = R"hir(program strided_overlap(M = 8, N = 8) {
 // A worker reads t while the main stream frees it.
 constexpr const char* kDealloc = R"hir(program dealloc_racy(M = 8, N = 8) {
   input  x : f32[M, N]
-  t = allocate(f32[M, N])
+  t = allocate(f32[M, N], zero=true)
   main = get_current_stream()
   set_current_stream(stream(3))
   synchronize(main)

@@ -1,0 +1,92 @@
+// The communications a rank issues, in issue order, and the comparison of
+// another rank's against them: every rank must issue the same communications
+// in the same order (the same kind, dtypes, element counts, op, axis and
+// root, `root` naming the same rank everywhere). One rank's sequence is kept
+// compactly (each distinct statement-and-signature once, then four bytes per
+// communication); the others are compared as they are issued, so a long
+// program costs little memory.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "executor/backend.h"
+
+namespace hostir {
+
+// What must agree across ranks.
+struct CommunicationSignature {
+  OpKind kind = OpKind::Allreduce;
+  DType inputDtype = DType::F32, outputDtype = DType::F32;
+  ReduceOp op = ReduceOp::Sum;  // allreduce, reduce_scatter
+  int64_t inputElements = 0, outputElements = 0;
+  int64_t axis = 0;  // allgather, reduce_scatter
+  int64_t root = 0;  // broadcast
+  friend bool operator==(const CommunicationSignature&, const CommunicationSignature&) = default;
+};
+
+struct IssuedCommunication {
+  CommunicationSignature signature;
+  SourceLoc loc;
+  friend bool operator==(const IssuedCommunication&, const IssuedCommunication&) = default;
+};
+
+// The fields that must agree, as the evaluator issued them.
+IssuedCommunication issuedCommunication(const CollectiveCall& call);
+
+// "allreduce of 64 f32 elements"; `other` (the communication it is compared
+// with) adds the fields that tell the two apart ("with op=max", "into 128
+// f32 elements", "along axis 1"). broadcast always names its root.
+std::string describeCommunication(const CommunicationSignature& c, const CommunicationSignature* other = nullptr);
+
+class CommunicationSequence {
+ public:
+  void append(const IssuedCommunication& c);
+  size_t size() const { return order_.size(); }
+  const IssuedCommunication& operator[](size_t index) const { return distinct_[order_[index]]; }
+
+ private:
+  struct Hash {
+    size_t operator()(const IssuedCommunication& c) const;
+  };
+  std::vector<IssuedCommunication> distinct_;
+  std::unordered_map<IssuedCommunication, uint32_t, Hash> ids_;
+  std::vector<uint32_t> order_;
+};
+
+// The first place two ranks' communications differ. `index` is 0-based; a
+// side without a communication there issued only `index` of them, the last
+// at `lastLoc` (invalid when it issued none).
+struct CommunicationMismatch {
+  uint64_t index = 0;
+  struct Side {
+    int64_t rank = 0;
+    std::optional<IssuedCommunication> communication;
+    SourceLoc lastLoc;
+  };
+  Side first, second;  // first: the reference rank
+};
+
+// Compares one rank's communications, as it issues them, with a reference
+// rank's; remembers the first difference.
+class CommunicationComparer {
+ public:
+  CommunicationComparer(const CommunicationSequence& reference, int64_t referenceRank, int64_t rank)
+      : reference_(reference), referenceRank_(referenceRank), rank_(rank) {}
+
+  void issue(const IssuedCommunication& c);
+  // After the rank's whole program: the first difference, counting a
+  // reference communication the rank never issued.
+  std::optional<CommunicationMismatch> finish() const;
+
+ private:
+  const CommunicationSequence& reference_;
+  int64_t referenceRank_, rank_;
+  uint64_t issued_ = 0;
+  SourceLoc lastLoc_;
+  std::optional<CommunicationMismatch> mismatch_;
+};
+
+}  // namespace hostir

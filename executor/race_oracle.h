@@ -1,0 +1,22 @@
+// The race check as the passes' oracle (passes/pass.h): passes cannot run a
+// program themselves (the race check drives the evaluator), so the tools,
+// tests and benchmarks hand them this one.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "hostir/verifier.h"
+#include "passes/pass.h"
+
+namespace hostir {
+
+// checkRaces for these params, team and worker pool.
+RaceOracle raceOracle(std::map<std::string, int64_t> params, int64_t world, int64_t streams);
+
+// The context `hostir opt --set ... --ranks N --streams P` gives the passes:
+// the bindings and the race oracle, for `program`'s params under them.
+Result<PassContext> raceCheckedContext(const Program& program, const Bindings& bindings, int64_t streams);
+
+}  // namespace hostir

@@ -1,0 +1,108 @@
+// Memory a run cannot have: an allocation far beyond the machine (4 TiB)
+// fails cleanly, as an error at the statement that names the size and the
+// tensor, and the backend runs the next program as if nothing happened.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <new>
+
+#include "comm/in_process_communicator.h"
+#include "executor/cpu/cpu_backend.h"
+#include "executor/evaluator.h"
+#include "harness.h"
+
+namespace hostir::reftest {
+namespace {
+
+// A program run by an Evaluator directly on one rank's CPU backend.
+class OneRank : public ::testing::Test {
+ protected:
+  OneRank() : comm_(team_.communicator(0)), backend_(cpu::CpuBackendOptions{}, *comm_) {}
+
+  // Runs `text` (which must verify) with every input filled with `fill`;
+  // returns the outputs on the host, as f32.
+  std::map<std::string, std::vector<float>> run(const std::string& text, float fill = 1.0f) {
+    Program program = parseOrThrow(text, "p.hir");
+    if (Status error = verifyFor(program, {}, 1)) throw std::runtime_error(error->message);
+    Evaluator evaluator(program, bindAll(program, {}), 0, 1);
+    std::map<std::string, TensorView> inputs;
+    for (const TensorSpec& spec : evaluator.inputs()) {
+      TensorView t = backend_.allocate(spec.dtype, spec.localShape, backend_.mainStream(), false);
+      std::vector<float> host(static_cast<size_t>(t.numel()), fill);
+      backend_.upload(host.data(), t);
+      inputs[spec.name] = t;
+    }
+    std::map<std::string, std::vector<float>> outputs;
+    for (const auto& [name, tensor] : evaluator.run(backend_, inputs)) {
+      std::vector<float> host(static_cast<size_t>(tensor.numel()));
+      backend_.download(tensor, host.data());
+      outputs[name] = std::move(host);
+    }
+    return outputs;
+  }
+
+  // The error the run of `text` ends with; fails the test when it succeeds.
+  Diagnostic failure(const std::string& text) {
+    try {
+      run(text);
+    } catch (const DiagnosticError& e) {
+      return e.diag;
+    }
+    ADD_FAILURE() << "the run succeeded";
+    return {};
+  }
+
+  InProcessTeam team_{1};
+  std::unique_ptr<Communicator> comm_;
+  cpu::CpuBackend backend_;
+};
+
+constexpr const char* kSmallProgram = R"(program small() {
+  input x : f32[4]
+  output y : f32[4]
+  y = add(x, x)
+}
+)";
+
+TEST_F(OneRank, AnAllocationBeyondMemoryNamesTheStatementTheSizeAndTheTensor) {
+  Diagnostic error = failure(R"(program big() {
+  output y : f32[4]
+  y = allocate(f32[4], zero=true)
+  t = allocate(f32[1099511627776])
+}
+)");
+  EXPECT_EQ(error.message, "cannot allocate 4.00 TiB for 't'");
+  EXPECT_EQ(error.loc, (SourceLoc{4, 7}));
+  // The backend and its memory pool are as usable as before.
+  auto outputs = run(kSmallProgram, 1.5f);
+  EXPECT_EQ(outputs.at("y"), (std::vector<float>{3, 3, 3, 3}));
+}
+
+TEST_F(OneRank, TheResultOfAnOperationBeyondMemoryNamesItsResult) {
+  // Two 4 MiB operands whose product is 2^20 x 2^20 f32: 4 TiB.
+  Diagnostic error = failure(R"(program outer() {
+  input a : f32[1048576, 1]
+  input b : f32[1, 1048576]
+  output y : f32[4]
+  y = allocate(f32[4], zero=true)
+  z = matmul(a, b)
+}
+)");
+  EXPECT_EQ(error.message, "cannot allocate 4.00 TiB for 'z'");
+  EXPECT_EQ(error.loc.line, 6u);
+  auto outputs = run(kSmallProgram, 2.0f);
+  EXPECT_EQ(outputs.at("y"), (std::vector<float>{4, 4, 4, 4}));
+}
+
+TEST_F(OneRank, AShapeWhoseBytesOverflowIsABadAllocNotACrash) {
+  // Only a verified program is guaranteed to fit in 63 bits; the backend
+  // must not wrap around for anything else.
+  const int64_t huge = int64_t{1} << 40;
+  EXPECT_THROW(backend_.allocate(DType::F32, Dims{huge, huge}, backend_.mainStream(), false), std::bad_alloc);
+  EXPECT_THROW(backend_.allocate(DType::F64, Dims{int64_t{1} << 61}, backend_.mainStream(), true), std::bad_alloc);
+  auto outputs = run(kSmallProgram, 0.25f);
+  EXPECT_EQ(outputs.at("y"), (std::vector<float>{0.5, 0.5, 0.5, 0.5}));
+}
+
+}  // namespace
+}  // namespace hostir::reftest

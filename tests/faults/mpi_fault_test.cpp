@@ -1,0 +1,144 @@
+// Faults under mpirun: a rank that stops (SIGSTOP) or dies at set-up,
+// between runs or at shutdown; a rank that cannot load its program; ranks
+// started with different programs, parameters or options; communications
+// that differ by rank under --unchecked; an allocation beyond memory. In
+// every case every rank ends, non-zero, within --comm-timeout plus a few
+// seconds, and the reason is printed. The faults are injected at chosen
+// points (--inject-fault), so no test depends on when a signal lands.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "command.h"
+#include "programs.h"
+
+namespace hostir::testing {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Seconds past --comm-timeout that ending a job may take: mpirun's own
+// start and tear-down on a loaded 2-core machine.
+constexpr double kGraceSeconds = 20;
+
+class MpiFaults : public TempDirTest {
+ protected:
+  // mpirun -np 1 hostir ARGS0 : -np 1 hostir ARGS1 ...: one process per entry.
+  CommandResult mpirunEach(const std::vector<std::string>& perRank) {
+    std::string command = MPIEXEC_EXECUTABLE;
+    for (size_t r = 0; r < perRank.size(); ++r)
+      command += fmt::format("{} -np 1 {} {}", r ? " :" : "", HOSTIR_BINARY, perRank[r]);
+    return run(command);
+  }
+  CommandResult mpirun(int ranks, const std::string& args) {
+    return run(fmt::format("{} -np {} {} {}", MPIEXEC_EXECUTABLE, ranks, HOSTIR_BINARY, args));
+  }
+  static void expectEndedWithReason(const CommandResult& r, double timeout, const std::string& reason) {
+    EXPECT_NE(r.exitCode, 0) << r.err;
+    EXPECT_LT(r.seconds, timeout + kGraceSeconds) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(reason));
+    EXPECT_THAT(r.err, Not(HasSubstr("internal error")));
+  }
+};
+
+TEST_F(MpiFaults, StoppedRankBetweenRunsEndsTheJob) {
+  std::string p = write("p.hir", kChunkedAllreduce);
+  auto r = mpirun(2, "run " + p + " --repeat 5 --comm-timeout 2 --inject-fault stop:1:run:2");
+  expectEndedWithReason(r, 2, "the barrier before run 3 has not completed after 2 s");
+}
+
+TEST_F(MpiFaults, StoppedRankInsideACommunicationIsNamedByThePeer) {
+  std::string p = write("p.hir", kChunkedAllreduce);
+  // Rank 1 stops just after the barrier that starts run 2: rank 0 goes on
+  // into the run's first allreduce, which can never complete.
+  auto r = mpirun(2, "run " + p + " --repeat 3 --comm-timeout 2 --inject-fault stop:1:running:1");
+  expectEndedWithReason(r, 2, "(allreduce issued at 7:9) has not completed after 2 s");
+}
+
+TEST_F(MpiFaults, StoppedRankAtSetUpEndsTheJob) {
+  std::string p = write("p.hir", kChunkedAllreduce);
+  auto r = mpirun(2, "run " + p + " --comm-timeout 2 --inject-fault stop:1:setup");
+  expectEndedWithReason(r, 2, "the start-up agreement between the ranks has not completed after 2 s");
+}
+
+TEST_F(MpiFaults, StoppedRankAtShutdownEndsTheJob) {
+  std::string p = write("p.hir", kChunkedAllreduce);
+  auto r = mpirun(2, "run " + p + " --comm-timeout 2 --inject-fault stop:1:exit");
+  expectEndedWithReason(r, 2, "the barrier that ends the job has not completed after 2 s");
+}
+
+TEST_F(MpiFaults, KilledRankEndsTheJob) {
+  std::string p = write("p.hir", kChunkedAllreduce);
+  auto r = mpirun(2, "run " + p + " --repeat 5 --comm-timeout 2 --inject-fault kill:1:run:1");
+  EXPECT_NE(r.exitCode, 0);
+  EXPECT_LT(r.seconds, 2 + kGraceSeconds) << r.err;
+}
+
+TEST_F(MpiFaults, OneRankCannotOpenItsProgram) {
+  std::string p = write("p.hir", kChunkedAllreduce);
+  // A long timeout: the job must end because rank 1 said so, not by timing out.
+  auto r = mpirunEach({"run " + p + " --comm-timeout 120", "run " + (dir_ / "missing.hir").string() + " --comm-timeout 120"});
+  expectEndedWithReason(r, 0, "missing.hir: error: cannot open the program");
+  EXPECT_THAT(r.err, HasSubstr("rank 1"));
+}
+
+TEST_F(MpiFaults, OneRankHasABadCommandLine) {
+  // Refused before MPI starts: mpirun ends the job when that rank exits.
+  std::string p = write("p.hir", kChunkedAllreduce);
+  auto r = mpirunEach({"run " + p + " --comm-timeout 120", "run " + p + " --comm-timeout 120 --streams 0"});
+  expectEndedWithReason(r, 0, "--streams: must be an integer from 1 to 1024, got '0'");
+}
+
+TEST_F(MpiFaults, OneRankHasASyntaxError) {
+  std::string p = write("p.hir", kChunkedAllreduce);
+  std::string bad = write("bad.hir", "program bad(N = 4) {\n  input t : f32[N]\n  output y : f32[N\n}\n");
+  auto r = mpirunEach({"run " + p + " --comm-timeout 120", "run " + bad + " --comm-timeout 120"});
+  expectEndedWithReason(r, 0, "bad.hir:3:");
+  EXPECT_THAT(r.err, HasSubstr("rank 1 of 2 could not start the run"));
+}
+
+TEST_F(MpiFaults, AnErrorEveryRankFindsIsPrintedOnce) {
+  std::string bad = write("bad.hir", "program bad(N = 4) {\n  input t : f32[N]\n  oops\n}\n");
+  auto r = mpirun(3, "run " + bad + " --comm-timeout 120");
+  expectEndedWithReason(r, 0, "bad.hir:3:");
+  EXPECT_EQ(occurrences(r.err, "bad.hir:3:"), 1u) << r.err;
+}
+
+TEST_F(MpiFaults, RanksWithDifferentParametersAreToldWhatDiffers) {
+  std::string p = write("p.hir", kChunkedAllreduce);
+  auto r = mpirunEach({"run " + p + " --set M=64 --comm-timeout 120", "run " + p + " --set M=128 --comm-timeout 120"});
+  expectEndedWithReason(r, 0, "parameter M is 64 on rank 0 but 128 on rank 1");
+  EXPECT_EQ(r.exitCode, 2);
+}
+
+TEST_F(MpiFaults, RanksWithDifferentOptionsAreToldWhatDiffers) {
+  std::string p = write("p.hir", kChunkedAllreduce);
+  auto r = mpirunEach({"run " + p + " --streams 4", "run " + p + " --streams 8", "run " + p + " --streams 4"});
+  expectEndedWithReason(r, 0, "--streams is 4 on rank 0 but 8 on rank 1");
+}
+
+TEST_F(MpiFaults, RanksWithDifferentProgramsAreToldSo) {
+  std::string p = write("p.hir", kChunkedAllreduce);
+  std::string q = write("q.hir", std::string(kChunkedAllreduce) + "# another program text\n");
+  auto r = mpirunEach({"run " + p, "run " + q});
+  expectEndedWithReason(r, 0, "the program text differs between rank 0 and rank 1");
+}
+
+TEST_F(MpiFaults, UncheckedRankDependentCommunicationsStopAtTheStatement) {
+  for (const char* program : {kLoopByRank, kSizeByRank, kRootByRank}) {
+    auto r = mpirun(2, "run " + write("p.hir", program) + " --unchecked --comm-timeout 120");
+    expectEndedWithReason(r, 0, "does not match across ranks");
+    EXPECT_THAT(r.err, AllOf(Not(HasSubstr("TRUNCATE")), HasSubstr("p.hir:")));
+  }
+}
+
+TEST_F(MpiFaults, AllocationBeyondMemoryReachesTheUser) {
+  auto r = mpirun(2, "run " + write("huge.hir", kHugeAllocation) + " --comm-timeout 120");
+  expectEndedWithReason(r, 0, "huge.hir:4:9: error: cannot allocate 4.00 TiB for 'big'");
+}
+
+}  // namespace
+}  // namespace hostir::testing

@@ -1,0 +1,129 @@
+// `hostir run` refuses what cannot be run safely, and says why: programs that
+// `check` rejects, rank-dependent communications under --unchecked (found
+// while the program runs, at the statement), an allocation beyond memory,
+// and command-line numbers out of range. In-process ranks: these run under
+// the sanitizers too.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "command.h"
+#include "programs.h"
+
+namespace hostir::testing {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class RunHardening : public TempDirTest {
+ protected:
+  CommandResult hostir(const std::string& args) { return run(std::string(HOSTIR_BINARY) + " " + args); }
+};
+
+TEST_F(RunHardening, RunRefusesARacyProgramWithCheckReport) {
+  std::string path = write("racy.hir", kRacy);
+  auto check = hostir("check " + path);
+  auto r = hostir("run " + path);
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_FALSE(r.signaled);
+  EXPECT_THAT(r.err, HasSubstr("racy.hir:8:3: error: race on 'y'"));
+  // The same report as `check` gives, line for line.
+  EXPECT_THAT(r.err, HasSubstr(check.err.substr(0, check.err.find('\n'))));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(RunHardening, UncheckedRunsARacyProgram) {
+  auto r = hostir("run " + write("racy.hir", kRacy) + " --unchecked");
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+}
+
+TEST_F(RunHardening, UncheckedStillVerifies) {
+  auto r = hostir("run " + write("bad.hir", "program p() {\n  output y : f32[4]\n  y = allocate(f32[5])\n}\n") +
+                  " --unchecked");
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_THAT(r.err, HasSubstr("bad.hir:2:"));
+}
+
+struct RankDependent {
+  const char* name;
+  const char* program;
+  const char* line;  // where rank 0 and rank 1 part ways
+};
+
+class RankDependentCommunications : public RunHardening, public ::testing::WithParamInterface<RankDependent> {};
+
+TEST_P(RankDependentCommunications, UncheckedRunStopsAtTheStatement) {
+  const RankDependent& c = GetParam();
+  for (int ranks : {2, 3}) {
+    auto r = hostir("run " + write(std::string(c.name) + ".hir", c.program) + " --unchecked --ranks " +
+                    std::to_string(ranks));
+    EXPECT_EQ(r.exitCode, 1) << r.err;
+    EXPECT_FALSE(r.signaled);
+    EXPECT_THAT(r.err, AllOf(HasSubstr("does not match across ranks"), HasSubstr(c.line),
+                             Not(HasSubstr("internal error")), Not(HasSubstr("TRUNCATE"))));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Classes, RankDependentCommunications,
+                         ::testing::Values(RankDependent{"loop_by_rank", kLoopByRank, "at 6:9"},
+                                           RankDependent{"size_by_rank", kSizeByRank, "size_by_rank.hir:6:"},
+                                           RankDependent{"root_by_rank", kRootByRank, "root_by_rank.hir:5:"}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST_F(RunHardening, AllocationBeyondMemoryNamesTheStatementAndTheSize) {
+  auto r = hostir("run " + write("huge.hir", kHugeAllocation));
+  EXPECT_EQ(r.exitCode, 1) << r.err;
+  EXPECT_FALSE(r.signaled);
+  EXPECT_THAT(r.err, HasSubstr("huge.hir:4:9: error: cannot allocate 4.00 TiB for 'big'"));
+}
+
+struct BadNumber {
+  const char* option;
+  const char* value;
+  const char* says;
+};
+
+class BadNumbers : public RunHardening, public ::testing::WithParamInterface<BadNumber> {};
+
+TEST_P(BadNumbers, AreUsageErrorsWithShortMessages) {
+  const BadNumber& c = GetParam();
+  std::string path = write("p.hir", kChunkedAllreduce);
+  auto r = hostir(std::string("run ") + path + " " + c.option + " " + c.value);
+  EXPECT_EQ(r.exitCode, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(c.says));
+  // Human-sized: no 309-digit bounds.
+  EXPECT_LT(r.err.find('\n'), 200u) << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Options, BadNumbers,
+    ::testing::Values(BadNumber{"--comm-timeout", "nan", "greater than 0"},
+                      BadNumber{"--comm-timeout", "inf", "greater than 0"},
+                      BadNumber{"--comm-timeout", "-1", "greater than 0"},
+                      BadNumber{"--comm-timeout", "0", "greater than 0"},
+                      BadNumber{"--comm-timeout", "1e400", "greater than 0"},
+                      BadNumber{"--warmup", "-1", "from 0 to 1000000"},
+                      BadNumber{"--repeat", "x", "from 0 to 1000000"},
+                      BadNumber{"--repeat", "99999999999", "from 0 to 1000000"},
+                      BadNumber{"--seed", "-1", "from 0 to 2^64 - 1"},
+                      BadNumber{"--streams", "0", "from 1 to 1024"},
+                      BadNumber{"--ranks", "99999", "from 1 to 1024"},
+                      BadNumber{"--cores-per-rank", "0", "from 1 to 1024"},
+                      BadNumber{"--inject-delays", "-5", "from 0 to 1000000"}));
+
+TEST_F(RunHardening, AMalformedFaultSpecIsAUsageError) {
+  auto r = hostir("run " + write("p.hir", kChunkedAllreduce) + " --inject-fault stop:x:run");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_THAT(r.err, HasSubstr("--inject-fault expects ACTION:RANK:POINT"));
+}
+
+TEST_F(RunHardening, HelpLeavesTheFaultAidOut) {
+  auto r = hostir("run --help");
+  EXPECT_EQ(r.exitCode, 0);
+  EXPECT_THAT(r.out, HasSubstr("--unchecked"));
+  EXPECT_THAT(r.out, Not(HasSubstr("--inject-fault")));
+}
+
+}  // namespace
+}  // namespace hostir::testing

@@ -1,0 +1,501 @@
+// The cross-rank rule: every rank issues the same communications in the
+// same order. Each class of rank-dependent communication is checked at 2, 3
+// and 4 ranks, with the first difference, both ranks and both statements
+// expected; rank-dependent programs whose communications agree are accepted.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "executor/program_check.h"
+#include "program_check_util.h"
+
+namespace hostir {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct MismatchCase {
+  const char* name;
+  const char* text;  // line 1 is the `program` line
+  uint64_t index;    // 0-based number of the first differing communication
+  // The rank whose communications differ from rank 0's first, for a team of `world`.
+  std::function<int64_t(int64_t world)> rank;
+  // Which side has a communication at `index` (false: that rank issued fewer).
+  bool rankZeroHasIt, otherRankHasIt;
+  uint32_t rankZeroLine, otherRankLine;  // the statements (0: none)
+  // A part of the message, for a team of `world`.
+  std::function<std::string(int64_t world)> says;
+};
+
+int64_t rankOne(int64_t) { return 1; }
+
+const std::vector<MismatchCase>& mismatchCases() {
+  static const std::vector<MismatchCase> kCases = {
+      {"LoopTripCount", R"hir(program trip_count(N = 64) {
+  input  x : f32[N]
+  y = allocate(f32[N], zero=true)
+  c0 = allreduce(y, op=sum)
+  wait(c0)
+  for i in range(rank) {
+    c = allreduce(y, op=sum)
+    wait(c)
+  }
+}
+)hir",
+       1, rankOne, false, true, 4, 7,
+       [](int64_t) {
+         return std::string(
+             "communication #2 is allreduce of 64 f32 elements on rank 1 but rank 0 issues only 1 communication");
+       }},
+
+      {"ElementCount", R"hir(program element_count(N = 64) {
+  input  x : f32[N, 8]
+  y = allocate(f32[N, 8])
+  copy(x, out=y)
+  yi = shard_by_stream(y, axis=0, index=0, chunks=min(rank, 1) + 1)
+  c = allreduce(yi, op=sum)
+  wait(c)
+}
+)hir",
+       0, rankOne, true, true, 6, 6,
+       [](int64_t) {
+         return std::string(
+             "communication #1 is allreduce of 512 f32 elements on rank 0 but allreduce of 256 f32 elements on rank 1");
+       }},
+
+      {"Dtype", R"hir(program dtype(N = 64) {
+  input  x : f32[N]
+  a = allocate(f32[N], zero=true)
+  b = allocate(f16[N], zero=true)
+  for i in range(1 - min(rank, 1)) {
+    c = allreduce(a, op=sum)
+    wait(c)
+  }
+  for i in range(min(rank, 1)) {
+    d = allreduce(b, op=sum)
+    wait(d)
+  }
+}
+)hir",
+       0, rankOne, true, true, 6, 10,
+       [](int64_t) {
+         return std::string("allreduce of 64 f32 elements on rank 0 but allreduce of 64 f16 elements on rank 1");
+       }},
+
+      {"ReduceOp", R"hir(program reduce_op(N = 64) {
+  input  x : f32[N]
+  y = allocate(f32[N], zero=true)
+  for i in range(1 - min(rank, 1)) {
+    c = allreduce(y, op=sum)
+    wait(c)
+  }
+  for i in range(min(rank, 1)) {
+    d = allreduce(y, op=max)
+    wait(d)
+  }
+}
+)hir",
+       0, rankOne, true, true, 5, 9,
+       [](int64_t) {
+         return std::string(
+             "allreduce of 64 f32 elements with op=sum on rank 0 but allreduce of 64 f32 elements with op=max on rank 1");
+       }},
+
+      {"Axis", R"hir(program axis(N = 8) {
+  input  x : f32[N, N]
+  rows = allocate(f32[N * world, N])
+  cols = allocate(f32[N, N * world])
+  for i in range(1 - min(rank, 1)) {
+    c = allgather(x, out=rows, axis=0)
+    wait(c)
+  }
+  for i in range(min(rank, 1)) {
+    d = allgather(x, out=cols, axis=1)
+    wait(d)
+  }
+}
+)hir",
+       0, rankOne, true, true, 6, 10,
+       [](int64_t) {
+         return std::string(
+             "allgather of 64 f32 elements along axis 0 on rank 0 but allgather of 64 f32 elements along axis 1 on "
+             "rank 1");
+       }},
+
+      {"RootIsRank", R"hir(program root_is_rank(N = 64) {
+  input  x : f32[N]
+  y = allocate(f32[N])
+  copy(x, out=y)
+  c = broadcast(y, root=rank)
+  wait(c)
+}
+)hir",
+       0, rankOne, true, true, 5, 5,
+       [](int64_t) {
+         return std::string(
+             "broadcast of 64 f32 elements from root 0 on rank 0 but broadcast of 64 f32 elements from root 1 on rank 1");
+       }},
+
+      {"RootIsTheNextRank", R"hir(program root_is_next(N = 64) {
+  input  x : f32[N]
+  y = allocate(f32[N])
+  copy(x, out=y)
+  c = broadcast(y, root=(rank + 1) % world)
+  wait(c)
+}
+)hir",
+       0, rankOne, true, true, 5, 5,
+       [](int64_t world) {
+         return fmt::format("broadcast of 64 f32 elements from root 1 on rank 0 but broadcast of 64 f32 elements from "
+                            "root {} on rank 1",
+                            2 % world);
+       }},
+
+      {"OnlyRankZeroCommunicates", R"hir(program only_rank_zero(N = 64) {
+  input  x : f32[N]
+  y = allocate(f32[N], zero=true)
+  for i in range(1 - min(rank, 1)) {
+    c = allreduce(y, op=sum)
+    wait(c)
+  }
+}
+)hir",
+       0, rankOne, true, false, 5, 0,
+       [](int64_t) {
+         return std::string("communication #1 is allreduce of 64 f32 elements on rank 0 but rank 1 issues none");
+       }},
+
+      {"OnlyTheLastRankCommunicates", R"hir(program only_last_rank(N = 64) {
+  input  x : f32[N]
+  y = allocate(f32[N], zero=true)
+  c0 = allreduce(y, op=sum)
+  wait(c0)
+  for i in range(rank / (world - 1)) {
+    c = allreduce(y, op=sum)
+    wait(c)
+  }
+}
+)hir",
+       1, [](int64_t world) { return world - 1; }, false, true, 4, 7,
+       [](int64_t world) {
+         return fmt::format(
+             "communication #2 is allreduce of 64 f32 elements on rank {} but rank 0 issues only 1 communication",
+             world - 1);
+       }},
+
+      {"KindDiffers", R"hir(program kind_differs(N = 64) {
+  input  x : f32[N]
+  y = allocate(f32[N], zero=true)
+  for i in range(1 - min(rank, 1)) {
+    c = allreduce(y, op=sum)
+    wait(c)
+  }
+  for i in range(min(rank, 1)) {
+    d = broadcast(y, root=0)
+    wait(d)
+  }
+}
+)hir",
+       0, rankOne, true, true, 5, 9,
+       [](int64_t) {
+         return std::string(
+             "allreduce of 64 f32 elements on rank 0 but broadcast of 64 f32 elements from root 0 on rank 1");
+       }},
+
+      {"ReduceScatterElementCount", R"hir(program reduce_scatter_count(N = 24) {
+  input  x : f32[N * world, 4]
+  o = allocate(f32[N, 4])
+  xr = shard_by_stream(x, axis=1, index=0, chunks=min(rank, 1) + 1)
+  orr = shard_by_stream(o, axis=1, index=0, chunks=min(rank, 1) + 1)
+  c = reduce_scatter(xr, out=orr, axis=0, op=sum)
+  wait(c)
+}
+)hir",
+       0, rankOne, true, true, 6, 6,
+       [](int64_t world) {
+         return fmt::format("reduce_scatter of {} f32 elements on rank 0 but reduce_scatter of {} f32 elements on rank 1",
+                            24 * world * 4, 24 * world * 2);
+       }},
+  };
+  return kCases;
+}
+
+struct MismatchParam {
+  const MismatchCase* c;
+  int64_t world;
+};
+
+void PrintTo(const MismatchParam& p, std::ostream* os) { *os << p.c->name << " on " << p.world << " ranks"; }
+
+class CrossRankMismatch : public ::testing::TestWithParam<MismatchParam> {};
+
+TEST_P(CrossRankMismatch, ReportsTheFirstDifferenceWithBothRanks) {
+  const MismatchCase& c = *GetParam().c;
+  const int64_t world = GetParam().world;
+  ProgramCheck check = testing::checkText(c.text, world);
+  EXPECT_EQ(check.ranksChecked, world);
+  ASSERT_TRUE(check.communicationMismatch.has_value());
+  EXPECT_FALSE(check.ok());
+  const CommunicationMismatch& m = *check.communicationMismatch;
+  EXPECT_EQ(m.index, c.index);
+  EXPECT_EQ(m.first.rank, 0);
+  EXPECT_EQ(m.second.rank, c.rank(world));
+  ASSERT_EQ(m.first.communication.has_value(), c.rankZeroHasIt);
+  ASSERT_EQ(m.second.communication.has_value(), c.otherRankHasIt);
+  // The side without a communication there names its last one (if any).
+  EXPECT_EQ(c.rankZeroHasIt ? m.first.communication->loc.line : m.first.lastLoc.line, c.rankZeroLine);
+  EXPECT_EQ(c.otherRankHasIt ? m.second.communication->loc.line : m.second.lastLoc.line, c.otherRankLine);
+
+  std::string text = formatProgramCheck(check, "p.hir", c.text);
+  SCOPED_TRACE(text);
+  // Positioned at the communication that has no match (rank 0's when it has one).
+  uint32_t errorLine = c.rankZeroHasIt ? c.rankZeroLine : c.otherRankLine;
+  EXPECT_THAT(text, HasSubstr(fmt::format("p.hir:{}:", errorLine)));
+  EXPECT_THAT(text, HasSubstr(": error: ranks issue different communications: "));
+  EXPECT_THAT(text, HasSubstr(c.says(world)));
+  // The other rank's statement (or where it ended) is a note.
+  uint32_t noteLine = c.rankZeroHasIt ? c.otherRankLine : c.rankZeroLine;
+  if (noteLine) {
+    EXPECT_THAT(text, HasSubstr(fmt::format("p.hir:{}:", noteLine)));
+  }
+  EXPECT_THAT(text, HasSubstr(": note: rank "));
+  EXPECT_EQ(summarizeFindings(check), "a communication mismatch between ranks");
+}
+
+std::vector<MismatchParam> mismatchParams() {
+  std::vector<MismatchParam> params;
+  for (const MismatchCase& c : mismatchCases())
+    for (int64_t world : {2, 3, 4}) params.push_back({&c, world});
+  return params;
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, CrossRankMismatch, ::testing::ValuesIn(mismatchParams()),
+                         [](const ::testing::TestParamInfo<MismatchParam>& info) {
+                           return fmt::format("{}_{}Ranks", info.param.c->name, info.param.world);
+                         });
+
+// The same message shape as the language contract's example, with the note
+// at rank 1's statement.
+TEST(CrossRank, MessageNamesBothRanksStatementsAndCounts) {
+  constexpr const char* kText = R"hir(program sizes(N = 128) {
+  input  x : f32[N]
+  y = allocate(f32[N], zero=true)
+  a = shard_by_stream(y, axis=0, index=0, chunks=2)
+  c1 = allreduce(a, op=sum)
+  wait(c1)
+  for i in range(1 - min(rank, 1)) {
+    c2 = allreduce(a, op=sum)
+    wait(c2)
+  }
+  for i in range(min(rank, 1)) {
+    c3 = allreduce(y, op=sum)
+    wait(c3)
+  }
+}
+)hir";
+  ProgramCheck check = testing::checkText(kText, 2);
+  std::string text = formatProgramCheck(check, "p.hir", kText);
+  EXPECT_EQ(text,
+            "p.hir:8:10: error: ranks issue different communications: communication #2 is allreduce of 64 f32 "
+            "elements on rank 0 but allreduce of 128 f32 elements on rank 1\n"
+            "    c2 = allreduce(a, op=sum)\n"
+            "         ^\n"
+            "p.hir:12:10: note: rank 1 issues its communication #2 here\n"
+            "    c3 = allreduce(y, op=sum)\n"
+            "         ^\n");
+}
+
+// ---------------------------------------------------------------------------
+// Rank-dependent programs whose communications agree.
+
+struct AcceptedCase {
+  const char* name;
+  const char* text;
+};
+
+const std::vector<AcceptedCase>& acceptedCases() {
+  static const std::vector<AcceptedCase> kCases = {
+      {"EachRankComputesItsOwnChunk", R"hir(program own_chunk(N = 48) {
+  input  x : f32[N, 4]
+  output y : f32[N, 4]
+  y = allocate(f32[N, 4], zero=true)
+  xr = shard_by_stream(x, axis=0, index=rank, chunks=world)
+  yr = shard_by_stream(y, axis=0, index=rank, chunks=world)
+  copy(xr, out=yr)
+  c = allreduce(y, op=sum)
+  wait(c)
+}
+)hir"},
+      {"EachRankUsesItsOwnStream", R"hir(program own_stream(N = 64) {
+  input  x : f32[N]
+  output y : f32[N]
+  y = allocate(f32[N])
+  main = get_current_stream()
+  set_current_stream(stream(rank))
+  synchronize(main)
+  copy(x, out=y)
+  c = allreduce(y, op=sum)
+  set_current_stream(main)
+  wait(c)
+}
+)hir"},
+      {"RankDependentComputeLoop", R"hir(program compute_loop(N = 64) {
+  input  x : f32[N]
+  output y : f32[N]
+  y = allocate(f32[N])
+  copy(x, out=y)
+  for i in range(rank) {
+    add(y, x, out=y)
+  }
+  c = allreduce(y, op=sum)
+  wait(c)
+}
+)hir"},
+      {"RootFollowsTheLoopIndex", R"hir(program root_loop(N = 64, S = 5) {
+  input  x : f32[N]
+  output y : f32[N]
+  y = allocate(f32[N])
+  copy(x, out=y)
+  for i in range(S) {
+    c = broadcast(y, root=i % world)
+    wait(c)
+  }
+}
+)hir"},
+      {"EqualChunksChosenByRank", R"hir(program equal_chunks(N = 48) {
+  input  x : f32[N, 4]
+  output y : f32[N, 4]
+  y = allocate(f32[N, 4])
+  copy(x, out=y)
+  yr = shard_by_stream(y, axis=0, index=rank, chunks=world)
+  c = allreduce(yr, op=max)
+  wait(c)
+}
+)hir"},
+      {"OnlyTheRootWritesWhatItBroadcasts", R"hir(program root_writes(N = 64) {
+  input  x : f32[N]
+  output y : f32[N]
+  y = allocate(f32[N])
+  for i in range(1 - min(rank, 1)) {
+    copy(x, out=y)
+  }
+  c = broadcast(y, root=0)
+  wait(c)
+}
+)hir"},
+  };
+  return kCases;
+}
+
+struct AcceptedParam {
+  const AcceptedCase* c;
+  int64_t world;
+};
+
+void PrintTo(const AcceptedParam& p, std::ostream* os) { *os << p.c->name << " on " << p.world << " ranks"; }
+
+class CrossRankAccepted : public ::testing::TestWithParam<AcceptedParam> {};
+
+TEST_P(CrossRankAccepted, PassesEveryCheck) {
+  const AcceptedCase& c = *GetParam().c;
+  ProgramCheck check = testing::checkText(c.text, GetParam().world);
+  EXPECT_TRUE(check.ok()) << formatProgramCheck(check, c.name, c.text);
+}
+
+std::vector<AcceptedParam> acceptedParams() {
+  std::vector<AcceptedParam> params;
+  for (const AcceptedCase& c : acceptedCases())
+    for (int64_t world : {2, 3, 4}) params.push_back({&c, world});
+  return params;
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, CrossRankAccepted, ::testing::ValuesIn(acceptedParams()),
+                         [](const ::testing::TestParamInfo<AcceptedParam>& info) {
+                           return fmt::format("{}_{}Ranks", info.param.c->name, info.param.world);
+                         });
+
+// ---------------------------------------------------------------------------
+// Which ranks are checked.
+
+TEST(CrossRank, AProgramThatNeverNamesRankIsCheckedOnOneRank) {
+  constexpr const char* kText = R"hir(program no_rank(N = 64, S = 4) {
+  input  x : f32[N] shard(0)
+  output y : f32[N]
+  y = allocate(f32[N], zero=true)
+  for i in range(S) {
+    c = allgather(x, out=y, axis=0)
+    wait(c)
+  }
+}
+)hir";
+  for (int64_t world : {1, 2, 4}) {
+    ProgramCheck check = testing::checkText(kText, world);
+    EXPECT_EQ(check.ranksChecked, 1) << "world " << world;
+    EXPECT_TRUE(check.ok()) << formatProgramCheck(check, "no_rank.hir", kText);
+  }
+}
+
+TEST(CrossRank, ATeamOfOneHasNothingToCompare) {
+  ProgramCheck check = testing::checkText(mismatchCases()[0].text, 1);
+  EXPECT_EQ(check.ranksChecked, 1);
+  EXPECT_FALSE(check.communicationMismatch.has_value());
+}
+
+// The earliest difference over all ranks is the one reported: rank 2 differs
+// at #1, rank 1 only at #2.
+TEST(CrossRank, TheEarliestDifferenceOverAllRanksIsReported) {
+  constexpr const char* kText = R"hir(program earliest(N = 64) {
+  input  x : f32[N]
+  y = allocate(f32[N], zero=true)
+  for i in range(rank / 2) {
+    c = broadcast(y, root=0)
+    wait(c)
+  }
+  d = allreduce(y, op=sum)
+  wait(d)
+  for i in range(min(rank, 1)) {
+    e = allreduce(y, op=sum)
+    wait(e)
+  }
+}
+)hir";
+  ProgramCheck check = testing::checkText(kText, 3);
+  ASSERT_TRUE(check.communicationMismatch.has_value());
+  EXPECT_EQ(check.communicationMismatch->index, 0u);
+  EXPECT_EQ(check.communicationMismatch->second.rank, 2);
+}
+
+// The reference rank's sequence stays small however long the program is:
+// each distinct statement and signature is stored once.
+TEST(CommunicationSequence, StoresEachDistinctCommunicationOnce) {
+  CommunicationSequence sequence;
+  IssuedCommunication a{{OpKind::Allreduce, DType::F32, DType::F32, ReduceOp::Sum, 64, 64, 0, 0}, {3, 5}};
+  IssuedCommunication b = a;
+  b.signature.inputElements = b.signature.outputElements = 32;
+  for (int i = 0; i < 1000; ++i) sequence.append(i % 3 == 2 ? b : a);
+  ASSERT_EQ(sequence.size(), 1000u);
+  EXPECT_EQ(sequence[0], a);
+  EXPECT_EQ(sequence[2], b);
+  EXPECT_EQ(sequence[999], a);
+
+  CommunicationComparer same(sequence, 0, 1);
+  for (size_t i = 0; i < sequence.size(); ++i) same.issue(sequence[i]);
+  EXPECT_FALSE(same.finish().has_value());
+
+  CommunicationComparer shorter(sequence, 0, 1);
+  for (int i = 0; i < 10; ++i) shorter.issue(sequence[static_cast<size_t>(i)]);
+  auto m = shorter.finish();
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->index, 10u);
+  EXPECT_TRUE(m->first.communication.has_value());
+  EXPECT_FALSE(m->second.communication.has_value());
+  EXPECT_EQ(m->second.lastLoc, (SourceLoc{3, 5}));
+}
+
+}  // namespace
+}  // namespace hostir
