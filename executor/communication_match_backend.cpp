@@ -89,7 +89,7 @@ void CommunicationMatchBackend::agree(const CollectiveCall* call) {
         call ? call->loc : SourceLoc{},
         fmt::format("communication #{} does not match across ranks: rank 0 {}, but rank {} {}; every rank must issue "
                     "the same communications in the same order",
-                    issued_, describe(first), r, describe(other))}};
+                    issued_ + 1, describe(first), r, describe(other))}};
   }
   ++issued_;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <new>
 
 #include "executor/cuda/cuda_check.h"
 
@@ -24,7 +25,14 @@ cudaMemPool_t createPool(int device) {
 void* allocateFrom(cudaMemPool_t pool, size_t bytes, cudaStream_t stream) {
   void* data = nullptr;
   // At least one byte: every buffer has an address of its own.
-  checkCuda(cudaMallocFromPoolAsync(&data, std::max<size_t>(bytes, 1), pool, stream), "cudaMallocFromPoolAsync");
+  cudaError_t status = cudaMallocFromPoolAsync(&data, std::max<size_t>(bytes, 1), pool, stream);
+  // Out of device memory is the program's size, as std::bad_alloc is on the
+  // CPU: the evaluator names the statement and the size.
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();  // not a sticky error: clear it, the context stays usable
+    throw std::bad_alloc();
+  }
+  checkCuda(status, "cudaMallocFromPoolAsync");
   return data;
 }
 

@@ -124,6 +124,7 @@ LaunchFingerprint fingerprintOf(const RunOptions& o, const PreparedRun& prepared
                numericPart("--race-check", o.raceCheck),
                numericPart("--unchecked", o.unchecked),
                numericPart("--trace (given)", !o.tracePath.empty()),
+               numericPart("--trace-limit", static_cast<int64_t>(o.traceLimitMiB)),
                textPart("the --input names", inputNames)};
   if (prepared.code == 0)
     for (const auto& [name, value] : prepared.request.params) f.params.push_back(numericPart("parameter " + name, value));
