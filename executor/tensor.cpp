@@ -4,7 +4,12 @@
 
 #include <algorithm>
 
+#include "hostir/verifier.h"
+
 namespace hostir {
+
+// The verifier refuses tensors of more dimensions than a view can hold.
+static_assert(kMaxTensorRank >= kMaxTensorDims);
 
 Dims::Dims(std::initializer_list<int64_t> list) : size(list.size()) {
   std::copy(list.begin(), list.end(), values.begin());

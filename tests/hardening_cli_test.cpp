@@ -51,9 +51,10 @@ class HardeningCli : public ::testing::Test {
   }
 
   // Runs `hostir ARGS` under a time limit, so that a hang fails the test
-  // (exit 124) instead of stalling the suite.
-  CommandResult run(const std::string& args, const std::string& before = "") {
-    std::string command = before + "timeout -k 5 60 " + std::string(HOSTIR_BINARY) + " " + args + " >" +
+  // (exit 124) instead of stalling the suite; `before` is a shell command
+  // run first, `wrapper` a command that runs hostir (setpriv ...).
+  CommandResult run(const std::string& args, const std::string& before = "", const std::string& wrapper = "") {
+    std::string command = before + "timeout -k 5 60 " + wrapper + std::string(HOSTIR_BINARY) + " " + args + " >" +
                           (dir_ / "out").string() + " 2>" + (dir_ / "err").string() + " </dev/null";
     auto start = std::chrono::steady_clock::now();
     int status = std::system(command.c_str());
@@ -238,7 +239,8 @@ TEST_F(HardeningCli, EndlessAndNonRegularFilesNeitherHangNorFillMemory) {
   EXPECT_LT(f.seconds, 30);
   // A FIFO with a writer is read like a file (process substitution, /dev/stdin).
   std::string program = write("p.hir", "program p() {\n  t = allocate(f32[4])\n}\n");
-  auto piped = run("check " + fifo, "(cat " + program + " > " + fifo + " &) ; sleep 0.2; ");
+  // (The writer gives up after 30 s should hostir never open the FIFO.)
+  auto piped = run("check " + fifo, "(timeout 30 sh -c 'cat " + program + " > " + fifo + "' &) ; sleep 0.2; ");
   EXPECT_EQ(piped.exitCode, 0) << piped.err;
   EXPECT_THAT(piped.out, HasSubstr("ok: program 'p' verified"));
   // Empty and missing files.
@@ -255,10 +257,15 @@ TEST_F(HardeningCli, EndlessAndNonRegularFilesNeitherHangNorFillMemory) {
 }
 
 TEST_F(HardeningCli, UnreadableFileIsAClearError) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root reads files whatever their mode";
+  // Root reads files whatever their mode: drop to nobody for the run.
+  std::string asUser;
+  if (::geteuid() == 0) {
+    if (std::system("command -v setpriv >/dev/null 2>&1") != 0) GTEST_SKIP() << "running as root without setpriv";
+    asUser = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  }
   std::string file = write("unreadable.hir", "program p() {\n}\n");
   std::filesystem::permissions(file, std::filesystem::perms::none);
-  auto r = run("check " + file);
+  auto r = run("check " + file, "", asUser);
   EXPECT_EQ(r.err, file + ": error: cannot open the program: Permission denied\n");
   EXPECT_EQ(r.exitCode, 1);
 }

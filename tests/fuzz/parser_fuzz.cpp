@@ -29,11 +29,15 @@
 #include "hostir/parser.h"
 #include "hostir/printer.h"
 #include "hostir/verifier.h"
+#include "executor/race_check.h"
+#include "executor/race_oracle.h"
 #include "passes/assign_streams.h"
 
 namespace {
 
 constexpr int64_t kFuzzUnrollLimit = 20'000;
+// The worker pool the rewrites are race-checked for (hostir's default).
+constexpr int64_t kFuzzStreams = 4;
 
 // Counts the statement instances the bound verifier would walk for one rank,
 // stopping at `limit`. It follows the verifier's walk without tensors:
@@ -127,7 +131,10 @@ void checkAssignStreams(const hostir::Program& program, const hostir::Bindings& 
   if (hostir::verifyProgram(program, bindings)) return;  // not a valid program: nothing more to check
   hostir::Program rewritten = program;
   hostir::AssignStreamsPass pass;
-  if (auto error = pass.run(rewritten))
+  // As `hostir opt` runs it: every rewrite is proved by the race check.
+  auto context = hostir::raceCheckedContext(program, bindings, kFuzzStreams);
+  if (!context) return;
+  if (auto error = pass.run(rewritten, *context))
     violation("assign-streams failed on a verified program", error->message + "\n--- input ---\n" +
                                                                   hostir::printProgram(program));
   if (auto error = hostir::verifyProgram(rewritten, bindings))
@@ -136,6 +143,12 @@ void checkAssignStreams(const hostir::Program& program, const hostir::Bindings& 
                   "\n--- input ---\n" + hostir::printProgram(program) + "--- output ---\n" +
                   hostir::printProgram(rewritten));
   checkRoundTrip(rewritten, "round trip of the assign-streams output");
+  // The pass's promise: a race-free program stays race-free.
+  auto params = *hostir::bindParams(program, bindings);
+  if (hostir::checkRaces(program, params, bindings.world, kFuzzStreams).empty() &&
+      !hostir::checkRaces(rewritten, params, bindings.world, kFuzzStreams).empty())
+    violation("assign-streams made a race-free program racy",
+              "--- input ---\n" + hostir::printProgram(program) + "--- output ---\n" + hostir::printProgram(rewritten));
 }
 
 // parseExpr -> toString -> parseExpr -> compare, then evaluate.
