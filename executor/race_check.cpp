@@ -6,7 +6,7 @@
 
 #include "executor/evaluator.h"
 #include "executor/race_check_backend.h"
-#include "passes/rank_dependence.h"
+#include "hostir/rank_dependence.h"
 
 namespace hostir {
 

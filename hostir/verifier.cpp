@@ -5,6 +5,8 @@
 #include <memory>
 #include <unordered_map>
 
+#include "hostir/rank_dependence.h"
+
 namespace hostir {
 namespace {
 
@@ -643,28 +645,6 @@ class ShapeChecker {
   int64_t exprBudget_ = kMaxEvaluatedExprNodes;
 };
 
-bool mentionsRank(const Program& program) {
-  bool found = false;
-  auto scan = [&](const Expr& e) {
-    forEachName(e, [&](const std::string& name, SourceLoc) { found |= name == "rank"; });
-  };
-  for (const Decl& d : program.decls)
-    for (const Expr& dim : d.type.dims) scan(dim);
-  walkStatements(program.body, [&](const Statement& s) {
-    if (s.isFor()) {
-      scan(s.loop().start);
-      scan(s.loop().end);
-      return;
-    }
-    for (const auto& arg : s.op().operands) {
-      if (!arg) continue;
-      scan(arg->expr);
-      for (const Expr& dim : arg->type.dims) scan(dim);
-    }
-  });
-  return found;
-}
-
 }  // namespace
 
 Result<std::map<std::string, int64_t>> bindParams(const Program& program, const Bindings& bindings) {
@@ -701,7 +681,7 @@ Status verifyProgram(const Program& program, const Bindings& bindings) {
     // formed. A program that never names `rank` is the same on every rank.
     int64_t budget = kMaxUnrolledStatements;
     int64_t exprBudget = kMaxEvaluatedExprNodes;
-    int64_t ranksToCheck = mentionsRank(program) ? bindings.world : 1;
+    int64_t ranksToCheck = namesRank(program) ? bindings.world : 1;
     for (int64_t rank = 0; rank < ranksToCheck; ++rank) {
       ShapeChecker checker(program, *params, rank, bindings.world);
       checker.setBudget(budget, exprBudget);

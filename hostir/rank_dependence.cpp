@@ -1,4 +1,4 @@
-#include "passes/rank_dependence.h"
+#include "hostir/rank_dependence.h"
 
 namespace hostir {
 
