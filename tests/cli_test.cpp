@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 
+#include "cli_runner.h"
 #include "test_util.h"
 
 namespace hostir {
@@ -14,46 +15,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-struct CommandResult {
-  int exitCode = -1;
-  bool signaled = false;
-  std::string out, err;
-};
-
-class Cli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("hostir_cli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::filesystem::path write(const std::string& name, const std::string& text) {
-    auto path = dir_ / name;
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
-  }
-
-  CommandResult run(const std::string& args) {
-    std::string command = std::string(HOSTIR_BINARY) + " " + args + " >" + (dir_ / "out").string() + " 2>" +
-                          (dir_ / "err").string() + " </dev/null";
-    int status = std::system(command.c_str());
-    CommandResult r;
-    r.signaled = WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) >= 128);
-    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = testing::readFile(dir_ / "out");
-    r.err = testing::readFile(dir_ / "err");
-    return r;
-  }
-
-  static std::string golden(const std::string& name) {
-    return (testing::sourceDir() / "tests" / "golden" / name).string();
-  }
-
-  std::filesystem::path dir_;
-};
+using Cli = testing::CliTest;
 
 TEST_F(Cli, HelpDescribesTheSubcommands) {
   auto r = run("--help");
@@ -98,11 +60,11 @@ TEST_F(Cli, OptWithoutPassesPrintsCanonically) {
 TEST_F(Cli, MalformedProgramGetsOnePositionedError) {
   auto file = write("bad.hir", "program p() {\n  input x : f32[4]\n  y = frobnicate(x)\n}\n");
   for (const char* sub : {"opt", "check"}) {
-    auto r = run(std::string(sub) + " " + file.string());
+    auto r = run(std::string(sub) + " " + file);
     EXPECT_EQ(r.exitCode, 1);
     EXPECT_FALSE(r.signaled);
     EXPECT_EQ(r.out, "");
-    EXPECT_EQ(r.err, file.string() + ":3:7: error: unknown operation 'frobnicate'\n  y = frobnicate(x)\n      ^\n");
+    EXPECT_EQ(r.err, file + ":3:7: error: unknown operation 'frobnicate'\n  y = frobnicate(x)\n      ^\n");
   }
 }
 
@@ -113,7 +75,7 @@ TEST_F(Cli, BadInputsFailCleanly) {
   for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
            {"empty.hir", ""}, {"garbage.hir", garbage}, {"deep.hir", deep}, {"nul.hir", std::string("program\0p", 9)}}) {
     SCOPED_TRACE(name);
-    auto r = run("check " + write(name, text).string());
+    auto r = run("check " + write(name, text));
     EXPECT_EQ(r.exitCode, 1) << r.err;
     EXPECT_FALSE(r.signaled);
     EXPECT_THAT(r.err, StartsWith((dir_ / name).string() + ":"));

@@ -15,6 +15,7 @@
 #include "executor/tool/source_program.h"
 #include "hostir/expr.h"
 #include "hostir/verifier.h"
+#include "cli_runner.h"
 #include "test_util.h"
 
 namespace hostir {
@@ -22,49 +23,15 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
+using testing::CommandResult;
 
-struct CommandResult {
-  int exitCode = -1;
-  bool signaled = false;
-  double seconds = 0;
-  std::string out, err;
-};
-
-class HardeningCli : public ::testing::Test {
+class HardeningCli : public testing::CliTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("hostir_hardening_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
   void TearDown() override {
+    // A test makes a file unreadable; give it back before the directory goes.
     std::error_code ignored;
     std::filesystem::permissions(dir_ / "unreadable.hir", std::filesystem::perms::owner_all, ignored);
-    std::filesystem::remove_all(dir_, ignored);
-  }
-
-  std::string write(const std::string& name, const std::string& text) {
-    auto path = dir_ / name;
-    std::ofstream(path, std::ios::binary) << text;
-    return path.string();
-  }
-
-  // Runs `hostir ARGS` under a time limit, so that a hang fails the test
-  // (exit 124) instead of stalling the suite; `before` is a shell command
-  // run first, `wrapper` a command that runs hostir (setpriv ...).
-  CommandResult run(const std::string& args, const std::string& before = "", const std::string& wrapper = "") {
-    std::string command = before + "timeout -k 5 60 " + wrapper + std::string(HOSTIR_BINARY) + " " + args + " >" +
-                          (dir_ / "out").string() + " 2>" + (dir_ / "err").string() + " </dev/null";
-    auto start = std::chrono::steady_clock::now();
-    int status = std::system(command.c_str());
-    CommandResult r;
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    r.signaled = WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) >= 124);
-    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = testing::readFile(dir_ / "out");
-    r.err = testing::readFile(dir_ / "err");
-    return r;
+    CliTest::TearDown();
   }
 
   // Exit code 1, no signal, no hang, and stderr starting with `prefix`.
@@ -75,7 +42,6 @@ class HardeningCli : public ::testing::Test {
     EXPECT_THAT(r.err.substr(0, 2000), HasSubstr(message));
   }
 
-  std::filesystem::path dir_;
 };
 
 // ---------------------------------------------------------------------------

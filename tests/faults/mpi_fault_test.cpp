@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "command.h"
+#include "cli_runner.h"
 #include "programs.h"
 
 namespace hostir::testing {
@@ -24,17 +24,17 @@ using ::testing::Not;
 // start and tear-down on a loaded 2-core machine.
 constexpr double kGraceSeconds = 20;
 
-class MpiFaults : public TempDirTest {
+class MpiFaults : public CliTest {
  protected:
   // mpirun -np 1 hostir ARGS0 : -np 1 hostir ARGS1 ...: one process per entry.
   CommandResult mpirunEach(const std::vector<std::string>& perRank) {
     std::string command = MPIEXEC_EXECUTABLE;
     for (size_t r = 0; r < perRank.size(); ++r)
       command += fmt::format("{} -np 1 {} {}", r ? " :" : "", HOSTIR_BINARY, perRank[r]);
-    return run(command);
+    return shell(command);
   }
   CommandResult mpirun(int ranks, const std::string& args) {
-    return run(fmt::format("{} -np {} {} {}", MPIEXEC_EXECUTABLE, ranks, HOSTIR_BINARY, args));
+    return shell(fmt::format("{} -np {} {} {}", MPIEXEC_EXECUTABLE, ranks, HOSTIR_BINARY, args));
   }
   static void expectEndedWithReason(const CommandResult& r, double timeout, const std::string& reason) {
     EXPECT_NE(r.exitCode, 0) << r.err;

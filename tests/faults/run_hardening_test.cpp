@@ -6,7 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "command.h"
+#include "cli_runner.h"
 #include "programs.h"
 
 namespace hostir::testing {
@@ -16,15 +16,12 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-class RunHardening : public TempDirTest {
- protected:
-  CommandResult hostir(const std::string& args) { return run(std::string(HOSTIR_BINARY) + " " + args); }
-};
+using RunHardening = CliTest;
 
 TEST_F(RunHardening, RunRefusesARacyProgramWithCheckReport) {
   std::string path = write("racy.hir", kRacy);
-  auto check = hostir("check " + path);
-  auto r = hostir("run " + path);
+  auto check = run("check " + path);
+  auto r = run("run " + path);
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_FALSE(r.signaled);
   EXPECT_THAT(r.err, HasSubstr("racy.hir:8:3: error: race on 'y'"));
@@ -34,12 +31,12 @@ TEST_F(RunHardening, RunRefusesARacyProgramWithCheckReport) {
 }
 
 TEST_F(RunHardening, UncheckedRunsARacyProgram) {
-  auto r = hostir("run " + write("racy.hir", kRacy) + " --unchecked");
+  auto r = run("run " + write("racy.hir", kRacy) + " --unchecked");
   EXPECT_EQ(r.exitCode, 0) << r.err;
 }
 
 TEST_F(RunHardening, UncheckedStillVerifies) {
-  auto r = hostir("run " + write("bad.hir", "program p() {\n  output y : f32[4]\n  y = allocate(f32[5])\n}\n") +
+  auto r = run("run " + write("bad.hir", "program p() {\n  output y : f32[4]\n  y = allocate(f32[5])\n}\n") +
                   " --unchecked");
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_THAT(r.err, HasSubstr("bad.hir:2:"));
@@ -56,7 +53,7 @@ class RankDependentCommunications : public RunHardening, public ::testing::WithP
 TEST_P(RankDependentCommunications, UncheckedRunStopsAtTheStatement) {
   const RankDependent& c = GetParam();
   for (int ranks : {2, 3}) {
-    auto r = hostir("run " + write(std::string(c.name) + ".hir", c.program) + " --unchecked --ranks " +
+    auto r = run("run " + write(std::string(c.name) + ".hir", c.program) + " --unchecked --ranks " +
                     std::to_string(ranks));
     EXPECT_EQ(r.exitCode, 1) << r.err;
     EXPECT_FALSE(r.signaled);
@@ -72,7 +69,7 @@ INSTANTIATE_TEST_SUITE_P(Classes, RankDependentCommunications,
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST_F(RunHardening, AllocationBeyondMemoryNamesTheStatementAndTheSize) {
-  auto r = hostir("run " + write("huge.hir", kHugeAllocation));
+  auto r = run("run " + write("huge.hir", kHugeAllocation));
   EXPECT_EQ(r.exitCode, 1) << r.err;
   EXPECT_FALSE(r.signaled);
   EXPECT_THAT(r.err, HasSubstr("huge.hir:4:9: error: cannot allocate 4.00 TiB for 'big'"));
@@ -89,7 +86,7 @@ class BadNumbers : public RunHardening, public ::testing::WithParamInterface<Bad
 TEST_P(BadNumbers, AreUsageErrorsWithShortMessages) {
   const BadNumber& c = GetParam();
   std::string path = write("p.hir", kChunkedAllreduce);
-  auto r = hostir(std::string("run ") + path + " " + c.option + " " + c.value);
+  auto r = run(std::string("run ") + path + " " + c.option + " " + c.value);
   EXPECT_EQ(r.exitCode, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr(c.says));
   // Human-sized: no 309-digit bounds.
@@ -113,13 +110,13 @@ INSTANTIATE_TEST_SUITE_P(
                       BadNumber{"--inject-delays", "-5", "from 0 to 1000000"}));
 
 TEST_F(RunHardening, AMalformedFaultSpecIsAUsageError) {
-  auto r = hostir("run " + write("p.hir", kChunkedAllreduce) + " --inject-fault stop:x:run");
+  auto r = run("run " + write("p.hir", kChunkedAllreduce) + " --inject-fault stop:x:run");
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_THAT(r.err, HasSubstr("--inject-fault expects ACTION:RANK:POINT"));
 }
 
 TEST_F(RunHardening, HelpLeavesTheFaultAidOut) {
-  auto r = hostir("run --help");
+  auto r = run("run --help");
   EXPECT_EQ(r.exitCode, 0);
   EXPECT_THAT(r.out, HasSubstr("--unchecked"));
   EXPECT_THAT(r.out, Not(HasSubstr("--inject-fault")));

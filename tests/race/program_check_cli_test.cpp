@@ -12,6 +12,7 @@
 #include <fstream>
 #include <string>
 
+#include "cli_runner.h"
 #include "test_util.h"
 
 namespace hostir {
@@ -68,40 +69,7 @@ constexpr const char* kMissesLastChunk = R"hir(program misses_last(M = 64, N = 1
 }
 )hir";
 
-struct CommandResult {
-  int exitCode = -1;
-  std::string out, err;
-};
-
-class CheckCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("hostir_check_cli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string write(const std::string& name, const std::string& text) {
-    auto path = dir_ / name;
-    std::ofstream(path, std::ios::binary) << text;
-    return path.string();
-  }
-
-  CommandResult run(const std::string& args) {
-    std::string command = std::string(HOSTIR_BINARY) + " " + args + " >" + (dir_ / "out").string() + " 2>" +
-                          (dir_ / "err").string() + " </dev/null";
-    int status = std::system(command.c_str());
-    CommandResult r;
-    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = testing::readFile(dir_ / "out");
-    r.err = testing::readFile(dir_ / "err");
-    return r;
-  }
-
-  std::filesystem::path dir_;
-};
+using CheckCli = testing::CliTest;
 
 TEST_F(CheckCli, ABroadcastRootThatDependsOnTheRankIsAMismatch) {
   std::string file = write("root.hir", kRootIsRank);

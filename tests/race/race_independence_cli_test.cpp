@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli_runner.h"
 #include "test_util.h"
 
 namespace hostir {
@@ -23,44 +24,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct CommandResult {
-  int exitCode = -1;
-  std::string out, err;
-};
-
-class IndependenceCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("hostir_independence_cli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string write(const std::string& name, const std::string& text) {
-    auto path = dir_ / name;
-    std::ofstream(path, std::ios::binary) << text;
-    return path.string();
-  }
-
-  CommandResult run(const std::string& args) {
-    std::string command = std::string(HOSTIR_BINARY) + " " + args + " >" + (dir_ / "out").string() + " 2>" +
-                          (dir_ / "err").string() + " </dev/null";
-    int status = std::system(command.c_str());
-    CommandResult r;
-    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = testing::readFile(dir_ / "out");
-    r.err = testing::readFile(dir_ / "err");
-    return r;
-  }
-
-  static std::string golden(const std::string& name) {
-    return (testing::sourceDir() / "tests" / "golden" / name).string();
-  }
-
-  std::filesystem::path dir_;
-};
+using IndependenceCli = testing::CliTest;
 
 int countLines(const std::string& text, const std::string& needle) {
   int n = 0;

@@ -13,6 +13,7 @@
 #include <set>
 #include <tuple>
 
+#include "cli_runner.h"
 #include "executor/race_check.h"
 #include "hostir/parser.h"
 #include "hostir/verifier.h"
@@ -217,40 +218,7 @@ TEST(RaceReport, ARaceOnlyOneRankHasNamesThatRank) {
 // ---------------------------------------------------------------------------
 // The command line.
 
-struct CommandResult {
-  int exitCode = -1;
-  std::string out, err;
-};
-
-class RaceCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("hostir_race_cli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string write(const std::string& name, const std::string& text) {
-    auto path = dir_ / name;
-    std::ofstream(path, std::ios::binary) << text;
-    return path.string();
-  }
-
-  CommandResult run(const std::string& args) {
-    std::string command = std::string(HOSTIR_BINARY) + " " + args + " >" + (dir_ / "out").string() + " 2>" +
-                          (dir_ / "err").string() + " </dev/null";
-    int status = std::system(command.c_str());
-    CommandResult r;
-    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = testing::readFile(dir_ / "out");
-    r.err = testing::readFile(dir_ / "err");
-    return r;
-  }
-
-  std::filesystem::path dir_;
-};
+using RaceCli = testing::CliTest;
 
 TEST_F(RaceCli, CheckExitsOneOnARacyFileWithBothPositions) {
   std::string file = write("racy.hir", kStrided);
