@@ -49,6 +49,20 @@ inline constexpr const char* kRacy = R"(program racy(N = 8) {
 }
 )";
 
+// The last chunk of y is never written: `check` rejects it, but running it
+// races on nothing (what the output holds there is simply undefined).
+inline constexpr const char* kMissedChunk = R"(program missed_chunk(M = 8, N = 4, S = 4) {
+  input  x : f32[M, N]
+  output y : f32[M, N]
+  y = allocate(f32[M, N])
+  for i in range(S - 1) {
+    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
+    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
+    copy(xi, out=yi)
+  }
+}
+)";
+
 // 4 TiB: no test machine has it; the verifier accepts it (it fits in 63 bits).
 inline constexpr const char* kHugeAllocation = R"(program huge(N = 1099511627776) {
   input  t : f32[4]
