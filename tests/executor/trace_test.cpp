@@ -302,7 +302,13 @@ TEST(Trace, ARecordingKeepsItsEventsOnDiskNotInMemory) {
   const uint64_t after = residentBytes();
   ASSERT_FALSE(recorder.error()) << recorder.error()->message;
   EXPECT_GT(recorder.recordedBytes(), uint64_t{60} << 20);
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer quarantines freed memory, so resident memory says nothing here.
+  (void)before;
+  (void)after;
+#else
   EXPECT_LT(after, before + (uint64_t{16} << 20)) << "resident memory grew from " << before << " to " << after;
+#endif
   EXPECT_FALSE(recorder.truncated());
 }
 
