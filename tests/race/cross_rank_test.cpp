@@ -225,10 +225,29 @@ const std::vector<MismatchCase>& mismatchCases() {
   return kCases;
 }
 
-struct MismatchParam {
-  const MismatchCase* c;
+// A case of a table on a team of `world` ranks.
+template <typename Case>
+struct AtWorld {
+  const Case* c;
   int64_t world;
 };
+
+// Every case of a table at 2, 3 and 4 ranks.
+template <typename Case>
+std::vector<AtWorld<Case>> atEveryWorld(const std::vector<Case>& cases) {
+  std::vector<AtWorld<Case>> params;
+  for (const Case& c : cases)
+    for (int64_t world : {2, 3, 4}) params.push_back({&c, world});
+  return params;
+}
+
+// NAME_WRanks, the test's name.
+template <typename Case>
+std::string atWorldName(const ::testing::TestParamInfo<AtWorld<Case>>& info) {
+  return fmt::format("{}_{}Ranks", info.param.c->name, info.param.world);
+}
+
+using MismatchParam = AtWorld<MismatchCase>;
 
 void PrintTo(const MismatchParam& p, std::ostream* os) { *os << p.c->name << " on " << p.world << " ranks"; }
 
@@ -267,17 +286,8 @@ TEST_P(CrossRankMismatch, ReportsTheFirstDifferenceWithBothRanks) {
   EXPECT_EQ(summarizeFindings(check), "a communication mismatch between ranks");
 }
 
-std::vector<MismatchParam> mismatchParams() {
-  std::vector<MismatchParam> params;
-  for (const MismatchCase& c : mismatchCases())
-    for (int64_t world : {2, 3, 4}) params.push_back({&c, world});
-  return params;
-}
-
-INSTANTIATE_TEST_SUITE_P(Table, CrossRankMismatch, ::testing::ValuesIn(mismatchParams()),
-                         [](const ::testing::TestParamInfo<MismatchParam>& info) {
-                           return fmt::format("{}_{}Ranks", info.param.c->name, info.param.world);
-                         });
+INSTANTIATE_TEST_SUITE_P(Table, CrossRankMismatch, ::testing::ValuesIn(atEveryWorld(mismatchCases())),
+                         atWorldName<MismatchCase>);
 
 // The same message shape as the language contract's example, with the note
 // at rank 1's statement.
@@ -392,10 +402,7 @@ const std::vector<AcceptedCase>& acceptedCases() {
   return kCases;
 }
 
-struct AcceptedParam {
-  const AcceptedCase* c;
-  int64_t world;
-};
+using AcceptedParam = AtWorld<AcceptedCase>;
 
 void PrintTo(const AcceptedParam& p, std::ostream* os) { *os << p.c->name << " on " << p.world << " ranks"; }
 
@@ -407,17 +414,8 @@ TEST_P(CrossRankAccepted, PassesEveryCheck) {
   EXPECT_TRUE(check.ok()) << formatProgramCheck(check, c.name, c.text);
 }
 
-std::vector<AcceptedParam> acceptedParams() {
-  std::vector<AcceptedParam> params;
-  for (const AcceptedCase& c : acceptedCases())
-    for (int64_t world : {2, 3, 4}) params.push_back({&c, world});
-  return params;
-}
-
-INSTANTIATE_TEST_SUITE_P(Table, CrossRankAccepted, ::testing::ValuesIn(acceptedParams()),
-                         [](const ::testing::TestParamInfo<AcceptedParam>& info) {
-                           return fmt::format("{}_{}Ranks", info.param.c->name, info.param.world);
-                         });
+INSTANTIATE_TEST_SUITE_P(Table, CrossRankAccepted, ::testing::ValuesIn(atEveryWorld(acceptedCases())),
+                         atWorldName<AcceptedCase>);
 
 // ---------------------------------------------------------------------------
 // Which ranks are checked.
