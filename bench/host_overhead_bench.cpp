@@ -40,10 +40,8 @@
 #include "comm/in_process_communicator.h"
 #include "executor/cpu/cpu_backend.h"
 #include "executor/evaluator.h"
-#include "executor/race_oracle.h"
+#include "bench/example_program.h"
 #include "hostir/parser.h"
-#include "hostir/verifier.h"
-#include "passes/assign_streams.h"
 
 namespace {
 
@@ -51,25 +49,11 @@ using namespace hostir;
 
 enum class Workload { RowParallel, Elementwise, Allreduce };
 
+// The elementwise and allreduce loops (one stream, tiny tensors); the
+// row-parallel layer is examples/row_parallel_linear.hir.
 std::string programText(Workload workload, int64_t iterations) {
   switch (workload) {
-    case Workload::RowParallel:
-      return fmt::format(R"hir(program row_parallel(S = {}, M = {}, K = 4, N = 4) {{
-  input  x : f32[M, K] shard(1)
-  input  w : f32[N, K] shard(1)
-  output y : f32[M, N]
-
-  y = allocate(f32[M, N])
-  for i in range(S) {{
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    linear(xi, w, out=yi)
-    c = allreduce(yi, op=sum)
-    wait(c)
-  }}
-}}
-)hir",
-                         iterations, 4 * iterations);
+    case Workload::RowParallel: throw std::logic_error("the row-parallel layer is an example file");
     case Workload::Elementwise:
       return fmt::format(R"hir(program elementwise(S = {}) {{
   input  a : f32[4, 4]
@@ -109,32 +93,24 @@ struct Prepared {
   std::map<std::string, int64_t> params;
 };
 
-// assign-streams as `hostir opt` runs it: each rewrite proved with the race
-// check for one rank. The benchmark needs the loop rewritten, so a loop left
-// as it is would be an error here.
-void assignStreams(Program& program) {
-  auto context = raceCheckedContext(program, Bindings{{}, 1}, 4);
-  if (!context) throw std::runtime_error(context.error().message);
-  const Program before = program;
-  if (auto error = AssignStreamsPass().run(program, *context)) throw std::runtime_error(error->message);
-  if (program == before) throw std::runtime_error("assign-streams left the benchmark's loop as it is");
-}
-
 // Parsed, rewritten (row_parallel only: the others must stay on one stream)
 // and verified for one rank, once per workload and size.
 const Prepared& prepared(Workload workload, int64_t iterations) {
   static std::map<std::pair<Workload, int64_t>, std::unique_ptr<Prepared>> cache;
   auto& slot = cache[{workload, iterations}];
   if (slot) return *slot;
-  auto parsed = parseProgram(programText(workload, iterations));
-  if (!parsed) throw std::runtime_error(parsed.error().message);
   auto result = std::make_unique<Prepared>();
-  result->program = std::move(*parsed);
-  if (workload == Workload::RowParallel)
-    assignStreams(result->program);
   Bindings bindings{{}, 1};
-  if (auto error = verifyProgram(result->program, bindings)) throw std::runtime_error(error->message);
-  result->params = *bindParams(result->program, bindings);
+  if (workload == Workload::RowParallel) {
+    bindings.params = {{"S", iterations}, {"M", 4 * iterations}, {"K", 4}, {"N", 4}};
+    result->program = bench::exampleProgram("row_parallel_linear");
+    bench::assignStreams(result->program, bindings);
+  } else {
+    auto parsed = parseProgram(programText(workload, iterations));
+    if (!parsed) throw std::runtime_error(parsed.error().message);
+    result->program = std::move(*parsed);
+  }
+  result->params = bench::verifiedParams(result->program, bindings);
   slot = std::move(result);
   return *slot;
 }

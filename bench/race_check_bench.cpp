@@ -1,5 +1,5 @@
-// How long `hostir check`'s race analysis takes on a large program: a
-// row-parallel linear over S one-row chunks (shard_by_stream + linear +
+// How long `hostir check`'s race analysis takes on a large program:
+// examples/row_parallel_linear.hir over S one-row chunks (shard_by_stream + linear +
 // allreduce + wait per iteration), after assign-streams, so every iteration
 // runs on a worker stream behind a synchronize(main) and a join loop of S
 // synchronizes follows. Each iteration issues 2 operations (the linear and
@@ -20,11 +20,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "executor/program_check.h"
-#include "executor/race_oracle.h"
-#include "hostir/parser.h"
-#include "hostir/verifier.h"
-#include "passes/assign_streams.h"
+#include "analysis/program_check.h"
+#include "analysis/race_check.h"
+#include "bench/example_program.h"
 
 namespace {
 
@@ -36,47 +34,17 @@ struct Prepared {
   int64_t iterations = 0;
 };
 
-// assign-streams as `hostir opt` runs it: each rewrite proved with the race
-// check for one rank. The benchmark needs the loop rewritten, so a loop left
-// as it is would be an error here.
-void assignStreams(Program& program) {
-  auto context = raceCheckedContext(program, Bindings{{}, 1}, 4);
-  if (!context) throw std::runtime_error(context.error().message);
-  const Program before = program;
-  if (auto error = AssignStreamsPass().run(program, *context)) throw std::runtime_error(error->message);
-  if (program == before) throw std::runtime_error("assign-streams left the benchmark's loop as it is");
-}
-
 // The program for `issued` issued operations, parsed, rewritten and verified.
 const Prepared& prepared(int64_t issued) {
   static std::map<int64_t, std::unique_ptr<Prepared>> cache;
   auto& slot = cache[issued];
   if (slot) return *slot;
   int64_t s = issued / 2;
-  std::string text = fmt::format(R"hir(program race_bench(S = {}, M = {}, K = 8, N = 4) {{
-  input  x : f32[M, K] shard(1)
-  input  w : f32[N, K] shard(1)
-  output y : f32[M, N]
-
-  y = allocate(f32[M, N])
-  for i in range(S) {{
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    linear(xi, w, out=yi)
-    c = allreduce(yi, op=sum)
-    wait(c)
-  }}
-}}
-)hir",
-                                 s, s);
-  auto parsed = parseProgram(text);
-  if (!parsed) throw std::runtime_error(parsed.error().message);
+  Bindings bindings{{{"S", s}, {"M", s}, {"K", 8}, {"N", 4}}, 1};
   slot = std::make_unique<Prepared>();
-  slot->program = std::move(*parsed);
-  assignStreams(slot->program);
-  Bindings bindings{{}, 1};
-  if (auto error = verifyProgram(slot->program, bindings)) throw std::runtime_error(error->message);
-  slot->params = *bindParams(slot->program, bindings);
+  slot->program = bench::exampleProgram("row_parallel_linear");
+  bench::assignStreams(slot->program, bindings);
+  slot->params = bench::verifiedParams(slot->program, bindings);
   slot->iterations = s;
   return *slot;
 }

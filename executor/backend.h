@@ -4,6 +4,7 @@
 // CUDA backends implement it; the evaluator above it is shared.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string_view>
@@ -40,12 +41,24 @@ struct CollectiveCall {
   SourceLoc loc;  // for messages about a communication that never completes
 };
 
+// A tensor a statement names, and what it does to the tensor's elements
+// (from the op table, with in-place operands resolved).
+struct TensorAccess {
+  const TensorView* view = nullptr;  // null: no tensor in this operand slot
+  Effect effect = Effect::None;
+};
+
 // The statement the evaluator is about to issue, for backends that observe
 // rather than compute (the race checker) and for traces.
 struct OperationInfo {
   OpKind kind;
   SourceLoc loc;
   std::string_view result;  // the name the statement defines, if any
+  // Per signature operand: the tensor it names and the statement's effect on
+  // it. The `out` slot of `y = op(...)` holds the result y. The views live in
+  // the evaluator's values: a result is allocated after beginOperation and is
+  // in place by the time the statement's kernel or communication is issued.
+  std::array<TensorAccess, kMaxOperands> tensors{};
 };
 
 class Backend {

@@ -8,11 +8,11 @@ RankBackend createBackend(BackendKind kind, const BackendOptions& options, Commu
   if (kind == BackendKind::Cuda) return createCudaBackend(options, hostComm);
   cpu::CpuBackendOptions cpuOptions;
   cpuOptions.poolSize = options.streams;
-  cpuOptions.reference = options.reference;
-  cpuOptions.delays = options.delays;
+  cpuOptions.reference = options.cpu.reference;
+  cpuOptions.delays = options.cpu.delays;
   cpuOptions.commTimeout = options.commTimeout;
-  cpuOptions.trace = options.trace;
-  cpuOptions.computeSlots = options.computeSlots;
+  cpuOptions.trace = options.cpu.trace;
+  cpuOptions.computeSlots = options.cpu.computeSlots;
   return RankBackend{nullptr, std::make_unique<cpu::CpuBackend>(cpuOptions, hostComm)};
 }
 

@@ -5,26 +5,33 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "comm/communicator.h"
 #include "executor/backend.h"
-#include "executor/cpu/cpu_stream.h"
-#include "executor/trace.h"
+#include "executor/delay_injection.h"
 
 namespace hostir {
 
+class TraceRecorder;  // executor/trace.h
+
 enum class BackendKind { Cpu, Cuda };
+
+// The CPU backend's own knobs, as plain data; other backends ignore them.
+struct CpuOptions {
+  bool reference = false;  // one stream, f64-accumulating GEMMs
+  DelayInjection delays;
+  TraceRecorder* trace = nullptr;  // streams and host issue, while recording
+  int computeSlots = 0;            // computations at once per rank (0: no limit)
+};
 
 struct BackendOptions {
   int64_t streams = 4;
-  bool reference = false;  // CPU only: one stream, f64-accumulating GEMMs
-  cpu::DelayInjection delays;
   std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
-  TraceRecorder* trace = nullptr;  // CPU only: streams and host issue, while recording
-  int computeSlots = 0;            // CPU only: computations at once per rank (0: no limit)
+  CpuOptions cpu;
 };
 
 // A backend with the communicator its collectives use. For the CPU that is

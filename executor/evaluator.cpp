@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <limits>
 #include <new>
-#include <unordered_map>
 
 #include "hostir/byte_size.h"
+#include "hostir/names.h"
+#include "hostir/shapes.h"
 
 namespace hostir {
 
@@ -34,21 +35,30 @@ struct Instruction {
   OpKind op = OpKind::Wait;
   SourceLoc loc;
   int32_t result = -1;
-  // Per signature operand: a value slot (names), an IntCode index (integers
-  // and stream numbers), or -1 when absent.
-  std::array<int32_t, 4> operand{-1, -1, -1, -1};
+  // Per signature operand, read by the typed positions of hostir/ops.h
+  // (operands::Linear::bias): a value slot (names), an IntCode index
+  // (integers and stream numbers), or -1 when absent.
+  std::array<int32_t, kMaxOperands> operand{-1, -1, -1, -1};
+  // Per signature operand: the slot of the tensor it accesses (for `out`,
+  // the result of `y = op(...)`) and the effect, for OperationInfo.
+  std::array<int32_t, kMaxOperands> accessSlot{-1, -1, -1, -1};
+  std::array<Effect, kMaxOperands> effect{};
   uint8_t streamNumberMask = 0;  // which operands are `stream(e)` numbers
+  bool issuesWork = false;       // counted in issuedOperations (hostir::issuesWork)
   std::vector<int32_t> dims;     // allocate: IntCode per dim
   DType dtype = DType::F32;
   bool zero = false;
   ReduceOp reduceOp = ReduceOp::Sum;
   IntFunction function = IntFunction::Min;
-  // Loops: operand[0] start, operand[1] end (IntCode); result is the index
-  // slot, endSlot holds the bound; jump is the matching instruction.
+  // Loops: operand[kLoopStart] start, operand[kLoopEnd] end (IntCode); result
+  // is the index slot, endSlot holds the bound; jump is the matching instruction.
   int32_t endSlot = -1;
   int32_t jump = -1;
   std::string resultName;  // for observers (race checker, traces)
 };
+
+// The operands of LoopBegin and LoopEnd.
+enum : size_t { kLoopStart, kLoopEnd };
 
 }  // namespace
 
@@ -64,7 +74,6 @@ class CompiledProgram {
   std::vector<Instruction> code;
   std::vector<IntCode> ints;
   size_t slotCount = 0;
-  int32_t rankSlot = -1, worldSlot = -1;
   std::vector<std::pair<int32_t, int64_t>> paramSlots;
   std::vector<std::pair<int32_t, std::string>> inputSlots;
   std::vector<std::pair<int32_t, std::string>> outputSlots;
@@ -78,29 +87,21 @@ class Compiler {
   Compiler(const Program& p, CompiledProgram& out) : program_(p), out_(out) {}
 
   void compile(const std::map<std::string, int64_t>& params) {
-    scopes_.emplace_back();
-    out_.rankSlot = define("rank");
-    out_.worldSlot = define("world");
-    for (const Param& param : program_.params) out_.paramSlots.emplace_back(define(param.name), params.at(param.name));
+    for (const Param& param : program_.params)
+      out_.paramSlots.emplace_back(define(param.name, ValueKind::Int), params.at(param.name));
     for (const Decl& d : program_.decls)
-      if (d.kind == DeclKind::Input) out_.inputSlots.emplace_back(define(d.name), d.name);
+      if (d.kind == DeclKind::Input) out_.inputSlots.emplace_back(define(d.name, ValueKind::Tensor), d.name);
     body(program_.body);
     for (const Decl& d : program_.decls)
       if (d.kind == DeclKind::Output) out_.outputSlots.emplace_back(lookup(d.name), d.name);
+    out_.slotCount = names_.slotCount();
   }
 
  private:
-  int32_t define(const std::string& name) {
-    int32_t slot = static_cast<int32_t>(out_.slotCount++);
-    scopes_.back()[name] = slot;
-    return slot;
-  }
+  int32_t define(const std::string& name, ValueKind kind) { return names_.define(name, kind).slot; }
 
   int32_t lookup(const std::string& name) const {
-    for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
-      auto it = scope->find(name);
-      if (it != scope->end()) return it->second;
-    }
+    if (const NameSlot* slot = names_.lookup(name)) return slot->slot;
     throw std::logic_error(fmt::format("internal error: '{}' is not bound (was the program verified?)", name));
   }
 
@@ -144,15 +145,15 @@ class Compiler {
       Instruction begin;
       begin.kind = Instruction::Kind::LoopBegin;
       begin.loc = loop.loc;
-      begin.operand[0] = loop.start.empty() ? intCode(Expr(0)) : intCode(loop.start);
-      begin.operand[1] = intCode(loop.end);
-      scopes_.emplace_back();
-      begin.result = define(loop.index.name);
-      begin.endSlot = static_cast<int32_t>(out_.slotCount++);
+      begin.operand[kLoopStart] = loop.start.empty() ? intCode(Expr(0)) : intCode(loop.start);
+      begin.operand[kLoopEnd] = intCode(loop.end);
+      names_.openScope();
+      begin.result = define(loop.index.name, ValueKind::Int);
+      begin.endSlot = names_.anonymousSlot();
       size_t beginAt = out_.code.size();
       out_.code.push_back(begin);
       body(loop.body);
-      scopes_.pop_back();
+      names_.closeScope();
       Instruction end = begin;
       end.kind = Instruction::Kind::LoopEnd;
       end.jump = static_cast<int32_t>(beginAt);
@@ -192,15 +193,25 @@ class Compiler {
     }
     in.function = op.intFunction;
     if (const NameDef* result = op.result()) {
-      in.result = define(result->name);
+      in.result = define(result->name, sig.resultKind);
       in.resultName = result->name;
+    }
+    in.issuesWork = issuesWork(sig.category);
+    // What the statement does to each tensor, from the op table.
+    auto out = operandIndex(sig, "out");
+    bool hasOut = out && op.operands[*out];
+    for (size_t i = 0; i < sig.operands.size(); ++i) {
+      if (sig.operands[i].kind != OperandKind::Tensor) continue;
+      in.effect[i] = operandEffect(sig, i, hasOut);
+      in.accessSlot[i] = in.operand[i];
+      if (out && i == *out && !hasOut && sig.resultMode == ResultMode::OutOrResult) in.accessSlot[i] = in.result;
     }
     out_.code.push_back(std::move(in));
   }
 
   const Program& program_;
   CompiledProgram& out_;
-  std::vector<std::unordered_map<std::string, int32_t>> scopes_;
+  NameResolver names_;
 };
 
 }  // namespace
@@ -235,7 +246,7 @@ int64_t evalInt(const IntCode& code, const std::vector<RuntimeValue>& values) {
           case IntOpcode::Mul: r = a * b; break;
           case IntOpcode::Div: r = a / b; break;
           case IntOpcode::Mod: r = a % b; break;
-          case IntOpcode::CeilDiv: r = a / b + (a % b != 0); break;
+          case IntOpcode::CeilDiv: r = ceilDiv(a, b); break;
           case IntOpcode::Min: r = std::min(a, b); break;
           case IntOpcode::Max: r = std::max(a, b); break;
           default: break;
@@ -283,22 +294,30 @@ Evaluator::Evaluator(const Program& program, const std::map<std::string, int64_t
   auto compiled = std::make_shared<CompiledProgram>();
   Compiler(program, *compiled).compile(params);
   // Rank-local and global shapes of the inputs and outputs.
+  NameResolver names;
+  std::vector<int64_t> integers{rank, world};
+  for (const auto& [name, value] : params) {
+    names.define(name, ValueKind::Int);
+    integers.push_back(value);
+  }
+  auto lookup = [&](const std::string& name) -> std::optional<int64_t> {
+    const NameSlot* slot = names.lookup(name);
+    if (!slot) return std::nullopt;
+    return integers[static_cast<size_t>(slot->slot)];
+  };
   for (const Decl& d : program.decls) {
     TensorSpec spec{d.name, d.type.dtype, {}, {}, d.shardAxis};
     spec.globalShape.size = d.type.dims.size();
     for (size_t i = 0; i < d.type.dims.size(); ++i) {
-      auto v = evaluate(d.type.dims[i], [&](const std::string& name) -> std::optional<int64_t> {
-        if (name == "rank") return rank;
-        if (name == "world") return world;
-        auto it = params.find(name);
-        if (it == params.end()) return std::nullopt;
-        return it->second;
-      });
+      auto v = evaluate(d.type.dims[i], lookup);
       if (!v) throw std::logic_error("internal error: declaration shape does not evaluate: " + v.error().message);
       spec.globalShape[i] = *v;
     }
     spec.localShape = spec.globalShape;
-    if (d.shardAxis) spec.localShape[static_cast<size_t>(*d.shardAxis)] /= world;
+    if (d.shardAxis) {
+      int64_t& extent = spec.localShape[static_cast<size_t>(*d.shardAxis)];
+      extent = shardExtent(extent, world);
+    }
     (d.kind == DeclKind::Input ? compiled->inputs : compiled->outputs).push_back(spec);
   }
   compiled_ = std::move(compiled);
@@ -314,8 +333,8 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
   const CompiledProgram& cp = *compiled_;
   std::vector<RuntimeValue> values(cp.slotCount);
   for (auto [slot, value] : cp.paramSlots) values[static_cast<size_t>(slot)].integer = value;
-  values[static_cast<size_t>(cp.rankSlot)].integer = rank_;
-  values[static_cast<size_t>(cp.worldSlot)].integer = world_;
+  values[static_cast<size_t>(kRankSlot)].integer = rank_;
+  values[static_cast<size_t>(kWorldSlot)].integer = world_;
   for (const auto& [slot, name] : cp.inputSlots) values[static_cast<size_t>(slot)].tensor = inputs.at(name);
 
   backend.beginRun();
@@ -342,8 +361,8 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
     const Instruction& in = cp.code[pc];
     switch (in.kind) {
       case Instruction::Kind::LoopBegin: {
-        int64_t start = integer(in.operand[0]);
-        int64_t end = integer(in.operand[1]);
+        int64_t start = integer(in.operand[kLoopStart]);
+        int64_t end = integer(in.operand[kLoopEnd]);
         if (start >= end) {
           pc = static_cast<size_t>(in.jump);
           continue;
@@ -361,88 +380,105 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
       case Instruction::Kind::Op: break;
     }
     ++pc;
-    backend.beginOperation(OperationInfo{in.op, in.loc, in.resultName});
+    OperationInfo info{in.op, in.loc, in.resultName};
+    for (size_t i = 0; i < kMaxOperands; ++i)
+      if (in.accessSlot[i] >= 0) info.tensors[i] = TensorAccess{&value(in.accessSlot[i]).tensor, in.effect[i]};
+    backend.beginOperation(info);
     switch (in.op) {
       case OpKind::Allocate: {
         value(in.result).tensor = allocateResult(backend, in, in.dtype, evalDims(cp, in.dims, values), current, in.zero);
-        ++issued_;
         break;
       }
-      case OpKind::Deallocate:
-        backend.deallocate(tensor(in, 0), current);
-        value(in.operand[0]).tensor = TensorView{};
+      case OpKind::Deallocate: {
+        using O = operands::Deallocate;
+        backend.deallocate(tensor(in, O::t), current);
+        value(in.operand[O::t]).tensor = TensorView{};
         break;
-      case OpKind::ShardByStream:
-        value(in.result).tensor = tensor(in, 0).chunk(static_cast<size_t>(integer(in.operand[1])),
-                                                     integer(in.operand[2]), integer(in.operand[3]));
+      }
+      case OpKind::ShardByStream: {
+        using O = operands::ShardByStream;
+        value(in.result).tensor = tensor(in, O::t).chunk(static_cast<size_t>(integer(in.operand[O::axis])),
+                                                         integer(in.operand[O::index]), integer(in.operand[O::chunks]));
         break;
+      }
       case OpKind::Linear: {
-        const TensorView& x = tensor(in, 0);
-        const TensorView& w = tensor(in, 1);
+        using O = operands::Linear;
+        const TensorView& x = tensor(in, O::x);
+        const TensorView& w = tensor(in, O::w);
         Dims shape = x.shape;
         shape[shape.size - 1] = w.shape[0];
-        const TensorView& out = output(in, 3, x.dtype, shape);
-        backend.linear(current, x, w, in.operand[2] >= 0 ? &tensor(in, 2) : nullptr, out);
-        ++issued_;
+        const TensorView& out = output(in, O::out, x.dtype, shape);
+        backend.linear(current, x, w, in.operand[O::bias] >= 0 ? &tensor(in, O::bias) : nullptr, out);
         break;
       }
       case OpKind::Matmul: {
-        const TensorView& a = tensor(in, 0);
-        const TensorView& b = tensor(in, 1);
-        const TensorView& out = output(in, 2, a.dtype, Dims{a.shape[0], b.shape[1]});
+        using O = operands::Matmul;
+        const TensorView& a = tensor(in, O::a);
+        const TensorView& b = tensor(in, O::b);
+        const TensorView& out = output(in, O::out, a.dtype, Dims{a.shape[0], b.shape[1]});
         backend.matmul(current, a, b, out);
-        ++issued_;
         break;
       }
       case OpKind::Copy: {
-        const TensorView& src = tensor(in, 0);
-        backend.copy(current, src, output(in, 1, src.dtype, src.shape));
-        ++issued_;
+        using O = operands::Copy;
+        const TensorView& src = tensor(in, O::src);
+        backend.copy(current, src, output(in, O::out, src.dtype, src.shape));
         break;
       }
       case OpKind::Add: {
-        const TensorView& a = tensor(in, 0);
-        backend.add(current, a, tensor(in, 1), output(in, 2, a.dtype, a.shape));
-        ++issued_;
+        using O = operands::Add;
+        const TensorView& a = tensor(in, O::a);
+        backend.add(current, a, tensor(in, O::b), output(in, O::out, a.dtype, a.shape));
         break;
       }
       case OpKind::Allreduce:
       case OpKind::Allgather:
       case OpKind::ReduceScatter:
       case OpKind::Broadcast: {
+        // Every collective's tensor is its first operand; allreduce, allgather
+        // and reduce_scatter write `out` (allreduce in place without it).
+        static_assert(operands::Allreduce::t == 0 && operands::Allgather::t == 0 && operands::ReduceScatter::t == 0 &&
+                      operands::Broadcast::t == 0);
+        static_assert(size_t{operands::Allreduce::out} == size_t{operands::Allgather::out} &&
+                      size_t{operands::Allgather::out} == size_t{operands::ReduceScatter::out});
+        static_assert(size_t{operands::Allgather::axis} == size_t{operands::ReduceScatter::axis});
         CollectiveCall call;
         call.kind = in.op;
-        call.input = tensor(in, 0);
-        call.output = in.op != OpKind::Broadcast && in.operand[1] >= 0 ? tensor(in, 1) : call.input;
+        call.input = tensor(in, operands::Allreduce::t);
+        call.output = in.op != OpKind::Broadcast && in.operand[operands::Allreduce::out] >= 0
+                          ? tensor(in, operands::Allreduce::out)
+                          : call.input;
         call.op = in.reduceOp;
         call.loc = in.loc;
-        if (in.op == OpKind::Allgather || in.op == OpKind::ReduceScatter)
-          call.axis = in.operand[2] >= 0 ? integer(in.operand[2]) : 0;
-        if (in.op == OpKind::Broadcast) call.root = integer(in.operand[1]);
+        if (in.op == OpKind::Allgather || in.op == OpKind::ReduceScatter) {
+          int32_t axis = in.operand[operands::Allgather::axis];
+          call.axis = axis >= 0 ? integer(axis) : 0;
+        }
+        if (in.op == OpKind::Broadcast) call.root = integer(in.operand[operands::Broadcast::root]);
         backend.collective(current, call);
         // The communication occupies its stream: its completion is the stream's next position.
         if (in.result >= 0) value(in.result).event = backend.recordEvent(current);
-        ++issued_;
         break;
       }
-      case OpKind::Wait: backend.waitEvent(current, value(in.operand[0]).event); break;
+      case OpKind::Wait: backend.waitEvent(current, value(in.operand[operands::Wait::h]).event); break;
       case OpKind::GetCurrentStream: value(in.result).stream = current; break;
-      case OpKind::SetCurrentStream: current = streamOperand(in, 0); break;
+      case OpKind::SetCurrentStream: current = streamOperand(in, operands::SetCurrentStream::s); break;
       case OpKind::Synchronize: {
-        Stream* target = streamOperand(in, 0);
+        Stream* target = streamOperand(in, operands::Synchronize::s);
         if (target != current) backend.waitEvent(current, backend.recordEvent(target));
         break;
       }
       case OpKind::RecordEvent: value(in.result).event = backend.recordEvent(current); break;
-      case OpKind::WaitEvent: backend.waitEvent(current, value(in.operand[0]).event); break;
+      case OpKind::WaitEvent: backend.waitEvent(current, value(in.operand[operands::WaitEvent::ev]).event); break;
       case OpKind::IntValue: {
-        int64_t a = integer(in.operand[0]), b = integer(in.operand[1]);
+        int64_t a = integer(in.operand[operands::IntValue::a]), b = integer(in.operand[operands::IntValue::b]);
         value(in.result).integer = in.function == IntFunction::Min   ? std::min(a, b)
                                    : in.function == IntFunction::Max ? std::max(a, b)
-                                                                     : a / b + (a % b != 0);
+                                                                     : ceilDiv(a, b);
         break;
       }
     }
+    if (in.issuesWork) ++issued_;
   }
 
   std::map<std::string, TensorView> outputs;

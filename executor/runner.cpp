@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <exception>
 #include <mutex>
 #include <new>
@@ -13,8 +12,7 @@
 #include "executor/backend_factory.h"
 #include "executor/communication_match_backend.h"
 #include "executor/evaluator.h"
-#include "executor/race_check_backend.h"
-#include "hostir/element.h"
+#include "analysis/race_check_backend.h"
 
 namespace hostir {
 namespace {
@@ -80,11 +78,11 @@ Result<RunResult> RankRun::run() {
 
   BackendOptions options;
   options.streams = request.streams;
-  options.reference = request.reference;
-  options.delays = request.delays;
   options.commTimeout = request.commTimeout;
-  options.computeSlots = request.computeSlots;
-  if (!request.tracePath.empty()) options.trace = &recorder;
+  options.cpu.reference = request.reference;
+  options.cpu.delays = request.delays;
+  options.cpu.computeSlots = request.computeSlots;
+  if (request.writeTrace) options.cpu.trace = &recorder;
   rankBackend = hostStep("setting up the backend",
                          [&] { return createBackend(request.reference ? BackendKind::Cpu : request.backend, options, comm); });
   Backend* backend = rankBackend.backend.get();
@@ -126,7 +124,7 @@ Result<RunResult> RankRun::run() {
     if (request.atRun) request.atRun(run, true);
     auto start = std::chrono::steady_clock::now();
     // The barrier's exit is the time origin every rank's trace shares.
-    if (!request.tracePath.empty() && run == runs - 1)
+    if (request.writeTrace && run == runs - 1)
       recorder.start(start, TraceSettings{static_cast<int>(rank), static_cast<int>(world), request.traceSourceName,
                                           request.traceLimitBytes});
     outputs = evaluator.run(*backend, inputs);
@@ -138,8 +136,8 @@ Result<RunResult> RankRun::run() {
       for (const Race& race : raceChecker->analysis().races()) result.races.push_back(RaceReport{race, rank});
   }
   result.issuedOperationsPerRun = evaluator.issuedOperations();
-  if (!request.tracePath.empty())
-    result.trace = hostStep("the writing of the trace", [&] { return writeTeamTrace(comm, recorder, request.tracePath); });
+  if (request.writeTrace)
+    result.trace = hostStep("the writing of the trace", [&] { return request.writeTrace(comm, recorder); });
 
   for (const TensorSpec& spec : evaluator.outputs()) {
     HostTensor local = makeHostTensor(spec.dtype, spec.localShape);
@@ -158,6 +156,18 @@ struct RankOutcome {
   bool failedBecauseOfPeer = false;
 };
 
+bool causedByPeer(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const CommError&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+// The exception boundary of a rank's run: whatever its run throws becomes
+// the returned Diagnostic, and the team is aborted with it.
 RankOutcome runRank(const RunRequest& request, Communicator& comm, Communicator* signatures) {
   RankRun rankRun{request, comm, signatures, {}, {}, {}, {}};
   try {
@@ -167,16 +177,17 @@ RankOutcome runRank(const RunRequest& request, Communicator& comm, Communicator*
     // communication with the other ranks is released instead of hanging the
     // join, and under mpirun this prints the reason before the job ends.
     std::exception_ptr error = std::current_exception();
-    Diagnostic diag = failureDiagnostic(error);
-    bool fromPeer = false;
-    try {
-      std::rethrow_exception(error);
-    } catch (const CommError&) {
-      fromPeer = true;
-    } catch (...) {
+    RankOutcome outcome{failureDiagnostic(error), causedByPeer(error)};
+    const Diagnostic& diag = outcome.result.error();
+    std::string reason = diag.message;
+    if (request.describeFailure) {
+      try {
+        reason = request.describeFailure(diag);
+      } catch (...) {  // the plain message, then
+      }
     }
-    comm.abort(request.describeFailure ? request.describeFailure(diag) : diag.message);
-    return RankOutcome{std::move(diag), fromPeer};
+    comm.abort(reason);
+    return outcome;
   }
 }
 
@@ -222,83 +233,6 @@ Result<RunResult> runInProcess(const RunRequest& request, int64_t world) {
   for (size_t rank = 1; rank < outcomes.size(); ++rank)
     for (RaceReport& race : outcomes[rank]->result.value().races) result.races.push_back(std::move(race));
   return result;
-}
-
-namespace {
-
-double elementAsDouble(const HostTensor& t, size_t i) {
-  return loadElement<double>(t.dtype, t.data.data() + i * dtypeSize(t.dtype));
-}
-
-// Relative tolerance per dtype, applied as |a - b| <= tol * (|b| + rms(b)):
-// the rms term keeps elements that cancel to near zero from failing.
-double tolerance(DType dtype) {
-  switch (dtype) {
-    case DType::F64: return 1e-9;
-    case DType::F32: return 1e-4;
-    case DType::F16: return 1e-2;
-    case DType::BF16: return 4e-2;
-  }
-  return 0;
-}
-
-std::string indexString(size_t flat, const std::vector<int64_t>& shape) {
-  std::vector<int64_t> index(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    index[d] = static_cast<int64_t>(flat) % shape[d];
-    flat /= static_cast<size_t>(shape[d]);
-  }
-  return fmt::format("[{}]", fmt::join(index, ", "));
-}
-
-}  // namespace
-
-Comparison compareOutputs(const std::map<std::string, HostTensor>& actual,
-                          const std::map<std::string, HostTensor>& reference) {
-  Comparison c;
-  std::vector<std::string> lines;
-  for (const auto& [name, ref] : reference) {
-    auto it = actual.find(name);
-    if (it == actual.end() || it->second.shape != ref.shape || it->second.dtype != ref.dtype) {
-      c.ok = false;
-      lines.push_back(fmt::format("output '{}' is missing or has the wrong shape", name));
-      continue;
-    }
-    const HostTensor& got = it->second;
-    size_t n = ref.data.size() / dtypeSize(ref.dtype);
-    double sumSquares = 0;
-    for (size_t i = 0; i < n; ++i) sumSquares += elementAsDouble(ref, i) * elementAsDouble(ref, i);
-    double rms = n ? std::sqrt(sumSquares / static_cast<double>(n)) : 0.0;
-    double tol = tolerance(ref.dtype);
-    double worstRatio = 0;
-    size_t worst = 0;
-    bool nonFinite = false;
-    for (size_t i = 0; i < n; ++i) {
-      double a = elementAsDouble(got, i), b = elementAsDouble(ref, i);
-      double ratio = std::abs(a - b) / (tol * (std::abs(b) + rms) + 1e-300);
-      if (!std::isfinite(a) != !std::isfinite(b) || std::isnan(ratio)) {
-        nonFinite = true;
-        ratio = INFINITY;
-      }
-      if (ratio > worstRatio) {
-        worstRatio = ratio;
-        worst = i;
-      }
-    }
-    if (worstRatio > 1.0 || nonFinite) {
-      c.ok = false;
-      lines.push_back(fmt::format("output '{}' differs from the serial reference: worst element {} is {:.8g}, "
-                                  "expected {:.8g} (tolerance {:.3g} relative to |expected| + rms {:.4g})",
-                                  name, indexString(worst, ref.shape), elementAsDouble(got, worst),
-                                  elementAsDouble(ref, worst), tol, rms));
-    } else {
-      lines.push_back(fmt::format("output '{}' matches the serial reference ({} elements, worst error {:.3g} of "
-                                  "the {} tolerance)",
-                                  name, n, worstRatio, dtypeName(ref.dtype)));
-    }
-  }
-  c.report = fmt::format("{}", fmt::join(lines, "\n"));
-  return c;
 }
 
 }  // namespace hostir

@@ -13,11 +13,10 @@
 #include "comm/communicator.h"
 #include "comm/host_watchdog.h"
 #include "executor/backend_factory.h"
-#include "executor/cpu/cpu_stream.h"
-#include "executor/program_io.h"
-#include "hostir/ir.h"
-#include "executor/race_check.h"
+#include "executor/host_tensor.h"
 #include "executor/trace.h"
+#include "hostir/ir.h"
+#include "analysis/race_check.h"
 
 namespace hostir {
 
@@ -32,11 +31,14 @@ struct RunRequest {
   bool raceCheck = false;  // check the issued work for stream races while it runs
   int warmup = 0;
   int repeat = 1;
-  cpu::DelayInjection delays;
+  DelayInjection delays;  // CPU backend
   std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
-  // Non-empty: every rank records the last run's timeline (CPU backend) and
-  // rank 0 writes the team's Chrome trace to this file, within traceLimitBytes.
-  std::string tracePath;
+  // Set: every rank records the last run's timeline (CPU backend), within
+  // its share of traceLimitBytes, and once the runs end calls this with its
+  // stopped recorder, collectively and under the watchdog's deadline. The
+  // tool's writer assembles the team's file on rank 0
+  // (tools/hostir/trace_file.h); rank 0's answer is RunResult::trace.
+  std::function<Result<TraceSummary>(Communicator&, const TraceRecorder&)> writeTrace;
   std::string traceSourceName;  // prefixes the trace's source positions ("p.hir:3:4")
   uint64_t traceLimitBytes = kDefaultTraceLimitBytes;
   int computeSlots = 0;  // CPU backend: computations at once per rank (0: no limit)
@@ -60,18 +62,27 @@ struct RunResult {
   std::vector<double> runMillis;              // one per timed run (rank 0)
   uint64_t issuedOperationsPerRun = 0;
   std::vector<RaceReport> races;  // with raceCheck: what the issued work raced on (every rank's, in process)
-  // With tracePath, on rank 0: what the trace file holds (truncated?), or why it could not be written.
+  // With writeTrace, on rank 0: what the trace file holds (truncated?), or why it could not be written.
   std::optional<Result<TraceSummary>> trace;
 };
 
 // Collective: every rank learns whether any rank failed, so that none goes
-// on alone into a communication its peers will never join.
+// on alone into a communication its peers will never join. A host step, not
+// a run: it throws CommError when the team was aborted.
 bool anyRankFailed(Communicator& comm, bool failed);
 
 // The SPMD body for one rank. Errors of one rank reach every rank: the
 // failing rank aborts the team (with request.describeFailure's text), the
 // others' communications fail. `signatures` is the communicator of the
 // signature exchange, needed when request.matchCommunications is set.
+//
+// Errors are values: nothing escapes runOnRank or runInProcess. Inside, the
+// evaluator, the backends and the host's steps throw (DiagnosticError for a
+// positioned error, CommError when a peer failed, a timeout of the
+// watchdog, std::bad_alloc, and what a stream thread threw, rethrown by
+// synchronizeHost); the rank's run catches every one of them at this
+// boundary, aborts the team with it, and returns it as a Diagnostic
+// (failureDiagnostic). Nothing here prints.
 Result<RunResult> runOnRank(const RunRequest& request, Communicator& comm, Communicator* signatures = nullptr);
 
 // What a failure that escaped a rank's run means to a user: a positioned
@@ -82,14 +93,5 @@ Diagnostic failureDiagnostic(std::exception_ptr error);
 // `world` ranks as threads of this process; returns rank 0's result, or the
 // first rank's error (the one that caused the others to fail).
 Result<RunResult> runInProcess(const RunRequest& request, int64_t world);
-
-// Checks every output against the reference outputs within the dtype's
-// tolerance; the message names the worst element.
-struct Comparison {
-  bool ok = true;
-  std::string report;
-};
-Comparison compareOutputs(const std::map<std::string, HostTensor>& actual,
-                          const std::map<std::string, HostTensor>& reference);
 
 }  // namespace hostir

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "hostir/shapes.h"
 #include "hostir/verifier.h"
 
 namespace hostir {
@@ -58,10 +59,8 @@ bool TensorView::isContiguous() const {
 TensorView TensorView::chunk(size_t axis, int64_t index, int64_t chunks) const {
   TensorView v = *this;
   int64_t extent = shape[axis];
-  int64_t size = extent / chunks + (extent % chunks != 0);
-  int64_t start = std::min(extent, index * size);
-  v.shape[axis] = std::clamp(extent - start, int64_t{0}, size);
-  v.offset += start * strides[axis];
+  v.shape[axis] = chunkExtent(extent, index, chunks);
+  v.offset += chunkStart(extent, index, chunks) * strides[axis];
   return v;
 }
 

@@ -24,6 +24,20 @@ class Buffer {
   virtual size_t bytes() const = 0;
 };
 
+// Memory someone else owns (a host tensor, an upload's source), seen as a
+// Buffer for the span of one call; it must outlive every view of it.
+class BorrowedBuffer : public Buffer {
+ public:
+  BorrowedBuffer(const void* data, size_t bytes)
+      : data_(static_cast<std::byte*>(const_cast<void*>(data))), bytes_(bytes) {}
+  std::byte* data() override { return data_; }
+  size_t bytes() const override { return bytes_; }
+
+ private:
+  std::byte* data_;
+  size_t bytes_;
+};
+
 // Fixed-capacity dims, so building a view on the hot path never allocates.
 struct Dims {
   std::array<int64_t, kMaxTensorRank> values{};

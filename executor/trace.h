@@ -1,12 +1,14 @@
 // Timelines of runs for `hostir run --trace FILE.json`: what each stream ran
-// and when, what the host issued, on one time origin for all ranks, written
-// in the Chrome trace format that Perfetto and chrome://tracing open.
+// and when, what the host issued, on one time origin for all ranks, recorded
+// as Chrome trace events (the format Perfetto and chrome://tracing open).
 //
 // A trace of a long run is large (a 500k-operation run is hundreds of MB),
 // so nothing holds it in memory: each rank's recorder writes its events to
-// a temporary file as they come, and at the end rank 0 writes the team's
-// file from its own and, chunk by chunk, every other rank's. A size limit
-// bounds the file: a rank that reaches its share stops recording and says so.
+// a temporary file as they come. A size limit bounds the team's file: a
+// rank that reaches its share stops recording and says so. Assembling and
+// writing the team's file from the ranks' recordings is the tool's
+// (tools/hostir/trace_file.h); the runner calls it through
+// RunRequest::writeTrace.
 #pragma once
 
 #include <atomic>
@@ -18,7 +20,6 @@
 #include <string>
 #include <string_view>
 
-#include "comm/communicator.h"
 #include "hostir/diagnostic.h"
 
 namespace hostir {
@@ -106,7 +107,7 @@ class TraceRecorder {
   bool recording_ = false;  // set and cleared by the host while the streams are idle
 };
 
-// What writeTeamTrace wrote.
+// What the team's trace file holds, as its writer (RunRequest::writeTrace) reports it.
 struct TraceSummary {
   uint64_t bytes = 0;  // the file's size
   // Some rank reached its share of the limit and stopped recording.
@@ -114,14 +115,5 @@ struct TraceSummary {
   // The most operations any one rank issued after its trace stopped.
   uint64_t droppedOperations = 0;
 };
-
-// Collective: every rank passes its stopped recorder. Rank 0 writes the
-// team's Chrome trace to `path` (rank r's events as process r): its own
-// events, then each other rank's, received in chunks of `chunkBytes` by
-// broadcasts from that rank, so no rank holds more than one chunk. Rank 0
-// returns what it wrote or why it could not; the others an empty summary
-// or their own recorder's error.
-Result<TraceSummary> writeTeamTrace(Communicator& comm, const TraceRecorder& mine, const std::string& path,
-                                    size_t chunkBytes = size_t{1} << 20);
 
 }  // namespace hostir

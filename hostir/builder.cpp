@@ -131,8 +131,8 @@ void ProgramBuilder::waitEvent(const Value& event) { append(makeOp(OpKind::WaitE
 Expr ProgramBuilder::intValue(IntFunction fn, Expr a, Expr b, std::string name) {
   Operation op(OpKind::IntValue);
   op.intFunction = fn;
-  op.operands[0] = Arg::integer(std::move(a));
-  op.operands[1] = Arg::integer(std::move(b));
+  op.operands[operands::IntValue::a] = Arg::integer(std::move(a));
+  op.operands[operands::IntValue::b] = Arg::integer(std::move(b));
   name = fresh(std::move(name));
   op.results.push_back(NameDef{name, {}});
   append(std::move(op));

@@ -43,7 +43,7 @@ std::string_view severityName(Severity severity) {
 }  // namespace
 
 std::string renderDiagnostic(const Diagnostic& diag, std::string_view file, std::string_view source) {
-  std::string out = renderMessage(Severity::Error, diag.loc, diag.message, file, source);
+  std::string out = renderMessage(diag.severity, diag.loc, diag.message, file, source);
   for (const Note& note : diag.notes) out += renderMessage(Severity::Note, note.loc, note.message, file, source);
   return out;
 }

@@ -1,5 +1,9 @@
-// Source positions and error values. Errors travel as values (Diagnostic)
-// until the CLI prints them; nothing in the library aborts on bad input.
+// Source positions and error values. Errors travel as values (Diagnostic,
+// Status, Result<T>) until the tool prints them; nothing in the library
+// prints, or aborts on bad input. Exceptions stay inside a stated boundary:
+// DiagnosticError unwinds the parser, the verifier and the evaluator to
+// their public entry point, which turns it into a value (the runner does
+// the same for everything a rank's run throws: runner.h).
 #pragma once
 
 #include <cstdint>
@@ -27,17 +31,19 @@ struct Note {
   std::string message;
 };
 
+enum class Severity { Error, Note, Remark };
+
 struct Diagnostic {
   SourceLoc loc;
   std::string message;
-  std::vector<Note> notes = {};  // printed after the error, in order
+  std::vector<Note> notes = {};  // printed after the diagnostic, in order
+  Severity severity = Severity::Error;
 };
 
-enum class Severity { Error, Note, Remark };
-
-// The single line "FILE:LINE:COL: error: MESSAGE", then the source line and a
-// caret under the column when the source text is known, then each note the
-// same way ("FILE:LINE:COL: note: ...").
+// The single line "FILE:LINE:COL: SEVERITY: MESSAGE" ("error" unless the
+// diagnostic says otherwise), then the source line and a caret under the
+// column when the source text is known, then each note the same way
+// ("FILE:LINE:COL: note: ...").
 std::string renderDiagnostic(const Diagnostic& diag, std::string_view file,
                              std::string_view source = {});
 
@@ -48,12 +54,13 @@ std::string renderMessage(Severity severity, SourceLoc loc, std::string_view mes
 // Status: success or one diagnostic.
 using Status = std::optional<Diagnostic>;
 
-// A value or the diagnostic that explains why there is none.
-template <typename T>
-class Result {
+// A value or the error (by default a diagnostic) that explains why there is
+// none. The tool uses it with its own error type (tools/hostir/exit_codes.h).
+template <typename T, typename E = Diagnostic>
+class [[nodiscard]] Result {
  public:
   Result(T value) : state_(std::move(value)) {}
-  Result(Diagnostic diag) : state_(std::move(diag)) {}
+  Result(E error) : state_(std::move(error)) {}
 
   bool ok() const { return state_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -63,14 +70,14 @@ class Result {
   const T& operator*() const { return value(); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
-  const Diagnostic& error() const { return std::get<1>(state_); }
+  const E& error() const { return std::get<1>(state_); }
 
  private:
-  std::variant<T, Diagnostic> state_;
+  std::variant<T, E> state_;
 };
 
-// Thrown only inside the library (parser, verifier) to unwind to the public
-// entry point, which turns it into a Diagnostic value.
+// Thrown only inside the library (parser, verifier, evaluator) to unwind to
+// the public entry point, which turns it into a Diagnostic value.
 struct DiagnosticError {
   Diagnostic diag;
 };

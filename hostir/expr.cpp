@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "hostir/shapes.h"
+
 namespace hostir {
 
 std::string_view binaryOpSymbol(BinaryOp op) {
@@ -220,7 +222,7 @@ int64_t callOrFail(IntFunction fn, int64_t a, int64_t b, SourceLoc loc) {
     case IntFunction::CeilDiv:
       if (b == 0) fail(loc, "division by zero in ceildiv");
       if (a < 0 || b < 0) fail(loc, fmt::format("ceildiv({}, {}) needs non-negative operands", a, b));
-      return a / b + (a % b != 0);
+      return ceilDiv(a, b);
   }
   fail(loc, "malformed expression");
 }

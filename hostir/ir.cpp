@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "hostir/names.h"
+
 namespace hostir {
 
 std::string TensorType::toString() const {
@@ -106,12 +108,13 @@ const Decl* Program::findDecl(std::string_view name) const {
 }
 
 bool isReservedName(std::string_view name) {
-  static constexpr std::array<std::string_view, 19> kReserved = {
-      "program", "input", "output", "shard", "for",  "in",   "range",   "stream", "true", "false",
-      "rank",    "world", "f32",    "f16",   "bf16", "f64",  "ceildiv", "min",    "max"};
+  static constexpr std::array<std::string_view, 17> kReserved = {
+      "program", "input", "output", "shard", "for", "in",      "range", "stream", "true",
+      "false",   "f32",   "f16",    "bf16",  "f64", "ceildiv", "min",   "max"};
   for (std::string_view r : kReserved)
     if (r == name) return true;
-  return false;
+  // The builtins (`rank`, `world`) are declared once, in hostir/names.h.
+  return isBuiltinName(name);
 }
 
 }  // namespace hostir

@@ -1,11 +1,13 @@
 #include "hostir/rank_dependence.h"
 
+#include "hostir/names.h"
+
 namespace hostir {
 
 bool namesRank(const Program& program) {
   bool found = false;
   auto scan = [&](const Expr& e) {
-    if (!found) forEachName(e, [&](const std::string& name, SourceLoc) { found |= name == "rank"; });
+    if (!found) forEachName(e, [&](const std::string& name, SourceLoc) { found |= name == kBuiltinNames[kRankSlot]; });
   };
   for (const Decl& d : program.decls)
     for (const Expr& dim : d.type.dims) scan(dim);

@@ -5,7 +5,9 @@
 #include <memory>
 #include <unordered_map>
 
+#include "hostir/names.h"
 #include "hostir/rank_dependence.h"
+#include "hostir/shapes.h"
 
 namespace hostir {
 namespace {
@@ -32,12 +34,17 @@ struct NameInfo {
   TensorOrigin origin = TensorOrigin::Allocated;
 };
 
+// What the structure check knows of a tensor beyond its slot.
+struct TensorFacts {
+  DType dtype = DType::F32;
+  TensorOrigin origin = TensorOrigin::Allocated;
+};
+
 class StructureChecker {
  public:
   explicit StructureChecker(const Program& p) : program_(p) {}
 
   void run() {
-    scopes_.emplace_back();
     for (const Param& param : program_.params) define(param.name, param.loc, {ValueKind::Int, param.loc});
     for (const Decl& d : program_.decls) {
       checkType(d.type, d.loc);
@@ -59,16 +66,19 @@ class StructureChecker {
   }
 
  private:
-  const NameInfo* lookup(const std::string& name) const {
-    for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
-      auto it = scope->find(name);
-      if (it != scope->end()) return &it->second;
+  std::optional<NameInfo> lookup(const std::string& name) const {
+    const NameSlot* slot = names_.lookup(name);
+    if (!slot) return std::nullopt;
+    NameInfo info{slot->kind, slot->loc};
+    if (slot->kind == ValueKind::Tensor) {
+      const TensorFacts& facts = tensors_[static_cast<size_t>(slot->slot)];
+      info.dtype = facts.dtype;
+      info.origin = facts.origin;
     }
-    return nullptr;
+    return info;
   }
 
   [[noreturn]] void unknownName(const std::string& name, SourceLoc loc) const {
-    if (name == "rank" || name == "world") fail(loc, fmt::format("'{}' is not a tensor", name));
     if (auto out = outputs_.find(name); out != outputs_.end())
       fail(loc, fmt::format("output '{}' is used before the program defines it", name));
     if (auto seen = everDefined_.find(name); seen != everDefined_.end())
@@ -77,9 +87,13 @@ class StructureChecker {
   }
 
   void define(const std::string& name, SourceLoc loc, NameInfo info) {
-    if (const NameInfo* prior = lookup(name))
+    if (const NameSlot* prior = names_.lookup(name)) {
+      if (names_.isBuiltin(*prior)) fail(loc, fmt::format("'{}' is a builtin name and cannot be defined", name));
       fail(loc, fmt::format("'{}' is already defined{}", name, at(prior->loc)));
-    scopes_.back().emplace(name, info);
+    }
+    const NameSlot& slot = names_.define(name, info.kind, loc);
+    if (tensors_.size() < names_.slotCount()) tensors_.resize(names_.slotCount());
+    tensors_[static_cast<size_t>(slot.slot)] = TensorFacts{info.dtype, info.origin};
     everDefined_.emplace(name, loc);
   }
 
@@ -88,23 +102,17 @@ class StructureChecker {
     if (e.empty()) fail(where, "missing integer expression");
     if (auto error = checkExprLimits(e, where)) throw DiagnosticError{*error};
     forEachName(e, [&](const std::string& name, SourceLoc loc) {
-      if (name == "rank" || name == "world") return;
-      const NameInfo* info = lookup(name);
+      std::optional<NameInfo> info = lookup(name);
       if (!info) unknownName(name, loc);
       if (info->kind != ValueKind::Int)
         fail(loc, fmt::format("'{}' is {}, not an integer", name, withArticle(info->kind)));
     });
   }
 
-  const NameInfo& namedValue(const Operation& op, const OperandSpec& spec, const Arg& arg, ValueKind want) const {
+  NameInfo namedValue(const Operation& op, const OperandSpec& spec, const Arg& arg, ValueKind want) const {
     const std::string& name = arg.nameValue();
-    const NameInfo* info = name == "rank" || name == "world" ? nullptr : lookup(name);
-    if (!info) {
-      if (name == "rank" || name == "world")
-        fail(arg.loc, fmt::format("'{}' is an integer, but operand '{}' of '{}' must be {}", name, spec.name,
-                                  op.signature().name, operandKindName(spec.kind)));
-      unknownName(name, arg.loc);
-    }
+    std::optional<NameInfo> info = lookup(name);
+    if (!info) unknownName(name, arg.loc);
     if (info->kind != want)
       fail(arg.loc, fmt::format("'{}' is {}, but operand '{}' of '{}' must be {}", name, withArticle(info->kind),
                                 spec.name, op.signature().name, operandKindName(spec.kind)));
@@ -132,10 +140,10 @@ class StructureChecker {
         fail(loop.loc, fmt::format("loops nested too deeply: more than {} levels of 'for'", kMaxLoopNesting));
       if (!loop.start.empty()) checkIntExpr(loop.start, loop.loc);
       checkIntExpr(loop.end, loop.loc);
-      scopes_.emplace_back();
+      names_.openScope();
       define(loop.index.name, loop.index.loc, {ValueKind::Int, loop.index.loc});
       walk(loop.body, loops + 1);
-      scopes_.pop_back();
+      names_.closeScope();
     }
   }
 
@@ -183,7 +191,7 @@ class StructureChecker {
   void checkOperation(const Operation& op, bool topLevel) {
     checkSignature(op);
     const OpSignature& sig = op.signature();
-    const NameInfo* firstTensor = nullptr;
+    std::optional<NameInfo> firstTensor;
     const Arg* firstTensorArg = nullptr;
     for (size_t i = 0; i < sig.operands.size(); ++i) {
       if (!op.operands[i]) continue;
@@ -201,17 +209,17 @@ class StructureChecker {
         case OperandKind::Bool:
         case OperandKind::ReduceOp: break;
         case OperandKind::Tensor: {
-          const NameInfo& info = namedValue(op, spec, arg, ValueKind::Tensor);
+          NameInfo info = namedValue(op, spec, arg, ValueKind::Tensor);
           // Every tensor operation reads and writes one dtype.
           if (!firstTensor) {
-            firstTensor = &info;
+            firstTensor = info;
             firstTensorArg = &arg;
-          } else if (info.dtype != firstTensor->dtype && op.kind != OpKind::ShardByStream) {
+          } else if (info.dtype != firstTensor->dtype && sig.category != OpCategory::View) {
             fail(arg.loc, fmt::format("dtype mismatch in '{}': '{}' is {} but '{}' is {}", sig.name,
                                       firstTensorArg->nameValue(), dtypeName(firstTensor->dtype), arg.nameValue(),
                                       dtypeName(info.dtype)));
           }
-          if (op.kind == OpKind::Deallocate && info.origin != TensorOrigin::Allocated) {
+          if (spec.effect == Effect::Free && info.origin != TensorOrigin::Allocated) {
             std::string_view what = info.origin == TensorOrigin::Input    ? "the program input"
                                     : info.origin == TensorOrigin::Output ? "the program output"
                                                                           : "a view";
@@ -227,7 +235,7 @@ class StructureChecker {
     NameInfo info{sig.resultKind, result->loc};
     if (sig.resultKind == ValueKind::Tensor) {
       info.dtype = op.kind == OpKind::Allocate ? op.operand("type")->type.dtype : firstTensor->dtype;
-      info.origin = op.kind == OpKind::ShardByStream ? TensorOrigin::View : TensorOrigin::Allocated;
+      info.origin = sig.category == OpCategory::View ? TensorOrigin::View : TensorOrigin::Allocated;
     }
     if (auto out = outputs_.find(result->name); out != outputs_.end()) {
       const Decl& decl = *out->second;
@@ -247,7 +255,8 @@ class StructureChecker {
   }
 
   const Program& program_;
-  std::vector<std::unordered_map<std::string, NameInfo>> scopes_;
+  NameResolver names_;
+  std::vector<TensorFacts> tensors_;  // by slot
   std::unordered_map<std::string, const Decl*> outputs_;
   std::unordered_map<std::string, SourceLoc> everDefined_;
 };
@@ -302,9 +311,11 @@ void checkByteSize(SourceLoc loc, std::string_view what, DType dtype, const std:
 class ShapeChecker {
  public:
   ShapeChecker(const Program& p, const std::map<std::string, int64_t>& params, int64_t rank, int64_t world)
-      : program_(p), rank_(rank), world_(world) {
-    scopes_.emplace_back();
-    for (const auto& [name, value] : params) scopes_.back()[name] = BoundValue{ValueKind::Int, value};
+      : program_(p), world_(world) {
+    values_.resize(names_.slotCount());
+    values_[kRankSlot] = BoundValue{ValueKind::Int, rank};
+    values_[kWorldSlot] = BoundValue{ValueKind::Int, world};
+    for (const auto& [name, value] : params) bind(name, BoundValue{ValueKind::Int, value});
   }
 
   void run() {
@@ -339,7 +350,7 @@ class ShapeChecker {
       if (extent % world_ != 0)
         fail(d.shardLoc, fmt::format("extent {} of axis {} of '{}' does not divide evenly over {} ranks", extent,
                                      *d.shardAxis, d.name, world_));
-      extent /= world_;
+      extent = shardExtent(extent, world_);
     }
     return shape;
   }
@@ -353,12 +364,8 @@ class ShapeChecker {
     // Charged before the walk: a huge expression in a long loop is refused, not a hang.
     if (__builtin_add_overflow(evaluated_, e.nodeCount(), &evaluated_) || evaluated_ > exprBudget_)
       tooManyTerms(firstValid(e.loc(), fallback));
-    auto v = evaluate(e, [&](const std::string& name) -> std::optional<int64_t> {
-      if (name == "rank") return rank_;
-      if (name == "world") return world_;
-      const BoundValue& value = lookup(name);
-      return value.integer;
-    }, fallback);
+    auto v = evaluate(e, [&](const std::string& name) -> std::optional<int64_t> { return lookup(name).integer; },
+                      fallback);
     if (!v) throw DiagnosticError{v.error()};
     return *v;
   }
@@ -376,17 +383,20 @@ class ShapeChecker {
   }
 
   const BoundValue& lookup(const std::string& name) const {
-    for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
-      auto it = scope->find(name);
-      if (it != scope->end()) return it->second;
-    }
+    if (const NameSlot* slot = names_.lookup(name)) return values_[static_cast<size_t>(slot->slot)];
     // The structure check guarantees every name resolves.
     throw DiagnosticError{Diagnostic{{}, fmt::format("internal error: unbound name '{}'", name)}};
   }
 
+  void bind(const std::string& name, BoundValue value) {
+    const NameSlot& slot = names_.define(name, value.kind);
+    if (values_.size() < names_.slotCount()) values_.resize(names_.slotCount());
+    values_[static_cast<size_t>(slot.slot)] = std::move(value);
+  }
+
   void bindTensor(const std::string& name, DType dtype, std::vector<int64_t> shape, const std::string& bufferName) {
     auto buffer = std::make_shared<BufferState>(BufferState{&bufferName, {}, false});
-    scopes_.back()[name] = BoundValue{ValueKind::Tensor, 0, BoundTensor{dtype, std::move(shape), std::move(buffer)}};
+    bind(name, BoundValue{ValueKind::Tensor, 0, BoundTensor{dtype, std::move(shape), std::move(buffer)}});
   }
 
   const BoundTensor& tensor(const Operation& op, std::string_view operand) {
@@ -432,10 +442,13 @@ class ShapeChecker {
         continue;
       }
       for (int64_t i = start; i < end; ++i) {
-        scopes_.emplace_back();
-        scopes_.back()[loop.index.name] = BoundValue{ValueKind::Int, i};
+        names_.openScope();
+        bind(loop.index.name, BoundValue{ValueKind::Int, i});
         walk(loop.body);
-        scopes_.pop_back();
+        // The iteration's slots serve the next one; its values (and the
+        // buffers only they refer to) go now.
+        names_.closeScope(/*reuseSlots=*/true);
+        values_.resize(names_.slotCount());
       }
     }
   }
@@ -519,11 +532,10 @@ class ShapeChecker {
         if (index < 0 || index >= chunks)
           fail(op.operand("index")->loc, fmt::format("index {} is out of range for {} chunks", index, chunks));
         std::vector<int64_t> shape = t.shape;
-        int64_t extent = shape[static_cast<size_t>(axis)];
-        int64_t chunk = extent / chunks + (extent % chunks != 0);
-        shape[static_cast<size_t>(axis)] = std::clamp(extent - index * chunk, int64_t{0}, chunk);
+        int64_t& extent = shape[static_cast<size_t>(axis)];
+        extent = chunkExtent(extent, index, chunks);
         BoundTensor view{t.dtype, std::move(shape), t.buffer};
-        scopes_.back()[op.result()->name] = BoundValue{ValueKind::Tensor, 0, std::move(view)};
+        bind(op.result()->name, BoundValue{ValueKind::Tensor, 0, std::move(view)});
         break;
       }
       case OpKind::Linear: {
@@ -592,7 +604,7 @@ class ShapeChecker {
         if (extent % world_ != 0)
           fail(op.operand("t")->loc, fmt::format("'reduce_scatter' splits axis {} of extent {} over {} ranks: it must divide evenly",
                                                  axis, extent, world_));
-        extent /= world_;
+        extent = shardExtent(extent, world_);
         requireShape(op, "out", shape, fmt::format("'reduce_scatter' over {} ranks", world_));
         bindHandle(op);
         break;
@@ -615,15 +627,15 @@ class ShapeChecker {
       }
       case OpKind::GetCurrentStream:
       case OpKind::RecordEvent:
-        scopes_.back()[op.result()->name] = BoundValue{sig.resultKind};
+        bind(op.result()->name, BoundValue{sig.resultKind});
         break;
       case OpKind::IntValue: {
         // Each operand on its own: a call around them would be one level deeper than the limit allows.
-        int64_t a = eval(op.operands[0]->expr, op.operands[0]->loc);
-        int64_t b = eval(op.operands[1]->expr, op.operands[1]->loc);
-        auto value = applyIntFunction(op.intFunction, a, b, op.loc);
+        const Arg& a = *op.operands[operands::IntValue::a];
+        const Arg& b = *op.operands[operands::IntValue::b];
+        auto value = applyIntFunction(op.intFunction, eval(a.expr, a.loc), eval(b.expr, b.loc), op.loc);
         if (!value) throw DiagnosticError{value.error()};
-        scopes_.back()[op.result()->name] = BoundValue{ValueKind::Int, *value};
+        bind(op.result()->name, BoundValue{ValueKind::Int, *value});
         break;
       }
       case OpKind::Wait:
@@ -632,13 +644,13 @@ class ShapeChecker {
   }
 
   void bindHandle(const Operation& op) {
-    if (op.result()) scopes_.back()[op.result()->name] = BoundValue{ValueKind::Handle};
+    if (op.result()) bind(op.result()->name, BoundValue{ValueKind::Handle});
   }
 
   const Program& program_;
-  int64_t rank_;
   int64_t world_;
-  std::vector<std::unordered_map<std::string, BoundValue>> scopes_;
+  NameResolver names_;
+  std::vector<BoundValue> values_;  // by slot
   int64_t walked_ = 0;
   int64_t budget_ = kMaxUnrolledStatements;
   int64_t evaluated_ = 0;

@@ -12,7 +12,7 @@ namespace {
 bool bodyDoesWork(const std::vector<Statement>& body) {
   bool issues = false;
   walkStatements(body, [&](const Statement& s) {
-    if (s.isOp() && s.op().signature().doesWork) issues = true;
+    if (s.isOp() && issuesWork(s.op().signature().category)) issues = true;
   });
   return issues;
 }

@@ -10,7 +10,7 @@
 
 #include "hostir/ir.h"
 #include "hostir/verifier.h"
-#include "passes/race_finding.h"
+#include "analysis/race_finding.h"
 
 namespace hostir {
 

@@ -5,15 +5,14 @@
 namespace hostir {
 
 Status StripCommunicationPass::run(Program& program, const PassContext&) {
+  // Every communication, and every operation on a communication handle
+  // (`wait`): handles come only from communications.
   eraseOperationsIf(program.body, [](const Operation& op) {
-    switch (op.kind) {
-      case OpKind::Allreduce:
-      case OpKind::Allgather:
-      case OpKind::ReduceScatter:
-      case OpKind::Broadcast:
-      case OpKind::Wait: return true;
-      default: return false;
-    }
+    const OpSignature& sig = op.signature();
+    if (sig.category == OpCategory::Communication) return true;
+    for (const OperandSpec& spec : sig.operands)
+      if (spec.kind == OperandKind::Handle) return true;
+    return false;
   });
   return std::nullopt;
 }

@@ -5,14 +5,10 @@
 namespace hostir {
 
 Status StripComputePass::run(Program& program, const PassContext&) {
+  // Local tensor work (compute and copies) written into an existing tensor:
+  // those written `y = op(...)` define a tensor later statements use.
   eraseOperationsIf(program.body, [](const Operation& op) {
-    switch (op.kind) {
-      case OpKind::Linear:
-      case OpKind::Matmul:
-      case OpKind::Add:
-      case OpKind::Copy: return op.results.empty();
-      default: return false;
-    }
+    return isLocalTensorWork(op.signature().category) && op.results.empty();
   });
   return std::nullopt;
 }

@@ -8,7 +8,7 @@ HOSTIR_JOBS="$(nproc)"
 # shellcheck disable=SC2034  # used by the scripts that source this file
 # Debian packages the build, the tests and the fuzzer need.
 HOSTIR_PACKAGES=(
-  cmake ninja-build g++ clang libclang-rt-14-dev
+  cmake ninja-build g++ clang libclang-rt-14-dev clang-format
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libopenblas-dev
   openmpi-bin libopenmpi-dev python3 python3-numpy
@@ -68,7 +68,7 @@ hostir_export_mpi_env() {
   export OMPI_MCA_btl_vader_single_copy_mechanism=none
 }
 
-# Open MPI tuning for the benchmarks (README "Performance" has the numbers):
+# Open MPI tuning for the benchmarks (docs/performance.md has the numbers):
 # on one node, its default allreduce for large messages is several times
 # slower than the ring, so pick the ring. (Not mpi_yield_when_idle: it made
 # a small program 400x slower while anything else used the cores.)

@@ -3,7 +3,9 @@
 # executor, MPI); builds build/tsan (ThreadSanitizer) and build/asan
 # (AddressSanitizer + UBSan) and runs every test but the MPI-launched ones
 # there; then builds the parser fuzzer with clang in build/fuzz and runs it
-# for FUZZ_SECONDS (default 60) on a copy of tests/fuzz/corpus. Exits
+# for FUZZ_SECONDS (default 60) on a copy of its seed corpus (tests/fuzz/corpus
+# and examples/, assembled by the build). Checks first that every C++ and
+# CUDA source is formatted as .clang-format says. Exits
 # non-zero when a build or a test fails, a sanitizer reports, or the fuzzer
 # finds a crash.
 set -euo pipefail
@@ -87,7 +89,23 @@ run_ctest() {
   rm -f "$log"
 }
 
-# 2. Build and all tests (unit, executor, MPI). A failed build skips the
+# 2. Formatting: every tracked C++/CUDA source as .clang-format says.
+format_log="$(mktemp)"
+mapfile -t sources < <(git ls-files '*.cpp' '*.h' '*.cu' '*.cuh' 2>/dev/null || true)
+if [[ ${#sources[@]} -eq 0 ]]; then
+  record format "FAILED (no sources listed: not a git checkout?)"
+  FAILED=1
+elif clang-format --dry-run --Werror "${sources[@]}" >"$format_log" 2>&1; then
+  record format "ok (${#sources[@]} files)"
+else
+  unformatted="$(grep -Eo '^[^:]+:[0-9]+:[0-9]+: error' "$format_log" | cut -d: -f1 | sort -u)"
+  head -n 40 "$format_log"
+  record format "FAILED (run clang-format -i on: $(echo "$unformatted" | tr '\n' ' '))"
+  FAILED=1
+fi
+rm -f "$format_log"
+
+# 3. Build and all tests (unit, executor, MPI). A failed build skips the
 # tests but not the later stages; the script still fails at the end.
 # (Functions in an `if` condition run without errexit: each helper returns
 # the status of its cmake call.)
@@ -100,7 +118,7 @@ else
   FAILED=1
 fi
 
-# 3. ThreadSanitizer and AddressSanitizer (+UBSan) builds: every test but the
+# 4. ThreadSanitizer and AddressSanitizer (+UBSan) builds: every test but the
 # MPI-launched ones (Open MPI itself is not instrumented). Any report fails
 # the test that produced it.
 # allocator_may_return_null: an allocation beyond memory is std::bad_alloc,
@@ -120,7 +138,7 @@ for variant in tsan:thread asan:address,undefined; do
   fi
 done
 
-# 4. Fuzzer: clang, sanitizers, its own build directory.
+# 5. Fuzzer: clang, sanitizers, its own build directory.
 record "fuzz build" "FAILED (build/fuzz)"
 CC=clang CXX=clang++ hostir_configure build/fuzz -DHOSTIR_FUZZ=ON -DHOSTIR_TESTS=OFF -DHOSTIR_CUDA=OFF
 hostir_build build/fuzz hostir_parser_fuzz
@@ -128,7 +146,7 @@ SUMMARY[-1]="$(printf '  %-12s %s' "fuzz build" "ok (build/fuzz, clang, ASan+UBS
 
 fuzz_dir="$(mktemp -d -t hostir-fuzz.XXXXXX)"
 mkdir -p "$fuzz_dir/corpus" "$fuzz_dir/artifacts"
-cp tests/fuzz/corpus/* "$fuzz_dir/corpus/"
+cp build/fuzz/tests/fuzz/corpus/*.hir "$fuzz_dir/corpus/"
 fuzz_log="$fuzz_dir/fuzz.log"
 hostir_log "fuzz hostir_parser_fuzz for ${FUZZ_SECONDS}s (work dir $fuzz_dir)"
 fuzz_rc=0

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "executor/race_check.h"
+#include "analysis/race_check.h"
 #include "hostir/printer.h"
 #include "hostir/verifier.h"
 #include "passes/assign_streams.h"
@@ -226,7 +226,7 @@ TEST(PassManager, DumpsIrAfterTheNamedPassAndVerifies) {
   };
   PassManager pm(options);
   ASSERT_FALSE(pm.addPipeline("assign-streams").has_value());
-  Program p = testing::parseOrDie(testing::readFile(testing::sourceDir() / "tests/golden/row_parallel_linear.hir"));
+  Program p = testing::parseOrDie(testing::readFile(testing::sourceDir() / "examples/row_parallel_linear.hir"));
   const Program input = p;
   ASSERT_FALSE(pm.run(p, testing::raceCheckedContext(p)).has_value());
   EXPECT_NE(p, input) << "the loop was rewritten";
@@ -335,7 +335,7 @@ TEST(AssignStreams, RewritesTheIndependentLoopsAroundADependentOne) {
 // Without a race check nothing proves the iterations independent: the pass
 // rewrites nothing, and says so.
 TEST(AssignStreams, WithoutARaceCheckLeavesEveryLoopAndSaysWhy) {
-  std::string text = testing::readFile(testing::sourceDir() / "tests/golden/row_parallel_linear.hir");
+  std::string text = testing::readFile(testing::sourceDir() / "examples/row_parallel_linear.hir");
   Program p = testing::parseOrDie(text);
   Program after = p;
   std::vector<Remark> remarks;

@@ -90,6 +90,9 @@ class CliTest : public ::testing::Test {
   static std::string golden(const std::string& name) {
     return (std::filesystem::path(HOSTIR_SOURCE_DIR) / "tests" / "golden" / name).string();
   }
+  static std::string example(const std::string& name) {
+    return (std::filesystem::path(HOSTIR_SOURCE_DIR) / "examples" / name).string();
+  }
 
   std::filesystem::path dir_;
 };

@@ -33,7 +33,7 @@ TEST_F(Cli, HelpDescribesTheSubcommands) {
 }
 
 TEST_F(Cli, OptPrintsThePassResult) {
-  auto r = run("opt " + golden("row_parallel_linear.hir") + " --passes assign-streams");
+  auto r = run("opt " + example("row_parallel_linear.hir") + " --passes assign-streams");
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(r.out, testing::readFile(golden("row_parallel_linear.assign-streams.hir")));
   EXPECT_EQ(r.err, "");
@@ -87,16 +87,16 @@ TEST_F(Cli, BadInputsFailCleanly) {
 }
 
 TEST_F(Cli, SetBindsParamsBeforeAndAfterThePasses) {
-  auto ok = run("check " + golden("row_parallel_linear.hir") + " --set M=1024 --set S=8 --ranks 4");
+  auto ok = run("check " + example("row_parallel_linear.hir") + " --set M=1024 --set S=8 --ranks 4");
   EXPECT_EQ(ok.exitCode, 0) << ok.err;
   EXPECT_THAT(ok.out, HasSubstr("verified and race-free for 4 rank(s)"));
-  auto indivisible = run("check " + golden("row_parallel_linear.hir") + " --set K=10 --ranks 4");
+  auto indivisible = run("check " + example("row_parallel_linear.hir") + " --set K=10 --ranks 4");
   EXPECT_EQ(indivisible.exitCode, 1);
   EXPECT_THAT(indivisible.err, HasSubstr(":3:24: error: extent 10 of axis 1 of 'x' does not divide evenly over 4 ranks"));
-  auto unknown = run("opt " + golden("row_parallel_linear.hir") + " --set Q=3");
+  auto unknown = run("opt " + example("row_parallel_linear.hir") + " --set Q=3");
   EXPECT_EQ(unknown.exitCode, 1);
   EXPECT_THAT(unknown.err, HasSubstr("has no parameter 'Q'"));
-  auto malformed = run("check " + golden("row_parallel_linear.hir") + " --set M=-5");
+  auto malformed = run("check " + example("row_parallel_linear.hir") + " --set M=-5");
   EXPECT_EQ(malformed.exitCode, 2);
   EXPECT_THAT(malformed.err, HasSubstr("not a non-negative integer"));
 }
@@ -105,10 +105,10 @@ TEST_F(Cli, UsageErrorsExitWithTwo) {
   EXPECT_EQ(run("").exitCode, 2);
   EXPECT_EQ(run("frobnicate x.hir").exitCode, 2);
   EXPECT_EQ(run("opt").exitCode, 2);
-  auto r = run("opt " + golden("row_parallel_linear.hir") + " --passes no-such-pass");
+  auto r = run("opt " + example("row_parallel_linear.hir") + " --passes no-such-pass");
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_THAT(r.err, HasSubstr("unknown pass 'no-such-pass'"));
-  EXPECT_EQ(run("check " + golden("row_parallel_linear.hir") + " --ranks 0").exitCode, 2);
+  EXPECT_EQ(run("check " + example("row_parallel_linear.hir") + " --ranks 0").exitCode, 2);
 }
 
 }  // namespace

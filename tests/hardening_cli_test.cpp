@@ -12,7 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 
-#include "executor/tool/source_program.h"
+#include "tools/hostir/source_program.h"
 #include "hostir/expr.h"
 #include "hostir/verifier.h"
 #include "cli_runner.h"

@@ -1,7 +1,7 @@
 // Tests of the .npy reader and writer: round trips, hand-made files for every
 // header variant and rejection, cross-checks against NumPy (when a Python
 // with numpy is available), and random mutations of valid files.
-#include "executor/npy.h"
+#include "tools/hostir/npy.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -137,7 +137,7 @@ class NpyTest : public ::testing::Test {
                       std::optional<DType> expected = std::nullopt) {
     std::string p = path(name);
     writeFile(p, bytes);
-    Result<NpyArray> r = readNpy(p, expected);
+    Result<HostTensor> r = readNpy(p, expected);
     ASSERT_FALSE(r.ok()) << name << " was accepted";
     const std::string& msg = r.error().message;
     EXPECT_EQ(msg.rfind(p + ": ", 0), 0u) << msg;
@@ -185,7 +185,7 @@ TEST_F(NpyTest, RoundTripAllDTypesAndShapes) {
       std::vector<std::optional<DType>> expectations = {dtype};
       if (dtype != DType::BF16) expectations.push_back(std::nullopt);
       for (auto expected : expectations) {
-        Result<NpyArray> r = readNpy(p, expected);
+        Result<HostTensor> r = readNpy(p, expected);
         ASSERT_TRUE(r.ok()) << r.error().message;
         EXPECT_EQ(r->dtype, dtype);
         EXPECT_EQ(r->shape, shape);
@@ -236,7 +236,7 @@ TEST_F(NpyTest, Version2WhenHeaderTooLong) {
   EXPECT_GT(headerLen, 0xffffu);
   EXPECT_EQ((12 + headerLen) % 64, 0u);
   EXPECT_EQ(file[12 + headerLen - 1], '\n');
-  Result<NpyArray> r = readNpy(p);
+  Result<HostTensor> r = readNpy(p);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->shape, shape);
   EXPECT_EQ(bytesOf(r->data), data);
@@ -287,7 +287,7 @@ TEST_F(NpyTest, ReadsVersions2And3AndHeaderSpellings) {
   for (const Case& c : cases) {
     std::string p = path("v.npy");
     writeFile(p, c.file);
-    Result<NpyArray> r = readNpy(p, DType::F32);
+    Result<HostTensor> r = readNpy(p, DType::F32);
     ASSERT_TRUE(r.ok()) << c.name << ": " << r.error().message;
     EXPECT_EQ(r->shape, (std::vector<int64_t>{2, 3})) << c.name;
     EXPECT_EQ(bytesOf(r->data), f4) << c.name;
@@ -304,7 +304,7 @@ TEST_F(NpyTest, BigEndianIsSwapped) {
                                               : ">u2";
     std::string p = path("be.npy");
     writeFile(p, npy(descr, "(4, 6)", reversedItems(data, n)));
-    Result<NpyArray> r = readNpy(p, dtype);
+    Result<HostTensor> r = readNpy(p, dtype);
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_EQ(r->dtype, dtype);
     EXPECT_EQ(r->shape, (std::vector<int64_t>{4, 6}));
@@ -341,7 +341,7 @@ TEST_F(NpyTest, FortranOrderIsTransposedToC) {
       std::string p = path("f.npy");
       writeFile(p, npy(dtype == DType::F32 ? "<f4" : dtype == DType::F64 ? "<f8" : "<f2",
                        shapeText, fortran, true));
-      Result<NpyArray> r = readNpy(p);
+      Result<HostTensor> r = readNpy(p);
       ASSERT_TRUE(r.ok()) << r.error().message;
       EXPECT_EQ(r->shape, shape);
       EXPECT_EQ(bytesOf(r->data), c) << shapeText;
@@ -353,7 +353,7 @@ TEST_F(NpyTest, FortranOrderIsTransposedToC) {
 
 TEST_F(NpyTest, RejectsMissingFileAndDirectory) {
   std::string p = path("missing.npy");
-  Result<NpyArray> r = readNpy(p);
+  Result<HostTensor> r = readNpy(p);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, p + ": cannot open .npy file: No such file or directory");
 
@@ -481,7 +481,7 @@ TEST_F(NpyTest, RejectsShapeOverflow) {
   // A zero dimension makes the product 0 whatever the others are.
   std::string p = path("zero.npy");
   writeFile(p, npy("<f4", "(4611686018427387904, 0, 4611686018427387904)", ""));
-  Result<NpyArray> r = readNpy(p);
+  Result<HostTensor> r = readNpy(p);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(r->data.empty());
 }
@@ -546,7 +546,7 @@ TEST_F(NpyTest, RandomMutationsNeverCrash) {
     std::optional<DType> expected = seedTypes[seed];
     if (size_t e = pick(8); e < 4) expected = kAllDTypes[e];
     else if (e == 4) expected = std::nullopt;
-    Result<NpyArray> r = readNpy(p, expected);
+    Result<HostTensor> r = readNpy(p, expected);
     if (r.ok()) {
       ++accepted;
       int64_t n = 1;
@@ -587,7 +587,7 @@ TEST_F(NpyTest, RandomHeaders) {
     size_t n = pick(40);
     for (size_t i = 0; i < n; ++i) header += tokens[pick(tokens.size())];
     writeFile(p, rawNpy(header, std::string(pick(64), 'x'), 1 + static_cast<int>(pick(3))));
-    Result<NpyArray> r = readNpy(p, pick(2) ? std::optional<DType>(DType::BF16) : std::nullopt);
+    Result<HostTensor> r = readNpy(p, pick(2) ? std::optional<DType>(DType::BF16) : std::nullopt);
     if (!r.ok()) {
       ASSERT_EQ(r.error().message.rfind(p + ": ", 0), 0u) << r.error().message;
     }
@@ -608,7 +608,7 @@ TEST_F(NpyTest, RandomHeaders) {
     std::string p2 = path("valid.npy");
     writeFile(p2, npy(descrs[t], shapeText, t < 4 ? data : reversedItems(data, dtypeSize(dtype)),
                       fortran, 1 + static_cast<int>(pick(3))));
-    Result<NpyArray> r = readNpy(p2, dtype);
+    Result<HostTensor> r = readNpy(p2, dtype);
     ASSERT_TRUE(r.ok()) << descrs[t] << " " << shapeText << ": " << r.error().message;
     ASSERT_EQ(r->shape, shape);
     ASSERT_EQ(r->dtype, dtype);
@@ -697,7 +697,7 @@ print('ok')
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    Result<NpyArray> r = readNpy(path(c.name + ".npy"), c.expected);
+    Result<HostTensor> r = readNpy(path(c.name + ".npy"), c.expected);
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_EQ(r->dtype, c.dtype);
     EXPECT_EQ(r->shape, c.shape);
@@ -707,14 +707,14 @@ print('ok')
       EXPECT_EQ(bytesOf(r->data), testData(c.dtype, 24));  // values in C order
     }
   }
-  Result<NpyArray> zeroD = readNpy(path("f4_0d.npy"));
+  Result<HostTensor> zeroD = readNpy(path("f4_0d.npy"));
   ASSERT_TRUE(zeroD.ok());
   float v;
   std::memcpy(&v, zeroD->data.data(), 4);
   EXPECT_EQ(v, 1.5f);
 
   auto rejected = [&](const std::string& name, const std::string& part) {
-    Result<NpyArray> r = readNpy(path(name + ".npy"));
+    Result<HostTensor> r = readNpy(path(name + ".npy"));
     ASSERT_FALSE(r.ok()) << name;
     EXPECT_NE(r.error().message.find(part), std::string::npos) << r.error().message;
   };

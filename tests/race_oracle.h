@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/race_oracle.h"
+#include "passes/race_oracle.h"
 #include "hostir/verifier.h"
 #include "passes/pass.h"
 

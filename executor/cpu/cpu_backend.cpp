@@ -2,26 +2,39 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <span>
 
 #include "executor/collective_plan.h"
 
 namespace hostir::cpu {
 namespace {
 
-// Caller-owned host memory seen as a buffer, for blocking transfers.
-class BorrowedBuffer : public Buffer {
- public:
-  BorrowedBuffer(const void* data, size_t bytes) : data_(static_cast<std::byte*>(const_cast<void*>(data))), bytes_(bytes) {}
-  std::byte* data() override { return data_; }
-  size_t bytes() const override { return bytes_; }
+// A trace slice's category, from the op table's category of the statement.
+const char* traceCategory(OpKind kind) {
+  switch (signatureOf(kind).category) {
+    case OpCategory::Compute: return "compute";
+    case OpCategory::Communication: return "communication";
+    case OpCategory::Copy:
+    case OpCategory::Allocation: return "memory";
+    default: return "sync";
+  }
+}
 
- private:
-  std::byte* data_;
-  size_t bytes_;
-};
+TensorExtent extentOf(const TensorView& v) {
+  return TensorExtent{std::span(v.shape.begin(), v.shape.size), dtypeSize(v.dtype)};
+}
+
+// The op table's count of the flops and bytes of `kind` over these operands (by signature position).
+OpCost costOfCall(OpKind kind, std::initializer_list<std::pair<size_t, const TensorView*>> tensors) {
+  std::array<TensorExtent, kMaxOperands> extents{};
+  for (auto [index, view] : tensors)
+    if (view) extents[index] = extentOf(*view);
+  return costOf(kind, extents);
+}
 
 TensorView borrowed(const void* data, DType dtype, const Dims& shape) {
   TensorView v = TensorView::contiguous(nullptr, dtype, shape);
@@ -212,7 +225,10 @@ TensorView CpuBackend::hostTensor(DType dtype, const Dims& shape) {
 
 TensorView CpuBackend::allocate(DType dtype, const Dims& shape, Stream* stream, bool zero) {
   TensorView t = hostTensor(dtype, shape);
-  if (zero) enqueue(stream, [t] { fillZero(t); }, Work{"memory", static_cast<int64_t>(t.bytes())});
+  if (zero) {
+    OpCost cost = costOfCall(OpKind::Allocate, {{operands::Allocate::type, &t}});
+    enqueue(stream, [t] { fillZero(t); }, Work{traceCategory(OpKind::Allocate), cost.bytes});
+  }
   return t;
 }
 
@@ -224,34 +240,42 @@ void CpuBackend::linear(Stream* stream, const TensorView& x, const TensorView& w
                         const TensorView& out) {
   std::optional<TensorView> b;
   if (bias) b = *bias;
-  const int64_t k = x.shape[x.rank() - 1];
-  const double outputs = static_cast<double>(out.numel());
-  Work work{"compute", static_cast<int64_t>(x.bytes() + w.bytes() + out.bytes() + (bias ? bias->bytes() : 0)),
-            2.0 * outputs * static_cast<double>(k) + (bias ? outputs : 0.0), Admission::ComputeSlot};
+  using O = operands::Linear;
+  OpCost cost = costOfCall(OpKind::Linear, {{O::x, &x}, {O::w, &w}, {O::bias, bias}, {O::out, &out}});
+  Work work{traceCategory(OpKind::Linear), cost.bytes, cost.flops, Admission::ComputeSlot};
   enqueue(stream, [kind = gemmKind_, x, w, b, out] { cpu::linear(kind, x, w, b ? &*b : nullptr, out); }, work);
 }
 
 void CpuBackend::matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
-  Work work{"compute", static_cast<int64_t>(a.bytes() + b.bytes() + out.bytes()),
-            2.0 * static_cast<double>(out.numel()) * static_cast<double>(a.shape[a.rank() - 1]), Admission::ComputeSlot};
+  using O = operands::Matmul;
+  OpCost cost = costOfCall(OpKind::Matmul, {{O::a, &a}, {O::b, &b}, {O::out, &out}});
+  Work work{traceCategory(OpKind::Matmul), cost.bytes, cost.flops, Admission::ComputeSlot};
   enqueue(stream, [kind = gemmKind_, a, b, out] { cpu::matmul(kind, a, b, out); }, work);
 }
 
 void CpuBackend::copy(Stream* stream, const TensorView& src, const TensorView& dst) {
-  enqueue(stream, [src, dst] { cpu::copy(src, dst); }, Work{"memory", static_cast<int64_t>(src.bytes() + dst.bytes())});
+  using O = operands::Copy;
+  OpCost cost = costOfCall(OpKind::Copy, {{O::src, &src}, {O::out, &dst}});
+  enqueue(stream, [src, dst] { cpu::copy(src, dst); }, Work{traceCategory(OpKind::Copy), cost.bytes, cost.flops});
 }
 
 void CpuBackend::add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
-  Work work{"compute", static_cast<int64_t>(a.bytes() + b.bytes() + out.bytes()), static_cast<double>(out.numel()),
-            Admission::ComputeSlot};
+  using O = operands::Add;
+  OpCost cost = costOfCall(OpKind::Add, {{O::a, &a}, {O::b, &b}, {O::out, &out}});
+  Work work{traceCategory(OpKind::Add), cost.bytes, cost.flops, Admission::ComputeSlot};
   enqueue(stream, [a, b, out] { cpu::add(a, b, out); }, work);
 }
 
 void CpuBackend::collective(Stream* stream, const CollectiveCall& call) {
   uint64_t sequence = nextIssue_++;
   // The message size as nccl-tests counts it: the larger side of the collective.
-  int64_t bytes = static_cast<int64_t>(std::max(call.input.bytes(), call.output.bytes()));
-  enqueue(stream, [this, call] { communicate(call); }, Work{"communication", bytes, 0, Admission::CommTurn, 0, sequence, call.kind, call.loc});
+  static_assert(size_t{operands::Allreduce::t} == size_t{operands::Broadcast::t} &&
+                size_t{operands::Allreduce::out} == size_t{operands::Allgather::out} &&
+                size_t{operands::Allgather::out} == size_t{operands::ReduceScatter::out});
+  const TensorView* out = call.kind == OpKind::Broadcast ? nullptr : &call.output;  // broadcast works in place
+  OpCost cost = costOfCall(call.kind, {{operands::Allreduce::t, &call.input}, {operands::Allreduce::out, out}});
+  enqueue(stream, [this, call] { communicate(call); },
+          Work{traceCategory(call.kind), cost.bytes, cost.flops, Admission::CommTurn, 0, sequence, call.kind, call.loc});
 }
 
 void CpuBackend::communicate(const CollectiveCall& call) {

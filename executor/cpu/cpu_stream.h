@@ -25,14 +25,9 @@
 #include <vector>
 
 #include "executor/backend.h"
+#include "executor/delay_injection.h"
 
 namespace hostir::cpu {
-
-// Random sleeps before tasks, to shake out orderings that only luck provides.
-struct DelayInjection {
-  uint32_t maxMicros = 0;  // 0: off
-  uint64_t seed = 0;
-};
 
 class CpuStream : public Stream {
  public:

@@ -4,7 +4,6 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <string_view>
 
 namespace hostir::cuda {
@@ -74,15 +73,6 @@ const DeviceSurvey& survey() {
   return result;
 }
 
-std::optional<int> environmentInt(const char* name) {
-  const char* value = std::getenv(name);
-  if (!value || !*value) return std::nullopt;
-  char* end = nullptr;
-  const long parsed = std::strtol(value, &end, 10);
-  if (*end != '\0' || parsed < 0) return std::nullopt;
-  return static_cast<int>(parsed);
-}
-
 }  // namespace
 
 int usableDeviceCount() { return survey().count; }
@@ -90,26 +80,6 @@ int usableDeviceCount() { return survey().count; }
 std::optional<std::string> deviceProblem() {
   if (!survey().problem) return std::nullopt;
   return *survey().problem + " (without a device, --backend auto or cpu runs on the CPU)";
-}
-
-int localRank(const Communicator& hostComm) {
-  if (hostComm.name() != "in-process") {
-    for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
-      if (std::optional<int> value = environmentInt(name)) return *value;
-  }
-  return hostComm.rank();
-}
-
-std::optional<int> localRankCount(const Communicator& hostComm) {
-  if (hostComm.name() == "in-process") return hostComm.size();
-  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
-    if (std::optional<int> value = environmentInt(name)) return *value;
-  return std::nullopt;
-}
-
-int deviceForRank(const Communicator& hostComm) {
-  const int count = usableDeviceCount();
-  return count > 0 ? localRank(hostComm) % count : 0;
 }
 
 }  // namespace hostir::cuda

@@ -1,12 +1,11 @@
 // The CUDA entry points of executor/backend_factory.h in a build with the
 // CUDA backend (no_cuda_backend.cpp stands in for them otherwise).
-#include <fmt/format.h>
-
 #include <memory>
 #include <stdexcept>
 
 #include "comm/nccl_communicator.h"
 #include "executor/backend_factory.h"
+#include "executor/backend_selection.h"
 #include "executor/cuda/cuda_backend.h"
 #include "executor/cuda/cuda_devices.h"
 
@@ -21,11 +20,10 @@ RankBackend createCudaBackend(const BackendOptions& options, Communicator& hostC
   // NCCL drives one device per rank; every rank sees the same counts and
   // fails here alike, before any rank enters the NCCL set-up.
   const int devices = cuda::usableDeviceCount();
-  if (std::optional<int> local = cuda::localRankCount(hostComm); local && *local > devices)
-    throw std::runtime_error(fmt::format("the CUDA backend needs a CUDA device per rank: {} ranks share this "
-                                         "node's {} device{}",
-                                         *local, devices, devices == 1 ? "" : "s"));
-  const int device = cuda::deviceForRank(hostComm);
+  if (std::optional<int64_t> ranks = ranksOnThisNode(hostComm))
+    if (std::optional<std::string> shortage = deviceShortage(*ranks, devices))
+      throw std::runtime_error("the CUDA backend " + *shortage);
+  const int device = deviceForRank(localRank(hostComm), devices);
   // Collective over the host team: every rank gets here together.
   auto nccl = std::make_unique<NcclCommunicator>(hostComm, device);
   cuda::CudaBackendOptions cudaOptions;

@@ -17,6 +17,7 @@
 
 #include "executor/backend_factory.h"
 #include "executor/cuda/cuda_devices.h"
+#include "tools/hostir/output_comparison.h"
 #include "harness.h"
 #include "op_programs.h"
 

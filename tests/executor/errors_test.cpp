@@ -17,6 +17,7 @@
 
 #include "executor/backend_factory.h"
 #include "harness.h"
+#include "tools/hostir/npy.h"
 
 namespace hostir::reftest {
 namespace {

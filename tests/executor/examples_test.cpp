@@ -13,7 +13,8 @@
 
 #include <fmt/format.h>
 
-#include "executor/npy.h"
+#include "tools/hostir/npy.h"
+#include "tools/hostir/output_comparison.h"
 #include "harness.h"
 
 namespace hostir::reftest {

@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "executor/evaluator.h"
-#include "executor/race_oracle.h"
+#include "passes/race_oracle.h"
 #include "hostir/parser.h"
 #include "hostir/verifier.h"
 #include "passes/assign_streams.h"

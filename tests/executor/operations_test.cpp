@@ -16,7 +16,7 @@
 
 #include <fmt/format.h>
 
-#include "executor/npy.h"
+#include "tools/hostir/npy.h"
 #include "harness.h"
 #include "op_programs.h"
 

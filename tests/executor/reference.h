@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/program_io.h"
+#include "executor/host_tensor.h"
 #include "hostir/dtype.h"
 #include "hostir/ops.h"
 

@@ -19,6 +19,7 @@
 
 #include "comm/in_process_communicator.h"
 #include "executor/trace.h"
+#include "tools/hostir/trace_file.h"
 #include "harness.h"
 
 namespace hostir::reftest {
@@ -109,7 +110,7 @@ Result<RunResult> tracedRowParallel(const RowParallelShape& shape, int64_t world
   Program program = parseOrThrow(kRowParallelOnStreams, "rp.hir");
   Params params = bindAll(program, {{"M", shape.M}, {"K", shape.K}, {"N", shape.N}, {"S", shape.S}});
   RunRequest request = makeRequest(program, params, 7, streams);
-  request.tracePath = path;
+  request.writeTrace = teamTraceWriter(path);
   request.traceSourceName = "rp.hir";
   request.warmup = 1;
   request.repeat = repeat;
@@ -331,7 +332,7 @@ TEST(Trace, TheLimitEndsTheTraceVisiblyAndCountsWhatIsLeftOut) {
   const uint64_t limit = 256 << 10;
   Program program = loopProgram();
   RunRequest request = makeRequest(program, bindAll(program, {{"N", n}}), 3, 2);
-  request.tracePath = dir.file("t.json");
+  request.writeTrace = teamTraceWriter(dir.file("t.json"));
   request.traceLimitBytes = limit;
   auto result = runWithin(request, world);
   ASSERT_TRUE(result && *result) << (result ? result->error().message : "timed out");
@@ -368,7 +369,7 @@ TEST(Trace, TheLimitEndsTheTraceVisiblyAndCountsWhatIsLeftOut) {
 TEST(Trace, AnUnwritablePathIsAnErrorThatNamesIt) {
   Program program = loadExample("row_parallel_linear");
   RunRequest request = makeRequest(program, bindAll(program, {}), 1, 2);
-  request.tracePath = "/nonexistent-dir/t.json";
+  request.writeTrace = teamTraceWriter("/nonexistent-dir/t.json");
   auto result = runWithin(request, 2);
   ASSERT_TRUE(result && *result);
   const auto& written = result->value().trace;

@@ -29,8 +29,8 @@
 #include "hostir/parser.h"
 #include "hostir/printer.h"
 #include "hostir/verifier.h"
-#include "executor/race_check.h"
-#include "executor/race_oracle.h"
+#include "analysis/race_check.h"
+#include "passes/race_oracle.h"
 #include "passes/assign_streams.h"
 
 namespace {

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "executor/evaluator.h"
-#include "executor/race_check_backend.h"
+#include "analysis/race_check_backend.h"
 #include "hostir/parser.h"
 #include "hostir/verifier.h"
-#include "passes/recorded_clocks.h"
+#include "analysis/recorded_clocks.h"
 
 namespace hostir {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/program_check.h"
+#include "analysis/program_check.h"
 #include "program_check_util.h"
 
 namespace hostir {

@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "executor/program_check.h"
+#include "analysis/program_check.h"
 #include "hostir/parser.h"
 #include "hostir/verifier.h"
 

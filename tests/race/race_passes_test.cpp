@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "executor/race_check.h"
+#include "analysis/race_check.h"
 #include "hostir/parser.h"
 #include "hostir/verifier.h"
 #include "passes/pass_manager.h"

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "executor/program_check.h"
-#include "executor/race_check.h"
+#include "analysis/program_check.h"
+#include "analysis/race_check.h"
 #include "hostir/parser.h"
 #include "hostir/verifier.h"
 

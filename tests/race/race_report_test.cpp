@@ -14,7 +14,7 @@
 #include <tuple>
 
 #include "cli_runner.h"
-#include "executor/race_check.h"
+#include "analysis/race_check.h"
 #include "hostir/parser.h"
 #include "hostir/verifier.h"
 #include "test_util.h"

@@ -16,8 +16,8 @@
 #include <tuple>
 #include <vector>
 
-#include "executor/program_check.h"
-#include "passes/initialization_analysis.h"
+#include "analysis/program_check.h"
+#include "analysis/initialization_analysis.h"
 #include "program_check_util.h"
 #include "test_util.h"
 

@@ -1,0 +1,151 @@
+#include "analysis/program_check.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "executor/evaluator.h"
+#include "analysis/race_check_backend.h"
+#include "hostir/rank_dependence.h"
+
+namespace hostir {
+
+ProgramCheck checkProgram(const Program& program, const std::map<std::string, int64_t>& params, int64_t world,
+                          int64_t streams) {
+  ProgramCheck result;
+  result.ranksChecked = namesRank(program) ? world : 1;
+  // A finding every rank has is reported once, for the first rank that has it.
+  std::set<std::string> seenRaces, seenReads, seenOutputs;
+  // Rank 0's communications; every other rank is compared with them as it issues its own.
+  CommunicationSequence reference;
+  const bool alike = result.ranksChecked == 1;
+  for (int64_t rank = 0; rank < result.ranksChecked; ++rank) {
+    Evaluator evaluator(program, params, rank, world);
+    RaceCheckBackend backend(streams, nullptr,
+                             RaceCheckOptions{.trackInitialization = true,
+                                              .rank = alike ? RaceCheckOptions::kEveryRank : rank});
+    std::optional<CommunicationComparer> comparer;
+    if (result.ranksChecked > 1) {
+      if (rank == 0) {
+        backend.observeCommunications([&](const CollectiveCall& call) { reference.append(issuedCommunication(call)); });
+      } else {
+        comparer.emplace(reference, 0, rank);
+        backend.observeCommunications([&](const CollectiveCall& call) { comparer->issue(issuedCommunication(call)); });
+      }
+    }
+    std::map<std::string, TensorView> inputs;
+    for (const TensorSpec& spec : evaluator.inputs())
+      inputs[spec.name] = backend.input(spec.dtype, spec.localShape, spec.name);
+    std::map<std::string, TensorView> outputs = evaluator.run(backend, inputs);
+
+    for (const Race& race : backend.analysis().races()) {
+      std::string key = fmt::format("{}:{}|{}:{}|{}", race.first.loc.line, race.first.loc.col, race.second.loc.line,
+                                    race.second.loc.col, race.buffer);
+      if (seenRaces.insert(key).second) result.races.push_back(RaceReport{race, rank});
+    }
+    for (const UninitializedRead& read : backend.initialization()->reads()) {
+      std::string key = fmt::format("{}:{}|{}", read.reader.loc.line, read.reader.loc.col,
+                                    read.unwritten.allocation.name);
+      if (seenReads.insert(key).second) result.uninitializedReads.push_back(read);
+    }
+    for (const TensorSpec& spec : evaluator.outputs()) {
+      auto unwritten = backend.unwritten(outputs[spec.name]);
+      if (!unwritten || !seenOutputs.insert(spec.name).second) continue;
+      const Decl* decl = program.findDecl(spec.name);
+      result.unwrittenOutputs.push_back(
+          UnwrittenOutputReport{spec.name, decl ? decl->loc : SourceLoc{}, *unwritten, rank});
+    }
+    if (comparer) {
+      // The earliest difference over all ranks (the lowest rank on a tie).
+      auto mismatch = comparer->finish();
+      if (mismatch && (!result.communicationMismatch || mismatch->index < result.communicationMismatch->index))
+        result.communicationMismatch = mismatch;
+    }
+  }
+  return result;
+}
+
+namespace {
+
+std::string plural(size_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+std::string communications(uint64_t n) {
+  return n == 0 ? "none" : fmt::format("only {}", plural(n, "communication", "communications"));
+}
+
+Diagnostic mismatchDiagnostic(const CommunicationMismatch& m) {
+  const auto& a = m.first;
+  const auto& b = m.second;
+  const uint64_t number = m.index + 1;
+  const std::string prefix = "ranks issue different communications";
+  if (a.communication && b.communication) {
+    const CommunicationSignature& sa = a.communication->signature;
+    const CommunicationSignature& sb = b.communication->signature;
+    return Diagnostic{a.communication->loc,
+                      fmt::format("{}: communication #{} is {} on rank {} but {} on rank {}", prefix, number,
+                                  describeCommunication(sa, &sb), a.rank, describeCommunication(sb, &sa), b.rank),
+                      {Note{b.communication->loc, fmt::format("rank {} issues its communication #{} here", b.rank,
+                                                              number)}}};
+  }
+  // One side ran out: the other's communication has no partner.
+  const auto& present = a.communication ? a : b;
+  const auto& missing = a.communication ? b : a;
+  Diagnostic d{present.communication->loc,
+               fmt::format("{}: communication #{} is {} on rank {} but rank {} issues {}", prefix, number,
+                           describeCommunication(present.communication->signature), present.rank, missing.rank,
+                           communications(m.index))};
+  if (m.index > 0)
+    d.notes.push_back(Note{missing.lastLoc, fmt::format("rank {} issues its last communication (#{}) here",
+                                                        missing.rank, m.index)});
+  else
+    d.notes.push_back(Note{{}, fmt::format("rank {} reaches the end of the program without communicating", missing.rank)});
+  return d;
+}
+
+Note allocationNote(const Allocation& a) {
+  if (a.op == OpKind::Allocate)
+    return Note{a.loc, fmt::format("'{}' is allocated here, uninitialized (allocate without zero=true)", a.name)};
+  return Note{a.loc, fmt::format("'{}' is allocated here as the result of {}", a.name, signatureOf(a.op).name)};
+}
+
+}  // namespace
+
+std::string formatProgramCheck(const ProgramCheck& check, std::string_view file, std::string_view source) {
+  std::string out;
+  if (check.communicationMismatch) out += renderDiagnostic(mismatchDiagnostic(*check.communicationMismatch), file, source);
+  for (const RaceReport& race : check.races) out += formatRace(race, file, source);
+  for (const UninitializedRead& read : check.uninitializedReads) {
+    Diagnostic d{read.reader.loc,
+                 fmt::format("{} on {} reads '{}'{} before anything writes it (rank {})",
+                             signatureOf(read.reader.op).name, streamName(read.reader.stream),
+                             read.unwritten.allocation.name, read.unwritten.region.toString(), read.rank),
+                 {allocationNote(read.unwritten.allocation)}};
+    out += renderDiagnostic(d, file, source);
+  }
+  for (const UnwrittenOutputReport& r : check.unwrittenOutputs) {
+    Diagnostic d{r.declaredAt,
+                 fmt::format("output '{}' is not fully written when the program ends: nothing writes '{}'{} (rank {})",
+                             r.output, r.unwritten.allocation.name, r.unwritten.region.toString(), r.rank),
+                 {allocationNote(r.unwritten.allocation)}};
+    out += renderDiagnostic(d, file, source);
+  }
+  return out;
+}
+
+std::string summarizeFindings(const ProgramCheck& check) {
+  std::vector<std::string> parts;
+  if (!check.races.empty()) parts.push_back(plural(check.races.size(), "race", "races"));
+  if (!check.uninitializedReads.empty())
+    parts.push_back(plural(check.uninitializedReads.size(), "uninitialized read", "uninitialized reads"));
+  if (!check.unwrittenOutputs.empty())
+    parts.push_back(plural(check.unwrittenOutputs.size(), "unwritten output", "unwritten outputs"));
+  if (check.communicationMismatch) parts.push_back("a communication mismatch between ranks");
+  if (parts.empty()) return {};
+  std::string text = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) text += (i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  return text;
+}
+
+}  // namespace hostir

@@ -1,0 +1,59 @@
+// Everything `hostir check` proves about a verified program before it runs,
+// and `hostir run` requires: for the bound params, a team of `world` ranks
+// and `streams` worker streams,
+//  * no stream races (as checkRaces);
+//  * no read of an element that nothing has written, and every output
+//    fully written when the program ends;
+//  * every rank issues the same communications in the same order.
+// Every rank is issued by the evaluator against the race-checking backend
+// (one rank when the program never names `rank`: then all ranks are alike).
+// Library code: the results are values; formatProgramCheck renders them.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/communication_sequence.h"
+#include "analysis/race_check.h"
+#include "hostir/ir.h"
+#include "analysis/initialization_analysis.h"
+
+namespace hostir {
+
+// An output with elements that nothing wrote by the end of the program.
+struct UnwrittenOutputReport {
+  std::string output;
+  SourceLoc declaredAt;
+  UnwrittenRegion unwritten;
+  int64_t rank = 0;
+};
+
+struct ProgramCheck {
+  std::vector<RaceReport> races;
+  std::vector<UninitializedRead> uninitializedReads;  // each statement and buffer once
+  std::vector<UnwrittenOutputReport> unwrittenOutputs;
+  std::optional<CommunicationMismatch> communicationMismatch;  // the first difference between ranks
+  int64_t ranksChecked = 0;  // 1 when the program never names `rank`
+
+  bool ok() const {
+    return races.empty() && uninitializedReads.empty() && unwrittenOutputs.empty() && !communicationMismatch;
+  }
+};
+
+// `program` must have passed verifyProgram with these params and world.
+ProgramCheck checkProgram(const Program& program, const std::map<std::string, int64_t>& params, int64_t world,
+                          int64_t streams);
+
+// Every finding as FILE:LINE:COL messages with notes (races as formatRace):
+// the communication mismatch first, then races, uninitialized reads and
+// unwritten outputs. Empty when the check is ok.
+std::string formatProgramCheck(const ProgramCheck& check, std::string_view file, std::string_view source);
+
+// "2 races, 1 uninitialized read and a communication mismatch between ranks"
+// (empty when ok), for a summary line.
+std::string summarizeFindings(const ProgramCheck& check);
+
+}  // namespace hostir

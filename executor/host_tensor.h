@@ -1,0 +1,39 @@
+// Host tensors: the runtime's contiguous tensors in host memory, for program
+// inputs and outputs. Seeded inputs, a rank's shard of a global tensor, and
+// the global tensor gathered from every rank's shard.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "executor/evaluator.h"
+#include "executor/tensor.h"
+
+namespace hostir {
+
+// A host tensor: contiguous, C order, little endian.
+struct HostTensor {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;   // empty for a 0-d tensor (one element)
+  std::vector<std::byte> data;  // bf16 as raw bits
+};
+
+HostTensor makeHostTensor(DType dtype, const Dims& shape);
+// A view of a host tensor's bytes (the tensor must outlive the view).
+TensorView viewOf(HostTensor& tensor);
+
+// Rank `rank`'s part of the seeded input: element i of the global tensor is
+// uniform in [-1, 1), a function of (seed, name, i) only, so every team size
+// sees the same global tensor.
+HostTensor seededShard(uint64_t seed, const TensorSpec& spec, int64_t rank, int64_t world);
+HostTensor seededGlobal(uint64_t seed, const TensorSpec& spec);
+
+// Rank `rank`'s shard of a global tensor (the whole tensor when not sharded).
+HostTensor shardOf(const HostTensor& global, const TensorSpec& spec, int64_t rank, int64_t world);
+
+// The global tensor from every rank's shard; collective (every rank calls it).
+HostTensor gatherGlobal(Communicator& comm, const HostTensor& local, const TensorSpec& spec);
+
+}  // namespace hostir

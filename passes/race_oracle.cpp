@@ -1,0 +1,25 @@
+#include "passes/race_oracle.h"
+
+#include "analysis/race_check.h"
+
+namespace hostir {
+
+RaceOracle raceOracle(std::map<std::string, int64_t> params, int64_t world, int64_t streams) {
+  return [params = std::move(params), world, streams](const Program& program) {
+    std::vector<RaceFinding> findings;
+    for (const RaceReport& report : checkRaces(program, params, world, streams))
+      findings.push_back(RaceFinding{report.race, report.rank});
+    return findings;
+  };
+}
+
+Result<PassContext> raceCheckedContext(const Program& program, const Bindings& bindings, int64_t streams) {
+  auto params = bindParams(program, bindings);
+  if (!params) return params.error();
+  PassContext context;
+  context.bindings = bindings;
+  context.raceCheck = raceOracle(std::move(*params), bindings.world, streams);
+  return context;
+}
+
+}  // namespace hostir

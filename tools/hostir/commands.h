@@ -1,0 +1,84 @@
+// The subcommands of the `hostir` tool. Each returns the process exit code
+// (exit_codes.h): 0 success, 1 a bad program or a failed run (or a race), 2
+// a bad command line. The steps they share return their errors as values;
+// each command prints them, at one place.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "hostir/verifier.h"
+#include "tools/hostir/exit_codes.h"
+#include "tools/hostir/source_program.h"
+
+namespace hostir::tool {
+
+struct CommonOptions {
+  std::string file;
+  std::vector<std::string> settings;  // NAME=INT
+  int64_t ranks = 1;
+  bool ranksGiven = false;
+  int64_t streams = 4;
+};
+
+struct OptOptions {
+  CommonOptions common;
+  std::string passes;
+  std::string outputPath;
+  bool printIrAfterAll = false;
+  std::vector<std::string> printIrAfter;
+  bool remarks = false;  // print the passes' remarks to stderr
+};
+
+struct RunOptions {
+  CommonOptions common;
+  std::string passes;
+  bool remarks = false;  // print the passes' remarks to stderr (rank 0 only)
+  std::string backend = "auto";
+  std::vector<std::string> inputs;   // NAME=FILE.npy
+  std::vector<std::string> outputs;  // NAME=FILE.npy
+  uint64_t seed = 0;
+  bool check = false;
+  int warmup = 0;
+  int repeat = 0;  // 0: one untimed run
+  bool raceCheck = false;
+  uint32_t injectDelaysMicros = 0;
+  double commTimeoutSeconds = 300;
+  // Skip the race and cross-rank proof before the run (never the verifier);
+  // communications are then matched across ranks while the program runs.
+  bool unchecked = false;
+  std::string injectFault;  // testing aid: ACTION:RANK:POINT (fault_injection.h)
+  std::string tracePath;  // Chrome trace of the last run
+  uint64_t traceLimitMiB = 256;  // the trace file's bound; recording stops there
+  int coresPerRank = 0;   // 0: this node's cores / its ranks
+};
+
+int runOpt(const OptOptions& options);
+int runCheck(const CommonOptions& options);
+int runRun(const RunOptions& options);
+
+// Verifies with the params bound; the error rendered against the file.
+[[nodiscard]] ToolStatus verifyBound(const SourceProgram& source, const Program& program, const Bindings& bindings);
+
+// Checks the pass names of a pipeline and of --print-ir-after (usage errors).
+[[nodiscard]] ToolStatus checkPassNames(const std::string& pipeline, const std::vector<std::string>& printAfter = {});
+
+struct ApplyPassesOptions {
+  int64_t streams = 4;        // the worker pool the passes' output is race-checked for (--streams)
+  bool raceCheck = true;      // false: no race proof (assign-streams then rewrites nothing)
+  bool printRemarks = false;  // --remarks: every remark of the passes, rendered against the file, to `log`
+  bool printIrAfterAll = false;  // the program after every pass, to `log`
+  std::vector<std::string> printIrAfter;
+  // Where the remarks and the IR dumps go as the passes run (the command's
+  // choice: stderr, or a string until it knows who prints); null drops them.
+  std::ostream* log = nullptr;
+};
+
+// Applies `pipeline`, verifying and race-checking after each pass (a pass
+// that makes the program racy is an error naming it).
+ToolResult<Program> applyPasses(const SourceProgram& source, const Program& program, const std::string& pipeline,
+                                const Bindings& bindings, const ApplyPassesOptions& options = {});
+
+}  // namespace hostir::tool

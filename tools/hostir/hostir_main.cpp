@@ -1,0 +1,152 @@
+// The `hostir` command line: opt (run passes, print the result), check
+// (verify a program with its params bound) and run (execute it on a team).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+#include <new>
+
+#include "tools/hostir/cli_validators.h"
+#include "tools/hostir/commands.h"
+#include "passes/pass_manager.h"
+
+namespace hostir::tool {
+namespace {
+
+constexpr int64_t kMaxRuns = 1'000'000;
+// What the command was doing, for the one message that running out of memory gets.
+const char* activity = "reading the command line";
+constexpr double kMaxCommTimeoutSeconds = 1e6;
+
+void addCommonOptions(CLI::App& cmd, CommonOptions& o) {
+  cmd.add_option("file", o.file, "The .hir program")->required();
+  cmd.add_option("--set", o.settings, "Bind a parameter, e.g. --set M=1024 (repeatable)")->type_name("NAME=INT");
+  cmd.add_option_function<int64_t>(
+         "--ranks",
+         [&o](const int64_t& n) {
+           o.ranks = n;
+           o.ranksGiven = true;
+         },
+         "Team size (run: ranks as threads of this process; under mpirun the team is MPI's)")
+      ->check(integerFrom(1, 1024));
+  cmd.add_option("--streams", o.streams, "Size of the worker stream pool (stream(e) is slot e mod P)")
+      ->check(integerFrom(1, 1024));
+}
+
+std::string passList() {
+  std::string out = "Passes:\n";
+  for (const PassInfo& info : registeredPasses()) out += fmt::format("  {:<18} {}\n", info.name, info.summary);
+  return out;
+}
+
+int main(int argc, char** argv) {
+  CLI::App app{"hostir: run host-IR programs (GEMMs and collectives on several streams) on every rank of a team.\n"
+               "The language is described in docs/hostir-language.md."};
+  app.require_subcommand(1);
+  app.footer("Examples:\n"
+             "  hostir opt examples/row_parallel_linear.hir --passes assign-streams\n"
+             "  hostir check examples/row_parallel_linear.hir --set M=1024 --ranks 2\n"
+             "  mpirun -np 2 hostir run examples/row_parallel_linear.hir --passes assign-streams --check");
+
+  OptOptions opt;
+  CLI::App* optCmd = app.add_subcommand("opt", "Run passes over a program and print the result (like mlir-opt)");
+  addCommonOptions(*optCmd, opt.common);
+  optCmd->add_option("--passes", opt.passes, "Comma-separated pass pipeline, e.g. assign-streams")
+      ->type_name("PASS[,PASS...]");
+  optCmd->add_option("-o,--output", opt.outputPath, "Write the result here instead of standard output")
+      ->type_name("FILE");
+  optCmd->add_flag("--print-ir-after-all", opt.printIrAfterAll, "Print the program to stderr after every pass");
+  optCmd->add_option("--print-ir-after", opt.printIrAfter, "Print the program to stderr after the named pass")
+      ->type_name("PASS")
+      ->delimiter(',');
+  optCmd->add_flag("--remarks", opt.remarks, "Print the passes' decisions (which loops they rewrote, and why not) to stderr");
+  optCmd->footer(passList());
+
+  CommonOptions check;
+  CLI::App* checkCmd = app.add_subcommand(
+      "check", "Verify a program with its parameters bound and prove it free of stream races (exit 1 on a race)");
+  addCommonOptions(*checkCmd, check);
+
+  RunOptions run;
+  CLI::App* runCmd = app.add_subcommand("run", "Run a program on every rank of a team");
+  addCommonOptions(*runCmd, run.common);
+  runCmd->add_option("--passes", run.passes, "Passes to apply before running, e.g. assign-streams")
+      ->type_name("PASS[,PASS...]");
+  runCmd->add_flag("--remarks", run.remarks, "Print the passes' decisions to stderr (rank 0)");
+  runCmd->add_option("--backend", run.backend, "auto (CUDA when a device is usable, else CPU), cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  runCmd->add_option("--input", run.inputs, "Global input tensor from a .npy file (repeatable)")
+      ->type_name("NAME=FILE.npy");
+  runCmd->add_option("--output", run.outputs, "Write the global output tensor to a .npy file (repeatable)")
+      ->type_name("NAME=FILE.npy");
+  runCmd->add_option("--seed", run.seed, "Seed for the inputs not given with --input")->check(unsignedInteger());
+  runCmd->add_flag("--check", run.check, "Compare every output with a serial f64-accumulating reference run");
+  runCmd->add_flag("--race-check", run.raceCheck,
+                   "Check the work for stream races as it is issued (exit 1 and report each race)");
+  runCmd->add_option("--warmup", run.warmup, "Untimed runs before the timed ones")->check(integerFrom(0, kMaxRuns));
+  runCmd->add_option("--repeat", run.repeat, "Timed runs; rank 0 prints a timing line")->check(integerFrom(0, kMaxRuns));
+  runCmd->add_option("--trace", run.tracePath,
+                     "Write the last run's timeline (every rank, stream and host issue) as a Chrome trace "
+                     "for Perfetto (CPU backend)")
+      ->type_name("FILE.json");
+  runCmd->add_option("--trace-limit", run.traceLimitMiB,
+                     "Largest --trace file, in MiB (default 256); recording stops there and the trace says so")
+      ->type_name("MIB")
+      ->check(integerFrom(1, 1 << 20));
+  runCmd->add_option("--cores-per-rank", run.coresPerRank,
+                     "CPU backend: computations and communications a rank runs at once; streams beyond that "
+                     "take turns in issue order (default: the node's cores divided by its ranks)")
+      ->check(integerFrom(1, 1024));
+  runCmd->add_option("--comm-timeout", run.commTimeoutSeconds,
+                     "Seconds before a communication that has not completed is reported and the team aborted")
+      ->check(positiveSeconds(kMaxCommTimeoutSeconds));
+  runCmd->add_flag("--unchecked", run.unchecked,
+                   "Skip the proof that the program is race-free and issues the same communications on every rank "
+                   "(for programs too large to check; the verifier still runs, and communications are matched "
+                   "across ranks while the program runs)");
+  // A testing aid for the fault tests, not for users: no group, so --help leaves it out.
+  runCmd->add_option("--inject-fault", run.injectFault, "Stop or kill one rank at a chosen point")
+      ->type_name("ACTION:RANK:POINT")
+      ->group("");
+  runCmd->add_option("--inject-delays", run.injectDelaysMicros,
+                     "Testing aid: sleep up to this many microseconds before every task and communication")
+      ->type_name("MICROSECONDS")
+      ->check(integerFrom(0, 1'000'000));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? kSuccess : kUsageError;
+  }
+  if (*optCmd) {
+    activity = "reading the program or applying the passes";
+    return runOpt(opt);
+  }
+  if (*checkCmd) {
+    activity = "checking the program";
+    return runCheck(check);
+  }
+  activity = "running the program";
+  return runRun(run);
+}
+
+}  // namespace
+}  // namespace hostir::tool
+
+int main(int argc, char** argv) {
+  try {
+    return hostir::tool::main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    // Memory is a resource like a file: running out is the input's size, not a bug.
+    std::cerr << "hostir: error: out of memory while " << hostir::tool::activity << "\n";
+    return hostir::tool::kProgramError;
+  } catch (const std::exception& e) {
+    // Last line of defence: an internal error is reported, never a crash.
+    std::cerr << "hostir: internal error: " << e.what() << "\n";
+    return hostir::tool::kInternalError;
+  } catch (...) {
+    std::cerr << "hostir: internal error: an unknown exception\n";
+    return hostir::tool::kInternalError;
+  }
+}

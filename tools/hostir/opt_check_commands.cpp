@@ -1,0 +1,143 @@
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "analysis/program_check.h"
+#include "analysis/race_check.h"
+#include "passes/race_oracle.h"
+#include "tools/hostir/commands.h"
+#include "hostir/printer.h"
+#include "passes/pass_manager.h"
+
+namespace hostir::tool {
+
+ToolStatus verifyBound(const SourceProgram& source, const Program& program, const Bindings& bindings) {
+  if (auto error = verifyProgram(program, bindings)) return source.error(*error);
+  return std::nullopt;
+}
+
+namespace {
+
+// A remark and its notes against the program's file.
+std::string renderRemark(const SourceProgram& source, const Remark& remark) {
+  std::string out = renderMessage(Severity::Remark, remark.loc, fmt::format("{}: {}", remark.pass, remark.message),
+                                  source.path, source.text);
+  for (const Note& note : remark.notes)
+    out += renderMessage(Severity::Note, note.loc, note.message, source.path, source.text);
+  return out;
+}
+
+ToolError passesError(const std::string& message) {
+  return ToolError{kUsageError, fmt::format("error: --passes: {}\n", message)};
+}
+
+}  // namespace
+
+ToolResult<Program> applyPasses(const SourceProgram& source, const Program& program, const std::string& pipeline,
+                                const Bindings& bindings, const ApplyPassesOptions& o) {
+  PassManagerOptions options;
+  options.printIrAfterAll = o.printIrAfterAll;
+  options.printIrAfter.insert(o.printIrAfter.begin(), o.printIrAfter.end());
+  options.irDump = o.log;
+  PassManager pm(options);
+  if (!pipeline.empty()) {
+    // Checked before (checkPassNames): a bad pipeline here is still a bad program run.
+    if (auto error = pm.addPipeline(pipeline)) return ToolError{kProgramError, passesError(error->message).text};
+  }
+  PassContext context;
+  context.bindings = bindings;
+  if (o.raceCheck && pm.size() > 0) {
+    auto params = bindParams(program, bindings);
+    if (!params) return source.error(params.error());
+    context.raceCheck = raceOracle(std::move(*params), bindings.world, o.streams);
+  }
+  if (o.printRemarks && o.log) context.remarks = [&](const Remark& remark) { *o.log << renderRemark(source, remark); };
+  Program result = program;
+  if (auto error = pm.run(result, context)) return source.error(*error);
+  return result;
+}
+
+// Checks the pipeline's and --print-ir-after's pass names before any work.
+ToolStatus checkPassNames(const std::string& pipeline, const std::vector<std::string>& printAfter) {
+  if (!pipeline.empty()) {
+    PassManager probe;
+    if (auto error = probe.addPipeline(pipeline)) return passesError(error->message);
+  }
+  for (const std::string& name : printAfter) {
+    bool known = false;
+    for (const PassInfo& info : registeredPasses()) known |= info.name == name;
+    if (!known) return ToolError{kUsageError, fmt::format("error: --print-ir-after: unknown pass '{}'\n", name)};
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// The steps of `opt`; what it prints on success is the program (to `-o`
+// or stdout), and the IR dumps and remarks go to stderr as the passes run.
+ToolStatus opt(const OptOptions& o) {
+  auto settings = parseSettings(o.common.settings);
+  if (!settings) return settings.error();
+  if (auto error = checkPassNames(o.passes, o.printIrAfter)) return error;
+  auto source = loadProgram(o.common.file);
+  if (!source) return source.error();
+  Bindings bindings{*settings, o.common.ranks};
+  if (auto error = verifyBound(*source, source->program, bindings)) return error;
+  ApplyPassesOptions passOptions;
+  passOptions.streams = o.common.streams;
+  passOptions.printRemarks = o.remarks;
+  passOptions.printIrAfterAll = o.printIrAfterAll;
+  passOptions.printIrAfter = o.printIrAfter;
+  passOptions.log = &std::cerr;
+  auto program = applyPasses(*source, source->program, o.passes, bindings, passOptions);
+  if (!program) return program.error();
+  std::string text = printProgram(*program);
+  if (o.outputPath.empty() || o.outputPath == "-") {
+    std::cout << text;
+    return std::nullopt;
+  }
+  std::ofstream out(o.outputPath, std::ios::binary);
+  out << text;
+  if (!out.flush()) return ToolError{kProgramError, fmt::format("{}: error: cannot write the output\n", o.outputPath)};
+  return std::nullopt;
+}
+
+// The steps of `check`: the verdict on success, or the findings as the error.
+ToolResult<std::string> check(const CommonOptions& o) {
+  auto settings = parseSettings(o.settings);
+  if (!settings) return settings.error();
+  auto source = loadProgram(o.file);
+  if (!source) return source.error();
+  Bindings bindings{*settings, o.ranks};
+  if (auto error = verifyBound(*source, source->program, bindings)) return *error;
+  ProgramCheck check = checkProgram(source->program, *bindParams(source->program, bindings), o.ranks, o.streams);
+  if (!check.ok())
+    return ToolError{kProgramError, formatProgramCheck(check, o.file, source->text) +
+                                        fmt::format("{}: {} found with {} worker stream{}\n", o.file,
+                                                    summarizeFindings(check), o.streams, o.streams == 1 ? "" : "s")};
+  return fmt::format("{}: ok: program '{}' verified and race-free for {} rank(s) and {} worker stream(s)\n", o.file,
+                     source->program.name, o.ranks, o.streams);
+}
+
+}  // namespace
+
+int runOpt(const OptOptions& o) {
+  if (ToolStatus error = opt(o)) {
+    std::cerr << error->text;
+    return error->exitCode;
+  }
+  return kSuccess;
+}
+
+int runCheck(const CommonOptions& o) {
+  ToolResult<std::string> verdict = check(o);
+  if (!verdict) {
+    std::cerr << verdict.error().text;
+    return verdict.error().exitCode;
+  }
+  std::cout << *verdict;
+  return kSuccess;
+}
+
+}  // namespace hostir::tool

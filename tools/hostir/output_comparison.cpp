@@ -1,0 +1,88 @@
+#include "tools/hostir/output_comparison.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <vector>
+
+#include "hostir/element.h"
+
+namespace hostir {
+namespace {
+
+double elementAsDouble(const HostTensor& t, size_t i) {
+  return loadElement<double>(t.dtype, t.data.data() + i * dtypeSize(t.dtype));
+}
+
+// Relative tolerance per dtype, applied as |a - b| <= tol * (|b| + rms(b)):
+// the rms term keeps elements that cancel to near zero from failing.
+double tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::F64: return 1e-9;
+    case DType::F32: return 1e-4;
+    case DType::F16: return 1e-2;
+    case DType::BF16: return 4e-2;
+  }
+  return 0;
+}
+
+std::string indexString(size_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = static_cast<int64_t>(flat) % shape[d];
+    flat /= static_cast<size_t>(shape[d]);
+  }
+  return fmt::format("[{}]", fmt::join(index, ", "));
+}
+
+}  // namespace
+
+Comparison compareOutputs(const std::map<std::string, HostTensor>& actual,
+                          const std::map<std::string, HostTensor>& reference) {
+  Comparison c;
+  std::vector<std::string> lines;
+  for (const auto& [name, ref] : reference) {
+    auto it = actual.find(name);
+    if (it == actual.end() || it->second.shape != ref.shape || it->second.dtype != ref.dtype) {
+      c.ok = false;
+      lines.push_back(fmt::format("output '{}' is missing or has the wrong shape", name));
+      continue;
+    }
+    const HostTensor& got = it->second;
+    size_t n = ref.data.size() / dtypeSize(ref.dtype);
+    double sumSquares = 0;
+    for (size_t i = 0; i < n; ++i) sumSquares += elementAsDouble(ref, i) * elementAsDouble(ref, i);
+    double rms = n ? std::sqrt(sumSquares / static_cast<double>(n)) : 0.0;
+    double tol = tolerance(ref.dtype);
+    double worstRatio = 0;
+    size_t worst = 0;
+    bool nonFinite = false;
+    for (size_t i = 0; i < n; ++i) {
+      double a = elementAsDouble(got, i), b = elementAsDouble(ref, i);
+      double ratio = std::abs(a - b) / (tol * (std::abs(b) + rms) + 1e-300);
+      if (!std::isfinite(a) != !std::isfinite(b) || std::isnan(ratio)) {
+        nonFinite = true;
+        ratio = INFINITY;
+      }
+      if (ratio > worstRatio) {
+        worstRatio = ratio;
+        worst = i;
+      }
+    }
+    if (worstRatio > 1.0 || nonFinite) {
+      c.ok = false;
+      lines.push_back(fmt::format("output '{}' differs from the serial reference: worst element {} is {:.8g}, "
+                                  "expected {:.8g} (tolerance {:.3g} relative to |expected| + rms {:.4g})",
+                                  name, indexString(worst, ref.shape), elementAsDouble(got, worst),
+                                  elementAsDouble(ref, worst), tol, rms));
+    } else {
+      lines.push_back(fmt::format("output '{}' matches the serial reference ({} elements, worst error {:.3g} of "
+                                  "the {} tolerance)",
+                                  name, n, worstRatio, dtypeName(ref.dtype)));
+    }
+  }
+  c.report = fmt::format("{}", fmt::join(lines, "\n"));
+  return c;
+}
+
+}  // namespace hostir

@@ -1,0 +1,377 @@
+// `hostir run`: verify, apply the passes, prove the program race-free, run
+// on the team (MPI ranks under mpirun, in-process ranks otherwise), write
+// outputs, check, time. Under mpirun every rank prepares its run without
+// printing, then the ranks agree that all of them can start and were started
+// alike (launch_agreement.h); every later blocking step of the host has a
+// deadline (comm/host_watchdog.h), so no rank waits for ever on one that
+// stopped.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <new>
+#include <sstream>
+
+#include "comm/host_watchdog.h"
+#include "comm/mpi_communicator.h"
+#include "analysis/program_check.h"
+#include "analysis/race_check.h"
+#include "executor/backend_selection.h"
+#include "executor/runner.h"
+#include "tools/hostir/npy.h"
+#include "tools/hostir/commands.h"
+#include "tools/hostir/fault_injection.h"
+#include "tools/hostir/launch_agreement.h"
+#include "tools/hostir/output_comparison.h"
+#include "tools/hostir/trace_file.h"
+
+namespace hostir::tool {
+namespace {
+
+// Splits NAME=FILE items (a usage error when malformed).
+ToolResult<std::map<std::string, std::string>> namedFiles(const std::vector<std::string>& items,
+                                                          std::string_view flag) {
+  std::map<std::string, std::string> files;
+  for (const std::string& item : items) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      return ToolError{kUsageError, fmt::format("error: {} expects NAME=FILE.npy, got '{}'\n", flag, item)};
+    files[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return files;
+}
+
+ToolStatus checkNames(const Program& program, const std::map<std::string, std::string>& files, DeclKind kind,
+                      std::string_view flag) {
+  for (const auto& [name, path] : files) {
+    const Decl* decl = program.findDecl(name);
+    if (!decl || decl->kind != kind)
+      return ToolError{kUsageError, fmt::format("error: {} {}: program '{}' has no {} named '{}'\n", flag, name,
+                                                program.name, kind == DeclKind::Input ? "input" : "output", name)};
+  }
+  return std::nullopt;
+}
+
+std::string timingLine(std::vector<double> millis) {
+  std::sort(millis.begin(), millis.end());
+  size_t n = millis.size();
+  double median = n % 2 ? millis[n / 2] : (millis[n / 2 - 1] + millis[n / 2]) / 2;
+  return fmt::format("timing: median_ms={:.3f} min_ms={:.3f} max_ms={:.3f} runs={}", median, millis.front(),
+                     millis.back(), n);
+}
+
+// The team this process belongs to.
+struct Team {
+  int64_t world = 1;
+  int rank = 0;
+  int64_t ranksOnThisNode = 1;
+  bool mpi = false;
+  bool leader() const { return rank == 0; }
+};
+
+// A rank's run, prepared: read, verified, passes applied, proved, inputs read.
+// Nothing is printed while preparing: under mpirun, which ranks print is
+// known only once they have agreed (launch_agreement.h).
+struct PreparedRun {
+  ToolStatus error;      // why the preparation failed
+  std::string remarks;   // what the passes' --remarks rendered, in order, before any error
+  std::optional<SourceProgram> source;
+  RunRequest request;
+  std::map<std::string, std::string> outputFiles;
+  LaunchFingerprint fingerprint;
+};
+
+LaunchPart numericPart(std::string name, int64_t value) {
+  return LaunchPart{std::move(name), std::to_string(value), static_cast<uint64_t>(value), true};
+}
+
+LaunchPart textPart(std::string name, std::string shown) {
+  uint64_t hash = fingerprintHash(shown);
+  return LaunchPart{std::move(name), fmt::format("'{}'", shown), hash, false};
+}
+
+// What must be alike on every rank, whether or not the preparation got far.
+LaunchFingerprint fingerprintOf(const RunOptions& o, const PreparedRun& prepared, bool useCuda) {
+  LaunchFingerprint f;
+  if (prepared.source) f.programText = prepared.source->text;
+  std::string inputNames;
+  for (const std::string& item : o.inputs) inputNames += item.substr(0, item.find('=')) + ",";
+  f.options = {textPart("--passes", o.passes),
+               numericPart("--streams", o.common.streams),
+               textPart("--backend", useCuda ? "cuda" : "cpu"),
+               numericPart("--seed", static_cast<int64_t>(o.seed)),
+               numericPart("--warmup", o.warmup),
+               numericPart("--repeat", o.repeat),
+               numericPart("--check", o.check),
+               numericPart("--race-check", o.raceCheck),
+               numericPart("--unchecked", o.unchecked),
+               numericPart("--trace (given)", !o.tracePath.empty()),
+               numericPart("--trace-limit", static_cast<int64_t>(o.traceLimitMiB)),
+               textPart("the --input names", inputNames)};
+  if (!prepared.error)
+    for (const auto& [name, value] : prepared.request.params) f.params.push_back(numericPart("parameter " + name, value));
+  return f;
+}
+
+// Everything before the run; the first failure is returned, nothing printed.
+ToolStatus prepareSteps(PreparedRun& p, const RunOptions& o, const Team& team, bool useCuda, std::ostream& remarks) {
+  // The malformed items of --set, --input and --output are reported together.
+  auto settings = parseSettings(o.common.settings);
+  auto inputFiles = namedFiles(o.inputs, "--input");
+  auto outputFiles = namedFiles(o.outputs, "--output");
+  if (!settings || !inputFiles || !outputFiles) {
+    ToolError malformed{kUsageError, ""};
+    if (!settings) malformed.text += settings.error().text;
+    if (!inputFiles) malformed.text += inputFiles.error().text;
+    if (!outputFiles) malformed.text += outputFiles.error().text;
+    return malformed;
+  }
+  if (auto error = checkPassNames(o.passes)) return error;
+  p.outputFiles = *outputFiles;
+  if (team.mpi && o.common.ranksGiven && o.common.ranks != team.world)
+    return ToolError{kUsageError, fmt::format("error: --ranks {} disagrees with the {} ranks mpirun started\n",
+                                              o.common.ranks, team.world)};
+  if (o.backend == "cuda") {
+    if (auto problem = cudaUnavailableReason())
+      return ToolError{kProgramError, fmt::format("error: --backend cuda: {}\n", *problem)};
+  }
+  if (useCuda) {
+    // NCCL drives one device per rank; every rank finds this alike.
+    if (auto shortage = deviceShortage(team.ranksOnThisNode, cudaDeviceCount()))
+      return ToolError{kProgramError, fmt::format("error: --backend cuda {} (use --backend cpu, or fewer ranks per "
+                                                  "node)\n",
+                                                  *shortage)};
+  }
+  if (useCuda && !o.tracePath.empty()) {
+    // CUDA streams are timed by the GPU's own tools, which see the kernels.
+    return ToolError{kUsageError, "error: --trace records the CPU backend; on CUDA use Nsight Systems (nsys "
+                                  "profile), or --backend cpu\n"};
+  }
+
+  auto loaded = loadProgram(o.common.file);
+  if (!loaded) return loaded.error();
+  p.source = std::move(*loaded);
+  const SourceProgram& source = *p.source;
+  Bindings bindings{*settings, team.world};
+  if (auto error = verifyBound(source, source.program, bindings)) return error;
+  if (auto error = checkNames(source.program, *inputFiles, DeclKind::Input, "--input")) return error;
+  if (auto error = checkNames(source.program, *outputFiles, DeclKind::Output, "--output")) return error;
+  ApplyPassesOptions passOptions;
+  passOptions.streams = o.common.streams;
+  passOptions.printRemarks = o.remarks;
+  passOptions.log = &remarks;
+  auto program = applyPasses(source, source.program, o.passes, bindings, passOptions);
+  if (!program) return program.error();
+  auto params = *bindParams(source.program, bindings);
+  // `run` refuses what `check` rejects, with the same report; --unchecked
+  // skips the proof (never the verifier) for programs too large to check.
+  if (!o.unchecked) {
+    ProgramCheck proof = checkProgram(*program, params, team.world, o.common.streams);
+    if (!proof.ok())
+      return ToolError{kProgramError,
+                       formatProgramCheck(proof, o.common.file, source.text) +
+                           fmt::format("{}: error: `hostir run` refuses a program that `hostir check` rejects ({}; "
+                                       "--unchecked skips this proof)\n",
+                                       o.common.file, summarizeFindings(proof))};
+  }
+
+  RunRequest& request = p.request;
+  request.program = std::move(*program);
+  request.params = std::move(params);
+  request.backend = useCuda ? BackendKind::Cuda : BackendKind::Cpu;
+  request.seed = o.seed;
+  request.raceCheck = o.raceCheck;
+  request.matchCommunications = o.unchecked;
+  request.streams = o.common.streams;
+  request.warmup = o.warmup;
+  request.repeat = std::max(o.repeat, 1);
+  request.delays = {o.injectDelaysMicros, o.seed};
+  request.commTimeout = std::chrono::milliseconds(static_cast<int64_t>(o.commTimeoutSeconds * 1000));
+  if (!o.tracePath.empty()) request.writeTrace = teamTraceWriter(o.tracePath);
+  request.traceSourceName = o.common.file;
+  request.traceLimitBytes = std::min<uint64_t>(o.traceLimitMiB, UINT64_MAX >> 20) << 20;
+  request.computeSlots = coresPerRank(o.coresPerRank, team.ranksOnThisNode);
+
+  // Every rank reads the global input files.
+  for (const auto& [name, path] : *inputFiles) {
+    auto array = readNpy(path, source.program.findDecl(name)->type.dtype);
+    if (!array) return ToolError{kProgramError, fmt::format("error: {}\n", array.error().message)};
+    request.inputs[name] = std::move(*array);
+  }
+  return std::nullopt;
+}
+
+PreparedRun prepare(const RunOptions& o, const Team& team, bool useCuda) {
+  PreparedRun p;
+  std::ostringstream remarks;
+  try {
+    p.error = prepareSteps(p, o, team, useCuda, remarks);
+  } catch (const std::bad_alloc&) {
+    p.error = ToolError{kProgramError, "error: out of memory while preparing the run (reading, verifying or "
+                                       "checking the program)\n"};
+  }
+  p.remarks = remarks.str();
+  p.fingerprint = fingerprintOf(o, p, useCuda);
+  return p;
+}
+
+// What rank 0 does with the result; returns the exit code.
+int finish(const RunOptions& o, const RunRequest& request, const RunResult& result, int64_t world,
+           const Program& original, const std::map<std::string, std::string>& outputFiles) {
+  int code = 0;
+  if (result.trace && !*result.trace) {
+    std::cerr << fmt::format("error: {}\n", result.trace->error().message);
+    code = kProgramError;
+  } else if (result.trace && result.trace->value().truncated) {
+    std::cerr << fmt::format("warning: the trace reached --trace-limit {} MiB; the last {} operations are not in it\n",
+                             o.traceLimitMiB, result.trace->value().droppedOperations);
+  }
+  for (const auto& [name, path] : outputFiles) {
+    const HostTensor& t = result.outputs.at(name);
+    if (auto error = writeNpy(path, t.dtype, t.shape, t.data.data())) {
+      std::cerr << fmt::format("error: {}\n", error->message);
+      code = kProgramError;
+    }
+  }
+  if (o.check) {
+    // The serial reference: the program before the passes, one stream per
+    // rank, in-process ranks, f64-accumulating GEMMs, the same inputs.
+    RunRequest reference = request;
+    reference.program = original;
+    reference.reference = true;
+    reference.warmup = 0;
+    reference.repeat = 1;
+    reference.delays = {};
+    reference.writeTrace = nullptr;  // the trace is the run's, not the reference's
+    reference.watchdog = nullptr;
+    reference.matchCommunications = false;
+    reference.describeFailure = nullptr;
+    reference.atRun = nullptr;
+    auto expected = runInProcess(reference, world);
+    if (!expected) {
+      std::cerr << fmt::format("error: the serial reference failed: {}\n", expected.error().message);
+      return kProgramError;
+    }
+    Comparison comparison = compareOutputs(result.outputs, expected->outputs);
+    std::cout << (comparison.ok ? "check: ok\n" : "check: FAILED\n") << comparison.report << "\n";
+    if (!comparison.ok) code = kProgramError;
+  }
+  if (o.repeat > 0) std::cout << timingLine(result.runMillis) << "\n";
+  return code;
+}
+
+// The MPI side of a run: the session, the communicators and the deadline
+// on every blocking step of the host.
+struct MpiTeam {
+  std::unique_ptr<MpiSession> session;
+  std::unique_ptr<HostWatchdog> watchdog;
+  std::unique_ptr<MpiCommunicator> comm;
+  std::unique_ptr<MpiCommunicator> signatures;  // --unchecked: the communication signatures' own
+};
+
+MpiTeam startMpi(const RunOptions& o) {
+  MpiTeam t;
+  t.session = std::make_unique<MpiSession>();
+  // Before the communicator exists, a deadline ends the job through MPI_COMM_WORLD.
+  t.watchdog = std::make_unique<HostWatchdog>(
+      std::chrono::milliseconds(static_cast<int64_t>(o.commTimeoutSeconds * 1000)), [](const std::string& why) {
+        int rank = -1;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        std::fprintf(stderr, "hostir: rank %d: error: %s\n", rank, why.c_str());
+        std::fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, kProgramError);
+      });
+  withDeadline(t.watchdog.get(), "setting up MPI", [&] {
+    t.comm = std::make_unique<MpiCommunicator>();
+    if (o.unchecked) t.signatures = std::make_unique<MpiCommunicator>();
+  });
+  return t;
+}
+
+}  // namespace
+
+int runRun(const RunOptions& o) {
+  std::optional<FaultInjection> fault;
+  if (!o.injectFault.empty()) {
+    auto parsed = FaultInjection::parse(o.injectFault);
+    if (!parsed) {
+      std::cerr << fmt::format("error: {}\n", parsed.error().message);
+      return kUsageError;
+    }
+    fault = *parsed;
+  }
+
+  // Under mpirun the team is MPI's; otherwise --ranks threads of this process.
+  std::optional<MpiTeam> mpi;
+  if (MpiSession::launchedByMpirun()) mpi = startMpi(o);
+  Team team;
+  team.mpi = mpi.has_value();
+  team.world = mpi ? mpi->comm->size() : o.common.ranks;
+  team.rank = mpi ? mpi->comm->rank() : 0;
+  team.ranksOnThisNode = ranksOnThisNode(!team.mpi, team.world).value_or(team.world);
+  HostWatchdog* watchdog = mpi ? mpi->watchdog.get() : nullptr;
+  auto injectFault = [&](FaultInjection::Point point, int run = 0) {
+    if (fault) fault->at(team.rank, point, run);
+  };
+  // Before the last barrier of an MPI job: MPI_Finalize waits for every
+  // rank, so a rank that stopped would hang it without this deadline.
+  auto endTeam = [&](int code) {
+    if (mpi) {
+      injectFault(FaultInjection::Point::Exit);
+      withDeadline(watchdog, "the barrier that ends the job", [&] { mpi->comm->barrier(); });
+    }
+    return code;
+  };
+
+  // auto: CUDA when a device is usable here for every rank of this node, else the CPU.
+  const bool useCuda = o.backend == "cuda" || (o.backend == "auto" && !cudaUnavailableReason() &&
+                                               !deviceShortage(team.ranksOnThisNode, cudaDeviceCount()));
+  PreparedRun prepared = prepare(o, team, useCuda);
+  // What a failed preparation prints: the remarks made before the failure, then the failure.
+  std::string failure = prepared.error ? prepared.remarks + prepared.error->text : std::string();
+  if (mpi) {
+    injectFault(FaultInjection::Point::Setup);
+    LaunchOutcome outcome = agreeOnLaunch(*mpi->comm, watchdog, failure,
+                                          prepared.error ? prepared.error->exitCode : kSuccess, prepared.fingerprint);
+    if (!outcome.proceed) return endTeam(outcome.exitCode);
+  } else if (prepared.error) {
+    std::cerr << failure;
+    return prepared.error->exitCode;
+  }
+  // Remarks: every rank has the same, rank 0 prints them.
+  if (team.leader()) std::cerr << prepared.remarks;
+
+  const SourceProgram& source = *prepared.source;
+  RunRequest& request = prepared.request;
+  request.watchdog = watchdog;
+  request.describeFailure = [&](const Diagnostic& diag) {
+    return renderDiagnostic(diag, o.common.file, source.text);
+  };
+  if (fault)
+    request.atRun = [&](int run, bool started) {
+      injectFault(started ? FaultInjection::Point::Running : FaultInjection::Point::Run, run);
+    };
+
+  Result<RunResult> result = mpi ? runOnRank(request, *mpi->comm, mpi->signatures.get()) : runInProcess(request, team.world);
+  if (!result) {
+    if (team.leader()) std::cerr << renderDiagnostic(result.error(), o.common.file, source.text);
+    return endTeam(kProgramError);
+  }
+  for (const RaceReport& race : result->races) std::cerr << formatRace(race, o.common.file, source.text);
+  int code = team.leader() ? finish(o, request, *result, team.world, source.program, prepared.outputFiles) : 0;
+  bool raced = !result->races.empty();
+  if (mpi) {
+    raced = withDeadline(watchdog, "the vote on races", [&] { return anyRankFailed(*mpi->comm, raced); });
+    // Every rank exits with rank 0's verdict, or 1 when any rank raced.
+    double verdict = code;
+    withDeadline(watchdog, "the broadcast of the verdict", [&] { mpi->comm->broadcast(&verdict, 1, DType::F64, 0); });
+    code = static_cast<int>(verdict);
+  }
+  if (raced) code = kProgramError;
+  return endTeam(code);
+}
+
+}  // namespace hostir::tool

@@ -1,0 +1,138 @@
+#include "tools/hostir/trace_file.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+namespace hostir {
+namespace {
+
+// Rank 0's output file: remembers the first failure instead of stopping,
+// since the other ranks' chunks must be received either way.
+class TraceFile {
+ public:
+  explicit TraceFile(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "wb")) {
+    if (!file_) fail();
+  }
+  ~TraceFile() {
+    if (file_) std::fclose(file_);
+  }
+  void append(std::string_view text) {
+    if (!file_ || !error_.empty()) return;
+    if (std::fwrite(text.data(), 1, text.size(), file_) != text.size()) fail();
+    bytes_ += text.size();
+  }
+  // Closes the file; the error, if any.
+  std::string close() {
+    if (file_ && std::fclose(file_) != 0) fail();
+    file_ = nullptr;
+    return error_;
+  }
+  const std::string& error() const { return error_; }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  void fail() {
+    if (error_.empty()) error_ = fmt::format("cannot write the trace to '{}': {}", path_, std::strerror(errno));
+  }
+  std::string path_;
+  std::FILE* file_;
+  std::string error_;
+  uint64_t bytes_ = 0;
+};
+
+// A trace that could not be written whole is not left behind as if it had
+// been; a device or a pipe given as the path is left alone.
+void removeIfRegular(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec)) std::filesystem::remove(path, ec);
+}
+
+}  // namespace
+
+Result<TraceSummary> writeTeamTrace(Communicator& comm, const TraceRecorder& mine, const std::string& path,
+                                    size_t chunkBytes) {
+  const int rank = comm.rank(), world = comm.size();
+  // The communicators move typed elements: chunks travel as 8-byte words.
+  const size_t chunkWords = std::max<size_t>(1, (chunkBytes + 7) / 8);
+  std::optional<TraceFile> file;
+  if (rank == 0) file.emplace(path);
+
+  // Every rank learns every rank's state before any chunk moves, so all
+  // take the same path: [failed, truncated, dropped operations] per rank.
+  const Status recordError = mine.error();
+  const bool failed = recordError || (file && !file->error().empty());
+  double state[3] = {failed ? 1.0 : 0.0, mine.truncated() ? 1.0 : 0.0, static_cast<double>(mine.droppedOperations())};
+  std::vector<double> states(3 * static_cast<size_t>(world));
+  comm.allgather(state, states.data(), 3, DType::F64);
+  TraceSummary summary;
+  int failedRank = -1;
+  for (int r = 0; r < world; ++r) {
+    const double* s = &states[3 * static_cast<size_t>(r)];
+    if (s[0] != 0 && failedRank < 0) failedRank = r;
+    summary.truncated |= s[1] != 0;
+    summary.droppedOperations = std::max(summary.droppedOperations, static_cast<uint64_t>(s[2]));
+  }
+  if (failedRank >= 0) {
+    if (rank != 0) return recordError ? Result<TraceSummary>(*recordError) : Result<TraceSummary>(TraceSummary{});
+    std::string reason = !file->error().empty() ? file->error()
+                         : recordError          ? recordError->message
+                                                : fmt::format("rank {} could not record its trace", failedRank);
+    file->close();
+    removeIfRegular(path);
+    return Diagnostic{{}, reason};
+  }
+
+  if (file) file->append("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+  std::vector<double> chunk(chunkWords);
+  char* bytes = reinterpret_cast<char*>(chunk.data());
+  bool anyEvents = false;
+  int unreadable = -1;
+  for (int r = 0; r < world; ++r) {
+    uint64_t offset = 0;
+    bool first = true;
+    while (true) {
+      double length = 0;  // of this chunk; 0 at the end, -1 when rank r cannot read its events
+      if (rank == r) length = static_cast<double>(mine.readRecorded(offset, bytes, chunkWords * 8));
+      if (r != 0) comm.broadcast(&length, 1, DType::F64, r);
+      if (length <= 0) {
+        if (length < 0 && unreadable < 0) unreadable = r;
+        break;
+      }
+      const size_t n = static_cast<size_t>(length);
+      if (r != 0) comm.broadcast(chunk.data(), (n + 7) / 8, DType::F64, r);
+      if (file) {
+        if (first && anyEvents) file->append(",\n");
+        file->append({bytes, n});
+      }
+      first = false;
+      anyEvents = true;
+      offset += n;
+    }
+  }
+  if (rank != 0) return TraceSummary{};
+  file->append(fmt::format("\n],\"otherData\":{{\"truncated\":{},\"trace_limit_bytes\":{},\"dropped_operations\":{}}}}}\n",
+                           summary.truncated, mine.settings().limitBytes, summary.droppedOperations));
+  summary.bytes = file->bytes();
+  std::string error = file->close();
+  if (error.empty() && unreadable >= 0) error = fmt::format("rank {} could not read back its trace", unreadable);
+  if (!error.empty()) {
+    removeIfRegular(path);
+    return Diagnostic{{}, error};
+  }
+  return summary;
+}
+
+std::function<Result<TraceSummary>(Communicator&, const TraceRecorder&)> teamTraceWriter(std::string path) {
+  return [path = std::move(path)](Communicator& comm, const TraceRecorder& recorder) {
+    return writeTeamTrace(comm, recorder, path);
+  };
+}
+
+}  // namespace hostir

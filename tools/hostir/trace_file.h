@@ -1,0 +1,29 @@
+// The Chrome trace file of `hostir run --trace FILE.json`: rank 0 assembles
+// the team's file from every rank's recording (executor/trace.h), chunk by
+// chunk, so that no rank holds more than one chunk of another's events.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "comm/communicator.h"
+#include "executor/trace.h"
+#include "hostir/diagnostic.h"
+
+namespace hostir {
+
+// Collective: every rank passes its stopped recorder. Rank 0 writes the
+// team's Chrome trace to `path` (rank r's events as process r): its own
+// events, then each other rank's, received in chunks of `chunkBytes` by
+// broadcasts from that rank, so no rank holds more than one chunk. Rank 0
+// returns what it wrote or why it could not (a file that could not be
+// written whole is removed); the others an empty summary or their own
+// recorder's error.
+Result<TraceSummary> writeTeamTrace(Communicator& comm, const TraceRecorder& mine, const std::string& path,
+                                    size_t chunkBytes = size_t{1} << 20);
+
+// A RunRequest::writeTrace that writes the team's trace to `path`.
+std::function<Result<TraceSummary>(Communicator&, const TraceRecorder&)> teamTraceWriter(std::string path);
+
+}  // namespace hostir
