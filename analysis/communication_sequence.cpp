@@ -19,8 +19,8 @@ IssuedCommunication issuedCommunication(const CollectiveCall& call) {
 }
 
 std::string describeCommunication(const CommunicationSignature& c, const CommunicationSignature* other) {
-  std::string text = fmt::format("{} of {} {} elements", signatureOf(c.kind).name, c.inputElements,
-                                 dtypeName(c.inputDtype));
+  std::string text =
+      fmt::format("{} of {} {} elements", signatureOf(c.kind).name, c.inputElements, dtypeName(c.inputDtype));
   if (c.kind == OpKind::Broadcast) text += fmt::format(" from root {}", c.root);
   if (!other) return text;
   // The output follows from the input unless a separate `out` of another size was given.
@@ -35,9 +35,9 @@ std::string describeCommunication(const CommunicationSignature& c, const Communi
 size_t CommunicationSequence::Hash::operator()(const IssuedCommunication& c) const {
   const CommunicationSignature& s = c.signature;
   uint64_t h = static_cast<uint64_t>(s.kind);
-  for (uint64_t v : {uint64_t(s.inputDtype), uint64_t(s.outputDtype), uint64_t(s.op), uint64_t(s.inputElements),
-                     uint64_t(s.outputElements), uint64_t(s.axis), uint64_t(s.root), uint64_t(c.loc.line),
-                     uint64_t(c.loc.col)})
+  for (uint64_t v :
+       {uint64_t(s.inputDtype), uint64_t(s.outputDtype), uint64_t(s.op), uint64_t(s.inputElements),
+        uint64_t(s.outputElements), uint64_t(s.axis), uint64_t(s.root), uint64_t(c.loc.line), uint64_t(c.loc.col)})
     h = (h ^ v) * 0x100000001b3ull;
   return static_cast<size_t>(h);
 }

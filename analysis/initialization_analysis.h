@@ -29,7 +29,7 @@ namespace hostir {
 
 // Where a buffer came from, for messages.
 struct Allocation {
-  std::string name;  // the name the allocating statement defines, or "a temporary"
+  std::string name;              // the name the allocating statement defines, or "a temporary"
   OpKind op = OpKind::Allocate;  // allocate, or the operation whose result it is
   SourceLoc loc;
 };
@@ -41,9 +41,9 @@ struct UnwrittenRegion {
 };
 
 struct UninitializedRead {
-  AccessSite reader;  // the statement that reads (write is false)
+  AccessSite reader;          // the statement that reads (write is false)
   UnwrittenRegion unwritten;  // a part of what it reads
-  int64_t rank = 0;  // the rank that reads it
+  int64_t rank = 0;           // the rank that reads it
 };
 
 class InitializationAnalysis {

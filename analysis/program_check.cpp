@@ -4,8 +4,8 @@
 
 #include <set>
 
-#include "executor/evaluator.h"
 #include "analysis/race_check_backend.h"
+#include "executor/evaluator.h"
 #include "hostir/rank_dependence.h"
 
 namespace hostir {
@@ -21,9 +21,9 @@ ProgramCheck checkProgram(const Program& program, const std::map<std::string, in
   const bool alike = result.ranksChecked == 1;
   for (int64_t rank = 0; rank < result.ranksChecked; ++rank) {
     Evaluator evaluator(program, params, rank, world);
-    RaceCheckBackend backend(streams, nullptr,
-                             RaceCheckOptions{.trackInitialization = true,
-                                              .rank = alike ? RaceCheckOptions::kEveryRank : rank});
+    RaceCheckBackend backend(
+        streams, nullptr,
+        RaceCheckOptions{.trackInitialization = true, .rank = alike ? RaceCheckOptions::kEveryRank : rank});
     std::optional<CommunicationComparer> comparer;
     if (result.ranksChecked > 1) {
       if (rank == 0) {
@@ -44,8 +44,8 @@ ProgramCheck checkProgram(const Program& program, const std::map<std::string, in
       if (seenRaces.insert(key).second) result.races.push_back(RaceReport{race, rank});
     }
     for (const UninitializedRead& read : backend.initialization()->reads()) {
-      std::string key = fmt::format("{}:{}|{}", read.reader.loc.line, read.reader.loc.col,
-                                    read.unwritten.allocation.name);
+      std::string key =
+          fmt::format("{}:{}|{}", read.reader.loc.line, read.reader.loc.col, read.unwritten.allocation.name);
       if (seenReads.insert(key).second) result.uninitializedReads.push_back(read);
     }
     for (const TensorSpec& spec : evaluator.outputs()) {
@@ -83,11 +83,11 @@ Diagnostic mismatchDiagnostic(const CommunicationMismatch& m) {
   if (a.communication && b.communication) {
     const CommunicationSignature& sa = a.communication->signature;
     const CommunicationSignature& sb = b.communication->signature;
-    return Diagnostic{a.communication->loc,
-                      fmt::format("{}: communication #{} is {} on rank {} but {} on rank {}", prefix, number,
-                                  describeCommunication(sa, &sb), a.rank, describeCommunication(sb, &sa), b.rank),
-                      {Note{b.communication->loc, fmt::format("rank {} issues its communication #{} here", b.rank,
-                                                              number)}}};
+    return Diagnostic{
+        a.communication->loc,
+        fmt::format("{}: communication #{} is {} on rank {} but {} on rank {}", prefix, number,
+                    describeCommunication(sa, &sb), a.rank, describeCommunication(sb, &sa), b.rank),
+        {Note{b.communication->loc, fmt::format("rank {} issues its communication #{} here", b.rank, number)}}};
   }
   // One side ran out: the other's communication has no partner.
   const auto& present = a.communication ? a : b;
@@ -97,10 +97,11 @@ Diagnostic mismatchDiagnostic(const CommunicationMismatch& m) {
                            describeCommunication(present.communication->signature), present.rank, missing.rank,
                            communications(m.index))};
   if (m.index > 0)
-    d.notes.push_back(Note{missing.lastLoc, fmt::format("rank {} issues its last communication (#{}) here",
-                                                        missing.rank, m.index)});
+    d.notes.push_back(
+        Note{missing.lastLoc, fmt::format("rank {} issues its last communication (#{}) here", missing.rank, m.index)});
   else
-    d.notes.push_back(Note{{}, fmt::format("rank {} reaches the end of the program without communicating", missing.rank)});
+    d.notes.push_back(
+        Note{{}, fmt::format("rank {} reaches the end of the program without communicating", missing.rank)});
   return d;
 }
 
@@ -114,7 +115,8 @@ Note allocationNote(const Allocation& a) {
 
 std::string formatProgramCheck(const ProgramCheck& check, std::string_view file, std::string_view source) {
   std::string out;
-  if (check.communicationMismatch) out += renderDiagnostic(mismatchDiagnostic(*check.communicationMismatch), file, source);
+  if (check.communicationMismatch)
+    out += renderDiagnostic(mismatchDiagnostic(*check.communicationMismatch), file, source);
   for (const RaceReport& race : check.races) out += formatRace(race, file, source);
   for (const UninitializedRead& read : check.uninitializedReads) {
     Diagnostic d{read.reader.loc,

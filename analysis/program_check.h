@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "analysis/communication_sequence.h"
+#include "analysis/initialization_analysis.h"
 #include "analysis/race_check.h"
 #include "hostir/ir.h"
-#include "analysis/initialization_analysis.h"
 
 namespace hostir {
 
@@ -36,7 +36,7 @@ struct ProgramCheck {
   std::vector<UninitializedRead> uninitializedReads;  // each statement and buffer once
   std::vector<UnwrittenOutputReport> unwrittenOutputs;
   std::optional<CommunicationMismatch> communicationMismatch;  // the first difference between ranks
-  int64_t ranksChecked = 0;  // 1 when the program never names `rank`
+  int64_t ranksChecked = 0;                                    // 1 when the program never names `rank`
 
   bool ok() const {
     return races.empty() && uninitializedReads.empty() && unwrittenOutputs.empty() && !communicationMismatch;

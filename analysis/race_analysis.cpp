@@ -108,8 +108,8 @@ void RaceAnalysis::access(size_t buffer, const Box& box, bool write, size_t stre
   BufferHistory& history = found->second;
   const size_t rank = history.rank;
   if (box.rank != rank)
-    throw std::logic_error(fmt::format("internal error: a {}-d access to the {}-d buffer '{}'", box.rank, rank,
-                                       history.name));
+    throw std::logic_error(
+        fmt::format("internal error: a {}-d access to the {}-d buffer '{}'", box.rank, rank, history.name));
   auto bucketRange = [&](const Box& b) {
     if (b.rank == 0) return std::pair<size_t, size_t>{0, 1};
     size_t first = static_cast<size_t>(b.lo[history.bucketDim] / history.bucketWidth);
@@ -140,8 +140,8 @@ void RaceAnalysis::access(size_t buffer, const Box& box, bool write, size_t stre
       bool ordered = orderedBefore(r, stream);
       if (!ordered && (r.write || write) && overlapsStored(stored, rank, box)) {
         const AccessSite& earlier = sites_[r.site];
-        std::string key = fmt::format("{}:{}|{}:{}|{}", earlier.loc.line, earlier.loc.col, site.loc.line,
-                                      site.loc.col, history.name);
+        std::string key =
+            fmt::format("{}:{}|{}:{}|{}", earlier.loc.line, earlier.loc.col, site.loc.line, site.loc.col, history.name);
         if (reported_.emplace(key, true).second) {
           AccessSite first = earlier;
           first.write = r.write;

@@ -16,9 +16,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/box.h"
 #include "hostir/diagnostic.h"
 #include "hostir/ops.h"
-#include "analysis/box.h"
 
 namespace hostir {
 
@@ -35,7 +35,7 @@ struct AccessSite {
 struct Race {
   AccessSite first, second;  // first was issued earlier
   std::string buffer;
-  Box region;                // where the two accesses overlap
+  Box region;  // where the two accesses overlap
 };
 
 class RaceAnalysis {
@@ -70,13 +70,13 @@ class RaceAnalysis {
  private:
   // One earlier access. Its box lives in BufferHistory::coords.
   struct Record {
-    uint64_t tick = 0;        // the stream's clock when it issued the access
-    uint64_t stamp = 0;       // the last query that met it
+    uint64_t tick = 0;   // the stream's clock when it issued the access
+    uint64_t stamp = 0;  // the last query that met it
     uint32_t stream = 0;
     uint32_t site = 0;        // into sites_
     uint32_t bucketRefs = 0;  // bucket entries that still name it
     bool write = false;
-    bool alive = false;       // can still race with a later access
+    bool alive = false;  // can still race with a later access
   };
   // Earlier accesses, indexed by buckets along one dimension so that a new
   // access only meets the records near it (chunked loops touch disjoint rows
@@ -87,8 +87,8 @@ class RaceAnalysis {
     size_t bucketDim = 0;
     int64_t bucketWidth = 1;
     std::vector<Record> records;
-    std::vector<int64_t> coords;       // per record: lo[0..rank), hi[0..rank)
-    std::vector<uint32_t> freeSlots;   // dead records no bucket names any more
+    std::vector<int64_t> coords;      // per record: lo[0..rank), hi[0..rank)
+    std::vector<uint32_t> freeSlots;  // dead records no bucket names any more
     std::vector<std::vector<uint32_t>> buckets;
   };
   bool orderedBefore(const Record& earlier, size_t stream) const;
@@ -106,7 +106,9 @@ class RaceAnalysis {
     friend bool operator==(const SiteKey&, const SiteKey&) = default;
   };
   struct SiteKeyHash {
-    size_t operator()(const SiteKey& k) const { return std::hash<uint64_t>()(k.loc * 31 + static_cast<uint64_t>(k.opAndStream)); }
+    size_t operator()(const SiteKey& k) const {
+      return std::hash<uint64_t>()(k.loc * 31 + static_cast<uint64_t>(k.opAndStream));
+    }
   };
   std::vector<AccessSite> sites_;
   std::unordered_map<SiteKey, uint32_t, SiteKeyHash> siteIndex_;

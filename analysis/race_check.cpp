@@ -4,14 +4,14 @@
 
 #include <set>
 
-#include "executor/evaluator.h"
 #include "analysis/race_check_backend.h"
+#include "executor/evaluator.h"
 #include "hostir/rank_dependence.h"
 
 namespace hostir {
 
-std::vector<RaceReport> checkRaces(const Program& program, const std::map<std::string, int64_t>& params,
-                                   int64_t world, int64_t streams) {
+std::vector<RaceReport> checkRaces(const Program& program, const std::map<std::string, int64_t>& params, int64_t world,
+                                   int64_t streams) {
   std::vector<RaceReport> reports;
   std::set<std::string> seen;  // a race that every rank has is reported once
   int64_t ranks = namesRank(program) ? world : 1;
@@ -19,7 +19,8 @@ std::vector<RaceReport> checkRaces(const Program& program, const std::map<std::s
     Evaluator evaluator(program, params, rank, world);
     RaceCheckBackend backend(streams);
     std::map<std::string, TensorView> inputs;
-    for (const TensorSpec& spec : evaluator.inputs()) inputs[spec.name] = backend.input(spec.dtype, spec.localShape, spec.name);
+    for (const TensorSpec& spec : evaluator.inputs())
+      inputs[spec.name] = backend.input(spec.dtype, spec.localShape, spec.name);
     evaluator.run(backend, inputs);
     for (const Race& race : backend.analysis().races()) {
       std::string key = fmt::format("{}:{}|{}:{}|{}", race.first.loc.line, race.first.loc.col, race.second.loc.line,
@@ -42,17 +43,18 @@ std::string formatRace(const RaceReport& report, std::string_view file, std::str
   const Race& r = report.race;
   std::string opFirst(signatureOf(r.first.op).name), opSecond(signatureOf(r.second.op).name);
   std::string region = fmt::format("'{}'{}", r.buffer, r.region.toString());
-  Diagnostic main{r.second.loc,
-                  fmt::format("race on {}: {} on {} {} it while {} at {}:{}:{} on {} {} it, unordered (rank {})",
-                              region, opSecond, streamName(r.second.stream), verb(r.second), opFirst, file,
-                              r.first.loc.line, r.first.loc.col, streamName(r.first.stream), verb(r.first),
-                              report.rank)};
+  Diagnostic main{
+      r.second.loc,
+      fmt::format("race on {}: {} on {} {} it while {} at {}:{}:{} on {} {} it, unordered (rank {})", region, opSecond,
+                  streamName(r.second.stream), verb(r.second), opFirst, file, r.first.loc.line, r.first.loc.col,
+                  streamName(r.first.stream), verb(r.first), report.rank)};
   std::string out = renderDiagnostic(main, file, source);
   out += renderMessage(Severity::Note, r.first.loc, "the other access", file, source);
-  out += fmt::format("{}: note: missing edge: nothing makes {} wait for {} after {}:{} (synchronize, record_event/"
-                     "wait_event or wait) before {}:{}\n",
-                     file, streamName(r.second.stream), streamName(r.first.stream), r.first.loc.line, r.first.loc.col,
-                     r.second.loc.line, r.second.loc.col);
+  out += fmt::format(
+      "{}: note: missing edge: nothing makes {} wait for {} after {}:{} (synchronize, record_event/"
+      "wait_event or wait) before {}:{}\n",
+      file, streamName(r.second.stream), streamName(r.first.stream), r.first.loc.line, r.first.loc.col,
+      r.second.loc.line, r.second.loc.col);
   return out;
 }
 

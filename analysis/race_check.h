@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "hostir/ir.h"
 #include "analysis/race_analysis.h"
+#include "hostir/ir.h"
 
 namespace hostir {
 
@@ -20,8 +20,8 @@ struct RaceReport {
 // `program` must have passed verifyProgram with these params and world.
 // Every rank is checked, or rank 0 alone when the program never names `rank`
 // (then every rank issues the same work).
-std::vector<RaceReport> checkRaces(const Program& program, const std::map<std::string, int64_t>& params,
-                                   int64_t world, int64_t streams);
+std::vector<RaceReport> checkRaces(const Program& program, const std::map<std::string, int64_t>& params, int64_t world,
+                                   int64_t streams);
 
 // One race as FILE:LINE:COL messages with both statements, their streams,
 // the tensor and region, and the missing edge.

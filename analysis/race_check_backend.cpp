@@ -8,8 +8,8 @@ namespace hostir {
 
 struct RaceCheckBackend::CheckedStream : Stream {
   int slotNumber;
-  size_t index;              // the analysis' stream number
-  Stream* target = nullptr;  // the forwarded backend's stream
+  size_t index;                        // the analysis' stream number
+  Stream* target = nullptr;            // the forwarded backend's stream
   RecordedClocks recorded;             // the stream's clock at each recorded position
   std::vector<Event> forwardedEvents;  // the forwarded backend's event per position
   int slot() const override { return slotNumber; }
@@ -93,22 +93,25 @@ void RaceCheckBackend::beginRun() {
   if (forward_) {
     forward_->beginRun();
     streams_[0]->target = forward_->mainStream();
-    for (int64_t slot = 0; slot < poolSize_; ++slot) streams_[static_cast<size_t>(slot + 1)]->target = forward_->workerStream(slot);
+    for (int64_t slot = 0; slot < poolSize_; ++slot)
+      streams_[static_cast<size_t>(slot + 1)]->target = forward_->workerStream(slot);
   }
   running_ = true;
 }
 
 Stream* RaceCheckBackend::mainStream() { return streams_[0].get(); }
 
-Stream* RaceCheckBackend::workerStream(int64_t number) { return streams_[static_cast<size_t>(number % poolSize_ + 1)].get(); }
+Stream* RaceCheckBackend::workerStream(int64_t number) {
+  return streams_[static_cast<size_t>(number % poolSize_ + 1)].get();
+}
 
 Event RaceCheckBackend::recordEvent(Stream* stream) {
   CheckedStream* s = checked(stream);
   const VectorClock& now = analysis_->clock(s->index);
   // A dry run records each clock once: recording again with nothing issued
   // or joined in between (a synchronize per iteration) names the same position.
-  bool unchanged = !forward_ && s->recorded.positions() > 0 &&
-                   std::equal(now.begin(), now.end(), s->recorded.last().begin());
+  bool unchanged =
+      !forward_ && s->recorded.positions() > 0 && std::equal(now.begin(), now.end(), s->recorded.last().begin());
   if (!unchanged) {
     s->recorded.record(now);
     if (forward_) s->forwardedEvents.push_back(forward_->recordEvent(s->target));
@@ -152,9 +155,7 @@ bool RaceCheckBackend::readyToForward(size_t racesBefore) {
   return true;
 }
 
-size_t RaceCheckBackend::bufferId(const TensorView& view) const {
-  return reinterpret_cast<size_t>(view.buffer.get());
-}
+size_t RaceCheckBackend::bufferId(const TensorView& view) const { return reinterpret_cast<size_t>(view.buffer.get()); }
 
 void RaceCheckBackend::touch(const TensorView& view, bool write, Data data, Stream* stream, bool wholeBuffer,
                              int64_t reader) {
@@ -170,8 +171,10 @@ void RaceCheckBackend::touch(const TensorView& view, bool write, Data data, Stre
   AccessSite site{current_.kind, current_.loc, checked(stream)->slotNumber, write};
   analysis_->access(id, wholeBuffer ? whole : box, write, checked(stream)->index, site);
   if (!initialization_) return;
-  if (data == Data::Read) initialization_->read(id, box, site, reader);
-  else if (data == Data::Written) initialization_->write(id, box);
+  if (data == Data::Read)
+    initialization_->read(id, box, site, reader);
+  else if (data == Data::Written)
+    initialization_->write(id, box);
 }
 
 std::optional<UnwrittenRegion> RaceCheckBackend::unwritten(const TensorView& view) const {
@@ -229,8 +232,10 @@ void RaceCheckBackend::recordAccesses(Stream* stream, int64_t root) {
   for (const TensorAccess& access : current_.tensors) {
     if (!access.view || !writesTensor(access.effect)) continue;
     // Stream-ordered free: every earlier use of the buffer must be ordered before it.
-    if (access.effect == Effect::Free) touch(*access.view, true, Data::Untouched, stream, /*wholeBuffer=*/true);
-    else write(*access.view, stream);
+    if (access.effect == Effect::Free)
+      touch(*access.view, true, Data::Untouched, stream, /*wholeBuffer=*/true);
+    else
+      write(*access.view, stream);
   }
 }
 

@@ -14,9 +14,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "executor/backend.h"
 #include "analysis/initialization_analysis.h"
 #include "analysis/race_analysis.h"
+#include "executor/backend.h"
 
 namespace hostir {
 

@@ -39,8 +39,7 @@ std::string describeRace(const RaceFinding& finding) {
   const Race& r = finding.race;
   return fmt::format("race on '{}'{}: {} on {} {} it while {} at {} on {} {} it, unordered (rank {})", r.buffer,
                      r.region.toString(), opName(r.second), streamName(r.second.stream), verb(r.second),
-                     opName(r.first), position(r.first.loc), streamName(r.first.stream), verb(r.first),
-                     finding.rank);
+                     opName(r.first), position(r.first.loc), streamName(r.first.stream), verb(r.first), finding.rank);
 }
 
 std::vector<Note> raceNotes(const RaceFinding& finding) {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "hostir/diagnostic.h"
 #include "analysis/race_analysis.h"
+#include "hostir/diagnostic.h"
 
 namespace hostir {
 

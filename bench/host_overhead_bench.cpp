@@ -37,10 +37,10 @@
 
 #include <sys/resource.h>
 
+#include "bench/example_program.h"
 #include "comm/in_process_communicator.h"
 #include "executor/cpu/cpu_backend.h"
 #include "executor/evaluator.h"
-#include "bench/example_program.h"
 #include "hostir/parser.h"
 
 namespace {
@@ -245,9 +245,13 @@ void BM_CpuBackendPerOperation(benchmark::State& state, Workload workload, bool 
 // The warm-up keeps start-up out of the figures: OpenBLAS's server thread
 // spins for about 0.1 s after the library loads, on the core the stream
 // threads would use, and the memory pool fills on the first runs.
-#define HOSTIR_PER_OPERATION_BENCHMARK(function, label, ...)                          \
-  BENCHMARK_CAPTURE(function, label, __VA_ARGS__)->ArgName("S")->Arg(8)->Arg(64)->Arg(512) \
-      ->UseRealTime()                                                                  \
+#define HOSTIR_PER_OPERATION_BENCHMARK(function, label, ...) \
+  BENCHMARK_CAPTURE(function, label, __VA_ARGS__)            \
+      ->ArgName("S")                                         \
+      ->Arg(8)                                               \
+      ->Arg(64)                                              \
+      ->Arg(512)                                             \
+      ->UseRealTime()                                        \
       ->MinWarmUpTime(0.2)
 
 HOSTIR_PER_OPERATION_BENCHMARK(BM_EvaluatorPerOperation, row_parallel, Workload::RowParallel);

@@ -32,8 +32,8 @@ HostWatchdog::Guard HostWatchdog::watch(std::string step) {
 void HostWatchdog::loop() {
   // A tenth of the timeout (at most 100 ms) between looks: the report comes
   // at most that late.
-  const auto period = std::min<std::chrono::milliseconds>(std::chrono::milliseconds(100),
-                                                          std::max<std::chrono::milliseconds>(timeout_ / 10, std::chrono::milliseconds(1)));
+  const auto period = std::min<std::chrono::milliseconds>(
+      std::chrono::milliseconds(100), std::max<std::chrono::milliseconds>(timeout_ / 10, std::chrono::milliseconds(1)));
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     wake_.wait_for(lock, period);

@@ -213,8 +213,7 @@ class InProcessCommunicator final : public Communicator {
       const size_t n = std::min(perChunk, count - first);
       const size_t at = (offset + first) * elementSize;
       std::memcpy(chunk, team_->postings.front().send + at, n * elementSize);
-      for (size_t r = 1; r < team_->postings.size(); ++r)
-        reduceInto(chunk, team_->postings[r].send + at, n, dtype, op);
+      for (size_t r = 1; r < team_->postings.size(); ++r) reduceInto(chunk, team_->postings[r].send + at, n, dtype, op);
       if (op == ReduceOp::Avg) scaleInPlace(chunk, n, dtype, 1.0 / size_);
       emit(first, chunk, n);
     }

@@ -187,8 +187,8 @@ void MpiCommunicator::allgather(const void* send, void* recv, size_t count, DTyp
   if (inPlace && in != ownBlock) std::memmove(ownBlock, in, bytes);
   if (count == 0) return;
   if (count <= maxElementsPerCall_) {
-    check(MPI_Allgather(inPlace ? MPI_IN_PLACE : in, static_cast<int>(count), type, out, static_cast<int>(count),
-                        type, comm_),
+    check(MPI_Allgather(inPlace ? MPI_IN_PLACE : in, static_cast<int>(count), type, out, static_cast<int>(count), type,
+                        comm_),
           "MPI_Allgather");
     return;
   }

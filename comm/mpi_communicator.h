@@ -55,8 +55,7 @@ class MpiCommunicator : public Communicator {
   int size() const override { return size_; }
   std::string name() const override { return "mpi"; }
 
-  void allreduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
-                 void* stream = nullptr) override;
+  void allreduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, void* stream = nullptr) override;
   void allgather(const void* send, void* recv, size_t count, DType dtype, void* stream = nullptr) override;
   void reduceScatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
                      void* stream = nullptr) override;

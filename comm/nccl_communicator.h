@@ -11,8 +11,8 @@
 
 #include "comm/communicator.h"
 
-struct ncclComm;        // nccl.h: typedef struct ncclComm* ncclComm_t
-struct CUstream_st;     // cuda_runtime.h: typedef struct CUstream_st* cudaStream_t
+struct ncclComm;     // nccl.h: typedef struct ncclComm* ncclComm_t
+struct CUstream_st;  // cuda_runtime.h: typedef struct CUstream_st* cudaStream_t
 
 namespace hostir {
 
@@ -35,8 +35,7 @@ class NcclCommunicator final : public Communicator {
   // `stream` is the cudaStream_t to enqueue on; null uses the
   // communicator's own stream and returns once the call has completed.
   // Buffers are device memory of this rank's device.
-  void allreduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
-                 void* stream = nullptr) override;
+  void allreduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, void* stream = nullptr) override;
   void allgather(const void* send, void* recv, size_t count, DType dtype, void* stream = nullptr) override;
   void reduceScatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
                      void* stream = nullptr) override;

@@ -40,10 +40,8 @@ template <typename Storage>
 void reduceTyped(void* acc, const void* in, size_t count, ReduceOp op) {
   switch (op) {
     case ReduceOp::Sum:
-    case ReduceOp::Avg:
-      return combineEach<Storage>(acc, in, count, [](auto x, auto y) { return x + y; });
-    case ReduceOp::Prod:
-      return combineEach<Storage>(acc, in, count, [](auto x, auto y) { return x * y; });
+    case ReduceOp::Avg: return combineEach<Storage>(acc, in, count, [](auto x, auto y) { return x + y; });
+    case ReduceOp::Prod: return combineEach<Storage>(acc, in, count, [](auto x, auto y) { return x * y; });
     case ReduceOp::Min:
       return combineEach<Storage>(acc, in, count, [](auto x, auto y) { return (x <= y || std::isnan(x)) ? x : y; });
     case ReduceOp::Max:
@@ -57,8 +55,7 @@ void scaleTyped(void* buf, size_t count, double factor) {
   using A = Arithmetic<Storage>;
   using Compute = typename A::Compute;
   auto* p = static_cast<Storage*>(buf);
-  for (size_t i = 0; i < count; ++i)
-    p[i] = A::store(static_cast<Compute>(static_cast<double>(A::load(p[i])) * factor));
+  for (size_t i = 0; i < count; ++i) p[i] = A::store(static_cast<Compute>(static_cast<double>(A::load(p[i])) * factor));
 }
 
 }  // namespace

@@ -59,9 +59,7 @@ int coresPerRank(int requested, int64_t ranksOnNode) {
       std::max<int64_t>(1, std::thread::hardware_concurrency() / std::max<int64_t>(1, ranksOnNode)));
 }
 
-int deviceForRank(int64_t localRank, int devices) {
-  return devices > 0 ? static_cast<int>(localRank % devices) : 0;
-}
+int deviceForRank(int64_t localRank, int devices) { return devices > 0 ? static_cast<int>(localRank % devices) : 0; }
 
 std::optional<std::string> deviceShortage(int64_t ranksOnNode, int devices) {
   if (ranksOnNode <= devices) return std::nullopt;

@@ -25,7 +25,9 @@ void CollectivePlan::communicate(Communicator& comm, void* nativeStream) const {
   switch (kind) {
     case OpKind::Allreduce: comm.allreduce(send.data(), recv.data(), count, send.dtype, op, nativeStream); break;
     case OpKind::Allgather: comm.allgather(send.data(), recv.data(), count, send.dtype, nativeStream); break;
-    case OpKind::ReduceScatter: comm.reduceScatter(send.data(), recv.data(), count, send.dtype, op, nativeStream); break;
+    case OpKind::ReduceScatter:
+      comm.reduceScatter(send.data(), recv.data(), count, send.dtype, op, nativeStream);
+      break;
     case OpKind::Broadcast: comm.broadcast(recv.data(), count, recv.dtype, root, nativeStream); break;
     default: throw CommError("not a communication");
   }

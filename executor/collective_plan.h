@@ -17,11 +17,11 @@ struct CopyStep {
 };
 
 struct CollectivePlan {
-  std::vector<CopyStep> pack;    // before the call
+  std::vector<CopyStep> pack;  // before the call
   OpKind kind = OpKind::Allreduce;
-  TensorView send;               // contiguous
-  TensorView recv;               // contiguous; the same buffer as send when in place
-  size_t count = 0;              // elements per rank (allgather, reduce_scatter) or in total
+  TensorView send;   // contiguous
+  TensorView recv;   // contiguous; the same buffer as send when in place
+  size_t count = 0;  // elements per rank (allgather, reduce_scatter) or in total
   ReduceOp op = ReduceOp::Sum;
   int root = 0;
   std::vector<CopyStep> unpack;  // after the call

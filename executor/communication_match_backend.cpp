@@ -28,7 +28,8 @@ Signature signatureOf(const CollectiveCall* call, uint64_t sequence) {
   s[InputCount] = static_cast<double>(call->input.numel());
   s[OutputCount] = static_cast<double>(call->output.numel());
   s[Op] = call->kind == OpKind::Allreduce || call->kind == OpKind::ReduceScatter ? static_cast<double>(call->op) : 0;
-  s[Axis] = call->kind == OpKind::Allgather || call->kind == OpKind::ReduceScatter ? static_cast<double>(call->axis) : 0;
+  s[Axis] =
+      call->kind == OpKind::Allgather || call->kind == OpKind::ReduceScatter ? static_cast<double>(call->axis) : 0;
   s[Root] = call->kind == OpKind::Broadcast ? static_cast<double>(call->root) : 0;
   s[Line] = call->loc.line;
   s[Col] = call->loc.col;

@@ -342,7 +342,9 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
   issued_ = 0;
   auto value = [&](int32_t slot) -> RuntimeValue& { return values[static_cast<size_t>(slot)]; };
   auto integer = [&](int32_t code) { return evalInt(cp.ints[static_cast<size_t>(code)], values); };
-  auto tensor = [&](const Instruction& in, size_t operand) -> const TensorView& { return value(in.operand[operand]).tensor; };
+  auto tensor = [&](const Instruction& in, size_t operand) -> const TensorView& {
+    return value(in.operand[operand]).tensor;
+  };
   auto streamOperand = [&](const Instruction& in, size_t operand) -> Stream* {
     if (in.streamNumberMask & (1u << operand)) return backend.workerStream(integer(in.operand[operand]));
     return value(in.operand[operand]).stream;
@@ -386,7 +388,8 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
     backend.beginOperation(info);
     switch (in.op) {
       case OpKind::Allocate: {
-        value(in.result).tensor = allocateResult(backend, in, in.dtype, evalDims(cp, in.dims, values), current, in.zero);
+        value(in.result).tensor =
+            allocateResult(backend, in, in.dtype, evalDims(cp, in.dims, values), current, in.zero);
         break;
       }
       case OpKind::Deallocate: {

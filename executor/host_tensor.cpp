@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "executor/cpu/cpu_kernels.h"
-#include "hostir/shapes.h"
 #include "hostir/element.h"
+#include "hostir/shapes.h"
 
 namespace hostir {
 namespace {

@@ -8,11 +8,11 @@
 #include <optional>
 #include <thread>
 
+#include "analysis/race_check_backend.h"
 #include "comm/in_process_communicator.h"
 #include "executor/backend_factory.h"
 #include "executor/communication_match_backend.h"
 #include "executor/evaluator.h"
-#include "analysis/race_check_backend.h"
 
 namespace hostir {
 namespace {
@@ -83,8 +83,9 @@ Result<RunResult> RankRun::run() {
   options.cpu.delays = request.delays;
   options.cpu.computeSlots = request.computeSlots;
   if (request.writeTrace) options.cpu.trace = &recorder;
-  rankBackend = hostStep("setting up the backend",
-                         [&] { return createBackend(request.reference ? BackendKind::Cpu : request.backend, options, comm); });
+  rankBackend = hostStep("setting up the backend", [&] {
+    return createBackend(request.reference ? BackendKind::Cpu : request.backend, options, comm);
+  });
   Backend* backend = rankBackend.backend.get();
   // --race-check: observe the work as it is issued, on top of the real backend.
   if (request.raceCheck) {

@@ -10,19 +10,19 @@
 #include <string>
 #include <vector>
 
+#include "analysis/race_check.h"
 #include "comm/communicator.h"
 #include "comm/host_watchdog.h"
 #include "executor/backend_factory.h"
 #include "executor/host_tensor.h"
 #include "executor/trace.h"
 #include "hostir/ir.h"
-#include "analysis/race_check.h"
 
 namespace hostir {
 
 struct RunRequest {
-  Program program;                          // verified for these params and world
-  std::map<std::string, int64_t> params;    // every param's value
+  Program program;                           // verified for these params and world
+  std::map<std::string, int64_t> params;     // every param's value
   std::map<std::string, HostTensor> inputs;  // global tensors; the others are seeded
   uint64_t seed = 0;
   BackendKind backend = BackendKind::Cpu;

@@ -65,8 +65,8 @@ TensorView TensorView::chunk(size_t axis, int64_t index, int64_t chunks) const {
 }
 
 std::string TensorView::describe() const {
-  return fmt::format("{}[{}] strides [{}] offset {}", dtypeName(dtype), fmt::join(shape, ", "), fmt::join(strides, ", "),
-                     offset);
+  return fmt::format("{}[{}] strides [{}] offset {}", dtypeName(dtype), fmt::join(shape, ", "),
+                     fmt::join(strides, ", "), offset);
 }
 
 }  // namespace hostir

@@ -118,9 +118,8 @@ void TraceRecorder::start(Clock::time_point origin, TraceSettings settings) {
   error_.reset();
   truncated_.store(false, std::memory_order_relaxed);
   dropped_.store(0, std::memory_order_relaxed);
-  const uint64_t share =
-      (settings_.limitBytes > kFileOverheadBytes ? settings_.limitBytes - kFileOverheadBytes : 0) /
-      static_cast<uint64_t>(settings_.world);
+  const uint64_t share = (settings_.limitBytes > kFileOverheadBytes ? settings_.limitBytes - kFileOverheadBytes : 0) /
+                         static_cast<uint64_t>(settings_.world);
   budget_ = share > kTruncationMarkBytes ? share - kTruncationMarkBytes : 0;
 
   std::string error;

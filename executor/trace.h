@@ -43,8 +43,8 @@ struct TraceSlice {
 inline constexpr uint64_t kDefaultTraceLimitBytes = uint64_t{256} << 20;
 
 struct TraceSettings {
-  int rank = 0;   // the Chrome trace process of the events
-  int world = 1;  // the ranks that share the limit
+  int rank = 0;            // the Chrome trace process of the events
+  int world = 1;           // the ranks that share the limit
   std::string sourceName;  // prefixes positions ("p.hir:3:4"); none when empty
   // The whole team's file stays within this; each rank records at most
   // its share (limit / world) and stops there.
@@ -93,10 +93,10 @@ class TraceRecorder {
   void fail(std::string message);  // under mutex_
 
   mutable std::mutex mutex_;
-  std::FILE* file_ = nullptr;  // the temporary file, already unlinked; guarded by mutex_
-  uint64_t written_ = 0;       // guarded by mutex_
-  uint64_t budget_ = 0;        // what this rank may write besides its process metadata and the truncation mark
-  std::set<int> tracks_;       // tracks named so far; guarded by mutex_
+  std::FILE* file_ = nullptr;     // the temporary file, already unlinked; guarded by mutex_
+  uint64_t written_ = 0;          // guarded by mutex_
+  uint64_t budget_ = 0;           // what this rank may write besides its process metadata and the truncation mark
+  std::set<int> tracks_;          // tracks named so far; guarded by mutex_
   double truncatedAtMicros_ = 0;  // guarded by mutex_
   Status error_;                  // guarded by mutex_
   std::atomic<bool> truncated_{false};

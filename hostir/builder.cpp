@@ -9,9 +9,7 @@ ProgramBuilder::ProgramBuilder(std::string programName) {
   bodies_.emplace_back();
 }
 
-std::string ProgramBuilder::fresh(std::string name) {
-  return name.empty() ? fmt::format("t{}", nextName_++) : name;
-}
+std::string ProgramBuilder::fresh(std::string name) { return name.empty() ? fmt::format("t{}", nextName_++) : name; }
 
 Expr ProgramBuilder::param(std::string name, int64_t defaultValue) {
   program_.params.push_back(Param{name, defaultValue, {}});
@@ -24,7 +22,8 @@ Value ProgramBuilder::input(std::string name, DType dtype, std::vector<Expr> dim
 }
 
 void ProgramBuilder::output(std::string name, DType dtype, std::vector<Expr> dims, std::optional<int64_t> shardAxis) {
-  program_.decls.push_back(Decl{DeclKind::Output, std::move(name), {}, TensorType{dtype, std::move(dims), {}}, shardAxis, {}});
+  program_.decls.push_back(
+      Decl{DeclKind::Output, std::move(name), {}, TensorType{dtype, std::move(dims), {}}, shardAxis, {}});
 }
 
 Operation ProgramBuilder::makeOp(OpKind kind, std::vector<std::pair<std::string_view, Arg>> operands,
@@ -44,7 +43,8 @@ Value ProgramBuilder::emit(OpKind kind, std::vector<std::pair<std::string_view, 
 void ProgramBuilder::append(Operation op) { bodies_.back().push_back(std::move(op)); }
 
 Value ProgramBuilder::allocate(DType dtype, std::vector<Expr> dims, std::string name, bool zero) {
-  std::vector<std::pair<std::string_view, Arg>> operands = {{"type", Arg::ofType(TensorType{dtype, std::move(dims), {}})}};
+  std::vector<std::pair<std::string_view, Arg>> operands = {
+      {"type", Arg::ofType(TensorType{dtype, std::move(dims), {}})}};
   if (zero) operands.emplace_back("zero", Arg::boolean(true));
   return emit(OpKind::Allocate, std::move(operands), std::move(name));
 }
@@ -52,9 +52,10 @@ Value ProgramBuilder::allocate(DType dtype, std::vector<Expr> dims, std::string 
 void ProgramBuilder::deallocate(const Value& t) { append(makeOp(OpKind::Deallocate, {{"t", t.arg()}})); }
 
 Value ProgramBuilder::shardByStream(const Value& t, Expr axis, Expr index, Expr chunks, std::string name) {
-  return emit(OpKind::ShardByStream,
-              {{"t", t.arg()}, {"axis", Arg::integer(axis)}, {"index", Arg::integer(index)}, {"chunks", Arg::integer(chunks)}},
-              std::move(name));
+  return emit(
+      OpKind::ShardByStream,
+      {{"t", t.arg()}, {"axis", Arg::integer(axis)}, {"index", Arg::integer(index)}, {"chunks", Arg::integer(chunks)}},
+      std::move(name));
 }
 
 Value ProgramBuilder::linear(const Value& x, const Value& w, std::optional<Value> bias, std::string name) {
@@ -106,7 +107,10 @@ Value ProgramBuilder::allgather(const Value& t, const Value& out, Expr axis, std
 
 Value ProgramBuilder::reduceScatter(const Value& t, const Value& out, Expr axis, ReduceOp op, std::string name) {
   return emit(OpKind::ReduceScatter,
-              {{"t", t.arg()}, {"out", out.arg()}, {"axis", Arg::integer(axis)}, {"op", Arg::name(std::string(reduceOpName(op)))}},
+              {{"t", t.arg()},
+               {"out", out.arg()},
+               {"axis", Arg::integer(axis)},
+               {"op", Arg::name(std::string(reduceOpName(op)))}},
               std::move(name));
 }
 

@@ -84,8 +84,7 @@ class ProgramBuilder {
 
  private:
   std::string fresh(std::string name);
-  Operation makeOp(OpKind kind, std::vector<std::pair<std::string_view, Arg>> operands,
-                   std::string result = {});
+  Operation makeOp(OpKind kind, std::vector<std::pair<std::string_view, Arg>> operands, std::string result = {});
   Value emit(OpKind kind, std::vector<std::pair<std::string_view, Arg>> operands, std::string name);
 
   Program program_;

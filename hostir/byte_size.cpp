@@ -13,7 +13,7 @@ std::string formatBytes(uint64_t bytes) {
     value /= 1024;
     ++unit;
   }
-  return value < 10 ? fmt::format("{:.2f} {}", value, kUnits[unit])
+  return value < 10    ? fmt::format("{:.2f} {}", value, kUnits[unit])
          : value < 100 ? fmt::format("{:.1f} {}", value, kUnits[unit])
                        : fmt::format("{:.0f} {}", value, kUnits[unit]);
 }

@@ -25,8 +25,10 @@ std::string printable(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (unsigned char c : text) {
-    if (c == '\t' || (c >= 0x20 && c < 0x7f)) out.push_back(static_cast<char>(c));
-    else if (c != '\r') out.push_back('?');
+    if (c == '\t' || (c >= 0x20 && c < 0x7f))
+      out.push_back(static_cast<char>(c));
+    else if (c != '\r')
+      out.push_back('?');
   }
   return out;
 }

@@ -44,8 +44,7 @@ struct Diagnostic {
 // diagnostic says otherwise), then the source line and a caret under the
 // column when the source text is known, then each note the same way
 // ("FILE:LINE:COL: note: ...").
-std::string renderDiagnostic(const Diagnostic& diag, std::string_view file,
-                             std::string_view source = {});
+std::string renderDiagnostic(const Diagnostic& diag, std::string_view file, std::string_view source = {});
 
 // One positioned line of any severity, with its source line and caret.
 std::string renderMessage(Severity severity, SourceLoc loc, std::string_view message, std::string_view file,

@@ -13,10 +13,26 @@ namespace hostir {
 template <typename Compute>
 Compute loadElement(DType dtype, const std::byte* p) {
   switch (dtype) {
-    case DType::F32: { float v; std::memcpy(&v, p, 4); return static_cast<Compute>(v); }
-    case DType::F64: { double v; std::memcpy(&v, p, 8); return static_cast<Compute>(v); }
-    case DType::F16: { Half h; std::memcpy(&h.bits, p, 2); return static_cast<Compute>(toFloat(h)); }
-    case DType::BF16: { BFloat16 h; std::memcpy(&h.bits, p, 2); return static_cast<Compute>(toFloat(h)); }
+    case DType::F32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return static_cast<Compute>(v);
+    }
+    case DType::F64: {
+      double v;
+      std::memcpy(&v, p, 8);
+      return static_cast<Compute>(v);
+    }
+    case DType::F16: {
+      Half h;
+      std::memcpy(&h.bits, p, 2);
+      return static_cast<Compute>(toFloat(h));
+    }
+    case DType::BF16: {
+      BFloat16 h;
+      std::memcpy(&h.bits, p, 2);
+      return static_cast<Compute>(toFloat(h));
+    }
   }
   return 0;
 }
@@ -24,10 +40,26 @@ Compute loadElement(DType dtype, const std::byte* p) {
 template <typename Compute>
 void storeElement(DType dtype, std::byte* p, Compute value) {
   switch (dtype) {
-    case DType::F32: { float v = static_cast<float>(value); std::memcpy(p, &v, 4); return; }
-    case DType::F64: { double v = static_cast<double>(value); std::memcpy(p, &v, 8); return; }
-    case DType::F16: { Half h = toHalf(static_cast<float>(value)); std::memcpy(p, &h.bits, 2); return; }
-    case DType::BF16: { BFloat16 h = toBFloat16(static_cast<float>(value)); std::memcpy(p, &h.bits, 2); return; }
+    case DType::F32: {
+      float v = static_cast<float>(value);
+      std::memcpy(p, &v, 4);
+      return;
+    }
+    case DType::F64: {
+      double v = static_cast<double>(value);
+      std::memcpy(p, &v, 8);
+      return;
+    }
+    case DType::F16: {
+      Half h = toHalf(static_cast<float>(value));
+      std::memcpy(p, &h.bits, 2);
+      return;
+    }
+    case DType::BF16: {
+      BFloat16 h = toBFloat16(static_cast<float>(value));
+      std::memcpy(p, &h.bits, 2);
+      return;
+    }
   }
 }
 

@@ -137,14 +137,10 @@ bool operator==(const Expr& a, const Expr& b) {
 
 namespace {
 
-int precedence(BinaryOp op) {
-  return op == BinaryOp::Add || op == BinaryOp::Sub ? 1 : 2;
-}
+int precedence(BinaryOp op) { return op == BinaryOp::Add || op == BinaryOp::Sub ? 1 : 2; }
 
 // Binding strength of an expression as an operand; atoms bind tightest.
-int strength(const Expr& e) {
-  return !e.empty() && e.kind() == ExprKind::Binary ? precedence(e.node().binaryOp) : 3;
-}
+int strength(const Expr& e) { return !e.empty() && e.kind() == ExprKind::Binary ? precedence(e.node().binaryOp) : 3; }
 
 std::string_view spacedSymbol(BinaryOp op) {
   switch (op) {
@@ -261,8 +257,7 @@ int64_t evalOrFail(const Expr& e, const IntLookup& lookup, SourceLoc fallback) {
         case BinaryOp::Mod:
           if (b == 0) fail(loc, fmt::format("division by zero in {} {} {}", a, sym, b));
           // Floor division and modulo are defined on non-negative values only.
-          if (a < 0 || b < 0)
-            fail(loc, fmt::format("'{}' needs non-negative operands, got {} {} {}", sym, a, sym, b));
+          if (a < 0 || b < 0) fail(loc, fmt::format("'{}' needs non-negative operands, got {} {} {}", sym, a, sym, b));
           return n.binaryOp == BinaryOp::Div ? a / b : a % b;
       }
       break;
@@ -289,8 +284,7 @@ Expr ceilDiv(Expr a, Expr b) { return Expr::call(IntFunction::CeilDiv, {std::mov
 Expr min(Expr a, Expr b) { return Expr::call(IntFunction::Min, {std::move(a), std::move(b)}); }
 Expr max(Expr a, Expr b) { return Expr::call(IntFunction::Max, {std::move(a), std::move(b)}); }
 
-void forEachName(const Expr& expr,
-                 const std::function<void(const std::string&, SourceLoc)>& visit) {
+void forEachName(const Expr& expr, const std::function<void(const std::string&, SourceLoc)>& visit) {
   // Left to right, with an explicit stack: the first name reported is the leftmost.
   std::vector<const Expr*> pending{&expr};
   while (!pending.empty()) {

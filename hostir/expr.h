@@ -46,15 +46,15 @@ std::optional<IntFunction> parseIntFunction(std::string_view name);
 struct ExprNode {
   ExprKind kind;
   SourceLoc loc;
-  int64_t value = 0;            // Literal
-  std::string name;             // Name
-  BinaryOp binaryOp{};          // Binary
-  IntFunction function{};       // Call
-  std::vector<Expr> operands;   // Binary: lhs, rhs; Call: arguments
+  int64_t value = 0;           // Literal
+  std::string name;            // Name
+  BinaryOp binaryOp{};         // Binary
+  IntFunction function{};      // Call
+  std::vector<Expr> operands;  // Binary: lhs, rhs; Call: arguments
   // Derived when the node is built, so that limits are checked without a walk.
-  int64_t levels = 0;           // operators and calls on the deepest path; 0 for a leaf
-  int64_t nodeCount = 1;        // nodes in the tree, saturating at INT64_MAX
-  bool wellFormed = true;       // Binary and Call nodes have two non-empty, well-formed operands
+  int64_t levels = 0;      // operators and calls on the deepest path; 0 for a leaf
+  int64_t nodeCount = 1;   // nodes in the tree, saturating at INT64_MAX
+  bool wellFormed = true;  // Binary and Call nodes have two non-empty, well-formed operands
 
   ExprNode() = default;
   ExprNode(const ExprNode&) = delete;
@@ -66,7 +66,7 @@ struct ExprNode {
 
 class Expr {
  public:
-  Expr() = default;  // empty: no expression
+  Expr() = default;                              // empty: no expression
   Expr(int64_t value) : Expr(literal(value)) {}  // NOLINT: builder convenience
 
   static Expr literal(int64_t value, SourceLoc loc = {});
@@ -110,8 +110,7 @@ Expr min(Expr a, Expr b);
 Expr max(Expr a, Expr b);
 
 // Every name the expression refers to, with its position.
-void forEachName(const Expr& expr,
-                 const std::function<void(const std::string&, SourceLoc)>& visit);
+void forEachName(const Expr& expr, const std::function<void(const std::string&, SourceLoc)>& visit);
 
 // An error when the expression is deeper than kMaxExprLevels, has more than
 // kMaxExprNodes nodes, or has an operator or call without its two operands

@@ -41,7 +41,7 @@ inline Half toHalf(float f) {
   uint32_t u = floatBits(f);
   uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
   uint32_t absBits = u & 0x7fffffffu;
-  if (absBits > 0x7f800000u) return Half{static_cast<uint16_t>(sign | 0x7e00u)};  // NaN
+  if (absBits > 0x7f800000u) return Half{static_cast<uint16_t>(sign | 0x7e00u)};   // NaN
   if (absBits >= 0x477ff000u) return Half{static_cast<uint16_t>(sign | 0x7c00u)};  // overflow to inf
   if (absBits < 0x38800000u) {
     // Subnormal or zero: add 0.5 (as a float) so the hardware rounds the bits for us.

@@ -72,8 +72,7 @@ bool operator==(const Arg& a, const Arg& b) {
   return false;
 }
 
-Operation::Operation(OpKind k, SourceLoc l)
-    : kind(k), loc(l), operands(signatureOf(k).operands.size()) {}
+Operation::Operation(OpKind k, SourceLoc l) : kind(k), loc(l), operands(signatureOf(k).operands.size()) {}
 
 const std::optional<Arg>& Operation::operand(std::string_view name) const {
   static const std::optional<Arg> kNone;
@@ -108,9 +107,9 @@ const Decl* Program::findDecl(std::string_view name) const {
 }
 
 bool isReservedName(std::string_view name) {
-  static constexpr std::array<std::string_view, 17> kReserved = {
-      "program", "input", "output", "shard", "for", "in",      "range", "stream", "true",
-      "false",   "f32",   "f16",    "bf16",  "f64", "ceildiv", "min",   "max"};
+  static constexpr std::array<std::string_view, 17> kReserved = {"program", "input",  "output",  "shard", "for", "in",
+                                                                 "range",   "stream", "true",    "false", "f32", "f16",
+                                                                 "bf16",    "f64",    "ceildiv", "min",   "max"};
   for (std::string_view r : kReserved)
     if (r == name) return true;
   // The builtins (`rank`, `world`) are declared once, in hostir/names.h.

@@ -23,9 +23,7 @@ struct TensorType {
   std::vector<Expr> dims;
   SourceLoc loc;
   std::string toString() const;
-  friend bool operator==(const TensorType& a, const TensorType& b) {
-    return a.dtype == b.dtype && a.dims == b.dims;
-  }
+  friend bool operator==(const TensorType& a, const TensorType& b) { return a.dtype == b.dtype && a.dims == b.dims; }
 };
 
 // One operand as written. Names (tensors, streams, events, handles, words
@@ -33,8 +31,8 @@ struct TensorType {
 struct Arg {
   enum class Form { Expr, Type, Stream, Bool };
   Form form = Form::Expr;
-  Expr expr;         // Form::Expr, and the stream number for Form::Stream
-  TensorType type;   // Form::Type
+  Expr expr;        // Form::Expr, and the stream number for Form::Stream
+  TensorType type;  // Form::Type
   bool boolValue = false;
   SourceLoc loc;
 
@@ -59,8 +57,8 @@ struct NameDef {
 
 struct Operation {
   OpKind kind;
-  SourceLoc loc;                           // the operation's name
-  std::vector<NameDef> results;            // zero or one name
+  SourceLoc loc;                             // the operation's name
+  std::vector<NameDef> results;              // zero or one name
   std::vector<std::optional<Arg>> operands;  // one slot per signature operand
   // IntValue only: which of ceildiv/min/max.
   IntFunction intFunction = IntFunction::CeilDiv;
@@ -87,7 +85,7 @@ struct ForLoop {
 struct Statement {
   std::variant<Operation, ForLoop> node;
 
-  Statement(Operation op) : node(std::move(op)) {}  // NOLINT
+  Statement(Operation op) : node(std::move(op)) {}    // NOLINT
   Statement(ForLoop loop) : node(std::move(loop)) {}  // NOLINT
   bool isOp() const { return node.index() == 0; }
   bool isFor() const { return node.index() == 1; }
@@ -103,9 +101,7 @@ struct Param {
   std::string name;
   int64_t value = 0;
   SourceLoc loc;
-  friend bool operator==(const Param& a, const Param& b) {
-    return a.name == b.name && a.value == b.value;
-  }
+  friend bool operator==(const Param& a, const Param& b) { return a.name == b.name && a.value == b.value; }
 };
 
 enum class DeclKind { Input, Output };
@@ -113,7 +109,7 @@ enum class DeclKind { Input, Output };
 struct Decl {
   DeclKind kind = DeclKind::Input;
   std::string name;
-  SourceLoc loc;  // the name
+  SourceLoc loc;    // the name
   TensorType type;  // global shape
   std::optional<int64_t> shardAxis;
   SourceLoc shardLoc;

@@ -83,8 +83,10 @@ Result<std::vector<Token>> tokenize(std::string_view source) {
       while (i < source.size() && std::isdigit(static_cast<unsigned char>(source[i]))) {
         uint64_t digit = static_cast<uint64_t>(source[i] - '0');
         // Up to 2^63 so that a negated literal can reach INT64_MIN.
-        if (value > (uint64_t{1} << 63) / 10 || value * 10 + digit > (uint64_t{1} << 63)) tooLarge = true;
-        else value = value * 10 + digit;
+        if (value > (uint64_t{1} << 63) / 10 || value * 10 + digit > (uint64_t{1} << 63))
+          tooLarge = true;
+        else
+          value = value * 10 + digit;
         advance(1);
       }
       if (i < source.size() && isIdentStart(source[i]))

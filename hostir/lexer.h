@@ -12,9 +12,25 @@
 namespace hostir {
 
 enum class TokenKind {
-  Ident, Int, Newline, Eof,
-  LParen, RParen, LBrace, RBrace, LBracket, RBracket,
-  Comma, Colon, Semicolon, Equals, Plus, Minus, Star, Slash, Percent,
+  Ident,
+  Int,
+  Newline,
+  Eof,
+  LParen,
+  RParen,
+  LBrace,
+  RBrace,
+  LBracket,
+  RBracket,
+  Comma,
+  Colon,
+  Semicolon,
+  Equals,
+  Plus,
+  Minus,
+  Star,
+  Slash,
+  Percent,
 };
 
 struct Token {

@@ -31,9 +31,8 @@ constexpr OperandSpec kAdd[] = {{"a", K::Tensor, kReq, kPos, E::Read},
 constexpr OperandSpec kAllreduce[] = {{"t", K::Tensor, kReq, kPos, E::ReadInPlace},
                                       {"out", K::Tensor, kOpt, kKw, E::Write},
                                       {"op", K::ReduceOp, kOpt, kKw}};
-constexpr OperandSpec kAllgather[] = {{"t", K::Tensor, kReq, kPos, E::Read},
-                                      {"out", K::Tensor, kReq, kKw, E::Write},
-                                      {"axis", K::Int, kOpt, kKw}};
+constexpr OperandSpec kAllgather[] = {
+    {"t", K::Tensor, kReq, kPos, E::Read}, {"out", K::Tensor, kReq, kKw, E::Write}, {"axis", K::Int, kOpt, kKw}};
 constexpr OperandSpec kReduceScatter[] = {{"t", K::Tensor, kReq, kPos, E::Read},
                                           {"out", K::Tensor, kReq, kKw, E::Write},
                                           {"axis", K::Int, kOpt, kKw},
@@ -100,7 +99,8 @@ static_assert(at(kLinear, operands::Linear::x, "x") && at(kLinear, operands::Lin
 static_assert(at(kMatmul, operands::Matmul::a, "a") && at(kMatmul, operands::Matmul::b, "b") &&
               at(kMatmul, operands::Matmul::out, "out"));
 static_assert(at(kCopy, operands::Copy::src, "src") && at(kCopy, operands::Copy::out, "out"));
-static_assert(at(kAdd, operands::Add::a, "a") && at(kAdd, operands::Add::b, "b") && at(kAdd, operands::Add::out, "out"));
+static_assert(at(kAdd, operands::Add::a, "a") && at(kAdd, operands::Add::b, "b") &&
+              at(kAdd, operands::Add::out, "out"));
 static_assert(at(kAllreduce, operands::Allreduce::t, "t") && at(kAllreduce, operands::Allreduce::out, "out") &&
               at(kAllreduce, operands::Allreduce::op, "op"));
 static_assert(at(kAllgather, operands::Allgather::t, "t") && at(kAllgather, operands::Allgather::out, "out") &&
@@ -111,7 +111,8 @@ static_assert(at(kReduceScatter, operands::ReduceScatter::t, "t") &&
               at(kReduceScatter, operands::ReduceScatter::op, "op"));
 static_assert(at(kBroadcast, operands::Broadcast::t, "t") && at(kBroadcast, operands::Broadcast::root, "root"));
 static_assert(at(kWait, operands::Wait::h, "h"));
-static_assert(at(kStreamOperand, operands::SetCurrentStream::s, "s") && at(kStreamOperand, operands::Synchronize::s, "s"));
+static_assert(at(kStreamOperand, operands::SetCurrentStream::s, "s") &&
+              at(kStreamOperand, operands::Synchronize::s, "s"));
 static_assert(at(kWaitEvent, operands::WaitEvent::ev, "ev"));
 static_assert(at(kIntValue, operands::IntValue::a, "a") && at(kIntValue, operands::IntValue::b, "b"));
 

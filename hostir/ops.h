@@ -60,13 +60,13 @@ std::string_view operandKindName(OperandKind kind);
 // What an operation does to the elements of a tensor operand. The race
 // checker records its accesses from these; other operands have None.
 enum class Effect : uint8_t {
-  None,          // not a tensor, or a tensor whose elements are not touched (a view's source)
-  Read,          // read
-  Write,         // written (an `out=` operand, or the result that stands in its place)
-  ReadWrite,     // read and written in place (what ReadInPlace is without `out`)
-  ReadInPlace,   // read; also written when the operation has no `out` (in-place allreduce)
-  ReadOnRoot,    // read on the root rank, written on every rank (broadcast's tensor)
-  Free,          // deallocated: the end of the whole buffer's life, ordered like a write
+  None,         // not a tensor, or a tensor whose elements are not touched (a view's source)
+  Read,         // read
+  Write,        // written (an `out=` operand, or the result that stands in its place)
+  ReadWrite,    // read and written in place (what ReadInPlace is without `out`)
+  ReadInPlace,  // read; also written when the operation has no `out` (in-place allreduce)
+  ReadOnRoot,   // read on the root rank, written on every rank (broadcast's tensor)
+  Free,         // deallocated: the end of the whole buffer's life, ordered like a write
 };
 std::string_view effectName(Effect effect);
 
@@ -74,7 +74,7 @@ struct OperandSpec {
   std::string_view name;
   OperandKind kind;
   bool required;
-  bool positional;  // printed positionally; keyword operands are printed `name=value`
+  bool positional;               // printed positionally; keyword operands are printed `name=value`
   Effect effect = Effect::None;  // tensors only
 };
 
@@ -183,22 +183,54 @@ std::optional<size_t> operandIndex(const OpSignature& sig, std::string_view name
 // at compile time that each matches the table, so code that reads an
 // operand by position cannot drift from the signature.
 namespace operands {
-struct Allocate { enum : size_t { type, zero }; };
-struct Deallocate { enum : size_t { t }; };
-struct ShardByStream { enum : size_t { t, axis, index, chunks }; };
-struct Linear { enum : size_t { x, w, bias, out }; };
-struct Matmul { enum : size_t { a, b, out }; };
-struct Copy { enum : size_t { src, out }; };
-struct Add { enum : size_t { a, b, out }; };
-struct Allreduce { enum : size_t { t, out, op }; };
-struct Allgather { enum : size_t { t, out, axis }; };
-struct ReduceScatter { enum : size_t { t, out, axis, op }; };
-struct Broadcast { enum : size_t { t, root }; };
-struct Wait { enum : size_t { h }; };
-struct SetCurrentStream { enum : size_t { s }; };
-struct Synchronize { enum : size_t { s }; };
-struct WaitEvent { enum : size_t { ev }; };
-struct IntValue { enum : size_t { a, b }; };
+struct Allocate {
+  enum : size_t { type, zero };
+};
+struct Deallocate {
+  enum : size_t { t };
+};
+struct ShardByStream {
+  enum : size_t { t, axis, index, chunks };
+};
+struct Linear {
+  enum : size_t { x, w, bias, out };
+};
+struct Matmul {
+  enum : size_t { a, b, out };
+};
+struct Copy {
+  enum : size_t { src, out };
+};
+struct Add {
+  enum : size_t { a, b, out };
+};
+struct Allreduce {
+  enum : size_t { t, out, op };
+};
+struct Allgather {
+  enum : size_t { t, out, axis };
+};
+struct ReduceScatter {
+  enum : size_t { t, out, axis, op };
+};
+struct Broadcast {
+  enum : size_t { t, root };
+};
+struct Wait {
+  enum : size_t { h };
+};
+struct SetCurrentStream {
+  enum : size_t { s };
+};
+struct Synchronize {
+  enum : size_t { s };
+};
+struct WaitEvent {
+  enum : size_t { ev };
+};
+struct IntValue {
+  enum : size_t { a, b };
+};
 }  // namespace operands
 
 enum class ReduceOp { Sum, Prod, Min, Max, Avg };

@@ -27,7 +27,8 @@ class Parser {
     p.name = std::string(expectIdent("a program name").text);
     open(TokenKind::LParen, "'(' after the program name", "the parameter list");
     if (!acceptClose(TokenKind::RParen)) {
-      do p.params.push_back(param()); while (accept(TokenKind::Comma));
+      do p.params.push_back(param());
+      while (accept(TokenKind::Comma));
       close(TokenKind::RParen, "',' or ')' in the parameter list");
     }
     open(TokenKind::LBrace, "'{' to open the program body", "the program body");
@@ -142,9 +143,7 @@ class Parser {
     close(kind, "");
     return true;
   }
-  static bool isKeyword(const Token& t, std::string_view word) {
-    return t.kind == TokenKind::Ident && t.text == word;
-  }
+  static bool isKeyword(const Token& t, std::string_view word) { return t.kind == TokenKind::Ident && t.text == word; }
   const Token& expectKeyword(std::string_view word, std::string_view message) {
     if (!isKeyword(peek(), word)) fail(found().loc, std::string(message));
     return next();
@@ -201,8 +200,8 @@ class Parser {
       const Token& axisTok = peek();
       int64_t axis = nonNegativeInt("the sharded axis");
       if (axis >= static_cast<int64_t>(d.type.dims.size()))
-        fail(axisTok.loc, fmt::format("shard axis {} is out of range for a tensor of rank {}", axis,
-                                      d.type.dims.size()));
+        fail(axisTok.loc,
+             fmt::format("shard axis {} is out of range for a tensor of rank {}", axis, d.type.dims.size()));
       d.shardAxis = axis;
       close(TokenKind::RParen, "')' after the shard axis");
     }
@@ -218,7 +217,8 @@ class Parser {
     type.loc = t.loc;
     open(TokenKind::LBracket, "'[' and the dimensions of the tensor type", "the dimensions");
     if (!acceptClose(TokenKind::RBracket)) {
-      do type.dims.push_back(expr(0)); while (accept(TokenKind::Comma));
+      do type.dims.push_back(expr(0));
+      while (accept(TokenKind::Comma));
       close(TokenKind::RBracket, "',' or ']' in the dimensions");
     }
     return type;
@@ -230,14 +230,16 @@ class Parser {
     std::vector<NameDef> results;
     if (peek().kind == TokenKind::Ident &&
         (peekAhead(1).kind == TokenKind::Comma || peekAhead(1).kind == TokenKind::Equals)) {
-      do results.push_back(definedName("a name to define")); while (accept(TokenKind::Comma));
+      do results.push_back(definedName("a name to define"));
+      while (accept(TokenKind::Comma));
       expect(TokenKind::Equals, "'=' after the defined names");
     }
     const Token& callee = expectIdent("an operation or 'for'");
     open(TokenKind::LParen, fmt::format("'(' after '{}'", callee.text), "the operand list");
     std::vector<ParsedArg> args;
     if (!acceptClose(TokenKind::RParen)) {
-      do args.push_back(arg()); while (accept(TokenKind::Comma));
+      do args.push_back(arg());
+      while (accept(TokenKind::Comma));
       close(TokenKind::RParen, "',' or ')' in the operand list");
     }
     return buildOperation(callee, std::move(results), std::move(args));
@@ -329,7 +331,9 @@ class Parser {
     Expr lhs = factor(nesting);
     while (peek().kind == TokenKind::Star || peek().kind == TokenKind::Slash || peek().kind == TokenKind::Percent) {
       const Token& op = next();
-      BinaryOp bop = op.kind == TokenKind::Star ? BinaryOp::Mul : op.kind == TokenKind::Slash ? BinaryOp::Div : BinaryOp::Mod;
+      BinaryOp bop = op.kind == TokenKind::Star    ? BinaryOp::Mul
+                     : op.kind == TokenKind::Slash ? BinaryOp::Div
+                                                   : BinaryOp::Mod;
       Expr rhs = factor(nesting);
       lhs = limited(Expr::binary(bop, std::move(lhs), std::move(rhs), op.loc), nesting);
     }
@@ -380,23 +384,21 @@ class Parser {
         next();
         if (peek().kind == TokenKind::LParen) {
           auto fn = parseIntFunction(t.text);
-          if (!fn)
-            fail(t.loc, fmt::format("'{}' is not an integer function; expected ceildiv, min or max", t.text));
+          if (!fn) fail(t.loc, fmt::format("'{}' is not an integer function; expected ceildiv, min or max", t.text));
           if (nesting + 1 > kMaxExprLevels) tooDeep(t.loc);
           open(TokenKind::LParen, "'('", fmt::format("the call of '{}'", t.text));
           std::vector<Expr> args;
           if (peek().kind != TokenKind::RParen) {
-            do args.push_back(expr(nesting + 1)); while (accept(TokenKind::Comma));
+            do args.push_back(expr(nesting + 1));
+            while (accept(TokenKind::Comma));
           }
           close(TokenKind::RParen, "',' or ')' in the call");
-          if (args.size() != 2)
-            fail(t.loc, fmt::format("'{}' takes 2 arguments, got {}", t.text, args.size()));
+          if (args.size() != 2) fail(t.loc, fmt::format("'{}' takes 2 arguments, got {}", t.text, args.size()));
           return limited(Expr::call(*fn, std::move(args), t.loc), nesting);
         }
         return Expr::name(std::string(t.text), t.loc);
       }
-      default:
-        fail(t.loc, fmt::format("expected an expression, found {}", describeToken(t)));
+      default: fail(t.loc, fmt::format("expected an expression, found {}", describeToken(t)));
     }
   }
 
@@ -414,7 +416,8 @@ class Parser {
       if (a.keyword.empty()) {
         if (sawKeyword) fail(a.value.loc, "positional operand after a keyword operand");
         if (positional >= sig.operands.size())
-          fail(a.value.loc, fmt::format("'{}' takes at most {} operand{}", sig.name, sig.operands.size(), sig.operands.size() == 1 ? "" : "s"));
+          fail(a.value.loc, fmt::format("'{}' takes at most {} operand{}", sig.name, sig.operands.size(),
+                                        sig.operands.size() == 1 ? "" : "s"));
         slot = positional++;
       } else {
         sawKeyword = true;
@@ -440,7 +443,8 @@ class Parser {
     op.intFunction = fn;
     if (args.size() != 2) fail(callee.loc, fmt::format("'{}' takes 2 arguments, got {}", callee.text, args.size()));
     for (size_t i = 0; i < 2; ++i) {
-      if (!args[i].keyword.empty()) fail(args[i].keywordLoc, fmt::format("'{}' takes no keyword operands", callee.text));
+      if (!args[i].keyword.empty())
+        fail(args[i].keywordLoc, fmt::format("'{}' takes no keyword operands", callee.text));
       checkOperandForm(callee.text, op.signature().operands[i], args[i].value);
       op.operands[i] = std::move(args[i].value);
     }
@@ -452,8 +456,8 @@ class Parser {
 
   static void checkOperandForm(std::string_view opName, const OperandSpec& spec, const Arg& value) {
     auto wrong = [&](std::string_view got) {
-      fail(value.loc, fmt::format("operand '{}' of '{}' must be {}, not {}", spec.name, opName,
-                                  operandKindName(spec.kind), got));
+      fail(value.loc,
+           fmt::format("operand '{}' of '{}' must be {}, not {}", spec.name, opName, operandKindName(spec.kind), got));
     };
     std::string_view got = value.form == Arg::Form::Type     ? "a tensor type"
                            : value.form == Arg::Form::Stream ? "stream(...)"
@@ -479,7 +483,8 @@ class Parser {
         if (!value.isName()) wrong(got);
         break;
       case OperandKind::ReduceOp:
-        if (!value.isName() || !parseReduceOp(value.nameValue())) wrong(value.isName() ? "'" + value.nameValue() + "'" : std::string(got));
+        if (!value.isName() || !parseReduceOp(value.nameValue()))
+          wrong(value.isName() ? "'" + value.nameValue() + "'" : std::string(got));
         break;
     }
   }
@@ -499,7 +504,8 @@ class Parser {
       case ResultMode::OutOrResult: {
         bool hasOut = op.operand("out").has_value();
         if (hasOut && !results.empty())
-          fail(results[0].loc, fmt::format("'{}' writes into out=; it cannot also define '{}'", sig.name, results[0].name));
+          fail(results[0].loc,
+               fmt::format("'{}' writes into out=; it cannot also define '{}'", sig.name, results[0].name));
         if (!hasOut && results.empty())
           fail(callee.loc, fmt::format("'{}' needs a result name or an out= operand", sig.name));
         break;

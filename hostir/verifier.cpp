@@ -49,13 +49,12 @@ class StructureChecker {
     for (const Decl& d : program_.decls) {
       checkType(d.type, d.loc);
       if (d.shardAxis && (*d.shardAxis < 0 || *d.shardAxis >= static_cast<int64_t>(d.type.dims.size())))
-        fail(firstValid(d.shardLoc, d.loc), fmt::format("shard axis {} is out of range for a tensor of rank {}",
-                                                        *d.shardAxis, d.type.dims.size()));
+        fail(firstValid(d.shardLoc, d.loc),
+             fmt::format("shard axis {} is out of range for a tensor of rank {}", *d.shardAxis, d.type.dims.size()));
       if (d.kind == DeclKind::Input) {
         define(d.name, d.loc, {ValueKind::Tensor, d.loc, d.type.dtype, TensorOrigin::Input});
       } else {
-        if (lookup(d.name) || outputs_.count(d.name))
-          fail(d.loc, fmt::format("'{}' is declared twice", d.name));
+        if (lookup(d.name) || outputs_.count(d.name)) fail(d.loc, fmt::format("'{}' is declared twice", d.name));
         outputs_.emplace(d.name, &d);
       }
     }
@@ -165,17 +164,15 @@ class StructureChecker {
         case OperandKind::Type: fits = arg.form == Arg::Form::Type; break;
         case OperandKind::Bool: fits = arg.form == Arg::Form::Bool; break;
         case OperandKind::Int: fits = arg.form == Arg::Form::Expr && !arg.expr.empty(); break;
-        case OperandKind::Stream:
-          fits = (arg.form == Arg::Form::Stream && !arg.expr.empty()) || arg.isName();
-          break;
+        case OperandKind::Stream: fits = (arg.form == Arg::Form::Stream && !arg.expr.empty()) || arg.isName(); break;
         case OperandKind::Tensor:
         case OperandKind::Event:
         case OperandKind::Handle: fits = arg.isName(); break;
         case OperandKind::ReduceOp: fits = arg.isName() && parseReduceOp(arg.nameValue()).has_value(); break;
       }
       if (!fits)
-        fail(firstValid(arg.loc, op.loc), fmt::format("operand '{}' of '{}' must be {}", spec.name, sig.name,
-                                                      operandKindName(spec.kind)));
+        fail(firstValid(arg.loc, op.loc),
+             fmt::format("operand '{}' of '{}' must be {}", spec.name, sig.name, operandKindName(spec.kind)));
     }
     size_t results = op.results.size();
     bool hasOut = op.operand("out").has_value();
@@ -201,8 +198,10 @@ class StructureChecker {
         case OperandKind::Int: checkIntExpr(arg.expr, firstValid(arg.loc, op.loc)); break;
         case OperandKind::Type: checkType(arg.type, op.loc); break;
         case OperandKind::Stream:
-          if (arg.form == Arg::Form::Stream) checkIntExpr(arg.expr, firstValid(arg.loc, op.loc));
-          else namedValue(op, spec, arg, ValueKind::Stream);
+          if (arg.form == Arg::Form::Stream)
+            checkIntExpr(arg.expr, firstValid(arg.loc, op.loc));
+          else
+            namedValue(op, spec, arg, ValueKind::Stream);
           break;
         case OperandKind::Event: namedValue(op, spec, arg, ValueKind::Event); break;
         case OperandKind::Handle: namedValue(op, spec, arg, ValueKind::Handle); break;
@@ -215,9 +214,9 @@ class StructureChecker {
             firstTensor = info;
             firstTensorArg = &arg;
           } else if (info.dtype != firstTensor->dtype && sig.category != OpCategory::View) {
-            fail(arg.loc, fmt::format("dtype mismatch in '{}': '{}' is {} but '{}' is {}", sig.name,
-                                      firstTensorArg->nameValue(), dtypeName(firstTensor->dtype), arg.nameValue(),
-                                      dtypeName(info.dtype)));
+            fail(arg.loc,
+                 fmt::format("dtype mismatch in '{}': '{}' is {} but '{}' is {}", sig.name, firstTensorArg->nameValue(),
+                             dtypeName(firstTensor->dtype), arg.nameValue(), dtypeName(info.dtype)));
           }
           if (spec.effect == Effect::Free && info.origin != TensorOrigin::Allocated) {
             std::string_view what = info.origin == TensorOrigin::Input    ? "the program input"
@@ -240,8 +239,8 @@ class StructureChecker {
     if (auto out = outputs_.find(result->name); out != outputs_.end()) {
       const Decl& decl = *out->second;
       if (!topLevel)
-        fail(result->loc, fmt::format("output '{}' must be defined at the top level of the program, not in a loop",
-                                      result->name));
+        fail(result->loc,
+             fmt::format("output '{}' must be defined at the top level of the program, not in a loop", result->name));
       if (info.kind != ValueKind::Tensor)
         fail(result->loc, fmt::format("output '{}' must be a tensor, but '{}' defines {}", result->name,
                                       op.kind == OpKind::IntValue ? intFunctionName(op.intFunction) : sig.name,
@@ -277,7 +276,6 @@ struct BoundTensor {
   // that refers to it, so a long loop of allocations needs no memory per iteration.
   std::shared_ptr<BufferState> buffer;
 };
-
 
 struct BoundValue {
   ValueKind kind;
@@ -356,16 +354,17 @@ class ShapeChecker {
   }
 
   [[noreturn]] void tooManyTerms(SourceLoc loc) const {
-    fail(loc, fmt::format("the program evaluates more than {} expression terms with these parameters; too large to verify",
-                          kMaxEvaluatedExprNodes));
+    fail(loc,
+         fmt::format("the program evaluates more than {} expression terms with these parameters; too large to verify",
+                     kMaxEvaluatedExprNodes));
   }
 
   int64_t eval(const Expr& e, SourceLoc fallback = {}) {
     // Charged before the walk: a huge expression in a long loop is refused, not a hang.
     if (__builtin_add_overflow(evaluated_, e.nodeCount(), &evaluated_) || evaluated_ > exprBudget_)
       tooManyTerms(firstValid(e.loc(), fallback));
-    auto v = evaluate(e, [&](const std::string& name) -> std::optional<int64_t> { return lookup(name).integer; },
-                      fallback);
+    auto v = evaluate(
+        e, [&](const std::string& name) -> std::optional<int64_t> { return lookup(name).integer; }, fallback);
     if (!v) throw DiagnosticError{v.error()};
     return *v;
   }
@@ -500,7 +499,8 @@ class ShapeChecker {
   void checkAxis(const Operation& op, int64_t axis, const BoundTensor& t) {
     if (axis < 0 || axis >= static_cast<int64_t>(t.shape.size())) {
       const auto& arg = op.operand("axis");
-      fail(arg ? arg->loc : op.loc, fmt::format("axis {} is out of range for a tensor of rank {}", axis, t.shape.size()));
+      fail(arg ? arg->loc : op.loc,
+           fmt::format("axis {} is out of range for a tensor of rank {}", axis, t.shape.size()));
     }
   }
 
@@ -543,7 +543,8 @@ class ShapeChecker {
         const BoundTensor& w = tensor(op, "w");
         if (x.shape.empty()) fail(op.operand("x")->loc, "'linear' needs an input x of rank 1 or more");
         if (w.shape.size() != 2)
-          fail(op.operand("w")->loc, fmt::format("'linear' needs a weight of shape [N, K], got {}", shapeString(w.shape)));
+          fail(op.operand("w")->loc,
+               fmt::format("'linear' needs a weight of shape [N, K], got {}", shapeString(w.shape)));
         if (w.shape[1] != x.shape.back())
           fail(op.operand("w")->loc, fmt::format("'linear' contracts K: x is {} but w is {} (w must be [N, {}])",
                                                  shapeString(x.shape), shapeString(w.shape), x.shape.back()));
@@ -556,11 +557,13 @@ class ShapeChecker {
       case OpKind::Matmul: {
         const BoundTensor& a = tensor(op, "a");
         const BoundTensor& b = tensor(op, "b");
-        if (a.shape.size() != 2) fail(op.operand("a")->loc, fmt::format("'matmul' needs a of shape [M, K], got {}", shapeString(a.shape)));
-        if (b.shape.size() != 2) fail(op.operand("b")->loc, fmt::format("'matmul' needs b of shape [K, N], got {}", shapeString(b.shape)));
+        if (a.shape.size() != 2)
+          fail(op.operand("a")->loc, fmt::format("'matmul' needs a of shape [M, K], got {}", shapeString(a.shape)));
+        if (b.shape.size() != 2)
+          fail(op.operand("b")->loc, fmt::format("'matmul' needs b of shape [K, N], got {}", shapeString(b.shape)));
         if (a.shape[1] != b.shape[0])
-          fail(op.operand("b")->loc, fmt::format("'matmul' contracts K: a is {} but b is {}", shapeString(a.shape),
-                                                 shapeString(b.shape)));
+          fail(op.operand("b")->loc,
+               fmt::format("'matmul' contracts K: a is {} but b is {}", shapeString(a.shape), shapeString(b.shape)));
         produce(op, a.dtype, {a.shape[0], b.shape[1]});
         break;
       }
@@ -588,8 +591,10 @@ class ShapeChecker {
         std::vector<int64_t> shape = t.shape;
         int64_t& extent = shape[static_cast<size_t>(axis)];
         if (__builtin_mul_overflow(extent, world_, &extent))
-          fail(op.loc, fmt::format("'allgather' over {} ranks: the gathered extent of axis {}, {} x {}, does not fit in 64 bits",
-                                   world_, axis, t.shape[static_cast<size_t>(axis)], world_));
+          fail(
+              op.loc,
+              fmt::format("'allgather' over {} ranks: the gathered extent of axis {}, {} x {}, does not fit in 64 bits",
+                          world_, axis, t.shape[static_cast<size_t>(axis)], world_));
         checkByteSize(op.loc, "the gathered tensor", t.dtype, shape);
         requireShape(op, "out", shape, fmt::format("'allgather' over {} ranks", world_));
         bindHandle(op);
@@ -602,8 +607,9 @@ class ShapeChecker {
         std::vector<int64_t> shape = t.shape;
         int64_t& extent = shape[static_cast<size_t>(axis)];
         if (extent % world_ != 0)
-          fail(op.operand("t")->loc, fmt::format("'reduce_scatter' splits axis {} of extent {} over {} ranks: it must divide evenly",
-                                                 axis, extent, world_));
+          fail(op.operand("t")->loc,
+               fmt::format("'reduce_scatter' splits axis {} of extent {} over {} ranks: it must divide evenly", axis,
+                           extent, world_));
         extent = shardExtent(extent, world_);
         requireShape(op, "out", shape, fmt::format("'reduce_scatter' over {} ranks", world_));
         bindHandle(op);
@@ -621,14 +627,13 @@ class ShapeChecker {
         const Arg& s = *op.operand("s");
         if (s.form == Arg::Form::Stream) {
           int64_t number = eval(s.expr, s.loc);
-          if (number < 0) fail(s.expr.loc().valid() ? s.expr.loc() : s.loc, fmt::format("stream number {} is negative", number));
+          if (number < 0)
+            fail(s.expr.loc().valid() ? s.expr.loc() : s.loc, fmt::format("stream number {} is negative", number));
         }
         break;
       }
       case OpKind::GetCurrentStream:
-      case OpKind::RecordEvent:
-        bind(op.result()->name, BoundValue{sig.resultKind});
-        break;
+      case OpKind::RecordEvent: bind(op.result()->name, BoundValue{sig.resultKind}); break;
       case OpKind::IntValue: {
         // Each operand on its own: a call around them would be one level deeper than the limit allows.
         const Arg& a = *op.operands[operands::IntValue::a];
@@ -666,8 +671,9 @@ Result<std::map<std::string, int64_t>> bindParams(const Program& program, const 
     if (!program.findParam(name)) {
       std::vector<std::string> known;
       for (const Param& p : program.params) known.push_back(p.name);
-      return Diagnostic{{}, fmt::format("program '{}' has no parameter '{}' (its parameters: {})", program.name, name,
-                                        known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", ")))};
+      return Diagnostic{{},
+                        fmt::format("program '{}' has no parameter '{}' (its parameters: {})", program.name, name,
+                                    known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", ")))};
     }
     values[name] = value;
   }

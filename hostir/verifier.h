@@ -48,5 +48,4 @@ inline constexpr int kMaxLoopNesting = 64;
 // fixed arrays of this size (executor/tensor.h, kMaxTensorRank).
 inline constexpr size_t kMaxTensorDims = 8;
 
-
 }  // namespace hostir

@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/race_finding.h"
 #include "hostir/ir.h"
 #include "hostir/verifier.h"
-#include "analysis/race_finding.h"
 
 namespace hostir {
 

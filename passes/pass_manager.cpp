@@ -77,10 +77,10 @@ Status PassManager::run(Program& program, const PassContext& context) const {
       // The error points at the racing access; a note at the other one.
       std::vector<Note> notes = raceNotes(added.front());
       if (race.second.loc.valid()) notes.erase(notes.begin());
-      return Diagnostic{race.second.loc.valid() ? race.second.loc : race.first.loc,
-                        fmt::format("pass '{}' made the program racy: {}{}", pass->name(),
-                                    describeRace(added.front()), more),
-                        std::move(notes)};
+      return Diagnostic{
+          race.second.loc.valid() ? race.second.loc : race.first.loc,
+          fmt::format("pass '{}' made the program racy: {}{}", pass->name(), describeRace(added.front()), more),
+          std::move(notes)};
     }
     races = std::move(after);
   }

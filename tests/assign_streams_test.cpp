@@ -75,7 +75,8 @@ void expectSectionFourShape(const Program& before, const Program& after) {
     EXPECT_EQ(loop.start, original.start);
     EXPECT_EQ(loop.end, original.end);
     ASSERT_EQ(loop.body.size(), original.body.size() + 2);
-    EXPECT_TRUE(isStreamOp(loop.body[0], OpKind::SetCurrentStream, iterationStream(original.index.name, original.start)));
+    EXPECT_TRUE(
+        isStreamOp(loop.body[0], OpKind::SetCurrentStream, iterationStream(original.index.name, original.start)));
     EXPECT_TRUE(isStreamOp(loop.body[1], OpKind::Synchronize, Arg::name(*main)));
     for (size_t s = 0; s < original.body.size(); ++s) EXPECT_EQ(loop.body[s + 2], original.body[s]);
     EXPECT_TRUE(isStreamOp(after.body[k + 1], OpKind::SetCurrentStream, Arg::name(*main)));
@@ -262,10 +263,10 @@ TEST(AssignStreams, LeavesLoopsWhoseIterationsDependOnEachOtherAndNamesTheRace) 
       SourceLoc racing, other;
     };
     const Expected expected[] = {
-        {{12, 3}, "'acc'", {14, 5}, {14, 5}},     // accumulates into one buffer
-        {{22, 3}, "'y'", {26, 5}, {26, 5}},       // reads the previous iteration's chunk
-        {{32, 3}, "'scratch'", {35, 5}, {36, 9}}, // stages in one scratch buffer
-        {{43, 3}, "'w'", {46, 5}, {47, 9}},       // updates the whole buffer in place
+        {{12, 3}, "'acc'", {14, 5}, {14, 5}},      // accumulates into one buffer
+        {{22, 3}, "'y'", {26, 5}, {26, 5}},        // reads the previous iteration's chunk
+        {{32, 3}, "'scratch'", {35, 5}, {36, 9}},  // stages in one scratch buffer
+        {{43, 3}, "'w'", {46, 5}, {47, 9}},        // updates the whole buffer in place
     };
     ASSERT_EQ(remarks.size(), std::size(expected));
     for (size_t k = 0; k < remarks.size(); ++k) {
@@ -383,7 +384,8 @@ TEST(AssignStreams, LoopsNotStartingAtZeroUseStreamsFromZero) {
     Program after = assignStreams(p, {}, &remarks);
     std::string printed = printProgram(after);
     EXPECT_THAT(printed, HasSubstr(fmt::format("    set_current_stream({})\n    synchronize(main)\n", c.loopStream)));
-    EXPECT_THAT(printed, HasSubstr(fmt::format("  for j in {} {{\n    synchronize({})\n  }}\n", c.range, c.joinStream)));
+    EXPECT_THAT(printed,
+                HasSubstr(fmt::format("  for j in {} {{\n    synchronize({})\n  }}\n", c.range, c.joinStream)));
     ASSERT_EQ(remarks.size(), 1u);
     EXPECT_THAT(remarks[0].message, HasSubstr(fmt::format("runs on {}", c.loopStream)));
     expectSectionFourShape(p, after);

@@ -41,7 +41,8 @@ TEST_F(Cli, OptPrintsThePassResult) {
 
 TEST_F(Cli, OptWritesToAFileAndDumpsIr) {
   auto outPath = dir_ / "result.hir";
-  auto r = run("opt " + golden("two_loops.hir") + " --passes=assign-streams --print-ir-after-all -o " + outPath.string());
+  auto r =
+      run("opt " + golden("two_loops.hir") + " --passes=assign-streams --print-ir-after-all -o " + outPath.string());
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(r.out, "");
   std::string expected = testing::readFile(golden("two_loops.assign-streams.hir"));
@@ -71,9 +72,13 @@ TEST_F(Cli, MalformedProgramGetsOnePositionedError) {
 TEST_F(Cli, BadInputsFailCleanly) {
   std::string garbage;
   for (int i = 0; i < 4096; ++i) garbage.push_back(static_cast<char>((i * 7919) % 256));
-  std::string deep = "program p() {\n  x = ceildiv(" + std::string(100000, '(') + "1" + std::string(100000, ')') + ", 1)\n}\n";
-  for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
-           {"empty.hir", ""}, {"garbage.hir", garbage}, {"deep.hir", deep}, {"nul.hir", std::string("program\0p", 9)}}) {
+  std::string deep =
+      "program p() {\n  x = ceildiv(" + std::string(100000, '(') + "1" + std::string(100000, ')') + ", 1)\n}\n";
+  for (const auto& [name, text] :
+       std::vector<std::pair<std::string, std::string>>{{"empty.hir", ""},
+                                                        {"garbage.hir", garbage},
+                                                        {"deep.hir", deep},
+                                                        {"nul.hir", std::string("program\0p", 9)}}) {
     SCOPED_TRACE(name);
     auto r = run("check " + write(name, text));
     EXPECT_EQ(r.exitCode, 1) << r.err;
@@ -92,7 +97,8 @@ TEST_F(Cli, SetBindsParamsBeforeAndAfterThePasses) {
   EXPECT_THAT(ok.out, HasSubstr("verified and race-free for 4 rank(s)"));
   auto indivisible = run("check " + example("row_parallel_linear.hir") + " --set K=10 --ranks 4");
   EXPECT_EQ(indivisible.exitCode, 1);
-  EXPECT_THAT(indivisible.err, HasSubstr(":3:24: error: extent 10 of axis 1 of 'x' does not divide evenly over 4 ranks"));
+  EXPECT_THAT(indivisible.err,
+              HasSubstr(":3:24: error: extent 10 of axis 1 of 'x' does not divide evenly over 4 ranks"));
   auto unknown = run("opt " + example("row_parallel_linear.hir") + " --set Q=3");
   EXPECT_EQ(unknown.exitCode, 1);
   EXPECT_THAT(unknown.err, HasSubstr("has no parameter 'Q'"));

@@ -19,8 +19,8 @@ using namespace hostir;
 
 // Integers the test expressions may name.
 std::optional<int64_t> lookupName(const std::string& name) {
-  static const std::map<std::string, int64_t> values = {
-      {"a", 7}, {"b", 2}, {"c", 3}, {"d", 5}, {"M", 256}, {"i", 5}, {"zero", 0}, {"rank", 2}, {"world", 4}};
+  static const std::map<std::string, int64_t> values = {{"a", 7}, {"b", 2},    {"c", 3},    {"d", 5},    {"M", 256},
+                                                        {"i", 5}, {"zero", 0}, {"rank", 2}, {"world", 4}};
   auto it = values.find(name);
   if (it == values.end()) return std::nullopt;
   return it->second;
@@ -340,8 +340,8 @@ class RandomExprs {
  private:
   Expr leaf() {
     static const std::vector<std::string> names = {"a", "b", "c", "d", "M", "i", "zero", "rank", "world", "n_2"};
-    static const std::vector<int64_t> literals = {0, 1, 2, 3, 7, 10, 42, -1, -3, -100, INT64_MAX, INT64_MIN,
-                                                  INT64_MAX - 1, INT64_MIN + 1, 4294967296};
+    static const std::vector<int64_t> literals = {
+        0, 1, 2, 3, 7, 10, 42, -1, -3, -100, INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1, 4294967296};
     switch (rng_() % 3) {
       case 0: return Expr::name(names[rng_() % names.size()]);
       case 1: return Expr(literals[rng_() % literals.size()]);
@@ -547,7 +547,8 @@ TEST(ExprLimits, DeepTreesBuiltInCppNeverRecurse) {
   std::string text = left.toString();
   EXPECT_EQ(text.size(), 1 + 4 * static_cast<size_t>(kLevels));
   EXPECT_EQ(right.toString().substr(0, 12), "1 - (1 - (1 ");
-  auto value = evaluate(left, [](const std::string&) { return std::optional<int64_t>(0); }, SourceLoc{3, 4});
+  auto value = evaluate(
+      left, [](const std::string&) { return std::optional<int64_t>(0); }, SourceLoc{3, 4});
   ASSERT_FALSE(value.ok());
   EXPECT_EQ(value.error().loc, (SourceLoc{3, 4}));
   EXPECT_EQ(value.error().message,

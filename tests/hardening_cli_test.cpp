@@ -12,18 +12,18 @@
 #include <chrono>
 #include <cstdlib>
 
-#include "tools/hostir/source_program.h"
+#include "cli_runner.h"
 #include "hostir/expr.h"
 #include "hostir/verifier.h"
-#include "cli_runner.h"
 #include "test_util.h"
+#include "tools/hostir/source_program.h"
 
 namespace hostir {
 namespace {
 
+using testing::CommandResult;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-using testing::CommandResult;
 
 class HardeningCli : public testing::CliTest {
  protected:
@@ -41,7 +41,6 @@ class HardeningCli : public testing::CliTest {
     EXPECT_THAT(r.err.substr(0, 2000), StartsWith(prefix));
     EXPECT_THAT(r.err.substr(0, 2000), HasSubstr(message));
   }
-
 };
 
 // ---------------------------------------------------------------------------
@@ -56,15 +55,14 @@ TEST_F(HardeningCli, TensorsWhoseByteSizeOverflowsAreRefusedByCheckAndRun) {
       {"overflow.hir",
        "program p() {\n  input x : f32[4611686018427387904, 4]\n  output y : f32[4611686018427387904, 4]\n"
        "  y = copy(x)\n}\n",
-       ":2:13: error: ",
-       "f32[4611686018427387904, 4] needs more than 8 EiB; a tensor's byte size must fit in 63 bits"},
+       ":2:13: error: ", "f32[4611686018427387904, 4] needs more than 8 EiB; a tensor's byte size must fit in 63 bits"},
       // 2^64 + 4 bytes wraps to 4: `run --check` used to say ok on one element.
       {"wraps.hir",
        "program p() {\n  input x : f32[4611686018427387905]\n  output y : f32[4611686018427387905]\n"
        "  y = copy(x)\n}\n",
        ":2:13: error: ", "f32[4611686018427387905] needs more than 8 EiB"},
-      {"allocate.hir", "program p(M = 4) {\n  t = allocate(f64[M, M, M])\n}\n", ":2:16: error: ",
-       "f64[4, 4, 4] needs more than 8 EiB"},
+      {"allocate.hir", "program p(M = 4) {\n  t = allocate(f64[M, M, M])\n}\n",
+       ":2:16: error: ", "f64[4, 4, 4] needs more than 8 EiB"},
       {"matmul.hir",
        "program p(M = 4) {\n  input a : bf16[M, 1]\n  input b : bf16[1, M]\n  output y : bf16[M, 1]\n"
        "  c = matmul(a, b)\n  y = copy(a)\n}\n",
@@ -74,7 +72,9 @@ TEST_F(HardeningCli, TensorsWhoseByteSizeOverflowsAreRefusedByCheckAndRun) {
     SCOPED_TRACE(c.name);
     std::string file = write(c.name, c.text);
     // The allocate and matmul cases overflow only with M large.
-    std::string set = c.name == "allocate.hir" ? " --set M=2097152" : c.name == "matmul.hir" ? " --set M=2147483648" : "";
+    std::string set = c.name == "allocate.hir" ? " --set M=2097152"
+                      : c.name == "matmul.hir" ? " --set M=2147483648"
+                                               : "";
     std::string message = c.message;
     if (c.name == "allocate.hir") message = "f64[2097152, 2097152, 2097152] needs more than 8 EiB";
     if (c.name == "matmul.hir") message = "the result of 'matmul', bf16[2147483648, 2147483648], needs more than 8 EiB";
@@ -112,7 +112,8 @@ TEST_F(HardeningCli, DeepParenthesesCallsAndLoopsAreOneError) {
   for (int k = 0; k < 60000; ++k) calls += "min(1, ";
   for (int k = 0; k < 100000; ++k) loops += "for i" + std::to_string(k) + " in range(1) {\n";
   const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
-      {"parens.hir", "program p() {\n  n = max(" + std::string(60000, '(') + "1" + std::string(60000, ')') + ", 1)\n}\n",
+      {"parens.hir",
+       "program p() {\n  n = max(" + std::string(60000, '(') + "1" + std::string(60000, ')') + ", 1)\n}\n",
        ":2:" + std::to_string(11 + 256) + ": error: expression nested too deeply"},
       {"calls.hir", "program p() {\n  t = allocate(f32[" + calls + "1" + std::string(60000, ')') + "])\n}\n",
        ":2:" + std::to_string(20 + 7 * 256) + ": error: expression nested too deeply"},
@@ -122,7 +123,8 @@ TEST_F(HardeningCli, DeepParenthesesCallsAndLoopsAreOneError) {
   for (const auto& [name, text, message] : cases) {
     SCOPED_TRACE(name);
     std::string file = write(name, text);
-    for (const char* command : {"check", "opt", "run"}) expectError(run(std::string(command) + " " + file), file + ":", file + message);
+    for (const char* command : {"check", "opt", "run"})
+      expectError(run(std::string(command) + " " + file), file + ":", file + message);
   }
 }
 
@@ -134,16 +136,19 @@ TEST_F(HardeningCli, UnclosedBraceIsReportedWithANoteAtTheBrace) {
   auto r = run("check " + file);
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_FALSE(r.signaled);
-  EXPECT_EQ(r.err, file + ":4:1: error: expected '}' to close the loop body, found end of file\n"
-                   "\n"
-                   "^\n" +
-                       file + ":2:21: note: to match this '{' (the loop body)\n"
-                              "  for i in range(2) {\n"
-                              "                    ^\n");
+  EXPECT_EQ(r.err, file +
+                       ":4:1: error: expected '}' to close the loop body, found end of file\n"
+                       "\n"
+                       "^\n" +
+                       file +
+                       ":2:21: note: to match this '{' (the loop body)\n"
+                       "  for i in range(2) {\n"
+                       "                    ^\n");
   std::string program = write("program.hir", "program p(M = 4) {\n  t = allocate(f32[M])\n");
   auto body = run("opt " + program);
   EXPECT_EQ(body.exitCode, 1);
-  EXPECT_THAT(body.err, HasSubstr(program + ":3:1: error: expected '}' to close the program body, found end of file\n"));
+  EXPECT_THAT(body.err,
+              HasSubstr(program + ":3:1: error: expected '}' to close the program body, found end of file\n"));
   EXPECT_THAT(body.err, HasSubstr(program + ":1:18: note: to match this '{' (the program body)\n"
                                             "program p(M = 4) {\n"
                                             "                 ^\n"));
@@ -171,8 +176,8 @@ TEST_F(HardeningCli, ProgramFilesOverTheLimitAreRefused) {
   EXPECT_EQ(ok.exitCode, 0) << ok.err.substr(0, 500);
   // One byte more is refused; so is 17 MiB, with both sizes stated.
   std::string over = write("over.hir", padded + "\n");
-  expectError(run("check " + over), over + ": error: ",
-              "the program file is over 16 MiB; hostir reads program files of at most 16 MiB");
+  expectError(run("check " + over),
+              over + ": error: ", "the program file is over 16 MiB; hostir reads program files of at most 16 MiB");
   std::string huge = write("huge.hir", padded + std::string(1 << 20, '\n'));
   auto r = run("opt " + huge);
   EXPECT_EQ(r.err, huge + ": error: the program file is 17.0 MiB; hostir reads program files of at most 16 MiB\n");

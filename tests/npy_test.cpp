@@ -63,10 +63,22 @@ std::string testData(DType dtype, int64_t count) {
     char buf[8];
     size_t n = dtypeSize(dtype);
     switch (dtype) {
-      case DType::F32: { float f = static_cast<float>(v); std::memcpy(buf, &f, 4); break; }
+      case DType::F32: {
+        float f = static_cast<float>(v);
+        std::memcpy(buf, &f, 4);
+        break;
+      }
       case DType::F64: std::memcpy(buf, &v, 8); break;
-      case DType::F16: { uint16_t b = toHalf(static_cast<float>(v)).bits; std::memcpy(buf, &b, 2); break; }
-      case DType::BF16: { uint16_t b = toBFloat16(static_cast<float>(v)).bits; std::memcpy(buf, &b, 2); break; }
+      case DType::F16: {
+        uint16_t b = toHalf(static_cast<float>(v)).bits;
+        std::memcpy(buf, &b, 2);
+        break;
+      }
+      case DType::BF16: {
+        uint16_t b = toBFloat16(static_cast<float>(v)).bits;
+        std::memcpy(buf, &b, 2);
+        break;
+      }
     }
     out.append(buf, n);
   }
@@ -76,8 +88,7 @@ std::string testData(DType dtype, int64_t count) {
 std::string reversedItems(const std::string& data, size_t itemSize) {
   std::string out = data;
   for (size_t i = 0; i + itemSize <= out.size(); i += itemSize)
-    std::reverse(out.begin() + static_cast<std::ptrdiff_t>(i),
-                 out.begin() + static_cast<std::ptrdiff_t>(i + itemSize));
+    std::reverse(out.begin() + static_cast<std::ptrdiff_t>(i), out.begin() + static_cast<std::ptrdiff_t>(i + itemSize));
   return out;
 }
 
@@ -92,10 +103,10 @@ std::string rawNpy(const std::string& header, const std::string& data, int major
 }
 
 // A well-formed .npy file: the standard dict, padded to 64 bytes.
-std::string npy(const std::string& descr, const std::string& shape, const std::string& data,
-                bool fortran = false, int major = 1) {
-  std::string header = "{'descr': '" + descr + "', 'fortran_order': " +
-                       (fortran ? "True" : "False") + ", 'shape': " + shape + ", }";
+std::string npy(const std::string& descr, const std::string& shape, const std::string& data, bool fortran = false,
+                int major = 1) {
+  std::string header =
+      "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") + ", 'shape': " + shape + ", }";
   size_t preamble = major == 1 ? 10 : 12;
   while ((preamble + header.size() + 1) % 64 != 0) header += ' ';
   return rawNpy(header + "\n", data, major);
@@ -118,8 +129,7 @@ class NpyTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("hostir_npy_" + std::to_string(::getpid()) + "_" + info->name());
+    dir_ = fs::temp_directory_path() / ("hostir_npy_" + std::to_string(::getpid()) + "_" + info->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -132,8 +142,7 @@ class NpyTest : public ::testing::Test {
 
   // Writes `bytes` to NAME and expects reading it to fail with a message that
   // names the file and contains every one of `parts`.
-  void expectRejected(const std::string& name, const std::string& bytes,
-                      std::vector<std::string> parts,
+  void expectRejected(const std::string& name, const std::string& bytes, std::vector<std::string> parts,
                       std::optional<DType> expected = std::nullopt) {
     std::string p = path(name);
     writeFile(p, bytes);
@@ -141,8 +150,8 @@ class NpyTest : public ::testing::Test {
     ASSERT_FALSE(r.ok()) << name << " was accepted";
     const std::string& msg = r.error().message;
     EXPECT_EQ(msg.rfind(p + ": ", 0), 0u) << msg;
-    for (const std::string& part : parts) EXPECT_NE(msg.find(part), std::string::npos)
-        << "message for " << name << " lacks '" << part << "': " << msg;
+    for (const std::string& part : parts)
+      EXPECT_NE(msg.find(part), std::string::npos) << "message for " << name << " lacks '" << part << "': " << msg;
   }
 
   // Runs `script` with the numpy-enabled Python and argument dir_; returns its
@@ -150,8 +159,7 @@ class NpyTest : public ::testing::Test {
   std::string runPython(const std::string& script) {
     std::string scriptPath = path("script.py"), logPath = path("script.log");
     writeFile(scriptPath, script);
-    std::string cmd = *pythonWithNumpy() + " '" + scriptPath + "' '" + dir_.string() + "' >'" +
-                      logPath + "' 2>&1";
+    std::string cmd = *pythonWithNumpy() + " '" + scriptPath + "' '" + dir_.string() + "' >'" + logPath + "' 2>&1";
     int rc = std::system(cmd.c_str());
     std::string log = readFile(logPath);
     EXPECT_EQ(rc, 0) << "python failed:\n" << log;
@@ -164,8 +172,7 @@ class NpyTest : public ::testing::Test {
 // --- writing and reading back ----------------------------------------------------
 
 TEST_F(NpyTest, RoundTripAllDTypesAndShapes) {
-  const std::vector<std::vector<int64_t>> shapes = {
-      {}, {1}, {7}, {0}, {3, 0, 2}, {2, 3, 4}, {1, 1, 5}, {2, 0}, {4, 1}};
+  const std::vector<std::vector<int64_t>> shapes = {{}, {1}, {7}, {0}, {3, 0, 2}, {2, 3, 4}, {1, 1, 5}, {2, 0}, {4, 1}};
   for (DType dtype : kAllDTypes) {
     for (const auto& shape : shapes) {
       SCOPED_TRACE(std::string(dtypeName(dtype)) + " rank " + std::to_string(shape.size()));
@@ -176,8 +183,8 @@ TEST_F(NpyTest, RoundTripAllDTypesAndShapes) {
       std::string file = readFile(p);
       ASSERT_GE(file.size(), 10u);
       EXPECT_EQ(file.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
-      size_t headerLen = static_cast<unsigned char>(file[8]) |
-                         (static_cast<size_t>(static_cast<unsigned char>(file[9])) << 8);
+      size_t headerLen =
+          static_cast<unsigned char>(file[8]) | (static_cast<size_t>(static_cast<unsigned char>(file[9])) << 8);
       EXPECT_EQ((10 + headerLen) % 64, 0u);
       EXPECT_EQ(file[10 + headerLen - 1], '\n');
       EXPECT_EQ(file.size(), 10 + headerLen + data.size());
@@ -212,8 +219,8 @@ TEST_F(NpyTest, WrittenHeaderText) {
     std::string data = testData(c.dtype, numElements(c.shape));
     ASSERT_EQ(writeNpy(p, c.dtype, c.shape, data.data()), std::nullopt);
     std::string file = readFile(p);
-    size_t headerLen = static_cast<unsigned char>(file[8]) |
-                       (static_cast<size_t>(static_cast<unsigned char>(file[9])) << 8);
+    size_t headerLen =
+        static_cast<unsigned char>(file[8]) | (static_cast<size_t>(static_cast<unsigned char>(file[9])) << 8);
     EXPECT_EQ(headerLen, 118u);
     std::string header = file.substr(10, headerLen);
     EXPECT_EQ(header.substr(0, c.dict.size()), c.dict);
@@ -231,8 +238,7 @@ TEST_F(NpyTest, Version2WhenHeaderTooLong) {
   std::string file = readFile(p);
   EXPECT_EQ(file.substr(0, 8), std::string("\x93NUMPY\x02\x00", 8));
   size_t headerLen = 0;
-  for (int i = 0; i < 4; ++i)
-    headerLen |= static_cast<size_t>(static_cast<unsigned char>(file[8 + i])) << (8 * i);
+  for (int i = 0; i < 4; ++i) headerLen |= static_cast<size_t>(static_cast<unsigned char>(file[8 + i])) << (8 * i);
   EXPECT_GT(headerLen, 0xffffu);
   EXPECT_EQ((12 + headerLen) % 64, 0u);
   EXPECT_EQ(file[12 + headerLen - 1], '\n');
@@ -277,12 +283,14 @@ TEST_F(NpyTest, ReadsVersions2And3AndHeaderSpellings) {
       {"v3", npy("<f4", "(2, 3)", f4, false, 3)},
       {"v3 no padding", rawNpy("{'descr':'<f4','fortran_order':False,'shape':(2,3)}", f4, 3)},
       {"double quotes, key order", rawNpy("{\"shape\": (2, 3), \"descr\": \"<f4\", "
-                                          "\"fortran_order\": False}\n", f4)},
+                                          "\"fortran_order\": False}\n",
+                                          f4)},
       {"native order", npy("=f4", "(2, 3)", f4)},
       {"no order char", npy("f4", "(2, 3)", f4)},
       {"python2 longs", npy("<f4", "(2L, 3L)", f4)},
       {"spaces and tabs", rawNpy(" {\t'descr' : '<f4' ,\n'fortran_order' : False , "
-                                 "'shape' : ( 2 , 3 , ) , }  \n", f4)},
+                                 "'shape' : ( 2 , 3 , ) , }  \n",
+                                 f4)},
   };
   for (const Case& c : cases) {
     std::string p = path("v.npy");
@@ -298,10 +306,7 @@ TEST_F(NpyTest, BigEndianIsSwapped) {
   for (DType dtype : kAllDTypes) {
     std::string data = testData(dtype, 24);
     size_t n = dtypeSize(dtype);
-    std::string descr = dtype == DType::F32   ? ">f4"
-                        : dtype == DType::F64 ? ">f8"
-                        : dtype == DType::F16 ? ">f2"
-                                              : ">u2";
+    std::string descr = dtype == DType::F32 ? ">f4" : dtype == DType::F64 ? ">f8" : dtype == DType::F16 ? ">f2" : ">u2";
     std::string p = path("be.npy");
     writeFile(p, npy(descr, "(4, 6)", reversedItems(data, n)));
     Result<HostTensor> r = readNpy(p, dtype);
@@ -339,8 +344,7 @@ TEST_F(NpyTest, FortranOrderIsTransposedToC) {
       for (int64_t d : shape) shapeText += std::to_string(d) + ",";
       shapeText += ")";
       std::string p = path("f.npy");
-      writeFile(p, npy(dtype == DType::F32 ? "<f4" : dtype == DType::F64 ? "<f8" : "<f2",
-                       shapeText, fortran, true));
+      writeFile(p, npy(dtype == DType::F32 ? "<f4" : dtype == DType::F64 ? "<f8" : "<f2", shapeText, fortran, true));
       Result<HostTensor> r = readNpy(p);
       ASSERT_TRUE(r.ok()) << r.error().message;
       EXPECT_EQ(r->shape, shape);
@@ -368,10 +372,8 @@ TEST_F(NpyTest, RejectsBadMagicAndTruncatedPreamble) {
   expectRejected("zip.npy", std::string("PK\x03\x04", 4) + std::string(100, '\0'), {"bad magic"});
   expectRejected("short.npy", "\x93NU", {"not a NumPy .npy file", "truncated inside the magic"});
   expectRejected("noversion.npy", "\x93NUMPY\x01", {"truncated", "format version"});
-  expectRejected("nolen.npy", std::string("\x93NUMPY\x01\x00\x40", 9), {"truncated .npy header",
-                                                                         "header length"});
-  expectRejected("nolen2.npy", std::string("\x93NUMPY\x02\x00\x40\x00\x00", 11),
-                 {"truncated .npy header"});
+  expectRejected("nolen.npy", std::string("\x93NUMPY\x01\x00\x40", 9), {"truncated .npy header", "header length"});
+  expectRejected("nolen2.npy", std::string("\x93NUMPY\x02\x00\x40\x00\x00", 11), {"truncated .npy header"});
   expectRejected("v4.npy", npy("<f4", "(1,)", testData(DType::F32, 1), false, 4),
                  {"unsupported .npy format version 4.0", "1.0, 2.0, 3.0"});
   std::string v11 = npy("<f4", "(1,)", testData(DType::F32, 1));
@@ -396,39 +398,32 @@ TEST_F(NpyTest, RejectsMalformedHeaderDict) {
   };
   const Case cases[] = {
       {"notdict", "['descr', '<f4']\n", {"malformed .npy header", "expected a dict, found a list"}},
-      {"unclosed", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)\n",
+      {"unclosed",
+       "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)\n",
        {"malformed .npy header", "expected ',' or '}'"}},
-      {"garbage", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)} junk\n",
+      {"garbage",
+       "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)} junk\n",
        {"malformed .npy header", "after the header dict"}},
-      {"unterminated", "{'descr': '<f4, 'fortran_order': False, 'shape': (2, 3)}\n",
-       {"malformed .npy header"}},
-      {"nocolon", "{'descr' '<f4', 'fortran_order': False, 'shape': (2, 3)}\n",
+      {"unterminated", "{'descr': '<f4, 'fortran_order': False, 'shape': (2, 3)}\n", {"malformed .npy header"}},
+      {"nocolon",
+       "{'descr' '<f4', 'fortran_order': False, 'shape': (2, 3)}\n",
        {"malformed .npy header", "expected ':'"}},
       {"nodescr", "{'fortran_order': False, 'shape': (2, 3)}\n", {"missing key 'descr'"}},
       {"noshape", "{'descr': '<f4', 'fortran_order': False}\n", {"missing key 'shape'"}},
       {"nofortran", "{'descr': '<f4', 'shape': (2, 3)}\n", {"missing key 'fortran_order'"}},
-      {"extra", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'x': 1}\n",
-       {"unexpected key 'x'"}},
-      {"dup", "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)}\n",
-       {"duplicate key 'descr'"}},
-      {"intkey", "{1: '<f4', 'fortran_order': False, 'shape': (2, 3)}\n",
-       {"a key is an integer"}},
-      {"fortranstr", "{'descr': '<f4', 'fortran_order': 'no', 'shape': (2, 3)}\n",
-       {"'fortran_order' is a string"}},
-      {"shapelist", "{'descr': '<f4', 'fortran_order': False, 'shape': [2, 3]}\n",
-       {"'shape' is a list, not a tuple"}},
-      {"shapeint", "{'descr': '<f4', 'fortran_order': False, 'shape': (6)}\n",
-       {"'shape' is an integer, not a tuple"}},
-      {"shapestr", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, '3')}\n",
-       {"a 'shape' entry is a string"}},
-      {"shapefloat", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3.0)}\n",
-       {"malformed integer"}},
-      {"negative", "{'descr': '<f4', 'fortran_order': False, 'shape': (-2, -3)}\n",
-       {"negative dimension -2"}},
-      {"descrint", "{'descr': 4, 'fortran_order': False, 'shape': (2, 3)}\n",
-       {"'descr' is an integer, not a string"}},
-      {"deep", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'x': " +
-                   std::string(100, '(') + std::string(100, ')') + "}\n",
+      {"extra", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'x': 1}\n", {"unexpected key 'x'"}},
+      {"dup", "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)}\n", {"duplicate key 'descr'"}},
+      {"intkey", "{1: '<f4', 'fortran_order': False, 'shape': (2, 3)}\n", {"a key is an integer"}},
+      {"fortranstr", "{'descr': '<f4', 'fortran_order': 'no', 'shape': (2, 3)}\n", {"'fortran_order' is a string"}},
+      {"shapelist", "{'descr': '<f4', 'fortran_order': False, 'shape': [2, 3]}\n", {"'shape' is a list, not a tuple"}},
+      {"shapeint", "{'descr': '<f4', 'fortran_order': False, 'shape': (6)}\n", {"'shape' is an integer, not a tuple"}},
+      {"shapestr", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, '3')}\n", {"a 'shape' entry is a string"}},
+      {"shapefloat", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3.0)}\n", {"malformed integer"}},
+      {"negative", "{'descr': '<f4', 'fortran_order': False, 'shape': (-2, -3)}\n", {"negative dimension -2"}},
+      {"descrint", "{'descr': 4, 'fortran_order': False, 'shape': (2, 3)}\n", {"'descr' is an integer, not a string"}},
+      {"deep",
+       "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'x': " + std::string(100, '(') +
+           std::string(100, ')') + "}\n",
        {"nested too deeply"}},
       {"binary", std::string("{'descr': '<f4', \x01\xff", 19) + "\n", {"unexpected '\\x01\\xff"}},
       {"empty", "\n", {"header ends where a value was expected"}},
@@ -446,24 +441,24 @@ TEST_F(NpyTest, RejectsUnsupportedDTypes) {
   expectRejected("obj.npy", npy("|O", "(3,)", four), {"object arrays", "'|O'", "not supported"});
   expectRejected("struct.npy",
                  rawNpy("{'descr': [('a', '<f4'), ('b', '<f4')], 'fortran_order': False, "
-                        "'shape': (3,)}\n", four),
+                        "'shape': (3,)}\n",
+                        four),
                  {"structured dtypes", "not supported"});
   // uint16 only when bf16 is expected.
   expectRejected("u2.npy", npy("<u2", "(12,)", four), {"'<u2' (uint16)", "bf16"});
   expectRejected("u2f32.npy", npy("<u2", "(12,)", four), {"'<u2' (uint16)"}, DType::F32);
   // A different dtype than expected.
-  expectRejected("f8asf4.npy", npy("<f8", "(3,)", four),
-                 {"holds f64 data (dtype '<f8') but f32 was expected"}, DType::F32);
-  expectRejected("f4asbf16.npy", npy("<f4", "(6,)", four),
-                 {"holds f32 data", "bf16 was expected", "'<u2' raw bits"}, DType::BF16);
+  expectRejected("f8asf4.npy", npy("<f8", "(3,)", four), {"holds f64 data (dtype '<f8') but f32 was expected"},
+                 DType::F32);
+  expectRejected("f4asbf16.npy", npy("<f4", "(6,)", four), {"holds f32 data", "bf16 was expected", "'<u2' raw bits"},
+                 DType::BF16);
 }
 
 TEST_F(NpyTest, RejectsWrongDataSize) {
   std::string d = testData(DType::F32, 6);
   expectRejected("short.npy", npy("<f4", "(2, 3)", d.substr(0, 20)),
                  {"data is truncated", "shape (2, 3) of f32 needs 24 bytes", "the file has 20"});
-  expectRejected("long.npy", npy("<f4", "(2, 3)", d + "xyz"),
-                 {"3 bytes after the data", "needs 24 bytes"});
+  expectRejected("long.npy", npy("<f4", "(2, 3)", d + "xyz"), {"3 bytes after the data", "needs 24 bytes"});
   expectRejected("nodata.npy", npy("<f8", "()", ""), {"shape () of f64 needs 8 bytes"});
   expectRejected("emptyextra.npy", npy("<f4", "(0, 3)", "abcd"), {"4 bytes after the data"});
   // A header claiming terabytes must fail before anything is allocated.
@@ -472,11 +467,9 @@ TEST_F(NpyTest, RejectsWrongDataSize) {
 
 TEST_F(NpyTest, RejectsShapeOverflow) {
   std::string d = testData(DType::F32, 6);
-  expectRejected("ovf1.npy", npy("<f4", "(4611686018427387904, 4)", d),
-                 {"shape (4611686018427387904, 4) overflows"});
+  expectRejected("ovf1.npy", npy("<f4", "(4611686018427387904, 4)", d), {"shape (4611686018427387904, 4) overflows"});
   expectRejected("ovf2.npy", npy("<f8", "(2305843009213693952,)", d), {"overflows"});
-  expectRejected("ovf3.npy", npy("<f4", "(99999999999999999999999,)", d),
-                 {"shape overflows", "64 bits"});
+  expectRejected("ovf3.npy", npy("<f4", "(99999999999999999999999,)", d), {"shape overflows", "64 bits"});
   expectRejected("ovf4.npy", npy("<f4", "(65536, 65536, 65536, 65536)", d), {"overflows"});
   // A zero dimension makes the product 0 whatever the others are.
   std::string p = path("zero.npy");
@@ -492,8 +485,7 @@ TEST_F(NpyTest, RandomMutationsNeverCrash) {
   std::vector<std::string> seeds;
   std::vector<DType> seedTypes;
   for (DType dtype : kAllDTypes) {
-    for (const std::vector<int64_t>& shape :
-         std::vector<std::vector<int64_t>>{{}, {3}, {2, 3, 2}, {0, 2}}) {
+    for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{}, {3}, {2, 3, 2}, {0, 2}}) {
       std::string data = testData(dtype, numElements(shape));
       std::string p = path("seed.npy");
       ASSERT_EQ(writeNpy(p, dtype, shape, data.data()), std::nullopt);
@@ -544,8 +536,10 @@ TEST_F(NpyTest, RandomMutationsNeverCrash) {
     writeFile(p, file);
     // Mostly the seed's dtype, so that mutations reach past the descr check.
     std::optional<DType> expected = seedTypes[seed];
-    if (size_t e = pick(8); e < 4) expected = kAllDTypes[e];
-    else if (e == 4) expected = std::nullopt;
+    if (size_t e = pick(8); e < 4)
+      expected = kAllDTypes[e];
+    else if (e == 4)
+      expected = std::nullopt;
     Result<HostTensor> r = readNpy(p, expected);
     if (r.ok()) {
       ++accepted;
@@ -563,8 +557,7 @@ TEST_F(NpyTest, RandomMutationsNeverCrash) {
       const std::string& msg = r.error().message;
       ASSERT_EQ(msg.rfind(p + ": ", 0), 0u) << msg;
       ASSERT_GT(msg.size(), p.size() + 2);
-      for (char c : msg)
-        ASSERT_TRUE(c >= 0x20 && c < 0x7f) << "unprintable byte in message: " << msg;
+      for (char c : msg) ASSERT_TRUE(c >= 0x20 && c < 0x7f) << "unprintable byte in message: " << msg;
     }
   }
   std::cout << "mutated files accepted: " << accepted << ", rejected: " << rejected << "\n";
@@ -575,10 +568,17 @@ TEST_F(NpyTest, RandomMutationsNeverCrash) {
 // Headers assembled from random tokens, and random valid headers that must be
 // read correctly.
 TEST_F(NpyTest, RandomHeaders) {
-  const std::vector<std::string> tokens = {
-      "{", "}", "(", ")", "[", "]", ",", ":", " ", "\n", "'", "\"", "'descr'", "'shape'",
-      "'fortran_order'", "'<f4'", "'>f2'", "'<u2'", "'|O'", "True", "False", "None", "0", "1",
-      "3", "-1", "99999999999999999999", "2L", "1.5", "\\", "\x01"};
+  const std::vector<std::string> tokens = {"{",       "}",       "(",
+                                           ")",       "[",       "]",
+                                           ",",       ":",       " ",
+                                           "\n",      "'",       "\"",
+                                           "'descr'", "'shape'", "'fortran_order'",
+                                           "'<f4'",   "'>f2'",   "'<u2'",
+                                           "'|O'",    "True",    "False",
+                                           "None",    "0",       "1",
+                                           "3",       "-1",      "99999999999999999999",
+                                           "2L",      "1.5",     "\\",
+                                           "\x01"};
   std::mt19937 rng(777);
   auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
   std::string p = path("hdr.npy");
@@ -606,8 +606,8 @@ TEST_F(NpyTest, RandomHeaders) {
     std::string data = testData(dtype, numElements(shape));
     bool fortran = pick(2);
     std::string p2 = path("valid.npy");
-    writeFile(p2, npy(descrs[t], shapeText, t < 4 ? data : reversedItems(data, dtypeSize(dtype)),
-                      fortran, 1 + static_cast<int>(pick(3))));
+    writeFile(p2, npy(descrs[t], shapeText, t < 4 ? data : reversedItems(data, dtypeSize(dtype)), fortran,
+                      1 + static_cast<int>(pick(3))));
     Result<HostTensor> r = readNpy(p2, dtype);
     ASSERT_TRUE(r.ok()) << descrs[t] << " " << shapeText << ": " << r.error().message;
     ASSERT_EQ(r->shape, shape);
@@ -733,11 +733,10 @@ TEST_F(NpyTest, WeWriteNumpyReads) {
     std::vector<int64_t> shape;
   };
   const Case cases[] = {
-      {"f4_3d", DType::F32, {2, 3, 4}}, {"f8_3d", DType::F64, {2, 3, 4}},
-      {"f2_3d", DType::F16, {2, 3, 4}}, {"bf16_3d", DType::BF16, {2, 3, 4}},
-      {"f4_0d", DType::F32, {}},        {"f8_1d", DType::F64, {24}},
-      {"f2_1", DType::F16, {1}},        {"f4_empty", DType::F32, {2, 0, 3}},
-      {"f8_0", DType::F64, {0}},        {"bf16_0d", DType::BF16, {}},
+      {"f4_3d", DType::F32, {2, 3, 4}},    {"f8_3d", DType::F64, {2, 3, 4}},    {"f2_3d", DType::F16, {2, 3, 4}},
+      {"bf16_3d", DType::BF16, {2, 3, 4}}, {"f4_0d", DType::F32, {}},           {"f8_1d", DType::F64, {24}},
+      {"f2_1", DType::F16, {1}},           {"f4_empty", DType::F32, {2, 0, 3}}, {"f8_0", DType::F64, {0}},
+      {"bf16_0d", DType::BF16, {}},
   };
   for (const Case& c : cases) {
     std::string data = testData(c.dtype, numElements(c.shape));

@@ -87,9 +87,9 @@ TEST(OpTable, Categories) {
   std::set<OpKind> working;
   for (const OpSignature& sig : allSignatures())
     if (issuesWork(sig.category)) working.insert(sig.kind);
-  EXPECT_EQ(working, (std::set<OpKind>{OpKind::Allocate, OpKind::Linear, OpKind::Matmul, OpKind::Copy, OpKind::Add,
-                                       OpKind::Allreduce, OpKind::Allgather, OpKind::ReduceScatter,
-                                       OpKind::Broadcast}));
+  EXPECT_EQ(working,
+            (std::set<OpKind>{OpKind::Allocate, OpKind::Linear, OpKind::Matmul, OpKind::Copy, OpKind::Add,
+                              OpKind::Allreduce, OpKind::Allgather, OpKind::ReduceScatter, OpKind::Broadcast}));
 }
 
 // One statement of `kind`: every required operand filled with something of
@@ -210,9 +210,8 @@ TEST(OpTable, CostsOfSmallShapes) {
   EXPECT_EQ(cost(OpKind::Allocate, {{operands::Allocate::type, &block}}).bytes, 50);
 
   // Everything else costs nothing.
-  for (OpKind kind : {OpKind::Deallocate, OpKind::ShardByStream, OpKind::Wait, OpKind::Synchronize,
-                      OpKind::RecordEvent, OpKind::WaitEvent, OpKind::GetCurrentStream, OpKind::SetCurrentStream,
-                      OpKind::IntValue}) {
+  for (OpKind kind : {OpKind::Deallocate, OpKind::ShardByStream, OpKind::Wait, OpKind::Synchronize, OpKind::RecordEvent,
+                      OpKind::WaitEvent, OpKind::GetCurrentStream, OpKind::SetCurrentStream, OpKind::IntValue}) {
     OpCost none = cost(kind, {});
     EXPECT_EQ(none.flops, 0.0);
     EXPECT_EQ(none.bytes, 0);

@@ -229,7 +229,8 @@ TEST(ParserErrorsLimits, HugeLoopFailsQuickly) {
 
 TEST(ParserErrorsLimits, LoopJustUnderTheLimitVerifies) {
   // 1000 x 1000 iterations of one statement: a million statement instances.
-  std::string text = prog("  for i in range(1000) {\n    for j in range(1000) {\n      e = record_event()\n    }\n  }\n");
+  std::string text =
+      prog("  for i in range(1000) {\n    for j in range(1000) {\n      e = record_event()\n    }\n  }\n");
   auto parsed = parseProgram(text);
   ASSERT_TRUE(parsed.ok());
   EXPECT_EQ(verifyProgram(*parsed, Bindings{}), std::nullopt);
@@ -340,8 +341,8 @@ TEST(ParserErrorsLimits, ChainsAtTheLimitParseVerifyAndRoundTrip) {
     for (const auto& [op, term] : std::vector<std::pair<std::string, std::string>>{{"+", "0"}, {"*", "1"}}) {
       for (bool right : {false, true}) {
         SCOPED_TRACE(op + (right ? " right-leaning in " : " left-leaning in ") + position.name);
-        std::string expr = "1 " + op + " " + (right ? "(" : "") + chain(term, op, kMaxExprLevels - outer, right) +
-                           (right ? ")" : "");
+        std::string expr =
+            "1 " + op + " " + (right ? "(" : "") + chain(term, op, kMaxExprLevels - outer, right) + (right ? ")" : "");
         std::string text = placed(position, expr);
         auto parsed = parseProgram(text);
         ASSERT_TRUE(parsed.ok()) << renderDiagnostic(parsed.error(), "t.hir", text).substr(0, 600);
@@ -431,7 +432,8 @@ void checkNoCrash(const std::string& text, int& parsedCount) {
     ASSERT_LE(d.loc.line, lineCount(text)) << d.message;
     ASSERT_FALSE(d.message.empty());
     std::string rendered = renderDiagnostic(d, "t.hir", text);
-    ASSERT_EQ(rendered.rfind("t.hir:" + std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) + ": error: ", 0), 0u);
+    ASSERT_EQ(rendered.rfind("t.hir:" + std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) + ": error: ", 0),
+              0u);
     return;
   }
   ++parsedCount;
@@ -464,14 +466,86 @@ TEST(ParserErrorsRobustness, RandomBytes) {
 }
 
 const std::vector<std::string>& tokenPool() {
-  static const std::vector<std::string> pool = {
-      "program", "p", "(", ")", "{", "}", "[", "]", ",", ":", ";", "=", "+", "-", "*", "/", "%", "\n", "\n",
-      "input", "output", "x", "y", "t", "h", "s", "e", "i", "j", "f32", "f16", "bf16", "f64", "shard", "for", "in",
-      "range", "stream", "true", "false", "allocate", "deallocate", "shard_by_stream", "linear", "matmul", "copy",
-      "add", "allreduce", "allgather", "reduce_scatter", "broadcast", "wait", "get_current_stream",
-      "set_current_stream", "synchronize", "record_event", "wait_event", "ceildiv", "min", "max", "axis", "index",
-      "chunks", "out", "op", "root", "zero", "sum", "avg", "foo", "rank", "world", "M", "0", "1", "2", "4",
-      "# comment\n", "9223372036854775808", "99999999999999999999"};
+  static const std::vector<std::string> pool = {"program",
+                                                "p",
+                                                "(",
+                                                ")",
+                                                "{",
+                                                "}",
+                                                "[",
+                                                "]",
+                                                ",",
+                                                ":",
+                                                ";",
+                                                "=",
+                                                "+",
+                                                "-",
+                                                "*",
+                                                "/",
+                                                "%",
+                                                "\n",
+                                                "\n",
+                                                "input",
+                                                "output",
+                                                "x",
+                                                "y",
+                                                "t",
+                                                "h",
+                                                "s",
+                                                "e",
+                                                "i",
+                                                "j",
+                                                "f32",
+                                                "f16",
+                                                "bf16",
+                                                "f64",
+                                                "shard",
+                                                "for",
+                                                "in",
+                                                "range",
+                                                "stream",
+                                                "true",
+                                                "false",
+                                                "allocate",
+                                                "deallocate",
+                                                "shard_by_stream",
+                                                "linear",
+                                                "matmul",
+                                                "copy",
+                                                "add",
+                                                "allreduce",
+                                                "allgather",
+                                                "reduce_scatter",
+                                                "broadcast",
+                                                "wait",
+                                                "get_current_stream",
+                                                "set_current_stream",
+                                                "synchronize",
+                                                "record_event",
+                                                "wait_event",
+                                                "ceildiv",
+                                                "min",
+                                                "max",
+                                                "axis",
+                                                "index",
+                                                "chunks",
+                                                "out",
+                                                "op",
+                                                "root",
+                                                "zero",
+                                                "sum",
+                                                "avg",
+                                                "foo",
+                                                "rank",
+                                                "world",
+                                                "M",
+                                                "0",
+                                                "1",
+                                                "2",
+                                                "4",
+                                                "# comment\n",
+                                                "9223372036854775808",
+                                                "99999999999999999999"};
   return pool;
 }
 

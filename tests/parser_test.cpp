@@ -41,7 +41,8 @@ TEST(Parser, EveryShippedProgramRoundTripsCanonically) {
 }
 
 TEST(Parser, DocExamplePrintsAsWrittenWithoutItsComment) {
-  std::string block = testing::programBlocks(testing::readFile(testing::sourceDir() / "docs" / "hostir-language.md"))[0];
+  std::string block =
+      testing::programBlocks(testing::readFile(testing::sourceDir() / "docs" / "hostir-language.md"))[0];
   std::string withoutComment = block.substr(block.find("program "));
   EXPECT_EQ(printProgram(parseOrDie(block)), withoutComment);
 }
@@ -72,7 +73,8 @@ TEST(Parser, AcceptsSeparatorsCommentsAndCrlf) {
 
 TEST(Parser, PositionalAndKeywordOperandsGiveTheSameProgram) {
   Program a = parseOrDie("program p() {\n input x : f32[4, 4]\n v = shard_by_stream(x, 1, 0, 2)\n}\n");
-  Program b = parseOrDie("program p() {\n input x : f32[4, 4]\n v = shard_by_stream(x, chunks=2, index=0, axis=1)\n}\n");
+  Program b =
+      parseOrDie("program p() {\n input x : f32[4, 4]\n v = shard_by_stream(x, chunks=2, index=0, axis=1)\n}\n");
   EXPECT_EQ(a, b);
   EXPECT_EQ(printProgram(a), printProgram(b));
   EXPECT_NE(printProgram(a).find("shard_by_stream(x, axis=1, index=0, chunks=2)"), std::string::npos);

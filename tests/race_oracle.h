@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "passes/race_oracle.h"
 #include "hostir/verifier.h"
 #include "passes/pass.h"
+#include "passes/race_oracle.h"
 
 namespace hostir::testing {
 

@@ -558,13 +558,19 @@ struct BuiltPosition {
 
 std::vector<BuiltPosition> builtPositions() {
   return {
-      {"input_dim", [](ProgramBuilder& b, Expr e) { b.input("x", DType::F32, {4, e}); }},
+      {"input_dim",
+       [](ProgramBuilder& b, Expr e) {
+         b.input("x", DType::F32, {4, e});
+       }},
       {"output_dim",
        [](ProgramBuilder& b, Expr e) {
          b.output("y", DType::F32, {e});
          b.allocate(DType::F32, {1}, "y");
        }},
-      {"allocate_dim", [](ProgramBuilder& b, Expr e) { b.allocate(DType::F32, {e, 2}); }},
+      {"allocate_dim",
+       [](ProgramBuilder& b, Expr e) {
+         b.allocate(DType::F32, {e, 2});
+       }},
       {"loop_end", [](ProgramBuilder& b, Expr e) { b.forLoop("i", e, [](Expr) {}); }},
       {"loop_start", [](ProgramBuilder& b, Expr e) { b.forLoop("i", e, 3, [](Expr) {}); }},
       {"nested_loop_end",
@@ -605,8 +611,9 @@ TEST(VerifierLimits, DeepExpressionsBuiltInCppAreErrorsEverywhere) {
       Program deep = buildWith(position, chainOfLevels(200'000, right));
       Status structure = verifyStructure(deep);
       ASSERT_TRUE(structure.has_value());
-      EXPECT_EQ(structure->message,
-                "expression nested too deeply: 200000 levels of operators and calls; an expression may have at most 256");
+      EXPECT_EQ(
+          structure->message,
+          "expression nested too deeply: 200000 levels of operators and calls; an expression may have at most 256");
       EXPECT_EQ(messageOf(deep, 2), structure->message);
     }
     Program overLimit = buildWith(position, chainOfLevels(kMaxExprLevels + 1, false));
@@ -779,14 +786,16 @@ TEST(VerifierSizes, DerivedResultShapes) {
   EXPECT_EQ(verifyText(same, 1, {{"M", 1}}), "");
   EXPECT_EQ(verifyText(same, 1, {{"M", INT64_MAX / 2}}), "");
   // The smallest shapes at which linear and matmul overflow, and the largest at which they do not.
-  const std::string gemm = "program p(M = 4, N = 4) {\n  input a : f64[M, 1]\n  input b : f64[1, N]\n  c = matmul(a, b)\n}\n";
+  const std::string gemm =
+      "program p(M = 4, N = 4) {\n  input a : f64[M, 1]\n  input b : f64[1, N]\n  c = matmul(a, b)\n}\n";
   EXPECT_EQ(verifyText(gemm, 1, {{"M", int64_t{1} << 30}, {"N", (int64_t{1} << 30) - 1}}), "");
   // N = 2^30 is one too many: byte_sizes.hir.
 }
 
 TEST(VerifierSizes, GatheredShapes) {
   // Every rank's 4 EiB gathered over two ranks is 8 EiB, one byte too many: byte_sizes.hir.
-  EXPECT_EQ(verifyText("program p() {\n  input x : f32[4]\n  o = allocate(f32[8])\n  h = allgather(x, out=o)\n}\n", 2), "");
+  EXPECT_EQ(verifyText("program p() {\n  input x : f32[4]\n  o = allocate(f32[8])\n  h = allgather(x, out=o)\n}\n", 2),
+            "");
 }
 
 TEST(VerifierLimits, HugeExpressionsInLongLoopsAreRefusedQuickly) {
@@ -800,8 +809,9 @@ TEST(VerifierLimits, HugeExpressionsInLongLoopsAreRefusedQuickly) {
   const std::string text = "program p() {\n  for i in range(1000000) {\n    n = max(" + sum + ", i)\n  }\n}\n";
   auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(verifyText(text),
-            error("2:3", "the program evaluates more than 100000000 expression terms with these parameters; too large "
-                         "to verify"));
+            error("2:3",
+                  "the program evaluates more than 100000000 expression terms with these parameters; too large "
+                  "to verify"));
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
   // A thousand iterations are fine.
   std::string small = text;

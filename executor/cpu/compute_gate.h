@@ -50,7 +50,7 @@ class ComputeGate {
 
   const int slots_;
   std::mutex mutex_;
-  TicketWaiters waiters_;  // guarded by mutex_
+  TicketWaiters waiters_;   // guarded by mutex_
   int free_;                // guarded by mutex_
   uint64_t nextStart_ = 0;  // guarded by mutex_
   bool aborted_ = false;    // guarded by mutex_

@@ -187,8 +187,10 @@ void CpuBackend::fail(std::exception_ptr error) {
     what = e.what();
   } catch (...) {
   }
-  if (options_.abortTeam) options_.abortTeam(what);
-  else comm_.abort(what);
+  if (options_.abortTeam)
+    options_.abortTeam(what);
+  else
+    comm_.abort(what);
 }
 
 Event CpuBackend::recordEvent(Stream* stream) { return Event{stream, cpuStream(stream)->issued()}; }
@@ -198,7 +200,8 @@ void CpuBackend::waitEvent(Stream* waiter, const Event& event) {
   CpuStream* target = cpuStream(event.stream);
   if (target->reached(event.position)) return;
   uint64_t position = event.position;
-  enqueue(waiter, [target, position] { target->waitFor(position); }, Work{"sync"});
+  enqueue(
+      waiter, [target, position] { target->waitFor(position); }, Work{"sync"});
 }
 
 void CpuBackend::synchronizeHost() {
@@ -227,7 +230,8 @@ TensorView CpuBackend::allocate(DType dtype, const Dims& shape, Stream* stream, 
   TensorView t = hostTensor(dtype, shape);
   if (zero) {
     OpCost cost = costOfCall(OpKind::Allocate, {{operands::Allocate::type, &t}});
-    enqueue(stream, [t] { fillZero(t); }, Work{traceCategory(OpKind::Allocate), cost.bytes});
+    enqueue(
+        stream, [t] { fillZero(t); }, Work{traceCategory(OpKind::Allocate), cost.bytes});
   }
   return t;
 }
@@ -243,27 +247,31 @@ void CpuBackend::linear(Stream* stream, const TensorView& x, const TensorView& w
   using O = operands::Linear;
   OpCost cost = costOfCall(OpKind::Linear, {{O::x, &x}, {O::w, &w}, {O::bias, bias}, {O::out, &out}});
   Work work{traceCategory(OpKind::Linear), cost.bytes, cost.flops, Admission::ComputeSlot};
-  enqueue(stream, [kind = gemmKind_, x, w, b, out] { cpu::linear(kind, x, w, b ? &*b : nullptr, out); }, work);
+  enqueue(
+      stream, [kind = gemmKind_, x, w, b, out] { cpu::linear(kind, x, w, b ? &*b : nullptr, out); }, work);
 }
 
 void CpuBackend::matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
   using O = operands::Matmul;
   OpCost cost = costOfCall(OpKind::Matmul, {{O::a, &a}, {O::b, &b}, {O::out, &out}});
   Work work{traceCategory(OpKind::Matmul), cost.bytes, cost.flops, Admission::ComputeSlot};
-  enqueue(stream, [kind = gemmKind_, a, b, out] { cpu::matmul(kind, a, b, out); }, work);
+  enqueue(
+      stream, [kind = gemmKind_, a, b, out] { cpu::matmul(kind, a, b, out); }, work);
 }
 
 void CpuBackend::copy(Stream* stream, const TensorView& src, const TensorView& dst) {
   using O = operands::Copy;
   OpCost cost = costOfCall(OpKind::Copy, {{O::src, &src}, {O::out, &dst}});
-  enqueue(stream, [src, dst] { cpu::copy(src, dst); }, Work{traceCategory(OpKind::Copy), cost.bytes, cost.flops});
+  enqueue(
+      stream, [src, dst] { cpu::copy(src, dst); }, Work{traceCategory(OpKind::Copy), cost.bytes, cost.flops});
 }
 
 void CpuBackend::add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
   using O = operands::Add;
   OpCost cost = costOfCall(OpKind::Add, {{O::a, &a}, {O::b, &b}, {O::out, &out}});
   Work work{traceCategory(OpKind::Add), cost.bytes, cost.flops, Admission::ComputeSlot};
-  enqueue(stream, [a, b, out] { cpu::add(a, b, out); }, work);
+  enqueue(
+      stream, [a, b, out] { cpu::add(a, b, out); }, work);
 }
 
 void CpuBackend::collective(Stream* stream, const CollectiveCall& call) {
@@ -274,8 +282,9 @@ void CpuBackend::collective(Stream* stream, const CollectiveCall& call) {
                 size_t{operands::Allgather::out} == size_t{operands::ReduceScatter::out});
   const TensorView* out = call.kind == OpKind::Broadcast ? nullptr : &call.output;  // broadcast works in place
   OpCost cost = costOfCall(call.kind, {{operands::Allreduce::t, &call.input}, {operands::Allreduce::out, out}});
-  enqueue(stream, [this, call] { communicate(call); },
-          Work{traceCategory(call.kind), cost.bytes, cost.flops, Admission::CommTurn, 0, sequence, call.kind, call.loc});
+  enqueue(
+      stream, [this, call] { communicate(call); },
+      Work{traceCategory(call.kind), cost.bytes, cost.flops, Admission::CommTurn, 0, sequence, call.kind, call.loc});
 }
 
 void CpuBackend::communicate(const CollectiveCall& call) {
@@ -300,10 +309,11 @@ void CpuBackend::watch() {
       if (inFlight_ && !inFlight_->reported &&
           std::chrono::steady_clock::now() - inFlight_->since > options_.commTimeout) {
         const InFlight& call = *inFlight_;
-        stuck = fmt::format("rank {}: communication #{} ({} issued at {}:{}) has not completed after {} s; "
-                            "another rank failed or issued different communications",
-                            comm_.rank(), inFlight_->sequence, signatureOf(call.kind).name, call.loc.line,
-                            call.loc.col, std::chrono::duration_cast<std::chrono::seconds>(options_.commTimeout).count());
+        stuck = fmt::format(
+            "rank {}: communication #{} ({} issued at {}:{}) has not completed after {} s; "
+            "another rank failed or issued different communications",
+            comm_.rank(), inFlight_->sequence, signatureOf(call.kind).name, call.loc.line, call.loc.col,
+            std::chrono::duration_cast<std::chrono::seconds>(options_.commTimeout).count());
         inFlight_->reported = true;
       }
     }
@@ -311,7 +321,9 @@ void CpuBackend::watch() {
   }
 }
 
-void CpuBackend::upload(const void* host, const TensorView& dst) { cpu::copy(borrowed(host, dst.dtype, dst.shape), dst); }
+void CpuBackend::upload(const void* host, const TensorView& dst) {
+  cpu::copy(borrowed(host, dst.dtype, dst.shape), dst);
+}
 
 void CpuBackend::download(const TensorView& src, void* host) { cpu::copy(src, borrowed(host, src.dtype, src.shape)); }
 

@@ -83,8 +83,8 @@ class CpuBackend : public Backend {
     int64_t bytes = 0;
     double flops = 0;
     Admission admission = Admission::None;
-    uint64_t ticket = 0;    // the gate's ticket
-    uint64_t sequence = 0;  // a communication's place among this rank's communications
+    uint64_t ticket = 0;         // the gate's ticket
+    uint64_t sequence = 0;       // a communication's place among this rank's communications
     OpKind kind = OpKind::Copy;  // the statement that issued it
     SourceLoc loc = {};
   };
@@ -110,8 +110,8 @@ class CpuBackend : public Backend {
   // Communications take turns in issue order (one at a time per rank).
   std::mutex turnMutex_;
   TicketWaiters turnWaiters_;  // guarded by turnMutex_
-  uint64_t nextTurn_ = 0;     // guarded by turnMutex_
-  uint64_t nextIssue_ = 0;    // host only
+  uint64_t nextTurn_ = 0;      // guarded by turnMutex_
+  uint64_t nextIssue_ = 0;     // host only
   struct InFlight {
     uint64_t sequence;
     OpKind kind;

@@ -99,7 +99,8 @@ void add(const TensorView& a, const TensorView& b, const TensorView& out) {
     }
     for (int64_t i = 0; i < n; ++i) {
       if (dtype == DType::F64) {
-        double v = load<double>(dtype, ptrs[0] + i * inner[0] * size) + load<double>(dtype, ptrs[1] + i * inner[1] * size);
+        double v =
+            load<double>(dtype, ptrs[0] + i * inner[0] * size) + load<double>(dtype, ptrs[1] + i * inner[1] * size);
         store<double>(dtype, ptrs[2] + i * inner[2] * size, v);
       } else {
         float v = load<float>(dtype, ptrs[0] + i * inner[0] * size) + load<float>(dtype, ptrs[1] + i * inner[1] * size);
@@ -116,9 +117,7 @@ struct Matrix {
   std::byte* data;
   int64_t rows, cols, ld;
   DType dtype;
-  std::byte* at(int64_t r, int64_t c) const {
-    return data + (r * ld + c) * static_cast<int64_t>(dtypeSize(dtype));
-  }
+  std::byte* at(int64_t r, int64_t c) const { return data + (r * ld + c) * static_cast<int64_t>(dtypeSize(dtype)); }
 };
 
 Matrix matrixOf(const TensorView& t) {
@@ -183,8 +182,10 @@ void referenceGemm(const Matrix& A, const Matrix& B, bool transB, const Matrix& 
 }
 
 void gemm(GemmKind kind, const Matrix& A, const Matrix& B, bool transB, const Matrix& C, bool accumulate) {
-  if (kind == GemmKind::Blas) blasGemm(A, B, transB, C, accumulate);
-  else referenceGemm(A, B, transB, C, accumulate);
+  if (kind == GemmKind::Blas)
+    blasGemm(A, B, transB, C, accumulate);
+  else
+    referenceGemm(A, B, transB, C, accumulate);
 }
 
 // Calls f(x2d, out2d) for every 2-D matrix of a batched linear: leading dims

@@ -6,10 +6,7 @@ namespace hostir::cpu {
 
 CpuStream::CpuStream(int slot, DelayInjection delays, std::function<bool()> skip,
                      std::function<void(std::exception_ptr)> onFailure)
-    : slot_(slot),
-      delays_(delays),
-      skip_(std::move(skip)),
-      onFailure_(std::move(onFailure)) {}
+    : slot_(slot), delays_(delays), skip_(std::move(skip)), onFailure_(std::move(onFailure)) {}
 
 CpuStream::~CpuStream() {
   if (!worker_.joinable()) return;  // never used: no thread, nothing queued

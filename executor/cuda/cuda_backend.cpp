@@ -78,9 +78,7 @@ CudaStream& CudaBackend::issueOn(Stream* stream) {
   return *s;
 }
 
-Event CudaBackend::recordEvent(Stream* stream) {
-  return Event{stream, static_cast<CudaStream*>(stream)->record()};
-}
+Event CudaBackend::recordEvent(Stream* stream) { return Event{stream, static_cast<CudaStream*>(stream)->record()}; }
 
 void CudaBackend::waitEvent(Stream* waiter, const Event& event) {
   if (event.stream == waiter || !event.stream) return;  // a stream already runs in order
@@ -101,9 +99,9 @@ std::optional<CudaBackend::Failure> CudaBackend::waitForStreams() {
       const cudaError_t status = cudaStreamQuery(s->native());
       if (status == cudaSuccess) break;
       if (status != cudaErrorNotReady)
-        return Failure{fmt::format("rank {}: the work on {} failed: {}", comm_.rank(), streamName(*s),
-                                   cudaGetErrorString(status)),
-                       false};
+        return Failure{
+            fmt::format("rank {}: the work on {} failed: {}", comm_.rank(), streamName(*s), cudaGetErrorString(status)),
+            false};
       const Clock::time_point now = Clock::now();
       if (!pending_.empty() && now >= nextCheck) {
         nextCheck = now + std::chrono::milliseconds(1);
@@ -117,12 +115,12 @@ std::optional<CudaBackend::Failure> CudaBackend::waitForStreams() {
               break;
             }
           }
-          return Failure{fmt::format("rank {}: communication #{} ({} issued at {}:{}) has not completed after {} s; "
-                                     "another rank failed or issued different communications",
-                                     comm_.rank(), stuck->sequence, signatureOf(stuck->kind).name, stuck->loc.line,
-                                     stuck->loc.col,
-                                     std::chrono::duration_cast<std::chrono::seconds>(options_.commTimeout).count()),
-                         true};
+          return Failure{
+              fmt::format("rank {}: communication #{} ({} issued at {}:{}) has not completed after {} s; "
+                          "another rank failed or issued different communications",
+                          comm_.rank(), stuck->sequence, signatureOf(stuck->kind).name, stuck->loc.line, stuck->loc.col,
+                          std::chrono::duration_cast<std::chrono::seconds>(options_.commTimeout).count()),
+              true};
         }
       }
       std::this_thread::yield();
@@ -231,7 +229,9 @@ void CudaBackend::matmul(Stream* stream, const TensorView& a, const TensorView& 
   gemmMatmul(s.blas(), a, b, out);
 }
 
-void CudaBackend::copy(Stream* stream, const TensorView& src, const TensorView& dst) { copyOn(issueOn(stream), src, dst); }
+void CudaBackend::copy(Stream* stream, const TensorView& src, const TensorView& dst) {
+  copyOn(issueOn(stream), src, dst);
+}
 
 void CudaBackend::add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
   CudaStream& s = issueOn(stream);
@@ -270,7 +270,8 @@ void CudaBackend::upload(const void* host, const TensorView& dst) {
   if (dst.isContiguous()) {
     checkCuda(cudaMemcpyAsync(dst.data(), host, dst.bytes(), cudaMemcpyHostToDevice, s.native()), "cudaMemcpyAsync");
   } else {
-    TensorView staging = TensorView::contiguous(memory_->allocateScratch(dst.bytes(), s.native()), dst.dtype, dst.shape);
+    TensorView staging =
+        TensorView::contiguous(memory_->allocateScratch(dst.bytes(), s.native()), dst.dtype, dst.shape);
     checkCuda(cudaMemcpyAsync(staging.data(), host, dst.bytes(), cudaMemcpyHostToDevice, s.native()),
               "cudaMemcpyAsync");
     copyOn(s, staging, dst);
@@ -286,7 +287,8 @@ void CudaBackend::download(const TensorView& src, void* host) {
   if (src.isContiguous()) {
     checkCuda(cudaMemcpyAsync(host, src.data(), src.bytes(), cudaMemcpyDeviceToHost, s.native()), "cudaMemcpyAsync");
   } else {
-    TensorView staging = TensorView::contiguous(memory_->allocateScratch(src.bytes(), s.native()), src.dtype, src.shape);
+    TensorView staging =
+        TensorView::contiguous(memory_->allocateScratch(src.bytes(), s.native()), src.dtype, src.shape);
     copyOn(s, src, staging);
     checkCuda(cudaMemcpyAsync(host, staging.data(), src.bytes(), cudaMemcpyDeviceToHost, s.native()),
               "cudaMemcpyAsync");

@@ -6,7 +6,8 @@ namespace hostir::cuda {
 
 void checkCuda(cudaError_t status, const char* call) {
   if (status != cudaSuccess)
-    throw CudaError(fmt::format("cuda: {} failed: {} ({})", call, cudaGetErrorString(status), cudaGetErrorName(status)));
+    throw CudaError(
+        fmt::format("cuda: {} failed: {} ({})", call, cudaGetErrorString(status), cudaGetErrorName(status)));
 }
 
 void checkCublas(cublasStatus_t status, const char* call) {

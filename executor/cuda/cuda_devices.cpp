@@ -61,9 +61,10 @@ const DeviceSurvey& survey() {
         continue;
       }
       if (major * 10 + minor < HOSTIR_CUDA_MIN_ARCHITECTURE) {
-        s.problem = fmt::format("no usable CUDA device: device {} has compute capability {}.{}, and this build "
-                                "targets CUDA architectures {} and up",
-                                device, major, minor, HOSTIR_CUDA_MIN_ARCHITECTURE);
+        s.problem = fmt::format(
+            "no usable CUDA device: device {} has compute capability {}.{}, and this build "
+            "targets CUDA architectures {} and up",
+            device, major, minor, HOSTIR_CUDA_MIN_ARCHITECTURE);
         return s;
       }
     }

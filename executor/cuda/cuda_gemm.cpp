@@ -40,8 +40,8 @@ int64_t leadingDim(int64_t rows, int64_t rowStride, int64_t cols) {
 
 void requireUnitColumns(const TensorView& t, const char* role) {
   if (t.rank() > 0 && t.shape[t.rank() - 1] > 1 && t.strides[t.rank() - 1] != 1)
-    throw std::logic_error(fmt::format("internal error: GEMM operand {} has a non-unit column stride: {}", role,
-                                       t.describe()));
+    throw std::logic_error(
+        fmt::format("internal error: GEMM operand {} has a non-unit column stride: {}", role, t.describe()));
 }
 
 const std::byte* at(const TensorView& t, int64_t elementOffset) {
@@ -67,12 +67,12 @@ void run(cublasHandle_t blas, DType dtype, const Gemm& g, bool accumulate) {
   const double alpha64 = 1.0, beta64 = accumulate ? 1.0 : 0.0;
   const float alpha32 = 1.0f, beta32 = accumulate ? 1.0f : 0.0f;
   const bool f64 = types.compute == CUBLAS_COMPUTE_64F;
-  checkCublas(cublasGemmEx(blas, g.opA, CUBLAS_OP_N, cublasInt(g.m, "m"), cublasInt(g.n, "n"), cublasInt(g.k, "k"),
-                           f64 ? static_cast<const void*>(&alpha64) : &alpha32, g.a, types.data,
-                           cublasInt(g.lda, "lda"), g.b, types.data, cublasInt(g.ldb, "ldb"),
-                           f64 ? static_cast<const void*>(&beta64) : &beta32, g.c, types.data,
-                           cublasInt(g.ldc, "ldc"), types.compute, CUBLAS_GEMM_DEFAULT),
-              "cublasGemmEx");
+  checkCublas(
+      cublasGemmEx(blas, g.opA, CUBLAS_OP_N, cublasInt(g.m, "m"), cublasInt(g.n, "n"), cublasInt(g.k, "k"),
+                   f64 ? static_cast<const void*>(&alpha64) : &alpha32, g.a, types.data, cublasInt(g.lda, "lda"), g.b,
+                   types.data, cublasInt(g.ldb, "ldb"), f64 ? static_cast<const void*>(&beta64) : &beta32, g.c,
+                   types.data, cublasInt(g.ldc, "ldc"), types.compute, CUBLAS_GEMM_DEFAULT),
+      "cublasGemmEx");
 }
 
 // A leading (row or batch) dim of linear's x and out.
@@ -108,8 +108,11 @@ void gemmLinear(cublasHandle_t blas, const TensorView& x, const TensorView& w, c
   for (const RowDim& d : dims) batches *= d.extent;
 
   // outᵀ [N, M] = op(w read column-major [K, N]) · (x read column-major [K, M]).
-  Gemm g{CUBLAS_OP_T, N, rows.extent, K, nullptr, leadingDim(N, w.strides[0], K), nullptr,
-         leadingDim(rows.extent, rows.xStride, K), nullptr, leadingDim(rows.extent, rows.outStride, N)};
+  Gemm g{CUBLAS_OP_T, N,
+         rows.extent, K,
+         nullptr,     leadingDim(N, w.strides[0], K),
+         nullptr,     leadingDim(rows.extent, rows.xStride, K),
+         nullptr,     leadingDim(rows.extent, rows.outStride, N)};
   g.a = w.data();
   for (int64_t batch = 0; batch < batches; ++batch) {
     int64_t xOffset = 0, outOffset = 0, rest = batch;
@@ -134,8 +137,11 @@ void gemmMatmul(cublasHandle_t blas, const TensorView& a, const TensorView& b, c
   const int64_t M = a.shape[0], K = a.shape[1], N = b.shape[1];
   if (M == 0 || N == 0) return;
   // outᵀ [N, M] = (b read column-major [N, K]) · (a read column-major [K, M]).
-  Gemm g{CUBLAS_OP_N, N, M, K, b.data(), leadingDim(K, b.strides[0], N), a.data(), leadingDim(M, a.strides[0], K),
-         out.data(), leadingDim(M, out.strides[0], N)};
+  Gemm g{CUBLAS_OP_N, N,
+         M,           K,
+         b.data(),    leadingDim(K, b.strides[0], N),
+         a.data(),    leadingDim(M, a.strides[0], K),
+         out.data(),  leadingDim(M, out.strides[0], N)};
   run(blas, a.dtype, g, false);
 }
 

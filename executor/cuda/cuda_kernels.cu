@@ -14,7 +14,8 @@ constexpr int64_t kMaxBlocks = 65536;
 
 // Element `linear` (row-major over the layout's shape) of every operand.
 template <int Operands>
-__device__ __forceinline__ void offsetsOf(const ElementwiseLayout& layout, int64_t linear, int64_t (&offsets)[Operands]) {
+__device__ __forceinline__ void offsetsOf(const ElementwiseLayout& layout, int64_t linear,
+                                          int64_t (&offsets)[Operands]) {
 #pragma unroll
   for (int o = 0; o < Operands; ++o) offsets[o] = 0;
   if (layout.rank == 1) {  // the common, coalesced case: no division
@@ -85,8 +86,8 @@ unsigned blocksFor(int64_t numel) {
 
 template <typename T>
 cudaError_t copyAs(void* dst, const void* src, const ElementwiseLayout& layout, cudaStream_t stream) {
-  copyKernel<T><<<blocksFor(layout.numel), kThreads, 0, stream>>>(static_cast<T*>(dst), static_cast<const T*>(src),
-                                                                   layout);
+  copyKernel<T>
+      <<<blocksFor(layout.numel), kThreads, 0, stream>>>(static_cast<T*>(dst), static_cast<const T*>(src), layout);
   return cudaGetLastError();
 }
 
@@ -99,7 +100,7 @@ cudaError_t zeroAs(void* dst, const ElementwiseLayout& layout, cudaStream_t stre
 template <typename T>
 cudaError_t addAs(void* out, const void* a, const void* b, const ElementwiseLayout& layout, cudaStream_t stream) {
   addKernel<T><<<blocksFor(layout.numel), kThreads, 0, stream>>>(static_cast<T*>(out), static_cast<const T*>(a),
-                                                                  static_cast<const T*>(b), layout);
+                                                                 static_cast<const T*>(b), layout);
   return cudaGetLastError();
 }
 

@@ -74,8 +74,8 @@ std::string compare(const Buffer& buffer, size_t first, size_t count, const std:
   for (size_t i = 0; i < count; ++i) {
     const double got = buffer.get(first + i);
     const double expected = want(i);
-    const bool ok = exact ? got == expected
-                          : std::abs(got - expected) <= tolerance(dtype) * std::max(std::abs(expected), 1e-3);
+    const bool ok =
+        exact ? got == expected : std::abs(got - expected) <= tolerance(dtype) * std::max(std::abs(expected), 1e-3);
     if (!ok) return fmt::format("{}[{}] = {}, expected {}", what, i, got, expected);
   }
   return "";
@@ -98,8 +98,9 @@ std::string checkAllreduce(Communicator& comm, const CollectiveCase& c) {
   auto want = [&](size_t i) { return expectedReduction(comm.size(), i, c.op, c.dtype); };
   std::string problem = compare(recv, recvFirst, n, want, c.op != ReduceOp::Avg, c.dtype, "recv");
   if (problem.empty() && c.layout == Layout::OutOfPlace)
-    problem = compare(send, 0, n, [&](size_t i) { return roundThrough(c.dtype, inputValue(rank, i, c.op)); }, true,
-                      c.dtype, "send (must stay unchanged)");
+    problem = compare(
+        send, 0, n, [&](size_t i) { return roundThrough(c.dtype, inputValue(rank, i, c.op)); }, true, c.dtype,
+        "send (must stay unchanged)");
   return problem;
 }
 
@@ -118,11 +119,14 @@ std::string checkAllgather(Communicator& comm, const CollectiveCase& c) {
   for (size_t i = 0; i < n; ++i) send.set(ownFirst + i, inputValue(rank, i, ReduceOp::Sum));
   comm.allgather(send.element(ownFirst), recv.element(0), n, c.dtype);
 
-  auto want = [&](size_t i) { return roundThrough(c.dtype, inputValue(static_cast<int>(i / n), i % n, ReduceOp::Sum)); };
+  auto want = [&](size_t i) {
+    return roundThrough(c.dtype, inputValue(static_cast<int>(i / n), i % n, ReduceOp::Sum));
+  };
   std::string problem = compare(recv, 0, total, want, true, c.dtype, "recv");
   if (problem.empty() && c.layout == Layout::OutOfPlace)
-    problem = compare(send, 0, n, [&](size_t i) { return roundThrough(c.dtype, inputValue(rank, i, ReduceOp::Sum)); },
-                      true, c.dtype, "send (must stay unchanged)");
+    problem = compare(
+        send, 0, n, [&](size_t i) { return roundThrough(c.dtype, inputValue(rank, i, ReduceOp::Sum)); }, true, c.dtype,
+        "send (must stay unchanged)");
   return problem;
 }
 
@@ -158,8 +162,9 @@ std::string checkBroadcast(Communicator& comm, const CollectiveCase& c) {
   Buffer buffer(c.dtype, c.count);
   for (size_t i = 0; i < c.count; ++i) buffer.set(i, inputValue(comm.rank(), i, ReduceOp::Sum));
   comm.broadcast(buffer.element(0), c.count, c.dtype, c.root);
-  return compare(buffer, 0, c.count, [&](size_t i) { return roundThrough(c.dtype, inputValue(c.root, i, ReduceOp::Sum)); },
-                 true, c.dtype, "buffer");
+  return compare(
+      buffer, 0, c.count, [&](size_t i) { return roundThrough(c.dtype, inputValue(c.root, i, ReduceOp::Sum)); }, true,
+      c.dtype, "buffer");
 }
 
 }  // namespace

@@ -26,8 +26,7 @@ enum class Layout {
 inline constexpr Collective kCollectives[] = {Collective::Allreduce, Collective::Allgather, Collective::ReduceScatter,
                                               Collective::Broadcast};
 inline constexpr DType kDTypes[] = {DType::F32, DType::F64, DType::F16, DType::BF16};
-inline constexpr ReduceOp kReduceOps[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max,
-                                          ReduceOp::Avg};
+inline constexpr ReduceOp kReduceOps[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg};
 // Zero, and counts that no team size from 2 to 4 divides.
 inline constexpr size_t kCounts[] = {0, 1, 7, 1000, 4099};
 

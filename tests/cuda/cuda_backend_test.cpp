@@ -17,9 +17,9 @@
 
 #include "executor/backend_factory.h"
 #include "executor/cuda/cuda_devices.h"
-#include "tools/hostir/output_comparison.h"
 #include "harness.h"
 #include "op_programs.h"
+#include "tools/hostir/output_comparison.h"
 
 namespace hostir::reftest {
 namespace {
@@ -61,13 +61,15 @@ std::vector<CudaCase> exampleCases() {
   std::sort(files.begin(), files.end());
   for (const auto& path : files) {
     std::string file = path.string();
-    addVariants(cases, "example_" + identifier(path.stem().string()),
-                [file] { return parseOrThrow(readText(file), file); }, {}, true);
+    addVariants(
+        cases, "example_" + identifier(path.stem().string()), [file] { return parseOrThrow(readText(file), file); }, {},
+        true);
   }
   // The benchmark program of scripts/gpu-check.sh, at a small shape.
   std::string bench = sourceDir() + "/bench/row_parallel_bf16.hir";
-  addVariants(cases, "bench_row_parallel_bf16", [bench] { return parseOrThrow(readText(bench), bench); },
-              {{"T", 96}, {"H", 64}, {"S", 4}}, true);
+  addVariants(
+      cases, "bench_row_parallel_bf16", [bench] { return parseOrThrow(readText(bench), bench); },
+      {{"T", 96}, {"H", 64}, {"S", 4}}, true);
   return cases;
 }
 
@@ -76,8 +78,9 @@ std::vector<CudaCase> operationCases() {
   for (const OpProgram& op : opPrograms()) {
     for (DType dtype : kDTypes) {
       std::string text = withDType(op.text, dtype);
-      addVariants(cases, fmt::format("{}_{}", op.name, dtypeName(dtype)), [text] { return parseOrThrow(text); }, {},
-                  op.assignStreamsSafe);
+      addVariants(
+          cases, fmt::format("{}_{}", op.name, dtypeName(dtype)), [text] { return parseOrThrow(text); }, {},
+          op.assignStreamsSafe);
     }
   }
   return cases;

@@ -37,9 +37,9 @@ std::string slurp(const std::filesystem::path& path) {
 }
 
 CommandResult runHostir(const std::string& args) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("hostir_cuda_cli_" + std::to_string(::getpid()) + "_" +
-                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("hostir_cuda_cli_" + std::to_string(::getpid()) + "_" +
+                                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
   std::filesystem::create_directories(dir);
   const std::string command = std::string(HOSTIR_BINARY) + " " + args + " >" + (dir / "out").string() + " 2>" +
                               (dir / "err").string() + " </dev/null";
@@ -52,9 +52,7 @@ CommandResult runHostir(const std::string& args) {
   return r;
 }
 
-std::string example(const std::string& name) {
-  return std::string(HOSTIR_SOURCE_DIR) + "/examples/" + name + ".hir";
-}
+std::string example(const std::string& name) { return std::string(HOSTIR_SOURCE_DIR) + "/examples/" + name + ".hir"; }
 
 // In-process ranks need a device each once CUDA runs them.
 int ranksToUse() { return cuda::usableDeviceCount() == 1 ? 1 : 2; }

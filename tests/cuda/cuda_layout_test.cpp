@@ -40,7 +40,8 @@ Offsets visit(const ElementwiseLayout& layout) {
   for (int d = 0; d < layout.rank; ++d) shape[static_cast<size_t>(d)] = layout.shape[d];
   for (int o = 0; o < layout.operands; ++o) {
     strides[static_cast<size_t>(o)].size = shape.size;
-    for (int d = 0; d < layout.rank; ++d) strides[static_cast<size_t>(o)][static_cast<size_t>(d)] = layout.strides[o][d];
+    for (int d = 0; d < layout.rank; ++d)
+      strides[static_cast<size_t>(o)][static_cast<size_t>(d)] = layout.strides[o][d];
   }
   if (layout.numel == 0) return {};
   return visit(shape, strides);

@@ -142,15 +142,21 @@ Settings parseRun(std::string_view text, uint32_t line, const std::string& file,
     problem("expected a stage: parse, structure or verify");
     return s;
   }
-  if (w[0] == "parse") s.stage = Stage::Parse;
-  else if (w[0] == "structure") s.stage = Stage::Structure;
-  else if (w[0] == "verify") s.stage = Stage::Verify;
-  else problem("unknown stage '" + std::string(w[0]) + "'; expected parse, structure or verify");
+  if (w[0] == "parse")
+    s.stage = Stage::Parse;
+  else if (w[0] == "structure")
+    s.stage = Stage::Structure;
+  else if (w[0] == "verify")
+    s.stage = Stage::Verify;
+  else
+    problem("unknown stage '" + std::string(w[0]) + "'; expected parse, structure or verify");
   for (size_t k = 1; k < w.size(); ++k) {
     if (w[k].starts_with("ranks=")) {
       auto n = parseInt<int64_t>(w[k].substr(6));
-      if (!n) problem("expected ranks=INTEGER, got '" + std::string(w[k]) + "'");
-      else s.world = *n;
+      if (!n)
+        problem("expected ranks=INTEGER, got '" + std::string(w[k]) + "'");
+      else
+        s.world = *n;
     } else if (w[k] == "set") {
       size_t eq = k + 1 < w.size() ? w[k + 1].find('=') : std::string_view::npos;
       std::optional<int64_t> value =
@@ -314,9 +320,12 @@ std::vector<Case> splitCases(const std::string& file, std::string_view text) {
       }
     }
     if (cases.empty()) fileSettings = own;
-    if (own) c.settings = *own;
-    else if (fileSettings) c.settings = *fileSettings;
-    else c.problems.push_back(file + ": the file needs a '# RUN:' line in its first case");
+    if (own)
+      c.settings = *own;
+    else if (fileSettings)
+      c.settings = *fileSettings;
+    else
+      c.problems.push_back(file + ": the file needs a '# RUN:' line in its first case");
 
     c.source = std::string(begin, '\n');
     for (size_t k = begin; k < last; ++k) {
@@ -560,17 +569,17 @@ TEST(DiagnosticsFiles, ManyDistinctCases) {
 // The runner itself: it must fail what is wrong, or the files prove nothing.
 
 const char* const kGood =
-    "# RUN: verify\n"                                       // 1
-    "program p(M = 4) {\n"                                  // 2
-    "  # expected-error@+1 col 12: unknown name 'q'\n"      // 3
-    "  y = copy(q)\n"                                       // 4
-    "}\n"                                                   // 5
-    "# -----\n"                                             // 6
-    "# RUN: parse\n"                                        // 7
+    "# RUN: verify\n"                                                                         // 1
+    "program p(M = 4) {\n"                                                                    // 2
+    "  # expected-error@+1 col 12: unknown name 'q'\n"                                        // 3
+    "  y = copy(q)\n"                                                                         // 4
+    "}\n"                                                                                     // 5
+    "# -----\n"                                                                               // 6
+    "# RUN: parse\n"                                                                          // 7
     "# expected-error@+3 col 1: expected '}' to close the program body, found end of file\n"  // 8
     "# expected-note@+1 col 13: to match this '{' (the program body)\n"                       // 9
-    "program p() {\n"                                       // 10
-    "\n";                                                   // 11
+    "program p() {\n"                                                                         // 10
+    "\n";                                                                                     // 11
 
 std::string reportFor(const std::string& text, int index = 1) {
   std::vector<Case> cases = splitCases("t.hir", text);
@@ -658,9 +667,10 @@ TEST(DiagnosticsRunner, TheStageMatters) {
   report = reportFor(edited("# RUN: verify\n", "# RUN: parse\n"));
   EXPECT_NE(report.find("missing:    t.hir:4:12: error:"), std::string::npos) << report;
   // Settings reach the verifier.
-  std::string shard = "# RUN: verify ranks=3 set M=5\nprogram p(M = 3) {\n"
-                      "  # expected-error@+1 col 20: extent 5 of axis 0 of 'x' does not divide evenly over 3 ranks\n"
-                      "  input x : f32[M] shard(0)\n}\n";
+  std::string shard =
+      "# RUN: verify ranks=3 set M=5\nprogram p(M = 3) {\n"
+      "  # expected-error@+1 col 20: extent 5 of axis 0 of 'x' does not divide evenly over 3 ranks\n"
+      "  input x : f32[M] shard(0)\n}\n";
   EXPECT_EQ(reportFor(shard), "");
   std::string twoRanks = shard;
   twoRanks.replace(twoRanks.find("ranks=3"), 7, "ranks=5");
@@ -668,9 +678,9 @@ TEST(DiagnosticsRunner, TheStageMatters) {
 }
 
 TEST(DiagnosticsRunner, LaterCasesInheritOrReplaceTheFileRunLine) {
-  std::vector<Case> cases =
-      splitCases("t.hir", "# RUN: verify ranks=2 set M=3\nprogram p() {\n}\n# -----\nprogram q() {\n}\n"
-                          "# -----\n# RUN: parse no-final-newline\nprogram r() {\n}\n");
+  std::vector<Case> cases = splitCases("t.hir",
+                                       "# RUN: verify ranks=2 set M=3\nprogram p() {\n}\n# -----\nprogram q() {\n}\n"
+                                       "# -----\n# RUN: parse no-final-newline\nprogram r() {\n}\n");
   ASSERT_EQ(cases.size(), 3u);
   EXPECT_EQ(cases[1].settings.world, 2);
   EXPECT_EQ(cases[1].settings.params, (std::map<std::string, int64_t>{{"M", 3}}));
@@ -705,8 +715,9 @@ TEST(DiagnosticsRunner, LineSubstitutionsAndUnknownPositions) {
   wrong.replace(wrong.find("LINE-1"), 6, "LINE-2");
   EXPECT_NE(reportFor(wrong).find("missing:    t.hir:5:3: error: ...'t' is already defined at 2:3..."),
             std::string::npos);
-  std::string unknown = "# RUN: verify ranks=0\n# expected-error@unknown: a team needs at least one rank, got 0\n"
-                        "program p() {\n}\n";
+  std::string unknown =
+      "# RUN: verify ranks=0\n# expected-error@unknown: a team needs at least one rank, got 0\n"
+      "program p() {\n}\n";
   EXPECT_EQ(reportFor(unknown), "");
   std::string positioned = unknown;
   positioned.replace(positioned.find("@unknown"), 8, "@+1 col 1");
@@ -724,20 +735,20 @@ TEST(DiagnosticsRunner, TrailingCommentOnTheSameLine) {
 
 TEST(DiagnosticsRunner, MalformedDirectivesFailTheCase) {
   for (std::string bad : {
-           "# expected-eror@+1 col 12: unknown name 'q'",      // misspelt kind
-           "# expected-error@1 col 12: unknown name 'q'",      // no sign
-           "# expected-error@+1 col 12 unknown name 'q'",      // no colon
-           "# expected-error@+1 col x: unknown name 'q'",      // no column number
-           "# expected-error@+1 col 12:",                      // no message
-           "# expected-error@+90 col 12: unknown name 'q'",    // outside its case
+           "# expected-eror@+1 col 12: unknown name 'q'",       // misspelt kind
+           "# expected-error@1 col 12: unknown name 'q'",       // no sign
+           "# expected-error@+1 col 12 unknown name 'q'",       // no colon
+           "# expected-error@+1 col x: unknown name 'q'",       // no column number
+           "# expected-error@+1 col 12:",                       // no message
+           "# expected-error@+90 col 12: unknown name 'q'",     // outside its case
            "# expected-error@unknown col 3: unknown name 'q'",  // a column without a position
-           "# expected-error@+1 col 12: at [[@LINE+x]]",       // bad substitution
+           "# expected-error@+1 col 12: at [[@LINE+x]]",        // bad substitution
        }) {
     std::string report = reportFor(edited("# expected-error@+1 col 12: unknown name 'q'", bad));
     EXPECT_NE(report.find("malformed case"), std::string::npos) << bad << "\n" << report;
   }
   for (std::string run : {"# RUN: frobnicate\n", "# RUN: verify ranks=two\n", "# RUN: verify set M\n",
-                                 "# RUN: verify colour=red\n", "\n"}) {
+                          "# RUN: verify colour=red\n", "\n"}) {
     std::string report = reportFor(edited("# RUN: verify\n", run));
     EXPECT_NE(report.find("malformed case"), std::string::npos) << run << report;
   }

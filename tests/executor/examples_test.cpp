@@ -13,9 +13,9 @@
 
 #include <fmt/format.h>
 
+#include "harness.h"
 #include "tools/hostir/npy.h"
 #include "tools/hostir/output_comparison.h"
-#include "harness.h"
 
 namespace hostir::reftest {
 namespace {
@@ -23,7 +23,7 @@ namespace {
 using ::testing::HasSubstr;
 
 struct ExampleCase {
-  std::string label;   // test name suffix
+  std::string label;    // test name suffix
   std::string program;  // examples/<program>.hir
   Params overrides;
   std::set<int64_t> worlds;  // the team sizes whose shapes divide (others must be rejected)
@@ -36,12 +36,18 @@ const std::vector<ExampleCase>& cases() {
       // Defaults: K = 512 does not split over 3 ranks.
       {"row_parallel_linear_default", "row_parallel_linear", {}, {1, 2, 4}},
       // S does not divide M: chunks 4,4,4,4,2.
-      {"row_parallel_linear_short_last_chunk", "row_parallel_linear", {{"M", 18}, {"K", 12}, {"N", 5}, {"S", 5}},
+      {"row_parallel_linear_short_last_chunk",
+       "row_parallel_linear",
+       {{"M", 18}, {"K", 12}, {"N", 5}, {"S", 5}},
        {1, 2, 3, 4}},
       // chunk 2, seven chunks over 12 rows: the last one is empty.
-      {"row_parallel_linear_empty_last_chunk", "row_parallel_linear", {{"M", 12}, {"K", 24}, {"N", 8}, {"S", 7}},
+      {"row_parallel_linear_empty_last_chunk",
+       "row_parallel_linear",
+       {{"M", 12}, {"K", 24}, {"N", 8}, {"S", 7}},
        {1, 2, 3, 4}},
-      {"row_parallel_linear_more_chunks_than_rows", "row_parallel_linear", {{"M", 3}, {"K", 12}, {"N", 4}, {"S", 4}},
+      {"row_parallel_linear_more_chunks_than_rows",
+       "row_parallel_linear",
+       {{"M", 3}, {"K", 12}, {"N", 4}, {"S", 4}},
        {1, 2, 3, 4}},
       {"all_gather_default", "all_gather", {}, {1, 2, 3, 4}},
       {"all_gather_short_last_chunk", "all_gather", {{"M", 10}, {"K", 12}, {"N", 12}, {"S", 3}}, {1, 2, 3, 4}},
@@ -55,8 +61,7 @@ const std::vector<ExampleCase>& cases() {
       {"events_empty_last_chunk", "events", {{"M", 10}, {"K", 6}, {"H", 12}, {"N", 4}, {"S", 6}}, {1, 2, 3, 4}},
       {"reduce_scatter_default", "reduce_scatter", {}, {1, 2, 3, 4}},
       {"reduce_scatter_short_last_chunk", "reduce_scatter", {{"M", 7}, {"K", 12}, {"N", 12}, {"S", 3}}, {1, 2, 3, 4}},
-      {"reduce_scatter_empty_last_chunks", "reduce_scatter", {{"M", 7}, {"K", 12}, {"N", 12}, {"S", 8}},
-       {1, 2, 3, 4}},
+      {"reduce_scatter_empty_last_chunks", "reduce_scatter", {{"M", 7}, {"K", 12}, {"N", 12}, {"S", 8}}, {1, 2, 3, 4}},
   };
   return all;
 }
@@ -161,8 +166,8 @@ TEST(ExamplesThroughTheCli, RanksStreamsPassesAndSeed) {
           fs::remove(out);
           std::string command = fmt::format(
               "{} run {}{} --ranks {} --streams {}{} --seed {} --check{} --output y={} >{} 2>&1 </dev/null",
-              HOSTIR_BINARY, examplePath(name), sets, world, streams, assigned ? " --passes assign-streams" : "",
-              seed, streams == 2 ? " --inject-delays 50" : "", out.string(), (dir / "log").string());
+              HOSTIR_BINARY, examplePath(name), sets, world, streams, assigned ? " --passes assign-streams" : "", seed,
+              streams == 2 ? " --inject-delays 50" : "", out.string(), (dir / "log").string());
           int status = std::system(command.c_str());
           std::string log = readText((dir / "log").string());
           ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command << "\n" << log;

@@ -9,10 +9,10 @@
 #include <stdexcept>
 
 #include "executor/evaluator.h"
-#include "passes/race_oracle.h"
 #include "hostir/parser.h"
 #include "hostir/verifier.h"
 #include "passes/assign_streams.h"
+#include "passes/race_oracle.h"
 
 namespace hostir::reftest {
 
@@ -102,8 +102,7 @@ RunRequest makeRequest(const Program& program, const Params& params, uint64_t se
   return request;
 }
 
-std::optional<Result<RunResult>> runWithin(const RunRequest& request, int64_t world,
-                                           std::chrono::milliseconds limit) {
+std::optional<Result<RunResult>> runWithin(const RunRequest& request, int64_t world, std::chrono::milliseconds limit) {
   // The future is heap-allocated and leaked on a timeout: destroying the
   // future of a std::async task that never returns would block forever.
   auto* future = new std::future<Result<RunResult>>(
@@ -114,8 +113,7 @@ std::optional<Result<RunResult>> runWithin(const RunRequest& request, int64_t wo
   return result;
 }
 
-std::string describe(const std::string& program, const Params& params, int64_t world, bool assigned,
-                     int64_t streams) {
+std::string describe(const std::string& program, const Params& params, int64_t world, bool assigned, int64_t streams) {
   std::vector<std::string> items;
   for (const auto& [k, v] : params) items.push_back(fmt::format("{}={}", k, v));
   return fmt::format("{}({}) world={} {} streams={}", program, fmt::join(items, ", "), world,

@@ -44,8 +44,7 @@ std::vector<TensorSpec> outputSpecs(const Program& program, const Params& params
 // The global inputs a run with `seed` sees (seededGlobal of each spec),
 // except those in `given`, which are taken as they are.
 std::map<std::string, HostTensor> globalInputs(const Program& program, const Params& params, int64_t world,
-                                               uint64_t seed,
-                                               const std::map<std::string, HostTensor>& given = {});
+                                               uint64_t seed, const std::map<std::string, HostTensor>& given = {});
 std::map<std::string, RefTensor> toRef(const std::map<std::string, HostTensor>& tensors);
 
 RunRequest makeRequest(const Program& program, const Params& params, uint64_t seed, int64_t streams);

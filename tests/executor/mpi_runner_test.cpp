@@ -126,7 +126,8 @@ TEST_P(MpiOperations, MatchTheNaiveReference) {
     for (int64_t streams : {1, 4}) {
       RunRequest request = makeRequest(program, params, seed, streams);
       request.delays = {streams == 4 ? 100u : 0u, 3};
-      std::string what = fmt::format("{} {} {} streams={} (mpi, {} ranks)", name, dtypeName(dtype), label, streams, size);
+      std::string what =
+          fmt::format("{} {} {} streams={} (mpi, {} ranks)", name, dtypeName(dtype), label, streams, size);
       Result<RunResult> result = runOnRank(request, *world);
       if (!result) {
         ADD_FAILURE() << what << ": " << result.error().message;

@@ -12,7 +12,6 @@ std::string opName(ReduceOp op) { return std::string(reduceOpName(op)); }
 
 namespace {
 
-
 const char* const kAllocZero = R"hir(
 program alloc_zero(M = 12, N = 5) {
   input  x : $T[M, N] shard(0)
@@ -206,7 +205,6 @@ program ints(M = 12, N = 3, S = 4) {
 }
 )hir";
 
-
 const char* const kInplaceColl = R"hir(
 program inplace_coll(M = 12, N = 12) {
   input  x : $T[M, N] shard(0)
@@ -262,7 +260,6 @@ program coll3d(A = 2, B = 6, C = 12) {
   reduce_scatter(v, out=r, axis=2, op=max)
 }
 )hir";
-
 
 // allreduce with every op, in place and with out=, without op= and without
 // a handle, and on strided views (in place, and from one view into another).
@@ -360,16 +357,18 @@ RefTensor replicated(const RefTensor& local, int64_t axis, int64_t world) {
   return concat(std::vector<RefTensor>(static_cast<size_t>(world), local), axis);
 }
 
-RefTensor scaled(const RefTensor& t, double f) { return map(t, [f](double v) { return v * f; }); }
+RefTensor scaled(const RefTensor& t, double f) {
+  return map(t, [f](double v) { return v * f; });
+}
 
 // Small integers in [-3, 3]: every sum, product, min and max of them that
 // the tests compute is exact in every dtype.
 HostTensor integers(DType dtype, std::vector<int64_t> shape, int salt) {
   RefTensor t(std::move(shape));
-  for (int64_t i = 0; i < t.numel(); ++i) t.data[static_cast<size_t>(i)] = static_cast<double>((i * 5 + salt * 3) % 7 - 3);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.data[static_cast<size_t>(i)] = static_cast<double>((i * 5 + salt * 3) % 7 - 3);
   return toHost(t, dtype);
 }
-
 
 namespace {
 
@@ -557,8 +556,15 @@ const std::vector<OpProgram>& opPrograms() {
       {"alloc_zero", kAllocZero, allocZeroReference, true, {"y", "z", "v"}},
       {"views", kViews, viewsReference, true, {"y", "v"}},
       {"gemms", kGemms, gemmsReference, true, {"y5"}},
-      {"allreduce_ops", allreduceProgram(), allreduceReference, true, {"a_min", "a_max", "b_min", "b_max", "sin", "sout"}},
-      {"gather_scatter", gatherScatterProgram(), gatherScatterReference, true,
+      {"allreduce_ops",
+       allreduceProgram(),
+       allreduceReference,
+       true,
+       {"a_min", "a_max", "b_min", "b_max", "sin", "sout"}},
+      {"gather_scatter",
+       gatherScatterProgram(),
+       gatherScatterReference,
+       true,
        {"g0", "g1", "gd", "gs", "g3", "rs", "r0_min", "r0_max", "r1_min", "r1_max"}},
       {"bcast", kBcast, bcastReference, true, {"y", "z"}},
       {"streams_events", kStreamsEvents, streamsEventsReference, false, {}},

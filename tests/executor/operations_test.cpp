@@ -16,9 +16,9 @@
 
 #include <fmt/format.h>
 
-#include "tools/hostir/npy.h"
 #include "harness.h"
 #include "op_programs.h"
+#include "tools/hostir/npy.h"
 
 namespace hostir {
 // gtest prints the dtype parameter by name.
@@ -80,8 +80,8 @@ int runCheck(const Check& c) {
         request.inputs = given;
         request.repeat = c.repeat;
         request.delays = {c.delayMicros, static_cast<uint64_t>(world * 10 + streams)};
-        std::string what = fmt::format("{} {} world={} {} streams={}", original.name, dtypeName(c.dtype), world,
-                                       label, streams);
+        std::string what =
+            fmt::format("{} {} world={} {} streams={}", original.name, dtypeName(c.dtype), world, label, streams);
         auto result = runWithin(request, world);
         if (!result) {
           ADD_FAILURE() << what << ": did not finish within 60 s";
@@ -132,7 +132,6 @@ TEST_P(Ops, AllocateZeroAndDeallocate) {
 
 // ---- shard_by_stream ---------------------------------------------------------------
 
-
 TEST_P(Ops, ShardByStreamOnAxes0And1And3d) {
   // S = 3: chunks 4,4,2 of 10 rows and 3,3,1 of 7 columns; S = 4 and 6 leave
   // short and empty chunks; S = 1 is the whole tensor.
@@ -149,7 +148,6 @@ TEST_P(Ops, ShardByStreamOnAxes0And1And3d) {
 
 // ---- linear, matmul, copy, add ---------------------------------------------------------
 
-
 TEST_P(Ops, LinearMatmulCopyAdd) {
   Check c;
   c.text = opProgram("gemms").text;
@@ -165,8 +163,8 @@ TEST_P(Ops, LinearMatmulCopyAddOnExplicitInputs) {
   c.dtype = GetParam();
   c.explicitInputs = [dtype = GetParam()](const Params& p, int64_t) {
     int64_t M = p.at("M"), K = p.at("K"), N = p.at("N"), B = p.at("B");
-    return std::map<std::string, HostTensor>{{"x", integers(dtype, {M, K}, 1)}, {"w", integers(dtype, {N, K}, 2)},
-                                             {"b", integers(dtype, {N}, 3)},    {"v", integers(dtype, {K, N}, 4)},
+    return std::map<std::string, HostTensor>{{"x", integers(dtype, {M, K}, 1)},     {"w", integers(dtype, {N, K}, 2)},
+                                             {"b", integers(dtype, {N}, 3)},        {"v", integers(dtype, {K, N}, 4)},
                                              {"x3", integers(dtype, {B, M, K}, 5)}, {"q", integers(dtype, {K}, 6)}};
   };
   c.expect = opProgram("gemms").expect;
@@ -176,7 +174,6 @@ TEST_P(Ops, LinearMatmulCopyAddOnExplicitInputs) {
 }
 
 // ---- allreduce ---------------------------------------------------------------------
-
 
 TEST_P(Ops, AllreduceEveryOp) {
   Check c;
@@ -196,14 +193,13 @@ TEST_P(Ops, AllreduceEveryOpOnExplicitIntegers) {
     return std::map<std::string, HostTensor>{{"x", integers(dtype, {p.at("M"), p.at("N")}, 1)}};
   };
   c.expect = opProgram("allreduce_ops").expect;
-  for (const auto& name : {"a_sum", "b_sum", "a_prod", "b_prod", "a_min", "b_min", "a_max", "b_max", "dflt", "sin",
-                           "sout"})
+  for (const auto& name :
+       {"a_sum", "b_sum", "a_prod", "b_prod", "a_min", "b_min", "a_max", "b_max", "dflt", "sin", "sout"})
     c.exact.insert(name);
   EXPECT_EQ(runCheck(c), 4 * 2);
 }
 
 // ---- allgather, reduce_scatter -------------------------------------------------------
-
 
 TEST_P(Ops, AllgatherAndReduceScatterAlongEachAxis) {
   Check c;
@@ -354,7 +350,7 @@ TEST(Reference, NaiveHelpersOnHandComputedValues) {
   RefTensor bias({1});
   bias.data = {0.5};
   EXPECT_EQ(linear(a, w, &bias).data, (std::vector<double>{6.5, 15.5}));
-  EXPECT_EQ(chunk(a, 1, 1, 2).data, (std::vector<double>{3, 6}));     // chunk size 2: column 2 only
+  EXPECT_EQ(chunk(a, 1, 1, 2).data, (std::vector<double>{3, 6}));    // chunk size 2: column 2 only
   EXPECT_EQ(chunk(a, 0, 1, 3).shape, (std::vector<int64_t>{1, 3}));  // chunk size 1
   EXPECT_EQ(chunk(a, 0, 2, 3).shape, (std::vector<int64_t>{0, 3}));  // empty last chunk
   EXPECT_EQ(concat({a, a}, 1).shape, (std::vector<int64_t>{2, 6}));

@@ -45,9 +45,12 @@ double decodeF16(uint16_t bits) {
   int exponent = (bits >> 10) & 0x1f;
   int mantissa = bits & 0x3ff;
   double v;
-  if (exponent == 0x1f) v = mantissa ? std::numeric_limits<double>::quiet_NaN() : INFINITY;
-  else if (exponent == 0) v = std::ldexp(static_cast<double>(mantissa), -24);
-  else v = std::ldexp(static_cast<double>(1024 + mantissa), exponent - 25);
+  if (exponent == 0x1f)
+    v = mantissa ? std::numeric_limits<double>::quiet_NaN() : INFINITY;
+  else if (exponent == 0)
+    v = std::ldexp(static_cast<double>(mantissa), -24);
+  else
+    v = std::ldexp(static_cast<double>(1024 + mantissa), exponent - 25);
   return sign ? -v : v;
 }
 
@@ -61,20 +64,48 @@ double decodeBF16(uint16_t bits) {
 
 double decode(DType dtype, const std::byte* p) {
   switch (dtype) {
-    case DType::F32: { float f; std::memcpy(&f, p, 4); return f; }
-    case DType::F64: { double d; std::memcpy(&d, p, 8); return d; }
-    case DType::F16: { uint16_t b; std::memcpy(&b, p, 2); return decodeF16(b); }
-    case DType::BF16: { uint16_t b; std::memcpy(&b, p, 2); return decodeBF16(b); }
+    case DType::F32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case DType::F64: {
+      double d;
+      std::memcpy(&d, p, 8);
+      return d;
+    }
+    case DType::F16: {
+      uint16_t b;
+      std::memcpy(&b, p, 2);
+      return decodeF16(b);
+    }
+    case DType::BF16: {
+      uint16_t b;
+      std::memcpy(&b, p, 2);
+      return decodeBF16(b);
+    }
   }
   bad("unknown dtype");
 }
 
 void encode(DType dtype, std::byte* p, double v) {
   switch (dtype) {
-    case DType::F32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); return; }
+    case DType::F32: {
+      float f = static_cast<float>(v);
+      std::memcpy(p, &f, 4);
+      return;
+    }
     case DType::F64: std::memcpy(p, &v, 8); return;
-    case DType::F16: { Half h = toHalf(static_cast<float>(v)); std::memcpy(p, &h.bits, 2); return; }
-    case DType::BF16: { BFloat16 h = toBFloat16(static_cast<float>(v)); std::memcpy(p, &h.bits, 2); return; }
+    case DType::F16: {
+      Half h = toHalf(static_cast<float>(v));
+      std::memcpy(p, &h.bits, 2);
+      return;
+    }
+    case DType::BF16: {
+      BFloat16 h = toBFloat16(static_cast<float>(v));
+      std::memcpy(p, &h.bits, 2);
+      return;
+    }
   }
 }
 
@@ -129,7 +160,8 @@ RefTensor matmul(const RefTensor& a, const RefTensor& b) {
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {
       double s = 0;
-      for (int64_t k = 0; k < K; ++k) s += a.data[static_cast<size_t>(m * K + k)] * b.data[static_cast<size_t>(k * N + n)];
+      for (int64_t k = 0; k < K; ++k)
+        s += a.data[static_cast<size_t>(m * K + k)] * b.data[static_cast<size_t>(k * N + n)];
       c.data[static_cast<size_t>(m * N + n)] = s;
     }
   return c;
@@ -147,7 +179,8 @@ RefTensor linear(const RefTensor& x, const RefTensor& w, const RefTensor* bias) 
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t n = 0; n < N; ++n) {
       double s = bias ? bias->data[static_cast<size_t>(n)] : 0.0;
-      for (int64_t k = 0; k < K; ++k) s += x.data[static_cast<size_t>(r * K + k)] * w.data[static_cast<size_t>(n * K + k)];
+      for (int64_t k = 0; k < K; ++k)
+        s += x.data[static_cast<size_t>(r * K + k)] * w.data[static_cast<size_t>(n * K + k)];
       y.data[static_cast<size_t>(r * N + n)] = s;
     }
   return y;
@@ -166,7 +199,9 @@ RefTensor zip(const RefTensor& a, const RefTensor& b, const std::function<double
   return r;
 }
 
-RefTensor add(const RefTensor& a, const RefTensor& b) { return zip(a, b, [](double x, double y) { return x + y; }); }
+RefTensor add(const RefTensor& a, const RefTensor& b) {
+  return zip(a, b, [](double x, double y) { return x + y; });
+}
 
 namespace {
 
@@ -315,8 +350,8 @@ Match compare(const std::string& name, const HostTensor& actual, DType dtype, co
   }
   if (actual.shape != expected.shape) {
     m.ok = false;
-    m.message = fmt::format("'{}' has shape {}, expected {}", name, shapeString(actual.shape),
-                            shapeString(expected.shape));
+    m.message =
+        fmt::format("'{}' has shape {}, expected {}", name, shapeString(actual.shape), shapeString(expected.shape));
     return m;
   }
   RefTensor got = toRef(actual);
@@ -329,9 +364,12 @@ Match compare(const std::string& name, const HostTensor& actual, DType dtype, co
     double a = got.data[static_cast<size_t>(i)], e = expected.data[static_cast<size_t>(i)];
     double allowed = tol * (std::abs(e) + rms);
     double ratio;
-    if (a == e) ratio = 0;  // also equal infinities
-    else if (!std::isfinite(a) || !std::isfinite(e)) ratio = INFINITY;
-    else ratio = allowed > 0 ? std::abs(a - e) / allowed : INFINITY;
+    if (a == e)
+      ratio = 0;  // also equal infinities
+    else if (!std::isfinite(a) || !std::isfinite(e))
+      ratio = INFINITY;
+    else
+      ratio = allowed > 0 ? std::abs(a - e) / allowed : INFINITY;
     if (std::isnan(ratio)) ratio = INFINITY;
     if (worst < 0 || ratio > m.worstRatio) {
       m.worstRatio = ratio;
@@ -340,14 +378,14 @@ Match compare(const std::string& name, const HostTensor& actual, DType dtype, co
   }
   if (m.worstRatio > 1.0) {
     m.ok = false;
-    m.message = fmt::format("'{}' {}: worst element {} is {:.10g}, expected {:.10g} ({:.3g} x the {} tolerance {} "
-                            "relative to |expected| + rms {:.4g})",
-                            name, shapeString(expected.shape), indexString(worst, expected.shape),
-                            got.data[static_cast<size_t>(worst)], expected.data[static_cast<size_t>(worst)],
-                            m.worstRatio, dtypeName(dtype), tol, rms);
+    m.message = fmt::format(
+        "'{}' {}: worst element {} is {:.10g}, expected {:.10g} ({:.3g} x the {} tolerance {} "
+        "relative to |expected| + rms {:.4g})",
+        name, shapeString(expected.shape), indexString(worst, expected.shape), got.data[static_cast<size_t>(worst)],
+        expected.data[static_cast<size_t>(worst)], m.worstRatio, dtypeName(dtype), tol, rms);
   } else {
-    m.message = fmt::format("'{}' matches ({} elements, worst {:.3g} of the tolerance)", name, expected.numel(),
-                            m.worstRatio);
+    m.message =
+        fmt::format("'{}' matches ({} elements, worst {:.3g} of the tolerance)", name, expected.numel(), m.worstRatio);
   }
   return m;
 }
@@ -365,9 +403,9 @@ Match identical(const std::string& name, const HostTensor& a, const HostTensor& 
     if (std::memcmp(a.data.data() + i * size, b.data.data() + i * size, size) != 0) {
       m.ok = false;
       m.worstRatio = INFINITY;
-      m.message = fmt::format("'{}' differs at {}: {:.10g} vs {:.10g}", name,
-                              indexString(static_cast<int64_t>(i), a.shape), decode(a.dtype, a.data.data() + i * size),
-                              decode(b.dtype, b.data.data() + i * size));
+      m.message =
+          fmt::format("'{}' differs at {}: {:.10g} vs {:.10g}", name, indexString(static_cast<int64_t>(i), a.shape),
+                      decode(a.dtype, a.data.data() + i * size), decode(b.dtype, b.data.data() + i * size));
       return m;
     }
   }

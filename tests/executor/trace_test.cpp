@@ -4,9 +4,9 @@
 // overlap), on in-process teams and through the CLI; and for what keeps a
 // long run's trace within bounds: events go to disk as they come, the file
 // is assembled in chunks, and --trace-limit truncates it visibly.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -19,8 +19,8 @@
 
 #include "comm/in_process_communicator.h"
 #include "executor/trace.h"
-#include "tools/hostir/trace_file.h"
 #include "harness.h"
+#include "tools/hostir/trace_file.h"
 
 namespace hostir::reftest {
 namespace {

@@ -80,7 +80,8 @@ TEST_F(MpiFaults, KilledRankEndsTheJob) {
 TEST_F(MpiFaults, OneRankCannotOpenItsProgram) {
   std::string p = write("p.hir", kChunkedAllreduce);
   // A long timeout: the job must end because rank 1 said so, not by timing out.
-  auto r = mpirunEach({"run " + p + " --comm-timeout 120", "run " + (dir_ / "missing.hir").string() + " --comm-timeout 120"});
+  auto r = mpirunEach(
+      {"run " + p + " --comm-timeout 120", "run " + (dir_ / "missing.hir").string() + " --comm-timeout 120"});
   expectEndedWithReason(r, 0, "missing.hir: error: cannot open the program");
   EXPECT_THAT(r.err, HasSubstr("rank 1"));
 }

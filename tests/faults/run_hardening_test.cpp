@@ -43,7 +43,7 @@ TEST_F(RunHardening, UncheckedRunsWhatTheProofWouldRefuse) {
 
 TEST_F(RunHardening, UncheckedStillVerifies) {
   auto r = run("run " + write("bad.hir", "program p() {\n  output y : f32[4]\n  y = allocate(f32[5])\n}\n") +
-                  " --unchecked");
+               " --unchecked");
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_THAT(r.err, HasSubstr("bad.hir:2:"));
 }
@@ -59,8 +59,8 @@ class RankDependentCommunications : public RunHardening, public ::testing::WithP
 TEST_P(RankDependentCommunications, UncheckedRunStopsAtTheStatement) {
   const RankDependent& c = GetParam();
   for (int ranks : {2, 3}) {
-    auto r = run("run " + write(std::string(c.name) + ".hir", c.program) + " --unchecked --ranks " +
-                    std::to_string(ranks));
+    auto r =
+        run("run " + write(std::string(c.name) + ".hir", c.program) + " --unchecked --ranks " + std::to_string(ranks));
     EXPECT_EQ(r.exitCode, 1) << r.err;
     EXPECT_FALSE(r.signaled);
     EXPECT_THAT(r.err, AllOf(HasSubstr("does not match across ranks"), HasSubstr(c.line),
@@ -101,19 +101,14 @@ TEST_P(BadNumbers, AreUsageErrorsWithShortMessages) {
 
 INSTANTIATE_TEST_SUITE_P(
     Options, BadNumbers,
-    ::testing::Values(BadNumber{"--comm-timeout", "nan", "greater than 0"},
-                      BadNumber{"--comm-timeout", "inf", "greater than 0"},
-                      BadNumber{"--comm-timeout", "-1", "greater than 0"},
-                      BadNumber{"--comm-timeout", "0", "greater than 0"},
-                      BadNumber{"--comm-timeout", "1e400", "greater than 0"},
-                      BadNumber{"--warmup", "-1", "from 0 to 1000000"},
-                      BadNumber{"--repeat", "x", "from 0 to 1000000"},
-                      BadNumber{"--repeat", "99999999999", "from 0 to 1000000"},
-                      BadNumber{"--seed", "-1", "from 0 to 2^64 - 1"},
-                      BadNumber{"--streams", "0", "from 1 to 1024"},
-                      BadNumber{"--ranks", "99999", "from 1 to 1024"},
-                      BadNumber{"--cores-per-rank", "0", "from 1 to 1024"},
-                      BadNumber{"--inject-delays", "-5", "from 0 to 1000000"}));
+    ::testing::Values(
+        BadNumber{"--comm-timeout", "nan", "greater than 0"}, BadNumber{"--comm-timeout", "inf", "greater than 0"},
+        BadNumber{"--comm-timeout", "-1", "greater than 0"}, BadNumber{"--comm-timeout", "0", "greater than 0"},
+        BadNumber{"--comm-timeout", "1e400", "greater than 0"}, BadNumber{"--warmup", "-1", "from 0 to 1000000"},
+        BadNumber{"--repeat", "x", "from 0 to 1000000"}, BadNumber{"--repeat", "99999999999", "from 0 to 1000000"},
+        BadNumber{"--seed", "-1", "from 0 to 2^64 - 1"}, BadNumber{"--streams", "0", "from 1 to 1024"},
+        BadNumber{"--ranks", "99999", "from 1 to 1024"}, BadNumber{"--cores-per-rank", "0", "from 1 to 1024"},
+        BadNumber{"--inject-delays", "-5", "from 0 to 1000000"}));
 
 TEST_F(RunHardening, AMalformedFaultSpecIsAUsageError) {
   auto r = run("run " + write("p.hir", kChunkedAllreduce) + " --inject-fault stop:x:run");

@@ -26,12 +26,12 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/race_check.h"
 #include "hostir/parser.h"
 #include "hostir/printer.h"
 #include "hostir/verifier.h"
-#include "analysis/race_check.h"
-#include "passes/race_oracle.h"
 #include "passes/assign_streams.h"
+#include "passes/race_oracle.h"
 
 namespace {
 
@@ -116,9 +116,8 @@ void checkRoundTrip(const hostir::Program& program, const char* stage) {
   auto reparsed = hostir::parseProgram(printed);
   if (!reparsed) {
     const hostir::Diagnostic& d = reparsed.error();
-    violation(stage,
-              "the printed program does not parse: " + std::to_string(d.loc.line) + ":" +
-                  std::to_string(d.loc.col) + ": " + d.message + "\n--- printed ---\n" + printed);
+    violation(stage, "the printed program does not parse: " + std::to_string(d.loc.line) + ":" +
+                         std::to_string(d.loc.col) + ": " + d.message + "\n--- printed ---\n" + printed);
   }
   if (!(*reparsed == program)) violation(stage, "parse(print(p)) != p\n--- printed ---\n" + printed);
   const std::string again = hostir::printProgram(*reparsed);
@@ -135,8 +134,8 @@ void checkAssignStreams(const hostir::Program& program, const hostir::Bindings& 
   auto context = hostir::raceCheckedContext(program, bindings, kFuzzStreams);
   if (!context) return;
   if (auto error = pass.run(rewritten, *context))
-    violation("assign-streams failed on a verified program", error->message + "\n--- input ---\n" +
-                                                                  hostir::printProgram(program));
+    violation("assign-streams failed on a verified program",
+              error->message + "\n--- input ---\n" + hostir::printProgram(program));
   if (auto error = hostir::verifyProgram(rewritten, bindings))
     violation("assign-streams produced a program that does not verify",
               std::to_string(error->loc.line) + ":" + std::to_string(error->loc.col) + ": " + error->message +
@@ -157,12 +156,12 @@ void checkExpression(std::string_view source) {
   if (!parsed) return;
   const std::string printed = parsed->toString();
   auto reparsed = hostir::parseExpr(printed);
-  if (!reparsed) violation("the printed expression does not parse", reparsed.error().message + "\n--- printed ---\n" + printed);
+  if (!reparsed)
+    violation("the printed expression does not parse", reparsed.error().message + "\n--- printed ---\n" + printed);
   if (!(*reparsed == *parsed)) violation("parseExpr(toString(e)) != e", printed);
   if (reparsed->toString() != printed) violation("printing an expression is not stable", printed);
-  (void)hostir::evaluate(*parsed, [](const std::string& name) -> std::optional<int64_t> {
-    return static_cast<int64_t>(name.size());
-  });
+  (void)hostir::evaluate(
+      *parsed, [](const std::string& name) -> std::optional<int64_t> { return static_cast<int64_t>(name.size()); });
 }
 
 }  // namespace

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "executor/evaluator.h"
 #include "analysis/race_check_backend.h"
+#include "analysis/recorded_clocks.h"
+#include "executor/evaluator.h"
 #include "hostir/parser.h"
 #include "hostir/verifier.h"
-#include "analysis/recorded_clocks.h"
 
 namespace hostir {
 namespace {
@@ -34,7 +34,8 @@ TEST(CheckerMemory, ABufferPerIterationIsForgottenWhenItDies) {
   Evaluator evaluator(*program, *bindParams(*program, bindings), 0, 1);
   RaceCheckBackend backend(4, nullptr, RaceCheckOptions{.trackInitialization = true});
   std::map<std::string, TensorView> inputs;
-  for (const TensorSpec& spec : evaluator.inputs()) inputs[spec.name] = backend.input(spec.dtype, spec.localShape, spec.name);
+  for (const TensorSpec& spec : evaluator.inputs())
+    inputs[spec.name] = backend.input(spec.dtype, spec.localShape, spec.name);
   auto outputs = evaluator.run(backend, inputs);
   // Per iteration: t's allocation, add's three accesses, the in-place add's three.
   EXPECT_EQ(backend.analysis().accessesChecked(), 20000u * 7 + 1);
@@ -46,7 +47,6 @@ TEST(CheckerMemory, ABufferPerIterationIsForgottenWhenItDies) {
   EXPECT_TRUE(backend.initialization()->reads().empty());
   EXPECT_FALSE(backend.unwritten(outputs.at("y")).has_value());
 }
-
 
 // A long loop that writes one chunk per iteration keeps one live record per
 // chunk (each can still race), and nothing per statement beyond that.
@@ -70,7 +70,8 @@ TEST(CheckerMemory, RetiredRecordsAreReused) {
   Evaluator evaluator(*program, *bindParams(*program, bindings), 0, 1);
   RaceCheckBackend backend(4);
   std::map<std::string, TensorView> inputs;
-  for (const TensorSpec& spec : evaluator.inputs()) inputs[spec.name] = backend.input(spec.dtype, spec.localShape, spec.name);
+  for (const TensorSpec& spec : evaluator.inputs())
+    inputs[spec.name] = backend.input(spec.dtype, spec.localShape, spec.name);
   evaluator.run(backend, inputs);
   EXPECT_TRUE(backend.analysis().races().empty());
   EXPECT_EQ(backend.analysis().buffersTracked(), 3u);

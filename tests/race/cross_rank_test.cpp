@@ -103,7 +103,8 @@ const std::vector<MismatchCase>& mismatchCases() {
        0, rankOne, true, true, 5, 9,
        [](int64_t) {
          return std::string(
-             "allreduce of 64 f32 elements with op=sum on rank 0 but allreduce of 64 f32 elements with op=max on rank 1");
+             "allreduce of 64 f32 elements with op=sum on rank 0 but allreduce of 64 f32 elements with op=max on rank "
+             "1");
        }},
 
       {"Axis", R"hir(program axis(N = 8) {
@@ -138,7 +139,8 @@ const std::vector<MismatchCase>& mismatchCases() {
        0, rankOne, true, true, 5, 5,
        [](int64_t) {
          return std::string(
-             "broadcast of 64 f32 elements from root 0 on rank 0 but broadcast of 64 f32 elements from root 1 on rank 1");
+             "broadcast of 64 f32 elements from root 0 on rank 0 but broadcast of 64 f32 elements from root 1 on rank "
+             "1");
        }},
 
       {"RootIsTheNextRank", R"hir(program root_is_next(N = 64) {
@@ -151,9 +153,10 @@ const std::vector<MismatchCase>& mismatchCases() {
 )hir",
        0, rankOne, true, true, 5, 5,
        [](int64_t world) {
-         return fmt::format("broadcast of 64 f32 elements from root 1 on rank 0 but broadcast of 64 f32 elements from "
-                            "root {} on rank 1",
-                            2 % world);
+         return fmt::format(
+             "broadcast of 64 f32 elements from root 1 on rank 0 but broadcast of 64 f32 elements from "
+             "root {} on rank 1",
+             2 % world);
        }},
 
       {"OnlyRankZeroCommunicates", R"hir(program only_rank_zero(N = 64) {
@@ -218,8 +221,9 @@ const std::vector<MismatchCase>& mismatchCases() {
 )hir",
        0, rankOne, true, true, 6, 6,
        [](int64_t world) {
-         return fmt::format("reduce_scatter of {} f32 elements on rank 0 but reduce_scatter of {} f32 elements on rank 1",
-                            24 * world * 4, 24 * world * 2);
+         return fmt::format(
+             "reduce_scatter of {} f32 elements on rank 0 but reduce_scatter of {} f32 elements on rank 1",
+             24 * world * 4, 24 * world * 2);
        }},
   };
   return kCases;

@@ -76,8 +76,8 @@ TEST_F(CheckCli, ABroadcastRootThatDependsOnTheRankIsAMismatch) {
   for (int ranks : {2, 3, 4}) {
     auto r = run("check " + file + " --ranks " + std::to_string(ranks));
     EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
-    EXPECT_THAT(r.err, HasSubstr(file +
-                                 ":6:7: error: ranks issue different communications: communication #1 is broadcast of "
+    EXPECT_THAT(r.err,
+                HasSubstr(file + ":6:7: error: ranks issue different communications: communication #1 is broadcast of "
                                  "64 f32 elements from root 0 on rank 0 but broadcast of 64 f32 elements from root 1 "
                                  "on rank 1\n"));
     EXPECT_THAT(r.err, HasSubstr(file + ":6:7: note: rank 1 issues its communication #1 here\n"));

@@ -41,8 +41,8 @@ TEST_F(IndependenceCli, RunCheckPassesOnLoopsWhoseIterationsDependOnEachOtherEve
   const std::string file = golden("dependent_loops.hir");
   for (int attempt = 0; attempt < 20; ++attempt) {
     SCOPED_TRACE(attempt);
-    auto r = run(fmt::format("run {} --passes assign-streams --check --ranks 2 --inject-delays 200 --seed {}", file,
-                             attempt));
+    auto r = run(
+        fmt::format("run {} --passes assign-streams --check --ranks 2 --inject-delays 200 --seed {}", file, attempt));
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     EXPECT_THAT(r.out, HasSubstr("check: ok"));
   }
@@ -98,7 +98,8 @@ TEST_F(IndependenceCli, RemarksNameTheRewrittenLoopsAndTheirStreams) {
   auto untouched = run("opt " + golden("untouched_loops.hir") + " --passes assign-streams --remarks");
   ASSERT_EQ(untouched.exitCode, 0) << untouched.err;
   EXPECT_THAT(untouched.err, HasSubstr(":8:3: remark: assign-streams: loop left as it is: it issues no computation"));
-  EXPECT_THAT(untouched.err, HasSubstr(":13:3: remark: assign-streams: loop left as it is: it chooses its own streams"));
+  EXPECT_THAT(untouched.err,
+              HasSubstr(":13:3: remark: assign-streams: loop left as it is: it chooses its own streams"));
 }
 
 TEST_F(IndependenceCli, RunPrintsTheRemarksOnce) {

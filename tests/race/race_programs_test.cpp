@@ -110,7 +110,8 @@ const std::vector<Case>& cases() {
   z = allocate(f32[M, N])
   add(y, x, out=z)
 }
-)hir", 1, 4, true, 8, 12, "y"},
+)hir",
+       1, 4, true, 8, 12, "y"},
 
       {"EventWaitedOnByTheWrongStream", R"hir(program wrong_waiter(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -127,7 +128,8 @@ const std::vector<Case>& cases() {
   z = allocate(f32[M, N])
   add(y, x, out=z)
 }
-)hir", 1, 4, true, 7, 14, "y"},
+)hir",
+       1, 4, true, 7, 14, "y"},
 
       {"EventChainRecordedBeforeItsWait", R"hir(program chain_early(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -145,7 +147,8 @@ const std::vector<Case>& cases() {
   z = allocate(f32[M, N])
   copy(y, out=z)
 }
-)hir", 1, 4, true, 7, 15, "y"},
+)hir",
+       1, 4, true, 7, 15, "y"},
 
       {"PoolOfTwoSeparatesStreams", kTwoWriters, 1, 2, true, 7, 10, "y"},
       {"StreamAndStreamPlusPoolAreDifferentInALargerPool", kSlotShare, 1, 4, true, 10, 12, "y"},
@@ -166,7 +169,8 @@ const std::vector<Case>& cases() {
   xb = shard_by_stream(x, axis=1, index=1, chunks=3)
   copy(xb, out=b)
 }
-)hir", 1, 4, true, 9, 14, "y"},
+)hir",
+       1, 4, true, 9, 14, "y"},
 
       {"StridedColumnChunkMeetsRowChunk", R"hir(program strided_overlap(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -185,7 +189,8 @@ const std::vector<Case>& cases() {
   xr = shard_by_stream(x, axis=0, index=1, chunks=2)
   copy(xr, out=yr)
 }
-)hir", 1, 4, true, 12, 16, "y"},
+)hir",
+       1, 4, true, 12, 16, "y"},
 
       {"NestedViewsOverlapInThreeDimensions", R"hir(program overlap_3d(A = 4, B = 6, C = 8) {
   input  x : f32[A, B, C]
@@ -204,7 +209,8 @@ const std::vector<Case>& cases() {
   x1 = shard_by_stream(x, axis=1, index=2, chunks=3)
   add(x1, x1, out=y1)
 }
-)hir", 1, 4, true, 11, 16, "y"},
+)hir",
+       1, 4, true, 11, 16, "y"},
 
       {"InPlaceAllreduceReadWithoutWait", R"hir(program allreduce_no_wait(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -219,7 +225,8 @@ const std::vector<Case>& cases() {
   z = allocate(f32[M, N])
   copy(y, out=z)
 }
-)hir", 2, 4, true, 8, 12, "y"},
+)hir",
+       2, 4, true, 8, 12, "y"},
 
       {"WaitOnTheIssuingStreamOrdersNothingElse", R"hir(program wait_same_stream(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -235,7 +242,8 @@ const std::vector<Case>& cases() {
   z = allocate(f32[M, N])
   copy(y, out=z)
 }
-)hir", 2, 4, true, 8, 13, "y"},
+)hir",
+       2, 4, true, 8, 13, "y"},
 
       {"AllgatherReadsWhileAnotherStreamWrites", R"hir(program allgather_reads(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -249,7 +257,8 @@ const std::vector<Case>& cases() {
   synchronize(main)
   copy(x, out=y)
 }
-)hir", 2, 4, true, 8, 11, "y"},
+)hir",
+       2, 4, true, 8, 11, "y"},
 
       {"ReduceScatterWritesWhileSynchronizeTargetsTheWrongStream", R"hir(program rs_wrong_sync(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -264,7 +273,8 @@ const std::vector<Case>& cases() {
   z = allocate(f32[M, N / world])
   copy(o, out=z)
 }
-)hir", 2, 4, true, 7, 12, "o"},
+)hir",
+       2, 4, true, 7, 12, "o"},
 
       {"BroadcastWritesWhileAnotherStreamWrites", R"hir(program broadcast_write(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -279,7 +289,8 @@ const std::vector<Case>& cases() {
   xr = shard_by_stream(x, axis=0, index=1, chunks=4)
   copy(xr, out=yr)
 }
-)hir", 2, 4, true, 7, 12, "y"},
+)hir",
+       2, 4, true, 7, 12, "y"},
 
       {"MissingJoin", R"hir(program missing_join(M = 8, N = 8, S = 2) {
   input  x : f32[M, N]
@@ -296,7 +307,8 @@ const std::vector<Case>& cases() {
   z = allocate(f32[M, N])
   add(y, y, out=z)
 }
-)hir", 1, 4, true, 10, 14, "y"},
+)hir",
+       1, 4, true, 10, 14, "y"},
 
       {"JoinMissesTheLastStream", R"hir(program partial_join(M = 8, N = 8, S = 3) {
   input  x : f32[M, N]
@@ -316,7 +328,8 @@ const std::vector<Case>& cases() {
   z = allocate(f32[M, N])
   add(y, y, out=z)
 }
-)hir", 1, 4, true, 10, 17, "y"},
+)hir",
+       1, 4, true, 10, 17, "y"},
 
       {"MissingEntrySynchronize", R"hir(program missing_entry(M = 8, N = 8, S = 2) {
   input  x : f32[M, N]
@@ -333,7 +346,8 @@ const std::vector<Case>& cases() {
     synchronize(stream(j))
   }
 }
-)hir", 1, 4, true, 3, 9, "y"},
+)hir",
+       1, 4, true, 3, 9, "y"},
 
       {"SynchronizeOnTheWrongStream", R"hir(program wrong_sync(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -348,7 +362,8 @@ const std::vector<Case>& cases() {
   z = allocate(f32[M, N])
   add(y, x, out=z)
 }
-)hir", 1, 4, true, 7, 12, "y"},
+)hir",
+       1, 4, true, 7, 12, "y"},
 
       {"NestedLoopIterationsShareAChunk", R"hir(program nested_racy(M = 8, N = 8, S = 2, T = 2) {
   input  x : f32[M, N]
@@ -364,7 +379,8 @@ const std::vector<Case>& cases() {
     }
   }
 }
-)hir", 1, 4, true, 11, 11, "y"},
+)hir",
+       1, 4, true, 11, 11, "y"},
 
       {"AccumulatingAcrossIterations", R"hir(program accumulate(M = 8, N = 8, S = 4) {
   input  x : f32[M, N]
@@ -376,7 +392,8 @@ const std::vector<Case>& cases() {
     add(acc, x, out=acc)
   }
 }
-)hir", 1, 4, true, 8, 8, "acc"},
+)hir",
+       1, 4, true, 8, 8, "acc"},
 
       {"OnlyRankOneRaces", kRankStream, 2, 4, true, 7, 10, "y", 1},
 
@@ -392,7 +409,8 @@ const std::vector<Case>& cases() {
   set_current_stream(main)
   deallocate(t)
 }
-)hir", 1, 4, true, 9, 11, "t"},
+)hir",
+       1, 4, true, 9, 11, "t"},
 
       {"DeallocateAViewedChunkStillInUse", R"hir(program dealloc_chunk(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -406,7 +424,8 @@ const std::vector<Case>& cases() {
   set_current_stream(main)
   deallocate(t)
 }
-)hir", 1, 4, true, 9, 11, "t"},
+)hir",
+       1, 4, true, 9, 11, "t"},
 
       {"InputWrittenOnTwoStreams", R"hir(program input_written(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -416,7 +435,8 @@ const std::vector<Case>& cases() {
   set_current_stream(stream(1))
   add(a, a, out=x)
 }
-)hir", 1, 4, true, 5, 7, "x"},
+)hir",
+       1, 4, true, 5, 7, "x"},
 
       {"InputWrittenOnMainReadOnAWorker", R"hir(program input_read_after_write(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -426,7 +446,8 @@ const std::vector<Case>& cases() {
   z = allocate(f32[M, N])
   copy(x, out=z)
 }
-)hir", 1, 4, true, 4, 7, "x"},
+)hir",
+       1, 4, true, 4, 7, "x"},
 
       {"ALaterOrderedReadDoesNotHideTheWrite", R"hir(program read_chain(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -444,7 +465,8 @@ const std::vector<Case>& cases() {
   z2 = allocate(f32[M, N])
   copy(y, out=z2)
 }
-)hir", 1, 4, true, 7, 15, "y"},
+)hir",
+       1, 4, true, 7, 15, "y"},
 
       {"MatmulOutputReadByAnotherStream", R"hir(program matmul_read(M = 8, K = 4, N = 8) {
   input  a : f32[M, K]
@@ -456,7 +478,8 @@ const std::vector<Case>& cases() {
   set_current_stream(stream(1))
   d = linear(c, w)
 }
-)hir", 1, 4, true, 7, 9, "c"},
+)hir",
+       1, 4, true, 7, 9, "c"},
 
       // ----------------------------------------------------------- race-free
       {"EventRecordedAfterTheWrite", R"hir(program event_late(M = 8, N = 8) {
@@ -472,7 +495,8 @@ const std::vector<Case>& cases() {
   z = allocate(f32[M, N])
   add(y, x, out=z)
 }
-)hir", 1, 4, false},
+)hir",
+       1, 4, false},
 
       {"EventChainIsTransitive", R"hir(program chain(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -490,7 +514,8 @@ const std::vector<Case>& cases() {
   z = allocate(f32[M, N])
   copy(y, out=z)
 }
-)hir", 1, 4, false},
+)hir",
+       1, 4, false},
 
       {"PoolOfOneMergesStreams", kTwoWriters, 1, 1, false},
       {"StreamAndStreamPlusPoolShareASlot", kSlotShare, 1, 2, false},
@@ -511,7 +536,8 @@ const std::vector<Case>& cases() {
   xb = shard_by_stream(x, axis=1, index=1, chunks=2)
   copy(xb, out=b)
 }
-)hir", 1, 4, false},
+)hir",
+       1, 4, false},
 
       {"SameChunkReadByBothStreams", R"hir(program shared_read(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -529,7 +555,8 @@ const std::vector<Case>& cases() {
   zb = allocate(f32[M, N / 2])
   add(b, b, out=zb)
 }
-)hir", 1, 4, false},
+)hir",
+       1, 4, false},
 
       {"StridedChunksInterleaveButDoNotOverlap", R"hir(program strided_disjoint(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -550,7 +577,8 @@ const std::vector<Case>& cases() {
   xr = shard_by_stream(xc1, axis=0, index=1, chunks=2)
   copy(xr, out=yr)
 }
-)hir", 1, 4, false},
+)hir",
+       1, 4, false},
 
       {"DisjointBlocksInThreeDimensions", R"hir(program disjoint_3d(A = 4, B = 6, C = 8) {
   input  x : f32[A, B, C]
@@ -568,7 +596,8 @@ const std::vector<Case>& cases() {
     }
   }
 }
-)hir", 1, 4, false},
+)hir",
+       1, 4, false},
 
       {"EmptyChunksTouchNothing", R"hir(program empty_chunks(M = 2, N = 8) {
   input  x : f32[M, N]
@@ -585,7 +614,8 @@ const std::vector<Case>& cases() {
   synchronize(main)
   add(x, x, out=y)
 }
-)hir", 1, 4, false},
+)hir",
+       1, 4, false},
 
       {"WaitOnAHandleFromAnotherStream", R"hir(program wait_other(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -601,7 +631,8 @@ const std::vector<Case>& cases() {
   z = allocate(f32[M, N])
   copy(y, out=z)
 }
-)hir", 2, 4, false},
+)hir",
+       2, 4, false},
 
       {"AllgatherWaitedBeforeItsInputIsOverwritten", R"hir(program allgather_waited(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -616,7 +647,8 @@ const std::vector<Case>& cases() {
   wait(h)
   copy(x, out=y)
 }
-)hir", 2, 4, false},
+)hir",
+       2, 4, false},
 
       {"ReduceScatterSynchronizedOnTheRightStream", R"hir(program rs_right_sync(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -631,7 +663,8 @@ const std::vector<Case>& cases() {
   z = allocate(f32[M, N / world])
   copy(o, out=z)
 }
-)hir", 2, 4, false},
+)hir",
+       2, 4, false},
 
       {"BroadcastWaitedBeforeAnotherStreamWrites", R"hir(program broadcast_waited(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -647,7 +680,8 @@ const std::vector<Case>& cases() {
   xr = shard_by_stream(x, axis=0, index=1, chunks=4)
   copy(xr, out=yr)
 }
-)hir", 2, 4, false},
+)hir",
+       2, 4, false},
 
       {"JoinedLoop", R"hir(program joined(M = 8, N = 8, S = 2) {
   input  x : f32[M, N]
@@ -667,7 +701,8 @@ const std::vector<Case>& cases() {
   z = allocate(f32[M, N])
   add(y, y, out=z)
 }
-)hir", 1, 4, false},
+)hir",
+       1, 4, false},
 
       {"NestedLoopsOnDisjointChunks", R"hir(program nested_ok(M = 8, N = 8, S = 2, T = 2) {
   input  x : f32[M, N]
@@ -689,7 +724,8 @@ const std::vector<Case>& cases() {
   c = allreduce(y, op=sum)
   wait(c)
 }
-)hir", 2, 4, false},
+)hir",
+       2, 4, false},
 
       {"RankStreamOnOneRank", kRankStream, 1, 4, false},
 
@@ -704,7 +740,8 @@ const std::vector<Case>& cases() {
   synchronize(stream(0))
   add(x, x, out=y)
 }
-)hir", 2, 4, false},
+)hir",
+       2, 4, false},
 
       {"DeallocateAfterSynchronize", R"hir(program dealloc_ok(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -719,7 +756,8 @@ const std::vector<Case>& cases() {
   synchronize(stream(0))
   deallocate(t)
 }
-)hir", 1, 4, false},
+)hir",
+       1, 4, false},
 
       {"InputsReadOnEveryStreamWithoutOrdering", R"hir(program input_reads(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -735,7 +773,8 @@ const std::vector<Case>& cases() {
   g = allocate(f32[M, N])
   h = allreduce(x, out=g, op=sum)
 }
-)hir", 1, 4, false},
+)hir",
+       1, 4, false},
 
       {"InputWrittenOnOneStreamOnly", R"hir(program input_one_writer(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -746,7 +785,8 @@ const std::vector<Case>& cases() {
   h = allreduce(x, op=sum)
   wait(h)
 }
-)hir", 2, 4, false},
+)hir",
+       2, 4, false},
 
       {"ProgramEndJoinsTheWorkers", R"hir(program end_joins(M = 8, N = 8, S = 4) {
   input  x : f32[M, N]
@@ -762,7 +802,8 @@ const std::vector<Case>& cases() {
     c = allreduce(yi, op=sum)
   }
 }
-)hir", 2, 4, false},
+)hir",
+       2, 4, false},
 
       {"AssignStreamsShapedRowParallelLinear", R"hir(program rpl(M = 16, K = 8, N = 8, S = 4) {
   input  x : f32[M, K] shard(1)
@@ -786,7 +827,8 @@ const std::vector<Case>& cases() {
   y2 = allocate(f32[M, N])
   add(y, y, out=y2)
 }
-)hir", 2, 2, false},
+)hir",
+       2, 2, false},
 
       {"SynchronizeTheCurrentStreamIsANoOpButHarmless", R"hir(program self_sync(M = 8, N = 8) {
   input  x : f32[M, N]
@@ -798,7 +840,8 @@ const std::vector<Case>& cases() {
   copy(x, out=y)
   add(y, y, out=y)
 }
-)hir", 1, 4, false},
+)hir",
+       1, 4, false},
   };
   return kCases;
 }

@@ -13,8 +13,8 @@
 #include <set>
 #include <tuple>
 
-#include "cli_runner.h"
 #include "analysis/race_check.h"
+#include "cli_runner.h"
 #include "hostir/parser.h"
 #include "hostir/verifier.h"
 #include "test_util.h"

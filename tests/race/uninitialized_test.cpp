@@ -16,8 +16,8 @@
 #include <tuple>
 #include <vector>
 
-#include "analysis/program_check.h"
 #include "analysis/initialization_analysis.h"
+#include "analysis/program_check.h"
 #include "program_check_util.h"
 #include "test_util.h"
 
@@ -50,7 +50,8 @@ struct UninitCase {
 
 const std::vector<UninitCase>& uninitCases() {
   static const std::vector<UninitCase> kCases = {
-      {"KernelInput", R"hir(program kernel_input(M = 64, K = 32, N = 128) {
+      {"KernelInput",
+       R"hir(program kernel_input(M = 64, K = 32, N = 128) {
   input  w : f32[N, K]
   output y : f32[M, N]
   a = allocate(f32[M, K])
@@ -58,9 +59,12 @@ const std::vector<UninitCase>& uninitCases() {
   linear(a, w, out=y)
 }
 )hir",
-       1, {{6, "a", "[0:64, 0:32]", 0}}, {}},
+       1,
+       {{6, "a", "[0:64, 0:32]", 0}},
+       {}},
 
-      {"Bias", R"hir(program bias(M = 8, K = 4, N = 16) {
+      {"Bias",
+       R"hir(program bias(M = 8, K = 4, N = 16) {
   input  x : f32[M, K]
   input  w : f32[N, K]
   output y : f32[M, N]
@@ -68,18 +72,24 @@ const std::vector<UninitCase>& uninitCases() {
   y = linear(x, w, b)
 }
 )hir",
-       1, {{6, "b", "[0:16]", 0}}, {}},
+       1,
+       {{6, "b", "[0:16]", 0}},
+       {}},
 
-      {"SecondOperandOfAdd", R"hir(program add_operand(M = 8, N = 8) {
+      {"SecondOperandOfAdd",
+       R"hir(program add_operand(M = 8, N = 8) {
   input  x : f32[M, N]
   output z : f32[M, N]
   t = allocate(f32[M, N])
   z = add(x, t)
 }
 )hir",
-       1, {{5, "t", "[0:8, 0:8]", 0}}, {}},
+       1,
+       {{5, "t", "[0:8, 0:8]", 0}},
+       {}},
 
-      {"CommunicationInput", R"hir(program comm_input(N = 64) {
+      {"CommunicationInput",
+       R"hir(program comm_input(N = 64) {
   input  x : f32[N]
   output o : f32[N]
   t = allocate(f32[N])
@@ -88,9 +98,12 @@ const std::vector<UninitCase>& uninitCases() {
   wait(c)
 }
 )hir",
-       2, {{6, "t", "[0:64]", 0}}, {}},
+       2,
+       {{6, "t", "[0:64]", 0}},
+       {}},
 
-      {"InPlaceAllreduce", R"hir(program in_place(N = 64) {
+      {"InPlaceAllreduce",
+       R"hir(program in_place(N = 64) {
   input  x : f32[N]
   output y : f32[N]
   y = allocate(f32[N])
@@ -98,11 +111,14 @@ const std::vector<UninitCase>& uninitCases() {
   wait(c)
 }
 )hir",
-       2, {{5, "y", "[0:64]", 0}}, {}},
+       2,
+       {{5, "y", "[0:64]", 0}},
+       {}},
 
       // Only the root reads what it broadcasts; the program never names
       // `rank`, so one issue stands for every rank and the root is named.
-      {"BroadcastOnItsRoot", R"hir(program broadcast_root(N = 64) {
+      {"BroadcastOnItsRoot",
+       R"hir(program broadcast_root(N = 64) {
   input  x : f32[N]
   output y : f32[N]
   y = allocate(f32[N])
@@ -110,9 +126,12 @@ const std::vector<UninitCase>& uninitCases() {
   wait(c)
 }
 )hir",
-       2, {{5, "y", "[0:64]", 1}}, {}},
+       2,
+       {{5, "y", "[0:64]", 1}},
+       {}},
 
-      {"WrittenOnRankZeroOnlyThenReducedEverywhere", R"hir(program one_writer(N = 64) {
+      {"WrittenOnRankZeroOnlyThenReducedEverywhere",
+       R"hir(program one_writer(N = 64) {
   input  x : f32[N]
   output y : f32[N]
   y = allocate(f32[N])
@@ -123,9 +142,12 @@ const std::vector<UninitCase>& uninitCases() {
   wait(c)
 }
 )hir",
-       3, {{8, "y", "[0:64]", 1}}, {}},
+       3,
+       {{8, "y", "[0:64]", 1}},
+       {}},
 
-      {"PartialWrite", R"hir(program partial(M = 64, N = 128, S = 4) {
+      {"PartialWrite",
+       R"hir(program partial(M = 64, N = 128, S = 4) {
   input  x : f32[M, N]
   output z : f32[M, N]
   y = allocate(f32[M, N])
@@ -137,9 +159,12 @@ const std::vector<UninitCase>& uninitCases() {
   z = add(y, x)
 }
 )hir",
-       1, {{10, "y", "[48:64, 0:128]", 0}}, {}},
+       1,
+       {{10, "y", "[48:64, 0:128]", 0}},
+       {}},
 
-      {"AViewOfColumns", R"hir(program column_view(M = 8, N = 4) {
+      {"AViewOfColumns",
+       R"hir(program column_view(M = 8, N = 4) {
   input  x : f32[M, N]
   output z : f32[M, N]
   y = allocate(f32[M, N])
@@ -152,9 +177,12 @@ const std::vector<UninitCase>& uninitCases() {
   copy(yr, out=zr)
 }
 )hir",
-       1, {{11, "y", "[0:8, 2:4]", 0}}, {}},
+       1,
+       {{11, "y", "[0:8, 2:4]", 0}},
+       {}},
 
-      {"DiagonalTilesLeaveTheOtherTwo", R"hir(program diagonal(M = 8, N = 8) {
+      {"DiagonalTilesLeaveTheOtherTwo",
+       R"hir(program diagonal(M = 8, N = 8) {
   input  x : f32[M, N]
   output z : f32[M, N]
   y = allocate(f32[M, N])
@@ -171,9 +199,12 @@ const std::vector<UninitCase>& uninitCases() {
   z = add(y, x)
 }
 )hir",
-       1, {{15, "y", "[4:8, 0:4]", 0}}, {}},
+       1,
+       {{15, "y", "[4:8, 0:4]", 0}},
+       {}},
 
-      {"AllgatherOutputReadBeforeTheAllgather", R"hir(program gather_early(N = 8) {
+      {"AllgatherOutputReadBeforeTheAllgather",
+       R"hir(program gather_early(N = 8) {
   input  x : f32[N]
   output z : f32[N * world]
   o = allocate(f32[N * world])
@@ -182,9 +213,12 @@ const std::vector<UninitCase>& uninitCases() {
   wait(c)
 }
 )hir",
-       2, {{5, "o", "[0:16]", 0}}, {}},
+       2,
+       {{5, "o", "[0:16]", 0}},
+       {}},
 
-      {"ALoopRepeatingTheReadReportsItOnce", R"hir(program repeated(N = 8, S = 10) {
+      {"ALoopRepeatingTheReadReportsItOnce",
+       R"hir(program repeated(N = 8, S = 10) {
   input  x : f32[N]
   output z : f32[N]
   t = allocate(f32[N])
@@ -194,17 +228,23 @@ const std::vector<UninitCase>& uninitCases() {
   }
 }
 )hir",
-       1, {{7, "t", "[0:8]", 0}}, {}},
+       1,
+       {{7, "t", "[0:8]", 0}},
+       {}},
 
-      {"OutputNeverWritten", R"hir(program never_written(M = 64, N = 128) {
+      {"OutputNeverWritten",
+       R"hir(program never_written(M = 64, N = 128) {
   input  x : f32[M, N]
   output y : f32[M, N]
   y = allocate(f32[M, N])
 }
 )hir",
-       2, {}, {{"y", "[0:64, 0:128]"}}},
+       2,
+       {},
+       {{"y", "[0:64, 0:128]"}}},
 
-      {"OutputChunkedLoopMissesTheLastChunk", R"hir(program misses_last(M = 64, N = 128, S = 4) {
+      {"OutputChunkedLoopMissesTheLastChunk",
+       R"hir(program misses_last(M = 64, N = 128, S = 4) {
   input  x : f32[M, N]
   output y : f32[M, N]
   y = allocate(f32[M, N])
@@ -215,9 +255,12 @@ const std::vector<UninitCase>& uninitCases() {
   }
 }
 )hir",
-       2, {}, {{"y", "[48:64, 0:128]"}}},
+       2,
+       {},
+       {{"y", "[48:64, 0:128]"}}},
 
-      {"OutputIsAViewPartlyWritten", R"hir(program view_output(M = 8, N = 8) {
+      {"OutputIsAViewPartlyWritten",
+       R"hir(program view_output(M = 8, N = 8) {
   input  x : f32[M, N]
   output y : f32[4, N]
   big = allocate(f32[M, N])
@@ -228,7 +271,9 @@ const std::vector<UninitCase>& uninitCases() {
   copy(xq, out=half)
 }
 )hir",
-       1, {}, {{"y", "[4:8, 4:8]"}}},
+       1,
+       {},
+       {{"y", "[4:8, 4:8]"}}},
   };
   return kCases;
 }
@@ -264,8 +309,8 @@ TEST_P(UninitializedReads, ReportsExactlyTheExpectedReadsAndOutputs) {
   // The text positions every finding and quotes the region.
   for (const ExpectedRead& r : c.reads) {
     EXPECT_THAT(text, HasSubstr(fmt::format("u.hir:{}:", r.line)));
-    EXPECT_THAT(text, HasSubstr(fmt::format("reads '{}'{} before anything writes it (rank {})", r.buffer, r.region,
-                                            r.rank)));
+    EXPECT_THAT(text,
+                HasSubstr(fmt::format("reads '{}'{} before anything writes it (rank {})", r.buffer, r.region, r.rank)));
   }
   for (const ExpectedOutput& o : c.outputs)
     EXPECT_THAT(text, HasSubstr(fmt::format("output '{}' is not fully written when the program ends", o.output)));
@@ -334,7 +379,8 @@ const std::vector<WrittenCase>& writtenCases() {
   t = allocate(f32[N], zero=true)
   z = add(t, x)
 }
-)hir", 1},
+)hir",
+       1},
       {"ChunksInReverseOrder", R"hir(program reverse(M = 64, N = 8, S = 8) {
   input  x : f32[M, N]
   output z : f32[M, N]
@@ -346,7 +392,8 @@ const std::vector<WrittenCase>& writtenCases() {
   }
   z = add(y, x)
 }
-)hir", 1},
+)hir",
+       1},
       {"EvenChunksThenOddChunks", R"hir(program even_odd(M = 64, N = 8, H = 8) {
   input  x : f32[M, N]
   output z : f32[M, N]
@@ -363,7 +410,8 @@ const std::vector<WrittenCase>& writtenCases() {
   }
   z = add(y, x)
 }
-)hir", 1},
+)hir",
+       1},
       {"StridedColumnChunks", R"hir(program columns(M = 8, N = 12, S = 3) {
   input  x : f32[M, N]
   output y : f32[M, N]
@@ -376,7 +424,8 @@ const std::vector<WrittenCase>& writtenCases() {
   c = allreduce(y, op=sum)
   wait(c)
 }
-)hir", 2},
+)hir",
+       2},
       {"TilesInColumnMajorOrder", R"hir(program tiles(M = 8, N = 8, S = 2, T = 4) {
   input  x : f32[M, N]
   output z : f32[M, N]
@@ -392,14 +441,16 @@ const std::vector<WrittenCase>& writtenCases() {
   }
   z = add(y, x)
 }
-)hir", 1},
+)hir",
+       1},
       {"TheResultOfAnOperation", R"hir(program result(N = 8) {
   input  x : f32[N]
   output z : f32[N]
   t = add(x, x)
   z = add(t, t)
 }
-)hir", 1},
+)hir",
+       1},
       {"ReduceScatterOutputReadAfterwards", R"hir(program scattered(N = 8) {
   input  x : f32[N * world]
   output z : f32[N]
@@ -408,7 +459,8 @@ const std::vector<WrittenCase>& writtenCases() {
   wait(c)
   z = copy(o)
 }
-)hir", 2},
+)hir",
+       2},
       {"WrittenOnAnotherStreamThenJoined", R"hir(program joined(N = 8) {
   input  x : f32[N]
   output z : f32[N]
@@ -421,7 +473,8 @@ const std::vector<WrittenCase>& writtenCases() {
   synchronize(stream(1))
   z = add(y, x)
 }
-)hir", 1},
+)hir",
+       1},
       {"OutputWrittenByAllgather", R"hir(program gathered(N = 8) {
   input  x : f32[N]
   output y : f32[N * world]
@@ -429,7 +482,8 @@ const std::vector<WrittenCase>& writtenCases() {
   c = allgather(x, out=y, axis=0)
   wait(c)
 }
-)hir", 4},
+)hir",
+       4},
       {"BroadcastWritesEveryNonRoot", R"hir(program root_only(N = 64) {
   input  x : f32[N]
   output y : f32[N]
@@ -442,7 +496,8 @@ const std::vector<WrittenCase>& writtenCases() {
   z = allocate(f32[N])
   add(y, x, out=z)
 }
-)hir", 3},
+)hir",
+       3},
   };
   return kCases;
 }
@@ -648,9 +703,9 @@ TEST(Box, SubtractLeavesTheDisjointRest) {
 TEST(Box, UnionOnlyWhenItIsOneBox) {
   EXPECT_EQ(unionBox(rows(0, 4), rows(4, 8)), rows(0, 8));
   EXPECT_EQ(unionBox(rows(4, 8), rows(0, 6)), rows(0, 8));
-  EXPECT_FALSE(unionBox(rows(0, 4), rows(5, 8)).has_value());      // a gap
-  EXPECT_FALSE(unionBox(rows(0, 4), rows(4, 8, 4)).has_value());   // widths differ
-  EXPECT_EQ(unionBox(rows(0, 8), rows(2, 4, 4)), rows(0, 8));      // containment
+  EXPECT_FALSE(unionBox(rows(0, 4), rows(5, 8)).has_value());     // a gap
+  EXPECT_FALSE(unionBox(rows(0, 4), rows(4, 8, 4)).has_value());  // widths differ
+  EXPECT_EQ(unionBox(rows(0, 8), rows(2, 4, 4)), rows(0, 8));     // containment
 }
 
 }  // namespace

@@ -22,7 +22,8 @@ CLI::Validator integerFrom(int64_t lo, int64_t hi) {
   return CLI::Validator(
       [lo, hi, wanted](std::string& text) -> std::string {
         int64_t value = 0;
-        if (!parseWhole(text, value) || value < lo || value > hi) return fmt::format("must be {}, got '{}'", wanted, text);
+        if (!parseWhole(text, value) || value < lo || value > hi)
+          return fmt::format("must be {}, got '{}'", wanted, text);
         return {};
       },
       fmt::format("INT in [{}, {}]", lo, hi));

@@ -49,10 +49,10 @@ struct RunOptions {
   // Skip the race and cross-rank proof before the run (never the verifier);
   // communications are then matched across ranks while the program runs.
   bool unchecked = false;
-  std::string injectFault;  // testing aid: ACTION:RANK:POINT (fault_injection.h)
-  std::string tracePath;  // Chrome trace of the last run
+  std::string injectFault;       // testing aid: ACTION:RANK:POINT (fault_injection.h)
+  std::string tracePath;         // Chrome trace of the last run
   uint64_t traceLimitMiB = 256;  // the trace file's bound; recording stops there
-  int coresPerRank = 0;   // 0: this node's cores / its ranks
+  int coresPerRank = 0;          // 0: this node's cores / its ranks
 };
 
 int runOpt(const OptOptions& options);
@@ -66,9 +66,9 @@ int runRun(const RunOptions& options);
 [[nodiscard]] ToolStatus checkPassNames(const std::string& pipeline, const std::vector<std::string>& printAfter = {});
 
 struct ApplyPassesOptions {
-  int64_t streams = 4;        // the worker pool the passes' output is race-checked for (--streams)
-  bool raceCheck = true;      // false: no race proof (assign-streams then rewrites nothing)
-  bool printRemarks = false;  // --remarks: every remark of the passes, rendered against the file, to `log`
+  int64_t streams = 4;           // the worker pool the passes' output is race-checked for (--streams)
+  bool raceCheck = true;         // false: no race proof (assign-streams then rewrites nothing)
+  bool printRemarks = false;     // --remarks: every remark of the passes, rendered against the file, to `log`
   bool printIrAfterAll = false;  // the program after every pass, to `log`
   std::vector<std::string> printIrAfter;
   // Where the remarks and the IR dumps go as the passes run (the command's

@@ -17,8 +17,8 @@ namespace hostir::tool {
 // exit and every abort uses one of these.
 enum ExitCode : int {
   kSuccess = 0,
-  kProgramError = 1,   // a bad program or input, a race, a failed run
-  kUsageError = 2,     // a bad command line
+  kProgramError = 1,    // a bad program or input, a race, a failed run
+  kUsageError = 2,      // a bad command line
   kInternalError = 70,  // EX_SOFTWARE: an internal error (a bug), reported instead of a crash
 };
 

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <csignal>
 #include <charconv>
+#include <csignal>
 #include <vector>
 
 namespace hostir::tool {
@@ -28,20 +28,30 @@ bool parseInt(const std::string& text, int& value) {
 }  // namespace
 
 Result<FaultInjection> FaultInjection::parse(const std::string& spec) {
-  const Diagnostic bad{{}, fmt::format("--inject-fault expects ACTION:RANK:POINT with ACTION stop or kill and POINT "
-                                       "setup, run:K, running:K or exit, got '{}'", spec)};
+  const Diagnostic bad{{},
+                       fmt::format("--inject-fault expects ACTION:RANK:POINT with ACTION stop or kill and POINT "
+                                   "setup, run:K, running:K or exit, got '{}'",
+                                   spec)};
   std::vector<std::string> parts = splitColons(spec);
   if (parts.size() < 3) return bad;
   FaultInjection fault;
-  if (parts[0] == "stop") fault.action = Action::Stop;
-  else if (parts[0] == "kill") fault.action = Action::Kill;
-  else return bad;
+  if (parts[0] == "stop")
+    fault.action = Action::Stop;
+  else if (parts[0] == "kill")
+    fault.action = Action::Kill;
+  else
+    return bad;
   if (!parseInt(parts[1], fault.rank)) return bad;
-  if (parts[2] == "setup" && parts.size() == 3) fault.point = Point::Setup;
-  else if (parts[2] == "exit" && parts.size() == 3) fault.point = Point::Exit;
-  else if (parts[2] == "run" && parts.size() == 4 && parseInt(parts[3], fault.run)) fault.point = Point::Run;
-  else if (parts[2] == "running" && parts.size() == 4 && parseInt(parts[3], fault.run)) fault.point = Point::Running;
-  else return bad;
+  if (parts[2] == "setup" && parts.size() == 3)
+    fault.point = Point::Setup;
+  else if (parts[2] == "exit" && parts.size() == 3)
+    fault.point = Point::Exit;
+  else if (parts[2] == "run" && parts.size() == 4 && parseInt(parts[3], fault.run))
+    fault.point = Point::Run;
+  else if (parts[2] == "running" && parts.size() == 4 && parseInt(parts[3], fault.run))
+    fault.point = Point::Running;
+  else
+    return bad;
   return fault;
 }
 

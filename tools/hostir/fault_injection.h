@@ -15,10 +15,10 @@ namespace hostir::tool {
 struct FaultInjection {
   enum class Action { Stop, Kill };
   enum class Point {
-    Setup,  // before the ranks agree to start
+    Setup,    // before the ranks agree to start
     Run,      // before the barrier that starts run `run` (0-based, warm-ups included)
     Running,  // just after that barrier: the other ranks go on into the run's communications
-    Exit,   // before the barrier that ends the job
+    Exit,     // before the barrier that ends the job
   };
   Action action = Action::Stop;
   int rank = 0;

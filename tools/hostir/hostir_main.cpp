@@ -1,14 +1,14 @@
 // The `hostir` command line: opt (run passes, print the result), check
 // (verify a program with its params bound) and run (execute it on a team).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <iostream>
 #include <new>
 
+#include "passes/pass_manager.h"
 #include "tools/hostir/cli_validators.h"
 #include "tools/hostir/commands.h"
-#include "passes/pass_manager.h"
 
 namespace hostir::tool {
 namespace {
@@ -40,13 +40,15 @@ std::string passList() {
 }
 
 int main(int argc, char** argv) {
-  CLI::App app{"hostir: run host-IR programs (GEMMs and collectives on several streams) on every rank of a team.\n"
-               "The language is described in docs/hostir-language.md."};
+  CLI::App app{
+      "hostir: run host-IR programs (GEMMs and collectives on several streams) on every rank of a team.\n"
+      "The language is described in docs/hostir-language.md."};
   app.require_subcommand(1);
-  app.footer("Examples:\n"
-             "  hostir opt examples/row_parallel_linear.hir --passes assign-streams\n"
-             "  hostir check examples/row_parallel_linear.hir --set M=1024 --ranks 2\n"
-             "  mpirun -np 2 hostir run examples/row_parallel_linear.hir --passes assign-streams --check");
+  app.footer(
+      "Examples:\n"
+      "  hostir opt examples/row_parallel_linear.hir --passes assign-streams\n"
+      "  hostir check examples/row_parallel_linear.hir --set M=1024 --ranks 2\n"
+      "  mpirun -np 2 hostir run examples/row_parallel_linear.hir --passes assign-streams --check");
 
   OptOptions opt;
   CLI::App* optCmd = app.add_subcommand("opt", "Run passes over a program and print the result (like mlir-opt)");
@@ -59,7 +61,8 @@ int main(int argc, char** argv) {
   optCmd->add_option("--print-ir-after", opt.printIrAfter, "Print the program to stderr after the named pass")
       ->type_name("PASS")
       ->delimiter(',');
-  optCmd->add_flag("--remarks", opt.remarks, "Print the passes' decisions (which loops they rewrote, and why not) to stderr");
+  optCmd->add_flag("--remarks", opt.remarks,
+                   "Print the passes' decisions (which loops they rewrote, and why not) to stderr");
   optCmd->footer(passList());
 
   CommonOptions check;
@@ -84,21 +87,26 @@ int main(int argc, char** argv) {
   runCmd->add_flag("--race-check", run.raceCheck,
                    "Check the work for stream races as it is issued (exit 1 and report each race)");
   runCmd->add_option("--warmup", run.warmup, "Untimed runs before the timed ones")->check(integerFrom(0, kMaxRuns));
-  runCmd->add_option("--repeat", run.repeat, "Timed runs; rank 0 prints a timing line")->check(integerFrom(0, kMaxRuns));
-  runCmd->add_option("--trace", run.tracePath,
-                     "Write the last run's timeline (every rank, stream and host issue) as a Chrome trace "
-                     "for Perfetto (CPU backend)")
+  runCmd->add_option("--repeat", run.repeat, "Timed runs; rank 0 prints a timing line")
+      ->check(integerFrom(0, kMaxRuns));
+  runCmd
+      ->add_option("--trace", run.tracePath,
+                   "Write the last run's timeline (every rank, stream and host issue) as a Chrome trace "
+                   "for Perfetto (CPU backend)")
       ->type_name("FILE.json");
-  runCmd->add_option("--trace-limit", run.traceLimitMiB,
-                     "Largest --trace file, in MiB (default 256); recording stops there and the trace says so")
+  runCmd
+      ->add_option("--trace-limit", run.traceLimitMiB,
+                   "Largest --trace file, in MiB (default 256); recording stops there and the trace says so")
       ->type_name("MIB")
       ->check(integerFrom(1, 1 << 20));
-  runCmd->add_option("--cores-per-rank", run.coresPerRank,
-                     "CPU backend: computations and communications a rank runs at once; streams beyond that "
-                     "take turns in issue order (default: the node's cores divided by its ranks)")
+  runCmd
+      ->add_option("--cores-per-rank", run.coresPerRank,
+                   "CPU backend: computations and communications a rank runs at once; streams beyond that "
+                   "take turns in issue order (default: the node's cores divided by its ranks)")
       ->check(integerFrom(1, 1024));
-  runCmd->add_option("--comm-timeout", run.commTimeoutSeconds,
-                     "Seconds before a communication that has not completed is reported and the team aborted")
+  runCmd
+      ->add_option("--comm-timeout", run.commTimeoutSeconds,
+                   "Seconds before a communication that has not completed is reported and the team aborted")
       ->check(positiveSeconds(kMaxCommTimeoutSeconds));
   runCmd->add_flag("--unchecked", run.unchecked,
                    "Skip the proof that the program is race-free and issues the same communications on every rank "
@@ -108,8 +116,9 @@ int main(int argc, char** argv) {
   runCmd->add_option("--inject-fault", run.injectFault, "Stop or kill one rank at a chosen point")
       ->type_name("ACTION:RANK:POINT")
       ->group("");
-  runCmd->add_option("--inject-delays", run.injectDelaysMicros,
-                     "Testing aid: sleep up to this many microseconds before every task and communication")
+  runCmd
+      ->add_option("--inject-delays", run.injectDelaysMicros,
+                   "Testing aid: sleep up to this many microseconds before every task and communication")
       ->type_name("MICROSECONDS")
       ->check(integerFrom(0, 1'000'000));
 

@@ -85,14 +85,17 @@ LaunchOutcome agreeOnLaunch(Communicator& comm, HostWatchdog* watchdog, const st
       // rank finds is printed once, a rank's own problem by that rank.
       bool printedBelow = false;
       for (int r = 0; r < rank; ++r)
-        printedBelow |= table[static_cast<size_t>(r) * width] != 0.0 && wordAt(table, static_cast<size_t>(r) * width + 1) == wordAt(row, 1);
-      if (!printedBelow) std::cerr << (failedRanks.size() == static_cast<size_t>(world) || world == 1
-                                           ? error
-                                           : fmt::format("hostir: rank {}: {}", rank, error));
+        printedBelow |= table[static_cast<size_t>(r) * width] != 0.0 &&
+                        wordAt(table, static_cast<size_t>(r) * width + 1) == wordAt(row, 1);
+      if (!printedBelow)
+        std::cerr << (failedRanks.size() == static_cast<size_t>(world) || world == 1
+                          ? error
+                          : fmt::format("hostir: rank {}: {}", rank, error));
     }
     if (rank == 0 && !failed)
-      std::cerr << fmt::format("error: rank{} {} of {} could not start the run (each prints its reason); no rank runs it\n",
-                               failedRanks.size() == 1 ? "" : "s", fmt::join(failedRanks, ", "), world);
+      std::cerr << fmt::format(
+          "error: rank{} {} of {} could not start the run (each prints its reason); no rank runs it\n",
+          failedRanks.size() == 1 ? "" : "s", fmt::join(failedRanks, ", "), world);
     return LaunchOutcome{false, failed ? errorCode : kProgramError};
   }
 
@@ -102,14 +105,16 @@ LaunchOutcome agreeOnLaunch(Communicator& comm, HostWatchdog* watchdog, const st
     if (wordAt(table, static_cast<size_t>(r) * width + kProgramAt) != wordAt(table, kProgramAt))
       lines.push_back(fmt::format("the program text differs between rank 0 and rank {}", r));
   const bool programsAgree = lines.empty();
-  for (std::string& line : differences(fingerprint.options, table, width, kProgramAt + 2, world)) lines.push_back(std::move(line));
+  for (std::string& line : differences(fingerprint.options, table, width, kProgramAt + 2, world))
+    lines.push_back(std::move(line));
 
   // Round 2, only when the programs agree (so every rank has the same
   // parameters, in the same order): the parameter values themselves.
   if (programsAgree && !fingerprint.params.empty()) {
     std::vector<double> params;
     for (const LaunchPart& part : fingerprint.params) pushWord(params, part.value);
-    const std::vector<double> paramTable = gatherRows(comm, watchdog, params, "the comparison of the ranks' parameters");
+    const std::vector<double> paramTable =
+        gatherRows(comm, watchdog, params, "the comparison of the ranks' parameters");
     for (std::string& line : differences(fingerprint.params, paramTable, params.size(), 0, world))
       lines.push_back(std::move(line));
   }

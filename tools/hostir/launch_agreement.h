@@ -19,14 +19,14 @@ namespace hostir::tool {
 
 // One thing every rank must have been given alike.
 struct LaunchPart {
-  std::string name;     // "the program", "--streams", "parameter M"
-  std::string shown;    // this rank's value as a person would write it
-  uint64_t value = 0;   // the value itself for integers, else a hash of `shown`
-  bool numeric = false; // `value` is the integer itself (printed for every rank)
+  std::string name;      // "the program", "--streams", "parameter M"
+  std::string shown;     // this rank's value as a person would write it
+  uint64_t value = 0;    // the value itself for integers, else a hash of `shown`
+  bool numeric = false;  // `value` is the integer itself (printed for every rank)
 };
 
 struct LaunchFingerprint {
-  std::string programText;        // hashed; empty when the rank could not read it
+  std::string programText;          // hashed; empty when the rank could not read it
   std::vector<LaunchPart> options;  // the same names, in the same order, on every rank
   std::vector<LaunchPart> params;   // compared only when the programs agree
 };

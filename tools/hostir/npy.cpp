@@ -16,8 +16,7 @@
 
 namespace hostir {
 
-static_assert(std::endian::native == std::endian::little,
-              "the .npy reader and writer assume a little-endian host");
+static_assert(std::endian::native == std::endian::little, "the .npy reader and writer assume a little-endian host");
 
 namespace {
 
@@ -32,9 +31,7 @@ constexpr int kMaxDepth = 16;
 // it holds never makes us allocate more than it actually holds (plus one piece).
 constexpr size_t kReadChunk = size_t{64} << 20;
 
-Diagnostic error(const std::string& path, const std::string& problem) {
-  return Diagnostic{{}, path + ": " + problem};
-}
+Diagnostic error(const std::string& path, const std::string& problem) { return Diagnostic{{}, path + ": " + problem}; }
 
 // `text` in single quotes, non-printable bytes as \xNN, at most 40 characters.
 std::string quote(std::string_view text) {
@@ -104,8 +101,7 @@ class HeaderParser {
     std::optional<PyValue> v = parseValue(0);
     if (!v) return std::nullopt;
     skipSpace();
-    if (pos_ != text_.size()) return fail("unexpected " + quote(text_.substr(pos_, 10)) +
-                                          " after the header dict");
+    if (pos_ != text_.size()) return fail("unexpected " + quote(text_.substr(pos_, 10)) + " after the header dict");
     return v;
   }
 
@@ -119,8 +115,7 @@ class HeaderParser {
 
   void skipSpace() {
     while (pos_ < text_.size() &&
-           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' ||
-            text_[pos_] == '\r'))
+           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r'))
       ++pos_;
   }
 
@@ -170,8 +165,7 @@ class HeaderParser {
     PyValue v;
     v.kind = PyValue::Kind::Str;
     while (true) {
-      if (pos_ >= text_.size() || text_[pos_] == '\n')
-        return fail("unterminated string in the header");
+      if (pos_ >= text_.size() || text_[pos_] == '\n') return fail("unterminated string in the header");
       char c = text_[pos_++];
       if (c == q) return v;
       if (c == '\\') {
@@ -180,8 +174,13 @@ class HeaderParser {
         switch (e) {
           case 'n': v.str += '\n'; break;
           case 't': v.str += '\t'; break;
-          case '\\': case '\'': case '"': v.str += e; break;
-          default: v.str += '\\'; v.str += e; break;
+          case '\\':
+          case '\'':
+          case '"': v.str += e; break;
+          default:
+            v.str += '\\';
+            v.str += e;
+            break;
         }
       } else {
         v.str += c;
@@ -201,14 +200,15 @@ class HeaderParser {
     uint64_t mag = 0;
     while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
       auto d = static_cast<uint64_t>(text_[pos_++] - '0');
-      if (mag > (std::numeric_limits<uint64_t>::max() - d) / 10) v.intOverflow = true;
-      else mag = mag * 10 + d;
+      if (mag > (std::numeric_limits<uint64_t>::max() - d) / 10)
+        v.intOverflow = true;
+      else
+        mag = mag * 10 + d;
     }
     // Python 2 era files write long integers as 3L.
     if (pos_ < text_.size() && (text_[pos_] == 'L' || text_[pos_] == 'l')) ++pos_;
     if (pos_ < text_.size() &&
-        (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
-         text_[pos_] == '.'))
+        (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' || text_[pos_] == '.'))
       return fail("malformed integer in the header " + where());
     constexpr auto kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
     if (!v.intOverflow && (mag <= kMax || (negative && mag == kMax + 1))) {
@@ -294,8 +294,7 @@ constexpr const char* kSupported =
     "when bf16 is expected; '>' (big-endian) variants of these are accepted too";
 
 // Maps a descr string to a dtype, or explains (without the file name) why not.
-std::variant<Descr, std::string> parseDescr(const std::string& descr,
-                                           std::optional<DType> expected) {
+std::variant<Descr, std::string> parseDescr(const std::string& descr, std::optional<DType> expected) {
   std::string_view s = descr;
   bool big = false;
   if (!s.empty() && (s[0] == '<' || s[0] == '>' || s[0] == '=' || s[0] == '|')) {
@@ -316,15 +315,15 @@ std::variant<Descr, std::string> parseDescr(const std::string& descr,
     if (expected != DType::BF16)
       return "dtype " + quote(descr) +
              " (uint16) is only read as raw bf16 bits, when the input is expected to be "
-             "bf16; other integer dtypes are not supported (" + kSupported + ")";
+             "bf16; other integer dtypes are not supported (" +
+             kSupported + ")";
     dtype = DType::BF16;
   } else {
     return "unsupported dtype " + quote(descr) + " (" + kSupported + ")";
   }
   if (expected && *expected != dtype) {
-    std::string msg = "holds " + std::string(dtypeName(dtype)) + " data (dtype " +
-                      quote(descr) + ") but " + std::string(dtypeName(*expected)) +
-                      " was expected";
+    std::string msg = "holds " + std::string(dtypeName(dtype)) + " data (dtype " + quote(descr) + ") but " +
+                      std::string(dtypeName(*expected)) + " was expected";
     if (*expected == DType::BF16) msg += " (bf16 is stored as '<u2' raw bits)";
     return msg;
   }
@@ -339,9 +338,7 @@ struct FileCloser {
 using File = std::unique_ptr<std::FILE, FileCloser>;
 
 // Reads up to `n` bytes; returns how many were read (fewer only at EOF or error).
-size_t readBytes(std::FILE* f, void* out, size_t n) {
-  return std::fread(out, 1, n, f);
-}
+size_t readBytes(std::FILE* f, void* out, size_t n) { return std::fread(out, 1, n, f); }
 
 void byteSwap(std::vector<std::byte>& data, size_t itemSize) {
   if (itemSize < 2) return;
@@ -351,8 +348,8 @@ void byteSwap(std::vector<std::byte>& data, size_t itemSize) {
 }
 
 // Reorders Fortran-order (first index fastest) data into C order.
-std::vector<std::byte> fortranToC(const std::vector<std::byte>& src,
-                                  const std::vector<int64_t>& shape, size_t itemSize) {
+std::vector<std::byte> fortranToC(const std::vector<std::byte>& src, const std::vector<int64_t>& shape,
+                                  size_t itemSize) {
   // Dimensions of extent 1 do not move anything; dropping them bounds the
   // rank by log2(element count).
   std::vector<int64_t> dims;
@@ -397,14 +394,12 @@ uint32_t readLE(const unsigned char* p, size_t n) {
 
 Result<HostTensor> readNpy(const std::string& path, std::optional<DType> expected) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    return error(path, "cannot read .npy file: it is a directory");
+  if (std::filesystem::is_directory(path, ec)) return error(path, "cannot read .npy file: it is a directory");
   errno = 0;
   File file(std::fopen(path.c_str(), "rb"));
   if (!file) {
     int err = errno;
-    return error(path, std::string("cannot open .npy file: ") +
-                           (err ? std::strerror(err) : "unknown error"));
+    return error(path, std::string("cannot open .npy file: ") + (err ? std::strerror(err) : "unknown error"));
   }
   std::FILE* f = file.get();
   auto readFailed = [&](const std::string& what) -> Diagnostic {
@@ -422,16 +417,16 @@ Result<HostTensor> readNpy(const std::string& path, std::optional<DType> expecte
   if (got < 8) return readFailed("truncated .npy file (it ends inside the format version)");
   unsigned major = pre[6], minor = pre[7];
   if ((major != 1 && major != 2 && major != 3) || minor != 0)
-    return error(path, "unsupported .npy format version " + std::to_string(major) + "." +
-                           std::to_string(minor) + " (supported: 1.0, 2.0, 3.0)");
+    return error(path, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor) +
+                           " (supported: 1.0, 2.0, 3.0)");
   size_t lenBytes = major == 1 ? 2 : 4;
   if (readBytes(f, pre + 8, lenBytes) != lenBytes)
     return readFailed("truncated .npy header (the file ends inside the header length)");
   uint64_t headerLen = readLE(pre + 8, lenBytes);
   uint64_t dataOffset = 8 + lenBytes + headerLen;
   if (headerLen > kMaxHeaderLen)
-    return error(path, "the .npy header claims " + std::to_string(headerLen) +
-                           " bytes, more than the limit of " + std::to_string(kMaxHeaderLen));
+    return error(path, "the .npy header claims " + std::to_string(headerLen) + " bytes, more than the limit of " +
+                           std::to_string(kMaxHeaderLen));
 
   std::optional<uint64_t> fileSize;
   if (std::filesystem::is_regular_file(path, ec)) {
@@ -439,10 +434,9 @@ Result<HostTensor> readNpy(const std::string& path, std::optional<DType> expecte
     if (!ec) fileSize = size;
   }
   if (fileSize && *fileSize < dataOffset)
-    return error(path, "truncated .npy header: it claims " + std::to_string(headerLen) +
-                           " bytes but the file has only " +
-                           std::to_string(*fileSize - std::min<uint64_t>(*fileSize, 8 + lenBytes)) +
-                           " after the preamble");
+    return error(path,
+                 "truncated .npy header: it claims " + std::to_string(headerLen) + " bytes but the file has only " +
+                     std::to_string(*fileSize - std::min<uint64_t>(*fileSize, 8 + lenBytes)) + " after the preamble");
   std::string header(headerLen, '\0');
   if (readBytes(f, header.data(), header.size()) != header.size())
     return readFailed("truncated .npy header (header length " + std::to_string(headerLen) + ")");
@@ -450,9 +444,7 @@ Result<HostTensor> readNpy(const std::string& path, std::optional<DType> expecte
   // Header dict.
   HeaderParser parser(header);
   std::optional<PyValue> dict = parser.parseAll();
-  auto malformed = [&](const std::string& why) {
-    return error(path, "malformed .npy header: " + why);
-  };
+  auto malformed = [&](const std::string& why) { return error(path, "malformed .npy header: " + why); };
   if (!dict) return malformed(parser.error());
   if (dict->kind != PyValue::Kind::Dict)
     return malformed(std::string("expected a dict, found ") + kindName(dict->kind));
@@ -468,18 +460,18 @@ Result<HostTensor> readNpy(const std::string& path, std::optional<DType> expecte
                            : key.str == "shape"         ? &shapeValue
                                                         : nullptr;
     if (!slot)
-      return malformed("unexpected key " + quote(key.str) +
-                       " (the keys are 'descr', 'fortran_order' and 'shape')");
+      return malformed("unexpected key " + quote(key.str) + " (the keys are 'descr', 'fortran_order' and 'shape')");
     if (*slot) return malformed("duplicate key " + quote(key.str));
     *slot = &dict->values[i];
   }
-  for (auto [value, name] : {std::pair{descr, "descr"}, std::pair{fortran, "fortran_order"},
-                             std::pair{shapeValue, "shape"}})
+  for (auto [value, name] :
+       {std::pair{descr, "descr"}, std::pair{fortran, "fortran_order"}, std::pair{shapeValue, "shape"}})
     if (!value) return malformed(std::string("missing key '") + name + "'");
 
   if (descr->kind == PyValue::Kind::List)
-    return error(path, "structured dtypes (a list as descr) are not supported; only plain "
-                       "floating-point arrays are");
+    return error(path,
+                 "structured dtypes (a list as descr) are not supported; only plain "
+                 "floating-point arrays are");
   if (descr->kind != PyValue::Kind::Str)
     return malformed(std::string("'descr' is ") + kindName(descr->kind) + ", not a string");
   auto parsed = parseDescr(descr->str, expected);
@@ -487,11 +479,9 @@ Result<HostTensor> readNpy(const std::string& path, std::optional<DType> expecte
   Descr d = std::get<Descr>(parsed);
 
   if (fortran->kind != PyValue::Kind::Bool)
-    return malformed(std::string("'fortran_order' is ") + kindName(fortran->kind) +
-                     ", not True or False");
+    return malformed(std::string("'fortran_order' is ") + kindName(fortran->kind) + ", not True or False");
   if (shapeValue->kind != PyValue::Kind::Tuple)
-    return malformed(std::string("'shape' is ") + kindName(shapeValue->kind) +
-                     ", not a tuple of integers");
+    return malformed(std::string("'shape' is ") + kindName(shapeValue->kind) + ", not a tuple of integers");
 
   HostTensor array;
   array.dtype = d.dtype;
@@ -500,11 +490,9 @@ Result<HostTensor> readNpy(const std::string& path, std::optional<DType> expecte
   bool overflow = false;
   for (const PyValue& dim : shapeValue->items) {
     if (dim.kind != PyValue::Kind::Int)
-      return malformed(std::string("a 'shape' entry is ") + kindName(dim.kind) +
-                       ", not an integer");
+      return malformed(std::string("a 'shape' entry is ") + kindName(dim.kind) + ", not an integer");
     if (dim.intOverflow) return error(path, "shape overflows: a dimension does not fit in 64 bits");
-    if (dim.integer < 0)
-      return malformed("negative dimension " + std::to_string(dim.integer) + " in 'shape'");
+    if (dim.integer < 0) return malformed("negative dimension " + std::to_string(dim.integer) + " in 'shape'");
     array.shape.push_back(dim.integer);
   }
   for (int64_t dim : array.shape) {
@@ -514,40 +502,37 @@ Result<HostTensor> readNpy(const std::string& path, std::optional<DType> expecte
       overflow = false;
       break;
     }
-    if (count > std::numeric_limits<uint64_t>::max() / u) overflow = true;
-    else count *= u;
+    if (count > std::numeric_limits<uint64_t>::max() / u)
+      overflow = true;
+    else
+      count *= u;
   }
   constexpr auto kMaxBytes = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   if (overflow || count > kMaxBytes / itemSize)
-    return error(path, "shape " + shapeText(array.shape) + " overflows: its size in bytes "
-                       "does not fit in 64 bits");
+    return error(path, "shape " + shapeText(array.shape) +
+                           " overflows: its size in bytes "
+                           "does not fit in 64 bits");
   uint64_t dataBytes = count * itemSize;
-  std::string needs = "shape " + shapeText(array.shape) + " of " +
-                      std::string(dtypeName(d.dtype)) + " needs " + std::to_string(dataBytes) +
-                      " bytes of data";
+  std::string needs = "shape " + shapeText(array.shape) + " of " + std::string(dtypeName(d.dtype)) + " needs " +
+                      std::to_string(dataBytes) + " bytes of data";
 
   // Data.
   if (fileSize) {
     uint64_t have = *fileSize - dataOffset;
     if (have < dataBytes)
-      return error(path, "data is truncated: " + needs + " but the file has " +
-                             std::to_string(have));
+      return error(path, "data is truncated: " + needs + " but the file has " + std::to_string(have));
     if (have > dataBytes)
-      return error(path, "the file has " + std::to_string(have - dataBytes) +
-                             " bytes after the data (" + needs + ")");
+      return error(path, "the file has " + std::to_string(have - dataBytes) + " bytes after the data (" + needs + ")");
   }
   while (array.data.size() < dataBytes) {
     size_t old = array.data.size();
     size_t piece = static_cast<size_t>(std::min<uint64_t>(kReadChunk, dataBytes - old));
     array.data.resize(old + piece);
     size_t n = readBytes(f, array.data.data() + old, piece);
-    if (n != piece)
-      return readFailed("data is truncated: " + needs + " but the file has " +
-                        std::to_string(old + n));
+    if (n != piece) return readFailed("data is truncated: " + needs + " but the file has " + std::to_string(old + n));
   }
   unsigned char extra;
-  if (readBytes(f, &extra, 1) != 0)
-    return error(path, "the file has more bytes after the data (" + needs + ")");
+  if (readBytes(f, &extra, 1) != 0) return error(path, "the file has more bytes after the data (" + needs + ")");
   if (std::ferror(f)) return readFailed("data");
 
   if (d.bigEndian) byteSwap(array.data, itemSize);
@@ -555,32 +540,32 @@ Result<HostTensor> readNpy(const std::string& path, std::optional<DType> expecte
   return array;
 }
 
-Status writeNpy(const std::string& path, DType dtype, const std::vector<int64_t>& shape,
-                const void* data) {
+Status writeNpy(const std::string& path, DType dtype, const std::vector<int64_t>& shape, const void* data) {
   size_t itemSize = dtypeSize(dtype);
   uint64_t count = 1;
   bool zero = false, overflow = false;
   for (int64_t dim : shape) {
-    if (dim < 0)
-      return error(path, "cannot write .npy file: negative dimension in shape " +
-                             shapeText(shape));
-    if (dim == 0) zero = true;
+    if (dim < 0) return error(path, "cannot write .npy file: negative dimension in shape " + shapeText(shape));
+    if (dim == 0)
+      zero = true;
     else if (count > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(dim))
       overflow = true;
-    else count *= static_cast<uint64_t>(dim);
+    else
+      count *= static_cast<uint64_t>(dim);
   }
-  if (zero) count = 0;
+  if (zero)
+    count = 0;
   else if (overflow || count > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / itemSize)
     return error(path, "cannot write .npy file: shape " + shapeText(shape) + " overflows");
   uint64_t dataBytes = count * itemSize;
   if (dataBytes > 0 && !data) return error(path, "cannot write .npy file: no data");
 
-  const char* descr = dtype == DType::F32    ? "<f4"
-                      : dtype == DType::F64  ? "<f8"
-                      : dtype == DType::F16  ? "<f2"
-                                             : "<u2";  // bf16 as raw bits
-  std::string header = std::string("{'descr': '") + descr +
-                       "', 'fortran_order': False, 'shape': " + shapeText(shape) + ", }";
+  const char* descr = dtype == DType::F32   ? "<f4"
+                      : dtype == DType::F64 ? "<f8"
+                      : dtype == DType::F16 ? "<f2"
+                                            : "<u2";  // bf16 as raw bits
+  std::string header =
+      std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shapeText(shape) + ", }";
   // Pad with spaces so that preamble + header + '\n' is a multiple of 64.
   auto padded = [&](size_t preamble) {
     size_t total = preamble + header.size() + 1;
@@ -593,8 +578,7 @@ Status writeNpy(const std::string& path, DType dtype, const std::vector<int64_t>
     preamble = 12;
   }
   size_t headerLen = padded(preamble);
-  if (headerLen > 0xffffffffu)
-    return error(path, "cannot write .npy file: header too long");
+  if (headerLen > 0xffffffffu) return error(path, "cannot write .npy file: header too long");
   header.resize(headerLen - 1, ' ');
   header += '\n';
 
@@ -607,13 +591,11 @@ Status writeNpy(const std::string& path, DType dtype, const std::vector<int64_t>
   File file(std::fopen(path.c_str(), "wb"));
   if (!file) {
     int err = errno;
-    return error(path, std::string("cannot write .npy file: ") +
-                           (err ? std::strerror(err) : "unknown error"));
+    return error(path, std::string("cannot write .npy file: ") + (err ? std::strerror(err) : "unknown error"));
   }
   bool ok = std::fwrite(pre.data(), 1, pre.size(), file.get()) == pre.size() &&
             std::fwrite(header.data(), 1, header.size(), file.get()) == header.size() &&
-            (dataBytes == 0 ||
-             std::fwrite(data, 1, static_cast<size_t>(dataBytes), file.get()) == dataBytes);
+            (dataBytes == 0 || std::fwrite(data, 1, static_cast<size_t>(dataBytes), file.get()) == dataBytes);
   int err = ok ? 0 : errno;
   if (std::fclose(file.release()) != 0 && ok) {
     ok = false;
@@ -622,8 +604,7 @@ Status writeNpy(const std::string& path, DType dtype, const std::vector<int64_t>
   if (!ok) {
     std::error_code ec;
     std::filesystem::remove(path, ec);
-    return error(path, std::string("cannot write .npy file: ") +
-                           (err ? std::strerror(err) : "write failed"));
+    return error(path, std::string("cannot write .npy file: ") + (err ? std::strerror(err) : "write failed"));
   }
   return std::nullopt;
 }

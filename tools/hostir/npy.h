@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "hostir/diagnostic.h"
 #include "executor/host_tensor.h"
+#include "hostir/diagnostic.h"
 #include "hostir/dtype.h"
 
 namespace hostir {
@@ -30,14 +30,12 @@ namespace hostir {
 // Reads the .npy file at `path`. When `expected` is given the file must hold
 // that dtype (a mismatch is an error, nothing is converted); bf16 files can
 // only be read with expected == DType::BF16, since on disk they are uint16.
-Result<HostTensor> readNpy(const std::string& path,
-                         std::optional<DType> expected = std::nullopt);
+Result<HostTensor> readNpy(const std::string& path, std::optional<DType> expected = std::nullopt);
 
 // Writes `data` (C order, little endian, product(shape) elements of `dtype`)
 // to `path` as a version 1.0 .npy file (2.0 when the header does not fit
 // version 1.0), the header padded with spaces and '\n' so that the data
 // starts at a multiple of 64 bytes. bf16 is written as '<u2' raw bits.
-Status writeNpy(const std::string& path, DType dtype, const std::vector<int64_t>& shape,
-                const void* data);
+Status writeNpy(const std::string& path, DType dtype, const std::vector<int64_t>& shape, const void* data);
 
 }  // namespace hostir

@@ -5,10 +5,10 @@
 
 #include "analysis/program_check.h"
 #include "analysis/race_check.h"
-#include "passes/race_oracle.h"
-#include "tools/hostir/commands.h"
 #include "hostir/printer.h"
 #include "passes/pass_manager.h"
+#include "passes/race_oracle.h"
+#include "tools/hostir/commands.h"
 
 namespace hostir::tool {
 

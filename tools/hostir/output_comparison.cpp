@@ -71,14 +71,15 @@ Comparison compareOutputs(const std::map<std::string, HostTensor>& actual,
     }
     if (worstRatio > 1.0 || nonFinite) {
       c.ok = false;
-      lines.push_back(fmt::format("output '{}' differs from the serial reference: worst element {} is {:.8g}, "
-                                  "expected {:.8g} (tolerance {:.3g} relative to |expected| + rms {:.4g})",
-                                  name, indexString(worst, ref.shape), elementAsDouble(got, worst),
-                                  elementAsDouble(ref, worst), tol, rms));
+      lines.push_back(fmt::format(
+          "output '{}' differs from the serial reference: worst element {} is {:.8g}, "
+          "expected {:.8g} (tolerance {:.3g} relative to |expected| + rms {:.4g})",
+          name, indexString(worst, ref.shape), elementAsDouble(got, worst), elementAsDouble(ref, worst), tol, rms));
     } else {
-      lines.push_back(fmt::format("output '{}' matches the serial reference ({} elements, worst error {:.3g} of "
-                                  "the {} tolerance)",
-                                  name, n, worstRatio, dtypeName(ref.dtype)));
+      lines.push_back(
+          fmt::format("output '{}' matches the serial reference ({} elements, worst error {:.3g} of "
+                      "the {} tolerance)",
+                      name, n, worstRatio, dtypeName(ref.dtype)));
     }
   }
   c.report = fmt::format("{}", fmt::join(lines, "\n"));

@@ -15,16 +15,16 @@
 #include <new>
 #include <sstream>
 
-#include "comm/host_watchdog.h"
-#include "comm/mpi_communicator.h"
 #include "analysis/program_check.h"
 #include "analysis/race_check.h"
+#include "comm/host_watchdog.h"
+#include "comm/mpi_communicator.h"
 #include "executor/backend_selection.h"
 #include "executor/runner.h"
-#include "tools/hostir/npy.h"
 #include "tools/hostir/commands.h"
 #include "tools/hostir/fault_injection.h"
 #include "tools/hostir/launch_agreement.h"
+#include "tools/hostir/npy.h"
 #include "tools/hostir/output_comparison.h"
 #include "tools/hostir/trace_file.h"
 
@@ -76,8 +76,8 @@ struct Team {
 // Nothing is printed while preparing: under mpirun, which ranks print is
 // known only once they have agreed (launch_agreement.h).
 struct PreparedRun {
-  ToolStatus error;      // why the preparation failed
-  std::string remarks;   // what the passes' --remarks rendered, in order, before any error
+  ToolStatus error;     // why the preparation failed
+  std::string remarks;  // what the passes' --remarks rendered, in order, before any error
   std::optional<SourceProgram> source;
   RunRequest request;
   std::map<std::string, std::string> outputFiles;
@@ -112,7 +112,8 @@ LaunchFingerprint fingerprintOf(const RunOptions& o, const PreparedRun& prepared
                numericPart("--trace-limit", static_cast<int64_t>(o.traceLimitMiB)),
                textPart("the --input names", inputNames)};
   if (!prepared.error)
-    for (const auto& [name, value] : prepared.request.params) f.params.push_back(numericPart("parameter " + name, value));
+    for (const auto& [name, value] : prepared.request.params)
+      f.params.push_back(numericPart("parameter " + name, value));
   return f;
 }
 
@@ -147,8 +148,9 @@ ToolStatus prepareSteps(PreparedRun& p, const RunOptions& o, const Team& team, b
   }
   if (useCuda && !o.tracePath.empty()) {
     // CUDA streams are timed by the GPU's own tools, which see the kernels.
-    return ToolError{kUsageError, "error: --trace records the CPU backend; on CUDA use Nsight Systems (nsys "
-                                  "profile), or --backend cpu\n"};
+    return ToolError{kUsageError,
+                     "error: --trace records the CPU backend; on CUDA use Nsight Systems (nsys "
+                     "profile), or --backend cpu\n"};
   }
 
   auto loaded = loadProgram(o.common.file);
@@ -210,8 +212,9 @@ PreparedRun prepare(const RunOptions& o, const Team& team, bool useCuda) {
   try {
     p.error = prepareSteps(p, o, team, useCuda, remarks);
   } catch (const std::bad_alloc&) {
-    p.error = ToolError{kProgramError, "error: out of memory while preparing the run (reading, verifying or "
-                                       "checking the program)\n"};
+    p.error = ToolError{kProgramError,
+                        "error: out of memory while preparing the run (reading, verifying or "
+                        "checking the program)\n"};
   }
   p.remarks = remarks.str();
   p.fingerprint = fingerprintOf(o, p, useCuda);
@@ -347,15 +350,14 @@ int runRun(const RunOptions& o) {
   const SourceProgram& source = *prepared.source;
   RunRequest& request = prepared.request;
   request.watchdog = watchdog;
-  request.describeFailure = [&](const Diagnostic& diag) {
-    return renderDiagnostic(diag, o.common.file, source.text);
-  };
+  request.describeFailure = [&](const Diagnostic& diag) { return renderDiagnostic(diag, o.common.file, source.text); };
   if (fault)
     request.atRun = [&](int run, bool started) {
       injectFault(started ? FaultInjection::Point::Running : FaultInjection::Point::Run, run);
     };
 
-  Result<RunResult> result = mpi ? runOnRank(request, *mpi->comm, mpi->signatures.get()) : runInProcess(request, team.world);
+  Result<RunResult> result =
+      mpi ? runOnRank(request, *mpi->comm, mpi->signatures.get()) : runInProcess(request, team.world);
   if (!result) {
     if (team.leader()) std::cerr << renderDiagnostic(result.error(), o.common.file, source.text);
     return endTeam(kProgramError);

@@ -97,9 +97,9 @@ tool::ToolResult<std::map<std::string, int64_t>> parseSettings(const std::vector
     int64_t number = 0;
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
     if (ec != std::errc() || end != value.data() + value.size() || value.empty() || number < 0)
-      return tool::ToolError{tool::kUsageError,
-                             fmt::format("error: --set {}: '{}' is not a non-negative integer that fits in 64 bits\n",
-                                         name, value)};
+      return tool::ToolError{
+          tool::kUsageError,
+          fmt::format("error: --set {}: '{}' is not a non-negative integer that fits in 64 bits\n", name, value)};
     settings[name] = number;
   }
   return settings;

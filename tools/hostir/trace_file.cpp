@@ -117,8 +117,9 @@ Result<TraceSummary> writeTeamTrace(Communicator& comm, const TraceRecorder& min
     }
   }
   if (rank != 0) return TraceSummary{};
-  file->append(fmt::format("\n],\"otherData\":{{\"truncated\":{},\"trace_limit_bytes\":{},\"dropped_operations\":{}}}}}\n",
-                           summary.truncated, mine.settings().limitBytes, summary.droppedOperations));
+  file->append(
+      fmt::format("\n],\"otherData\":{{\"truncated\":{},\"trace_limit_bytes\":{},\"dropped_operations\":{}}}}}\n",
+                  summary.truncated, mine.settings().limitBytes, summary.droppedOperations));
   summary.bytes = file->bytes();
   std::string error = file->close();
   if (error.empty() && unreadable >= 0) error = fmt::format("rank {} could not read back its trace", unreadable);
