@@ -1,9 +1,9 @@
 // A Backend that checks for stream races as the evaluator issues work: it
 // feeds every access and every ordering edge to the happens-before analysis
-// (passes/race_analysis.h). Alone it does no work (the static check of
+// (analysis/race_analysis.h). Alone it does no work (the static check of
 // `hostir check`); given a backend to forward to, it observes a real run
 // (`hostir run --race-check`). On request it also tracks which elements have
-// been written (passes/initialization_analysis.h) and shows every
+// been written (analysis/initialization_analysis.h) and shows every
 // communication to an observer (the cross-rank comparison).
 #pragma once
 

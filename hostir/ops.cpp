@@ -242,6 +242,8 @@ std::optional<size_t> operandIndex(const OpSignature& sig, std::string_view name
   return std::nullopt;
 }
 
+std::optional<size_t> outOperand(const OpSignature& sig) { return operandIndex(sig, "out"); }
+
 std::string_view reduceOpName(ReduceOp op) {
   switch (op) {
     case ReduceOp::Sum: return "sum";

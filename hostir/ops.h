@@ -178,6 +178,10 @@ std::optional<OpKind> opKindByName(std::string_view name);
 // Index of the operand called `name` in the signature, or nullopt.
 std::optional<size_t> operandIndex(const OpSignature& sig, std::string_view name);
 
+// Index of the `out=` operand (the tensor an operation writes its result
+// into instead of defining a name), or nullopt when it has none.
+std::optional<size_t> outOperand(const OpSignature& sig);
+
 // Typed operand positions: `operands::Linear::bias` is the index of linear's
 // `bias` slot in its signature (and in Operation::operands). ops.cpp checks
 // at compile time that each matches the table, so code that reads an

@@ -502,7 +502,8 @@ class Parser {
         break;
       case ResultMode::Optional: break;
       case ResultMode::OutOrResult: {
-        bool hasOut = op.operand("out").has_value();
+        auto outSlot = outOperand(sig);
+        bool hasOut = outSlot && op.operands[*outSlot].has_value();
         if (hasOut && !results.empty())
           fail(results[0].loc,
                fmt::format("'{}' writes into out=; it cannot also define '{}'", sig.name, results[0].name));

@@ -175,7 +175,8 @@ class StructureChecker {
              fmt::format("operand '{}' of '{}' must be {}", spec.name, sig.name, operandKindName(spec.kind)));
     }
     size_t results = op.results.size();
-    bool hasOut = op.operand("out").has_value();
+    auto outSlot = outOperand(sig);
+    bool hasOut = outSlot && op.operands[*outSlot].has_value();
     bool resultsFit = sig.resultMode == ResultMode::None       ? results == 0
                       : sig.resultMode == ResultMode::Required ? results == 1
                       : sig.resultMode == ResultMode::Optional ? results <= 1
@@ -233,7 +234,7 @@ class StructureChecker {
     if (!result) return;
     NameInfo info{sig.resultKind, result->loc};
     if (sig.resultKind == ValueKind::Tensor) {
-      info.dtype = op.kind == OpKind::Allocate ? op.operand("type")->type.dtype : firstTensor->dtype;
+      info.dtype = op.kind == OpKind::Allocate ? op.operands[operands::Allocate::type]->type.dtype : firstTensor->dtype;
       info.origin = sig.category == OpCategory::View ? TensorOrigin::View : TensorOrigin::Allocated;
     }
     if (auto out = outputs_.find(result->name); out != outputs_.end()) {
@@ -398,8 +399,8 @@ class ShapeChecker {
     bind(name, BoundValue{ValueKind::Tensor, 0, BoundTensor{dtype, std::move(shape), std::move(buffer)}});
   }
 
-  const BoundTensor& tensor(const Operation& op, std::string_view operand) {
-    const Arg& arg = *op.operand(operand);
+  const BoundTensor& tensor(const Operation& op, size_t operand) {
+    const Arg& arg = *op.operands[operand];
     const BoundValue& v = lookup(arg.nameValue());
     const BufferState& buffer = *v.tensor.buffer;
     if (buffer.deallocated)
@@ -408,8 +409,8 @@ class ShapeChecker {
     return v.tensor;
   }
 
-  int64_t intOperand(const Operation& op, std::string_view operand, int64_t defaultValue = 0) {
-    const auto& arg = op.operand(operand);
+  int64_t intOperand(const Operation& op, size_t operand, int64_t defaultValue = 0) {
+    const auto& arg = op.operands[operand];
     return arg ? eval(arg->expr, arg->loc) : defaultValue;
   }
 
@@ -477,28 +478,28 @@ class ShapeChecker {
     return total;
   }
 
-  void requireShape(const Operation& op, std::string_view operand, const std::vector<int64_t>& want,
-                    std::string_view why) {
+  void requireShape(const Operation& op, size_t operand, const std::vector<int64_t>& want, std::string_view why) {
     const BoundTensor& t = tensor(op, operand);
+    const Arg& arg = *op.operands[operand];
     if (t.shape != want)
-      fail(op.operand(operand)->loc, fmt::format("'{}' has shape {}, but {} needs {}", op.operand(operand)->nameValue(),
-                                                 shapeString(t.shape), why, shapeString(want)));
+      fail(arg.loc, fmt::format("'{}' has shape {}, but {} needs {}", arg.nameValue(), shapeString(t.shape), why,
+                                shapeString(want)));
   }
 
   // Binds the result of an operation that computes a new tensor, or checks its out= operand.
-  void produce(const Operation& op, DType dtype, const std::vector<int64_t>& shape) {
+  void produce(const Operation& op, size_t out, DType dtype, const std::vector<int64_t>& shape) {
     // A derived shape ([M, K] x [K, N] -> [M, N]) can be larger than every operand.
     checkByteSize(op.loc, fmt::format("the result of '{}'", op.signature().name), dtype, shape);
-    if (op.operand("out")) {
-      requireShape(op, "out", shape, fmt::format("the result of '{}'", op.signature().name));
+    if (op.operands[out]) {
+      requireShape(op, out, shape, fmt::format("the result of '{}'", op.signature().name));
     } else {
       bindTensor(op.result()->name, dtype, shape, op.result()->name);
     }
   }
 
-  void checkAxis(const Operation& op, int64_t axis, const BoundTensor& t) {
+  void checkAxis(const Operation& op, size_t axisOperand, int64_t axis, const BoundTensor& t) {
     if (axis < 0 || axis >= static_cast<int64_t>(t.shape.size())) {
-      const auto& arg = op.operand("axis");
+      const auto& arg = op.operands[axisOperand];
       fail(arg ? arg->loc : op.loc,
            fmt::format("axis {} is out of range for a tensor of rank {}", axis, t.shape.size()));
     }
@@ -508,29 +509,32 @@ class ShapeChecker {
     const OpSignature& sig = op.signature();
     // Every tensor operand must still be alive.
     for (size_t i = 0; i < sig.operands.size(); ++i)
-      if (op.operands[i] && sig.operands[i].kind == OperandKind::Tensor) tensor(op, sig.operands[i].name);
+      if (op.operands[i] && sig.operands[i].kind == OperandKind::Tensor) tensor(op, i);
     switch (op.kind) {
       case OpKind::Allocate: {
-        const TensorType& type = op.operand("type")->type;
+        const TensorType& type = op.operands[operands::Allocate::type]->type;
         bindTensor(op.result()->name, type.dtype, extents(type), op.result()->name);
         break;
       }
       case OpKind::Deallocate: {
-        const Arg& arg = *op.operand("t");
+        const Arg& arg = *op.operands[operands::Deallocate::t];
         BufferState& buffer = *lookup(arg.nameValue()).tensor.buffer;
         buffer.deallocated = true;
         buffer.deallocatedAt = op.loc;
         break;
       }
       case OpKind::ShardByStream: {
-        const BoundTensor& t = tensor(op, "t");
-        int64_t axis = intOperand(op, "axis");
-        int64_t chunks = intOperand(op, "chunks");
-        int64_t index = intOperand(op, "index");
-        checkAxis(op, axis, t);
-        if (chunks < 1) fail(op.operand("chunks")->loc, fmt::format("chunks must be at least 1, got {}", chunks));
+        const BoundTensor& t = tensor(op, operands::ShardByStream::t);
+        int64_t axis = intOperand(op, operands::ShardByStream::axis);
+        int64_t chunks = intOperand(op, operands::ShardByStream::chunks);
+        int64_t index = intOperand(op, operands::ShardByStream::index);
+        checkAxis(op, operands::ShardByStream::axis, axis, t);
+        if (chunks < 1)
+          fail(op.operands[operands::ShardByStream::chunks]->loc,
+               fmt::format("chunks must be at least 1, got {}", chunks));
         if (index < 0 || index >= chunks)
-          fail(op.operand("index")->loc, fmt::format("index {} is out of range for {} chunks", index, chunks));
+          fail(op.operands[operands::ShardByStream::index]->loc,
+               fmt::format("index {} is out of range for {} chunks", index, chunks));
         std::vector<int64_t> shape = t.shape;
         int64_t& extent = shape[static_cast<size_t>(axis)];
         extent = chunkExtent(extent, index, chunks);
@@ -539,55 +543,60 @@ class ShapeChecker {
         break;
       }
       case OpKind::Linear: {
-        const BoundTensor& x = tensor(op, "x");
-        const BoundTensor& w = tensor(op, "w");
-        if (x.shape.empty()) fail(op.operand("x")->loc, "'linear' needs an input x of rank 1 or more");
+        const BoundTensor& x = tensor(op, operands::Linear::x);
+        const BoundTensor& w = tensor(op, operands::Linear::w);
+        if (x.shape.empty()) fail(op.operands[operands::Linear::x]->loc, "'linear' needs an input x of rank 1 or more");
         if (w.shape.size() != 2)
-          fail(op.operand("w")->loc,
+          fail(op.operands[operands::Linear::w]->loc,
                fmt::format("'linear' needs a weight of shape [N, K], got {}", shapeString(w.shape)));
         if (w.shape[1] != x.shape.back())
-          fail(op.operand("w")->loc, fmt::format("'linear' contracts K: x is {} but w is {} (w must be [N, {}])",
-                                                 shapeString(x.shape), shapeString(w.shape), x.shape.back()));
-        if (op.operand("bias")) requireShape(op, "bias", {w.shape[0]}, "the bias of 'linear'");
+          fail(op.operands[operands::Linear::w]->loc,
+               fmt::format("'linear' contracts K: x is {} but w is {} (w must be [N, {}])", shapeString(x.shape),
+                           shapeString(w.shape), x.shape.back()));
+        if (op.operands[operands::Linear::bias])
+          requireShape(op, operands::Linear::bias, {w.shape[0]}, "the bias of 'linear'");
         std::vector<int64_t> shape = x.shape;
         shape.back() = w.shape[0];
-        produce(op, x.dtype, shape);
+        produce(op, operands::Linear::out, x.dtype, shape);
         break;
       }
       case OpKind::Matmul: {
-        const BoundTensor& a = tensor(op, "a");
-        const BoundTensor& b = tensor(op, "b");
+        const BoundTensor& a = tensor(op, operands::Matmul::a);
+        const BoundTensor& b = tensor(op, operands::Matmul::b);
         if (a.shape.size() != 2)
-          fail(op.operand("a")->loc, fmt::format("'matmul' needs a of shape [M, K], got {}", shapeString(a.shape)));
+          fail(op.operands[operands::Matmul::a]->loc,
+               fmt::format("'matmul' needs a of shape [M, K], got {}", shapeString(a.shape)));
         if (b.shape.size() != 2)
-          fail(op.operand("b")->loc, fmt::format("'matmul' needs b of shape [K, N], got {}", shapeString(b.shape)));
+          fail(op.operands[operands::Matmul::b]->loc,
+               fmt::format("'matmul' needs b of shape [K, N], got {}", shapeString(b.shape)));
         if (a.shape[1] != b.shape[0])
-          fail(op.operand("b")->loc,
+          fail(op.operands[operands::Matmul::b]->loc,
                fmt::format("'matmul' contracts K: a is {} but b is {}", shapeString(a.shape), shapeString(b.shape)));
-        produce(op, a.dtype, {a.shape[0], b.shape[1]});
+        produce(op, operands::Matmul::out, a.dtype, {a.shape[0], b.shape[1]});
         break;
       }
       case OpKind::Copy: {
-        const BoundTensor& src = tensor(op, "src");
-        produce(op, src.dtype, src.shape);
+        const BoundTensor& src = tensor(op, operands::Copy::src);
+        produce(op, operands::Copy::out, src.dtype, src.shape);
         break;
       }
       case OpKind::Add: {
-        const BoundTensor& a = tensor(op, "a");
-        requireShape(op, "b", a.shape, "'add' (no broadcasting)");
-        produce(op, a.dtype, a.shape);
+        const BoundTensor& a = tensor(op, operands::Add::a);
+        requireShape(op, operands::Add::b, a.shape, "'add' (no broadcasting)");
+        produce(op, operands::Add::out, a.dtype, a.shape);
         break;
       }
       case OpKind::Allreduce: {
-        const BoundTensor& t = tensor(op, "t");
-        if (op.operand("out")) requireShape(op, "out", t.shape, "the result of 'allreduce'");
+        const BoundTensor& t = tensor(op, operands::Allreduce::t);
+        if (op.operands[operands::Allreduce::out])
+          requireShape(op, operands::Allreduce::out, t.shape, "the result of 'allreduce'");
         bindHandle(op);
         break;
       }
       case OpKind::Allgather: {
-        const BoundTensor& t = tensor(op, "t");
-        int64_t axis = intOperand(op, "axis", 0);
-        checkAxis(op, axis, t);
+        const BoundTensor& t = tensor(op, operands::Allgather::t);
+        int64_t axis = intOperand(op, operands::Allgather::axis, 0);
+        checkAxis(op, operands::Allgather::axis, axis, t);
         std::vector<int64_t> shape = t.shape;
         int64_t& extent = shape[static_cast<size_t>(axis)];
         if (__builtin_mul_overflow(extent, world_, &extent))
@@ -596,35 +605,36 @@ class ShapeChecker {
               fmt::format("'allgather' over {} ranks: the gathered extent of axis {}, {} x {}, does not fit in 64 bits",
                           world_, axis, t.shape[static_cast<size_t>(axis)], world_));
         checkByteSize(op.loc, "the gathered tensor", t.dtype, shape);
-        requireShape(op, "out", shape, fmt::format("'allgather' over {} ranks", world_));
+        requireShape(op, operands::Allgather::out, shape, fmt::format("'allgather' over {} ranks", world_));
         bindHandle(op);
         break;
       }
       case OpKind::ReduceScatter: {
-        const BoundTensor& t = tensor(op, "t");
-        int64_t axis = intOperand(op, "axis", 0);
-        checkAxis(op, axis, t);
+        const BoundTensor& t = tensor(op, operands::ReduceScatter::t);
+        int64_t axis = intOperand(op, operands::ReduceScatter::axis, 0);
+        checkAxis(op, operands::ReduceScatter::axis, axis, t);
         std::vector<int64_t> shape = t.shape;
         int64_t& extent = shape[static_cast<size_t>(axis)];
         if (extent % world_ != 0)
-          fail(op.operand("t")->loc,
+          fail(op.operands[operands::ReduceScatter::t]->loc,
                fmt::format("'reduce_scatter' splits axis {} of extent {} over {} ranks: it must divide evenly", axis,
                            extent, world_));
         extent = shardExtent(extent, world_);
-        requireShape(op, "out", shape, fmt::format("'reduce_scatter' over {} ranks", world_));
+        requireShape(op, operands::ReduceScatter::out, shape, fmt::format("'reduce_scatter' over {} ranks", world_));
         bindHandle(op);
         break;
       }
       case OpKind::Broadcast: {
-        int64_t root = intOperand(op, "root");
+        int64_t root = intOperand(op, operands::Broadcast::root);
         if (root < 0 || root >= world_)
-          fail(op.operand("root")->loc, fmt::format("root {} is not a rank of a team of {}", root, world_));
+          fail(op.operands[operands::Broadcast::root]->loc,
+               fmt::format("root {} is not a rank of a team of {}", root, world_));
         bindHandle(op);
         break;
       }
       case OpKind::SetCurrentStream:
       case OpKind::Synchronize: {
-        const Arg& s = *op.operand("s");
+        const Arg& s = *op.operands[operands::SetCurrentStream::s];
         if (s.form == Arg::Form::Stream) {
           int64_t number = eval(s.expr, s.loc);
           if (number < 0)

@@ -25,8 +25,9 @@ using RemarkSink = std::function<void(const Remark&)>;
 
 // Lists the races of a program that verifies with the context's bindings:
 // every rank, the parameters bound, the pool of worker streams the program
-// will run with. passes/ cannot run programs, so the tools and the tests
-// supply executor's checkRaces.
+// will run with. Whoever runs the passes decides the worker pool and the
+// team, so the context carries the check (passes/race_oracle.h builds it
+// from analysis/race_check) rather than the passes building it themselves.
 using RaceOracle = std::function<std::vector<RaceFinding>(const Program&)>;
 
 // What a pass may rely on besides the program.

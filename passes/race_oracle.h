@@ -1,6 +1,6 @@
-// The race check as the passes' oracle (passes/pass.h): passes cannot run a
-// program themselves (the race check drives the evaluator), so the tools,
-// tests and benchmarks hand them this one.
+// The race check as the passes' oracle (passes/pass.h): analysis/race_check
+// bound to the params, team and worker pool that the tools, tests and
+// benchmarks run the passes for.
 #pragma once
 
 #include <cstdint>
