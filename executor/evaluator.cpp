@@ -359,6 +359,20 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
   };
 
   const size_t n = cp.code.size();
+  // What each statement tells the backend before its work, built once per
+  // run rather than per issued operation: the accesses point into this
+  // run's values, which stay where they are until the run ends.
+  std::vector<OperationInfo> infos(n);
+  for (size_t pc = 0; pc < n; ++pc) {
+    const Instruction& in = cp.code[pc];
+    if (in.kind != Instruction::Kind::Op) continue;
+    OperationInfo& info = infos[pc];
+    info.kind = in.op;
+    info.loc = in.loc;
+    info.result = in.resultName;
+    for (size_t i = 0; i < kMaxOperands; ++i)
+      if (in.accessSlot[i] >= 0) info.tensors[i] = TensorAccess{&value(in.accessSlot[i]).tensor, in.effect[i]};
+  }
   for (size_t pc = 0; pc < n;) {
     const Instruction& in = cp.code[pc];
     switch (in.kind) {
@@ -381,11 +395,8 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
       }
       case Instruction::Kind::Op: break;
     }
+    backend.beginOperation(infos[pc]);
     ++pc;
-    OperationInfo info{in.op, in.loc, in.resultName};
-    for (size_t i = 0; i < kMaxOperands; ++i)
-      if (in.accessSlot[i] >= 0) info.tensors[i] = TensorAccess{&value(in.accessSlot[i]).tensor, in.effect[i]};
-    backend.beginOperation(info);
     switch (in.op) {
       case OpKind::Allocate: {
         value(in.result).tensor =
