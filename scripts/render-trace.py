@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""Renders a hostir Chrome trace (`hostir run --trace FILE.json`) as a PNG timeline.
+"""Renders hostir Chrome traces (`hostir run --trace`, `hostir simulate --trace`) as a PNG timeline.
 
 One horizontal row per (rank, track) that has slices, ranks top to bottom and
 within a rank host, main stream, then stream 0, 1, ...; each complete event
 ("ph": "X") is a bar coloured by its category (compute, communication,
 memory, sync, host). Times are in milliseconds from the trace's origin.
+Given several traces (a measured run and its prediction, say), it draws one
+panel per trace, stacked on one time axis, each titled by its --labels entry.
 
 Run (matplotlib from the Debian python3-matplotlib package is importable by
 /usr/bin/python3):
     /usr/bin/python3 scripts/render-trace.py trace.json trace.png [--title TEXT] [--width 12]
+    /usr/bin/python3 scripts/render-trace.py run.json predicted.json both.png --labels measured,predicted
 """
 
 import argparse
@@ -40,10 +43,13 @@ class TraceError(Exception):
 
 
 def parse_arguments():
-    parser = argparse.ArgumentParser(description="Render a hostir Chrome trace JSON as a PNG timeline.")
-    parser.add_argument("trace", help="trace written by `hostir run --trace FILE.json`")
+    parser = argparse.ArgumentParser(description="Render hostir Chrome trace JSON files as one PNG timeline.")
+    parser.add_argument("traces", nargs="+", metavar="TRACE",
+                        help="traces written by `hostir run --trace` or `hostir simulate --trace`")
     parser.add_argument("output", help="PNG file to write")
     parser.add_argument("--title", default=None, help="figure title (default: the trace's file name)")
+    parser.add_argument("--labels", default=None,
+                        help="comma-separated panel titles, one per trace (default: the file names)")
     parser.add_argument("--width", type=float, default=12.0, help="figure width in inches (default 12)")
     return parser.parse_args()
 
@@ -111,18 +117,38 @@ def edge_colour(face):
     return (red * 0.6, green * 0.6, blue * 0.6)
 
 
-def render_timeline(slices, output, title, width):
+def render_timeline(panels, output, title, width):
+    """panels: [(slices, panel title)], drawn top to bottom on one time axis."""
+    every = [piece for slices, _ in panels for piece in slices]
+    first = min(start for _, _, start, _, _ in every) / 1e3
+    last = max(start + duration for _, _, start, duration, _ in every) / 1e3
+    span = max(last - first, 1e-6)
+
+    rows = [len({(rank, tid) for rank, tid, _, _, _ in slices}) for slices, _ in panels]
+    height = ROW_HEIGHT_INCHES * sum(rows) + 1.2 * len(panels) + 0.4
+    figure, axes_list = plt.subplots(len(panels), 1, figsize=(width, height), sharex=True, squeeze=False,
+                                     gridspec_kw={"height_ratios": [r + 1.5 for r in rows]})
+    for axes, (slices, panel_title) in zip(axes_list[:, 0], panels):
+        draw_panel(axes, slices, first, span, panel_title if len(panels) > 1 else title)
+    axes_list[-1, 0].set_xlabel("time (ms)")
+    if len(panels) > 1:
+        figure.suptitle(title)
+
+    present = {category for *_, category in every}
+    categories = [c for c in CATEGORY_COLOURS if c in present] + sorted(present - set(CATEGORY_COLOURS))
+    handles = [Patch(facecolor=category_colour(c), edgecolor=edge_colour(category_colour(c)), label=c or "(none)")
+               for c in categories]
+    axes_list[0, 0].legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+
+    figure.tight_layout()
+    figure.savefig(output, dpi=150)
+    plt.close(figure)
+
+
+def draw_panel(axes, slices, first, span, title):
     tracks = sorted({(rank, tid) for rank, tid, _, _, _ in slices})
     row_of = {track: row for row, track in enumerate(tracks)}
-
-    first = min(start for _, _, start, _, _ in slices) / 1e3
-    last = max(start + duration for _, _, start, duration, _ in slices) / 1e3
-    span = max(last - first, 1e-6)
     min_width = span * MIN_WIDTH_FRACTION
-
-    height = ROW_HEIGHT_INCHES * len(tracks) + 1.6
-    figure, axes = plt.subplots(figsize=(width, height))
-
     bars = {}  # (row, colour) -> [(start_ms, width_ms)]
     for rank, tid, start, duration, category in slices:
         key = (row_of[(rank, tid)], category_colour(category))
@@ -136,20 +162,9 @@ def render_timeline(slices, output, title, width):
     axes.set_yticks(range(len(tracks)))
     axes.set_yticklabels([track_label(rank, tid) for rank, tid in tracks])
     axes.set_ylim(len(tracks) - 0.5, -0.5)  # rank 0 at the top
-    axes.set_xlim(first - 0.01 * span, last + 0.01 * span)
-    axes.set_xlabel("time (ms)")
+    axes.set_xlim(first - 0.01 * span, first + 1.01 * span)
     axes.grid(axis="x", linestyle=":", linewidth=0.5)
     axes.set_title(title)
-
-    present = {category for *_, category in slices}
-    categories = [c for c in CATEGORY_COLOURS if c in present] + sorted(present - set(CATEGORY_COLOURS))
-    handles = [Patch(facecolor=category_colour(c), edgecolor=edge_colour(category_colour(c)), label=c or "(none)")
-               for c in categories]
-    axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-
-    figure.tight_layout()
-    figure.savefig(output, dpi=150)
-    plt.close(figure)
 
 
 def shade_alternate_ranks(axes, tracks):
@@ -169,9 +184,13 @@ def main():
     if args.width <= 0:
         sys.stderr.write("render-trace.py: error: --width must be positive\n")
         return 1
+    labels = args.labels.split(",") if args.labels else args.traces
+    if len(labels) != len(args.traces):
+        sys.stderr.write(f"render-trace.py: error: --labels has {len(labels)} entries for {len(args.traces)} traces\n")
+        return 1
     try:
-        slices = complete_slices(load_trace_events(args.trace), args.trace)
-        render_timeline(slices, args.output, args.title or args.trace, args.width)
+        panels = [(complete_slices(load_trace_events(path), path), label) for path, label in zip(args.traces, labels)]
+        render_timeline(panels, args.output, args.title or ", ".join(args.traces), args.width)
     except TraceError as e:
         sys.stderr.write(f"render-trace.py: error: {e}\n")
         return 1

@@ -55,9 +55,27 @@ struct RunOptions {
   int coresPerRank = 0;          // 0: this node's cores / its ranks
 };
 
+struct SimulateOptions {
+  CommonOptions common;
+  std::string passes;
+  bool remarks = false;
+  std::string machine;    // a shipped profile's name or a profile file
+  std::string tracePath;  // the predicted timeline, in run --trace's format
+};
+
+struct CalibrateOptions {
+  std::string outputPath;  // the profile to write
+  int64_t ranks = 2;       // in-process team size when not under mpirun
+  bool ranksGiven = false;
+  bool quick = false;    // a coarse grid, for tests: seconds instead of minutes
+  int coresPerRank = 0;  // as run's --cores-per-rank (0: this node's cores / its ranks)
+};
+
 int runOpt(const OptOptions& options);
 int runCheck(const CommonOptions& options);
 int runRun(const RunOptions& options);
+int runSimulate(const SimulateOptions& options);
+int runCalibrate(const CalibrateOptions& options);
 
 // Verifies with the params bound; the error rendered against the file.
 [[nodiscard]] ToolStatus verifyBound(const SourceProgram& source, const Program& program, const Bindings& bindings);

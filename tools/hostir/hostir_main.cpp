@@ -6,6 +6,7 @@
 #include <iostream>
 #include <new>
 
+#include "model/machine_profile.h"
 #include "passes/pass_manager.h"
 #include "tools/hostir/cli_validators.h"
 #include "tools/hostir/commands.h"
@@ -33,6 +34,12 @@ void addCommonOptions(CLI::App& cmd, CommonOptions& o) {
       ->check(integerFrom(1, 1024));
 }
 
+std::string shippedProfileList() {
+  std::string out;
+  for (const std::string& name : shippedMachineProfiles()) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
 std::string passList() {
   std::string out = "Passes:\n";
   for (const PassInfo& info : registeredPasses()) out += fmt::format("  {:<18} {}\n", info.name, info.summary);
@@ -48,7 +55,8 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  hostir opt examples/row_parallel_linear.hir --passes assign-streams\n"
       "  hostir check examples/row_parallel_linear.hir --set M=1024 --ranks 2\n"
-      "  mpirun -np 2 hostir run examples/row_parallel_linear.hir --passes assign-streams --check");
+      "  mpirun -np 2 hostir run examples/row_parallel_linear.hir --passes assign-streams --check\n"
+      "  hostir simulate examples/row_parallel_linear.hir --machine h100-nvlink --ranks 8 --passes assign-streams");
 
   OptOptions opt;
   CLI::App* optCmd = app.add_subcommand("opt", "Run passes over a program and print the result (like mlir-opt)");
@@ -122,6 +130,42 @@ int main(int argc, char** argv) {
       ->type_name("MICROSECONDS")
       ->check(integerFrom(0, 1'000'000));
 
+  SimulateOptions simulate;
+  CLI::App* simulateCmd = app.add_subcommand(
+      "simulate", "Predict a program's timeline on a machine profile, without running it (docs/cost-model.md)");
+  addCommonOptions(*simulateCmd, simulate.common);
+  simulateCmd
+      ->add_option("--machine", simulate.machine,
+                   "A shipped profile (" + shippedProfileList() + ") or a profile file that `hostir calibrate` wrote")
+      ->type_name("NAME|FILE.json")
+      ->required();
+  simulateCmd->add_option("--passes", simulate.passes, "Passes to apply before simulating, e.g. assign-streams")
+      ->type_name("PASS[,PASS...]");
+  simulateCmd->add_flag("--remarks", simulate.remarks, "Print the passes' decisions to stderr");
+  simulateCmd->add_option("--trace", simulate.tracePath, "Write the predicted timeline as a Chrome trace")
+      ->type_name("FILE.json");
+
+  CalibrateOptions calibrate;
+  CLI::App* calibrateCmd = app.add_subcommand(
+      "calibrate", "Measure this machine and write a profile for `hostir simulate` (under mpirun: MPI's team)");
+  calibrateCmd->add_option("-o,--out", calibrate.outputPath, "The profile to write")
+      ->type_name("FILE.json")
+      ->required();
+  calibrateCmd
+      ->add_option_function<int64_t>(
+          "--ranks",
+          [&calibrate](const int64_t& n) {
+            calibrate.ranks = n;
+            calibrate.ranksGiven = true;
+          },
+          "Team size to measure communications on (ranks as threads of this process; default 2)")
+      ->check(integerFrom(1, 1024));
+  calibrateCmd
+      ->add_option("--cores-per-rank", calibrate.coresPerRank,
+                   "As for run (default: the node's cores divided by its ranks)")
+      ->check(integerFrom(1, 1024));
+  calibrateCmd->add_flag("--quick", calibrate.quick, "A coarse grid in seconds (for tests), not a faithful profile");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -135,6 +179,14 @@ int main(int argc, char** argv) {
   if (*checkCmd) {
     activity = "checking the program";
     return runCheck(check);
+  }
+  if (*simulateCmd) {
+    activity = "simulating the program";
+    return runSimulate(simulate);
+  }
+  if (*calibrateCmd) {
+    activity = "calibrating";
+    return runCalibrate(calibrate);
   }
   activity = "running the program";
   return runRun(run);

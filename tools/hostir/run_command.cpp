@@ -24,6 +24,7 @@
 #include "tools/hostir/commands.h"
 #include "tools/hostir/fault_injection.h"
 #include "tools/hostir/launch_agreement.h"
+#include "tools/hostir/mpi_team.h"
 #include "tools/hostir/npy.h"
 #include "tools/hostir/output_comparison.h"
 #include "tools/hostir/trace_file.h"
@@ -62,15 +63,6 @@ std::string timingLine(std::vector<double> millis) {
   return fmt::format("timing: median_ms={:.3f} min_ms={:.3f} max_ms={:.3f} runs={}", median, millis.front(),
                      millis.back(), n);
 }
-
-// The team this process belongs to.
-struct Team {
-  int64_t world = 1;
-  int rank = 0;
-  int64_t ranksOnThisNode = 1;
-  bool mpi = false;
-  bool leader() const { return rank == 0; }
-};
 
 // A rank's run, prepared: read, verified, passes applied, proved, inputs read.
 // Nothing is printed while preparing: under mpirun, which ranks print is
@@ -266,34 +258,6 @@ int finish(const RunOptions& o, const RunRequest& request, const RunResult& resu
   return code;
 }
 
-// The MPI side of a run: the session, the communicators and the deadline
-// on every blocking step of the host.
-struct MpiTeam {
-  std::unique_ptr<MpiSession> session;
-  std::unique_ptr<HostWatchdog> watchdog;
-  std::unique_ptr<MpiCommunicator> comm;
-  std::unique_ptr<MpiCommunicator> signatures;  // --unchecked: the communication signatures' own
-};
-
-MpiTeam startMpi(const RunOptions& o) {
-  MpiTeam t;
-  t.session = std::make_unique<MpiSession>();
-  // Before the communicator exists, a deadline ends the job through MPI_COMM_WORLD.
-  t.watchdog = std::make_unique<HostWatchdog>(
-      std::chrono::milliseconds(static_cast<int64_t>(o.commTimeoutSeconds * 1000)), [](const std::string& why) {
-        int rank = -1;
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        std::fprintf(stderr, "hostir: rank %d: error: %s\n", rank, why.c_str());
-        std::fflush(stderr);
-        MPI_Abort(MPI_COMM_WORLD, kProgramError);
-      });
-  withDeadline(t.watchdog.get(), "setting up MPI", [&] {
-    t.comm = std::make_unique<MpiCommunicator>();
-    if (o.unchecked) t.signatures = std::make_unique<MpiCommunicator>();
-  });
-  return t;
-}
-
 }  // namespace
 
 int runRun(const RunOptions& o) {
@@ -309,7 +273,8 @@ int runRun(const RunOptions& o) {
 
   // Under mpirun the team is MPI's; otherwise --ranks threads of this process.
   std::optional<MpiTeam> mpi;
-  if (MpiSession::launchedByMpirun()) mpi = startMpi(o);
+  if (MpiSession::launchedByMpirun())
+    mpi = startMpi(std::chrono::milliseconds(static_cast<int64_t>(o.commTimeoutSeconds * 1000)), o.unchecked);
   Team team;
   team.mpi = mpi.has_value();
   team.world = mpi ? mpi->comm->size() : o.common.ranks;

@@ -54,7 +54,54 @@ void removeIfRegular(const std::string& path) {
   if (std::filesystem::is_regular_file(path, ec)) std::filesystem::remove(path, ec);
 }
 
+// The file's text around the ranks' events.
+constexpr std::string_view kTraceHeader = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+std::string traceFooter(const TraceSummary& summary, uint64_t limitBytes) {
+  return fmt::format("\n],\"otherData\":{{\"truncated\":{},\"trace_limit_bytes\":{},\"dropped_operations\":{}}}}}\n",
+                     summary.truncated, limitBytes, summary.droppedOperations);
+}
+
 }  // namespace
+
+Result<TraceSummary> writeTraceFile(const std::vector<const TraceRecorder*>& ranks, const std::string& path) {
+  TraceFile file(path);
+  TraceSummary summary;
+  file.append(kTraceHeader);
+  std::vector<char> chunk(size_t{1} << 20);
+  bool anyEvents = false;
+  uint64_t limitBytes = kDefaultTraceLimitBytes;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const TraceRecorder& recorder = *ranks[r];
+    if (Status error = recorder.error()) {
+      file.close();
+      removeIfRegular(path);
+      return *error;
+    }
+    limitBytes = recorder.settings().limitBytes;
+    summary.truncated |= recorder.truncated();
+    summary.droppedOperations = std::max(summary.droppedOperations, recorder.droppedOperations());
+    for (uint64_t offset = 0;;) {
+      const int64_t n = recorder.readRecorded(offset, chunk.data(), chunk.size());
+      if (n < 0) {
+        file.close();
+        removeIfRegular(path);
+        return Diagnostic{{}, fmt::format("rank {} could not read back its trace", r)};
+      }
+      if (n == 0) break;
+      if (offset == 0 && anyEvents) file.append(",\n");
+      file.append({chunk.data(), static_cast<size_t>(n)});
+      anyEvents = true;
+      offset += static_cast<uint64_t>(n);
+    }
+  }
+  file.append(traceFooter(summary, limitBytes));
+  summary.bytes = file.bytes();
+  if (std::string error = file.close(); !error.empty()) {
+    removeIfRegular(path);
+    return Diagnostic{{}, error};
+  }
+  return summary;
+}
 
 Result<TraceSummary> writeTeamTrace(Communicator& comm, const TraceRecorder& mine, const std::string& path,
                                     size_t chunkBytes) {
@@ -89,7 +136,7 @@ Result<TraceSummary> writeTeamTrace(Communicator& comm, const TraceRecorder& min
     return Diagnostic{{}, reason};
   }
 
-  if (file) file->append("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+  if (file) file->append(kTraceHeader);
   std::vector<double> chunk(chunkWords);
   char* bytes = reinterpret_cast<char*>(chunk.data());
   bool anyEvents = false;
@@ -117,9 +164,7 @@ Result<TraceSummary> writeTeamTrace(Communicator& comm, const TraceRecorder& min
     }
   }
   if (rank != 0) return TraceSummary{};
-  file->append(
-      fmt::format("\n],\"otherData\":{{\"truncated\":{},\"trace_limit_bytes\":{},\"dropped_operations\":{}}}}}\n",
-                  summary.truncated, mine.settings().limitBytes, summary.droppedOperations));
+  file->append(traceFooter(summary, mine.settings().limitBytes));
   summary.bytes = file->bytes();
   std::string error = file->close();
   if (error.empty() && unreadable >= 0) error = fmt::format("rank {} could not read back its trace", unreadable);

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "comm/communicator.h"
 #include "executor/trace.h"
@@ -22,6 +23,10 @@ namespace hostir {
 // recorder's error.
 Result<TraceSummary> writeTeamTrace(Communicator& comm, const TraceRecorder& mine, const std::string& path,
                                     size_t chunkBytes = size_t{1} << 20);
+
+// Writes the Chrome trace of recordings this process holds (rank r's events
+// as process r, as each recorder's settings say): `hostir simulate --trace`.
+Result<TraceSummary> writeTraceFile(const std::vector<const TraceRecorder*>& ranks, const std::string& path);
 
 // A RunRequest::writeTrace that writes the team's trace to `path`.
 std::function<Result<TraceSummary>(Communicator&, const TraceRecorder&)> teamTraceWriter(std::string path);

@@ -1,0 +1,446 @@
+#include "model/machine_profile.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <utility>
+
+namespace hostir {
+
+namespace shipped {
+// Generated from profiles/*.json by model/embed_profiles.cmake.
+std::vector<std::pair<std::string_view, std::string_view>> profileTexts();
+}  // namespace shipped
+
+namespace {
+
+// Ordered, so that the writer keeps the documented key order.
+using Json = nlohmann::ordered_json;
+
+constexpr std::string_view kFormat = "hostir-machine-profile";
+constexpr int64_t kVersion = 1;
+
+// Thrown inside the reader only; parseMachineProfile turns it into a Diagnostic.
+struct ProfileError {
+  std::string message;
+};
+
+[[noreturn]] void reject(const std::string& path, std::string_view what) {
+  throw ProfileError{path.empty() ? std::string(what) : fmt::format("{}: {}", path, what)};
+}
+
+std::string child(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
+}
+
+std::string element(const std::string& path, size_t index) { return fmt::format("{}[{}]", path, index); }
+
+std::string joined(std::initializer_list<std::string_view> names) {
+  std::string out;
+  for (std::string_view name : names) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
+}
+
+std::string shown(const Json& value) { return value.dump(); }
+
+// An object's keys must be among `allowed` (plus "source", which documents
+// where the object's numbers come from): a misspelt key must not pass as absent.
+void requireKeys(const Json& object, const std::string& path, std::initializer_list<std::string_view> allowed,
+                 std::initializer_list<std::string_view> required) {
+  if (!object.is_object()) reject(path.empty() ? "the profile" : path, "expected an object, got " + shown(object));
+  for (const auto& [key, value] : object.items()) {
+    if (key == "source") {
+      if (!value.is_string()) reject(child(path, key), "expected a string, got " + shown(value));
+      continue;
+    }
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+      reject(child(path, key), fmt::format("unknown key (expected one of {})", joined(allowed)));
+  }
+  for (std::string_view key : required)
+    if (!object.contains(key)) reject(path, fmt::format("missing key '{}'", key));
+}
+
+std::string readString(const Json& object, const std::string& path, std::string_view key) {
+  const Json& value = object.at(std::string(key));
+  if (!value.is_string()) reject(child(path, key), "expected a string, got " + shown(value));
+  return value.get<std::string>();
+}
+
+double readNumber(const Json& value, const std::string& path) {
+  if (!value.is_number()) reject(path, "expected a number, got " + shown(value));
+  double number = value.get<double>();
+  if (!std::isfinite(number)) reject(path, "expected a finite number, got " + shown(value));
+  return number;
+}
+
+double readPositive(const Json& value, const std::string& path) {
+  double number = readNumber(value, path);
+  if (number <= 0) reject(path, "expected a positive number, got " + shown(value));
+  return number;
+}
+
+double readNonNegative(const Json& value, const std::string& path) {
+  double number = readNumber(value, path);
+  if (number < 0) reject(path, "expected a number of at least 0, got " + shown(value));
+  return number;
+}
+
+int64_t readPositiveInteger(const Json& value, const std::string& path) {
+  if (!value.is_number_integer() || (value.is_number_unsigned() && value.get<uint64_t>() > INT64_MAX))
+    reject(path, "expected a positive integer, got " + shown(value));
+  int64_t number = value.get<int64_t>();
+  if (number <= 0) reject(path, "expected a positive integer, got " + shown(value));
+  return number;
+}
+
+const Json& readArray(const Json& object, const std::string& path, std::string_view key) {
+  const Json& value = object.at(std::string(key));
+  if (!value.is_array()) reject(child(path, key), "expected an array, got " + shown(value));
+  return value;
+}
+
+// A grid or curve axis: positive integers in strictly ascending order.
+std::vector<int64_t> readAxis(const Json& object, const std::string& path, std::string_view key) {
+  std::string axisPath = child(path, key);
+  const Json& values = readArray(object, path, key);
+  if (values.empty()) reject(axisPath, "expected at least one value");
+  std::vector<int64_t> axis;
+  for (size_t i = 0; i < values.size(); ++i) {
+    int64_t value = readPositiveInteger(values[i], element(axisPath, i));
+    if (!axis.empty() && value <= axis.back())
+      reject(element(axisPath, i),
+             fmt::format("{} does not exceed the value before it, {} (the values must ascend)", value, axis.back()));
+    axis.push_back(value);
+  }
+  return axis;
+}
+
+std::vector<double> readRates(const Json& object, const std::string& path, std::string_view key) {
+  std::string ratesPath = child(path, key);
+  const Json& values = readArray(object, path, key);
+  std::vector<double> rates;
+  for (size_t i = 0; i < values.size(); ++i) rates.push_back(readPositive(values[i], element(ratesPath, i)));
+  return rates;
+}
+
+std::string_view admissionName(Admission admission) {
+  return admission == Admission::Concurrent ? "concurrent" : "issue-order";
+}
+
+struct CommKindName {
+  OpKind kind;
+  std::string_view name;
+};
+constexpr CommKindName kCommKinds[] = {
+    {OpKind::Allreduce, "allreduce"},
+    {OpKind::Allgather, "allgather"},
+    {OpKind::ReduceScatter, "reduce_scatter"},
+    {OpKind::Broadcast, "broadcast"},
+};
+
+std::string_view commKindName(OpKind kind) {
+  for (const CommKindName& entry : kCommKinds)
+    if (entry.kind == kind) return entry.name;
+  return "?";
+}
+
+constexpr std::pair<CommAlgorithm, std::string_view> kAlgorithms[] = {
+    {CommAlgorithm::Ring, "ring"},
+    {CommAlgorithm::Tree, "tree"},
+    {CommAlgorithm::Flat, "flat"},
+};
+
+std::string_view algorithmName(CommAlgorithm algorithm) {
+  for (const auto& [value, name] : kAlgorithms)
+    if (value == algorithm) return name;
+  return "?";
+}
+
+void readRank(const Json& rank, MachineProfile& profile) {
+  const std::string path = "rank";
+  requireKeys(rank, path, {"admission", "compute_units", "gemm_units", "elementwise_units", "communication_units"},
+              {"admission", "compute_units", "gemm_units", "elementwise_units", "communication_units"});
+  std::string admission = readString(rank, path, "admission");
+  if (admission == "issue-order")
+    profile.admission = Admission::IssueOrder;
+  else if (admission == "concurrent")
+    profile.admission = Admission::Concurrent;
+  else
+    reject(child(path, "admission"),
+           fmt::format("unknown admission '{}' (expected issue-order or concurrent)", admission));
+  profile.computeUnits = readPositive(rank["compute_units"], child(path, "compute_units"));
+  profile.gemmUnits = readNonNegative(rank["gemm_units"], child(path, "gemm_units"));
+  profile.elementwiseUnits = readNonNegative(rank["elementwise_units"], child(path, "elementwise_units"));
+  profile.communicationUnits = readPositive(rank["communication_units"], child(path, "communication_units"));
+  for (auto [key, units] : {std::pair<std::string_view, double>{"gemm_units", profile.gemmUnits},
+                            {"elementwise_units", profile.elementwiseUnits},
+                            {"communication_units", profile.communicationUnits}})
+    if (units > profile.computeUnits)
+      reject(child(path, key), fmt::format("{} exceeds compute_units, {}", units, profile.computeUnits));
+}
+
+void readGemm(const Json& gemm, MachineProfile& profile) {
+  const std::string path = "gemm";
+  if (!gemm.is_object()) reject(path, "expected an object, got " + shown(gemm));
+  for (const auto& [name, rates] : gemm.items()) {
+    if (name == "source") {
+      if (!rates.is_string()) reject(child(path, name), "expected a string, got " + shown(rates));
+      continue;
+    }
+    std::string gridPath = child(path, name);
+    std::optional<DType> dtype = parseDType(name);
+    if (!dtype) reject(gridPath, "unknown dtype (expected one of f32, f16, bf16, f64)");
+    requireKeys(rates, gridPath, {"peak_tflops", "m", "n", "k", "tflops"}, {"m", "n", "k", "tflops"});
+    GemmGrid grid;
+    grid.m = readAxis(rates, gridPath, "m");
+    grid.n = readAxis(rates, gridPath, "n");
+    grid.k = readAxis(rates, gridPath, "k");
+    grid.tflops = readRates(rates, gridPath, "tflops");
+    size_t expected = grid.m.size() * grid.n.size() * grid.k.size();
+    if (grid.tflops.size() != expected)
+      reject(child(gridPath, "tflops"), fmt::format("expected {} values (m x n x k = {} x {} x {}), got {}", expected,
+                                                    grid.m.size(), grid.n.size(), grid.k.size(), grid.tflops.size()));
+    if (rates.contains("peak_tflops"))
+      profile.peakTflops[*dtype] = readPositive(rates["peak_tflops"], child(gridPath, "peak_tflops"));
+    profile.gemm[*dtype] = std::move(grid);
+  }
+}
+
+void readMemory(const Json& memory, MachineProfile& profile) {
+  const std::string path = "memory";
+  requireKeys(memory, path, {"bytes", "gbps"}, {"bytes", "gbps"});
+  profile.memory.bytes = readAxis(memory, path, "bytes");
+  profile.memory.gbps = readRates(memory, path, "gbps");
+  if (profile.memory.gbps.size() != profile.memory.bytes.size())
+    reject(child(path, "gbps"), fmt::format("expected {} values (one per bytes value), got {}",
+                                            profile.memory.bytes.size(), profile.memory.gbps.size()));
+}
+
+CommunicationCost readCommunicationCost(const Json& entry, const std::string& path) {
+  requireKeys(entry, path, {"kind", "ranks", "algorithm", "latency_us", "busbw_gbps", "bytes", "us"},
+              {"kind", "ranks", "algorithm", "latency_us", "busbw_gbps"});
+  CommunicationCost cost;
+  std::string kind = readString(entry, path, "kind");
+  auto known =
+      std::find_if(std::begin(kCommKinds), std::end(kCommKinds), [&](const CommKindName& k) { return k.name == kind; });
+  if (known == std::end(kCommKinds)) {
+    if (kind == "sendrecv")
+      reject(child(path, "kind"),
+             "'sendrecv' has no cost model yet (expected one of allreduce, allgather, reduce_scatter, broadcast)");
+    reject(child(path, "kind"),
+           fmt::format("unknown kind '{}' (expected one of allreduce, allgather, reduce_scatter, broadcast)", kind));
+  }
+  cost.kind = known->kind;
+  cost.ranks = readPositiveInteger(entry["ranks"], child(path, "ranks"));
+  // A team of one communicates nothing, and its zero steps could not scale a latency.
+  if (cost.ranks < 2) reject(child(path, "ranks"), fmt::format("expected at least 2 ranks, got {}", cost.ranks));
+  std::string algorithm = readString(entry, path, "algorithm");
+  auto knownAlgorithm = std::find_if(std::begin(kAlgorithms), std::end(kAlgorithms),
+                                     [&](const auto& a) { return a.second == algorithm; });
+  if (knownAlgorithm == std::end(kAlgorithms))
+    reject(child(path, "algorithm"),
+           fmt::format("unknown algorithm '{}' (expected one of ring, tree, flat)", algorithm));
+  cost.algorithm = knownAlgorithm->first;
+  cost.latencyMicros = readNonNegative(entry["latency_us"], child(path, "latency_us"));
+  cost.busGbps = readPositive(entry["busbw_gbps"], child(path, "busbw_gbps"));
+  if (entry.contains("bytes") != entry.contains("us"))
+    reject(child(path, entry.contains("bytes") ? "us" : "bytes"), "missing: 'bytes' and 'us' come together");
+  if (entry.contains("bytes")) {
+    cost.measuredBytes = readAxis(entry, path, "bytes");
+    cost.measuredMicros = readRates(entry, path, "us");
+    if (cost.measuredMicros.size() != cost.measuredBytes.size())
+      reject(child(path, "us"), fmt::format("expected {} values (one per bytes value), got {}",
+                                            cost.measuredBytes.size(), cost.measuredMicros.size()));
+  }
+  return cost;
+}
+
+void readCommunication(const Json& entries, MachineProfile& profile) {
+  const std::string path = "communication";
+  if (!entries.is_array()) reject(path, "expected an array, got " + shown(entries));
+  for (size_t i = 0; i < entries.size(); ++i) {
+    std::string entryPath = element(path, i);
+    CommunicationCost cost = readCommunicationCost(entries[i], entryPath);
+    for (size_t j = 0; j < profile.communication.size(); ++j) {
+      const CommunicationCost& other = profile.communication[j];
+      if (other.kind == cost.kind && other.ranks == cost.ranks && other.algorithm == cost.algorithm)
+        reject(entryPath,
+               fmt::format("a second entry for {} on {} ranks with {} (the first is {})", commKindName(cost.kind),
+                           cost.ranks, algorithmName(cost.algorithm), element(path, j)));
+    }
+    profile.communication.push_back(cost);
+  }
+}
+
+void readOverheads(const Json& overheads, MachineProfile& profile) {
+  const std::string path = "overheads_us";
+  requireKeys(overheads, path, {"issue", "launch", "sync", "wakeup"}, {"issue", "launch", "sync", "wakeup"});
+  profile.overheads.issueMicros = readNonNegative(overheads["issue"], child(path, "issue"));
+  profile.overheads.launchMicros = readNonNegative(overheads["launch"], child(path, "launch"));
+  profile.overheads.syncMicros = readNonNegative(overheads["sync"], child(path, "sync"));
+  profile.overheads.wakeupMicros = readNonNegative(overheads["wakeup"], child(path, "wakeup"));
+}
+
+MachineProfile readProfile(const Json& root) {
+  requireKeys(root, "",
+              {"format", "version", "name", "description", "sources", "rank", "gemm", "memory", "communication",
+               "overheads_us"},
+              {"format", "version", "name", "rank", "gemm", "memory", "communication", "overheads_us"});
+  if (!root["format"].is_string() || root["format"].get<std::string>() != kFormat)
+    reject("format",
+           fmt::format("expected \"{}\", got {} (is this a hostir machine profile?)", kFormat, shown(root["format"])));
+  if (!root["version"].is_number_integer() || root["version"].get<int64_t>() != kVersion)
+    reject("version", fmt::format("expected {}, got {} (this hostir reads version {})", kVersion,
+                                  shown(root["version"]), kVersion));
+  MachineProfile profile;
+  profile.name = readString(root, "", "name");
+  if (root.contains("description")) profile.description = readString(root, "", "description");
+  if (root.contains("sources")) {
+    const Json& sources = root["sources"];
+    if (!sources.is_object()) reject("sources", "expected an object of strings, got " + shown(sources));
+    for (const auto& [key, text] : sources.items())
+      if (!text.is_string()) reject(child("sources", key), "expected a string, got " + shown(text));
+  }
+  readRank(root["rank"], profile);
+  readGemm(root["gemm"], profile);
+  readMemory(root["memory"], profile);
+  readCommunication(root["communication"], profile);
+  readOverheads(root["overheads_us"], profile);
+  return profile;
+}
+
+// 1-based line and column of the character at `offset` (nlohmann counts the
+// bytes it has read, so the offending byte is the last one read).
+SourceLoc locationAt(std::string_view text, size_t bytesRead) {
+  size_t offset = std::min(bytesRead > 0 ? bytesRead - 1 : 0, text.size());
+  size_t lineStart = 0;
+  uint32_t line = 1;
+  for (size_t i = 0; i < offset; ++i)
+    if (text[i] == '\n') {
+      ++line;
+      lineStart = i + 1;
+    }
+  return SourceLoc{line, static_cast<uint32_t>(offset - lineStart + 1)};
+}
+
+// nlohmann's message without its "[json.exception.KIND.ID] " tag and, for
+// parse errors, the "parse error at line L, column C: " that the
+// diagnostic's position replaces.
+std::string jsonErrorMessage(std::string_view what) {
+  if (what.starts_with("[json.exception.")) {
+    size_t tagEnd = what.find("] ");
+    if (tagEnd != std::string_view::npos) what.remove_prefix(tagEnd + 2);
+  }
+  if (what.starts_with("parse error")) {
+    size_t colon = what.find(": ");
+    if (colon != std::string_view::npos) what.remove_prefix(colon + 2);
+  }
+  return std::string(what);
+}
+
+Json axisJson(const std::vector<int64_t>& axis) { return Json(axis); }
+
+}  // namespace
+
+Result<MachineProfile> parseMachineProfile(std::string_view jsonText, std::string_view fileName) {
+  (void)fileName;  // the caller renders the diagnostic with it (renderDiagnostic)
+  Json root;
+  try {
+    root = Json::parse(jsonText.begin(), jsonText.end());
+  } catch (const Json::parse_error& error) {
+    return Diagnostic{locationAt(jsonText, error.byte), jsonErrorMessage(error.what())};
+  } catch (const Json::exception& error) {  // a number out of range: no position
+    return Diagnostic{{}, jsonErrorMessage(error.what())};
+  }
+  try {
+    return readProfile(root);
+  } catch (const ProfileError& error) {
+    return Diagnostic{{}, error.message};
+  }
+}
+
+std::string machineProfileJson(const MachineProfile& profile) {
+  Json root;
+  root["format"] = kFormat;
+  root["version"] = kVersion;
+  root["name"] = profile.name;
+  root["description"] = profile.description;
+  Json& rank = root["rank"];
+  rank["admission"] = admissionName(profile.admission);
+  rank["compute_units"] = profile.computeUnits;
+  rank["gemm_units"] = profile.gemmUnits;
+  rank["elementwise_units"] = profile.elementwiseUnits;
+  rank["communication_units"] = profile.communicationUnits;
+  // The format keeps a peak inside its dtype's grid: a peak without a grid
+  // bounds no GEMM, so it is not written.
+  Json gemm = Json::object();
+  for (const auto& [dtype, grid] : profile.gemm) {
+    Json rates;
+    if (auto peak = profile.peakTflops.find(dtype); peak != profile.peakTflops.end())
+      rates["peak_tflops"] = peak->second;
+    rates["m"] = axisJson(grid.m);
+    rates["n"] = axisJson(grid.n);
+    rates["k"] = axisJson(grid.k);
+    rates["tflops"] = grid.tflops;
+    gemm[std::string(dtypeName(dtype))] = std::move(rates);
+  }
+  root["gemm"] = std::move(gemm);
+  root["memory"]["bytes"] = axisJson(profile.memory.bytes);
+  root["memory"]["gbps"] = profile.memory.gbps;
+  Json communication = Json::array();
+  for (const CommunicationCost& cost : profile.communication) {
+    Json entry;
+    entry["kind"] = commKindName(cost.kind);
+    entry["ranks"] = cost.ranks;
+    entry["algorithm"] = algorithmName(cost.algorithm);
+    entry["latency_us"] = cost.latencyMicros;
+    entry["busbw_gbps"] = cost.busGbps;
+    if (!cost.measuredBytes.empty()) {
+      entry["bytes"] = cost.measuredBytes;
+      entry["us"] = cost.measuredMicros;
+    }
+    communication.push_back(std::move(entry));
+  }
+  root["communication"] = std::move(communication);
+  Json& overheads = root["overheads_us"];
+  overheads["issue"] = profile.overheads.issueMicros;
+  overheads["launch"] = profile.overheads.launchMicros;
+  overheads["sync"] = profile.overheads.syncMicros;
+  overheads["wakeup"] = profile.overheads.wakeupMicros;
+  // Invalid UTF-8 (a host name, say) is replaced rather than thrown.
+  return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+std::vector<std::string> shippedMachineProfiles() {
+  std::vector<std::string> names;
+  for (const auto& [name, text] : shipped::profileTexts()) names.emplace_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Result<MachineProfile> loadMachineProfile(std::string_view nameOrPath) {
+  for (const auto& [name, text] : shipped::profileTexts())
+    if (name == nameOrPath) return parseMachineProfile(text, fmt::format("profiles/{}.json", name));
+  bool isPath = nameOrPath.find('/') != std::string_view::npos || nameOrPath.ends_with(".json");
+  if (!isPath) {
+    std::string known;
+    for (const std::string& name : shippedMachineProfiles()) known += (known.empty() ? "" : ", ") + name;
+    return Diagnostic{{}, fmt::format("unknown machine '{}': expected a profile file or one of {}", nameOrPath, known)};
+  }
+  std::string path(nameOrPath);
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return Diagnostic{{}, fmt::format("cannot read '{}': {}", path, std::strerror(errno))};
+  std::ostringstream text;
+  text << file.rdbuf();
+  if (file.bad()) return Diagnostic{{}, fmt::format("cannot read '{}': {}", path, std::strerror(errno))};
+  return parseMachineProfile(text.str(), path);
+}
+
+}  // namespace hostir

@@ -1,0 +1,109 @@
+// A machine profile: what a rank of one machine costs, for the simulator
+// (`hostir simulate --machine NAME|FILE.json`). `hostir calibrate` measures
+// one; profiles for machines the project cannot reach ship in profiles/
+// and are built into the binary. The JSON format is in
+// docs/machine-profiles.md; every number in a shipped file names its source.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hostir/diagnostic.h"
+#include "hostir/dtype.h"
+#include "hostir/ops.h"
+
+namespace hostir {
+
+// How a rank's work gets its compute units.
+enum class Admission {
+  // A CPU rank: work that needs units starts only when they are free, in
+  // the order the host issued it (the CPU backend's compute gate), and a
+  // started piece of work runs at full speed.
+  IssueOrder,
+  // A GPU: every ready kernel starts; communications take their units first
+  // and the computations share the rest (rates scale with the share).
+  Concurrent,
+};
+
+// The measured GEMM rate of one dtype on a grid of (M, N, K) points:
+// tflops[(im * n.size() + in) * k.size() + ik]. Axes ascend; an axis may
+// have one point.
+struct GemmGrid {
+  std::vector<int64_t> m, n, k;
+  std::vector<double> tflops;
+};
+
+// Memory bandwidth by the bytes an operation touches (read plus written):
+// what fits in cache runs faster. Ascending bytes.
+struct MemoryCurve {
+  std::vector<int64_t> bytes;
+  std::vector<double> gbps;  // GB/s, 1e9 bytes per second
+};
+
+// Communication algorithms, for the latency's growth with the team size.
+enum class CommAlgorithm {
+  Ring,  // latency grows with the ring's steps (n - 1 per pass)
+  Tree,  // latency grows with log2(n)
+  Flat,  // latency independent of n (a local copy, a direct transfer, NVLS)
+};
+
+// One communication's cost at one team size: seconds =
+// latency + bytes * busFactor(kind, ranks) / busbw (nccl-tests' bus bandwidth).
+struct CommunicationCost {
+  OpKind kind = OpKind::Allreduce;  // Allreduce, Allgather, ReduceScatter, Broadcast (later: Sendrecv)
+  int64_t ranks = 2;
+  CommAlgorithm algorithm = CommAlgorithm::Ring;
+  double latencyMicros = 0;
+  double busGbps = 0;  // GB/s
+  // Optional: times measured at these message sizes (nccl-tests' bytes) at
+  // exactly this team size, ascending. They price this team size in place of
+  // latency and bandwidth, which cannot capture a cache: a calibrated CPU
+  // moves 64 KiB far faster per byte than 64 MiB. Empty: not measured.
+  std::vector<int64_t> measuredBytes;
+  std::vector<double> measuredMicros;
+};
+
+// Host and stream overheads, in microseconds.
+struct Overheads {
+  double issueMicros = 0;   // host time to issue one statement
+  double launchMicros = 0;  // from issue to start on an idle stream
+  double syncMicros = 0;    // a cross-stream wait (wait_event, synchronize, wait) on the waiter
+  double wakeupMicros = 0;  // a stream or rank blocked on another resumes this much after it
+};
+
+struct MachineProfile {
+  std::string name;         // "h100-nvlink", "calibrated on myhost"
+  std::string description;  // free text: the machine, the date, how it was made
+  Admission admission = Admission::IssueOrder;
+  double computeUnits = 1;             // a rank's cores (CPU) or SMs (GPU)
+  double gemmUnits = 1;                // units one GEMM uses when alone (0: all of them)
+  double elementwiseUnits = 1;         // units a copy or add uses (0: all of them)
+  double communicationUnits = 1;       // units a communication holds while it runs
+  std::map<DType, double> peakTflops;  // an upper bound for the GEMM rate; dtypes without a grid have no GEMMs
+  std::map<DType, GemmGrid> gemm;
+  MemoryCurve memory;
+  std::vector<CommunicationCost> communication;
+  Overheads overheads;
+};
+
+// Parses and validates a profile. Errors name the file and the JSON path:
+// "p.json: error: gemm.bf16.tflops: expected 12 values (m x n x k), got 11".
+// The diagnostic holds the JSON path, message and (for malformed JSON) the
+// line and column; the file comes from rendering it:
+// renderDiagnostic(error, fileName, jsonText).
+Result<MachineProfile> parseMachineProfile(std::string_view jsonText, std::string_view fileName);
+// The profile's JSON text (what calibrate writes); parseMachineProfile reads it back equal.
+std::string machineProfileJson(const MachineProfile& profile);
+
+// `--machine` argument: a shipped profile's name ("h100-nvlink") or a path
+// to a JSON file (anything with a '/' or ending in ".json"). Unknown names
+// list the shipped ones. Render errors with nameOrPath as the file.
+Result<MachineProfile> loadMachineProfile(std::string_view nameOrPath);
+// The names of the profiles built into the binary, sorted.
+std::vector<std::string> shippedMachineProfiles();
+
+}  // namespace hostir

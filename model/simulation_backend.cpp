@@ -1,0 +1,179 @@
+#include "model/simulation_backend.h"
+
+#include <span>
+
+#include "executor/collective_plan.h"
+#include "model/cost_model.h"
+
+namespace hostir {
+namespace {
+
+// Memory nobody reads: a simulated tensor has a shape and no elements.
+class ShapeOnlyBuffer : public Buffer {
+ public:
+  explicit ShapeOnlyBuffer(size_t bytes) : bytes_(bytes) {}
+  std::byte* data() override { return nullptr; }
+  size_t bytes() const override { return bytes_; }
+
+ private:
+  size_t bytes_;
+};
+
+TensorView shapeOnly(DType dtype, const Dims& shape) {
+  TensorView t = TensorView::contiguous(nullptr, dtype, shape);
+  t.buffer = std::make_shared<ShapeOnlyBuffer>(t.bytes());
+  return t;
+}
+
+int64_t bytesOf(const TensorView& v) { return static_cast<int64_t>(v.bytes()); }
+
+// 0 in a profile means "all of the rank's units".
+double unitsOf(double units, const MachineProfile& profile) { return units > 0 ? units : profile.computeUnits; }
+
+// Copies and fills: the CPU backend's gate does not hold them back (they
+// take no core turn), a GPU runs them as kernels on its SMs.
+double copyUnits(const MachineProfile& profile) {
+  return profile.admission == Admission::IssueOrder ? 0 : unitsOf(profile.elementwiseUnits, profile);
+}
+
+}  // namespace
+
+struct SimulationBackend::SimulatedStream : Stream {
+  SimulatedStream(int index, int slot) : index(index), slot_(slot) {}
+  int slot() const override { return slot_; }
+  int index;           // in RankWork: 0 main, 1 + slot
+  uint64_t items = 0;  // work items issued on it
+  int slot_;
+};
+
+SimulationBackend::SimulationBackend(const MachineProfile& profile, int64_t world, int64_t poolSize)
+    : profile_(profile), world_(world) {
+  streams_.push_back(std::make_unique<SimulatedStream>(0, -1));
+  for (int64_t slot = 0; slot < poolSize; ++slot)
+    streams_.push_back(std::make_unique<SimulatedStream>(static_cast<int>(slot) + 1, static_cast<int>(slot)));
+  work_.streams = static_cast<int>(streams_.size());
+}
+
+SimulationBackend::~SimulationBackend() = default;
+
+TensorView SimulationBackend::input(DType dtype, const Dims& shape) { return shapeOnly(dtype, shape); }
+
+void SimulationBackend::beginOperation(const OperationInfo& info) {
+  current_ = info;
+  ++work_.statements;
+  work_.issued.push_back(IssuedStatement{info.kind, info.loc});
+}
+
+void SimulationBackend::beginRun() {
+  work_ = RankWork{};
+  work_.streams = static_cast<int>(streams_.size());
+  for (auto& stream : streams_) stream->items = 0;
+}
+
+Stream* SimulationBackend::mainStream() { return streams_[0].get(); }
+
+Stream* SimulationBackend::workerStream(int64_t number) {
+  const int64_t pool = static_cast<int64_t>(streams_.size()) - 1;
+  return streams_[1 + static_cast<size_t>(number % pool)].get();
+}
+
+SimulationBackend::SimulatedStream* SimulationBackend::simulated(Stream* stream) const {
+  return static_cast<SimulatedStream*>(stream);
+}
+
+WorkItem& SimulationBackend::issue(Stream* stream, WorkItem::Kind kind, double seconds, double units) {
+  SimulatedStream* s = simulated(stream);
+  WorkItem& item = work_.items.emplace_back();
+  item.kind = kind;
+  item.op = current_.kind;
+  item.loc = current_.loc;
+  item.stream = s->index;
+  item.statement = work_.statements == 0 ? 0 : work_.statements - 1;
+  item.seconds = seconds;
+  item.units = units;
+  ++s->items;
+  return item;
+}
+
+OpCost SimulationBackend::currentCost() const {
+  std::array<TensorExtent, kMaxOperands> extents{};
+  for (size_t i = 0; i < kMaxOperands; ++i)
+    if (const TensorView* v = current_.tensors[i].view)
+      extents[i] = TensorExtent{std::span(v->shape.begin(), v->shape.size), dtypeSize(v->dtype)};
+  return costOf(current_.kind, extents);
+}
+
+double SimulationBackend::gemm(DType dtype, int64_t m, int64_t n, int64_t k) const {
+  Result<double, std::string> seconds = gemmSeconds(profile_, dtype, m, n, k);
+  if (!seconds) fail(current_.loc, seconds.error());
+  return *seconds;
+}
+
+Event SimulationBackend::recordEvent(Stream* stream) { return Event{stream, simulated(stream)->items}; }
+
+void SimulationBackend::waitEvent(Stream* waiter, const Event& event) {
+  if (event.stream == waiter || event.position == 0) return;  // a stream already runs in order
+  WorkItem& item = issue(waiter, WorkItem::Kind::Wait, 0, 0);
+  item.afterStream = simulated(event.stream)->index;
+  item.afterCount = event.position;
+}
+
+TensorView SimulationBackend::allocate(DType dtype, const Dims& shape, Stream* stream, bool zero) {
+  TensorView t = shapeOnly(dtype, shape);
+  if (zero) {
+    WorkItem& item = issue(stream, WorkItem::Kind::Memory, memorySeconds(profile_, bytesOf(t)), copyUnits(profile_));
+    item.bytes = bytesOf(t);
+  }
+  return t;
+}
+
+void SimulationBackend::linear(Stream* stream, const TensorView& x, const TensorView& w, const TensorView*,
+                               const TensorView&) {
+  const int64_t k = x.shape[x.rank() - 1];
+  const int64_t m = k == 0 ? 0 : x.numel() / k;
+  WorkItem& item =
+      issue(stream, WorkItem::Kind::Compute, gemm(x.dtype, m, w.shape[0], k), unitsOf(profile_.gemmUnits, profile_));
+  OpCost cost = currentCost();
+  item.bytes = cost.bytes;
+  item.flops = cost.flops;
+}
+
+void SimulationBackend::matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView&) {
+  WorkItem& item = issue(stream, WorkItem::Kind::Compute, gemm(a.dtype, a.shape[0], b.shape[1], a.shape[1]),
+                         unitsOf(profile_.gemmUnits, profile_));
+  OpCost cost = currentCost();
+  item.bytes = cost.bytes;
+  item.flops = cost.flops;
+}
+
+void SimulationBackend::copy(Stream* stream, const TensorView& src, const TensorView& dst) {
+  const int64_t bytes = bytesOf(src) + bytesOf(dst);
+  WorkItem& item = issue(stream, WorkItem::Kind::Memory, memorySeconds(profile_, bytes), copyUnits(profile_));
+  item.bytes = bytes;
+}
+
+void SimulationBackend::add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
+  const int64_t bytes = bytesOf(a) + bytesOf(b) + bytesOf(out);
+  WorkItem& item = issue(stream, WorkItem::Kind::Compute, memorySeconds(profile_, bytes),
+                         unitsOf(profile_.elementwiseUnits, profile_));
+  item.bytes = bytes;
+  item.flops = static_cast<double>(out.numel());
+}
+
+void SimulationBackend::collective(Stream* stream, const CollectiveCall& call) {
+  // nccl-tests' message size: the larger side of the collective.
+  const int64_t bytes = call.kind == OpKind::Allgather ? bytesOf(call.output) : bytesOf(call.input);
+  Result<double, std::string> transfer = communicationSeconds(profile_, call.kind, bytes, world_);
+  if (!transfer) fail(call.loc, transfer.error());
+  // Views the communicator cannot take as they are are packed and unpacked around it, on its time.
+  double seconds = *transfer;
+  CollectivePlan plan = planCollective(call, static_cast<int>(world_), shapeOnly);
+  for (const auto* steps : {&plan.pack, &plan.unpack})
+    for (const CopyStep& step : *steps) seconds += memorySeconds(profile_, bytesOf(step.src) + bytesOf(step.dst));
+  WorkItem& item =
+      issue(stream, WorkItem::Kind::Communication, seconds, unitsOf(profile_.communicationUnits, profile_));
+  item.bytes = bytes;
+  item.communication = work_.communications++;
+}
+
+}  // namespace hostir

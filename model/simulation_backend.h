@@ -1,0 +1,65 @@
+// The backend `hostir simulate` runs the evaluator against: it does no work
+// and holds no memory, it records what one rank issues (each piece of work
+// with its stream, its cost on the profiled machine and the waits that
+// order it) for the timeline simulator (timeline_simulator.h). The program
+// is interpreted by the same evaluator as `hostir run`, so anything `run`
+// accepts can be simulated.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "executor/backend.h"
+#include "model/machine_profile.h"
+#include "model/rank_work.h"
+
+namespace hostir {
+
+class SimulationBackend : public Backend {
+ public:
+  // `world`: the team size communications are priced for; `poolSize`: the
+  // worker streams (--streams).
+  SimulationBackend(const MachineProfile& profile, int64_t world, int64_t poolSize);
+  ~SimulationBackend() override;
+
+  // A program input: ready before the program starts.
+  TensorView input(DType dtype, const Dims& shape);
+  // What the last run issued.
+  const RankWork& work() const { return work_; }
+
+  std::string_view name() const override { return "simulation"; }
+  void beginOperation(const OperationInfo& info) override;
+  void beginRun() override;
+  Stream* mainStream() override;
+  Stream* workerStream(int64_t number) override;
+  Event recordEvent(Stream* stream) override;
+  void waitEvent(Stream* waiter, const Event& event) override;
+  void synchronizeHost() override {}
+  TensorView allocate(DType dtype, const Dims& shape, Stream* stream, bool zero) override;
+  void deallocate(const TensorView&, Stream*) override {}
+  void linear(Stream* stream, const TensorView& x, const TensorView& w, const TensorView* bias,
+              const TensorView& out) override;
+  void matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) override;
+  void copy(Stream* stream, const TensorView& src, const TensorView& dst) override;
+  void add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) override;
+  void collective(Stream* stream, const CollectiveCall& call) override;
+  void upload(const void*, const TensorView&) override {}
+  void download(const TensorView&, void*) override {}
+
+ private:
+  struct SimulatedStream;
+  SimulatedStream* simulated(Stream* stream) const;
+  // Appends the current statement's piece of work to `stream`.
+  WorkItem& issue(Stream* stream, WorkItem::Kind kind, double seconds, double units);
+  // The current statement's flops and bytes (the op table's count).
+  OpCost currentCost() const;
+  double gemm(DType dtype, int64_t m, int64_t n, int64_t k) const;
+
+  const MachineProfile& profile_;
+  int64_t world_;
+  std::vector<std::unique_ptr<SimulatedStream>> streams_;  // [0] main, [1 + slot] workers
+  RankWork work_;
+  OperationInfo current_{OpKind::Copy, {}, {}};
+};
+
+}  // namespace hostir

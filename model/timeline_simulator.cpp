@@ -1,0 +1,343 @@
+#include "model/timeline_simulator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace hostir {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// Times closer than this (seconds) are the same instant: rates and sums
+// leave rounding residue that must not become extra events.
+constexpr double kEpsilon = 1e-12;
+constexpr size_t kNone = ~size_t{0};
+
+enum class State : uint8_t {
+  Waiting,   // its stream has not reached it, or what it waits for has not finished
+  Ready,     // its stream reached it at `ready`: it may start then, given units (and peers)
+  Admitted,  // holds its units: a computation running, a communication waiting for peers or moving data
+  Done,
+};
+
+struct Rank {
+  const RankWork* work = nullptr;
+  RankTimeline timeline;
+  std::vector<State> state;
+  std::vector<double> remaining;             // a computation's work left, in seconds at full rate
+  std::vector<std::vector<size_t>> streams;  // item indices per stream, in issue order
+  std::vector<size_t> head;                  // per stream: its next unfinished item
+  std::vector<double> streamFree;            // per stream: when its last finished item ended
+  std::vector<size_t> gate;                  // IssueOrder: items that take units, in issue order
+  size_t nextGate = 0;
+  std::vector<size_t> communications;  // items, by their place among the rank's communications
+  size_t nextCommunication = 0;        // the next to be admitted: one at a time, in issue order
+  size_t communicating = kNone;        // the admitted communication not yet done
+  double freeUnits = 0;                // IssueOrder
+  std::vector<size_t> running;         // admitted computations and memory work
+  double rate = 1;                     // Concurrent: the share of their units the computations get
+  size_t done = 0;
+  bool finished = false;
+};
+
+class Simulator {
+ public:
+  Simulator(const std::vector<RankWork>& work, const MachineProfile& profile) : profile_(profile) {
+    for (const RankWork& w : work) ranks_.push_back(makeRank(w));
+    size_t communications = 0;
+    for (const Rank& r : ranks_) communications = std::max(communications, r.communications.size());
+    communications_.resize(communications);
+  }
+
+  Result<Timeline, std::string> run() {
+    for (;;) {
+      settle();
+      if (std::all_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.finished; })) break;
+      updateRates();
+      double next = nextEvent();
+      if (next == kInfinity) return stuck();
+      advanceTo(next);
+    }
+    Timeline timeline;
+    for (Rank& r : ranks_) {
+      timeline.end = std::max(timeline.end, r.timeline.end);
+      timeline.ranks.push_back(std::move(r.timeline));
+    }
+    return timeline;
+  }
+
+ private:
+  // A communication across the team: started once every rank admitted it.
+  struct Communication {
+    size_t admitted = 0;
+    double seconds = 0;  // the longest of the ranks' (their packing may differ)
+    bool started = false;
+    double end = 0;
+  };
+
+  Rank makeRank(const RankWork& work) {
+    Rank r;
+    r.work = &work;
+    const size_t n = work.items.size();
+    r.timeline.items.resize(n);
+    r.state.assign(n, State::Waiting);
+    r.remaining.assign(n, 0);
+    r.streams.resize(static_cast<size_t>(std::max(work.streams, 1)));
+    for (size_t i = 0; i < n; ++i) {
+      const WorkItem& item = work.items[i];
+      r.streams.at(static_cast<size_t>(item.stream)).push_back(i);
+      r.remaining[i] = item.seconds;
+      if (item.kind == WorkItem::Kind::Communication) r.communications.push_back(i);
+      if (item.kind == WorkItem::Kind::Communication || (item.kind != WorkItem::Kind::Wait && item.units > 0))
+        r.gate.push_back(i);
+    }
+    r.head.assign(r.streams.size(), 0);
+    r.streamFree.assign(r.streams.size(), 0);
+    r.freeUnits = profile_.computeUnits;
+    r.timeline.hostEnd = work.statements * micros(profile_.overheads.issueMicros);
+    r.timeline.end = r.timeline.hostEnd;
+    return r;
+  }
+
+  static double micros(double us) { return us * 1e-6; }
+  bool issueOrder() const { return profile_.admission == Admission::IssueOrder; }
+  double unitsOf(const WorkItem& item) const { return std::min(item.units, profile_.computeUnits); }
+
+  // Everything that happens at `now_` without time passing: streams reach
+  // their next work, waits resolve, work is admitted, communications start.
+  void settle() {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (Rank& r : ranks_) changed |= settleRank(r);
+      for (size_t k = 0; k < communications_.size(); ++k) {
+        Communication& c = communications_[k];
+        if (c.started || c.admitted < ranks_.size()) continue;
+        c.started = true;
+        c.end = now_ + c.seconds;
+        for (Rank& r : ranks_) r.timeline.items[r.communications[k]].start = now_;
+        changed = true;
+      }
+    }
+  }
+
+  bool settleRank(Rank& r) {
+    if (r.finished) return false;
+    bool changed = false;
+    for (size_t s = 0; s < r.streams.size(); ++s) changed |= reachNext(r, s);
+    changed |= admit(r);
+    if (r.done == r.state.size()) {
+      r.finished = true;
+      changed = true;
+    }
+    return changed;
+  }
+
+  // The stream's next item becomes ready once what comes before it has
+  // finished; a wait finishes on its own when what it waits for has.
+  bool reachNext(Rank& r, size_t s) {
+    if (r.head[s] >= r.streams[s].size()) return false;
+    const size_t i = r.streams[s][r.head[s]];
+    if (r.state[i] != State::Waiting) return false;
+    const WorkItem& item = r.work->items[i];
+    const Overheads& o = profile_.overheads;
+    double reached = std::max((item.statement + 1) * micros(o.issueMicros) + micros(o.launchMicros), r.streamFree[s]);
+    ItemTiming& timing = r.timeline.items[i];
+    if (item.kind == WorkItem::Kind::Wait) {
+      const size_t target = static_cast<size_t>(item.afterStream);
+      if (r.head.at(target) < item.afterCount) return false;  // what it waits for has not finished
+      const double awaited = item.afterCount == 0 ? 0 : r.timeline.items[r.streams[target][item.afterCount - 1]].end;
+      double resolved = std::max(reached, awaited) + micros(o.syncMicros);
+      if (awaited > reached) resolved += micros(o.wakeupMicros);  // the stream slept until then
+      timing.ready = reached;
+      timing.start = reached;
+      timing.end = resolved;
+      r.state[i] = State::Admitted;
+      r.running.push_back(i);
+      return true;
+    }
+    timing.ready = reached;
+    r.state[i] = State::Ready;
+    return true;
+  }
+
+  bool readyNow(const Rank& r, size_t i) const {
+    return r.state[i] == State::Ready && r.timeline.items[i].ready <= now_ + kEpsilon;
+  }
+
+  bool admit(Rank& r) {
+    bool changed = false;
+    // Work without units (allocation fills on a GPU with no units, say) starts when ready.
+    for (size_t s = 0; s < r.streams.size(); ++s) {
+      if (r.head[s] >= r.streams[s].size()) continue;
+      const size_t i = r.streams[s][r.head[s]];
+      const WorkItem& item = r.work->items[i];
+      if (!readyNow(r, i)) continue;
+      if (item.units > 0 && item.kind != WorkItem::Kind::Communication) {
+        if (issueOrder()) continue;  // through the gate below
+      } else if (item.kind == WorkItem::Kind::Communication) {
+        if (issueOrder()) continue;
+        if (!admitCommunication(r, i)) continue;
+        changed = true;
+        continue;
+      }
+      start(r, i);
+      changed = true;
+    }
+    if (!issueOrder()) return changed;
+    // The CPU's compute gate: in issue order, each once its stream reached it and a unit is free.
+    while (r.nextGate < r.gate.size()) {
+      const size_t i = r.gate[r.nextGate];
+      const WorkItem& item = r.work->items[i];
+      if (!readyNow(r, i) || r.freeUnits + kEpsilon < unitsOf(item)) break;
+      if (item.kind == WorkItem::Kind::Communication) {
+        if (!admitCommunication(r, i)) break;
+      } else {
+        start(r, i);
+      }
+      r.freeUnits -= unitsOf(item);
+      ++r.nextGate;
+      changed = true;
+    }
+    return changed;
+  }
+
+  // A communication's turn comes when the one before it is done.
+  bool admitCommunication(Rank& r, size_t i) {
+    if (r.communicating != kNone || r.communications[r.nextCommunication] != i) return false;
+    const WorkItem& item = r.work->items[i];
+    r.communicating = i;
+    ++r.nextCommunication;
+    r.state[i] = State::Admitted;
+    Communication& c = communications_.at(static_cast<size_t>(item.communication));
+    c.seconds = std::max(c.seconds, item.seconds);
+    ++c.admitted;
+    return true;
+  }
+
+  void start(Rank& r, size_t i) {
+    r.state[i] = State::Admitted;
+    r.timeline.items[i].start = now_;
+    r.running.push_back(i);
+  }
+
+  // Concurrent ranks: communications hold their units first; computations
+  // share the rest in proportion to what they ask for.
+  void updateRates() {
+    for (Rank& r : ranks_) {
+      r.rate = 1;
+      if (issueOrder()) continue;
+      const double held = r.communicating == kNone ? 0 : unitsOf(r.work->items[r.communicating]);
+      double asked = 0;
+      for (size_t i : r.running)
+        if (r.work->items[i].kind != WorkItem::Kind::Wait) asked += unitsOf(r.work->items[i]);
+      const double available = std::max(0.0, profile_.computeUnits - held);
+      if (asked > available) r.rate = available / asked;
+    }
+  }
+
+  double rateOf(const Rank& r, size_t i) const {
+    const WorkItem& item = r.work->items[i];
+    return item.units > 0 ? r.rate : 1;
+  }
+
+  double nextEvent() const {
+    double next = kInfinity;
+    for (const Rank& r : ranks_) {
+      for (size_t s = 0; s < r.streams.size(); ++s) {
+        if (r.head[s] >= r.streams[s].size()) continue;
+        const size_t i = r.streams[s][r.head[s]];
+        if (r.state[i] == State::Ready && r.timeline.items[i].ready > now_ + kEpsilon)
+          next = std::min(next, r.timeline.items[i].ready);
+      }
+      for (size_t i : r.running) {
+        if (r.work->items[i].kind == WorkItem::Kind::Wait) {
+          next = std::min(next, r.timeline.items[i].end);
+        } else if (double rate = rateOf(r, i); rate > 0) {
+          next = std::min(next, now_ + r.remaining[i] / rate);
+        }
+      }
+    }
+    for (const Rank& r : ranks_) {
+      if (r.communicating == kNone) continue;
+      const Communication& c = communicationOf(r, r.communicating);
+      if (c.started) next = std::min(next, c.end);
+    }
+    return std::max(next, now_);
+  }
+
+  void advanceTo(double next) {
+    const double elapsed = next - now_;
+    now_ = next;
+    for (Rank& r : ranks_) {
+      std::vector<size_t> still;
+      for (size_t i : r.running) {
+        const WorkItem& item = r.work->items[i];
+        bool done;
+        if (item.kind == WorkItem::Kind::Wait) {
+          done = r.timeline.items[i].end <= now_ + kEpsilon;
+        } else {
+          r.remaining[i] -= rateOf(r, i) * elapsed;
+          done = r.remaining[i] <= kEpsilon * std::max(1.0, item.seconds);
+          if (done) r.timeline.items[i].end = now_;
+        }
+        if (done)
+          finish(r, i);
+        else
+          still.push_back(i);
+      }
+      r.running = std::move(still);
+      if (r.communicating == kNone) continue;
+      const size_t k = r.communicating;
+      const Communication& c = communicationOf(r, k);
+      if (c.started && c.end <= now_ + kEpsilon) {
+        r.timeline.items[k].end = c.end;
+        r.communicating = kNone;
+        finish(r, k);
+      }
+    }
+  }
+
+  const Communication& communicationOf(const Rank& r, size_t i) const {
+    return communications_[static_cast<size_t>(r.work->items[i].communication)];
+  }
+
+  void finish(Rank& r, size_t i) {
+    const WorkItem& item = r.work->items[i];
+    r.state[i] = State::Done;
+    ++r.done;
+    const size_t s = static_cast<size_t>(item.stream);
+    r.streamFree[s] = r.timeline.items[i].end;
+    ++r.head[s];
+    if (issueOrder() && item.kind != WorkItem::Kind::Wait) r.freeUnits += unitsOf(item);
+    r.timeline.end = std::max(r.timeline.end, r.timeline.items[i].end);
+  }
+
+  // Nothing can happen any more, yet work is left: some rank waits for a
+  // communication another rank never issues.
+  std::string stuck() const {
+    for (size_t k = 0; k < communications_.size(); ++k) {
+      if (communications_[k].started) continue;
+      for (size_t r = 0; r < ranks_.size(); ++r)
+        if (k >= ranks_[r].communications.size())
+          return fmt::format("rank {} never issues communication #{}, which other ranks wait for", r, k + 1);
+    }
+    return "the simulated work can never finish (a wait for work that is never issued)";
+  }
+
+  const MachineProfile& profile_;
+  std::vector<Rank> ranks_;
+  std::vector<Communication> communications_;
+  double now_ = 0;
+};
+
+}  // namespace
+
+Result<Timeline, std::string> simulateTimeline(const std::vector<RankWork>& ranks, const MachineProfile& profile) {
+  return Simulator(ranks, profile).run();
+}
+
+}  // namespace hostir

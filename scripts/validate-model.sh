@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The cost model's accuracy, side by side: installs what is missing, builds
+# hostir, calibrates this machine (`hostir calibrate` under mpirun), then for
+# each overlap-benchmark program, shape and chunk count runs the program and
+# simulates it, and prints measured, predicted and error; last, the shipped
+# h100-nvlink profile against the recorded H100 runs. Every flag goes to
+# scripts/validate_model.py (--help lists them).
+set -euo pipefail
+
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$HOSTIR_ROOT"
+
+hostir_install_packages "${HOSTIR_PACKAGES[@]}"
+build_log="$(mktemp)"
+trap 'rm -f "$build_log"' EXIT
+if ! { hostir_configure_main && hostir_build build hostir; } >"$build_log" 2>&1; then
+  cat "$build_log" >&2
+  echo "error: the build failed (above)" >&2
+  exit 1
+fi
+hostir_export_mpi_env
+hostir_export_mpi_tuning
+/usr/bin/python3 scripts/validate_model.py --hostir build/bin/hostir "$@"

@@ -1,0 +1,202 @@
+#include "model/cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace hostir {
+namespace {
+
+// Exact up to rounding of the double arithmetic.
+constexpr double kTolerance = 1e-12;
+
+// bf16 rates on m {64, 256} x n {128} x k {32, 128}, memory fast enough
+// never to bind, and a few communication entries.
+MachineProfile testProfile() {
+  MachineProfile p;
+  p.name = "test";
+  p.gemm[DType::BF16] = GemmGrid{{64, 256}, {128}, {32, 128}, {10, 20, 30, 40}};
+  p.memory = MemoryCurve{{1024, 1048576}, {1e9, 1e9}};
+  p.communication = {
+      {OpKind::Allreduce, 2, CommAlgorithm::Ring, 10, 100, {}, {}},
+      {OpKind::Allreduce, 8, CommAlgorithm::Ring, 14, 100, {}, {}},
+      {OpKind::Allgather, 4, CommAlgorithm::Tree, 10, 50, {}, {}},
+      {OpKind::Broadcast, 4, CommAlgorithm::Ring, 30, 100, {}, {}},
+  };
+  return p;
+}
+
+double gemm(const MachineProfile& p, int64_t m, int64_t n, int64_t k, DType dtype = DType::BF16) {
+  auto seconds = gemmSeconds(p, dtype, m, n, k);
+  EXPECT_TRUE(seconds.ok()) << seconds.error();
+  return seconds.ok() ? *seconds : -1;
+}
+
+double flops(double m, double n, double k) { return 2 * m * n * k; }
+
+double communication(const MachineProfile& p, OpKind kind, int64_t bytes, int64_t ranks) {
+  auto seconds = communicationSeconds(p, kind, bytes, ranks);
+  EXPECT_TRUE(seconds.ok()) << seconds.error();
+  return seconds.ok() ? *seconds : -1;
+}
+
+TEST(CostModelTest, GemmAtGridPointsUsesTheirRates) {
+  MachineProfile p = testProfile();
+  EXPECT_NEAR(gemm(p, 64, 128, 32), flops(64, 128, 32) / 10e12, kTolerance);
+  EXPECT_NEAR(gemm(p, 64, 128, 128), flops(64, 128, 128) / 20e12, kTolerance);
+  EXPECT_NEAR(gemm(p, 256, 128, 32), flops(256, 128, 32) / 30e12, kTolerance);
+  EXPECT_NEAR(gemm(p, 256, 128, 128), flops(256, 128, 128) / 40e12, kTolerance);
+}
+
+TEST(CostModelTest, GemmInterpolatesInLogSizes) {
+  MachineProfile p = testProfile();
+  // 128 is halfway from 64 to 256 in log2; 64 halfway from 32 to 128.
+  EXPECT_NEAR(gemm(p, 128, 128, 32), flops(128, 128, 32) / 20e12, kTolerance);
+  EXPECT_NEAR(gemm(p, 64, 128, 64), flops(64, 128, 64) / 15e12, kTolerance);
+  EXPECT_NEAR(gemm(p, 128, 128, 64), flops(128, 128, 64) / 25e12, kTolerance);
+  // Off the midpoint, the rate is linear in log2(m): at m = 91, (log2 91 - 6) / 2 of the way from 10 to 30.
+  double fraction = (std::log2(91.0) - 6) / 2;
+  EXPECT_NEAR(gemm(p, 91, 128, 32), flops(91, 128, 32) / ((10 + fraction * 20) * 1e12), kTolerance);
+}
+
+TEST(CostModelTest, GemmClampsToTheGridsEdges) {
+  MachineProfile p = testProfile();
+  EXPECT_NEAR(gemm(p, 4096, 128, 16), flops(4096, 128, 16) / 30e12, kTolerance);  // m above, k below
+  EXPECT_NEAR(gemm(p, 8, 128, 1 << 20), flops(8, 128, 1 << 20) / 20e12, kTolerance);
+  // n has one point: constant along n.
+  EXPECT_NEAR(gemm(p, 64, 7, 32), flops(64, 7, 32) / 10e12, kTolerance);
+  EXPECT_NEAR(gemm(p, 64, 100000, 32), flops(64, 100000, 32) / 10e12, kTolerance);
+}
+
+TEST(CostModelTest, GemmNeverBeatsThePeak) {
+  MachineProfile p = testProfile();
+  p.peakTflops[DType::BF16] = 15;
+  EXPECT_NEAR(gemm(p, 64, 128, 32), flops(64, 128, 32) / 10e12, kTolerance);      // below the peak
+  EXPECT_NEAR(gemm(p, 256, 128, 128), flops(256, 128, 128) / 15e12, kTolerance);  // 40 capped at 15
+}
+
+TEST(CostModelTest, GemmNeverBeatsItsBytesAtMemoryBandwidth) {
+  MachineProfile p = testProfile();
+  p.memory = MemoryCurve{{1}, {0.001}};  // 1 MB/s: every GEMM is memory-bound
+  double bytes = (64.0 * 32 + 32 * 128 + 64 * 128) * 2;
+  EXPECT_NEAR(gemm(p, 64, 128, 32), bytes / 1e6, 1e-9);
+  // f32 doubles the bytes.
+  p.gemm[DType::F32] = GemmGrid{{1}, {1}, {1}, {1}};
+  EXPECT_NEAR(gemm(p, 64, 128, 32, DType::F32), 2 * bytes / 1e6, 1e-9);
+}
+
+TEST(CostModelTest, EmptyGemmsCostNothing) {
+  MachineProfile p = testProfile();
+  EXPECT_EQ(gemm(p, 0, 128, 32), 0);
+  EXPECT_EQ(gemm(p, 64, 0, 32), 0);
+  EXPECT_EQ(gemm(p, 64, 128, 0), 0);
+}
+
+TEST(CostModelTest, GemmOfADtypeWithoutRatesIsAnError) {
+  auto seconds = gemmSeconds(testProfile(), DType::F64, 64, 64, 64);
+  ASSERT_FALSE(seconds.ok());
+  EXPECT_EQ(seconds.error(), "the profile 'test' has no f64 GEMM rates");
+}
+
+TEST(CostModelTest, MemoryInterpolatesInLogBytesAndClamps) {
+  MachineProfile p;
+  p.memory = MemoryCurve{{1024, 1048576}, {10, 110}};
+  EXPECT_NEAR(memorySeconds(p, 1024), 1024 / 10e9, kTolerance);
+  EXPECT_NEAR(memorySeconds(p, 1048576), 1048576 / 110e9, kTolerance);
+  EXPECT_NEAR(memorySeconds(p, 32768), 32768 / 60e9, kTolerance);  // log2 15: halfway from 10 to 20
+  EXPECT_NEAR(memorySeconds(p, 4096), 4096 / 30e9, kTolerance);    // log2 12: a fifth of the way
+  EXPECT_NEAR(memorySeconds(p, 100), 100 / 10e9, kTolerance);
+  EXPECT_NEAR(memorySeconds(p, int64_t{1} << 30), (1 << 30) / 110e9, kTolerance);
+  EXPECT_EQ(memorySeconds(p, 0), 0);
+}
+
+TEST(CostModelTest, BusFactorsFollowNcclTests) {
+  EXPECT_DOUBLE_EQ(busFactor(OpKind::Allreduce, 2), 1);
+  EXPECT_DOUBLE_EQ(busFactor(OpKind::Allreduce, 4), 1.5);
+  EXPECT_DOUBLE_EQ(busFactor(OpKind::Allreduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(busFactor(OpKind::Allgather, 2), 0.5);
+  EXPECT_DOUBLE_EQ(busFactor(OpKind::Allgather, 4), 0.75);
+  EXPECT_DOUBLE_EQ(busFactor(OpKind::ReduceScatter, 8), 0.875);
+  EXPECT_DOUBLE_EQ(busFactor(OpKind::Broadcast, 2), 1);
+  EXPECT_DOUBLE_EQ(busFactor(OpKind::Broadcast, 64), 1);
+  for (OpKind kind : {OpKind::Allreduce, OpKind::Allgather, OpKind::ReduceScatter, OpKind::Broadcast})
+    EXPECT_EQ(busFactor(kind, 1), 0);
+}
+
+TEST(CostModelTest, CommunicationAtAnEntrysTeamSize) {
+  MachineProfile p = testProfile();
+  EXPECT_NEAR(communication(p, OpKind::Allreduce, 100'000'000, 2), 10e-6 + 1e8 * 1.0 / 100e9, kTolerance);
+  EXPECT_NEAR(communication(p, OpKind::Allreduce, 100'000'000, 8), 14e-6 + 1e8 * 1.75 / 100e9, kTolerance);
+  EXPECT_NEAR(communication(p, OpKind::Broadcast, 1000, 4), 30e-6 + 1000 / 100e9, kTolerance);
+}
+
+TEST(CostModelTest, CommunicationScalesTheLatencyByTheAlgorithmsSteps) {
+  MachineProfile p = testProfile();
+  // Ring allreduce from 2 ranks (2 steps) to 4 (6 steps): the entry below.
+  EXPECT_NEAR(communication(p, OpKind::Allreduce, 1000, 4), 30e-6 + 1000 * 1.5 / 100e9, kTolerance);
+  // To 16 ranks (30 steps) from the largest smaller entry, 8 ranks (14 steps).
+  EXPECT_NEAR(communication(p, OpKind::Allreduce, 1000, 16), 30e-6 + 1000 * 1.875 / 100e9, kTolerance);
+  // Tree allgather from 4 ranks (2 levels) to 16 (4 levels), and down to 2 (1 level): the smallest entry.
+  EXPECT_NEAR(communication(p, OpKind::Allgather, 1000, 16), 20e-6 + 1000 * (15.0 / 16) / 50e9, kTolerance);
+  EXPECT_NEAR(communication(p, OpKind::Allgather, 1000, 2), 5e-6 + 1000 * 0.5 / 50e9, kTolerance);
+  EXPECT_NEAR(communication(p, OpKind::Allgather, 1000, 5), 15e-6 + 1000 * 0.8 / 50e9, kTolerance);  // ceil(log2 5) = 3
+  // Ring broadcast: n - 1 steps, 3 at 4 ranks, 7 at 8.
+  EXPECT_NEAR(communication(p, OpKind::Broadcast, 1000, 8), 70e-6 + 1000 / 100e9, kTolerance);
+}
+
+TEST(CostModelTest, CommunicationTakesTheFastestAlgorithm) {
+  MachineProfile p = testProfile();
+  p.communication.push_back({OpKind::Allreduce, 8, CommAlgorithm::Flat, 50, 200, {}, {}});
+  // Small: ring's 14 us beats flat's 50 us.
+  EXPECT_NEAR(communication(p, OpKind::Allreduce, 1000, 8), 14e-6 + 1000 * 1.75 / 100e9, kTolerance);
+  // Large: flat's bandwidth wins.
+  EXPECT_NEAR(communication(p, OpKind::Allreduce, 1'000'000'000, 8), 50e-6 + 1e9 * 1.75 / 200e9, kTolerance);
+  // Flat keeps its latency on a larger team; ring's grows (14 -> 30 us).
+  EXPECT_NEAR(communication(p, OpKind::Allreduce, 1000, 16), 30e-6 + 1000 * 1.875 / 100e9, kTolerance);
+  EXPECT_NEAR(communication(p, OpKind::Allreduce, 0, 1024), 50e-6, kTolerance);
+}
+
+TEST(CostModelTest, ATeamOfOneCommunicatesNothing) {
+  MachineProfile p = testProfile();
+  for (OpKind kind : {OpKind::Allreduce, OpKind::Allgather, OpKind::ReduceScatter, OpKind::Broadcast})
+    EXPECT_EQ(communication(p, kind, 1'000'000, 1), 0);
+}
+
+TEST(CostModelTest, CommunicationWithoutEntriesIsAnError) {
+  auto seconds = communicationSeconds(testProfile(), OpKind::ReduceScatter, 1000, 4);
+  ASSERT_FALSE(seconds.ok());
+  EXPECT_EQ(seconds.error(), "the profile 'test' has no reduce_scatter costs");
+}
+
+// The shipped H100 profile against the project's own measurement and the
+// public figures it was built from (docs/machine-profiles.md).
+TEST(CostModelTest, ShippedH100MatchesItsSources) {
+  auto loaded = loadMachineProfile("h100-nvlink");
+  ASSERT_TRUE(loaded.ok());
+  const MachineProfile& h100 = *loaded;
+  // bench/row_parallel_bf16.hir, S = 1: one GEMM 8192 x 8192 x 32768, 5.55 ms.
+  EXPECT_NEAR(gemm(h100, 8192, 8192, 32768), 5.55e-3, 0.01e-3);
+  // S = 8: eight GEMMs of m = 1024, 5.83 ms in all.
+  EXPECT_NEAR(8 * gemm(h100, 1024, 8192, 32768), 5.83e-3, 0.01e-3);
+  // A 2-rank bf16 allreduce of 8192 x 8192 over NVLink: 0.3-0.6 ms.
+  double allreduce = communication(h100, OpKind::Allreduce, int64_t{8192} * 8192 * 2, 2);
+  EXPECT_GT(allreduce, 0.3e-3);
+  EXPECT_LT(allreduce, 0.6e-3);
+  // 8 ranks, 1 GiB: NVLS at ~480 GB/s busbw.
+  double big = communication(h100, OpKind::Allreduce, int64_t{1} << 30, 8);
+  EXPECT_NEAR((int64_t{1} << 30) * 1.75 / big / 1e9, 480, 10);
+}
+
+TEST(CostModelTest, MeasuredSizesPriceTheirTeamSize) {
+  MachineProfile p = testProfile();
+  p.communication[0].measuredBytes = {1000, 3000};
+  p.communication[0].measuredMicros = {10, 50};
+  EXPECT_NEAR(communication(p, OpKind::Allreduce, 500, 2), 10e-6, kTolerance);   // below: the first time
+  EXPECT_NEAR(communication(p, OpKind::Allreduce, 2000, 2), 30e-6, kTolerance);  // between: linear in bytes
+  EXPECT_NEAR(communication(p, OpKind::Allreduce, 5000, 2), 90e-6, kTolerance);  // beyond: the last segment's rate
+  // Other team sizes keep latency and bandwidth.
+  EXPECT_NEAR(communication(p, OpKind::Allreduce, 100'000'000, 8), 14e-6 + 1e8 * 1.75 / 100e9, kTolerance);
+}
+
+}  // namespace
+}  // namespace hostir

@@ -1,0 +1,375 @@
+#include "model/machine_profile.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace hostir {
+namespace {
+
+// A small valid profile: every section, a "source" and "sources" that the
+// reader must accept and ignore.
+constexpr const char* kProfile = R"({
+  "format": "hostir-machine-profile",
+  "version": 1,
+  "name": "test",
+  "description": "a made-up machine",
+  "sources": {"everything": "made up for the test"},
+  "rank": {"admission": "concurrent", "compute_units": 8, "gemm_units": 0, "elementwise_units": 4, "communication_units": 2},
+  "gemm": {
+    "source": "made up",
+    "bf16": {"peak_tflops": 100, "m": [64, 256, 1024], "n": [64, 256], "k": [64, 256],
+             "tflops": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], "source": "made up"},
+    "f32": {"m": [128], "n": [128], "k": [128], "tflops": [0.5]}
+  },
+  "memory": {"bytes": [1024, 1048576], "gbps": [10, 100]},
+  "communication": [
+    {"kind": "allreduce", "ranks": 2, "algorithm": "ring", "latency_us": 10, "busbw_gbps": 100, "source": "made up"},
+    {"kind": "allgather", "ranks": 4, "algorithm": "tree", "latency_us": 20, "busbw_gbps": 50}
+  ],
+  "overheads_us": {"issue": 1, "launch": 2, "sync": 3, "wakeup": 4}
+})";
+
+// kProfile with `from` replaced by `to` (which must occur exactly once).
+std::string edited(std::string_view from, std::string_view to) {
+  std::string text = kProfile;
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  EXPECT_EQ(text.find(from, at + 1), std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+// The first line of the error, as the tool prints it for file p.json.
+std::string errorOf(const std::string& text) {
+  auto profile = parseMachineProfile(text, "p.json");
+  if (profile.ok()) return "(no error)";
+  std::string rendered = renderDiagnostic(profile.error(), "p.json", text);
+  return rendered.substr(0, rendered.find('\n'));
+}
+
+void expectSameProfile(const MachineProfile& a, const MachineProfile& b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.description, b.description);
+  EXPECT_EQ(a.admission, b.admission);
+  EXPECT_EQ(a.computeUnits, b.computeUnits);
+  EXPECT_EQ(a.gemmUnits, b.gemmUnits);
+  EXPECT_EQ(a.elementwiseUnits, b.elementwiseUnits);
+  EXPECT_EQ(a.communicationUnits, b.communicationUnits);
+  EXPECT_EQ(a.peakTflops, b.peakTflops);
+  ASSERT_EQ(a.gemm.size(), b.gemm.size());
+  for (const auto& [dtype, grid] : a.gemm) {
+    ASSERT_TRUE(b.gemm.contains(dtype)) << dtypeName(dtype);
+    const GemmGrid& other = b.gemm.at(dtype);
+    EXPECT_EQ(grid.m, other.m);
+    EXPECT_EQ(grid.n, other.n);
+    EXPECT_EQ(grid.k, other.k);
+    EXPECT_EQ(grid.tflops, other.tflops);
+  }
+  EXPECT_EQ(a.memory.bytes, b.memory.bytes);
+  EXPECT_EQ(a.memory.gbps, b.memory.gbps);
+  ASSERT_EQ(a.communication.size(), b.communication.size());
+  for (size_t i = 0; i < a.communication.size(); ++i) {
+    EXPECT_EQ(a.communication[i].kind, b.communication[i].kind) << i;
+    EXPECT_EQ(a.communication[i].ranks, b.communication[i].ranks) << i;
+    EXPECT_EQ(a.communication[i].algorithm, b.communication[i].algorithm) << i;
+    EXPECT_EQ(a.communication[i].latencyMicros, b.communication[i].latencyMicros) << i;
+    EXPECT_EQ(a.communication[i].busGbps, b.communication[i].busGbps) << i;
+    EXPECT_EQ(a.communication[i].measuredBytes, b.communication[i].measuredBytes) << i;
+    EXPECT_EQ(a.communication[i].measuredMicros, b.communication[i].measuredMicros) << i;
+  }
+  EXPECT_EQ(a.overheads.issueMicros, b.overheads.issueMicros);
+  EXPECT_EQ(a.overheads.launchMicros, b.overheads.launchMicros);
+  EXPECT_EQ(a.overheads.syncMicros, b.overheads.syncMicros);
+  EXPECT_EQ(a.overheads.wakeupMicros, b.overheads.wakeupMicros);
+}
+
+TEST(MachineProfileTest, ReadsEveryField) {
+  auto parsed = parseMachineProfile(kProfile, "p.json");
+  ASSERT_TRUE(parsed.ok()) << renderDiagnostic(parsed.error(), "p.json");
+  const MachineProfile& p = *parsed;
+  EXPECT_EQ(p.name, "test");
+  EXPECT_EQ(p.description, "a made-up machine");
+  EXPECT_EQ(p.admission, Admission::Concurrent);
+  EXPECT_EQ(p.computeUnits, 8);
+  EXPECT_EQ(p.gemmUnits, 0);
+  EXPECT_EQ(p.elementwiseUnits, 4);
+  EXPECT_EQ(p.communicationUnits, 2);
+  EXPECT_EQ(p.peakTflops, (std::map<DType, double>{{DType::BF16, 100}}));  // f32 has no peak: no bound
+  ASSERT_TRUE(p.gemm.contains(DType::BF16));
+  EXPECT_EQ(p.gemm.at(DType::BF16).m, (std::vector<int64_t>{64, 256, 1024}));
+  EXPECT_EQ(p.gemm.at(DType::BF16).tflops.size(), 12u);
+  EXPECT_EQ(p.gemm.at(DType::F32).tflops, std::vector<double>{0.5});
+  EXPECT_EQ(p.memory.bytes, (std::vector<int64_t>{1024, 1048576}));
+  ASSERT_EQ(p.communication.size(), 2u);
+  EXPECT_EQ(p.communication[1].kind, OpKind::Allgather);
+  EXPECT_EQ(p.communication[1].ranks, 4);
+  EXPECT_EQ(p.communication[1].algorithm, CommAlgorithm::Tree);
+  EXPECT_EQ(p.communication[1].latencyMicros, 20);
+  EXPECT_EQ(p.communication[1].busGbps, 50);
+  EXPECT_EQ(p.overheads.wakeupMicros, 4);
+}
+
+TEST(MachineProfileTest, RoundTripsThroughItsJson) {
+  auto parsed = parseMachineProfile(kProfile, "p.json");
+  ASSERT_TRUE(parsed.ok());
+  std::string json = machineProfileJson(*parsed);
+  auto reparsed = parseMachineProfile(json, "written.json");
+  ASSERT_TRUE(reparsed.ok()) << renderDiagnostic(reparsed.error(), "written.json", json);
+  expectSameProfile(*parsed, *reparsed);
+  EXPECT_EQ(machineProfileJson(*reparsed), json);
+}
+
+TEST(MachineProfileTest, RoundTripsAFilledStructExactly) {
+  // What calibrate writes: measured doubles with every digit, a CPU rank.
+  MachineProfile p;
+  p.name = "calibrated on host \"x\"";
+  p.description = "line one\nline two";
+  p.admission = Admission::IssueOrder;
+  p.computeUnits = 16;
+  p.gemmUnits = 1;
+  p.elementwiseUnits = 1;
+  p.communicationUnits = 1;
+  p.peakTflops[DType::F32] = 1.0 / 3.0;
+  p.gemm[DType::F32] = GemmGrid{{1, 7}, {3}, {5, 9, 4096}, {0.1, 0.2, 0.30000000000000004, 1e-5, 2.5e-3, 0.7}};
+  p.gemm[DType::F64] = GemmGrid{{8}, {8}, {8}, {0.012345678901234567}};
+  p.memory = MemoryCurve{{4096, 1 << 20, int64_t{1} << 40}, {12.3456789, 45.6, 7.000000000000001}};
+  p.communication = {{OpKind::Allreduce, 2, CommAlgorithm::Ring, 0, 1.5, {1024, 65536}, {3.25, 17.5}},
+                     {OpKind::ReduceScatter, 3, CommAlgorithm::Flat, 12.25, 0.1, {}, {}},
+                     {OpKind::Broadcast, 1024, CommAlgorithm::Tree, 1e3, 3e2, {}, {}}};
+  p.overheads = Overheads{0.123, 4.56, 0, 7.0000001};
+  std::string json = machineProfileJson(p);
+  auto parsed = parseMachineProfile(json, "calibrated.json");
+  ASSERT_TRUE(parsed.ok()) << renderDiagnostic(parsed.error(), "calibrated.json", json);
+  expectSameProfile(p, *parsed);
+}
+
+TEST(MachineProfileTest, WritesTheDocumentedKeyOrder) {
+  auto parsed = parseMachineProfile(kProfile, "p.json");
+  ASSERT_TRUE(parsed.ok());
+  std::string json = machineProfileJson(*parsed);
+  size_t last = 0;
+  for (const char* key : {"\"format\"",
+                          "\"version\"",
+                          "\"name\"",
+                          "\"description\"",
+                          "\"rank\"",
+                          "\"admission\"",
+                          "\"compute_units\"",
+                          "\"gemm_units\"",
+                          "\"elementwise_units\"",
+                          "\"communication_units\"",
+                          "\"gemm\"",
+                          "\"bf16\"",
+                          "\"peak_tflops\"",
+                          "\"tflops\"",
+                          "\"memory\"",
+                          "\"bytes\"",
+                          "\"gbps\"",
+                          "\"communication\"",
+                          "\"kind\"",
+                          "\"ranks\"",
+                          "\"algorithm\"",
+                          "\"latency_us\"",
+                          "\"busbw_gbps\"",
+                          "\"overheads_us\"",
+                          "\"issue\"",
+                          "\"launch\"",
+                          "\"sync\"",
+                          "\"wakeup\""}) {
+    size_t at = json.find(key, last);
+    ASSERT_NE(at, std::string::npos) << key << " missing or out of order in\n" << json;
+    last = at;
+  }
+  EXPECT_EQ(json.rfind("{\n  \"format\": \"hostir-machine-profile\",\n  \"version\": 1,\n", 0), 0u) << json;
+}
+
+TEST(MachineProfileTest, ShipsTheGpuProfiles) {
+  EXPECT_EQ(shippedMachineProfiles(), (std::vector<std::string>{"h100-nvlink", "h200-nvlink"}));
+  for (const std::string& name : shippedMachineProfiles()) {
+    auto profile = loadMachineProfile(name);
+    ASSERT_TRUE(profile.ok()) << name << ": " << renderDiagnostic(profile.error(), name);
+    EXPECT_EQ(profile->name, name);
+    EXPECT_EQ(profile->admission, Admission::Concurrent);
+    EXPECT_EQ(profile->computeUnits, 132);
+    auto reparsed = parseMachineProfile(machineProfileJson(*profile), name + ".json");
+    ASSERT_TRUE(reparsed.ok());
+    expectSameProfile(*profile, *reparsed);
+    for (DType dtype : {DType::BF16, DType::F16, DType::F32, DType::F64}) {
+      EXPECT_TRUE(profile->gemm.contains(dtype)) << name << " " << dtypeName(dtype);
+      EXPECT_TRUE(profile->peakTflops.contains(dtype)) << name << " " << dtypeName(dtype);
+    }
+    for (OpKind kind : {OpKind::Allreduce, OpKind::Allgather, OpKind::ReduceScatter, OpKind::Broadcast})
+      for (int64_t ranks : {2, 4, 8, 16, 64, 1024}) {
+        bool found = false;
+        for (const CommunicationCost& cost : profile->communication)
+          found |= cost.kind == kind && cost.ranks == ranks && cost.algorithm == CommAlgorithm::Ring;
+        EXPECT_TRUE(found) << name << ": no ring entry for " << static_cast<int>(kind) << " on " << ranks;
+      }
+  }
+}
+
+TEST(MachineProfileTest, LoadsAProfileFileByPath) {
+  std::string path = std::string(HOSTIR_SOURCE_DIR) + "/profiles/h100-nvlink.json";
+  auto fromFile = loadMachineProfile(path);
+  ASSERT_TRUE(fromFile.ok()) << renderDiagnostic(fromFile.error(), path);
+  auto shipped = loadMachineProfile("h100-nvlink");
+  ASSERT_TRUE(shipped.ok());
+  expectSameProfile(*fromFile, *shipped);
+
+  // A name ending in .json is a path even without a slash.
+  std::string local = testing::TempDir() + "/machine_profile_test_local.json";
+  { std::ofstream(local) << kProfile; }
+  auto fromTemp = loadMachineProfile(local);
+  EXPECT_TRUE(fromTemp.ok());
+  std::remove(local.c_str());
+}
+
+TEST(MachineProfileTest, ReportsAMissingFile) {
+  auto profile = loadMachineProfile("no/such/p.json");
+  ASSERT_FALSE(profile.ok());
+  EXPECT_EQ(profile.error().message, "cannot read 'no/such/p.json': No such file or directory");
+  auto bare = loadMachineProfile("missing.json");
+  ASSERT_FALSE(bare.ok());
+  EXPECT_EQ(bare.error().message, "cannot read 'missing.json': No such file or directory");
+}
+
+TEST(MachineProfileTest, UnknownNamesListTheShippedProfiles) {
+  auto profile = loadMachineProfile("a100");
+  ASSERT_FALSE(profile.ok());
+  EXPECT_EQ(profile.error().message,
+            "unknown machine 'a100': expected a profile file or one of h100-nvlink, h200-nvlink");
+}
+
+TEST(MachineProfileTest, MalformedJsonNamesTheLineAndColumn) {
+  std::string text = edited("\"name\": \"test\"", "\"name\": test");
+  EXPECT_EQ(errorOf(text),
+            "p.json:4:12: error: syntax error while parsing value - invalid literal; last read: '\"name\": te'");
+  EXPECT_EQ(errorOf(edited("\"wakeup\": 4}", "\"wakeup\": 4")),
+            "p.json:20:2: error: syntax error while parsing object - unexpected end of input; expected '}'");
+  EXPECT_EQ(errorOf(""),
+            "p.json:1:1: error: syntax error while parsing value - unexpected end of input; expected '[', '{', or a "
+            "literal");
+}
+
+TEST(MachineProfileTest, RejectsAnotherFormatOrVersion) {
+  EXPECT_EQ(errorOf(edited("\"hostir-machine-profile\"", "\"chrome-trace\"")),
+            "p.json: error: format: expected \"hostir-machine-profile\", got \"chrome-trace\" (is this a hostir "
+            "machine profile?)");
+  EXPECT_EQ(errorOf(edited("\"version\": 1", "\"version\": 2")),
+            "p.json: error: version: expected 1, got 2 (this hostir reads version 1)");
+  EXPECT_EQ(errorOf("[1, 2]"), "p.json: error: the profile: expected an object, got [1,2]");
+}
+
+TEST(MachineProfileTest, RejectsUnknownKeys) {
+  EXPECT_EQ(errorOf(edited("\"compute_units\"", "\"compute_unit\"")),
+            "p.json: error: rank.compute_unit: unknown key (expected one of admission, compute_units, gemm_units, "
+            "elementwise_units, communication_units)");
+  EXPECT_EQ(errorOf(edited("\"overheads_us\"", "\"overheads\"")),
+            "p.json: error: overheads: unknown key (expected one of format, version, name, description, sources, "
+            "rank, gemm, memory, communication, overheads_us)");
+  EXPECT_EQ(errorOf(edited("\"latency_us\": 20", "\"latency\": 20")),
+            "p.json: error: communication[1].latency: unknown key (expected one of kind, ranks, algorithm, "
+            "latency_us, busbw_gbps, bytes, us)");
+  EXPECT_EQ(errorOf(edited("11, 12], \"source\": \"made up\"", "11, 12], \"source\": 3")),
+            "p.json: error: gemm.bf16.source: expected a string, got 3");
+  EXPECT_EQ(errorOf(edited("\"made up for the test\"", "1")),
+            "p.json: error: sources.everything: expected a string, got 1");
+}
+
+TEST(MachineProfileTest, RejectsMissingKeys) {
+  EXPECT_EQ(errorOf(edited(", \"wakeup\": 4", "")), "p.json: error: overheads_us: missing key 'wakeup'");
+  EXPECT_EQ(errorOf(edited("\"admission\": \"concurrent\", ", "")), "p.json: error: rank: missing key 'admission'");
+  EXPECT_EQ(errorOf(edited("\"name\": \"test\",", "")), "p.json: error: missing key 'name'");
+  EXPECT_EQ(errorOf(edited(", \"busbw_gbps\": 50", "")), "p.json: error: communication[1]: missing key 'busbw_gbps'");
+}
+
+TEST(MachineProfileTest, RejectsAWrongNumberOfRates) {
+  EXPECT_EQ(errorOf(edited("9, 10, 11, 12]", "9, 10, 11]")),
+            "p.json: error: gemm.bf16.tflops: expected 12 values (m x n x k = 3 x 2 x 2), got 11");
+  EXPECT_EQ(errorOf(edited("\"gbps\": [10, 100]", "\"gbps\": [10]")),
+            "p.json: error: memory.gbps: expected 2 values (one per bytes value), got 1");
+  EXPECT_EQ(errorOf(edited("\"memory\": {\"bytes\": [1024, 1048576], \"gbps\": [10, 100]}",
+                           "\"memory\": {\"bytes\": [], \"gbps\": []}")),
+            "p.json: error: memory.bytes: expected at least one value");
+}
+
+TEST(MachineProfileTest, RejectsAxesThatDoNotAscend) {
+  EXPECT_EQ(errorOf(edited("[64, 256, 1024]", "[64, 1024, 256]")),
+            "p.json: error: gemm.bf16.m[2]: 256 does not exceed the value before it, 1024 (the values must ascend)");
+  EXPECT_EQ(errorOf(edited("\"n\": [64, 256]", "\"n\": [64, 64]")),
+            "p.json: error: gemm.bf16.n[1]: 64 does not exceed the value before it, 64 (the values must ascend)");
+  EXPECT_EQ(errorOf(edited("\"k\": [64, 256]", "\"k\": [0, 256]")),
+            "p.json: error: gemm.bf16.k[0]: expected a positive integer, got 0");
+  EXPECT_EQ(errorOf(edited("[1024, 1048576]", "[1024.5, 1048576]")),
+            "p.json: error: memory.bytes[0]: expected a positive integer, got 1024.5");
+}
+
+TEST(MachineProfileTest, RejectsRatesThatAreNotPositive) {
+  EXPECT_EQ(errorOf(edited("[1, 2, 3,", "[-1, 2, 3,")),
+            "p.json: error: gemm.bf16.tflops[0]: expected a positive number, got -1");
+  EXPECT_EQ(errorOf(edited("\"gbps\": [10, 100]", "\"gbps\": [10, 0]")),
+            "p.json: error: memory.gbps[1]: expected a positive number, got 0");
+  EXPECT_EQ(errorOf(edited("\"busbw_gbps\": 100", "\"busbw_gbps\": \"fast\"")),
+            "p.json: error: communication[0].busbw_gbps: expected a number, got \"fast\"");
+  EXPECT_EQ(errorOf(edited("\"peak_tflops\": 100", "\"peak_tflops\": 1e999")),
+            "p.json: error: number overflow parsing '1e999'");
+  EXPECT_EQ(errorOf(edited("\"latency_us\": 10", "\"latency_us\": -1")),
+            "p.json: error: communication[0].latency_us: expected a number of at least 0, got -1");
+  EXPECT_EQ(errorOf(edited("\"sync\": 3", "\"sync\": -0.5")),
+            "p.json: error: overheads_us.sync: expected a number of at least 0, got -0.5");
+}
+
+TEST(MachineProfileTest, RejectsBadUnits) {
+  EXPECT_EQ(errorOf(edited("\"compute_units\": 8", "\"compute_units\": 0")),
+            "p.json: error: rank.compute_units: expected a positive number, got 0");
+  EXPECT_EQ(errorOf(edited("\"communication_units\": 2", "\"communication_units\": 0")),
+            "p.json: error: rank.communication_units: expected a positive number, got 0");
+  EXPECT_EQ(errorOf(edited("\"elementwise_units\": 4", "\"elementwise_units\": 9")),
+            "p.json: error: rank.elementwise_units: 9 exceeds compute_units, 8");
+  EXPECT_EQ(errorOf(edited("\"concurrent\"", "\"fifo\"")),
+            "p.json: error: rank.admission: unknown admission 'fifo' (expected issue-order or concurrent)");
+}
+
+TEST(MachineProfileTest, RejectsUnknownNames) {
+  EXPECT_EQ(errorOf(edited("\"bf16\": {", "\"fp8\": {")),
+            "p.json: error: gemm.fp8: unknown dtype (expected one of f32, f16, bf16, f64)");
+  EXPECT_EQ(errorOf(edited("\"allgather\"", "\"alltoall\"")),
+            "p.json: error: communication[1].kind: unknown kind 'alltoall' (expected one of allreduce, allgather, "
+            "reduce_scatter, broadcast)");
+  EXPECT_EQ(errorOf(edited("\"allgather\"", "\"sendrecv\"")),
+            "p.json: error: communication[1].kind: 'sendrecv' has no cost model yet (expected one of allreduce, "
+            "allgather, reduce_scatter, broadcast)");
+  EXPECT_EQ(errorOf(edited("\"tree\"", "\"butterfly\"")),
+            "p.json: error: communication[1].algorithm: unknown algorithm 'butterfly' (expected one of ring, tree, "
+            "flat)");
+  EXPECT_EQ(errorOf(edited("\"ranks\": 2", "\"ranks\": 1")),
+            "p.json: error: communication[0].ranks: expected at least 2 ranks, got 1");
+}
+
+TEST(MachineProfileTest, RejectsDuplicateCommunicationEntries) {
+  std::string text = edited("\"ranks\": 4, \"algorithm\": \"tree\", \"latency_us\": 20, \"busbw_gbps\": 50}",
+                            "\"ranks\": 4, \"algorithm\": \"tree\", \"latency_us\": 20, \"busbw_gbps\": 50},\n"
+                            "    {\"kind\": \"allreduce\", \"ranks\": 4, \"algorithm\": \"tree\", \"latency_us\": 1, "
+                            "\"busbw_gbps\": 1},\n"
+                            "    {\"kind\": \"allgather\", \"ranks\": 4, \"algorithm\": \"tree\", \"latency_us\": 1, "
+                            "\"busbw_gbps\": 1}");
+  EXPECT_EQ(errorOf(text),
+            "p.json: error: communication[3]: a second entry for allgather on 4 ranks with tree (the first is "
+            "communication[1])");
+}
+
+TEST(MachineProfileTest, MeasuredMessageSizesComeWithTheirTimes) {
+  std::string text = kProfile;
+  const std::string entry = "\"busbw_gbps\": 50";
+  ASSERT_NE(text.find(entry), std::string::npos);
+  text.replace(text.find(entry), entry.size(), entry + ", \"bytes\": [1024, 4096]");
+  auto parsed = parseMachineProfile(text, "p.json");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.error().message.find("'bytes' and 'us' come together"), std::string::npos) << parsed.error().message;
+}
+
+}  // namespace
+}  // namespace hostir

@@ -1,0 +1,250 @@
+// The simulator's timing rules on tiny hand-computed cases: serial work,
+// two streams, an event, a collective across ranks with skew, contention,
+// host issue cost; then whole programs through the evaluator.
+#include <gtest/gtest.h>
+
+#include "hostir/parser.h"
+#include "hostir/verifier.h"
+#include "model/cost_model.h"
+#include "model/simulation.h"
+#include "model/timeline_simulator.h"
+
+namespace hostir {
+namespace {
+
+MachineProfile profile(Admission admission, double units) {
+  MachineProfile p;
+  p.name = "test";
+  p.admission = admission;
+  p.computeUnits = units;
+  p.memory = MemoryCurve{{1}, {1e6}};
+  return p;
+}
+
+// Builds one rank's work item by item, in issue order.
+struct WorkBuilder {
+  RankWork work;
+  explicit WorkBuilder(int streams) { work.streams = streams; }
+  WorkBuilder& compute(int stream, double seconds, double units = 1) {
+    return add(WorkItem::Kind::Compute, stream, seconds, units);
+  }
+  WorkBuilder& communicate(int stream, double seconds, double units = 1) {
+    add(WorkItem::Kind::Communication, stream, seconds, units);
+    work.items.back().communication = work.communications++;
+    return *this;
+  }
+  WorkBuilder& wait(int stream, int afterStream, uint64_t afterCount) {
+    add(WorkItem::Kind::Wait, stream, 0, 0);
+    work.items.back().afterStream = afterStream;
+    work.items.back().afterCount = afterCount;
+    return *this;
+  }
+  WorkBuilder& add(WorkItem::Kind kind, int stream, double seconds, double units) {
+    WorkItem item;
+    item.kind = kind;
+    item.stream = stream;
+    item.statement = work.statements++;
+    item.seconds = seconds;
+    item.units = units;
+    work.items.push_back(item);
+    return *this;
+  }
+};
+
+Timeline simulate(const std::vector<RankWork>& ranks, const MachineProfile& p) {
+  auto timeline = simulateTimeline(ranks, p);
+  EXPECT_TRUE(timeline.ok()) << (timeline.ok() ? "" : timeline.error());
+  return timeline.ok() ? *timeline : Timeline{};
+}
+
+void expectItem(const RankTimeline& rank, size_t item, double start, double end) {
+  ASSERT_LT(item, rank.items.size());
+  EXPECT_NEAR(rank.items[item].start, start, 1e-9) << "item " << item;
+  EXPECT_NEAR(rank.items[item].end, end, 1e-9) << "item " << item;
+}
+
+TEST(TimelineSimulator, OneStreamRunsItsWorkInIssueOrder) {
+  WorkBuilder b(1);
+  b.compute(0, 1).compute(0, 2);
+  Timeline t = simulate({b.work}, profile(Admission::IssueOrder, 4));
+  expectItem(t.ranks[0], 0, 0, 1);
+  expectItem(t.ranks[0], 1, 1, 3);
+  EXPECT_NEAR(t.end, 3, 1e-9);
+}
+
+TEST(TimelineSimulator, TwoStreamsRunAtOnceWhenTheRankHasTheUnits) {
+  WorkBuilder b(3);
+  b.compute(1, 1).compute(2, 2);
+  Timeline t = simulate({b.work}, profile(Admission::IssueOrder, 2));
+  expectItem(t.ranks[0], 0, 0, 1);
+  expectItem(t.ranks[0], 1, 0, 2);
+}
+
+TEST(TimelineSimulator, IssueOrderRanksTakeTurnsOnTooFewUnits) {
+  WorkBuilder b(3);
+  b.compute(1, 1).compute(2, 2);
+  Timeline t = simulate({b.work}, profile(Admission::IssueOrder, 1));
+  expectItem(t.ranks[0], 0, 0, 1);
+  expectItem(t.ranks[0], 1, 1, 3);
+}
+
+TEST(TimelineSimulator, TheGateStartsWorkInIssueOrderEvenWhenLaterWorkIsReady) {
+  // Stream 1's second GEMM is ready at 1, but stream 2's, issued before
+  // it, takes the one core first.
+  WorkBuilder b(3);
+  b.compute(1, 1).compute(2, 1).compute(1, 1);
+  Timeline t = simulate({b.work}, profile(Admission::IssueOrder, 1));
+  expectItem(t.ranks[0], 0, 0, 1);
+  expectItem(t.ranks[0], 1, 1, 2);
+  expectItem(t.ranks[0], 2, 2, 3);
+}
+
+TEST(TimelineSimulator, AWaitOrdersTheWaiterAfterTheEventPlusSyncAndWakeUp) {
+  MachineProfile p = profile(Admission::IssueOrder, 2);
+  p.overheads.syncMicros = 100'000;   // 0.1 s
+  p.overheads.wakeupMicros = 50'000;  // 0.05 s: the waiter had nothing else to do
+  WorkBuilder b(3);
+  b.compute(1, 1).wait(2, 1, 1).compute(2, 1);
+  Timeline t = simulate({b.work}, p);
+  expectItem(t.ranks[0], 0, 0, 1);
+  expectItem(t.ranks[0], 1, 0, 1.15);
+  expectItem(t.ranks[0], 2, 1.15, 2.15);
+}
+
+TEST(TimelineSimulator, AWaitForFinishedWorkCostsOnlyTheSync) {
+  MachineProfile p = profile(Admission::IssueOrder, 2);
+  p.overheads.syncMicros = 100'000;
+  p.overheads.wakeupMicros = 50'000;
+  WorkBuilder b(3);
+  b.compute(1, 1).compute(2, 2).wait(2, 1, 1).compute(2, 1);
+  Timeline t = simulate({b.work}, p);
+  expectItem(t.ranks[0], 2, 2, 2.1);
+  expectItem(t.ranks[0], 3, 2.1, 3.1);
+}
+
+TEST(TimelineSimulator, ACollectiveStartsWhenTheLastRankReachesIt) {
+  // Rank 0 computes 1 s, rank 1 3 s: the allreduce (0.5 s) runs from 3 to
+  // 3.5 on both; rank 0's core is held (Open MPI polls) from 1.
+  WorkBuilder r0(1), r1(1);
+  r0.compute(0, 1).communicate(0, 0.5).compute(0, 1);
+  r1.compute(0, 3).communicate(0, 0.5).compute(0, 1);
+  Timeline t = simulate({r0.work, r1.work}, profile(Admission::IssueOrder, 1));
+  expectItem(t.ranks[0], 1, 3, 3.5);
+  expectItem(t.ranks[1], 1, 3, 3.5);
+  EXPECT_NEAR(t.ranks[0].items[1].ready, 1, 1e-9);
+  expectItem(t.ranks[0], 2, 3.5, 4.5);
+  EXPECT_NEAR(t.end, 4.5, 1e-9);
+}
+
+TEST(TimelineSimulator, ARankRunsItsCommunicationsOneAtATimeInIssueOrder) {
+  WorkBuilder b(3);
+  b.communicate(1, 1, 0.5).communicate(2, 1, 0.5);
+  Timeline t = simulate({b.work}, profile(Admission::Concurrent, 4));
+  expectItem(t.ranks[0], 0, 0, 1);
+  expectItem(t.ranks[0], 1, 1, 2);
+}
+
+TEST(TimelineSimulator, ConcurrentComputationsShareTheUnitsLeftByACommunication) {
+  // 100 units; the GEMM wants all of them for 2 s alone, the communication
+  // holds 20 for 1 s: the GEMM runs at 0.8 for 1 s, then at 1 for the
+  // remaining 1.2 s of work.
+  WorkBuilder b(3);
+  b.compute(1, 2, 100).communicate(2, 1, 20);
+  Timeline t = simulate({b.work}, profile(Admission::Concurrent, 100));
+  expectItem(t.ranks[0], 0, 0, 2.2);
+  expectItem(t.ranks[0], 1, 0, 1);
+}
+
+TEST(TimelineSimulator, TwoConcurrentGemmsEachRunAtHalfSpeed) {
+  WorkBuilder b(3);
+  b.compute(1, 1, 10).compute(2, 1, 10);
+  Timeline t = simulate({b.work}, profile(Admission::Concurrent, 10));
+  expectItem(t.ranks[0], 0, 0, 2);
+  expectItem(t.ranks[0], 1, 0, 2);
+}
+
+TEST(TimelineSimulator, TheHostIssuesOneStatementPerIssueCost) {
+  MachineProfile p = profile(Admission::IssueOrder, 2);
+  p.overheads.issueMicros = 1000;   // 1 ms
+  p.overheads.launchMicros = 2000;  // 2 ms
+  WorkBuilder b(3);
+  b.compute(1, 0.001).compute(2, 0.001);  // statements 0 and 1
+  Timeline t = simulate({b.work}, p);
+  expectItem(t.ranks[0], 0, 0.003, 0.004);
+  expectItem(t.ranks[0], 1, 0.004, 0.005);
+  EXPECT_NEAR(t.ranks[0].hostEnd, 0.002, 1e-12);
+}
+
+TEST(TimelineSimulator, ACommunicationOneRankNeverIssuesIsAnError) {
+  WorkBuilder r0(1), r1(1);
+  r0.compute(0, 1).communicate(0, 1);
+  r1.compute(0, 1);
+  auto t = simulateTimeline({r0.work, r1.work}, profile(Admission::IssueOrder, 1));
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error(), "rank 1 never issues communication #1, which other ranks wait for");
+}
+
+// Whole programs: the evaluator issues them against the simulation backend.
+MachineProfile gemmProfile() {
+  MachineProfile p = profile(Admission::IssueOrder, 1);
+  p.gemm[DType::F32] = GemmGrid{{1}, {1}, {1}, {1e-6}};  // 1 MFLOP/s everywhere
+  p.communication.push_back(
+      CommunicationCost{OpKind::Allreduce, 2, CommAlgorithm::Flat, 1000, 1e-6, {}, {}});  // 1 ms + 1 KB/s
+  return p;
+}
+
+Simulation simulateText(const std::string& text, int64_t world, const MachineProfile& p) {
+  auto program = parseProgram(text);
+  EXPECT_TRUE(program.ok());
+  Bindings bindings{{}, world};
+  EXPECT_FALSE(verifyProgram(*program, bindings).has_value());
+  auto params = bindParams(*program, bindings);
+  auto simulation = simulateProgram(*program, *params, world, 4, p);
+  EXPECT_TRUE(simulation.ok()) << (simulation.ok() ? "" : simulation.error().message);
+  return simulation.ok() ? *simulation : Simulation{};
+}
+
+constexpr const char* kRowParallel = R"(program p(M = 4, K = 8, N = 2) {
+  input  x : f32[M, K] shard(1)
+  input  w : f32[N, K] shard(1)
+  output y : f32[M, N]
+  y = allocate(f32[M, N])
+  linear(x, w, out=y)
+  c = allreduce(y, op=sum)
+  wait(c)
+}
+)";
+
+TEST(Simulation, ARowParallelLayerCostsItsGemmThenItsAllreduce) {
+  const MachineProfile p = gemmProfile();
+  Simulation s = simulateText(kRowParallel, 2, p);
+  ASSERT_EQ(s.work.size(), 1u);  // never names `rank`: one rank stands for both
+  EXPECT_TRUE(s.symmetric);
+  // Local GEMM: M=4, N=2, K=8/2: 64 flops at 1 MFLOP/s; the allreduce: 1 ms + 32 bytes * 1 at 1 KB/s.
+  const double gemm = 64e-6, allreduce = 1e-3 + 32 * busFactor(OpKind::Allreduce, 2) / 1e3;
+  EXPECT_NEAR(s.seconds(), gemm + allreduce, 1e-9);
+}
+
+TEST(Simulation, AProgramThatNamesRankIsIssuedOnEveryRank) {
+  std::string text = kRowParallel;
+  text.replace(text.find("  c = allreduce"), 0, "  z = allocate(f32[rank + 1])\n");
+  Simulation s = simulateText(text, 2, gemmProfile());
+  EXPECT_FALSE(s.symmetric);
+  EXPECT_EQ(s.work.size(), 2u);
+}
+
+TEST(Simulation, ADtypeTheProfileCannotPriceIsAnErrorAtItsStatement) {
+  std::string text = kRowParallel;
+  for (size_t at; (at = text.find("f32")) != std::string::npos;) text.replace(at, 3, "f64");
+  auto program = parseProgram(text);
+  ASSERT_TRUE(program.ok());
+  Bindings bindings{{}, 2};
+  auto params = bindParams(*program, bindings);
+  auto simulation = simulateProgram(*program, *params, 2, 4, gemmProfile());
+  ASSERT_FALSE(simulation.ok());
+  EXPECT_EQ(simulation.error().loc.line, 6);
+  EXPECT_EQ(simulation.error().message, "the profile 'test' has no f64 GEMM rates");
+}
+
+}  // namespace
+}  // namespace hostir

@@ -1,0 +1,131 @@
+// `hostir simulate` as a user runs it: the predicted line, the trace in
+// run's format, symmetry, and the errors.
+#include <nlohmann/json.hpp>
+
+#include <regex>
+#include <set>
+
+#include "tests/cli_runner.h"
+
+namespace hostir::testing {
+namespace {
+
+using SimulateCli = CliTest;
+
+// The figures of the `predicted:` line; fails the test when it is missing.
+struct Predicted {
+  double total = 0, compute = 0, comm = 0, exposed = 0, efficiency = 0;
+};
+
+Predicted predicted(const std::string& out) {
+  static const std::regex line(
+      R"(predicted: median_ms=([0-9.]+) compute_ms=([0-9.]+) comm_ms=([0-9.]+) exposed_comm_ms=([0-9.]+) E=(-?[0-9.]+))");
+  std::smatch m;
+  EXPECT_TRUE(std::regex_search(out, m, line)) << out;
+  if (m.empty()) return {};
+  return {std::stod(m[1]), std::stod(m[2]), std::stod(m[3]), std::stod(m[4]), std::stod(m[5])};
+}
+
+TEST_F(SimulateCli, TheIssueCommandPredictsAndWritesATraceInRunsFormat) {
+  auto r = run("simulate " + example("row_parallel_linear.hir") +
+               " --machine h100-nvlink --ranks 8 --passes assign-streams --trace " + (dir_ / "t.json").string());
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  Predicted p = predicted(r.out);
+  EXPECT_GT(p.total, 0);
+  EXPECT_GE(p.total + 1e-9, std::max(p.compute, p.comm));  // overlap hides at most the shorter part
+  EXPECT_LE(p.total, p.compute + p.comm + 0.01);
+  EXPECT_NE(r.out.find("simulated: 1 rank standing for 8"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("busy_ms: host="), std::string::npos) << r.out;
+
+  auto trace = nlohmann::json::parse(slurp(dir_ / "t.json"));
+  std::set<std::string> names;
+  std::set<int> tids;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event["ph"] != "X") continue;
+    names.insert(event["name"].get<std::string>());
+    tids.insert(event["tid"].get<int>());
+    EXPECT_GE(event["dur"].get<double>(), 0);
+  }
+  EXPECT_TRUE(names.count("linear") && names.count("allreduce")) << trace.dump();
+  EXPECT_GE(tids.size(), 5u);  // the host and four worker streams
+}
+
+TEST_F(SimulateCli, OneStreamOverlapsNothing) {
+  // As written, every chunk's GEMM and allreduce run on the main stream, one
+  // after the other (at a shape where the work, not the host, sets the time).
+  auto r = run("simulate " + example("row_parallel_linear.hir") +
+               " --machine h100-nvlink --ranks 2 --set M=8192 --set K=8192 --set N=8192");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  Predicted p = predicted(r.out);
+  EXPECT_NEAR(p.efficiency, 0, 0.02) << r.out;
+  EXPECT_NEAR(p.exposed, p.total - p.compute, 1e-3);
+}
+
+TEST_F(SimulateCli, AProgramThatNamesRankIsSimulatedOnEveryRank) {
+  auto path = write("p.hir", R"(program p(N = 8) {
+  input  x : f32[N]
+  output y : f32[N]
+  y = allocate(f32[N])
+  copy(x, out=y)
+  t = allocate(f32[rank + 1], zero=true)
+}
+)");
+  auto r = run("simulate " + path + " --machine h100-nvlink --ranks 3");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("simulated: all 3 ranks"), std::string::npos) << r.out;
+}
+
+TEST_F(SimulateCli, EveryExampleSimulatesOnEveryShippedProfile) {
+  for (const char* machine : {"h100-nvlink", "h200-nvlink"})
+    for (const char* name :
+         {"row_parallel_linear.hir", "all_gather.hir", "reduce_scatter.hir", "broadcast.hir", "events.hir"}) {
+      auto r = run("simulate " + example(name) + " --machine " + machine + " --ranks 2 --passes assign-streams");
+      EXPECT_EQ(r.exitCode, 0) << name << " on " << machine << ": " << r.err;
+      EXPECT_GT(predicted(r.out).total, 0) << name;
+    }
+}
+
+TEST_F(SimulateCli, AnUnknownMachineListsTheShippedOnes) {
+  auto r = run("simulate " + example("row_parallel_linear.hir") + " --machine a100");
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_NE(r.err.find("h100-nvlink"), std::string::npos) << r.err;
+  EXPECT_EQ(occurrences(r.err, "error"), 1u) << r.err;
+}
+
+TEST_F(SimulateCli, ABadProfileFileIsOneClearError) {
+  auto profile = write("bad.json", "{\"format\": \"hostir-machine-profile\",\n \"version\": 1,\n}");
+  auto r = run("simulate " + example("row_parallel_linear.hir") + " --machine " + profile);
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_NE(r.err.find("bad.json"), std::string::npos) << r.err;
+}
+
+TEST_F(SimulateCli, TheMachineIsRequired) {
+  auto r = run("simulate " + example("row_parallel_linear.hir"));
+  EXPECT_EQ(r.exitCode, 2) << r.err;
+}
+
+TEST_F(SimulateCli, ARacyProgramIsRefusedAsRunRefusesIt) {
+  auto path = write("racy.hir", R"(program racy(N = 8) {
+  input  x : f32[N]
+  output y : f32[N]
+  y = allocate(f32[N], zero=true)
+  set_current_stream(stream(1))
+  copy(x, out=y)
+}
+)");
+  auto r = run("simulate " + path + " --machine h100-nvlink");
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_NE(r.err.find("race"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("refusing to simulate"), std::string::npos) << r.err;
+}
+
+TEST_F(SimulateCli, AThousandRanksTakeSecondsBySymmetry) {
+  auto r = run("simulate " + example("row_parallel_linear.hir") +
+               " --machine h100-nvlink --ranks 1024 --set M=8192 --set K=16384 --set N=8192 --set S=8"
+               " --passes assign-streams");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("1 rank standing for 1024"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace hostir::testing

@@ -1,0 +1,54 @@
+// `hostir calibrate`'s measurements: small .hir programs (loops of GEMMs,
+// copies, collectives, stream hand-offs) run through the real runner on the
+// real team, timed, and turned into a MachineProfile (model/machine_profile.h)
+// for `hostir simulate`.
+//
+// SPMD: every rank calls calibrate() with the same request and a runner for
+// its team, and makes the same runs in the same order (no decision depends
+// on a timing, so MPI ranks never diverge); each rank's profile comes from
+// its own timings, and the tool keeps rank 0's. In process, one thread calls
+// it and the runner runs all the ranks (runInProcess).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "executor/runner.h"
+#include "hostir/diagnostic.h"
+#include "model/machine_profile.h"
+
+namespace hostir {
+
+struct CalibrationRequest {
+  int64_t world = 2;                 // the team's size
+  int computeSlots = 1;              // cores per rank, as `hostir run` sets RunRequest::computeSlots
+  int64_t streams = 4;               // the worker stream pool, as `hostir run --streams`
+  bool quick = false;                // a coarse grid and one or two sizes each: seconds, not minutes
+  HostWatchdog* watchdog = nullptr;  // MPI teams: the deadline of every blocking step (RunRequest::watchdog)
+  // Called before each group of measurements ("gemm f32", "memory", ...); may be empty.
+  std::function<void(std::string_view)> progress;
+};
+
+// Runs one request on the whole team and returns this rank's result
+// (runInProcess, or runOnRank with the MPI communicator).
+using TeamRunner = std::function<Result<RunResult>(const RunRequest&)>;
+
+// Measures the machine. The profile's description says how it was measured;
+// its name, and the facts only the tool knows (host, date, libraries), are
+// the tool's to add. Errors (a run that failed) are values; nothing prints.
+Result<MachineProfile> calibrate(const CalibrationRequest& request, const TeamRunner& runTeam);
+
+// Least squares fit of seconds = latency + x / bandwidth, weighted by
+// relative error (1 / seconds^2) so that small and large messages count
+// alike; latency clamped at 0 (the line is then refitted through the
+// origin). x is bytes * busFactor; returns {latency seconds, bandwidth in
+// x per second}; bandwidth is 0 when the points cannot give one.
+struct LineFit {
+  double latency = 0;
+  double bandwidth = 0;
+};
+LineFit fitLatencyBandwidth(const std::vector<double>& x, const std::vector<double>& seconds);
+
+}  // namespace hostir

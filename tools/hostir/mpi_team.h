@@ -1,0 +1,39 @@
+// The team a `hostir` command runs on: MPI's ranks under mpirun, else
+// threads of this process. The MPI side is the session, the communicators
+// and a deadline on every blocking step of the host, shared by `run` and
+// `calibrate`.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "comm/host_watchdog.h"
+#include "comm/mpi_communicator.h"
+
+namespace hostir::tool {
+
+// The team this process belongs to.
+struct Team {
+  int64_t world = 1;
+  int rank = 0;
+  int64_t ranksOnThisNode = 1;
+  bool mpi = false;
+  bool leader() const { return rank == 0; }
+};
+
+// The MPI side of a run: the session, the communicators and the deadline
+// on every blocking step of the host.
+struct MpiTeam {
+  std::unique_ptr<MpiSession> session;
+  std::unique_ptr<HostWatchdog> watchdog;
+  std::unique_ptr<MpiCommunicator> comm;
+  std::unique_ptr<MpiCommunicator> signatures;  // --unchecked: the communication signatures' own
+};
+
+// Starts MPI; `deadline` bounds every blocking step of the host (a rank that
+// misses it ends the job through MPI_COMM_WORLD). `withSignatures`: also the
+// communicator of the signature exchange (run --unchecked).
+MpiTeam startMpi(std::chrono::milliseconds deadline, bool withSignatures);
+
+}  // namespace hostir::tool

@@ -1,0 +1,19 @@
+// `hostir simulate --trace`: the predicted timeline in the Chrome trace
+// format of `hostir run --trace` (the same tracks, names and categories),
+// so a prediction and a measurement open side by side.
+#pragma once
+
+#include <string>
+
+#include "executor/trace.h"
+#include "model/simulation.h"
+
+namespace hostir {
+
+// Writes every simulated rank's timeline to `path`; `sourceName` prefixes
+// the statements' positions. With SPMD symmetry the one simulated rank is
+// written as rank 0.
+Result<TraceSummary> writePredictedTrace(const Simulation& simulation, const std::string& path,
+                                         const std::string& sourceName, const MachineProfile& profile);
+
+}  // namespace hostir
