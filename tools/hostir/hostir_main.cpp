@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <malloc.h>
+
 #include <iostream>
 #include <new>
 
@@ -195,7 +197,19 @@ int main(int argc, char** argv) {
 }  // namespace
 }  // namespace hostir::tool
 
+// Open MPI's collectives allocate and free message-sized temporaries on
+// every call. By default glibc serves large blocks with fresh mmaps, or
+// trims them off the heap's top when freed, so every call would fault in
+// and zero new pages: a 32 MiB ring allreduce took three times as long in
+// some jobs as in others. The tool keeps such blocks in its heap instead,
+// as the CPU backend's pool keeps its own (executor/cpu/host_memory_pool.h).
+void keepLargeBlocksInTheHeap() {
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);  // blocks below 1 GiB come from the heap
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);  // and freeing them does not shrink it
+}
+
 int main(int argc, char** argv) {
+  keepLargeBlocksInTheHeap();
   try {
     return hostir::tool::main(argc, argv);
   } catch (const std::bad_alloc&) {
