@@ -12,14 +12,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$HOSTIR_ROOT"
 
 hostir_install_packages "${HOSTIR_PACKAGES[@]}" "${HOSTIR_BENCH_PACKAGES[@]}"
-# Quiet unless the build fails: the tables are the output.
-build_log="$(mktemp)"
-trap 'rm -f "$build_log"' EXIT
-if ! { hostir_configure_main && hostir_build build hostir; } >"$build_log" 2>&1; then
-  cat "$build_log" >&2
-  echo "error: the build failed (above)" >&2
-  exit 1
-fi
+hostir_build_tool_quietly
 hostir_export_mpi_env
 hostir_export_mpi_tuning
 # Debian's python3 (where python3-torch lives), not whatever python3 is first on PATH.

@@ -100,3 +100,18 @@ hostir_build() {
 hostir_configure_main() {
   hostir_configure build -DHOSTIR_TESTS=ON -DHOSTIR_FUZZ=OFF
 }
+
+# hostir_build_tool_quietly: configures build/ and builds the hostir binary,
+# printing the build's output only when it fails (then exits 1), for
+# scripts whose output is a table.
+hostir_build_tool_quietly() {
+  local log
+  log="$(mktemp)"
+  if ! { hostir_configure_main && hostir_build build hostir; } >"$log" 2>&1; then
+    cat "$log" >&2
+    rm -f "$log"
+    echo "error: the build failed (above)" >&2
+    exit 1
+  fi
+  rm -f "$log"
+}

@@ -12,13 +12,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$HOSTIR_ROOT"
 
 hostir_install_packages "${HOSTIR_PACKAGES[@]}"
-build_log="$(mktemp)"
-trap 'rm -f "$build_log"' EXIT
-if ! { hostir_configure_main && hostir_build build hostir; } >"$build_log" 2>&1; then
-  cat "$build_log" >&2
-  echo "error: the build failed (above)" >&2
-  exit 1
-fi
+hostir_build_tool_quietly
 hostir_export_mpi_env
 hostir_export_mpi_tuning
 /usr/bin/python3 scripts/validate_model.py --hostir build/bin/hostir "$@"
