@@ -30,11 +30,28 @@ using RemarkSink = std::function<void(const Remark&)>;
 // from analysis/race_check) rather than the passes building it themselves.
 using RaceOracle = std::function<std::vector<RaceFinding>(const Program&)>;
 
+// What the cost model predicts for one program (passes/cost_oracle.h).
+struct CostPrediction {
+  double seconds = 0;  // the whole run, on the slowest rank
+  // Per top-level statement of the body: the seconds its work costs alone
+  // (summed over a loop's iterations; 0 for statements that issue none),
+  // on rank 0. Straight-line scheduling weighs its tasks with these.
+  std::vector<double> statementSeconds;
+};
+
+// Predicts a program's run time on the machine the passes schedule for,
+// with the context's bindings; an error when the model cannot price it.
+using CostOracle = std::function<Result<CostPrediction>(const Program&)>;
+
 // What a pass may rely on besides the program.
 struct PassContext {
   Bindings bindings;     // the params and team size the program is verified for
   RaceOracle raceCheck;  // empty: nothing can be proved race-free
   RemarkSink remarks;    // empty: remarks are dropped
+  CostOracle predict;    // empty: no machine (`--machine`), so no pass may consult a cost model
+  // The smallest predicted gain, as a fraction of the time without the
+  // change, for which a pass that consults the cost model makes the change.
+  double minimumGain = 0.05;
 
   void remark(std::string_view pass, SourceLoc loc, std::string message, std::vector<Note> notes = {}) const {
     if (remarks) remarks(Remark{std::string(pass), loc, std::move(message), std::move(notes)});
@@ -47,6 +64,8 @@ class Pass {
   virtual std::string_view name() const = 0;     // e.g. "assign-streams"
   virtual std::string_view summary() const = 0;  // one line for --help
   virtual Status run(Program& program, const PassContext& context) = 0;
+  // Whether it consults the context's cost model (the tools then require --machine).
+  virtual bool needsCostModel() const { return false; }
   // With an empty context: default bindings, no race check, no remarks.
   // (Derived passes say `using Pass::run;` to keep this overload visible.)
   Status run(Program& program) { return run(program, PassContext{}); }

@@ -7,6 +7,8 @@
 #include "hostir/printer.h"
 #include "hostir/verifier.h"
 #include "passes/assign_streams.h"
+#include "passes/canonicalize.h"
+#include "passes/overlap.h"
 #include "passes/strip_communication.h"
 #include "passes/strip_compute.h"
 
@@ -15,6 +17,8 @@ namespace hostir {
 const std::vector<PassInfo>& registeredPasses() {
   static const std::vector<PassInfo> kPasses = {
       {AssignStreamsPass::kName, AssignStreamsPass::kSummary, [] { return std::make_unique<AssignStreamsPass>(); }},
+      {CanonicalizePass::kName, CanonicalizePass::kSummary, [] { return std::make_unique<CanonicalizePass>(); }},
+      {OverlapPass::kName, OverlapPass::kSummary, [] { return std::make_unique<OverlapPass>(); }},
       {StripCommunicationPass::kName, StripCommunicationPass::kSummary,
        [] { return std::make_unique<StripCommunicationPass>(); }},
       {StripComputePass::kName, StripComputePass::kSummary, [] { return std::make_unique<StripComputePass>(); }},
@@ -43,6 +47,12 @@ Status PassManager::addPipeline(std::string_view pipeline) {
     begin = end + 1;
   }
   return std::nullopt;
+}
+
+const Pass* PassManager::firstNeedingCostModel() const {
+  for (const auto& pass : passes_)
+    if (pass->needsCostModel()) return pass.get();
+  return nullptr;
 }
 
 Status PassManager::run(Program& program, const PassContext& context) const {

@@ -46,6 +46,8 @@ class PassManager {
   // the races it already has are not the passes' doing.
   Status run(Program& program, const PassContext& context = {}) const;
   size_t size() const { return passes_.size(); }
+  // The first pass of the pipeline that consults the cost model, or null.
+  const Pass* firstNeedingCostModel() const;
 
  private:
   PassManagerOptions options_;

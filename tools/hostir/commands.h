@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "hostir/verifier.h"
+#include "model/machine_profile.h"
 #include "tools/hostir/exit_codes.h"
 #include "tools/hostir/source_program.h"
 
@@ -23,9 +25,16 @@ struct CommonOptions {
   int64_t streams = 4;
 };
 
+// The cost model that passes such as `overlap` consult.
+struct ModelOptions {
+  std::string machine;        // --machine: a shipped profile's name or a profile file; empty: none
+  double minimumGain = 0.05;  // --min-gain: the predicted gain a scheduling change must reach
+};
+
 struct OptOptions {
   CommonOptions common;
   std::string passes;
+  ModelOptions model;
   std::string outputPath;
   bool printIrAfterAll = false;
   std::vector<std::string> printIrAfter;
@@ -35,6 +44,7 @@ struct OptOptions {
 struct RunOptions {
   CommonOptions common;
   std::string passes;
+  ModelOptions model;
   bool remarks = false;  // print the passes' remarks to stderr (rank 0 only)
   std::string backend = "auto";
   std::vector<std::string> inputs;   // NAME=FILE.npy
@@ -59,8 +69,19 @@ struct SimulateOptions {
   CommonOptions common;
   std::string passes;
   bool remarks = false;
-  std::string machine;    // a shipped profile's name or a profile file
+  ModelOptions model;     // model.machine is required
   std::string tracePath;  // the predicted timeline, in run --trace's format
+};
+
+// `hostir tune`: every binding of the tuned parameters (and worker pool
+// sizes) simulated, the table printed, then the best binding.
+struct TuneOptions {
+  CommonOptions common;
+  std::vector<std::string> tuned;     // --param NAME=V1,V2,... (repeatable)
+  std::vector<int64_t> streamCounts;  // --streams P1,P2,...: pool sizes to try (default: common.streams)
+  std::string passes;
+  bool remarks = false;
+  ModelOptions model;  // model.machine is required
 };
 
 struct CalibrateOptions {
@@ -76,12 +97,19 @@ int runCheck(const CommonOptions& options);
 int runRun(const RunOptions& options);
 int runSimulate(const SimulateOptions& options);
 int runCalibrate(const CalibrateOptions& options);
+int runTune(const TuneOptions& options);
 
 // Verifies with the params bound; the error rendered against the file.
 [[nodiscard]] ToolStatus verifyBound(const SourceProgram& source, const Program& program, const Bindings& bindings);
 
-// Checks the pass names of a pipeline and of --print-ir-after (usage errors).
-[[nodiscard]] ToolStatus checkPassNames(const std::string& pipeline, const std::vector<std::string>& printAfter = {});
+// Checks the pass names of a pipeline and of --print-ir-after (usage
+// errors), and that a pipeline with a pass that needs a cost model comes
+// with `--machine` (`model` null: the command has none).
+[[nodiscard]] ToolStatus checkPassNames(const std::string& pipeline, const std::vector<std::string>& printAfter = {},
+                                        const ModelOptions* model = nullptr);
+
+// The profile named by --machine, loaded; null when none was named.
+ToolResult<std::shared_ptr<const MachineProfile>> loadModel(const ModelOptions& model);
 
 struct ApplyPassesOptions {
   int64_t streams = 4;           // the worker pool the passes' output is race-checked for (--streams)
@@ -89,6 +117,10 @@ struct ApplyPassesOptions {
   bool printRemarks = false;     // --remarks: every remark of the passes, rendered against the file, to `log`
   bool printIrAfterAll = false;  // the program after every pass, to `log`
   std::vector<std::string> printIrAfter;
+  // The machine that passes consulting the cost model (overlap) schedule
+  // for, and the gain a change must reach; null: no cost model.
+  std::shared_ptr<const MachineProfile> machine;
+  double minimumGain = 0.05;
   // Where the remarks and the IR dumps go as the passes run (the command's
   // choice: stderr, or a string until it knows who prints); null drops them.
   std::ostream* log = nullptr;

@@ -21,7 +21,7 @@ constexpr int64_t kMaxRuns = 1'000'000;
 const char* activity = "reading the command line";
 constexpr double kMaxCommTimeoutSeconds = 1e6;
 
-void addCommonOptions(CLI::App& cmd, CommonOptions& o) {
+void addCommonOptions(CLI::App& cmd, CommonOptions& o, bool streamsOption = true) {
   cmd.add_option("file", o.file, "The .hir program")->required();
   cmd.add_option("--set", o.settings, "Bind a parameter, e.g. --set M=1024 (repeatable)")->type_name("NAME=INT");
   cmd.add_option_function<int64_t>(
@@ -32,14 +32,31 @@ void addCommonOptions(CLI::App& cmd, CommonOptions& o) {
          },
          "Team size (run: ranks as threads of this process; under mpirun the team is MPI's)")
       ->check(integerFrom(1, 1024));
-  cmd.add_option("--streams", o.streams, "Size of the worker stream pool (stream(e) is slot e mod P)")
-      ->check(integerFrom(1, 1024));
+  if (streamsOption)
+    cmd.add_option("--streams", o.streams, "Size of the worker stream pool (stream(e) is slot e mod P)")
+        ->check(integerFrom(1, 1024));
 }
 
 std::string shippedProfileList() {
   std::string out;
   for (const std::string& name : shippedMachineProfiles()) out += (out.empty() ? "" : ", ") + name;
   return out;
+}
+
+// --machine and --min-gain: the cost model that passes such as `overlap` consult.
+void addModelOptions(CLI::App& cmd, ModelOptions& o, bool required) {
+  CLI::Option* machine =
+      cmd.add_option("--machine", o.machine,
+                     "A shipped profile (" + shippedProfileList() +
+                         ") or a profile file that `hostir calibrate` wrote" +
+                         (required ? "" : "; needed by passes that consult the cost model (overlap)"))
+          ->type_name("NAME|FILE.json");
+  if (required) machine->required();
+  cmd.add_option("--min-gain", o.minimumGain,
+                 "The predicted gain, as a fraction of the time before, that a scheduling change must reach "
+                 "(default 0.05)")
+      ->type_name("FRACTION")
+      ->check(CLI::Range(0.0, 1.0));
 }
 
 std::string passList() {
@@ -58,7 +75,9 @@ int main(int argc, char** argv) {
       "  hostir opt examples/row_parallel_linear.hir --passes assign-streams\n"
       "  hostir check examples/row_parallel_linear.hir --set M=1024 --ranks 2\n"
       "  mpirun -np 2 hostir run examples/row_parallel_linear.hir --passes assign-streams --check\n"
-      "  hostir simulate examples/row_parallel_linear.hir --machine h100-nvlink --ranks 8 --passes assign-streams");
+      "  hostir simulate examples/row_parallel_linear.hir --machine h100-nvlink --ranks 8 --passes assign-streams\n"
+      "  hostir tune examples/row_parallel_linear.hir --machine h100-nvlink --ranks 8 --param S=1,2,4,8 --passes "
+      "overlap");
 
   OptOptions opt;
   CLI::App* optCmd = app.add_subcommand("opt", "Run passes over a program and print the result (like mlir-opt)");
@@ -73,6 +92,7 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   optCmd->add_flag("--remarks", opt.remarks,
                    "Print the passes' decisions (which loops they rewrote, and why not) to stderr");
+  addModelOptions(*optCmd, opt.model, false);
   optCmd->footer(passList());
 
   CommonOptions check;
@@ -86,6 +106,7 @@ int main(int argc, char** argv) {
   runCmd->add_option("--passes", run.passes, "Passes to apply before running, e.g. assign-streams")
       ->type_name("PASS[,PASS...]");
   runCmd->add_flag("--remarks", run.remarks, "Print the passes' decisions to stderr (rank 0)");
+  addModelOptions(*runCmd, run.model, false);
   runCmd->add_option("--backend", run.backend, "auto (CUDA when a device is usable, else CPU), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   runCmd->add_option("--input", run.inputs, "Global input tensor from a .npy file (repeatable)")
@@ -136,11 +157,7 @@ int main(int argc, char** argv) {
   CLI::App* simulateCmd = app.add_subcommand(
       "simulate", "Predict a program's timeline on a machine profile, without running it (docs/cost-model.md)");
   addCommonOptions(*simulateCmd, simulate.common);
-  simulateCmd
-      ->add_option("--machine", simulate.machine,
-                   "A shipped profile (" + shippedProfileList() + ") or a profile file that `hostir calibrate` wrote")
-      ->type_name("NAME|FILE.json")
-      ->required();
+  addModelOptions(*simulateCmd, simulate.model, true);
   simulateCmd->add_option("--passes", simulate.passes, "Passes to apply before simulating, e.g. assign-streams")
       ->type_name("PASS[,PASS...]");
   simulateCmd->add_flag("--remarks", simulate.remarks, "Print the passes' decisions to stderr");
@@ -168,6 +185,23 @@ int main(int argc, char** argv) {
       ->check(integerFrom(1, 1024));
   calibrateCmd->add_flag("--quick", calibrate.quick, "A coarse grid in seconds (for tests), not a faithful profile");
 
+  TuneOptions tune;
+  CLI::App* tuneCmd = app.add_subcommand(
+      "tune", "Pick parameter values by simulation: predict every binding on a machine profile, print the best");
+  addCommonOptions(*tuneCmd, tune.common, false);
+  tuneCmd->add_option("--param", tune.tuned, "A parameter and the values to try, e.g. --param S=1,2,4,8 (repeatable)")
+      ->type_name("NAME=V1,V2,...")
+      ->required();
+  tuneCmd
+      ->add_option("--streams", tune.streamCounts, "Worker stream pool sizes to try, e.g. --streams 2,4,8 (default 4)")
+      ->type_name("P1,P2,...")
+      ->delimiter(',')
+      ->check(integerFrom(1, 1024));
+  tuneCmd->add_option("--passes", tune.passes, "Passes to apply to every binding, e.g. overlap")
+      ->type_name("PASS[,PASS...]");
+  tuneCmd->add_flag("--remarks", tune.remarks, "Print the passes' decisions to stderr");
+  addModelOptions(*tuneCmd, tune.model, true);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -185,6 +219,10 @@ int main(int argc, char** argv) {
   if (*simulateCmd) {
     activity = "simulating the program";
     return runSimulate(simulate);
+  }
+  if (*tuneCmd) {
+    activity = "tuning the program";
+    return runTune(tune);
   }
   if (*calibrateCmd) {
     activity = "calibrating";

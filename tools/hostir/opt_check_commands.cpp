@@ -6,6 +6,7 @@
 #include "analysis/program_check.h"
 #include "analysis/race_check.h"
 #include "hostir/printer.h"
+#include "passes/cost_oracle.h"
 #include "passes/pass_manager.h"
 #include "passes/race_oracle.h"
 #include "tools/hostir/commands.h"
@@ -34,6 +35,13 @@ ToolError passesError(const std::string& message) {
 
 }  // namespace
 
+ToolResult<std::shared_ptr<const MachineProfile>> loadModel(const ModelOptions& model) {
+  if (model.machine.empty()) return std::shared_ptr<const MachineProfile>();
+  Result<MachineProfile> profile = loadMachineProfile(model.machine);
+  if (!profile) return ToolError{kProgramError, renderDiagnostic(profile.error(), model.machine)};
+  return std::shared_ptr<const MachineProfile>(std::make_shared<MachineProfile>(std::move(*profile)));
+}
+
 ToolResult<Program> applyPasses(const SourceProgram& source, const Program& program, const std::string& pipeline,
                                 const Bindings& bindings, const ApplyPassesOptions& o) {
   PassManagerOptions options;
@@ -52,6 +60,12 @@ ToolResult<Program> applyPasses(const SourceProgram& source, const Program& prog
     if (!params) return source.error(params.error());
     context.raceCheck = raceOracle(std::move(*params), bindings.world, o.streams);
   }
+  if (o.machine && pm.size() > 0) {
+    auto params = bindParams(program, bindings);
+    if (!params) return source.error(params.error());
+    context.predict = costOracle(o.machine, std::move(*params), bindings.world, o.streams);
+  }
+  context.minimumGain = o.minimumGain;
   if (o.printRemarks && o.log) context.remarks = [&](const Remark& remark) { *o.log << renderRemark(source, remark); };
   Program result = program;
   if (auto error = pm.run(result, context)) return source.error(*error);
@@ -59,10 +73,14 @@ ToolResult<Program> applyPasses(const SourceProgram& source, const Program& prog
 }
 
 // Checks the pipeline's and --print-ir-after's pass names before any work.
-ToolStatus checkPassNames(const std::string& pipeline, const std::vector<std::string>& printAfter) {
+ToolStatus checkPassNames(const std::string& pipeline, const std::vector<std::string>& printAfter,
+                          const ModelOptions* model) {
   if (!pipeline.empty()) {
     PassManager probe;
     if (auto error = probe.addPipeline(pipeline)) return passesError(error->message);
+    if (const Pass* pass = probe.firstNeedingCostModel(); pass && (!model || model->machine.empty()))
+      return passesError(
+          fmt::format("pass '{}' consults the cost model: give a machine profile with --machine", pass->name()));
   }
   for (const std::string& name : printAfter) {
     bool known = false;
@@ -79,7 +97,9 @@ namespace {
 ToolStatus opt(const OptOptions& o) {
   auto settings = parseSettings(o.common.settings);
   if (!settings) return settings.error();
-  if (auto error = checkPassNames(o.passes, o.printIrAfter)) return error;
+  if (auto error = checkPassNames(o.passes, o.printIrAfter, &o.model)) return error;
+  auto machine = loadModel(o.model);
+  if (!machine) return machine.error();
   auto source = loadProgram(o.common.file);
   if (!source) return source.error();
   Bindings bindings{*settings, o.common.ranks};
@@ -89,6 +109,8 @@ ToolStatus opt(const OptOptions& o) {
   passOptions.printRemarks = o.remarks;
   passOptions.printIrAfterAll = o.printIrAfterAll;
   passOptions.printIrAfter = o.printIrAfter;
+  passOptions.machine = *machine;
+  passOptions.minimumGain = o.model.minimumGain;
   passOptions.log = &std::cerr;
   auto program = applyPasses(*source, source->program, o.passes, bindings, passOptions);
   if (!program) return program.error();

@@ -122,7 +122,9 @@ ToolStatus prepareSteps(PreparedRun& p, const RunOptions& o, const Team& team, b
     if (!outputFiles) malformed.text += outputFiles.error().text;
     return malformed;
   }
-  if (auto error = checkPassNames(o.passes)) return error;
+  if (auto error = checkPassNames(o.passes, {}, &o.model)) return error;
+  auto machine = loadModel(o.model);
+  if (!machine) return machine.error();
   p.outputFiles = *outputFiles;
   if (team.mpi && o.common.ranksGiven && o.common.ranks != team.world)
     return ToolError{kUsageError, fmt::format("error: --ranks {} disagrees with the {} ranks mpirun started\n",
@@ -156,6 +158,8 @@ ToolStatus prepareSteps(PreparedRun& p, const RunOptions& o, const Team& team, b
   ApplyPassesOptions passOptions;
   passOptions.streams = o.common.streams;
   passOptions.printRemarks = o.remarks;
+  passOptions.machine = *machine;
+  passOptions.minimumGain = o.model.minimumGain;
   passOptions.log = &remarks;
   auto program = applyPasses(source, source.program, o.passes, bindings, passOptions);
   if (!program) return program.error();

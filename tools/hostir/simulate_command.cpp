@@ -41,20 +41,21 @@ std::string formatPrediction(const Prediction& p, const SimulateOptions& o) {
     out += s == 0 ? fmt::format(" main={:.4f}", busy[s] * 1e3) : fmt::format(" stream{}={:.4f}", s - 1, busy[s] * 1e3);
   }
   out += "\n";
-  out +=
-      p.whole.symmetric
-          ? fmt::format("simulated: 1 rank standing for {} (the program never names `rank`), machine '{}'\n",
-                        p.whole.world, o.machine)
-          : fmt::format("simulated: all {} ranks (the program names `rank`), machine '{}'\n", p.whole.world, o.machine);
+  out += p.whole.symmetric
+             ? fmt::format("simulated: 1 rank standing for {} (the program never names `rank`), machine '{}'\n",
+                           p.whole.world, o.model.machine)
+             : fmt::format("simulated: all {} ranks (the program names `rank`), machine '{}'\n", p.whole.world,
+                           o.model.machine);
   return out;
 }
 
 ToolResult<std::string> simulate(const SimulateOptions& o) {
   auto settings = parseSettings(o.common.settings);
   if (!settings) return settings.error();
-  if (auto error = checkPassNames(o.passes)) return *error;
-  Result<MachineProfile> profile = loadMachineProfile(o.machine);
-  if (!profile) return ToolError{kProgramError, renderDiagnostic(profile.error(), o.machine)};
+  if (auto error = checkPassNames(o.passes, {}, &o.model)) return *error;
+  auto machine = loadModel(o.model);
+  if (!machine) return machine.error();
+  const MachineProfile* profile = machine->get();
   auto source = loadProgram(o.common.file);
   if (!source) return source.error();
   Bindings bindings{*settings, o.common.ranks};
@@ -62,6 +63,8 @@ ToolResult<std::string> simulate(const SimulateOptions& o) {
   ApplyPassesOptions passOptions;
   passOptions.streams = o.common.streams;
   passOptions.printRemarks = o.remarks;
+  passOptions.machine = *machine;
+  passOptions.minimumGain = o.model.minimumGain;
   passOptions.log = &std::cerr;
   auto program = applyPasses(*source, source->program, o.passes, bindings, passOptions);
   if (!program) return program.error();

@@ -1,0 +1,40 @@
+// canonicalize: removes the ordering that the race analysis proves implied,
+// as IREE's ElideTimepoints elides timepoints already reached. It removes
+//   * synchronize, wait and wait_event statements whose ordering is implied
+//     by others (or needed by nothing: the executor waits for every stream
+//     when the program ends, before outputs are read);
+//   * record_event statements and get_current_stream captures left unused;
+//   * set_current_stream statements that change no statement's stream: a
+//     switch to the stream already current, or one overridden before any
+//     statement issues on it;
+//   * loops left empty by the removals.
+// A synchronization is removed only when the program without it has no race
+// that the program with it did not have, for every rank with the bound
+// parameters: the race oracle is the proof. It removes one at a time, so
+// every synchronization that remains is needed (removing it alone makes a
+// race). Without a race oracle only the stream switches are removed. The
+// program's meaning does not change. Each removal is a remark.
+#pragma once
+
+#include "passes/pass.h"
+
+namespace hostir {
+
+class CanonicalizePass : public Pass {
+ public:
+  static constexpr std::string_view kName = "canonicalize";
+  static constexpr std::string_view kSummary =
+      "remove the synchronizations, events and stream switches that the race analysis proves implied";
+
+  std::string_view name() const override { return kName; }
+  std::string_view summary() const override { return kSummary; }
+  using Pass::run;
+  Status run(Program& program, const PassContext& context) override;
+};
+
+// What CanonicalizePass does, for passes that canonicalize their output;
+// its remarks are made under `remarkAs`.
+Status canonicalizeProgram(Program& program, const PassContext& context,
+                           std::string_view remarkAs = CanonicalizePass::kName);
+
+}  // namespace hostir

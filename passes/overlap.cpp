@@ -1,0 +1,7 @@
+#include "passes/overlap.h"
+
+namespace hostir {
+
+Status OverlapPass::run(Program&, const PassContext&) { return std::nullopt; }
+
+}  // namespace hostir
