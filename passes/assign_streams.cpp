@@ -171,6 +171,10 @@ Status AssignStreamsPass::run(Program& program, const PassContext& context) {
       body.push_back(stmt);
       continue;
     }
+    if (keep_ && !keep_(assemble(program, {{body.data(), body.data() + body.size()}, {rest, end}}), candidate, loop)) {
+      body.push_back(stmt);
+      continue;
+    }
     remark(loop, fmt::format("iteration {} runs on stream({}), joined after the loop: the iterations are independent "
                              "(race-checked with the bound parameters)",
                              loop.index.name, iterationStream(loop.index.name, loop.start).toString()));

@@ -29,12 +29,22 @@
 // (no race check in the context). Each decision is a remark.
 #pragma once
 
+#include <functional>
+
 #include "passes/pass.h"
 
 namespace hostir {
 
 class AssignStreamsPass : public Pass {
  public:
+  // Asked, for each loop the pass can rewrite safely, whether to keep the
+  // rewrite: the program with the loop as written, then with the rewrite
+  // (overlap keeps only the rewrites the cost model says pay).
+  using KeepRewrite = std::function<bool(const Program& asWritten, const Program& rewritten, const ForLoop& loop)>;
+
+  AssignStreamsPass() = default;
+  explicit AssignStreamsPass(KeepRewrite keep) : keep_(std::move(keep)) {}
+
   static constexpr std::string_view kName = "assign-streams";
   static constexpr std::string_view kSummary =
       "run the iterations of each top-level loop that issues work on worker streams, joined afterwards, where "
@@ -44,6 +54,9 @@ class AssignStreamsPass : public Pass {
   std::string_view summary() const override { return kSummary; }
   using Pass::run;
   Status run(Program& program, const PassContext& context) override;
+
+ private:
+  KeepRewrite keep_;  // empty: every safe rewrite is kept
 };
 
 // Whether assign-streams considers this loop: it issues work and does not

@@ -10,10 +10,12 @@
 //   * loops left empty by the removals.
 // A synchronization is removed only when the program without it has no race
 // that the program with it did not have, for every rank with the bound
-// parameters: the race oracle is the proof. It removes one at a time, so
-// every synchronization that remains is needed (removing it alone makes a
-// race). Without a race oracle only the stream switches are removed. The
-// program's meaning does not change. Each removal is a remark.
+// parameters and the context's worker pool: the race oracle is the proof.
+// It tries them one at a time, last to first, so every synchronization that
+// remains is needed (removing it alone makes a race). The stream switches
+// are removed by what the text shows (no oracle needed), so without a race
+// oracle only they go. The program's meaning does not change. Each removal
+// is a remark; a program that does not verify is left as it is.
 #pragma once
 
 #include "passes/pass.h"

@@ -1,7 +1,480 @@
 #include "passes/overlap.h"
 
-namespace hostir {
+#include <fmt/format.h>
 
-Status OverlapPass::run(Program&, const PassContext&) { return std::nullopt; }
+#include <cmath>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "passes/assign_streams.h"
+#include "passes/canonicalize.h"
+#include "passes/fresh_names.h"
+#include "passes/list_schedule.h"
+
+namespace hostir {
+namespace {
+
+constexpr std::string_view kPass = OverlapPass::kName;
+
+// The worker stream that straight-line communications move to.
+constexpr int64_t kCommunicationStream = 0;
+
+// Which processor of the straight-line schedule a task needs.
+enum ResourceClass : int { kComputeClass = 0, kCommunicationClass = 1 };
+
+// "1.234 ms against 1.500 ms as written (17.7% faster)"
+std::string comparison(double changed, double asWritten) {
+  double gain = asWritten > 0 ? 1.0 - changed / asWritten : 0.0;
+  return fmt::format("predicted {:.4f} ms against {:.4f} ms as written ({:.1f}% {})", changed * 1e3, asWritten * 1e3,
+                     std::abs(gain) * 100, gain >= 0 ? "faster" : "slower");
+}
+
+// The gain test, with a tolerance so that a gain equal to the threshold
+// (as the user wrote it, e.g. 0.05) is not lost to rounding.
+bool paysOff(double changed, double asWritten, double minimumGain) {
+  if (!(asWritten > 0)) return false;
+  return 1.0 - changed / asWritten >= minimumGain - 1e-12;
+}
+
+std::vector<std::string> namesUsedBy(const Operation& op) {
+  std::vector<std::string> names;
+  auto add = [&](const std::string& name, SourceLoc) { names.push_back(name); };
+  for (const std::optional<Arg>& arg : op.operands) {
+    if (!arg) continue;
+    if (arg->form == Arg::Form::Type) {
+      for (const Expr& dim : arg->type.dims) forEachName(dim, add);
+    } else {
+      forEachName(arg->expr, add);
+    }
+  }
+  return names;
+}
+
+// Statements a straight-line region may hold: work, views, host integers,
+// and waits for its own communications (the schedule re-derives those).
+bool isRegionKind(const Operation& op) {
+  switch (op.signature().category) {
+    case OpCategory::Compute:
+    case OpCategory::Copy:
+    case OpCategory::Communication:
+    case OpCategory::Allocation:
+    case OpCategory::Deallocation:
+    case OpCategory::View: return true;
+    case OpCategory::Host: return op.kind == OpKind::IntValue;
+    case OpCategory::Synchronization: return op.kind == OpKind::Wait;
+  }
+  return false;
+}
+
+bool isStreamTask(const Operation& op) {
+  OpCategory c = op.signature().category;
+  return issuesWork(c) || c == OpCategory::Deallocation;
+}
+
+// A run of top-level statements [begin, end) that list scheduling may reorder.
+struct Region {
+  size_t begin = 0;
+  size_t end = 0;
+};
+
+// The buffer each top-level tensor name is a view of (itself when it is not a view).
+using Roots = std::map<std::string, std::string>;
+
+std::string rootOf(const Roots& roots, const std::string& name) {
+  auto it = roots.find(name);
+  return it == roots.end() ? name : it->second;
+}
+
+void recordView(Roots& roots, const Operation& op) {
+  if (op.kind != OpKind::ShardByStream || !op.result()) return;
+  const std::optional<Arg>& base = op.operand("t");
+  if (base && base->isName()) roots[op.result()->name] = rootOf(roots, base->nameValue());
+}
+
+// One region's statements as a task graph.
+struct RegionGraph {
+  std::vector<size_t> taskStatement;  // task -> statement index in the body
+  std::map<size_t, size_t> taskOf;    // statement index -> task
+  ScheduleProblem problem;
+  size_t communications = 0;
+  size_t computations = 0;
+};
+
+// The buffers an operation reads and writes (by root), from the op table.
+void accessesOf(const Operation& op, const Roots& roots, std::set<std::string>& reads, std::set<std::string>& writes) {
+  const OpSignature& sig = op.signature();
+  bool hasOut = false;
+  for (size_t i = 0; i < sig.operands.size(); ++i)
+    if (sig.operands[i].name == "out" && op.operands[i]) hasOut = true;
+  for (size_t i = 0; i < sig.operands.size(); ++i) {
+    const std::optional<Arg>& arg = op.operands[i];
+    if (!arg || sig.operands[i].kind != OperandKind::Tensor || !arg->isName()) continue;
+    Effect effect = operandEffect(sig, i, hasOut);
+    std::string root = rootOf(roots, arg->nameValue());
+    if (readsTensor(effect)) reads.insert(root);
+    if (writesTensor(effect)) writes.insert(root);
+  }
+  if (op.result() && sig.resultKind == ValueKind::Tensor) writes.insert(op.result()->name);
+}
+
+RegionGraph buildGraph(const std::vector<Statement>& body, Region region, Roots roots,
+                       const std::vector<double>& statementSeconds) {
+  RegionGraph graph;
+  std::vector<std::set<std::string>> reads, writes;
+  for (size_t k = region.begin; k < region.end; ++k) {
+    const Operation& op = body[k].op();
+    recordView(roots, op);
+    if (!isStreamTask(op)) continue;
+    const size_t task = graph.taskStatement.size();
+    graph.taskStatement.push_back(k);
+    graph.taskOf[k] = task;
+    ScheduleTask t;
+    t.seconds = k < statementSeconds.size() ? statementSeconds[k] : 0.0;
+    bool communication = op.signature().category == OpCategory::Communication;
+    t.resourceClass = communication ? kCommunicationClass : kComputeClass;
+    if (communication) ++graph.communications;
+    if (isLocalTensorWork(op.signature().category)) ++graph.computations;
+    reads.emplace_back();
+    writes.emplace_back();
+    accessesOf(op, roots, reads.back(), writes.back());
+    for (size_t earlier = 0; earlier < task; ++earlier) {
+      auto touches = [](const std::set<std::string>& a, const std::set<std::string>& b) {
+        for (const std::string& x : a)
+          if (b.count(x)) return true;
+        return false;
+      };
+      if (touches(writes[earlier], writes[task]) || touches(writes[earlier], reads[task]) ||
+          touches(reads[earlier], writes[task]))
+        t.predecessors.push_back(earlier);
+    }
+    graph.problem.tasks.push_back(std::move(t));
+  }
+  graph.problem.processors = {kComputeClass, kCommunicationClass};
+  return graph;
+}
+
+Statement streamOp(OpKind kind, Arg stream) {
+  Operation op(kind);
+  op.operand("s") = std::move(stream);
+  return op;
+}
+
+// The region's statements in the schedule's issue order: computations on
+// the stream current at the region (captured as `current`), communications
+// on the communication stream, and events or waits only where a dependence
+// crosses the two.
+std::vector<Statement> emitSchedule(const std::vector<Statement>& body, Region region, const RegionGraph& graph,
+                                    const Schedule& schedule, FreshNames& names) {
+  const size_t n = graph.taskStatement.size();
+  bool usesCommunicationStream = false;
+  for (size_t t = 0; t < n; ++t) usesCommunicationStream |= schedule.processor[t] == kCommunicationClass;
+
+  std::map<std::string, size_t> definedAt;  // name -> statement that defines it, in the region
+  for (size_t k = region.begin; k < region.end; ++k)
+    for (const NameDef& r : body[k].op().results) definedAt[r.name] = k;
+
+  std::vector<Statement> out;
+  std::vector<bool> emitted(body.size(), false);
+  // Host statements (views, integers) go right before their first user.
+  std::function<void(size_t)> emitDefinitionsFor = [&](size_t k) {
+    for (const std::string& name : namesUsedBy(body[k].op())) {
+      auto it = definedAt.find(name);
+      if (it == definedAt.end() || emitted[it->second] || graph.taskOf.count(it->second)) continue;
+      emitDefinitionsFor(it->second);
+      emitted[it->second] = true;
+      out.push_back(body[it->second]);
+    }
+  };
+
+  const std::string current = usesCommunicationStream ? names.take("current") : std::string();
+  const Arg communicationStream = Arg::stream(Expr::literal(kCommunicationStream));
+  size_t on = kComputeClass;  // the processor whose stream is current
+  if (usesCommunicationStream) {
+    Operation capture(OpKind::GetCurrentStream);
+    capture.results.push_back(NameDef{current, {}});
+    out.push_back(std::move(capture));
+    // The communication stream starts after everything issued before the region.
+    out.push_back(streamOp(OpKind::SetCurrentStream, communicationStream));
+    out.push_back(streamOp(OpKind::Synchronize, Arg::name(current)));
+    on = kCommunicationClass;
+  }
+  auto switchTo = [&](size_t processor) {
+    if (processor == on) return;
+    out.push_back(
+        streamOp(OpKind::SetCurrentStream, processor == kComputeClass ? Arg::name(current) : communicationStream));
+    on = processor;
+  };
+
+  // Successors on another processor, to know which tasks must mark their completion.
+  std::vector<bool> crossSuccessor(n, false);
+  for (size_t t = 0; t < n; ++t)
+    for (size_t p : graph.problem.tasks[t].predecessors)
+      if (schedule.processor[p] != schedule.processor[t]) crossSuccessor[p] = true;
+  std::vector<std::optional<std::string>> completion(n);  // the handle or event that marks a task done
+  std::vector<size_t> positionOnProcessor(n, 0);
+  std::vector<size_t> issuedOn(2, 0);
+  // waited[a][b]: tasks of processor b that processor a has already waited for (a prefix).
+  size_t waited[2][2] = {{0, 0}, {0, 0}};
+
+  for (size_t t : schedule.order) {
+    const size_t k = graph.taskStatement[t];
+    const size_t processor = schedule.processor[t];
+    emitDefinitionsFor(k);
+    switchTo(processor);
+    // Wait for the latest cross-stream predecessor; earlier ones on its stream come with it.
+    std::optional<size_t> latest;
+    for (size_t p : graph.problem.tasks[t].predecessors) {
+      const size_t from = schedule.processor[p];
+      if (from == processor || positionOnProcessor[p] < waited[processor][from]) continue;
+      if (!latest || positionOnProcessor[p] > positionOnProcessor[*latest]) latest = p;
+    }
+    if (latest) {
+      const Operation& producer = body[graph.taskStatement[*latest]].op();
+      bool isHandle = producer.signature().category == OpCategory::Communication && producer.result();
+      out.push_back(isHandle ? [&] {
+        Operation wait(OpKind::Wait);
+        wait.operand("h") = Arg::name(*completion[*latest]);
+        return Statement(std::move(wait));
+      }()
+                             : [&] {
+                                 Operation wait(OpKind::WaitEvent);
+                                 wait.operand("ev") = Arg::name(*completion[*latest]);
+                                 return Statement(std::move(wait));
+                               }());
+      waited[processor][schedule.processor[*latest]] = positionOnProcessor[*latest] + 1;
+    }
+    emitted[k] = true;
+    out.push_back(body[k]);
+    positionOnProcessor[t] = issuedOn[processor]++;
+    if (crossSuccessor[t]) {
+      const Operation& op = body[k].op();
+      if (op.signature().category == OpCategory::Communication && op.result()) {
+        completion[t] = op.result()->name;
+      } else {
+        completion[t] = names.take("done");
+        Operation record(OpKind::RecordEvent);
+        record.results.push_back(NameDef{*completion[t], {}});
+        out.push_back(std::move(record));
+      }
+    }
+  }
+  // Host statements nothing used, in their order; then the join.
+  for (size_t k = region.begin; k < region.end; ++k) {
+    const Operation& op = body[k].op();
+    if (emitted[k] || op.kind == OpKind::Wait) continue;
+    emitDefinitionsFor(k);
+    if (!emitted[k]) out.push_back(body[k]);
+    emitted[k] = true;
+  }
+  if (usesCommunicationStream) {
+    switchTo(kComputeClass);
+    out.push_back(streamOp(OpKind::Synchronize, communicationStream));
+  }
+  return out;
+}
+
+// The regions of straight-line code worth scheduling: runs of region
+// statements with at least one communication and one computation whose
+// waits are for communications of the same run.
+std::vector<Region> findRegions(const std::vector<Statement>& body) {
+  std::vector<Region> regions;
+  size_t k = 0;
+  while (k < body.size()) {
+    if (!body[k].isOp() || !isRegionKind(body[k].op())) {
+      ++k;
+      continue;
+    }
+    Region region{k, k};
+    std::set<std::string> handles;
+    bool communication = false, computation = false;
+    while (region.end < body.size() && body[region.end].isOp() && isRegionKind(body[region.end].op())) {
+      const Operation& op = body[region.end].op();
+      if (op.kind == OpKind::Wait) {
+        const std::optional<Arg>& h = op.operand("h");
+        if (!h || !h->isName() || !handles.count(h->nameValue())) break;
+      }
+      OpCategory c = op.signature().category;
+      communication |= c == OpCategory::Communication;
+      computation |= isLocalTensorWork(c);
+      if (c == OpCategory::Communication && op.result()) handles.insert(op.result()->name);
+      ++region.end;
+    }
+    if (communication && computation) regions.push_back(region);
+    k = std::max(region.end, k + 1);
+  }
+  return regions;
+}
+
+std::string describeLines(const std::vector<Statement>& body, Region region) {
+  SourceLoc first = body[region.begin].loc(), last = body[region.end - 1].loc();
+  if (!first.valid() || !last.valid()) return "these statements";
+  return first.line == last.line ? fmt::format("line {}", first.line)
+                                 : fmt::format("lines {}-{}", first.line, last.line);
+}
+
+class Overlapper {
+ public:
+  Overlapper(Program& program, const PassContext& context) : program_(program), context_(context) {}
+
+  Status run() {
+    if (!context_.predict) {
+      context_.remark(kPass, program_.loc, "program left as it is: no machine profile to predict with (--machine)");
+      return std::nullopt;
+    }
+    if (!context_.raceCheck) {
+      context_.remark(kPass, program_.loc, "program left as it is: no race check to prove a new schedule safe");
+      return std::nullopt;
+    }
+    if (auto error = overlapLoops()) return error;
+    if (auto error = scheduleStraightLineCode()) return error;
+    return canonicalizeProgram(program_, context_, kPass);
+  }
+
+ private:
+  // The prediction for `program` as the pass would emit it: canonicalized,
+  // so that synchronizations it would drop are not charged.
+  Result<CostPrediction> predictCanonical(Program program) {
+    PassContext quiet = context_;
+    quiet.remarks = nullptr;
+    if (auto error = canonicalizeProgram(program, quiet, kPass)) return *error;
+    return context_.predict(program);
+  }
+
+  std::optional<double> predictSeconds(const Program& program, SourceLoc at, std::string_view what) {
+    Result<CostPrediction> prediction = predictCanonical(program);
+    if (!prediction) {
+      context_.remark(
+          kPass, at,
+          fmt::format("{} left as it is: the cost model cannot predict it: {}", what, prediction.error().message));
+      return std::nullopt;
+    }
+    return prediction->seconds;
+  }
+
+  // assign-streams, keeping a loop's rewrite only where it pays.
+  Status overlapLoops() {
+    PassContext relabelled = context_;
+    if (context_.remarks)
+      relabelled.remarks = [this](const Remark& r) {
+        // assign-streams' reasons for leaving a loop are overlap's too; its
+        // rewrite remarks are replaced by the predicted comparison.
+        if (r.message.rfind("loop left as it is", 0) == 0)
+          context_.remarks(Remark{std::string(kPass), r.loc, r.message, r.notes});
+      };
+    AssignStreamsPass loops([this](const Program& asWritten, const Program& rewritten, const ForLoop& loop) {
+      std::optional<double> before = predictSeconds(asWritten, loop.loc, "loop");
+      if (!before) return false;
+      std::optional<double> after = predictSeconds(rewritten, loop.loc, "loop");
+      if (!after) return false;
+      bool pays = paysOff(*after, *before, context_.minimumGain);
+      context_.remark(kPass, loop.loc,
+                      fmt::format("{}: iterations on worker streams {}", pays ? "loop rewritten" : "loop left as it is",
+                                  comparison(*after, *before)) +
+                          (pays || *after > *before ? "" : belowThreshold()));
+      return pays;
+    });
+    return loops.run(program_, relabelled);
+  }
+
+  Status scheduleStraightLineCode() {
+    // Regions are replaced from the last, so earlier indices stay valid.
+    std::vector<Region> regions = findRegions(program_.body);
+    for (auto it = regions.rbegin(); it != regions.rend(); ++it) {
+      if (auto error = scheduleRegion(*it)) return error;
+    }
+    return std::nullopt;
+  }
+
+  Status scheduleRegion(Region region) {
+    const SourceLoc at = program_.body[region.begin].loc();
+    const std::string where = describeLines(program_.body, region);
+    // The tasks' costs, by statement of the program as it is.
+    Result<CostPrediction> asWritten = context_.predict(program_);
+    if (!asWritten) {
+      context_.remark(kPass, at,
+                      fmt::format("straight-line code at {} left as it is: the cost model cannot predict "
+                                  "it: {}",
+                                  where, asWritten.error().message));
+      return std::nullopt;
+    }
+    std::optional<double> asWrittenSeconds = predictSeconds(program_, at, "straight-line code");
+    if (!asWrittenSeconds) return std::nullopt;
+    Roots roots;
+    for (size_t k = 0; k < region.begin; ++k)
+      if (program_.body[k].isOp()) recordView(roots, program_.body[k].op());
+    RegionGraph graph = buildGraph(program_.body, region, roots, asWritten->statementSeconds);
+
+    std::optional<Program> best;
+    double bestSeconds = 0;
+    std::string bestOrder;
+    std::set<std::vector<size_t>> tried;
+    for (SchedulePriority priority : {SchedulePriority::UpwardRank, SchedulePriority::ProgramOrder}) {
+      Schedule schedule = listSchedule(graph.problem, priority);
+      std::vector<size_t> key = schedule.order;
+      key.insert(key.end(), schedule.processor.begin(), schedule.processor.end());
+      if (!tried.insert(key).second) continue;
+      FreshNames names(program_);
+      std::vector<Statement> scheduled = emitSchedule(program_.body, region, graph, schedule, names);
+      Program candidate;
+      candidate.name = program_.name;
+      candidate.loc = program_.loc;
+      candidate.params = program_.params;
+      candidate.decls = program_.decls;
+      candidate.body.assign(program_.body.begin(), program_.body.begin() + static_cast<std::ptrdiff_t>(region.begin));
+      candidate.body.insert(candidate.body.end(), scheduled.begin(), scheduled.end());
+      candidate.body.insert(candidate.body.end(), program_.body.begin() + static_cast<std::ptrdiff_t>(region.end),
+                            program_.body.end());
+      Result<CostPrediction> predicted = predictCanonical(candidate);
+      if (!predicted) continue;
+      if (!best || predicted->seconds < bestSeconds) {
+        best = std::move(candidate);
+        bestSeconds = predicted->seconds;
+        bestOrder = priority == SchedulePriority::UpwardRank ? "upward-rank (HEFT) order" : "program order";
+      }
+    }
+    if (!best) {
+      context_.remark(kPass, at,
+                      fmt::format("straight-line code at {} left as it is: no schedule could be predicted", where));
+      return std::nullopt;
+    }
+    const std::string what =
+        fmt::format("{} computations and {} communications at {}", graph.computations, graph.communications, where);
+    if (!paysOff(bestSeconds, *asWrittenSeconds, context_.minimumGain)) {
+      context_.remark(kPass, at,
+                      fmt::format("{} left as written: on a communication stream {}{}", what,
+                                  comparison(bestSeconds, *asWrittenSeconds),
+                                  bestSeconds > *asWrittenSeconds ? "" : belowThreshold()));
+      return std::nullopt;
+    }
+    // The dependences are conservative (whole buffers), so this holds by
+    // construction; the proof keeps a mistake from becoming a race.
+    std::vector<RaceFinding> before = context_.raceCheck(program_);
+    if (!newRaces(before, context_.raceCheck(*best)).empty()) {
+      context_.remark(kPass, at, fmt::format("{} left as written: the schedule would race", what));
+      return std::nullopt;
+    }
+    context_.remark(kPass, at,
+                    fmt::format("{} scheduled onto the main and a communication stream in {}: {}", what, bestOrder,
+                                comparison(bestSeconds, *asWrittenSeconds)));
+    program_ = std::move(*best);
+    return std::nullopt;
+  }
+
+  std::string belowThreshold() const {
+    return fmt::format(", below the {:.1f}% threshold (--min-gain)", context_.minimumGain * 100);
+  }
+
+  Program& program_;
+  const PassContext& context_;
+};
+
+}  // namespace
+
+Status OverlapPass::run(Program& program, const PassContext& context) {
+  if (auto error = verifyProgram(program, context.bindings)) return error;
+  return Overlapper(program, context).run();
+}
 
 }  // namespace hostir

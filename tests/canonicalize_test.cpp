@@ -1,1 +1,486 @@
-// placeholder
+// canonicalize removes the synchronizations the race check proves implied
+// and only those (every one it keeps is needed), the events and captures
+// left unused, the stream switches that change no statement's stream and the
+// loops left empty, without changing what the program computes.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "cli_runner.h"
+#include "hostir/printer.h"
+#include "hostir/verifier.h"
+#include "passes/assign_streams.h"
+#include "passes/canonicalize.h"
+#include "passes/pass_manager.h"
+#include "race_oracle.h"
+#include "test_util.h"
+
+namespace hostir {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+
+// As `hostir opt --passes canonicalize` runs it: one rank unless told, 4
+// worker streams, the race check proving each removal.
+Program canonicalize(Program p, const Bindings& bindings = {}, std::vector<Remark>* remarks = nullptr) {
+  PassContext context = testing::raceCheckedContext(p, bindings, 4, remarks);
+  auto error = CanonicalizePass().run(p, context);
+  EXPECT_FALSE(error.has_value()) << error->message;
+  return p;
+}
+
+Program assignStreams(Program p, const Bindings& bindings = {}) {
+  auto error = AssignStreamsPass().run(p, testing::raceCheckedContext(p, bindings));
+  EXPECT_FALSE(error.has_value()) << error->message;
+  return p;
+}
+
+std::vector<std::string> messages(const std::vector<Remark>& remarks) {
+  std::vector<std::string> out;
+  for (const Remark& r : remarks) out.push_back(r.message);
+  return out;
+}
+
+// The body of a program, as printed: what the tests compare.
+std::string printedBody(const Program& p) {
+  std::string text = printProgram(p);
+  size_t lastDecl = text.find("\n\n");
+  return lastDecl == std::string::npos ? text : text.substr(lastDecl + 2);
+}
+
+bool isSynchronization(const Statement& s) {
+  return s.isOp() &&
+         (s.op().kind == OpKind::Synchronize || s.op().kind == OpKind::Wait || s.op().kind == OpKind::WaitEvent);
+}
+
+// Every synchronization of `p`, by its position: top-level index, then the
+// index in each loop body.
+std::vector<std::vector<size_t>> synchronizations(const std::vector<Statement>& body, std::vector<size_t> prefix = {}) {
+  std::vector<std::vector<size_t>> out;
+  for (size_t k = 0; k < body.size(); ++k) {
+    std::vector<size_t> path = prefix;
+    path.push_back(k);
+    if (isSynchronization(body[k])) out.push_back(path);
+    if (body[k].isFor())
+      for (auto& inner : synchronizations(body[k].loop().body, path)) out.push_back(inner);
+  }
+  return out;
+}
+
+Program without(Program p, const std::vector<size_t>& path) {
+  std::vector<Statement>* list = &p.body;
+  for (size_t depth = 0; depth + 1 < path.size(); ++depth) list = &(*list)[path[depth]].loop().body;
+  list->erase(list->begin() + static_cast<std::ptrdiff_t>(path.back()));
+  return p;
+}
+
+// Section 4's form of the row-parallel linear: what assign-streams makes of
+// examples/row_parallel_linear.hir.
+constexpr const char* kRowParallelStreams = R"(program row_parallel_linear(M = 256, K = 512, N = 128, S = 4) {
+  input  x : f32[M, K] shard(1)
+  input  w : f32[N, K] shard(1)
+  output y : f32[M, N]
+
+  y = allocate(f32[M, N])
+  main = get_current_stream()
+  for i in range(S) {
+    set_current_stream(stream(i))
+    synchronize(main)
+    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
+    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
+    linear(xi, w, out=yi)
+    c = allreduce(yi, op=sum)
+    wait(c)
+  }
+  set_current_stream(main)
+  for j in range(S) {
+    synchronize(stream(j))
+  }
+}
+)";
+
+TEST(Canonicalize, RowParallelKeepsOnlyTheSynchronizeThatOrdersTheAllocation) {
+  std::vector<Remark> remarks;
+  Program p = canonicalize(testing::parseOrDie(kRowParallelStreams), {}, &remarks);
+  // The join and the switch back order nothing the end of the program does
+  // not; wait(c) is on the allreduce's own stream; synchronize(main) orders
+  // the allocation of y on the main stream before the workers write it.
+  EXPECT_EQ(printedBody(p),
+            "  y = allocate(f32[M, N])\n"
+            "  main = get_current_stream()\n"
+            "  for i in range(S) {\n"
+            "    set_current_stream(stream(i))\n"
+            "    synchronize(main)\n"
+            "    xi = shard_by_stream(x, axis=0, index=i, chunks=S)\n"
+            "    yi = shard_by_stream(y, axis=0, index=i, chunks=S)\n"
+            "    linear(xi, w, out=yi)\n"
+            "    c = allreduce(yi, op=sum)\n"
+            "  }\n"
+            "}\n");
+  auto said = messages(remarks);
+  EXPECT_THAT(said, Contains(HasSubstr("removed synchronize(stream(j)): nothing is issued after it, and the executor "
+                                       "waits for every stream at the end")));
+  EXPECT_THAT(said, Contains(HasSubstr("removed wait(c): implied")));
+  EXPECT_THAT(said, Contains(HasSubstr("removed for j in range(S): its body is empty")));
+  EXPECT_THAT(said, Contains(HasSubstr("removed set_current_stream(main): nothing is issued after it")));
+  EXPECT_THAT(said, Contains(HasSubstr("kept synchronize(main): without it there would be a race on 'y'")));
+}
+
+TEST(Canonicalize, KeepsExactlyTheJoinThatWorkAfterTheLoopNeeds) {
+  // The copy after the loops reads y on the main stream: one join is
+  // needed, and the second one is implied by the first.
+  std::vector<Remark> remarks;
+  Program p = canonicalize(testing::parseOrDie(R"(program p(M = 64, K = 32, N = 16, S = 4) {
+  input  x : f32[M, K]
+  input  w : f32[N, K]
+  output z : f32[M, N]
+
+  y = allocate(f32[M, N])
+  main = get_current_stream()
+  for i in range(S) {
+    set_current_stream(stream(i))
+    synchronize(main)
+    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
+    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
+    linear(xi, w, out=yi)
+  }
+  set_current_stream(main)
+  for j in range(S) {
+    synchronize(stream(j))
+  }
+  for j in range(S) {
+    synchronize(stream(j))
+  }
+  z = allocate(f32[M, N])
+  copy(y, out=z)
+}
+)"),
+                           {}, &remarks);
+  EXPECT_EQ(printedBody(p),
+            "  y = allocate(f32[M, N])\n"
+            "  main = get_current_stream()\n"
+            "  for i in range(S) {\n"
+            "    set_current_stream(stream(i))\n"
+            "    synchronize(main)\n"
+            "    xi = shard_by_stream(x, axis=0, index=i, chunks=S)\n"
+            "    yi = shard_by_stream(y, axis=0, index=i, chunks=S)\n"
+            "    linear(xi, w, out=yi)\n"
+            "  }\n"
+            "  set_current_stream(main)\n"
+            "  for j in range(S) {\n"
+            "    synchronize(stream(j))\n"
+            "  }\n"
+            "  z = allocate(f32[M, N])\n"
+            "  copy(y, out=z)\n"
+            "}\n");
+  EXPECT_THAT(messages(remarks), Contains(HasSubstr("kept synchronize(stream(j)): without it there would be a race")));
+}
+
+TEST(Canonicalize, RemovesSwitchesThatChangeNoStatementsStream) {
+  std::vector<Remark> remarks;
+  Program p = canonicalize(testing::parseOrDie(R"(program p(N = 8) {
+  input  x : f32[N]
+  output y : f32[N]
+
+  main = get_current_stream()
+  set_current_stream(stream(0))
+  set_current_stream(stream(1))
+  a = allocate(f32[N])
+  copy(x, out=a)
+  set_current_stream(stream(1))
+  copy(x, out=a)
+  set_current_stream(main)
+  n = max(N, 1)
+  set_current_stream(main)
+  y = allocate(f32[N])
+  copy(x, out=y)
+  set_current_stream(stream(1))
+  b = allocate(f32[N])
+  copy(x, out=b)
+  set_current_stream(stream(2))
+}
+)"),
+                           {}, &remarks);
+  EXPECT_EQ(printedBody(p),
+            "  main = get_current_stream()\n"
+            "  set_current_stream(stream(1))\n"
+            "  a = allocate(f32[N])\n"
+            "  copy(x, out=a)\n"
+            "  copy(x, out=a)\n"
+            "  set_current_stream(main)\n"
+            "  n = max(N, 1)\n"
+            "  y = allocate(f32[N])\n"
+            "  copy(x, out=y)\n"
+            "  set_current_stream(stream(1))\n"
+            "  b = allocate(f32[N])\n"
+            "  copy(x, out=b)\n"
+            "}\n");
+  auto said = messages(remarks);
+  EXPECT_THAT(said, Contains(HasSubstr("removed set_current_stream(stream(0)): the switch at 7:3 overrides it")));
+  EXPECT_THAT(said, Contains(HasSubstr("removed set_current_stream(stream(1)): stream(1) is already the current")));
+  EXPECT_THAT(said, Contains(HasSubstr("removed set_current_stream(main): main is already the current stream")));
+  EXPECT_THAT(said, Contains(HasSubstr("removed set_current_stream(stream(2)): nothing is issued after it")));
+}
+
+TEST(Canonicalize, RemovesASwitchThatALoopOverridesBeforeUsingIt) {
+  // Every iteration switches before it issues, and after the loop (or
+  // without any iteration) the next switch comes first: stream(1) is unused.
+  Program p = testing::parseOrDie(R"(program p(N = 8, S = 2) {
+  input  x : f32[N]
+  output y : f32[N]
+
+  main = get_current_stream()
+  y = allocate(f32[N])
+  set_current_stream(stream(1))
+  for i in range(S) {
+    set_current_stream(stream(i))
+    a = allocate(f32[N])
+    copy(x, out=a)
+  }
+  set_current_stream(main)
+  copy(x, out=y)
+  set_current_stream(stream(1))
+  for i in range(S) {
+    set_current_stream(stream(i))
+    b = allocate(f32[N])
+  }
+}
+)");
+  ASSERT_FALSE(CanonicalizePass().run(p).has_value());
+  EXPECT_EQ(printedBody(p),
+            "  main = get_current_stream()\n"
+            "  y = allocate(f32[N])\n"
+            "  for i in range(S) {\n"
+            "    set_current_stream(stream(i))\n"
+            "    a = allocate(f32[N])\n"
+            "    copy(x, out=a)\n"
+            "  }\n"
+            "  set_current_stream(main)\n"
+            "  copy(x, out=y)\n"
+            "  for i in range(S) {\n"
+            "    set_current_stream(stream(i))\n"
+            "    b = allocate(f32[N])\n"
+            "  }\n"
+            "}\n");
+}
+
+TEST(Canonicalize, SwitchesInLoopsAndAfterLoopsThatSwitchStay) {
+  // After a loop that switches, the current stream is not evident; a switch
+  // at the end of a loop body chooses the next iteration's stream.
+  const char* text = R"(program p(N = 8, S = 2) {
+  input  x : f32[N]
+  output y : f32[N]
+
+  main = get_current_stream()
+  y = allocate(f32[N])
+  for i in range(S) {
+    set_current_stream(stream(i))
+    a = allocate(f32[N])
+    copy(x, out=a)
+  }
+  set_current_stream(main)
+  copy(x, out=y)
+  set_current_stream(stream(0))
+  for i in range(S) {
+    b = allocate(f32[N])
+    copy(x, out=b)
+    set_current_stream(stream(1))
+  }
+}
+)";
+  Program before = testing::parseOrDie(text);
+  PassContext noOracle;
+  Program p = before;
+  EXPECT_FALSE(CanonicalizePass().run(p, noOracle).has_value());
+  EXPECT_EQ(p, before) << printProgram(p);
+}
+
+TEST(Canonicalize, RemovesUnusedEventsAndKeepsTheNeededWaitEvent) {
+  std::vector<Remark> remarks;
+  Program p = canonicalize(testing::parseOrDie(R"(program p(N = 8) {
+  input  x : f32[N]
+  output z : f32[N]
+
+  main = get_current_stream()
+  y = allocate(f32[N])
+  set_current_stream(stream(0))
+  unused = record_event()
+  synchronize(main)
+  copy(x, out=y)
+  same = record_event()
+  wait_event(same)
+  ready = record_event()
+  set_current_stream(main)
+  wait_event(ready)
+  z = allocate(f32[N])
+  copy(y, out=z)
+}
+)"),
+                           {}, &remarks);
+  EXPECT_EQ(printedBody(p),
+            "  main = get_current_stream()\n"
+            "  y = allocate(f32[N])\n"
+            "  set_current_stream(stream(0))\n"
+            "  synchronize(main)\n"
+            "  copy(x, out=y)\n"
+            "  ready = record_event()\n"
+            "  set_current_stream(main)\n"
+            "  wait_event(ready)\n"
+            "  z = allocate(f32[N])\n"
+            "  copy(y, out=z)\n"
+            "}\n");
+  auto said = messages(remarks);
+  EXPECT_THAT(said, Contains(HasSubstr("removed wait_event(same): implied")));
+  EXPECT_THAT(said, Contains(HasSubstr("removed unused = record_event(): no wait_event waits for it")));
+  EXPECT_THAT(said, Contains(HasSubstr("removed same = record_event(): no wait_event waits for it")));
+  EXPECT_THAT(said, Contains(HasSubstr("kept wait_event(ready): without it there would be a race on 'y'")));
+}
+
+TEST(Canonicalize, RemovesCapturesLeftUnused) {
+  // Once the join goes, nothing names `main` any more.
+  Program p = canonicalize(testing::parseOrDie(R"(program p(N = 8) {
+  input  x : f32[N]
+  output y : f32[N]
+
+  y = allocate(f32[N])
+  copy(x, out=y)
+  main = get_current_stream()
+  set_current_stream(stream(0))
+  synchronize(main)
+  a = allocate(f32[N])
+  copy(y, out=a)
+  set_current_stream(main)
+  synchronize(stream(0))
+}
+)"));
+  EXPECT_EQ(printedBody(p),
+            "  y = allocate(f32[N])\n"
+            "  copy(x, out=y)\n"
+            "  main = get_current_stream()\n"
+            "  set_current_stream(stream(0))\n"
+            "  synchronize(main)\n"
+            "  a = allocate(f32[N])\n"
+            "  copy(y, out=a)\n"
+            "}\n");
+  Program q = canonicalize(testing::parseOrDie(R"(program q(N = 8) {
+  input  x : f32[N]
+  output y : f32[N]
+
+  main = get_current_stream()
+  y = allocate(f32[N])
+  copy(x, out=y)
+  set_current_stream(main)
+  synchronize(main)
+}
+)"));
+  EXPECT_EQ(printedBody(q),
+            "  y = allocate(f32[N])\n"
+            "  copy(x, out=y)\n"
+            "}\n");
+}
+
+TEST(Canonicalize, WithoutARaceOracleKeepsSynchronizationsAndRemovesRedundantSwitches) {
+  std::string text = kRowParallelStreams;
+  // A switch overridden before anything is issued, and a trailing one.
+  text.replace(text.find("  set_current_stream(main)\n"), 0, "  set_current_stream(stream(7))\n");
+  text.replace(text.rfind("}"), 0, "  set_current_stream(stream(1))\n");
+  Program p = testing::parseOrDie(text);
+  std::vector<Remark> remarks;
+  PassContext context;
+  context.remarks = [&](const Remark& r) { remarks.push_back(r); };
+  ASSERT_FALSE(CanonicalizePass().run(p, context).has_value());
+  EXPECT_EQ(p, testing::parseOrDie(kRowParallelStreams)) << printProgram(p);
+  auto said = messages(remarks);
+  EXPECT_THAT(said, Contains(HasSubstr("synchronizations kept: no race check is available")));
+  EXPECT_THAT(said, Contains(HasSubstr("removed set_current_stream(stream(7))")));
+  EXPECT_THAT(said, Contains(HasSubstr("removed set_current_stream(stream(1))")));
+}
+
+TEST(Canonicalize, LeavesAProgramThatDoesNotVerifyAsItIs) {
+  // K = 512 is not divisible among 3 ranks.
+  Program before = testing::parseOrDie(kRowParallelStreams);
+  Program p = before;
+  std::vector<Remark> remarks;
+  PassContext context;
+  context.bindings.world = 3;
+  context.remarks = [&](const Remark& r) { remarks.push_back(r); };
+  ASSERT_FALSE(CanonicalizePass().run(p, context).has_value());
+  EXPECT_EQ(p, before);
+  EXPECT_THAT(messages(remarks), Contains(HasSubstr("program left as it is: it does not verify")));
+}
+
+// Every shipped program (the doc's, examples/, the golden inputs) after
+// assign-streams, and the hand-written ones above: canonicalize adds no race,
+// and each synchronization it keeps is needed: without it alone there is a
+// new race (or the program no longer verifies).
+TEST(Canonicalize, KeepsOnlyNeededSynchronizationsAndAddsNoRace) {
+  std::vector<std::pair<std::string, std::string>> programs = testing::shippedPrograms();
+  programs.emplace_back("row parallel, section 4", kRowParallelStreams);
+  int kept = 0, removed = 0;
+  for (const auto& [name, text] : programs) {
+    SCOPED_TRACE(name);
+    const Bindings bindings{{}, 2};
+    Program input = assignStreams(testing::parseOrDie(text, name), bindings);
+    PassContext context = testing::raceCheckedContext(input, bindings);
+    std::vector<RaceFinding> racesBefore = context.raceCheck(input);
+    Program p = input;
+    ASSERT_FALSE(CanonicalizePass().run(p, context).has_value());
+    ASSERT_FALSE(verifyProgram(p, bindings).has_value()) << printProgram(p);
+    std::vector<RaceFinding> races = context.raceCheck(p);
+    EXPECT_TRUE(racesBefore.empty()) << printProgram(input);
+    EXPECT_TRUE(races.empty()) << printProgram(p);
+    auto kepts = synchronizations(p.body);
+    kept += static_cast<int>(kepts.size());
+    removed += static_cast<int>(synchronizations(input.body).size() - kepts.size());
+    for (const auto& path : kepts) {
+      Program mutant = without(p, path);
+      if (verifyProgram(mutant, bindings)) continue;
+      EXPECT_FALSE(newRaces(races, context.raceCheck(mutant)).empty()) << "an implied synchronization was kept:\n"
+                                                                       << printProgram(p) << "\nit can go:\n"
+                                                                       << printProgram(mutant);
+    }
+    // Nothing is left to remove: canonicalize is idempotent.
+    Program again = p;
+    ASSERT_FALSE(CanonicalizePass().run(again, context).has_value());
+    EXPECT_EQ(again, p) << printProgram(again);
+  }
+  EXPECT_GT(kept, 0);
+  EXPECT_GT(removed, 0);
+}
+
+TEST(Canonicalize, RunsInThePipelineAfterAssignStreams) {
+  Program p = testing::parseOrDie(testing::readFile(testing::sourceDir() / "examples" / "row_parallel_linear.hir"));
+  PassManager pm;
+  ASSERT_FALSE(pm.addPipeline("assign-streams,canonicalize").has_value());
+  auto error = pm.run(p, testing::raceCheckedContext(p));
+  ASSERT_FALSE(error.has_value()) << error->message;
+  EXPECT_EQ(p, canonicalize(testing::parseOrDie(kRowParallelStreams))) << printProgram(p);
+}
+
+class CanonicalizeRun : public testing::CliTest {};
+
+// The real executor on two ranks computes the same outputs before and after,
+// both matching the serial reference.
+TEST_F(CanonicalizeRun, ComputesTheSameOutputsAsBefore) {
+  for (const char* example : {"row_parallel_linear.hir", "events.hir"}) {
+    SCOPED_TRACE(example);
+    Program before = assignStreams(testing::parseOrDie(testing::readFile(testing::sourceDir() / "examples" / example)));
+    Program after = canonicalize(before, Bindings{{}, 2});
+    ASSERT_NE(after, before);
+    std::string beforeFile = write("before.hir", printProgram(before));
+    std::string afterFile = write("after.hir", printProgram(after));
+    std::string beforeOutput = (dir_ / "before.npy").string(), afterOutput = (dir_ / "after.npy").string();
+    auto b = run(fmt::format("run {} --ranks 2 --check --seed 3 --output y={}", beforeFile, beforeOutput));
+    ASSERT_EQ(b.exitCode, 0) << b.out << b.err;
+    EXPECT_THAT(b.out, HasSubstr("check: ok"));
+    auto a = run(fmt::format("run {} --ranks 2 --check --seed 3 --output y={}", afterFile, afterOutput));
+    ASSERT_EQ(a.exitCode, 0) << a.out << a.err;
+    EXPECT_THAT(a.out, HasSubstr("check: ok"));
+    EXPECT_EQ(testing::slurp(afterOutput), testing::slurp(beforeOutput));
+  }
+}
+
+}  // namespace
+}  // namespace hostir

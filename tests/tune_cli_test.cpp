@@ -1,1 +1,194 @@
-// placeholder
+// `hostir tune` as a user runs it: the table, the best line against the
+// table and against `hostir simulate`, the cartesian product with worker
+// pool sizes, failing bindings, and the command line's errors.
+#include <map>
+#include <regex>
+#include <sstream>
+#include <vector>
+
+#include "tests/cli_runner.h"
+
+namespace hostir::testing {
+namespace {
+
+using TuneCli = CliTest;
+
+// The table tune prints: its column names, its rows (cells split at
+// whitespace; a failed row's reason is one long cell run) and the best line.
+struct TuneTable {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;
+  std::string best;  // after "best: "
+};
+
+std::vector<std::string> words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string word; in >> word;) out.push_back(word);
+  return out;
+}
+
+// Fails the test when the output is not a header line, the table, and (when `withBest`) the best line.
+TuneTable parseTable(const std::string& out, bool withBest = true) {
+  std::istringstream in(out);
+  std::string line;
+  TuneTable table;
+  EXPECT_TRUE(std::getline(in, line) && line.rfind("tune: ", 0) == 0) << out;
+  EXPECT_TRUE(std::getline(in, line)) << out;
+  table.columns = words(line);
+  while (std::getline(in, line)) {
+    if (line.rfind("best: ", 0) == 0) {
+      table.best = line.substr(6);
+      EXPECT_FALSE(std::getline(in, line)) << "the best line is the last: " << out;
+      break;
+    }
+    table.rows.push_back(words(line));
+  }
+  EXPECT_EQ(!table.best.empty(), withBest) << out;
+  return table;
+}
+
+// The cell of `row` under `column`.
+std::string cell(const TuneTable& table, const std::vector<std::string>& row, const std::string& column) {
+  for (size_t i = 0; i < table.columns.size() && i < row.size(); ++i)
+    if (table.columns[i] == column) return row[i];
+  ADD_FAILURE() << "no column " << column;
+  return {};
+}
+
+bool failed(const TuneTable& table, const std::vector<std::string>& row) {
+  return cell(table, row, "predicted_ms") == "failed:";
+}
+
+// "S=4 predicted_ms=1.2" as NAME -> VALUE, in order.
+std::vector<std::pair<std::string, std::string>> assignments(const std::string& line) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const std::string& word : words(line)) {
+    size_t eq = word.find('=');
+    out.emplace_back(word.substr(0, eq), eq == std::string::npos ? "" : word.substr(eq + 1));
+  }
+  return out;
+}
+
+// The median_ms of simulate's `predicted:` line, as printed.
+std::string simulatedMilliseconds(const std::string& out) {
+  static const std::regex line(R"(predicted: median_ms=([0-9.]+) )");
+  std::smatch m;
+  EXPECT_TRUE(std::regex_search(out, m, line)) << out;
+  return m.empty() ? "" : m[1].str();
+}
+
+TEST_F(TuneCli, TheIssueCommandPicksTheFastestRowAsSimulatePredictsIt) {
+  const std::string common =
+      example("row_parallel_linear.hir") + " --machine h100-nvlink --ranks 8 --passes assign-streams";
+  auto r = run("tune " + common + " --param S=1,2,4,8");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("machine 'h100-nvlink', 8 ranks, passes: assign-streams"), std::string::npos) << r.out;
+  TuneTable table = parseTable(r.out);
+  EXPECT_EQ(table.columns,
+            (std::vector<std::string>{"S", "predicted_ms", "compute_ms", "comm_ms", "exposed_comm_ms", "E"}));
+  ASSERT_EQ(table.rows.size(), 4u) << r.out;
+  std::string fastestS, fastestMs;
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    const auto& row = table.rows[i];
+    ASSERT_EQ(row.size(), table.columns.size()) << r.out;
+    EXPECT_EQ(cell(table, row, "S"), std::to_string(1 << i));
+    std::string ms = cell(table, row, "predicted_ms");
+    EXPECT_GT(std::stod(ms), 0);
+    if (fastestMs.empty() || std::stod(ms) < std::stod(fastestMs)) fastestS = cell(table, row, "S"), fastestMs = ms;
+  }
+  auto best = assignments(table.best);
+  ASSERT_EQ(best.size(), 2u) << table.best;
+  EXPECT_EQ(best[0], (std::pair<std::string, std::string>{"S", fastestS}));
+  EXPECT_EQ(best[1], (std::pair<std::string, std::string>{"predicted_ms", fastestMs}));
+
+  // Independently: simulate predicts the same time for the best binding.
+  auto simulated = run("simulate " + common + " --set S=" + fastestS);
+  ASSERT_EQ(simulated.exitCode, 0) << simulated.err;
+  EXPECT_EQ(simulatedMilliseconds(simulated.out), fastestMs) << simulated.out;
+}
+
+TEST_F(TuneCli, TwoParamsAndTwoPoolSizesAreTheirCartesianProduct) {
+  auto r =
+      run("tune " + example("row_parallel_linear.hir") +
+          " --machine h100-nvlink --ranks 2 --param S=1,2 --param M=128,256 --streams 1,4 --passes assign-streams");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  TuneTable table = parseTable(r.out);
+  ASSERT_GE(table.columns.size(), 4u) << r.out;
+  EXPECT_EQ((std::vector<std::string>(table.columns.begin(), table.columns.begin() + 4)),
+            (std::vector<std::string>{"S", "M", "streams", "predicted_ms"}));
+  ASSERT_EQ(table.rows.size(), 8u) << r.out;
+  // The first --param varies slowest, the pool size fastest.
+  std::vector<std::string> order;
+  for (const auto& row : table.rows)
+    order.push_back(cell(table, row, "S") + "," + cell(table, row, "M") + "," + cell(table, row, "streams"));
+  EXPECT_EQ(order, (std::vector<std::string>{"1,128,1", "1,128,4", "1,256,1", "1,256,4", "2,128,1", "2,128,4",
+                                             "2,256,1", "2,256,4"}));
+  auto best = assignments(table.best);
+  ASSERT_EQ(best.size(), 4u) << table.best;
+  EXPECT_EQ(best[0].first, "S");
+  EXPECT_EQ(best[1].first, "M");
+  EXPECT_EQ(best[2].first, "streams");
+  EXPECT_EQ(best[3].first, "predicted_ms");
+}
+
+TEST_F(TuneCli, ABindingThatDoesNotVerifyIsReportedAndSkipped) {
+  // x is sharded over the ranks along K: 10 columns do not divide over 4 ranks.
+  auto r = run("tune " + example("row_parallel_linear.hir") + " --machine h100-nvlink --ranks 4 --param K=512,10,256");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  TuneTable table = parseTable(r.out);
+  ASSERT_EQ(table.rows.size(), 3u) << r.out;
+  EXPECT_FALSE(failed(table, table.rows[0]));
+  EXPECT_TRUE(failed(table, table.rows[1])) << r.out;
+  EXPECT_FALSE(failed(table, table.rows[2]));
+  EXPECT_NE(r.out.find("does not divide evenly over 4 ranks"), std::string::npos) << r.out;
+  EXPECT_NE(assignments(table.best)[0].second, "10") << r.out;
+  EXPECT_EQ(occurrences(r.out, "\n"), 6u) << "a failed row is one line: " << r.out;
+}
+
+TEST_F(TuneCli, ABindingTheProgramCheckRefusesIsReportedAndSkipped) {
+  // No chunks write nothing: the output is never written, as `run` would refuse it.
+  auto r = run("tune " + example("row_parallel_linear.hir") + " --machine h100-nvlink --param S=0,2");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  TuneTable table = parseTable(r.out);
+  ASSERT_EQ(table.rows.size(), 2u) << r.out;
+  EXPECT_TRUE(failed(table, table.rows[0])) << r.out;
+  EXPECT_NE(r.out.find("not fully written"), std::string::npos) << r.out;
+  EXPECT_EQ(assignments(table.best)[0].second, "2") << r.out;
+}
+
+TEST_F(TuneCli, EveryBindingFailingIsAProgramError) {
+  auto r = run("tune " + example("row_parallel_linear.hir") + " --machine h100-nvlink --ranks 4 --param K=6,10");
+  EXPECT_EQ(r.exitCode, 1) << r.err;
+  TuneTable table = parseTable(r.out, /*withBest=*/false);
+  ASSERT_EQ(table.rows.size(), 2u) << r.out;
+  EXPECT_TRUE(failed(table, table.rows[0]) && failed(table, table.rows[1])) << r.out;
+  EXPECT_NE(r.err.find("every binding failed (2 tried)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("row_parallel_linear.hir:"), std::string::npos) << "the first error in full: " << r.err;
+}
+
+TEST_F(TuneCli, ABadCommandLineIsAUsageError) {
+  const std::string program = example("row_parallel_linear.hir");
+  struct Case {
+    std::string args, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--machine h100-nvlink --param Q=1,2", "program 'row_parallel_linear' has no parameter 'Q'"},
+           {"--machine h100-nvlink --param S", "--param expects NAME=V1,V2,..., got 'S'"},
+           {"--machine h100-nvlink --param S=", "--param expects NAME=V1,V2,..., got 'S='"},
+           {"--machine h100-nvlink --param S=1,,2", "--param S: '' is not a non-negative integer"},
+           {"--machine h100-nvlink --param S=1,x", "--param S: 'x' is not a non-negative integer"},
+           {"--machine h100-nvlink --param S=1 --param S=2", "--param S is given twice"},
+           {"--machine h100-nvlink --param S=1,2 --set S=4", "S is also bound with --set"},
+           {"--machine h100-nvlink --param S=1 --streams 2,2", "the pool size 2 is given twice"},
+           {"--param S=1,2", "--machine is required"},
+       }) {
+    auto r = run("tune " + program + " " + c.args);
+    EXPECT_EQ(r.exitCode, 2) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << ": " << r.err;
+    EXPECT_EQ(r.out, "") << c.args;
+  }
+}
+
+}  // namespace
+}  // namespace hostir::testing

@@ -304,8 +304,9 @@ std::vector<RefTensor> reduceScatter(const std::vector<RefTensor>& perRank, int6
 }
 
 const std::vector<std::string>& knownExamples() {
-  static const std::vector<std::string> names = {"all_gather", "broadcast", "events", "reduce_scatter",
-                                                 "row_parallel_linear"};
+  static const std::vector<std::string> names = {"all_gather",           "broadcast",      "events",
+                                                 "parallel_block",       "reduce_scatter", "row_parallel_linear",
+                                                 "sequence_parallel_mlp"};
   return names;
 }
 
@@ -319,7 +320,10 @@ std::map<std::string, RefTensor> exampleReference(const std::string& program,
   if (program == "row_parallel_linear" || program == "all_gather" || program == "broadcast")
     return {{"y", linear(get("x"), get("w"))}};
   if (program == "reduce_scatter") return {{"y", matmul(get("x"), get("w"))}};
-  if (program == "events") return {{"y", linear(linear(get("x"), get("w1")), get("w2"))}};
+  if (program == "events" || program == "sequence_parallel_mlp")
+    return {{"y", linear(linear(get("x"), get("w1")), get("w2"))}};
+  if (program == "parallel_block")
+    return {{"y", add(linear(linear(get("x"), get("wa")), get("wo")), linear(linear(get("x"), get("w1")), get("w2")))}};
   bad(fmt::format("no reference for example '{}'", program));
 }
 

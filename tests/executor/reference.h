@@ -77,7 +77,8 @@ std::vector<RefTensor> reduceScatter(const std::vector<RefTensor>& perRank, int6
 // (read from each file's header comment), by program name:
 //   row_parallel_linear, all_gather, broadcast:  y = x · wᵀ
 //   reduce_scatter:                               y = x · w
-//   events:                                       y = (x · w1ᵀ) · w2ᵀ
+//   events, sequence_parallel_mlp:                y = (x · w1ᵀ) · w2ᵀ
+//   parallel_block:                               y = (x · waᵀ) · woᵀ + (x · w1ᵀ) · w2ᵀ
 std::map<std::string, RefTensor> exampleReference(const std::string& program,
                                                   const std::map<std::string, RefTensor>& inputs);
 // The names exampleReference knows.

@@ -97,13 +97,15 @@ TEST_P(StressOthers, FiftyRunsWithDelaysGiveTheSameBits) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Examples, StressOthers,
-                         ::testing::Values(OtherExample{"all_gather", {{"M", 48}, {"K", 48}, {"N", 24}, {"S", 4}}},
-                                           OtherExample{"broadcast", {{"M", 48}, {"K", 48}, {"N", 24}}},
-                                           OtherExample{"events",
-                                                        {{"M", 48}, {"K", 24}, {"H", 48}, {"N", 24}, {"S", 4}}},
-                                           OtherExample{"reduce_scatter", {{"M", 48}, {"K", 48}, {"N", 24}, {"S", 4}}}),
-                         [](const ::testing::TestParamInfo<OtherExample>& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(
+    Examples, StressOthers,
+    ::testing::Values(OtherExample{"all_gather", {{"M", 48}, {"K", 48}, {"N", 24}, {"S", 4}}},
+                      OtherExample{"broadcast", {{"M", 48}, {"K", 48}, {"N", 24}}},
+                      OtherExample{"events", {{"M", 48}, {"K", 24}, {"H", 48}, {"N", 24}, {"S", 4}}},
+                      OtherExample{"reduce_scatter", {{"M", 48}, {"K", 48}, {"N", 24}, {"S", 4}}},
+                      OtherExample{"parallel_block", {{"B", 48}, {"H", 24}, {"A", 24}, {"F", 48}}},
+                      OtherExample{"sequence_parallel_mlp", {{"T", 48}, {"H", 24}, {"F", 48}, {"S", 4}}}),
+    [](const ::testing::TestParamInfo<OtherExample>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace hostir::reftest

@@ -197,6 +197,21 @@ const std::vector<Expectation>& expectations() {
       {"examples/row_parallel_linear.hir", "join@1", F, F, F, {}, kWhyJoinLast},
       {"examples/row_parallel_linear.hir", "join-sync@1", F, F, F, {}, kWhyJoinLast},
 
+      // examples/sequence_parallel_mlp.hir (examples/parallel_block.hir has no loop: nothing is inserted)
+      {"examples/sequence_parallel_mlp.hir", "capture@1", X, X, X, {}, kWhyCapture},
+      {"examples/sequence_parallel_mlp.hir", "set-stream@1", F, F, F, {}, kWhyEverythingOnMain},
+      {"examples/sequence_parallel_mlp.hir",
+       "sync-main@1",
+       R,
+       R,
+       R,
+       {K::Allocate, K::ReduceScatter, "y"},
+       "iteration i's reduce_scatter writes chunk i of y on stream(i), and nothing orders it after y's allocate on "
+       "the main stream (the buffers allocated in the body are on stream(i) itself)"},
+      {"examples/sequence_parallel_mlp.hir", "set-main@1", F, F, F, {}, kWhySetMainLast},
+      {"examples/sequence_parallel_mlp.hir", "join@1", F, F, F, {}, kWhyJoinLast},
+      {"examples/sequence_parallel_mlp.hir", "join-sync@1", F, F, F, {}, kWhyJoinLast},
+
       // tests/golden/canonical_forms.hir: each iteration broadcasts its own chunk of y.
       {"tests/golden/canonical_forms.hir", "capture@1", X, X, X, {}, kWhyCapture},
       {"tests/golden/canonical_forms.hir", "set-stream@1", F, F, F, {}, kWhyEverythingOnMain},
@@ -446,7 +461,7 @@ TEST(RaceMutation, DeletingAnyStatementAssignStreamsInsertedIsAsExpected) {
   int mutants = 0, racy = 0, raceFree = 0, unverifiable = 0;
 
   auto files = examplesAndGoldenInputs();
-  ASSERT_EQ(files.size(), 15u);  // 5 examples, 10 golden inputs
+  ASSERT_EQ(files.size(), 17u);  // 7 examples, 10 golden inputs
   for (const auto& [file, text] : files) {
     SCOPED_TRACE(file);
     Program input = testing::parseOrDie(text, file);
