@@ -112,6 +112,12 @@ TEST(Overlap, AGainBelowTheThresholdLeavesTheLoop) {
   EXPECT_FALSE(usesWorkerStreams(o.program));
   EXPECT_THAT(o.remarkText(), HasSubstr("loop left as it is: iterations on worker streams predicted 97.0000 ms against "
                                         "100.0000 ms as written (3.0% faster), below the 5.0% threshold"));
+  // A program the pass leaves alone comes out as it went in, not canonicalized.
+  EXPECT_EQ(o.program, testing::parseOrDie(kChunkedLayer)) << printProgram(o.program);
+  // A gain that one decimal would round onto the threshold shows two.
+  Outcome close = overlap(kChunkedLayer, fixedPredictions(0.100, 0.09502));
+  EXPECT_FALSE(usesWorkerStreams(close.program));
+  EXPECT_THAT(close.remarkText(), HasSubstr("(4.98% faster), below the 5.0% threshold"));
 }
 
 TEST(Overlap, AGainEqualToTheThresholdIsTaken) {
@@ -212,6 +218,7 @@ TEST(Overlap, StraightLineCodeWithoutAGainIsLeftAsWritten) {
   Outcome o = overlap(kParallelBlock, h100(kParallelBlock, one), 0.05, one);
   EXPECT_FALSE(usesWorkerStreams(o.program)) << o.remarkText();
   EXPECT_THAT(o.remarkText(), HasSubstr("left as written"));
+  EXPECT_EQ(o.program, testing::parseOrDie(kParallelBlock)) << printProgram(o.program);
 }
 
 class OverlapCli : public testing::CliTest {};
