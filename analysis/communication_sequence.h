@@ -1,7 +1,10 @@
 // The communications a rank issues, in issue order, and the comparison of
 // another rank's against them: every rank must issue the same communications
 // in the same order (the same kind, dtypes, element counts, op, axis and
-// root, `root` naming the same rank everywhere). One rank's sequence is kept
+// root, `root` naming the same rank everywhere). A sendrecv agrees in kind
+// only: its sizes and peers differ between ranks, and it must instead pair
+// with its peer's sendrecv of the same position (SendRecvLog and
+// findSendRecvPairMismatch). One rank's sequence is kept
 // compactly (each distinct statement-and-signature once, then four bytes per
 // communication); the others are compared as they are issued, so a long
 // program costs little memory.
@@ -22,10 +25,15 @@ struct CommunicationSignature {
   DType inputDtype = DType::F32, outputDtype = DType::F32;
   ReduceOp op = ReduceOp::Sum;  // allreduce, reduce_scatter
   int64_t inputElements = 0, outputElements = 0;
-  int64_t axis = 0;  // allgather, reduce_scatter
-  int64_t root = 0;  // broadcast
+  int64_t axis = 0;          // allgather, reduce_scatter
+  int64_t root = 0;          // broadcast
+  int64_t to = 0, from = 0;  // sendrecv
   friend bool operator==(const CommunicationSignature&, const CommunicationSignature&) = default;
 };
+
+// Whether two ranks' communications of one position agree: the whole
+// signature, except that two sendrecvs agree by kind alone.
+bool agreeAcrossRanks(const CommunicationSignature& a, const CommunicationSignature& b);
 
 struct IssuedCommunication {
   CommunicationSignature signature;
@@ -88,5 +96,36 @@ class CommunicationComparer {
   SourceLoc lastLoc_;
   std::optional<CommunicationMismatch> mismatch_;
 };
+
+// One rank's sendrecvs in issue order, with what pairing needs: each
+// distinct statement-and-signature once, then twelve bytes per sendrecv
+// (its id and its position among all the rank's communications).
+class SendRecvLog {
+ public:
+  void append(uint64_t position, const IssuedCommunication& c);
+  size_t size() const { return positions_.size(); }
+  uint64_t position(size_t index) const { return positions_[index]; }
+  const IssuedCommunication& operator[](size_t index) const { return sequence_[index]; }
+
+ private:
+  CommunicationSequence sequence_;
+  std::vector<uint64_t> positions_;
+};
+
+// A sendrecv whose partner does not match: rank `sender`'s communication
+// #index+1 sends to `receiver`, whose communication of that position
+// (`received`, absent when it issues none there) is not a sendrecv from
+// `sender` of the same dtype and element count.
+struct SendRecvPairMismatch {
+  uint64_t index = 0;
+  int64_t sender = 0, receiver = 0;
+  IssuedCommunication sent;
+  std::optional<IssuedCommunication> received;
+};
+
+// The first failing pair, by position and then by sending rank, among the
+// positions below `limit` (where every rank issues the same kinds, so the
+// logs' positions line up). `logs` is indexed by rank.
+std::optional<SendRecvPairMismatch> findSendRecvPairMismatch(const std::vector<SendRecvLog>& logs, uint64_t limit);
 
 }  // namespace hostir

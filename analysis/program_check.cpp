@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <set>
 
 #include "analysis/race_check_backend.h"
@@ -9,15 +10,28 @@
 #include "hostir/rank_dependence.h"
 
 namespace hostir {
+namespace {
+
+bool hasSendRecv(const Program& program) {
+  bool found = false;
+  walkStatements(program.body, [&](const Statement& s) { found |= s.isOp() && s.op().kind == OpKind::SendRecv; });
+  return found;
+}
+
+}  // namespace
 
 ProgramCheck checkProgram(const Program& program, const std::map<std::string, int64_t>& params, int64_t world,
                           int64_t streams) {
   ProgramCheck result;
-  result.ranksChecked = namesRank(program) ? world : 1;
+  // A sendrecv's partner is another rank's statement, so pairing needs every
+  // rank even when all issue the same (a constant `to` pairs on no team but one).
+  const bool pairs = hasSendRecv(program);
+  result.ranksChecked = namesRank(program) || pairs ? world : 1;
   // A finding every rank has is reported once, for the first rank that has it.
   std::set<std::string> seenRaces, seenReads, seenOutputs;
   // Rank 0's communications; every other rank is compared with them as it issues its own.
   CommunicationSequence reference;
+  std::vector<SendRecvLog> sendRecvs(pairs ? static_cast<size_t>(result.ranksChecked) : 0);
   const bool alike = result.ranksChecked == 1;
   for (int64_t rank = 0; rank < result.ranksChecked; ++rank) {
     Evaluator evaluator(program, params, rank, world);
@@ -25,13 +39,18 @@ ProgramCheck checkProgram(const Program& program, const std::map<std::string, in
         streams, nullptr,
         RaceCheckOptions{.trackInitialization = true, .rank = alike ? RaceCheckOptions::kEveryRank : rank});
     std::optional<CommunicationComparer> comparer;
-    if (result.ranksChecked > 1) {
-      if (rank == 0) {
-        backend.observeCommunications([&](const CollectiveCall& call) { reference.append(issuedCommunication(call)); });
-      } else {
-        comparer.emplace(reference, 0, rank);
-        backend.observeCommunications([&](const CollectiveCall& call) { comparer->issue(issuedCommunication(call)); });
-      }
+    if (rank > 0) comparer.emplace(reference, 0, rank);
+    uint64_t position = 0;
+    if (result.ranksChecked > 1 || pairs) {
+      backend.observeCommunications([&](const CollectiveCall& call) {
+        IssuedCommunication issued = issuedCommunication(call);
+        if (call.kind == OpKind::SendRecv) sendRecvs[static_cast<size_t>(rank)].append(position, issued);
+        ++position;
+        if (comparer)
+          comparer->issue(issued);
+        else
+          reference.append(issued);
+      });
     }
     std::map<std::string, TensorView> inputs;
     for (const TensorSpec& spec : evaluator.inputs())
@@ -61,6 +80,12 @@ ProgramCheck checkProgram(const Program& program, const std::map<std::string, in
       if (mismatch && (!result.communicationMismatch || mismatch->index < result.communicationMismatch->index))
         result.communicationMismatch = mismatch;
     }
+  }
+  if (pairs) {
+    // Below the first difference in kind, every rank's sendrecvs sit at the same positions.
+    uint64_t limit = result.communicationMismatch ? result.communicationMismatch->index : UINT64_MAX;
+    result.sendRecvMismatch = findSendRecvPairMismatch(sendRecvs, limit);
+    if (result.sendRecvMismatch) result.communicationMismatch.reset();
   }
   return result;
 }
@@ -105,6 +130,32 @@ Diagnostic mismatchDiagnostic(const CommunicationMismatch& m) {
   return d;
 }
 
+std::string elements(const CommunicationSignature& s, bool sent) {
+  return sent ? fmt::format("{} {} elements", s.inputElements, dtypeName(s.inputDtype))
+              : fmt::format("{} {} elements", s.outputElements, dtypeName(s.outputDtype));
+}
+
+Diagnostic pairDiagnostic(const SendRecvPairMismatch& m) {
+  const uint64_t number = m.index + 1;
+  const CommunicationSignature& sent = m.sent.signature;
+  std::string text =
+      fmt::format("ranks' sendrecv pairs do not match: communication #{} sends {} from rank {} to rank {}, but ",
+                  number, elements(sent, true), m.sender, m.receiver);
+  if (!m.received) {
+    // Kinds agree below the limit, so this only happens on a malformed log.
+    return Diagnostic{m.sent.loc, text + fmt::format("rank {} has no communication #{}", m.receiver, number)};
+  }
+  const CommunicationSignature& received = m.received->signature;
+  if (received.from != m.sender)
+    text += fmt::format("rank {}'s communication #{} receives from rank {}", m.receiver, number, received.from);
+  else
+    text += fmt::format("rank {} receives {} from rank {}", m.receiver, elements(received, false), m.sender);
+  return Diagnostic{
+      m.sent.loc,
+      text,
+      {Note{m.received->loc, fmt::format("rank {} issues its communication #{} here", m.receiver, number)}}};
+}
+
 Note allocationNote(const Allocation& a) {
   if (a.op == OpKind::Allocate)
     return Note{a.loc, fmt::format("'{}' is allocated here, uninitialized (allocate without zero=true)", a.name)};
@@ -117,6 +168,7 @@ std::string formatProgramCheck(const ProgramCheck& check, std::string_view file,
   std::string out;
   if (check.communicationMismatch)
     out += renderDiagnostic(mismatchDiagnostic(*check.communicationMismatch), file, source);
+  if (check.sendRecvMismatch) out += renderDiagnostic(pairDiagnostic(*check.sendRecvMismatch), file, source);
   for (const RaceReport& race : check.races) out += formatRace(race, file, source);
   for (const UninitializedRead& read : check.uninitializedReads) {
     Diagnostic d{read.reader.loc,
@@ -143,7 +195,7 @@ std::string summarizeFindings(const ProgramCheck& check) {
     parts.push_back(plural(check.uninitializedReads.size(), "uninitialized read", "uninitialized reads"));
   if (!check.unwrittenOutputs.empty())
     parts.push_back(plural(check.unwrittenOutputs.size(), "unwritten output", "unwritten outputs"));
-  if (check.communicationMismatch) parts.push_back("a communication mismatch between ranks");
+  if (check.communicationMismatch || check.sendRecvMismatch) parts.push_back("a communication mismatch between ranks");
   if (parts.empty()) return {};
   std::string text = parts[0];
   for (size_t i = 1; i < parts.size(); ++i) text += (i + 1 == parts.size() ? " and " : ", ") + parts[i];

@@ -4,9 +4,11 @@
 //  * no stream races (as checkRaces);
 //  * no read of an element that nothing has written, and every output
 //    fully written when the program ends;
-//  * every rank issues the same communications in the same order.
+//  * every rank issues the same communications in the same order, and each
+//    sendrecv pairs with its peer's sendrecv of the same position.
 // Every rank is issued by the evaluator against the race-checking backend
-// (one rank when the program never names `rank`: then all ranks are alike).
+// (one rank when the program never names `rank` and has no sendrecv: then
+// all ranks are alike).
 // Library code: the results are values; formatProgramCheck renders them.
 #pragma once
 
@@ -35,11 +37,14 @@ struct ProgramCheck {
   std::vector<RaceReport> races;
   std::vector<UninitializedRead> uninitializedReads;  // each statement and buffer once
   std::vector<UnwrittenOutputReport> unwrittenOutputs;
-  std::optional<CommunicationMismatch> communicationMismatch;  // the first difference between ranks
-  int64_t ranksChecked = 0;                                    // 1 when the program never names `rank`
+  // The first difference between ranks: at most one of the two, the earlier.
+  std::optional<CommunicationMismatch> communicationMismatch;
+  std::optional<SendRecvPairMismatch> sendRecvMismatch;
+  int64_t ranksChecked = 0;  // 1 when the program never names `rank` and has no sendrecv
 
   bool ok() const {
-    return races.empty() && uninitializedReads.empty() && unwrittenOutputs.empty() && !communicationMismatch;
+    return races.empty() && uninitializedReads.empty() && unwrittenOutputs.empty() && !communicationMismatch &&
+           !sendRecvMismatch;
   }
 };
 

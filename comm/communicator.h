@@ -49,6 +49,15 @@ class Communicator {
                              void* stream = nullptr) = 0;
   // buffer (count elements) on every rank = buffer of `root`.
   virtual void broadcast(void* buffer, size_t count, DType dtype, int root, void* stream = nullptr) = 0;
+  // Sends `sendCount` elements of `send` to rank `to` and receives
+  // `recvCount` elements into `recv` from rank `from`, as one call that
+  // returns (or, for NCCL, completes in stream order) once both are done;
+  // every rank of a ring calling it at once never deadlocks. It pairs with
+  // the call of the same position on `to` (whose `from` is this rank). Any
+  // overlap of send and recv is allowed (as if send were read first); `to ==
+  // from == rank()` is a local copy.
+  virtual void sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from, DType dtype,
+                        void* stream = nullptr) = 0;
   virtual void barrier() = 0;
 
   // Makes every rank's pending and future calls fail with CommError (or,

@@ -15,7 +15,7 @@ namespace hostir {
 
 namespace {
 
-enum class CollectiveKind { Allreduce, Allgather, ReduceScatter, Broadcast, Barrier };
+enum class CollectiveKind { Allreduce, Allgather, ReduceScatter, Broadcast, SendRecv, Barrier };
 
 std::string_view kindName(CollectiveKind kind) {
   switch (kind) {
@@ -23,6 +23,7 @@ std::string_view kindName(CollectiveKind kind) {
     case CollectiveKind::Allgather: return "allgather";
     case CollectiveKind::ReduceScatter: return "reduceScatter";
     case CollectiveKind::Broadcast: return "broadcast";
+    case CollectiveKind::SendRecv: return "sendRecv";
     case CollectiveKind::Barrier: return "barrier";
   }
   return "?";
@@ -34,12 +35,16 @@ bool reduces(CollectiveKind kind) { return kind == CollectiveKind::Allreduce || 
 // postings, then read by them during the data phase.
 struct Posting {
   CollectiveKind kind = CollectiveKind::Barrier;
-  size_t count = 0;
+  size_t count = 0;  // sendrecv: the elements this rank receives
   DType dtype = DType::F32;
   ReduceOp op = ReduceOp::Sum;
   int root = 0;
   const std::byte* send = nullptr;
   std::byte* recv = nullptr;
+  // sendrecv only: count elements go into recv from `from`, sendCount leave send for `to`.
+  size_t sendCount = 0;
+  int to = 0;
+  int from = 0;
 };
 
 }  // namespace
@@ -57,10 +62,38 @@ namespace {
 
 std::string describe(const Posting& p) {
   if (p.kind == CollectiveKind::Barrier) return "barrier()";
+  if (p.kind == CollectiveKind::SendRecv)
+    return fmt::format("sendRecv(sendCount={}, to={}, recvCount={}, from={}, {})", p.sendCount, p.to, p.count, p.from,
+                       dtypeName(p.dtype));
   std::string extra;
   if (reduces(p.kind)) extra = fmt::format(", {}", reduceOpName(p.op));
   if (p.kind == CollectiveKind::Broadcast) extra = fmt::format(", root={}", p.root);
   return fmt::format("{}(count={}, {}{})", kindName(p.kind), p.count, dtypeName(p.dtype), extra);
+}
+
+// Why the sendrecv postings of one rendezvous do not pair up, or "".
+std::string findSendRecvMismatch(const std::vector<Posting>& postings) {
+  const int size = static_cast<int>(postings.size());
+  for (int r = 0; r < size; ++r) {
+    const Posting& p = postings[static_cast<size_t>(r)];
+    for (auto [peer, direction] : {std::pair{p.to, "to"}, std::pair{p.from, "from"}})
+      if (peer < 0 || peer >= size)
+        return fmt::format("rank {} called sendrecv {} rank {}, but the team has {} ranks", r, direction, peer, size);
+  }
+  // When every rank's receiver receives from it, `to` is a permutation and
+  // `from` its inverse, so checking each sender covers every receiver too.
+  for (int r = 0; r < size; ++r) {
+    const Posting& p = postings[static_cast<size_t>(r)];
+    const Posting& q = postings[static_cast<size_t>(p.to)];
+    if (q.from != r)
+      return fmt::format("sendrecv mismatch: rank {} sends to rank {}, but rank {} receives from rank {}", r, p.to,
+                         p.to, q.from);
+    if (q.count != p.sendCount)
+      return fmt::format(
+          "sendrecv mismatch: rank {} sends {} elements to rank {}, but rank {} receives {} from rank {}", r,
+          p.sendCount, p.to, p.to, q.count, r);
+  }
+  return "";
 }
 
 // Why the postings of one rendezvous do not form one collective, or "".
@@ -68,7 +101,9 @@ std::string findMismatch(const std::vector<Posting>& postings) {
   const Posting& first = postings.front();
   for (size_t r = 1; r < postings.size(); ++r) {
     const Posting& p = postings[r];
-    bool same = p.kind == first.kind && p.count == first.count && p.dtype == first.dtype &&
+    // A sendrecv's counts differ from rank to rank; its pairs are checked below.
+    const bool countsAgree = p.count == first.count || p.kind == CollectiveKind::SendRecv;
+    bool same = p.kind == first.kind && countsAgree && p.dtype == first.dtype &&
                 (!reduces(p.kind) || p.op == first.op) && (p.kind != CollectiveKind::Broadcast || p.root == first.root);
     if (!same)
       return fmt::format("collective mismatch: rank 0 called {} but rank {} called {}", describe(first), r,
@@ -76,6 +111,7 @@ std::string findMismatch(const std::vector<Posting>& postings) {
   }
   if (first.kind == CollectiveKind::Broadcast && (first.root < 0 || first.root >= static_cast<int>(postings.size())))
     return fmt::format("broadcast root {} is not a rank of this team of {}", first.root, postings.size());
+  if (first.kind == CollectiveKind::SendRecv) return findSendRecvMismatch(postings);
   return "";
 }
 
@@ -169,6 +205,32 @@ class InProcessCommunicator final : public Communicator {
     });
     finish();
     if (target != out) std::memcpy(out, target, bytes);
+  }
+
+  void sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from, DType dtype,
+                void*) override {
+    const size_t elementSize = dtypeSize(dtype);
+    auto* in = static_cast<const std::byte*>(send);
+    auto* out = static_cast<std::byte*>(recv);
+    // `to` reads send while this rank writes recv: when they overlap, `to`
+    // reads a private copy instead, as if send were read first.
+    std::vector<std::byte> staged;
+    if (bytesOverlap(in, sendCount * elementSize, out, recvCount * elementSize)) {
+      staged.assign(in, in + sendCount * elementSize);
+      in = staged.data();
+    }
+
+    Posting posting{CollectiveKind::SendRecv, recvCount, dtype, ReduceOp::Sum, 0, in, out};
+    posting.sendCount = sendCount;
+    posting.to = to;
+    posting.from = from;
+    rendezvous(posting);
+    // Each rank pulls its own receive, so only this rank writes recv; the
+    // rendezvous checked that `from` sends exactly recvCount elements.
+    const std::byte* source = team_->postings[static_cast<size_t>(from)].send;
+    if (recvCount > 0 && source != out) std::memcpy(out, source, recvCount * elementSize);
+    // `to` may still be reading send (or the staged copy).
+    finish();
   }
 
   void broadcast(void* buffer, size_t count, DType dtype, int root, void*) override {

@@ -2,7 +2,9 @@
 // Communicator. Every collective is a rendezvous: each rank posts its
 // buffers, then works on its own share of the result directly in the other
 // ranks' buffers, then waits until everyone is done so no buffer is released
-// while a peer still uses it. No staging copy, in place included.
+// while a peer still uses it. No staging copy, in place included, except
+// for a sendrecv whose send and receive buffers overlap (the send is copied
+// first, as if read before the receive lands).
 #pragma once
 
 #include <memory>

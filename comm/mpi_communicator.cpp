@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "comm/buffer_aliasing.h"
@@ -241,6 +242,69 @@ void MpiCommunicator::broadcast(void* buffer, size_t count, DType dtype, int roo
   forEachPiece(count, [&](size_t first, int n) {
     check(MPI_Bcast(data + first * elementSize, n, mpiType(dtype), root, comm_), "MPI_Bcast");
   });
+}
+
+void MpiCommunicator::sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from,
+                               DType dtype, void*) {
+  for (auto [peer, direction] : {std::pair{to, "to"}, std::pair{from, "from"}})
+    if (peer < 0 || peer >= size_)
+      throw CommError(
+          fmt::format("rank {} called sendrecv {} rank {}, but the team has {} ranks", rank_, direction, peer, size_));
+  const size_t elementSize = dtypeSize(dtype);
+  const size_t sendBytes = sendCount * elementSize;
+  const size_t recvBytes = recvCount * elementSize;
+  auto* in = static_cast<const std::byte*>(send);
+  auto* out = static_cast<std::byte*>(recv);
+  if (to == rank_ && from == rank_) {
+    if (sendCount != recvCount)
+      throw CommError(fmt::format("sendrecv mismatch: rank {} sends {} elements to itself but receives {}", rank_,
+                                  sendCount, recvCount));
+    if (sendBytes > 0) std::memmove(out, in, sendBytes);
+    return;
+  }
+  // MPI forbids a send buffer that a pending receive writes: send a private copy.
+  std::vector<std::byte> staged;
+  if (bytesOverlap(in, sendBytes, out, recvBytes)) {
+    staged.assign(in, in + sendBytes);
+    in = staged.data();
+  }
+
+  // Every piece is posted before any is waited for; pieces of one direction
+  // match in order, as MPI does not let messages of one tag overtake.
+  const MPI_Datatype type = mpiType(dtype);
+  std::vector<MPI_Request> requests;
+  requests.reserve((sendCount + maxElementsPerCall_ - 1) / maxElementsPerCall_ +
+                   (recvCount + maxElementsPerCall_ - 1) / maxElementsPerCall_);
+  auto post = [&](auto start, const char* call) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    const int status = start(&request);
+    if (status == MPI_SUCCESS) {
+      requests.push_back(request);
+      return;
+    }
+    // Nothing may still write recv (or read the staged copy) once we throw.
+    for (MPI_Request& pending : requests) {
+      MPI_Cancel(&pending);
+      MPI_Wait(&pending, MPI_STATUS_IGNORE);
+    }
+    check(status, call);
+  };
+  forEachPiece(recvCount, [&](size_t first, int n) {
+    post([&](MPI_Request* r) { return MPI_Irecv(out + first * elementSize, n, type, from, kSendRecvTag, comm_, r); },
+         "MPI_Irecv");
+  });
+  forEachPiece(sendCount, [&](size_t first, int n) {
+    post([&](MPI_Request* r) { return MPI_Isend(in + first * elementSize, n, type, to, kSendRecvTag, comm_, r); },
+         "MPI_Isend");
+  });
+  if (requests.empty()) return;
+  std::vector<MPI_Status> statuses(requests.size());
+  const int status = MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data());
+  if (status == MPI_ERR_IN_STATUS)
+    // Name the request that failed (a receive shorter than its message: truncated).
+    for (const MPI_Status& s : statuses)
+      if (s.MPI_ERROR != MPI_SUCCESS && s.MPI_ERROR != MPI_ERR_PENDING) check(s.MPI_ERROR, "MPI_Waitall (sendrecv)");
+  check(status, "MPI_Waitall (sendrecv)");
 }
 
 void MpiCommunicator::barrier() { check(MPI_Barrier(comm_), "MPI_Barrier"); }

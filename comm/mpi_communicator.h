@@ -60,6 +60,9 @@ class MpiCommunicator : public Communicator {
   void reduceScatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
                      void* stream = nullptr) override;
   void broadcast(void* buffer, size_t count, DType dtype, int root, void* stream = nullptr) override;
+  // Non-blocking sends and receives waited for together: a ring never deadlocks.
+  void sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from, DType dtype,
+                void* stream = nullptr) override;
   void barrier() override;
 
   // Prints `reason` for this rank, then ends the whole job with MPI_Abort.
@@ -72,6 +75,9 @@ class MpiCommunicator : public Communicator {
   // Calls call(firstElement, elements) over [0, count) in pieces MPI's int counts can hold.
   template <typename Call>
   void forEachPiece(size_t count, Call call) const;
+
+  // The tag of sendRecv's messages on comm_, which nothing else sends on.
+  static constexpr int kSendRecvTag = 0x5352;
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 namespace hostir {
 namespace {
@@ -185,6 +186,48 @@ void NcclCommunicator::broadcast(void* buffer, size_t count, DType dtype, int ro
   if (count == 0) return;
   cudaStream_t s = streamOf(stream);
   checkNccl(ncclBroadcast(buffer, buffer, count, ncclType(dtype), root, comm, s), "ncclBroadcast", comm);
+  finish(stream);
+}
+
+void NcclCommunicator::sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from,
+                                DType dtype, void* stream) {
+  ncclComm_t comm = handle();
+  for (auto [peer, direction] : {std::pair{to, "to"}, std::pair{from, "from"}})
+    if (peer < 0 || peer >= size_)
+      throw CommError(fmt::format("nccl: rank {} called sendrecv {} rank {}, but the team has {} ranks", rank_,
+                                  direction, peer, size_));
+  if (to == rank_ && from == rank_ && sendCount != recvCount)
+    throw CommError(fmt::format("nccl: sendrecv mismatch: rank {} sends {} elements to itself but receives {}", rank_,
+                                sendCount, recvCount));
+  cudaStream_t s = streamOf(stream);
+  const size_t sendBytes = sendCount * dtypeSize(dtype);
+  const size_t recvBytes = recvCount * dtypeSize(dtype);
+  const bool local = to == rank_ && from == rank_;
+  if (local && send == recv) return finish(stream);  // nothing to move
+  void* scratch = nullptr;
+  // The receive may land before the send has read everything: send a copy.
+  if (overlaps(send, sendBytes, recv, recvBytes)) send = staged(send, sendBytes, s, &scratch);
+  if (local) {
+    // A local copy needs no NCCL; the staging above makes it a memmove.
+    if (sendBytes > 0)
+      checkCuda(cudaMemcpyAsync(recv, send, sendBytes, cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
+  } else {
+    // Both sides skip a zero count alike, since the counts of a pair agree.
+    checkNccl(ncclGroupStart(), "ncclGroupStart", comm);
+    ncclResult_t status = ncclSuccess;
+    const char* call = "ncclSend";
+    if (sendCount > 0) status = ncclSend(send, sendCount, ncclType(dtype), to, comm, s);
+    if (status == ncclSuccess && recvCount > 0) {
+      call = "ncclRecv";
+      status = ncclRecv(recv, recvCount, ncclType(dtype), from, comm, s);
+    }
+    // The group must be closed even when a call in it failed.
+    const ncclResult_t ended = ncclGroupEnd();
+    if (status != ncclSuccess || ended != ncclSuccess) release(scratch, s);
+    checkNccl(status, call, comm);
+    checkNccl(ended, "ncclGroupEnd", comm);
+  }
+  release(scratch, s);
   finish(stream);
 }
 

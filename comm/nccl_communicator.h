@@ -40,6 +40,9 @@ class NcclCommunicator final : public Communicator {
   void reduceScatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
                      void* stream = nullptr) override;
   void broadcast(void* buffer, size_t count, DType dtype, int root, void* stream = nullptr) override;
+  // ncclSend and ncclRecv in one group, so a ring never deadlocks.
+  void sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from, DType dtype,
+                void* stream = nullptr) override;
   // A one-element allreduce on the communicator's own stream, waited for.
   void barrier() override;
 

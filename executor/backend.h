@@ -32,13 +32,14 @@ struct Event {
 
 // One communication as the host issued it.
 struct CollectiveCall {
-  OpKind kind = OpKind::Allreduce;  // Allreduce, Allgather, ReduceScatter or Broadcast
+  OpKind kind = OpKind::Allreduce;  // Allreduce, Allgather, ReduceScatter, Broadcast or SendRecv
   TensorView input;
   TensorView output;  // the same view as input when in place
   ReduceOp op = ReduceOp::Sum;
   int64_t axis = 0;
   int64_t root = 0;
-  SourceLoc loc;  // for messages about a communication that never completes
+  int64_t to = 0, from = 0;  // sendrecv: input goes to rank `to`, output comes from rank `from`
+  SourceLoc loc;             // for messages about a communication that never completes
 };
 
 // A tensor a statement names, and what it does to the tensor's elements

@@ -29,6 +29,9 @@ void CollectivePlan::communicate(Communicator& comm, void* nativeStream) const {
       comm.reduceScatter(send.data(), recv.data(), count, send.dtype, op, nativeStream);
       break;
     case OpKind::Broadcast: comm.broadcast(recv.data(), count, recv.dtype, root, nativeStream); break;
+    case OpKind::SendRecv:
+      comm.sendRecv(send.data(), sendCount, to, recv.data(), count, from, send.dtype, nativeStream);
+      break;
     default: throw CommError("not a communication");
   }
 }
@@ -38,6 +41,8 @@ CollectivePlan planCollective(const CollectiveCall& call, int world, const Alloc
   plan.kind = call.kind;
   plan.op = call.op;
   plan.root = static_cast<int>(call.root);
+  plan.to = static_cast<int>(call.to);
+  plan.from = static_cast<int>(call.from);
   auto temporary = [&](const Dims& shape) {
     plan.temporaries.push_back(allocate(call.input.dtype, shape));
     return plan.temporaries.back();
@@ -90,6 +95,18 @@ CollectivePlan planCollective(const CollectiveCall& call, int world, const Alloc
         for (int64_t r = 0; r < world; ++r)
           plan.pack.push_back({in.chunk(static_cast<size_t>(call.axis), r, world), block(plan.send, r, out)});
       }
+      plan.recv = out.isContiguous() ? out : temporary(out.shape);
+      if (!out.isContiguous()) plan.unpack.push_back({plan.recv, out});
+      break;
+    }
+    case OpKind::SendRecv: {
+      // Send and receive sizes may differ (uneven ring blocks). The
+      // communicator allows overlap of send and recv, so contiguous views
+      // go straight through even when they alias.
+      plan.sendCount = static_cast<size_t>(in.numel());
+      plan.count = static_cast<size_t>(out.numel());
+      plan.send = in.isContiguous() ? in : temporary(in.shape);
+      if (!in.isContiguous()) plan.pack.push_back({in, plan.send});
       plan.recv = out.isContiguous() ? out : temporary(out.shape);
       if (!out.isContiguous()) plan.unpack.push_back({plan.recv, out});
       break;

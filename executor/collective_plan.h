@@ -19,11 +19,13 @@ struct CopyStep {
 struct CollectivePlan {
   std::vector<CopyStep> pack;  // before the call
   OpKind kind = OpKind::Allreduce;
-  TensorView send;   // contiguous
-  TensorView recv;   // contiguous; the same buffer as send when in place
-  size_t count = 0;  // elements per rank (allgather, reduce_scatter) or in total
+  TensorView send;       // contiguous
+  TensorView recv;       // contiguous; the same buffer as send when in place
+  size_t count = 0;      // elements per rank (allgather, reduce_scatter) or in total; sendrecv: received
+  size_t sendCount = 0;  // sendrecv: elements sent
   ReduceOp op = ReduceOp::Sum;
   int root = 0;
+  int to = 0, from = 0;          // sendrecv
   std::vector<CopyStep> unpack;  // after the call
   std::vector<TensorView> temporaries;
 

@@ -1,6 +1,7 @@
 // A Backend that proves, while the program runs, what `hostir check` proves
 // before it: every rank issues the same communications in the same order
-// (kind, dtype, element counts, op, axis, root). Before it forwards a
+// (kind, dtype, element counts, op, axis, root), each sendrecv paired with
+// its peer's sendrecv of the same position. Before it forwards a
 // communication, the host of every rank exchanges the communication's
 // signature over a communicator of its own; at the end of a run, a marker
 // that counts them. A difference is an error at the statement

@@ -39,6 +39,7 @@ struct Instruction {
   // (operands::Linear::bias): a value slot (names), an IntCode index
   // (integers and stream numbers), or -1 when absent.
   std::array<int32_t, kMaxOperands> operand{-1, -1, -1, -1};
+  std::array<SourceLoc, kMaxOperands> operandLoc{};  // for run-time errors about one operand
   // Per signature operand: the slot of the tensor it accesses (for `out`,
   // the result of `y = op(...)`) and the effect, for OperationInfo.
   std::array<int32_t, kMaxOperands> accessSlot{-1, -1, -1, -1};
@@ -170,6 +171,7 @@ class Compiler {
     for (size_t i = 0; i < sig.operands.size(); ++i) {
       if (!op.operands[i]) continue;
       const Arg& arg = *op.operands[i];
+      in.operandLoc[i] = arg.loc.valid() ? arg.loc : op.loc;
       switch (sig.operands[i].kind) {
         case OperandKind::Tensor:
         case OperandKind::Event:
@@ -471,6 +473,30 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
         if (in.op == OpKind::Broadcast) call.root = integer(in.operand[operands::Broadcast::root]);
         backend.collective(current, call);
         // The communication occupies its stream: its completion is the stream's next position.
+        if (in.result >= 0) value(in.result).event = backend.recordEvent(current);
+        break;
+      }
+      case OpKind::SendRecv: {
+        using O = operands::SendRecv;
+        CollectiveCall call;
+        call.kind = OpKind::SendRecv;
+        call.input = tensor(in, O::src);
+        call.output = tensor(in, O::out);
+        call.loc = in.loc;
+        // A peer outside the team would leave the call unmatched: an error
+        // at the operand on this rank, before anything is issued.
+        auto peer = [&](size_t operand, std::string_view what) {
+          int64_t r = integer(in.operand[operand]);
+          if (r < 0 || r >= world_)
+            throw DiagnosticError{
+                Diagnostic{in.operandLoc[operand],
+                           fmt::format("'sendrecv' {} rank {}, which is not a rank of a team of {} (on rank {})", what,
+                                       r, world_, rank_)}};
+          return r;
+        };
+        call.to = peer(O::to, "sends to");
+        call.from = peer(O::from, "receives from");
+        backend.collective(current, call);
         if (in.result >= 0) value(in.result).event = backend.recordEvent(current);
         break;
       }

@@ -118,6 +118,12 @@ Value ProgramBuilder::broadcast(const Value& t, Expr root, std::string name) {
   return emit(OpKind::Broadcast, {{"t", t.arg()}, {"root", Arg::integer(root)}}, std::move(name));
 }
 
+Value ProgramBuilder::sendrecv(const Value& src, const Value& out, Expr to, Expr from, std::string name) {
+  return emit(OpKind::SendRecv,
+              {{"src", src.arg()}, {"out", out.arg()}, {"to", Arg::integer(to)}, {"from", Arg::integer(from)}},
+              std::move(name));
+}
+
 void ProgramBuilder::wait(const Value& handle) { append(makeOp(OpKind::Wait, {{"h", handle.arg()}})); }
 
 Value ProgramBuilder::getCurrentStream(std::string name) { return emit(OpKind::GetCurrentStream, {}, std::move(name)); }

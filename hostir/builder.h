@@ -64,6 +64,8 @@ class ProgramBuilder {
   Value reduceScatter(const Value& t, const Value& out, Expr axis = 0, ReduceOp op = ReduceOp::Sum,
                       std::string name = {});
   Value broadcast(const Value& t, Expr root, std::string name = {});
+  // Sends src to rank `to` and receives out from rank `from`.
+  Value sendrecv(const Value& src, const Value& out, Expr to, Expr from, std::string name = {});
   void wait(const Value& handle);
 
   Value getCurrentStream(std::string name = {});

@@ -38,6 +38,11 @@ constexpr OperandSpec kReduceScatter[] = {{"t", K::Tensor, kReq, kPos, E::Read},
                                           {"axis", K::Int, kOpt, kKw},
                                           {"op", K::ReduceOp, kOpt, kKw}};
 constexpr OperandSpec kBroadcast[] = {{"t", K::Tensor, kReq, kPos, E::ReadOnRoot}, {"root", K::Int, kReq, kKw}};
+// `from` is a keyword of the operation, not of the language.
+constexpr OperandSpec kSendRecv[] = {{"src", K::Tensor, kReq, kPos, E::Read},
+                                     {"out", K::Tensor, kReq, kKw, E::Write},
+                                     {"to", K::Int, kReq, kKw},
+                                     {"from", K::Int, kReq, kKw}};
 constexpr OperandSpec kWait[] = {{"h", K::Handle, kReq, kPos}};
 constexpr OperandSpec kStreamOperand[] = {{"s", K::Stream, kReq, kPos}};
 constexpr OperandSpec kWaitEvent[] = {{"ev", K::Event, kReq, kPos}};
@@ -45,7 +50,7 @@ constexpr OperandSpec kIntValue[] = {{"a", K::Int, kReq, kPos}, {"b", K::Int, kR
 
 using R = ResultMode;
 using V = ValueKind;
-constexpr std::array<OpSignature, 18> kSignatures = {{
+constexpr std::array<OpSignature, 19> kSignatures = {{
     {OpKind::Allocate, "allocate", kAllocate, R::Required, V::Tensor, C::Allocation, CostRule::Fill},
     {OpKind::Deallocate, "deallocate", kDeallocate, R::None, V::Tensor, C::Deallocation, CostRule::None},
     {OpKind::ShardByStream, "shard_by_stream", kShardByStream, R::Required, V::Tensor, C::View, CostRule::None},
@@ -58,6 +63,7 @@ constexpr std::array<OpSignature, 18> kSignatures = {{
     {OpKind::ReduceScatter, "reduce_scatter", kReduceScatter, R::Optional, V::Handle, C::Communication,
      CostRule::Collective},
     {OpKind::Broadcast, "broadcast", kBroadcast, R::Optional, V::Handle, C::Communication, CostRule::Collective},
+    {OpKind::SendRecv, "sendrecv", kSendRecv, R::Optional, V::Handle, C::Communication, CostRule::Collective},
     {OpKind::Wait, "wait", kWait, R::None, V::Handle, C::Synchronization, CostRule::None},
     {OpKind::GetCurrentStream, "get_current_stream", {}, R::Required, V::Stream, C::Host, CostRule::None},
     {OpKind::SetCurrentStream, "set_current_stream", kStreamOperand, R::None, V::Stream, C::Host, CostRule::None},
@@ -110,6 +116,8 @@ static_assert(at(kReduceScatter, operands::ReduceScatter::t, "t") &&
               at(kReduceScatter, operands::ReduceScatter::axis, "axis") &&
               at(kReduceScatter, operands::ReduceScatter::op, "op"));
 static_assert(at(kBroadcast, operands::Broadcast::t, "t") && at(kBroadcast, operands::Broadcast::root, "root"));
+static_assert(at(kSendRecv, operands::SendRecv::src, "src") && at(kSendRecv, operands::SendRecv::out, "out") &&
+              at(kSendRecv, operands::SendRecv::to, "to") && at(kSendRecv, operands::SendRecv::from, "from"));
 static_assert(at(kWait, operands::Wait::h, "h"));
 static_assert(at(kStreamOperand, operands::SetCurrentStream::s, "s") &&
               at(kStreamOperand, operands::Synchronize::s, "s"));

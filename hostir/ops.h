@@ -30,6 +30,7 @@ enum class OpKind {
   Allgather,
   ReduceScatter,
   Broadcast,
+  SendRecv,
   Wait,
   GetCurrentStream,
   SetCurrentStream,
@@ -88,7 +89,7 @@ inline constexpr size_t kMaxOperands = 4;
 enum class OpCategory : uint8_t {
   Compute,          // linear, matmul, add: kernels on the current stream
   Copy,             // copy: moves elements on the current stream
-  Communication,    // allreduce, allgather, reduce_scatter, broadcast
+  Communication,    // allreduce, allgather, reduce_scatter, broadcast, sendrecv
   Allocation,       // allocate: stream-ordered memory, zero-filled on request
   Deallocation,     // deallocate: gives stream-ordered memory back
   Synchronization,  // wait, synchronize, record_event, wait_event: ordering between streams only
@@ -117,7 +118,7 @@ enum class CostRule : uint8_t {
   Matmul,       // 2·M·N·K flops; bytes of a, b and the result
   Elementwise,  // one flop per result element; bytes of every operand and the result
   Copy,         // no flops; bytes read plus bytes written
-  Collective,   // no flops; the larger of the bytes sent and received (as nccl-tests counts)
+  Collective,   // no flops; the larger of the bytes sent and received (as nccl-tests counts; sendrecv too)
   Fill,         // allocate: the bytes a zero fill writes
 };
 
@@ -219,6 +220,9 @@ struct ReduceScatter {
 };
 struct Broadcast {
   enum : size_t { t, root };
+};
+struct SendRecv {
+  enum : size_t { src, out, to, from };
 };
 struct Wait {
   enum : size_t { h };

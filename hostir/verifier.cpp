@@ -632,6 +632,20 @@ class ShapeChecker {
         bindHandle(op);
         break;
       }
+      case OpKind::SendRecv: {
+        // The structure check gave src and out one dtype; their element
+        // counts may differ (a ring of uneven blocks), pairing is checked
+        // across ranks by `hostir check`.
+        for (size_t operand : {size_t{operands::SendRecv::to}, size_t{operands::SendRecv::from}}) {
+          int64_t peer = intOperand(op, operand);
+          if (peer < 0 || peer >= world_)
+            fail(op.operands[operand]->loc,
+                 fmt::format("'sendrecv' {} rank {}, which is not a rank of a team of {}",
+                             operand == operands::SendRecv::to ? "sends to" : "receives from", peer, world_));
+        }
+        bindHandle(op);
+        break;
+      }
       case OpKind::SetCurrentStream:
       case OpKind::Synchronize: {
         const Arg& s = *op.operands[operands::SetCurrentStream::s];

@@ -62,6 +62,7 @@ std::string_view communicationName(OpKind kind) { return signatureOf(kind).name;
 // The latency-bearing steps of an algorithm on a team of `ranks`.
 double algorithmSteps(CommAlgorithm algorithm, OpKind kind, int64_t ranks) {
   if (ranks <= 1) return 0;
+  if (kind == OpKind::SendRecv) return 1;  // one transfer to a peer, whatever the team
   bool allreduce = kind == OpKind::Allreduce;
   switch (algorithm) {
     case CommAlgorithm::Ring: return static_cast<double>(allreduce ? 2 * (ranks - 1) : ranks - 1);
@@ -135,7 +136,8 @@ double busFactor(OpKind kind, int64_t ranks) {
     case OpKind::Allreduce: return 2 * (n - 1) / n;
     case OpKind::Allgather:
     case OpKind::ReduceScatter: return (n - 1) / n;
-    case OpKind::Broadcast: return 1;
+    case OpKind::Broadcast:
+    case OpKind::SendRecv: return 1;
     default: return 0;
   }
 }

@@ -27,12 +27,13 @@ Result<double, std::string> gemmSeconds(const MachineProfile& profile, DType dty
 double memorySeconds(const MachineProfile& profile, int64_t bytes);
 
 // nccl-tests' factor from algorithm bandwidth to bus bandwidth:
-// allreduce 2(n-1)/n, allgather and reduce-scatter (n-1)/n, broadcast 1.
+// allreduce 2(n-1)/n, allgather and reduce-scatter (n-1)/n, broadcast and
+// sendrecv 1.
 double busFactor(OpKind kind, int64_t ranks);
 
 // A communication of `bytes` (nccl-tests' size: the allreduce's buffer,
 // the allgather's whole output, the reduce-scatter's whole input, the
-// broadcast's buffer) on a team of `ranks`:
+// broadcast's buffer, the larger of sendrecv's two) on a team of `ranks`:
 // latency + bytes * busFactor / busbw. The profile's entry for the kind at
 // the team size, or else the one at the largest smaller size (else the
 // smallest), its latency scaled by its algorithm's steps; of several

@@ -139,10 +139,8 @@ struct CommKindName {
   std::string_view name;
 };
 constexpr CommKindName kCommKinds[] = {
-    {OpKind::Allreduce, "allreduce"},
-    {OpKind::Allgather, "allgather"},
-    {OpKind::ReduceScatter, "reduce_scatter"},
-    {OpKind::Broadcast, "broadcast"},
+    {OpKind::Allreduce, "allreduce"}, {OpKind::Allgather, "allgather"}, {OpKind::ReduceScatter, "reduce_scatter"},
+    {OpKind::Broadcast, "broadcast"}, {OpKind::SendRecv, "sendrecv"},
 };
 
 std::string_view commKindName(OpKind kind) {
@@ -231,11 +229,9 @@ CommunicationCost readCommunicationCost(const Json& entry, const std::string& pa
   auto known =
       std::find_if(std::begin(kCommKinds), std::end(kCommKinds), [&](const CommKindName& k) { return k.name == kind; });
   if (known == std::end(kCommKinds)) {
-    if (kind == "sendrecv")
-      reject(child(path, "kind"),
-             "'sendrecv' has no cost model yet (expected one of allreduce, allgather, reduce_scatter, broadcast)");
-    reject(child(path, "kind"),
-           fmt::format("unknown kind '{}' (expected one of allreduce, allgather, reduce_scatter, broadcast)", kind));
+    std::string expected;
+    for (const CommKindName& k : kCommKinds) expected += fmt::format("{}{}", expected.empty() ? "" : ", ", k.name);
+    reject(child(path, "kind"), fmt::format("unknown kind '{}' (expected one of {})", kind, expected));
   }
   cost.kind = known->kind;
   cost.ranks = readPositiveInteger(entry["ranks"], child(path, "ranks"));

@@ -54,7 +54,7 @@ enum class CommAlgorithm {
 // One communication's cost at one team size: seconds =
 // latency + bytes * busFactor(kind, ranks) / busbw (nccl-tests' bus bandwidth).
 struct CommunicationCost {
-  OpKind kind = OpKind::Allreduce;  // Allreduce, Allgather, ReduceScatter, Broadcast (later: Sendrecv)
+  OpKind kind = OpKind::Allreduce;  // Allreduce, Allgather, ReduceScatter, Broadcast, SendRecv
   int64_t ranks = 2;
   CommAlgorithm algorithm = CommAlgorithm::Ring;
   double latencyMicros = 0;

@@ -15,7 +15,7 @@ Result<Simulation> simulateProgram(const Program& program, const std::map<std::s
   try {
     for (int64_t rank = 0; rank < issued; ++rank) {
       Evaluator evaluator(program, params, rank, world);
-      SimulationBackend backend(profile, world, streams);
+      SimulationBackend backend(profile, rank, world, streams);
       std::map<std::string, TensorView> inputs;
       for (const TensorSpec& spec : evaluator.inputs()) inputs[spec.name] = backend.input(spec.dtype, spec.localShape);
       evaluator.run(backend, inputs);

@@ -1,5 +1,6 @@
 #include "model/simulation_backend.h"
 
+#include <algorithm>
 #include <span>
 
 #include "executor/collective_plan.h"
@@ -46,8 +47,8 @@ struct SimulationBackend::SimulatedStream : Stream {
   int slot_;
 };
 
-SimulationBackend::SimulationBackend(const MachineProfile& profile, int64_t world, int64_t poolSize)
-    : profile_(profile), world_(world) {
+SimulationBackend::SimulationBackend(const MachineProfile& profile, int64_t rank, int64_t world, int64_t poolSize)
+    : profile_(profile), rank_(rank), world_(world) {
   streams_.push_back(std::make_unique<SimulatedStream>(0, -1));
   for (int64_t slot = 0; slot < poolSize; ++slot)
     streams_.push_back(std::make_unique<SimulatedStream>(static_cast<int>(slot) + 1, static_cast<int>(slot)));
@@ -162,8 +163,15 @@ void SimulationBackend::add(Stream* stream, const TensorView& a, const TensorVie
 
 void SimulationBackend::collective(Stream* stream, const CollectiveCall& call) {
   // nccl-tests' message size: the larger side of the collective.
-  const int64_t bytes = call.kind == OpKind::Allgather ? bytesOf(call.output) : bytesOf(call.input);
-  Result<double, std::string> transfer = communicationSeconds(profile_, call.kind, bytes, world_);
+  const bool sendRecv = call.kind == OpKind::SendRecv;
+  const int64_t bytes = call.kind == OpKind::Allgather ? bytesOf(call.output)
+                        : sendRecv                     ? std::max(bytesOf(call.input), bytesOf(call.output))
+                                                       : bytesOf(call.input);
+  // A sendrecv to and from this rank is a local copy: it moves nothing between ranks.
+  Result<double, std::string> transfer =
+      sendRecv && call.to == rank_ && call.from == rank_
+          ? Result<double, std::string>(memorySeconds(profile_, bytesOf(call.input) + bytesOf(call.output)))
+          : communicationSeconds(profile_, call.kind, bytes, world_);
   if (!transfer) fail(call.loc, transfer.error());
   // Views the communicator cannot take as they are are packed and unpacked around it, on its time.
   double seconds = *transfer;

@@ -19,7 +19,7 @@ class SimulationBackend : public Backend {
  public:
   // `world`: the team size communications are priced for; `poolSize`: the
   // worker streams (--streams).
-  SimulationBackend(const MachineProfile& profile, int64_t world, int64_t poolSize);
+  SimulationBackend(const MachineProfile& profile, int64_t rank, int64_t world, int64_t poolSize);
   ~SimulationBackend() override;
 
   // A program input: ready before the program starts.
@@ -56,7 +56,7 @@ class SimulationBackend : public Backend {
   double gemm(DType dtype, int64_t m, int64_t n, int64_t k) const;
 
   const MachineProfile& profile_;
-  int64_t world_;
+  int64_t rank_, world_;
   std::vector<std::unique_ptr<SimulatedStream>> streams_;  // [0] main, [1 + slot] workers
   RankWork work_;
   OperationInfo current_{OpKind::Copy, {}, {}};

@@ -20,6 +20,11 @@ one table per program and shape:
               (allreduce 2(n-1)/n, allgather and reduce-scatter (n-1)/n)
   torch       median ms of the PyTorch + gloo peer with S chunks
 
+Beside the all-gather and reduce-scatter programs it runs their ring forms
+(RINGS: the collective as a ring of sendrecv steps, as written and with
+each step's transfer on a communication stream, double-buffered), with the
+same compute-only and communication-only variants, in a second table.
+
 Run it through scripts/bench-overlap.sh, which builds hostir and sets the
 Open MPI environment; `--help` lists the flags.
 """
@@ -47,6 +52,15 @@ PROGRAMS = {
                        lambda w: (w - 1) / w, (1024, 2048, 1024), (8192, 64, 1024)),
     "all_gather": ("examples/all_gather.hir", "allgather", lambda m, k, n: m * k, lambda w: (w - 1) / w,
                    (1024, 1024, 2048), (8192, 1024, 64)),
+}
+
+
+# The ring forms of a program: the same product, its collective decomposed
+# into sendrecv steps around the ring (examples/ring_*.hir).
+RINGS = {
+    "all_gather": ["ring_all_gather_linear", "ring_all_gather_linear_overlapped", "ring_bidirectional",
+                   "ring_bidirectional_overlapped"],
+    "reduce_scatter": ["ring_reduce_scatter", "ring_reduce_scatter_overlapped"],
 }
 
 
@@ -91,6 +105,17 @@ def hostir_ms(args, path, shape, chunks, variant):
     return run_timed(command, f"hostir {os.path.basename(path)} S={chunks} {variant or 'full'}")
 
 
+def ring_ms(args, ring, shape, variant):
+    """A ring program as written (its own streams, no pass) or stripped."""
+    m, k, n = shape
+    command = ["mpirun", "-np", str(args.ranks), args.hostir, "run", f"examples/{ring}.hir", "--backend", "cpu",
+               "--set", f"M={m}", "--set", f"K={k}", "--set", f"N={n}", "--streams", str(args.streams),
+               "--warmup", str(args.warmup), "--repeat", str(args.repeat)]
+    if variant:
+        command += ["--passes", variant, "--unchecked"]  # as in hostir_ms
+    return run_timed(command, f"hostir {ring} {variant or 'full'}")
+
+
 def torch_ms(args, shape, chunks):
     m, k, n = shape
     command = ["mpirun", "-np", str(args.ranks), sys.executable, os.path.join(ROOT, "scripts", "peer-torch.py"),
@@ -123,6 +148,9 @@ def bench_program(args, name, shape_name, shape):
     # kind of VM drifts within minutes); each figure is the median of the
     # rounds' medians.
     samples = {(chunks, kind): [] for chunks in chunk_counts for kind in ("total", "compute", "comm", "peer")}
+    # A ring passes blocks of M / ranks rows (all-gather) or N / ranks columns.
+    rings = [] if args.no_ring or m % args.ranks or n % args.ranks else RINGS.get(name, [])
+    samples.update({(ring, kind): [] for ring in rings for kind in ("total", "compute", "comm")})
     for _ in range(args.rounds):
         for chunks in chunk_counts:
             samples[chunks, "total"].append(hostir_ms(args, path, shape, chunks, ""))
@@ -130,6 +158,10 @@ def bench_program(args, name, shape_name, shape):
             samples[chunks, "comm"].append(hostir_ms(args, path, shape, chunks, "strip-compute"))
             if with_torch:
                 samples[chunks, "peer"].append(torch_ms(args, shape, chunks))
+        for ring in rings:
+            samples[ring, "total"].append(ring_ms(args, ring, shape, ""))
+            samples[ring, "compute"].append(ring_ms(args, ring, shape, "strip-communication"))
+            samples[ring, "comm"].append(ring_ms(args, ring, shape, "strip-compute"))
     rows = []
     for chunks in chunk_counts:
         total, compute, comm = (statistics.median(samples[chunks, k]) for k in ("total", "compute", "comm"))
@@ -168,6 +200,14 @@ def bench_program(args, name, shape_name, shape):
         summary += (f"; best torch+gloo: S={best_peer[0]} {best_peer[4]:.2f} ms; hostir is "
                     f"{best_peer[4] / best[1]:.2f}x ({verdict})")
     print(summary)
+    if rings:
+        print(f"\n{name} as a ring of sendrecv steps ({args.ranks} steps), same shape:")
+        print("| ring program | T ms | against best S | T_compute ms | T_comm ms | E |")
+        print("|---|--:|--:|--:|--:|--:|")
+        for ring in rings:
+            total, compute, comm = (statistics.median(samples[ring, k]) for k in ("total", "compute", "comm"))
+            print(f"| {ring} | {total:.2f} | {best[1] / total:.2f}x | {compute:.2f} | {comm:.2f} | "
+                  f"{overlap_efficiency(total, compute, comm):.2f} |")
     return best
 
 
@@ -191,6 +231,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=3,
                         help="interleaved rounds per measurement; the median of their medians is shown (default 3)")
     parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch + gloo peer")
+    parser.add_argument("--no-ring", action="store_true", help="skip the ring (sendrecv) forms")
     args = parser.parse_args()
 
     programs = [p for p in args.programs.split(",") if p]

@@ -66,6 +66,28 @@ TEST(Builder, GeneratesFreshNamesAndVerifies) {
   EXPECT_FALSE(error.has_value()) << error->message << "\n" << text;
 }
 
+TEST(Builder, SendRecvPrintsAsTheLanguageWritesIt) {
+  ProgramBuilder b("ring");
+  Expr n = b.param("N", 8);
+  Value x = b.input("x", DType::F32, {n});
+  b.output("y", DType::F32, {n});
+  Value y = b.allocate(DType::F32, {n}, "y");
+  Expr rank = Expr::name("rank"), world = Expr::name("world");
+  Value h = b.sendrecv(x, y, (rank + 1) % world, (rank + world - 1) % world, "h");
+  b.wait(h);
+  Program p = b.build();
+
+  std::string text = printProgram(p);
+  EXPECT_NE(text.find("h = sendrecv(x, out=y, to=(rank + 1) % world, from=(rank + world - 1) % world)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(testing::parseOrDie(text), p) << text;
+  for (int64_t world = 1; world <= 3; ++world) {
+    auto error = verifyProgram(p, Bindings{{}, world});
+    EXPECT_FALSE(error.has_value()) << error->message << "\n" << text;
+  }
+}
+
 TEST(Builder, VerifierCatchesBuiltMistakes) {
   ProgramBuilder b("bad");
   Value a = b.input("a", DType::F32, {Expr(4), Expr(3)});

@@ -69,8 +69,8 @@ TEST_F(Cli, CalibrateQuickWritesAProfileTheReaderAccepts) {
   EXPECT_TRUE(std::is_sorted(p.memory.bytes.begin(), p.memory.bytes.end()));
   for (double gbps : p.memory.gbps) EXPECT_GT(gbps, 0);
 
-  // One entry per collective, at the team's size.
-  ASSERT_EQ(p.communication.size(), 4u);
+  // One entry per communication, at the team's size; a ring step of sendrecv is one transfer (flat).
+  ASSERT_EQ(p.communication.size(), 5u);
   std::vector<OpKind> kinds;
   for (const CommunicationCost& c : p.communication) {
     kinds.push_back(c.kind);
@@ -78,9 +78,10 @@ TEST_F(Cli, CalibrateQuickWritesAProfileTheReaderAccepts) {
     EXPECT_GE(c.latencyMicros, 0);
     EXPECT_LT(c.latencyMicros, 1e5);
     EXPECT_GT(c.busGbps, 0);
+    EXPECT_EQ(c.algorithm, c.kind == OpKind::SendRecv ? CommAlgorithm::Flat : CommAlgorithm::Ring);
   }
   EXPECT_THAT(kinds, ::testing::UnorderedElementsAre(OpKind::Allreduce, OpKind::Allgather, OpKind::ReduceScatter,
-                                                     OpKind::Broadcast));
+                                                     OpKind::Broadcast, OpKind::SendRecv));
 
   EXPECT_GT(p.overheads.issueMicros, 0);
   EXPECT_GE(p.overheads.launchMicros, 0);

@@ -64,6 +64,16 @@ TEST(OpTable, EffectsOfTensorOperands) {
   EXPECT_TRUE(readsTensor(broadcast.operands[operands::Broadcast::t].effect));
   EXPECT_TRUE(writesTensor(broadcast.operands[operands::Broadcast::t].effect));
 
+  // sendrecv reads src and writes all of out, wherever they overlap.
+  const OpSignature& sendrecv = signatureOf(OpKind::SendRecv);
+  EXPECT_EQ(sendrecv.operands[operands::SendRecv::src].effect, Effect::Read);
+  EXPECT_EQ(operandEffect(sendrecv, operands::SendRecv::out, /*hasOut=*/true), Effect::Write);
+  EXPECT_TRUE(sendrecv.operands[operands::SendRecv::out].required);
+  EXPECT_EQ(sendrecv.operands[operands::SendRecv::to].kind, OperandKind::Int);
+  EXPECT_EQ(sendrecv.operands[operands::SendRecv::from].kind, OperandKind::Int);
+  EXPECT_EQ(sendrecv.resultMode, ResultMode::Optional);
+  EXPECT_EQ(sendrecv.resultKind, ValueKind::Handle);
+  EXPECT_EQ(sendrecv.cost, CostRule::Collective);
   EXPECT_EQ(signatureOf(OpKind::Deallocate).operands[operands::Deallocate::t].effect, Effect::Free);
   EXPECT_TRUE(writesTensor(Effect::Free));
   EXPECT_FALSE(readsTensor(Effect::Free));
@@ -76,7 +86,7 @@ TEST(OpTable, Categories) {
   EXPECT_EQ(signatureOf(OpKind::Matmul).category, OpCategory::Compute);
   EXPECT_EQ(signatureOf(OpKind::Add).category, OpCategory::Compute);
   EXPECT_EQ(signatureOf(OpKind::Copy).category, OpCategory::Copy);
-  for (OpKind kind : {OpKind::Allreduce, OpKind::Allgather, OpKind::ReduceScatter, OpKind::Broadcast})
+  for (OpKind kind : {OpKind::Allreduce, OpKind::Allgather, OpKind::ReduceScatter, OpKind::Broadcast, OpKind::SendRecv})
     EXPECT_EQ(signatureOf(kind).category, OpCategory::Communication);
   EXPECT_EQ(signatureOf(OpKind::Allocate).category, OpCategory::Allocation);
   EXPECT_EQ(signatureOf(OpKind::Deallocate).category, OpCategory::Deallocation);
@@ -87,9 +97,9 @@ TEST(OpTable, Categories) {
   std::set<OpKind> working;
   for (const OpSignature& sig : allSignatures())
     if (issuesWork(sig.category)) working.insert(sig.kind);
-  EXPECT_EQ(working,
-            (std::set<OpKind>{OpKind::Allocate, OpKind::Linear, OpKind::Matmul, OpKind::Copy, OpKind::Add,
-                              OpKind::Allreduce, OpKind::Allgather, OpKind::ReduceScatter, OpKind::Broadcast}));
+  EXPECT_EQ(working, (std::set<OpKind>{OpKind::Allocate, OpKind::Linear, OpKind::Matmul, OpKind::Copy, OpKind::Add,
+                                       OpKind::Allreduce, OpKind::Allgather, OpKind::ReduceScatter, OpKind::Broadcast,
+                                       OpKind::SendRecv}));
 }
 
 // One statement of `kind`: every required operand filled with something of

@@ -154,6 +154,22 @@ TEST(Overlap, DependentIterationsAreNeverRewrittenWhateverThePrediction) {
   EXPECT_THAT(o.remarkText(), HasSubstr("not independent"));
 }
 
+// A ring loop carries its data from one step to the next through the ring
+// buffers: its iterations are not independent, so neither pass puts them on
+// worker streams, whatever the prediction. (On 2 ranks the loop has one
+// iteration, which nothing orders against another: moving it is safe, and
+// the pass manager's race check proves it.)
+TEST(Overlap, RingLoopsAreNeverRewrittenWhateverThePrediction) {
+  for (const char* name : {"ring_all_gather_linear", "ring_reduce_scatter", "ring_bidirectional"}) {
+    std::string text = testing::readFile(testing::sourceDir() / "examples" / (std::string(name) + ".hir"));
+    for (int64_t world : {3, 4, 6}) {
+      Outcome o = overlap(text, fixedPredictions(0.100, 0.010), 0.05, Bindings{{}, world});
+      EXPECT_EQ(o.program, testing::parseOrDie(text)) << name << " on " << world << " ranks";
+      EXPECT_THAT(o.remarkText(), HasSubstr("not independent")) << name;
+    }
+  }
+}
+
 TEST(Overlap, WithoutAMachineNothingChanges) {
   Outcome o = overlap(kChunkedLayer, CostOracle{});
   EXPECT_EQ(o.program, testing::parseOrDie(kChunkedLayer));

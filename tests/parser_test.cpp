@@ -108,6 +108,8 @@ TEST(Parser, EveryOperationRoundTrips) {
   h2 = allgather(x, out=m, axis=0)
   h3 = reduce_scatter(m, out=t, axis=0, op=prod)
   broadcast(t, root=world - 1)
+  h4 = sendrecv(x, out=c, to=(rank + 1) % world, from=(rank + world - 1) % world)
+  sendrecv(v, out=v, to=rank, from=0)
   wait(h1)
   main = get_current_stream()
   set_current_stream(stream(rank * 2 + 1))

@@ -173,6 +173,24 @@ std::vector<OpProgram> opPrograms() {
        "  broadcast(x, root=0)\n"
        "  broadcast(x, root=world - 1)\n"
        "}\n"},
+      {"sendrecv",
+       "program p(M = 12, S = 3) {\n"
+       "  input x : f32[M, 2 * M]\n"
+       "  output y : f32[M, 2 * M]\n"
+       "  y = allocate(f32[M, 2 * M])\n"
+       "  h = sendrecv(x, out=y, to=(rank + 1) % world, from=(rank + world - 1) % world)\n"
+       "  wait(h)\n"
+       "  for i in range(S) {\n"
+       "    xi = shard_by_stream(x, axis=1, index=i, chunks=S)\n"
+       "    yi = shard_by_stream(y, axis=1, index=i, chunks=S)\n"
+       "    sendrecv(xi, out=yi, to=(rank + i) % world, from=(rank + world - i % world) % world)\n"
+       "  }\n"
+       "  # Uneven blocks: rank r sends r + 1 elements and receives those of rank r - 1.\n"
+       "  a = allocate(f32[rank + 1])\n"
+       "  b = allocate(f32[(rank + world - 1) % world + 1])\n"
+       "  sendrecv(a, out=b, to=(rank + 1) % world, from=(rank + world - 1) % world)\n"
+       "  sendrecv(x, out=x, to=rank, from=rank)\n"
+       "}\n"},
       {"streams",
        "program p(S = 6) {\n"
        "  main = get_current_stream()\n"

@@ -278,6 +278,8 @@ void CpuBackend::collective(Stream* stream, const CollectiveCall& call) {
   uint64_t sequence = nextIssue_++;
   // The message size as nccl-tests counts it: the larger side of the collective.
   static_assert(size_t{operands::Allreduce::t} == size_t{operands::Broadcast::t} &&
+                size_t{operands::Allreduce::t} == size_t{operands::SendRecv::src} &&
+                size_t{operands::Allreduce::out} == size_t{operands::SendRecv::out} &&
                 size_t{operands::Allreduce::out} == size_t{operands::Allgather::out} &&
                 size_t{operands::Allgather::out} == size_t{operands::ReduceScatter::out});
   const TensorView* out = call.kind == OpKind::Broadcast ? nullptr : &call.output;  // broadcast works in place

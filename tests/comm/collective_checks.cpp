@@ -167,6 +167,61 @@ std::string checkBroadcast(Communicator& comm, const CollectiveCase& c) {
       c.dtype, "buffer");
 }
 
+std::string_view sendRecvLayoutName(SendRecvLayout layout) {
+  switch (layout) {
+    case SendRecvLayout::Separate: return "separate";
+    case SendRecvLayout::Same: return "send==recv";
+    case SendRecvLayout::RecvInsideSend: return "recv-inside-send";
+    case SendRecvLayout::SendInsideRecv: return "send-inside-recv";
+  }
+  return "?";
+}
+
+int modulo(int a, int n) { return ((a % n) + n) % n; }
+
+size_t sendCountOf(const SendRecvCase& c, int rank) {
+  return c.count + (c.perRankCounts ? static_cast<size_t>(rank) : 0);
+}
+
+std::string checkSendRecv(Communicator& comm, const SendRecvCase& c) {
+  const int rank = comm.rank();
+  const int to = modulo(rank + c.shift, comm.size());
+  const int from = modulo(rank - c.shift, comm.size());
+  const size_t sendCount = sendCountOf(c, rank);
+  const size_t recvCount = sendCountOf(c, from);
+
+  // Where send and recv start in `shared`, which always holds recv (and one
+  // element past it, which must stay unwritten) and, unless separate, send.
+  const bool separate = c.layout == SendRecvLayout::Separate;
+  size_t sendAt = 0, recvAt = 0;
+  if (c.layout == SendRecvLayout::RecvInsideSend) recvAt = std::max<size_t>(1, sendCount / 2);
+  if (c.layout == SendRecvLayout::SendInsideRecv) sendAt = std::max<size_t>(1, recvCount / 2);
+  const size_t sharedCount = std::max(recvAt + recvCount + 1, separate ? 0 : sendAt + sendCount);
+  Buffer shared(c.dtype, sharedCount);
+  Buffer separateSend(c.dtype, separate ? sendCount : 0);
+  Buffer& send = separate ? separateSend : shared;
+  for (size_t i = 0; i < sharedCount; ++i) shared.set(i, kUnwritten);
+  for (size_t i = 0; i < sendCount; ++i) send.set(sendAt + i, inputValue(rank, i, ReduceOp::Sum));
+  std::vector<double> sharedBefore(sharedCount);
+  for (size_t i = 0; i < sharedCount; ++i) sharedBefore[i] = shared.get(i);
+
+  comm.sendRecv(send.element(sendAt), sendCount, to, shared.element(recvAt), recvCount, from, c.dtype);
+
+  std::string problem = compare(
+      shared, recvAt, recvCount, [&](size_t i) { return roundThrough(c.dtype, inputValue(from, i, ReduceOp::Sum)); },
+      true, c.dtype, fmt::format("recv (from rank {})", from));
+  for (size_t i = 0; i < sharedCount && problem.empty(); ++i)
+    if ((i < recvAt || i >= recvAt + recvCount) && shared.get(i) != sharedBefore[i])
+      problem = fmt::format("element {} of the buffer, outside recv [{}, {}), = {}, expected {} (must stay unchanged)",
+                            i, recvAt, recvAt + recvCount, shared.get(i), sharedBefore[i]);
+  if (problem.empty() && separate)
+    problem = compare(
+        send, 0, sendCount, [&](size_t i) { return roundThrough(c.dtype, inputValue(rank, i, ReduceOp::Sum)); }, true,
+        c.dtype, "send (must stay unchanged)");
+  if (problem.empty()) return "";
+  return fmt::format("sends {} to rank {}, receives {} from rank {}: {}", sendCount, to, recvCount, from, problem);
+}
+
 }  // namespace
 
 std::string_view collectiveName(Collective collective) {
@@ -220,6 +275,29 @@ std::string runAndCheck(Communicator& comm, const CollectiveCase& c) {
     case Collective::ReduceScatter: problem = checkReduceScatter(comm, c); break;
     case Collective::Broadcast: problem = checkBroadcast(comm, c); break;
   }
+  if (problem.empty()) return "";
+  return fmt::format("rank {} of {}, {}: {}", comm.rank(), comm.size(), describe(c), problem);
+}
+
+std::string describe(const SendRecvCase& c) {
+  return fmt::format("sendrecv {} count={}{} shift={} {}", dtypeName(c.dtype), c.count, c.perRankCounts ? "+rank" : "",
+                     c.shift, sendRecvLayoutName(c.layout));
+}
+
+std::vector<SendRecvCase> sendRecvCases(DType dtype, int teamSize, std::span<const size_t> counts) {
+  std::vector<int> shifts;
+  for (int shift : {0, 1, 2, 3, teamSize - 1})
+    if (std::find(shifts.begin(), shifts.end(), shift % teamSize) == shifts.end()) shifts.push_back(shift % teamSize);
+  std::vector<SendRecvCase> cases;
+  for (size_t count : counts)
+    for (bool perRankCounts : {false, true})
+      for (int shift : shifts)
+        for (SendRecvLayout layout : kSendRecvLayouts) cases.push_back({dtype, count, perRankCounts, shift, layout});
+  return cases;
+}
+
+std::string runAndCheck(Communicator& comm, const SendRecvCase& c) {
+  std::string problem = checkSendRecv(comm, c);
   if (problem.empty()) return "";
   return fmt::format("rank {} of {}, {}: {}", comm.rank(), comm.size(), describe(c), problem);
 }

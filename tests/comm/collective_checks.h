@@ -52,6 +52,38 @@ std::vector<CollectiveCase> casesFor(Collective collective, DType dtype, int tea
 // it lets the communicator's exceptions through.
 std::string runAndCheck(Communicator& comm, const CollectiveCase& c);
 
+// sendrecv: every rank r sends to (r + shift) mod n and receives from
+// (r - shift) mod n, so shift 0 is a local copy, 1 the ring and n - 1 the
+// reverse ring.
+enum class SendRecvLayout {
+  Separate,        // send and recv apart
+  Same,            // send == recv
+  RecvInsideSend,  // recv starts inside send
+  SendInsideRecv,  // send starts inside recv
+};
+
+inline constexpr SendRecvLayout kSendRecvLayouts[] = {SendRecvLayout::Separate, SendRecvLayout::Same,
+                                                      SendRecvLayout::RecvInsideSend, SendRecvLayout::SendInsideRecv};
+
+struct SendRecvCase {
+  DType dtype = DType::F32;
+  size_t count = 0;            // elements every rank sends, or see perRankCounts
+  bool perRankCounts = false;  // rank r sends count + r elements (its receiver receives as many)
+  int shift = 1;
+  SendRecvLayout layout = SendRecvLayout::Separate;
+};
+
+std::string describe(const SendRecvCase& c);
+
+// Every count, count rule and layout with shifts 0, 1, 2, 3 and the reverse
+// ring (mod teamSize, without repeats).
+std::vector<SendRecvCase> sendRecvCases(DType dtype, int teamSize, std::span<const size_t> counts = kCounts);
+
+// Runs `c` on `comm` and checks every element of this rank's buffers: recv
+// holds what its sender sent, and nothing else changed. Returns "" or what
+// is wrong; like runAndCheck it always makes the call.
+std::string runAndCheck(Communicator& comm, const SendRecvCase& c);
+
 // The value of element `index` of `rank`'s input: exactly representable in
 // every dtype, and chosen so that sums (small multiples of 1/4) and products
 // (of powers of two) over up to 4 ranks stay exact in every dtype, whatever

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <vector>
 
 namespace {
 
@@ -31,6 +32,12 @@ class LoopbackCommunicator : public Communicator {
     copy(send, recv, count, dtype);
   }
   void broadcast(void* buffer, size_t count, DType dtype, int, void*) override { copy(buffer, buffer, count, dtype); }
+  void sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from, DType dtype,
+                void*) override {
+    if (to != 0 || from != 0 || sendCount != recvCount) throw CommError("loopback: sendrecv is a copy to rank 0");
+    copy(send, recv, sendCount, dtype);
+  }
+
   void barrier() override {}
   void abort(const std::string&) override {}
 
@@ -49,6 +56,8 @@ TEST(CollectiveChecksTest, PassACorrectCommunicator) {
   for (Collective collective : kCollectives)
     for (DType dtype : kDTypes)
       for (const CollectiveCase& c : casesFor(collective, dtype, 1)) EXPECT_EQ(runAndCheck(comm, c), "");
+  for (DType dtype : kDTypes)
+    for (const SendRecvCase& c : sendRecvCases(dtype, 1)) EXPECT_EQ(runAndCheck(comm, c), "");
 }
 
 TEST(CollectiveChecksTest, CatchAWrongElement) {
@@ -60,6 +69,32 @@ TEST(CollectiveChecksTest, CatchAWrongElement) {
           EXPECT_NE(runAndCheck(comm, c), "") << describe(c);
         }
       }
+  for (DType dtype : kDTypes)
+    for (const SendRecvCase& c : sendRecvCases(dtype, 1))
+      if (c.count > 0) {
+        EXPECT_NE(runAndCheck(comm, c), "") << describe(c);
+      }
+}
+
+// A communicator that writes one element past recv: the checks must notice.
+class OverrunCommunicator : public LoopbackCommunicator {
+ public:
+  OverrunCommunicator() : LoopbackCommunicator(false) {}
+  void sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from, DType dtype,
+                void* stream) override {
+    std::vector<std::byte> copy(static_cast<const std::byte*>(send),
+                                static_cast<const std::byte*>(send) + sendCount * dtypeSize(dtype));
+    LoopbackCommunicator::sendRecv(copy.data(), sendCount, to, recv, recvCount, from, dtype, stream);
+    storeElement(dtype, recv, recvCount, 99.0);
+  }
+};
+
+TEST(CollectiveChecksTest, CatchASendRecvThatWritesPastRecv) {
+  OverrunCommunicator comm;
+  for (const SendRecvCase& c : sendRecvCases(DType::F32, 1))
+    if (c.layout == SendRecvLayout::Separate) {
+      EXPECT_NE(runAndCheck(comm, c), "") << describe(c);
+    }
 }
 
 }  // namespace

@@ -115,6 +115,164 @@ INSTANTIATE_TEST_SUITE_P(Teams, InProcessCollectiveTest,
                                   std::to_string(std::get<0>(info.param));
                          });
 
+// sendrecv on teams of 1 to 5 (odd sizes pair ranks unevenly): every shift,
+// count rule and overlap of send and recv.
+using SendRecvParam = std::tuple<int, DType>;
+
+class InProcessSendRecvTest : public ::testing::TestWithParam<SendRecvParam> {};
+
+TEST_P(InProcessSendRecvTest, MatchesReference) {
+  auto [teamSize, dtype] = GetParam();
+  const std::vector<SendRecvCase> cases = sendRecvCases(dtype, teamSize);
+  InProcessTeam team(teamSize);
+  std::vector<std::vector<std::string>> problems(static_cast<size_t>(teamSize));
+  auto thrown = runTeam(team, [&](Communicator& comm) {
+    for (const SendRecvCase& c : cases)
+      if (std::string problem = runAndCheck(comm, c); !problem.empty())
+        problems[static_cast<size_t>(comm.rank())].push_back(problem);
+  });
+  expectNoneThrew(thrown);
+  for (const auto& rankProblems : problems) {
+    for (size_t i = 0; i < std::min<size_t>(rankProblems.size(), 5); ++i) ADD_FAILURE() << rankProblems[i];
+    if (rankProblems.size() > 5) ADD_FAILURE() << "... and " << rankProblems.size() - 5 << " more";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Teams, InProcessSendRecvTest,
+                         ::testing::Combine(::testing::Values(1, 2, 3, 4, 5), ::testing::ValuesIn(kDTypes)),
+                         [](const ::testing::TestParamInfo<SendRecvParam>& info) {
+                           return "sendrecv_" + std::string(dtypeName(std::get<1>(info.param))) + "_team" +
+                                  std::to_string(std::get<0>(info.param));
+                         });
+
+TEST(InProcessTeamTest, SendRecvsAndCollectivesInterleaveByOrder) {
+  // sendrecvs between collectives, with shifts and counts changing from call
+  // to call, on an odd team.
+  constexpr int kRanks = 5;
+  InProcessTeam team(kRanks);
+  std::vector<std::vector<std::string>> problems(kRanks);
+  auto thrown = runTeam(team, [&](Communicator& comm) {
+    for (size_t i = 0; i < 200; ++i) {
+      std::string problem;
+      if (i % 3 == 0) {
+        CollectiveCase c;
+        c.collective = kCollectives[(i / 3) % std::size(kCollectives)];
+        c.dtype = kDTypes[i % std::size(kDTypes)];
+        c.count = (i * 37) % 97;
+        c.root = static_cast<int>(i % kRanks);
+        problem = runAndCheck(comm, c);
+      } else {
+        SendRecvCase c;
+        c.dtype = kDTypes[(i / 2) % std::size(kDTypes)];
+        c.count = (i * 53) % 89;
+        c.perRankCounts = i % 4 == 1;
+        c.shift = static_cast<int>(i % kRanks);
+        c.layout = kSendRecvLayouts[(i / 5) % std::size(kSendRecvLayouts)];
+        problem = runAndCheck(comm, c);
+      }
+      if (!problem.empty()) problems[static_cast<size_t>(comm.rank())].push_back(problem);
+    }
+  });
+  expectNoneThrew(thrown);
+  for (const auto& rankProblems : problems)
+    for (size_t i = 0; i < std::min<size_t>(rankProblems.size(), 5); ++i) ADD_FAILURE() << rankProblems[i];
+}
+
+TEST(InProcessTeamTest, SendRecvPairsAnyPermutation) {
+  // Not a shift: ranks 0 <-> 3 swap, 1 -> 2 -> 4 -> 1 rotate.
+  constexpr int kTo[] = {3, 2, 4, 0, 1};
+  constexpr int kFrom[] = {3, 4, 1, 0, 2};
+  InProcessTeam team(5);
+  std::vector<std::vector<float>> received(5);
+  auto thrown = runTeam(team, [&](Communicator& comm) {
+    const int r = comm.rank();
+    std::vector<float> send(static_cast<size_t>(r) + 2, static_cast<float>(10 * r));
+    std::vector<float>& recv = received[static_cast<size_t>(r)];
+    recv.assign(static_cast<size_t>(kFrom[r]) + 2, -1.0f);
+    comm.sendRecv(send.data(), send.size(), kTo[r], recv.data(), recv.size(), kFrom[r], DType::F32);
+  });
+  expectNoneThrew(thrown);
+  for (int r = 0; r < 5; ++r)
+    EXPECT_EQ(received[static_cast<size_t>(r)],
+              std::vector<float>(static_cast<size_t>(kFrom[r]) + 2, static_cast<float>(10 * kFrom[r])))
+        << "rank " << r;
+}
+
+// Every rank of a ring calls sendRecv of `count` f32 elements, except that
+// rank `odd` uses the given peers and counts.
+struct RingCall {
+  int to, from;
+  size_t sendCount, recvCount;
+};
+std::vector<std::exception_ptr> runRingWithOneOdd(int teamSize, int odd, RingCall oddCall) {
+  InProcessTeam team(teamSize);
+  return runTeam(
+      team,
+      [&](Communicator& comm) {
+        const int r = comm.rank();
+        RingCall call{(r + 1) % teamSize, (r + teamSize - 1) % teamSize, 8, 8};
+        if (r == odd) call = oddCall;
+        std::vector<float> send(call.sendCount, 1.0f), recv(call.recvCount);
+        comm.sendRecv(send.data(), call.sendCount, call.to, recv.data(), call.recvCount, call.from, DType::F32);
+      },
+      30s);
+}
+
+TEST(InProcessTeamTest, SendRecvToARankOutsideTheTeamFailsOnEveryRank) {
+  auto thrown = runRingWithOneOdd(4, 1, {5, 0, 8, 8});
+  for (const auto& t : thrown)
+    EXPECT_THAT(commErrorMessage(t),
+                ::testing::HasSubstr("rank 1 called sendrecv to rank 5, but the team has 4 ranks"));
+  thrown = runRingWithOneOdd(3, 2, {0, -1, 8, 8});
+  for (const auto& t : thrown)
+    EXPECT_THAT(commErrorMessage(t),
+                ::testing::HasSubstr("rank 2 called sendrecv from rank -1, but the team has 3 ranks"));
+}
+
+TEST(InProcessTeamTest, SendRecvCountsThatDifferFailOnEveryRank) {
+  // Rank 2 expects 5 elements from rank 1, which sends 8.
+  auto thrown = runRingWithOneOdd(3, 2, {0, 1, 8, 5});
+  for (const auto& t : thrown)
+    EXPECT_THAT(commErrorMessage(t),
+                ::testing::HasSubstr("rank 1 sends 8 elements to rank 2, but rank 2 receives 5 from rank 1"));
+}
+
+TEST(InProcessTeamTest, SendRecvFromTheWrongRankFailsOnEveryRank) {
+  // Rank 0 sends to rank 1, which receives from rank 2 instead.
+  auto thrown = runRingWithOneOdd(3, 1, {2, 2, 8, 8});
+  for (const auto& t : thrown)
+    EXPECT_THAT(commErrorMessage(t), ::testing::HasSubstr("rank 0 sends to rank 1, but rank 1 receives from rank 2"));
+}
+
+TEST(InProcessTeamTest, SendRecvAgainstAnotherCollectiveFailsOnEveryRank) {
+  InProcessTeam team(2);
+  auto thrown = runTeam(team, [&](Communicator& comm) {
+    std::vector<float> data(8, 1.0f), recv(8);
+    if (comm.rank() == 0)
+      comm.sendRecv(data.data(), 8, 1, recv.data(), 8, 1, DType::F32);
+    else
+      comm.allreduce(data.data(), data.data(), 8, DType::F32, ReduceOp::Sum);
+  });
+  for (const auto& t : thrown)
+    EXPECT_THAT(commErrorMessage(t), ::testing::HasSubstr("rank 0 called sendRecv(sendCount=8, to=1"));
+}
+
+TEST(InProcessTeamTest, AbortWakesPendingSendRecvs) {
+  InProcessTeam team(3);
+  auto thrown = runTeam(team, [&](Communicator& comm) {
+    std::vector<double> send(4, 1.0), recv(4);
+    if (comm.rank() == 2) {
+      std::this_thread::sleep_for(50ms);
+      comm.abort("rank 2 gave up");
+      return;
+    }
+    comm.sendRecv(send.data(), 4, (comm.rank() + 1) % 3, recv.data(), 4, (comm.rank() + 2) % 3, DType::F64);
+  });
+  for (int r = 0; r < 2; ++r)
+    EXPECT_THAT(commErrorMessage(thrown[static_cast<size_t>(r)]), ::testing::HasSubstr("rank 2 gave up"))
+        << "rank " << r;
+}
+
 TEST(InProcessTeamTest, ManyBackToBackCollectivesMatchByOrder) {
   // Kinds, sizes and dtypes change from call to call, so a call matched with
   // the wrong peer call would be caught as a mismatch or a wrong result.

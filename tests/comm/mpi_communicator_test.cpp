@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "collective_checks.h"
+#include "fmt/format.h"
 
 namespace {
 
@@ -44,6 +45,72 @@ INSTANTIATE_TEST_SUITE_P(World, MpiCollectiveTest,
                            return std::string(collectiveName(std::get<0>(info.param))) + "_" +
                                   std::string(dtypeName(std::get<1>(info.param)));
                          });
+
+class MpiSendRecvTest : public ::testing::TestWithParam<DType> {};
+
+TEST_P(MpiSendRecvTest, MatchesReference) {
+  for (const SendRecvCase& c : sendRecvCases(GetParam(), world->size())) {
+    std::string problem = runAndCheck(*world, c);
+    EXPECT_TRUE(problem.empty()) << problem;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(World, MpiSendRecvTest, ::testing::ValuesIn(kDTypes),
+                         [](const ::testing::TestParamInfo<DType>& info) {
+                           return "sendrecv_" + std::string(dtypeName(info.param));
+                         });
+
+TEST(MpiCommunicatorTest, SendRecvSplitsCountsAboveThePerCallLimit) {
+  MpiCommunicator limited(MPI_COMM_WORLD, 64);
+  constexpr size_t kCountsAroundTheLimit[] = {63, 64, 65, 1000};
+  for (DType dtype : {DType::F64, DType::BF16})
+    for (const SendRecvCase& c : sendRecvCases(dtype, limited.size(), kCountsAroundTheLimit)) {
+      std::string problem = runAndCheck(limited, c);
+      EXPECT_TRUE(problem.empty()) << problem;
+    }
+}
+
+TEST(MpiCommunicatorTest, SendRecvsAndCollectivesInterleaveByOrder) {
+  const int size = world->size();
+  for (size_t i = 0; i < 120; ++i) {
+    std::string problem;
+    if (i % 3 == 0) {
+      CollectiveCase c;
+      c.collective = kCollectives[(i / 3) % std::size(kCollectives)];
+      c.dtype = kDTypes[i % std::size(kDTypes)];
+      c.count = (i * 37) % 97;
+      c.root = static_cast<int>(i % static_cast<size_t>(size));
+      problem = runAndCheck(*world, c);
+    } else {
+      SendRecvCase c;
+      c.dtype = kDTypes[(i / 2) % std::size(kDTypes)];
+      c.count = (i * 53) % 89;
+      c.perRankCounts = i % 4 == 1;
+      c.shift = static_cast<int>(i % static_cast<size_t>(size));
+      c.layout = kSendRecvLayouts[(i / 5) % std::size(kSendRecvLayouts)];
+      problem = runAndCheck(*world, c);
+    }
+    EXPECT_TRUE(problem.empty()) << problem;
+  }
+}
+
+TEST(MpiCommunicatorTest, BadSendRecvPeersFailOnEveryRank) {
+  float send[4] = {}, recv[4] = {};
+  const int size = world->size();
+  const int rank = world->rank();
+  try {
+    world->sendRecv(send, 4, size, recv, 4, rank, DType::F32);
+    ADD_FAILURE() << "no CommError";
+  } catch (const CommError& e) {
+    EXPECT_NE(std::string(e.what()).find(fmt::format("sendrecv to rank {}, but the team has {} ranks", size, size)),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(world->sendRecv(send, 4, rank, recv, 4, -1, DType::F32), CommError);
+  // A copy to itself whose counts differ.
+  EXPECT_THROW(world->sendRecv(send, 4, rank, recv, 3, rank, DType::F32), CommError);
+  world->barrier();
+}
 
 TEST(MpiCommunicatorTest, SplitsCountsAboveThePerCallLimit) {
   // A limit of 64 elements takes the paths that int-overflowing counts take.

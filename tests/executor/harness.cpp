@@ -47,10 +47,10 @@ std::string withDType(std::string text, DType dtype) {
   return text;
 }
 
-Program assignStreams(Program program) {
+Program assignStreams(Program program, int64_t world, const std::map<std::string, int64_t>& set) {
   // As `hostir opt` runs it: each rewrite proved by the race check, with the
-  // default params, one rank and 4 worker streams.
-  auto context = raceCheckedContext(program, Bindings{{}, 1}, 4);
+  // bound params and 4 worker streams.
+  auto context = raceCheckedContext(program, Bindings{set, world}, 4);
   if (!context) throw std::runtime_error(context.error().message);
   AssignStreamsPass pass;
   if (auto error = pass.run(program, *context)) throw std::runtime_error("assign-streams failed: " + error->message);

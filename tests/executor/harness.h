@@ -29,8 +29,10 @@ Program loadExample(const std::string& name);
 // Substitutes every "$T" in `text` with the dtype's name.
 std::string withDType(std::string text, DType dtype);
 
-// The program after assign-streams (throws when the pass fails).
-Program assignStreams(Program program);
+// The program after assign-streams (throws when the pass fails), proved
+// for `world` ranks with the default params and `set` bound, as `hostir
+// run --passes assign-streams` proves it for its team.
+Program assignStreams(Program program, int64_t world = 1, const std::map<std::string, int64_t>& set = {});
 
 // Every param's value with `overrides` applied (throws on an unknown name).
 Params bindAll(const Program& program, const Params& overrides);

@@ -46,6 +46,12 @@ const std::vector<MpiCase>& mpiCases() {
       {"events_uneven", "events", {{"M", 10}, {"K", 6}, {"H", 12}, {"N", 4}, {"S", 3}}},
       {"reduce_scatter", "reduce_scatter", {}},
       {"reduce_scatter_uneven", "reduce_scatter", {{"M", 7}, {"K", 12}, {"N", 12}, {"S", 3}}},
+      {"ring_all_gather_linear", "ring_all_gather_linear", {}},
+      {"ring_all_gather_linear_overlapped", "ring_all_gather_linear_overlapped", {}},
+      {"ring_bidirectional_uneven_halves", "ring_bidirectional", {{"M", 12}, {"K", 12}, {"N", 12}}},
+      {"ring_bidirectional_overlapped", "ring_bidirectional_overlapped", {}},
+      {"ring_reduce_scatter", "ring_reduce_scatter", {}},
+      {"ring_reduce_scatter_overlapped", "ring_reduce_scatter_overlapped", {}},
   };
   return all;
 }
@@ -62,7 +68,7 @@ TEST_P(MpiExamples, MatchTheIndependentReference) {
     EXPECT_NE(invalid->message.find("divide"), std::string::npos) << invalid->message;
     GTEST_SKIP() << c.label << " does not split over " << size << " ranks";
   }
-  const Program assigned = assignStreams(original);
+  const Program assigned = assignStreams(original, size, c.overrides);  // proved for this team
   const Params params = bindAll(original, c.overrides);
   const uint64_t seed = 13;
   std::map<std::string, RefTensor> expected;

@@ -132,6 +132,41 @@ program bcast(M = 12, N = 6, S = 4) {
 }
 )hir";
 
+// sendrecv in rings shifted by 1 and by K, to itself, in place, between
+// strided column views (chunk i sent into chunk i + 1), and with blocks of
+// a different size on every rank (rank r sends ceildiv(N, r + 1) columns).
+const char* const kSendRecv = R"hir(
+program sendrecv(M = 12, N = 12, S = 3, K = 2) {
+  input  x : $T[M, N] shard(0)
+  output ring : $T[M, N] shard(0)
+  output shift : $T[M, N] shard(0)
+  output self : $T[M, N] shard(0)
+  output inplace : $T[M, N] shard(0)
+  output strided : $T[M, N] shard(0)
+  output uneven : $T[M, N] shard(0)
+  ring = allocate($T[M / world, N])
+  h = sendrecv(x, out=ring, to=(rank + 1) % world, from=(rank + world - 1) % world)
+  wait(h)
+  shift = allocate($T[M / world, N])
+  sendrecv(x, out=shift, to=(rank + K) % world, from=(rank + world - K % world) % world)
+  self = allocate($T[M / world, N], zero=true)
+  sendrecv(x, out=self, to=rank, from=rank)
+  inplace = copy(x)
+  sendrecv(inplace, out=inplace, to=(rank + 1) % world, from=(rank + world - 1) % world)
+  strided = allocate($T[M / world, N], zero=true)
+  for i in range(S) {
+    xi = shard_by_stream(x, axis=1, index=i, chunks=S)
+    si = shard_by_stream(strided, axis=1, index=(i + 1) % S, chunks=S)
+    sendrecv(xi, out=si, to=(rank + i + 1) % world, from=(rank + world - (i + 1) % world) % world)
+  }
+  uneven = allocate($T[M / world, N], zero=true)
+  xu = shard_by_stream(x, axis=1, index=0, chunks=rank + 1)
+  uu = shard_by_stream(uneven, axis=1, index=0, chunks=(rank + world - 1) % world + 1)
+  hu = sendrecv(xu, out=uu, to=(rank + 1) % world, from=(rank + world - 1) % world)
+  wait(hu)
+}
+)hir";
+
 const char* const kStreamsEvents = R"hir(
 program streams_events(M = 12, K = 8, N = 6, S = 3) {
   input  x : $T[M, K] shard(0)
@@ -500,6 +535,36 @@ Outputs bcastReference(const Inputs& in, const Params& p, int64_t world) {
   return Outputs{{"y", replicated(y, 0, world)}, {"z", concat(z, 0)}};
 }
 
+Outputs sendRecvReference(const Inputs& in, const Params& p, int64_t world) {
+  const int64_t S = p.at("S"), K = p.at("K");
+  std::vector<RefTensor> xr = shards(in.at("x"), 0, world);
+  auto shiftedBy = [&](int64_t k) {
+    std::vector<int64_t> to;
+    for (int64_t r = 0; r < world; ++r) to.push_back((r + k) % world);
+    return to;
+  };
+  std::vector<RefTensor> strided(xr.size(), RefTensor(xr[0].shape)), uneven = strided;
+  for (int64_t i = 0; i < S; ++i) {
+    std::vector<RefTensor> columns;
+    for (const RefTensor& t : xr) columns.push_back(chunk(t, 1, i, S));
+    std::vector<RefTensor> got = sendRecv(columns, shiftedBy(i + 1));
+    for (size_t q = 0; q < got.size(); ++q) assignChunk(strided[q], 1, (i + 1) % S, S, got[q]);
+  }
+  std::vector<RefTensor> blocks;
+  for (int64_t r = 0; r < world; ++r) blocks.push_back(chunk(xr[static_cast<size_t>(r)], 1, 0, r + 1));
+  std::vector<RefTensor> got = sendRecv(blocks, shiftedBy(1));
+  for (size_t q = 0; q < got.size(); ++q)
+    for (int64_t row = 0; row < got[q].shape[0]; ++row)
+      for (int64_t col = 0; col < got[q].shape[1]; ++col) uneven[q].at({row, col}) = got[q].at({row, col});
+  RefTensor ring = concat(sendRecv(xr, shiftedBy(1)), 0);
+  return Outputs{{"ring", ring},
+                 {"shift", concat(sendRecv(xr, shiftedBy(K)), 0)},
+                 {"self", in.at("x")},
+                 {"inplace", ring},
+                 {"strided", concat(strided, 0)},
+                 {"uneven", concat(uneven, 0)}};
+}
+
 Outputs streamsEventsReference(const Inputs& in, const Params&, int64_t world) {
   std::vector<RefTensor> y, twice;
   for (const RefTensor& xr : shards(in.at("x"), 0, world)) {
@@ -567,6 +632,7 @@ const std::vector<OpProgram>& opPrograms() {
        true,
        {"g0", "g1", "gd", "gs", "g3", "rs", "r0_min", "r0_max", "r1_min", "r1_max"}},
       {"bcast", kBcast, bcastReference, true, {"y", "z"}},
+      {"sendrecv", kSendRecv, sendRecvReference, true, {"ring", "shift", "self", "inplace", "strided", "uneven"}},
       {"streams_events", kStreamsEvents, streamsEventsReference, false, {}},
       {"ints", kInts, intsReference, false, {"t", "y", "b"}},
       {"inplace_coll", kInplaceColl, inplaceCollReference, true, {"g", "gc"}},

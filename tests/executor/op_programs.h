@@ -28,7 +28,7 @@ struct OpProgram {
   std::set<std::string> exact;    // outputs equal to the reference bit for bit (seeded inputs)
 };
 
-// alloc_zero, views, gemms, allreduce_ops, gather_scatter, bcast,
+// alloc_zero, views, gemms, allreduce_ops, gather_scatter, bcast, sendrecv,
 // streams_events, ints, inplace_coll, view_out, coll3d.
 const std::vector<OpProgram>& opPrograms();
 const OpProgram& opProgram(const std::string& name);

@@ -242,6 +242,23 @@ TEST_P(Ops, BroadcastWithARootThatDependsOnTheLoopIndex) {
   EXPECT_EQ(runCheck(c), 4 * 2 * 2);
 }
 
+// ---- sendrecv ------------------------------------------------------------------------
+
+// Rings by 1 and by K, a copy to itself, in place, strided column views and
+// blocks of a different size per rank; delays shuffle the ranks' timing.
+TEST_P(Ops, SendRecvRingsSelfCopyStridedAndUnevenBlocks) {
+  for (int64_t K : {2, 3}) {
+    Check c;
+    c.text = opProgram("sendrecv").text;
+    c.dtype = GetParam();
+    c.overrides = {{"K", K}};
+    c.delayMicros = 100;
+    c.expect = opProgram("sendrecv").expect;
+    c.exact = opProgram("sendrecv").exact;
+    EXPECT_EQ(runCheck(c), 4 * 2 * 2) << "K=" << K;
+  }
+}
+
 // ---- streams, events, wait ----------------------------------------------------------------
 
 TEST_P(Ops, StreamsEventsAndWait) {
@@ -305,6 +322,30 @@ TEST_P(Ops, CollectivesOn3dTensors) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryDType, Ops, ::testing::ValuesIn(kDTypes), dtypeLabel);
+
+// ---- sendrecv to a rank outside the team ----------------------------------------------------
+//
+// The verifier refuses such a program; the executor runs what it is given,
+// so it must stop it too: an error at the operand, on the rank that names
+// the peer, and its partner released rather than left waiting.
+TEST(SendRecvPeers, APeerOutsideTheTeamIsAnErrorAtItsOperandNotAHang) {
+  const std::string text =
+      "program p(N = 8) {\n"
+      "  input  x : f32[N]\n"
+      "  output y : f32[N]\n"
+      "  y = allocate(f32[N])\n"
+      "  sendrecv(x, out=y, to=rank + 1, from=(rank + world - 1) % world)\n"
+      "}\n";
+  Program program = parseOrThrow(text);
+  ASSERT_TRUE(verifyFor(program, {}, 2).has_value());
+  RunRequest request = makeRequest(program, bindAll(program, {}), 1, 1);
+  auto result = runWithin(request, 2, std::chrono::seconds(30));
+  ASSERT_TRUE(result.has_value()) << "the team did not stop within 30 s";
+  ASSERT_FALSE(result->ok());
+  EXPECT_THAT(result->error().message,
+              HasSubstr("'sendrecv' sends to rank 2, which is not a rank of a team of 2 (on rank 1)"));
+  EXPECT_EQ(result->error().loc, (SourceLoc{5, 30}));  // the `+` of `rank + 1`, as the verifier positions it
+}
 
 // ---- repeated runs restore the inputs ---------------------------------------------------------
 //

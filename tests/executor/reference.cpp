@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <set>
 #include <stdexcept>
 
 #include "hostir/half.h"
@@ -303,9 +304,32 @@ std::vector<RefTensor> reduceScatter(const std::vector<RefTensor>& perRank, int6
   return out;
 }
 
+std::vector<RefTensor> sendRecv(const std::vector<RefTensor>& perRank, const std::vector<int64_t>& to) {
+  if (to.size() != perRank.size()) bad("sendRecv: one destination per rank");
+  std::vector<RefTensor> received(perRank.size());
+  std::vector<bool> filled(perRank.size(), false);
+  for (size_t r = 0; r < perRank.size(); ++r) {
+    if (to[r] < 0 || static_cast<size_t>(to[r]) >= perRank.size() || filled[static_cast<size_t>(to[r])])
+      bad(fmt::format("sendRecv: destinations are not a permutation (rank {} sends to {})", r, to[r]));
+    received[static_cast<size_t>(to[r])] = perRank[r];
+    filled[static_cast<size_t>(to[r])] = true;
+  }
+  return received;
+}
+
 const std::vector<std::string>& knownExamples() {
-  static const std::vector<std::string> names = {"all_gather",           "broadcast",      "events",
-                                                 "parallel_block",       "reduce_scatter", "row_parallel_linear",
+  static const std::vector<std::string> names = {"all_gather",
+                                                 "broadcast",
+                                                 "events",
+                                                 "parallel_block",
+                                                 "reduce_scatter",
+                                                 "ring_all_gather_linear",
+                                                 "ring_all_gather_linear_overlapped",
+                                                 "ring_bidirectional",
+                                                 "ring_bidirectional_overlapped",
+                                                 "ring_reduce_scatter",
+                                                 "ring_reduce_scatter_overlapped",
+                                                 "row_parallel_linear",
                                                  "sequence_parallel_mlp"};
   return names;
 }
@@ -317,9 +341,17 @@ std::map<std::string, RefTensor> exampleReference(const std::string& program,
     if (it == in.end()) bad(fmt::format("example '{}' has no input '{}'", program, name));
     return it->second;
   };
-  if (program == "row_parallel_linear" || program == "all_gather" || program == "broadcast")
-    return {{"y", linear(get("x"), get("w"))}};
-  if (program == "reduce_scatter") return {{"y", matmul(get("x"), get("w"))}};
+  // The ring forms compute the same products as the collectives they decompose.
+  const std::set<std::string> linears = {"row_parallel_linear",
+                                         "all_gather",
+                                         "broadcast",
+                                         "ring_all_gather_linear",
+                                         "ring_all_gather_linear_overlapped",
+                                         "ring_bidirectional",
+                                         "ring_bidirectional_overlapped"};
+  if (linears.count(program)) return {{"y", linear(get("x"), get("w"))}};
+  if (program == "reduce_scatter" || program == "ring_reduce_scatter" || program == "ring_reduce_scatter_overlapped")
+    return {{"y", matmul(get("x"), get("w"))}};
   if (program == "events" || program == "sequence_parallel_mlp")
     return {{"y", linear(linear(get("x"), get("w1")), get("w2"))}};
   if (program == "parallel_block")

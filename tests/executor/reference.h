@@ -70,6 +70,10 @@ RefTensor reduce(const std::vector<RefTensor>& perRank, ReduceOp op);
 RefTensor allgather(const std::vector<RefTensor>& perRank, int64_t axis);
 // reduce_scatter: rank r gets slice r along axis of the reduction.
 std::vector<RefTensor> reduceScatter(const std::vector<RefTensor>& perRank, int64_t axis, ReduceOp op);
+// sendrecv: rank r's tensor goes to rank to[r] (a permutation of the ranks);
+// entry q of the result is what rank q receives. Only `to` is used, so a
+// program's `from` is checked, not mirrored.
+std::vector<RefTensor> sendRecv(const std::vector<RefTensor>& perRank, const std::vector<int64_t>& to);
 
 // ---- examples ---------------------------------------------------------------
 

@@ -75,9 +75,9 @@ class StressOthers : public ::testing::TestWithParam<OtherExample> {};
 TEST_P(StressOthers, FiftyRunsWithDelaysGiveTheSameBits) {
   const OtherExample& c = GetParam();
   const Program original = loadExample(c.name);
-  const Program program = assignStreams(original);
-  const Params params = bindAll(original, c.overrides);
   const int64_t world = 3;
+  const Program program = assignStreams(original, world, c.overrides);
+  const Params params = bindAll(original, c.overrides);
   ASSERT_FALSE(verifyFor(program, params, world).has_value());
   const RefTensor expected = exampleReference(c.name, toRef(globalInputs(original, params, world, 5))).at("y");
   std::optional<HostTensor> first;
@@ -104,7 +104,11 @@ INSTANTIATE_TEST_SUITE_P(
                       OtherExample{"events", {{"M", 48}, {"K", 24}, {"H", 48}, {"N", 24}, {"S", 4}}},
                       OtherExample{"reduce_scatter", {{"M", 48}, {"K", 48}, {"N", 24}, {"S", 4}}},
                       OtherExample{"parallel_block", {{"B", 48}, {"H", 24}, {"A", 24}, {"F", 48}}},
-                      OtherExample{"sequence_parallel_mlp", {{"T", 48}, {"H", 24}, {"F", 48}, {"S", 4}}}),
+                      OtherExample{"sequence_parallel_mlp", {{"T", 48}, {"H", 24}, {"F", 48}, {"S", 4}}},
+                      OtherExample{"ring_all_gather_linear", {{"M", 48}, {"K", 24}, {"N", 24}}},
+                      OtherExample{"ring_all_gather_linear_overlapped", {{"M", 48}, {"K", 24}, {"N", 24}}},
+                      OtherExample{"ring_bidirectional_overlapped", {{"M", 48}, {"K", 24}, {"N", 24}}},
+                      OtherExample{"ring_reduce_scatter_overlapped", {{"M", 48}, {"K", 24}, {"N", 24}}}),
     [](const ::testing::TestParamInfo<OtherExample>& info) { return info.param.name; });
 
 }  // namespace

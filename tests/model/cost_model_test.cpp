@@ -22,6 +22,7 @@ MachineProfile testProfile() {
       {OpKind::Allreduce, 8, CommAlgorithm::Ring, 14, 100, {}, {}},
       {OpKind::Allgather, 4, CommAlgorithm::Tree, 10, 50, {}, {}},
       {OpKind::Broadcast, 4, CommAlgorithm::Ring, 30, 100, {}, {}},
+      {OpKind::SendRecv, 2, CommAlgorithm::Flat, 5, 50, {}, {}},
   };
   return p;
 }
@@ -119,7 +120,9 @@ TEST(CostModelTest, BusFactorsFollowNcclTests) {
   EXPECT_DOUBLE_EQ(busFactor(OpKind::ReduceScatter, 8), 0.875);
   EXPECT_DOUBLE_EQ(busFactor(OpKind::Broadcast, 2), 1);
   EXPECT_DOUBLE_EQ(busFactor(OpKind::Broadcast, 64), 1);
-  for (OpKind kind : {OpKind::Allreduce, OpKind::Allgather, OpKind::ReduceScatter, OpKind::Broadcast})
+  EXPECT_DOUBLE_EQ(busFactor(OpKind::SendRecv, 2), 1);
+  EXPECT_DOUBLE_EQ(busFactor(OpKind::SendRecv, 5), 1);
+  for (OpKind kind : {OpKind::Allreduce, OpKind::Allgather, OpKind::ReduceScatter, OpKind::Broadcast, OpKind::SendRecv})
     EXPECT_EQ(busFactor(kind, 1), 0);
 }
 
@@ -142,6 +145,16 @@ TEST(CostModelTest, CommunicationScalesTheLatencyByTheAlgorithmsSteps) {
   EXPECT_NEAR(communication(p, OpKind::Allgather, 1000, 5), 15e-6 + 1000 * 0.8 / 50e9, kTolerance);  // ceil(log2 5) = 3
   // Ring broadcast: n - 1 steps, 3 at 4 ranks, 7 at 8.
   EXPECT_NEAR(communication(p, OpKind::Broadcast, 1000, 8), 70e-6 + 1000 / 100e9, kTolerance);
+}
+
+TEST(CostModelTest, ASendrecvIsOneStepWhateverTheTeam) {
+  MachineProfile p = testProfile();
+  // alpha + beta per message: the 2-rank entry prices a ring step on any team, latency unscaled.
+  for (int64_t ranks : {2, 3, 8, 1024})
+    EXPECT_NEAR(communication(p, OpKind::SendRecv, 1'000'000, ranks), 5e-6 + 1e6 / 50e9, kTolerance) << ranks;
+  // Even with a ring entry, a transfer to one peer is one step.
+  p.communication.back().algorithm = CommAlgorithm::Ring;
+  EXPECT_NEAR(communication(p, OpKind::SendRecv, 1000, 16), 5e-6 + 1000 / 50e9, kTolerance);
 }
 
 TEST(CostModelTest, CommunicationTakesTheFastestAlgorithm) {
@@ -185,6 +198,11 @@ TEST(CostModelTest, ShippedH100MatchesItsSources) {
   // 8 ranks, 1 GiB: NVLS at ~480 GB/s busbw.
   double big = communication(h100, OpKind::Allreduce, int64_t{1} << 30, 8);
   EXPECT_NEAR((int64_t{1} << 30) * 1.75 / big / 1e9, 480, 10);
+  // A ring step of 64 MiB within the node: NCCL's send/recv at ~180 GB/s (nccl-tests#268).
+  double step = communication(h100, OpKind::SendRecv, int64_t{64} << 20, 8);
+  EXPECT_NEAR((int64_t{64} << 20) / step / 1e9, 180, 5);
+  // Across nodes the pair on the network sets the step.
+  EXPECT_GT(communication(h100, OpKind::SendRecv, int64_t{64} << 20, 16), 4 * step);
 }
 
 TEST(CostModelTest, MeasuredSizesPriceTheirTeamSize) {

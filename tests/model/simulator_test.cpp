@@ -233,6 +233,37 @@ TEST(Simulation, AProgramThatNamesRankIsIssuedOnEveryRank) {
   EXPECT_EQ(s.work.size(), 2u);
 }
 
+// One ring step: every rank sends its block to the next and receives the previous one's.
+constexpr const char* kRingStep = R"(program ring(C = 64, K = 1) {
+  input  t : f32[C]
+  output o : f32[C]
+  o = allocate(f32[C])
+  h = sendrecv(t, out=o, to=(rank + K) % world, from=(rank + world - K) % world)
+  wait(h)
+}
+)";
+
+TEST(Simulation, ASendrecvCostsOneTransferToAPeer) {
+  MachineProfile p = gemmProfile();
+  p.communication.push_back(
+      CommunicationCost{OpKind::SendRecv, 2, CommAlgorithm::Flat, 2000, 1e-6, {}, {}});  // 2 ms + 1 KB/s
+  Simulation s = simulateText(kRingStep, 4, p);
+  EXPECT_FALSE(s.symmetric);  // to and from name `rank`
+  ASSERT_EQ(s.work.size(), 4u);
+  // 64 f32 elements: 2 ms + 256 bytes at 1 KB/s, on every rank at once.
+  EXPECT_NEAR(s.seconds(), 2e-3 + 256 / 1e3, 1e-9);
+}
+
+TEST(Simulation, ASendrecvToItselfIsALocalCopy) {
+  MachineProfile p = gemmProfile();
+  p.communication.push_back(CommunicationCost{OpKind::SendRecv, 2, CommAlgorithm::Flat, 2000, 1e-6, {}, {}});
+  std::string text = kRingStep;
+  text.replace(text.find("K = 1"), 5, "K = 0");
+  Simulation s = simulateText(text, 4, p);
+  // 256 bytes read and 256 written at the memory curve's rate, nothing like the 2 ms transfer.
+  EXPECT_NEAR(s.seconds(), memorySeconds(p, 512), 1e-9);
+}
+
 TEST(Simulation, ADtypeTheProfileCannotPriceIsAnErrorAtItsStatement) {
   std::string text = kRowParallel;
   for (size_t at; (at = text.find("f32")) != std::string::npos;) text.replace(at, 3, "f64");

@@ -499,5 +499,267 @@ TEST(CommunicationSequence, StoresEachDistinctCommunicationOnce) {
   EXPECT_EQ(m->second.lastLoc, (SourceLoc{3, 5}));
 }
 
+// ---------------------------------------------------------------------------
+// sendrecv: the kind agrees at every position; sizes, dtypes and peers may
+// differ between ranks, but each sendrecv to rank q must meet q's sendrecv
+// from this rank at the same position with the same dtype and element count.
+
+constexpr const char* kRing = R"hir(program ring(N = 64, S = 3) {
+  input  x : f32[N]
+  output y : f32[N]
+  output u : f32[N]
+  y = allocate(f32[N])
+  h = sendrecv(x, out=y, to=(rank + 1) % world, from=(rank + world - 1) % world)
+  wait(h)
+  u = allocate(f32[N], zero=true)
+  for i in range(S) {
+    a = shard_by_stream(x, axis=0, index=0, chunks=rank + 1)
+    b = shard_by_stream(u, axis=0, index=0, chunks=(rank + world - i % world) % world + 1)
+    c = sendrecv(a, out=b, to=(rank + i) % world, from=(rank + world - i % world) % world)
+    wait(c)
+  }
+  g = allreduce(u, op=sum)
+  wait(g)
+}
+)hir";
+
+TEST(CrossRankSendRecv, RingsAndUnevenBlocksPairForOneToFiveRanks) {
+  for (int64_t world = 1; world <= 5; ++world) {
+    ProgramCheck check = testing::checkText(kRing, world);
+    EXPECT_EQ(check.ranksChecked, world);
+    EXPECT_TRUE(check.ok()) << "world " << world << "\n" << formatProgramCheck(check, "ring.hir", kRing);
+  }
+}
+
+struct PairCase {
+  const char* name;
+  const char* text;
+  int64_t worldMin;
+  // The expected error (with position) and note line, for a team of `world`.
+  std::function<std::string(int64_t world)> error;
+  std::function<std::string(int64_t world)> note;
+};
+
+const std::vector<PairCase>& pairCases() {
+  static const std::vector<PairCase> kCases = {
+      {"WrongFrom", R"hir(program wrong_from(N = 64) {
+  input  x : f32[N]
+  output y : f32[N]
+  y = allocate(f32[N])
+  c = allreduce(x, op=sum)
+  wait(c)
+  h = sendrecv(x, out=y, to=(rank + 1) % world, from=rank)
+  wait(h)
+}
+)hir",
+       2,
+       [](int64_t) {
+         return std::string(
+             "p.hir:7:7: error: ranks' sendrecv pairs do not match: communication #2 sends 64 f32 elements from rank 0 "
+             "to rank 1, but rank 1's communication #2 receives from rank 1\n");
+       },
+       [](int64_t) { return std::string("p.hir:7:7: note: rank 1 issues its communication #2 here\n"); }},
+
+      {"CountMismatch", R"hir(program counts(N = 64) {
+  input  x : f32[N]
+  output y : f32[N]
+  a = allocate(f32[N + min(rank, 1)], zero=true)
+  y = allocate(f32[N])
+  h = sendrecv(a, out=y, to=(rank + 1) % world, from=(rank + world - 1) % world)
+  wait(h)
+}
+)hir",
+       2,
+       [](int64_t world) {
+         return fmt::format(
+             "p.hir:6:7: error: ranks' sendrecv pairs do not match: communication #1 sends 65 f32 elements from rank 1 "
+             "to rank {0}, but rank {0} receives 64 f32 elements from rank 1\n",
+             2 % world);
+       },
+       [](int64_t world) {
+         return fmt::format("p.hir:6:7: note: rank {} issues its communication #1 here\n", 2 % world);
+       }},
+
+      {"DtypeMismatch", R"hir(program dtypes(N = 64) {
+  a = allocate(f32[N], zero=true)
+  b = allocate(f32[N])
+  p = allocate(f16[N], zero=true)
+  q = allocate(f16[N])
+  for i in range(1 - min(rank, 1)) {
+    h = sendrecv(a, out=b, to=(rank + 1) % world, from=(rank + world - 1) % world)
+    wait(h)
+  }
+  for i in range(min(rank, 1)) {
+    k = sendrecv(p, out=q, to=(rank + 1) % world, from=(rank + world - 1) % world)
+    wait(k)
+  }
+}
+)hir",
+       2,
+       [](int64_t) {
+         return std::string(
+             "p.hir:7:9: error: ranks' sendrecv pairs do not match: communication #1 sends 64 f32 elements from rank 0 "
+             "to rank 1, but rank 1 receives 64 f16 elements from rank 0\n");
+       },
+       [](int64_t) { return std::string("p.hir:11:9: note: rank 1 issues its communication #1 here\n"); }},
+
+      // Never names `rank`, yet every rank must be checked: rank 1 sends to 0, which receives from itself.
+      {"ConstantTo", R"hir(program constant_to(N = 64) {
+  input  x : f32[N]
+  output y : f32[N]
+  y = allocate(f32[N])
+  sendrecv(x, out=y, to=0, from=0)
+}
+)hir",
+       2,
+       [](int64_t) {
+         return std::string(
+             "p.hir:5:3: error: ranks' sendrecv pairs do not match: communication #1 sends 64 f32 elements from rank 1 "
+             "to rank 0, but rank 0's communication #1 receives from rank 0\n");
+       },
+       [](int64_t) { return std::string("p.hir:5:3: note: rank 0 issues its communication #1 here\n"); }},
+
+      // Another kind on the other rank: the cross-rank rule's own message.
+      {"AgainstAnAllreduce", R"hir(program kinds(N = 64) {
+  input  x : f32[N]
+  y = allocate(f32[N])
+  for i in range(1 - min(rank, 1)) {
+    h = sendrecv(x, out=y, to=(rank + 1) % world, from=(rank + world - 1) % world)
+    wait(h)
+  }
+  for i in range(min(rank, 1)) {
+    k = allreduce(x, out=y, op=sum)
+    wait(k)
+  }
+}
+)hir",
+       2,
+       [](int64_t world) {
+         return fmt::format(
+             "p.hir:5:9: error: ranks issue different communications: communication #1 is sendrecv of 64 f32 "
+             "elements to rank 1, receiving 64 from rank {} on rank 0 but allreduce of 64 f32 elements on rank 1\n",
+             world - 1);
+       },
+       [](int64_t) { return std::string("p.hir:9:9: note: rank 1 issues its communication #1 here\n"); }},
+  };
+  return kCases;
+}
+
+using PairParam = AtWorld<PairCase>;
+
+void PrintTo(const PairParam& p, std::ostream* os) { *os << p.c->name << " on " << p.world << " ranks"; }
+
+class CrossRankSendRecvMismatch : public ::testing::TestWithParam<PairParam> {};
+
+TEST_P(CrossRankSendRecvMismatch, ReportsTheFirstFailingPairWithBothRanks) {
+  const PairCase& c = *GetParam().c;
+  const int64_t world = GetParam().world;
+  ProgramCheck check = testing::checkText(c.text, world);
+  EXPECT_EQ(check.ranksChecked, world);
+  EXPECT_FALSE(check.ok());
+  // One report: the pair's or the kind's, never both.
+  EXPECT_NE(check.sendRecvMismatch.has_value(), check.communicationMismatch.has_value());
+  std::string text = formatProgramCheck(check, "p.hir", c.text);
+  EXPECT_THAT(text, HasSubstr(c.error(world)));
+  EXPECT_THAT(text, HasSubstr(c.note(world)));
+  EXPECT_EQ(summarizeFindings(check), "a communication mismatch between ranks");
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, CrossRankSendRecvMismatch, ::testing::ValuesIn(atEveryWorld(pairCases())),
+                         atWorldName<PairCase>);
+
+TEST(CrossRankSendRecv, TheWholeReportOfAWrongPeer) {
+  constexpr const char* kText = R"hir(program peers(N = 64) {
+  input  x : f32[N]
+  output y : f32[N]
+  y = allocate(f32[N])
+  sendrecv(x, out=y, to=(rank + 1) % world, from=(rank + 1) % world)
+}
+)hir";
+  ProgramCheck check = testing::checkText(kText, 3);
+  ASSERT_TRUE(check.sendRecvMismatch.has_value());
+  EXPECT_EQ(check.sendRecvMismatch->index, 0u);
+  EXPECT_EQ(check.sendRecvMismatch->sender, 0);
+  EXPECT_EQ(check.sendRecvMismatch->receiver, 1);
+  EXPECT_EQ(formatProgramCheck(check, "p.hir", kText),
+            "p.hir:5:3: error: ranks' sendrecv pairs do not match: communication #1 sends 64 f32 elements from rank 0 "
+            "to rank 1, but rank 1's communication #1 receives from rank 2\n"
+            "  sendrecv(x, out=y, to=(rank + 1) % world, from=(rank + 1) % world)\n"
+            "  ^\n"
+            "p.hir:5:3: note: rank 1 issues its communication #1 here\n"
+            "  sendrecv(x, out=y, to=(rank + 1) % world, from=(rank + 1) % world)\n"
+            "  ^\n");
+  // Two ranks pair either way round.
+  EXPECT_TRUE(testing::checkText(kText, 2).ok());
+}
+
+// The earlier of a kind difference and a failing pair is reported: here
+// rank 1's extra allreduce comes after a pair that already fails.
+TEST(CrossRankSendRecv, TheEarlierOfAKindDifferenceAndAFailingPairIsReported) {
+  constexpr const char* kText = R"hir(program order(N = 64) {
+  input  x : f32[N]
+  y = allocate(f32[N])
+  sendrecv(x, out=y, to=0, from=0)
+  for i in range(min(rank, 1)) {
+    c = allreduce(y, op=sum)
+    wait(c)
+  }
+}
+)hir";
+  ProgramCheck check = testing::checkText(kText, 2);
+  ASSERT_TRUE(check.sendRecvMismatch.has_value());
+  EXPECT_FALSE(check.communicationMismatch.has_value());
+  EXPECT_EQ(check.sendRecvMismatch->index, 0u);
+
+  // A kind difference first: the pair after it is not looked at.
+  constexpr const char* kKindFirst = R"hir(program order(N = 64) {
+  input  x : f32[N]
+  y = allocate(f32[N])
+  for i in range(min(rank, 1)) {
+    c = allreduce(y, op=sum)
+    wait(c)
+  }
+  sendrecv(x, out=y, to=0, from=0)
+}
+)hir";
+  ProgramCheck kindFirst = testing::checkText(kKindFirst, 2);
+  ASSERT_TRUE(kindFirst.communicationMismatch.has_value());
+  EXPECT_FALSE(kindFirst.sendRecvMismatch.has_value());
+  EXPECT_EQ(kindFirst.communicationMismatch->index, 0u);
+}
+
+// Pairing keeps each distinct sendrecv statement and signature once.
+TEST(CrossRankSendRecv, TheLogStoresEachDistinctSendRecvOnce) {
+  IssuedCommunication a{{OpKind::SendRecv, DType::F32, DType::F32, ReduceOp::Sum, 64, 64, 0, 0, 1, 0}, {3, 5}};
+  std::vector<SendRecvLog> logs(2);
+  IssuedCommunication b = a;
+  b.signature.to = 0;
+  b.signature.from = 1;
+  // Rank 0 sends to 1, but rank 1 receives from itself.
+  for (uint64_t k = 0; k < 100; ++k) {
+    logs[0].append(2 * k, a);
+    logs[1].append(2 * k, b);
+  }
+  EXPECT_EQ(logs[0].size(), 100u);
+  EXPECT_EQ(logs[0].position(99), 198u);
+  auto m = findSendRecvPairMismatch(logs, UINT64_MAX);
+  ASSERT_TRUE(m.has_value());  // rank 1 receives from 1, not from 0
+  EXPECT_EQ(m->sender, 0);
+  EXPECT_EQ(m->receiver, 1);
+
+  IssuedCommunication fromZero = b;
+  fromZero.signature.from = 0;
+  IssuedCommunication toOne = a;
+  toOne.signature.from = 1;
+  std::vector<SendRecvLog> paired(2);
+  for (uint64_t k = 0; k < 100; ++k) {
+    paired[0].append(k, toOne);
+    paired[1].append(k, fromZero);
+  }
+  EXPECT_FALSE(findSendRecvPairMismatch(paired, UINT64_MAX).has_value());
+  // Only positions below the limit are compared.
+  EXPECT_FALSE(findSendRecvPairMismatch(logs, 0).has_value());
+}
+
 }  // namespace
 }  // namespace hostir

@@ -69,6 +69,26 @@ constexpr const char* kMissesLastChunk = R"hir(program misses_last(M = 64, N = 1
 }
 )hir";
 
+// A constant peer on every rank: the program never names `rank`, yet it
+// pairs on no team but one.
+constexpr const char* kConstantPeer = R"hir(program constant_peer(N = 64) {
+  input  x : f32[N]
+  output y : f32[N]
+  y = allocate(f32[N])
+  h = sendrecv(x, out=y, to=0, from=0)
+  wait(h)
+}
+)hir";
+
+constexpr const char* kRing = R"hir(program ring(N = 64) {
+  input  x : f32[N]
+  output y : f32[N]
+  y = allocate(f32[N])
+  h = sendrecv(x, out=y, to=(rank + 1) % world, from=(rank + world - 1) % world)
+  wait(h)
+}
+)hir";
+
 using CheckCli = testing::CliTest;
 
 TEST_F(CheckCli, ABroadcastRootThatDependsOnTheRankIsAMismatch) {
@@ -119,6 +139,68 @@ TEST_F(CheckCli, AnOutputMissingItsLastChunkIsPositionedAtItsDeclaration) {
   auto eight = run("check " + file + " --set S=8");
   EXPECT_EQ(eight.exitCode, 1);
   EXPECT_THAT(eight.err, HasSubstr("nothing writes 'y'[56:64, 0:128]"));
+}
+
+TEST_F(CheckCli, ASendRecvThatDoesNotPairIsAMismatch) {
+  std::string file = write("peer.hir", kConstantPeer);
+  for (int ranks : {2, 3}) {
+    auto r = run("check " + file + " --ranks " + std::to_string(ranks));
+    EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+    EXPECT_THAT(r.err, HasSubstr(file + ":5:7: error: ranks' sendrecv pairs do not match: communication #1 sends 64 "
+                                        "f32 elements from rank 1 to rank 0, but rank 0's communication #1 receives "
+                                        "from rank 0\n"));
+    EXPECT_THAT(r.err, HasSubstr(file + ":5:7: note: rank 0 issues its communication #1 here\n"));
+    EXPECT_THAT(r.err, HasSubstr(file + ": a communication mismatch between ranks found with 4 worker streams\n"));
+    EXPECT_EQ(r.out, "");
+
+    // `run` refuses it with the same report, and under --unchecked the
+    // exchange of signatures stops it at the statement instead of a hang.
+    auto refused = run("run " + file + " --ranks " + std::to_string(ranks));
+    EXPECT_EQ(refused.exitCode, 1) << refused.err;
+    EXPECT_THAT(refused.err, HasSubstr("ranks' sendrecv pairs do not match"));
+    EXPECT_THAT(refused.err, HasSubstr("`hostir run` refuses a program that `hostir check` rejects"));
+    auto unchecked = run("run " + file + " --unchecked --ranks " + std::to_string(ranks));
+    EXPECT_EQ(unchecked.exitCode, 1) << unchecked.err;
+    EXPECT_FALSE(unchecked.signaled);
+    EXPECT_THAT(unchecked.err, HasSubstr(file + ":5:7: error: communication #1 does not pair across ranks: rank 1 "
+                                                "sends 64 f32 element(s) to rank 0 at 5:7, but rank 0 receives from "
+                                                "rank 0 at 5:7"));
+  }
+  auto one = run("check " + file + " --ranks 1");
+  EXPECT_EQ(one.exitCode, 0) << one.err;
+}
+
+// Under --unchecked the signature exchange compares what each pair moves.
+TEST_F(CheckCli, AnUncheckedSendRecvOfTheWrongSizeStopsAtTheStatement) {
+  std::string file = write("sizes.hir", R"hir(program sizes(N = 64) {
+  input  x : f32[N]
+  output y : f32[N]
+  a = allocate(f32[N + min(rank, 1)], zero=true)
+  y = allocate(f32[N])
+  h = sendrecv(a, out=y, to=(rank + 1) % world, from=(rank + world - 1) % world)
+  wait(h)
+}
+)hir");
+  auto checked = run("check " + file + " --ranks 2");
+  EXPECT_EQ(checked.exitCode, 1);
+  EXPECT_THAT(checked.err, HasSubstr(file + ":6:7: error: ranks' sendrecv pairs do not match: communication #1 sends "
+                                            "65 f32 elements from rank 1 to rank 0, but rank 0 receives 64 f32 "
+                                            "elements from rank 1\n"));
+  auto r = run("run " + file + " --unchecked --ranks 2");
+  EXPECT_EQ(r.exitCode, 1) << r.err;
+  EXPECT_FALSE(r.signaled);
+  EXPECT_THAT(r.err, HasSubstr(file + ":6:7: error: communication #1 does not pair across ranks: rank 1 sends 65 f32 "
+                                      "element(s) to rank 0 at 6:7, but rank 0 receives 64 f32 element(s) from rank 1 "
+                                      "at 6:7"));
+}
+
+TEST_F(CheckCli, ARingOfSendRecvsIsOk) {
+  std::string file = write("ring.hir", kRing);
+  for (int ranks : {1, 2, 3, 5}) {
+    auto r = run("check " + file + " --ranks " + std::to_string(ranks));
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr(": ok: program 'ring'"));
+  }
 }
 
 TEST_F(CheckCli, EveryExampleIsOkOnTwoRanks) {

@@ -212,6 +212,86 @@ const std::vector<Expectation>& expectations() {
       {"examples/sequence_parallel_mlp.hir", "join@1", F, F, F, {}, kWhyJoinLast},
       {"examples/sequence_parallel_mlp.hir", "join-sync@1", F, F, F, {}, kWhyJoinLast},
 
+      // examples/ring_all_gather_linear.hir on two ranks: its ring loop has one step, which nothing orders against
+      // another.
+      {"examples/ring_all_gather_linear.hir", "capture@1", X, X, X, {}, kWhyCapture},
+      {"examples/ring_all_gather_linear.hir", "set-stream@1", F, F, F, {}, kWhyEverythingOnMain},
+      {"examples/ring_all_gather_linear.hir",
+       "sync-main@1",
+       R,
+       R,
+       R,
+       {K::Copy, K::Linear, "ring"},
+       "the one step (two ranks) multiplies the block copied into `ring` on the main stream"},
+      {"examples/ring_all_gather_linear.hir", "set-main@1", F, F, F, {}, kWhySetMainLast},
+      {"examples/ring_all_gather_linear.hir",
+       "join@1",
+       R,
+       R,
+       R,
+       {K::SendRecv, K::Linear, "ring"},
+       "the step after the loop uses what the loop's transfer received"},
+      {"examples/ring_all_gather_linear.hir",
+       "join-sync@1",
+       R,
+       R,
+       R,
+       {K::SendRecv, K::Linear, "ring"},
+       "the step after the loop uses what the loop's transfer received"},
+
+      // examples/ring_bidirectional.hir on two ranks: its ring loop has one step, which nothing orders against another.
+      {"examples/ring_bidirectional.hir", "capture@1", X, X, X, {}, kWhyCapture},
+      {"examples/ring_bidirectional.hir", "set-stream@1", F, F, F, {}, kWhyEverythingOnMain},
+      {"examples/ring_bidirectional.hir",
+       "sync-main@1",
+       R,
+       R,
+       R,
+       {K::Copy, K::Linear, "ring"},
+       "the one step (two ranks) multiplies the halves copied into `ring` on the main stream"},
+      {"examples/ring_bidirectional.hir", "set-main@1", F, F, F, {}, kWhySetMainLast},
+      {"examples/ring_bidirectional.hir",
+       "join@1",
+       R,
+       R,
+       R,
+       {K::SendRecv, K::Linear, "ring"},
+       "the step after the loop uses what the loop's transfer received"},
+      {"examples/ring_bidirectional.hir",
+       "join-sync@1",
+       R,
+       R,
+       R,
+       {K::SendRecv, K::Linear, "ring"},
+       "the step after the loop uses what the loop's transfer received"},
+
+      // examples/ring_reduce_scatter.hir on two ranks: its ring loop has one step, which nothing orders against
+      // another.
+      {"examples/ring_reduce_scatter.hir", "capture@1", X, X, X, {}, kWhyCapture},
+      {"examples/ring_reduce_scatter.hir", "set-stream@1", F, F, F, {}, kWhyEverythingOnMain},
+      {"examples/ring_reduce_scatter.hir",
+       "sync-main@1",
+       R,
+       R,
+       R,
+       {K::Allocate, K::Add, "incoming"},
+       "the one step (two ranks) adds `incoming`, zeroed by its allocate on the main stream"},
+      {"examples/ring_reduce_scatter.hir", "set-main@1", F, F, F, {}, kWhySetMainLast},
+      {"examples/ring_reduce_scatter.hir",
+       "join@1",
+       R,
+       R,
+       R,
+       {K::SendRecv, K::Add, "incoming"},
+       "the step after the loop uses what the loop's transfer received"},
+      {"examples/ring_reduce_scatter.hir",
+       "join-sync@1",
+       R,
+       R,
+       R,
+       {K::SendRecv, K::Add, "incoming"},
+       "the step after the loop uses what the loop's transfer received"},
+
       // tests/golden/canonical_forms.hir: each iteration broadcasts its own chunk of y.
       {"tests/golden/canonical_forms.hir", "capture@1", X, X, X, {}, kWhyCapture},
       {"tests/golden/canonical_forms.hir", "set-stream@1", F, F, F, {}, kWhyEverythingOnMain},
@@ -461,7 +541,7 @@ TEST(RaceMutation, DeletingAnyStatementAssignStreamsInsertedIsAsExpected) {
   int mutants = 0, racy = 0, raceFree = 0, unverifiable = 0;
 
   auto files = examplesAndGoldenInputs();
-  ASSERT_EQ(files.size(), 17u);  // 7 examples, 10 golden inputs
+  ASSERT_EQ(files.size(), 23u);  // 13 examples, 10 golden inputs
   for (const auto& [file, text] : files) {
     SCOPED_TRACE(file);
     Program input = testing::parseOrDie(text, file);

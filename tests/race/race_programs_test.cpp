@@ -292,6 +292,38 @@ const std::vector<Case>& cases() {
 )hir",
        2, 4, true, 7, 12, "y"},
 
+      // sendrecv reads its src on its stream, like any other statement.
+      {"SendRecvReadsWhileAnotherStreamWrites", R"hir(program sendrecv_read(M = 8, N = 8) {
+  input  x : f32[M, N]
+  s = allocate(f32[M, N], zero=true)
+  y = allocate(f32[M, N])
+  main = get_current_stream()
+  set_current_stream(stream(0))
+  synchronize(main)
+  h = sendrecv(s, out=y, to=(rank + 1) % world, from=(rank + world - 1) % world)
+  set_current_stream(stream(1))
+  synchronize(main)
+  copy(x, out=s)
+}
+)hir",
+       3, 4, true, 8, 11, "s"},
+
+      // ... and writes its out: a read of a view of it on another stream races.
+      {"SendRecvWritesWhileAnotherStreamReads", R"hir(program sendrecv_write(M = 8, N = 8) {
+  input  x : f32[M, N]
+  y = allocate(f32[M, N])
+  main = get_current_stream()
+  set_current_stream(stream(0))
+  synchronize(main)
+  h = sendrecv(x, out=y, to=(rank + 2) % world, from=(rank + world - 2) % world)
+  set_current_stream(stream(1))
+  synchronize(main)
+  yr = shard_by_stream(y, axis=1, index=1, chunks=2)
+  z = copy(yr)
+}
+)hir",
+       4, 4, true, 7, 11, "y"},
+
       {"MissingJoin", R"hir(program missing_join(M = 8, N = 8, S = 2) {
   input  x : f32[M, N]
   y = allocate(f32[M, N])
@@ -683,6 +715,23 @@ const std::vector<Case>& cases() {
 )hir",
        2, 4, false},
 
+      {"SendRecvWaitedBeforeAnotherStreamWrites", R"hir(program sendrecv_waited(M = 8, N = 8) {
+  input  x : f32[M, N]
+  s = allocate(f32[M, N], zero=true)
+  y = allocate(f32[M, N])
+  main = get_current_stream()
+  set_current_stream(stream(0))
+  synchronize(main)
+  h = sendrecv(s, out=y, to=(rank + 1) % world, from=(rank + world - 1) % world)
+  set_current_stream(stream(1))
+  synchronize(main)
+  wait(h)
+  copy(x, out=s)
+  z = copy(y)
+}
+)hir",
+       3, 4, false},
+
       {"JoinedLoop", R"hir(program joined(M = 8, N = 8, S = 2) {
   input  x : f32[M, N]
   y = allocate(f32[M, N])
@@ -874,7 +923,8 @@ TEST_P(RacePrograms, VerifiesAndIsCheckedAsExpected) {
   // program of the table writes what it reads and communicates alike on every rank.
   ProgramCheck whole = checkProgram(*program, *params, c.world, c.pool);
   EXPECT_EQ(whole.races.size(), races.size());
-  EXPECT_TRUE(whole.uninitializedReads.empty() && whole.unwrittenOutputs.empty() && !whole.communicationMismatch)
+  EXPECT_TRUE(whole.uninitializedReads.empty() && whole.unwrittenOutputs.empty() && !whole.communicationMismatch &&
+              !whole.sendRecvMismatch)
       << formatProgramCheck(whole, c.name, c.text);
   if (!c.racy) {
     EXPECT_TRUE(races.empty()) << "expected race-free with world " << c.world << " and " << c.pool

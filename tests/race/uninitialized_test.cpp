@@ -102,6 +102,20 @@ const std::vector<UninitCase>& uninitCases() {
        {{6, "t", "[0:64]", 0}},
        {}},
 
+      // sendrecv reads its src: sending what nothing wrote is a read of it.
+      {"SendRecvOfAnUnwrittenTensor",
+       R"hir(program ring_unwritten(N = 64) {
+  input  x : f32[N]
+  output y : f32[N]
+  t = allocate(f32[N])
+  y = allocate(f32[N])
+  sendrecv(t, out=y, to=(rank + 1) % world, from=(rank + world - 1) % world)
+}
+)hir",
+       2,
+       {{6, "t", "[0:64]", 0}},
+       {}},
+
       {"InPlaceAllreduce",
        R"hir(program in_place(N = 64) {
   input  x : f32[N]
@@ -484,6 +498,20 @@ const std::vector<WrittenCase>& writtenCases() {
 }
 )hir",
        4},
+      // sendrecv writes all of its out (here strided column views), whatever it sends.
+      {"SendRecvWritesItsWholeOut", R"hir(program ring_views(N = 8, S = 2) {
+  input  x : f32[N, N]
+  output y : f32[N, N]
+  y = allocate(f32[N, N])
+  for i in range(S) {
+    xi = shard_by_stream(x, axis=1, index=i, chunks=S)
+    yi = shard_by_stream(y, axis=1, index=i, chunks=S)
+    sendrecv(xi, out=yi, to=(rank + 1) % world, from=(rank + world - 1) % world)
+  }
+  z = copy(y)
+}
+)hir",
+       3},
       {"BroadcastWritesEveryNonRoot", R"hir(program root_only(N = 64) {
   input  x : f32[N]
   output y : f32[N]

@@ -11,6 +11,7 @@
 #include "executor/host_tensor.h"
 #include "hostir/parser.h"
 #include "hostir/verifier.h"
+#include "model/cost_model.h"
 
 namespace hostir {
 namespace {
@@ -88,6 +89,7 @@ struct CollectiveBench {
   const char* name;
   const char* program;
   bool bytesAreWholeTeam;  // nccl-tests' size is world * C elements (allgather's output, reduce-scatter's input)
+  CommAlgorithm algorithm = CommAlgorithm::Ring;  // how its latency grows with the team (model/machine_profile.h)
 };
 
 const CollectiveBench kCollectives[] = {
@@ -129,18 +131,18 @@ const CollectiveBench kCollectives[] = {
      "  }\n"
      "}\n",
      false},
+    // A ring step: every rank sends to the next and receives from the previous.
+    {OpKind::SendRecv, "sendrecv",
+     "program sendrecv(C = 256, R = 1) {\n"
+     "  input t : f32[C]\n"
+     "  input o : f32[C]\n"
+     "  for i in range(R) {\n"
+     "    h = sendrecv(t, out=o, to=(rank + 1) % world, from=(rank + world - 1) % world)\n"
+     "    wait(h)\n"
+     "  }\n"
+     "}\n",
+     false, CommAlgorithm::Flat},
 };
-
-// nccl-tests' factor from algorithm to bus bandwidth (model/cost_model.h's busFactor).
-double busFactorOf(OpKind kind, int64_t ranks) {
-  double n = static_cast<double>(ranks);
-  switch (kind) {
-    case OpKind::Allreduce: return 2 * (n - 1) / n;
-    case OpKind::Allgather:
-    case OpKind::ReduceScatter: return (n - 1) / n;
-    default: return 1;
-  }
-}
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -379,7 +381,7 @@ class Calibrator {
       int64_t loop = std::clamp<int64_t>(ceilDiv(plan_.messageBytesPerRun, size), 1, plan_.maxLoop / 10);
       auto [warmup, repeat] = runsFor(size * static_cast<double>(loop) / 2e9);
       seconds.push_back(perIteration(program, {{"C", elements}}, loop, warmup, repeat));
-      scaled.push_back(size * busFactorOf(bench.kind, world));
+      scaled.push_back(size * busFactor(bench.kind, world));
       // The times themselves price this team size (cache effects included); the fit, other sizes.
       if (cost.measuredBytes.empty() || static_cast<int64_t>(size) > cost.measuredBytes.back()) {
         cost.measuredBytes.push_back(static_cast<int64_t>(size));
@@ -389,7 +391,7 @@ class Calibrator {
     LineFit fit = fitLatencyBandwidth(scaled, seconds);
     cost.kind = bench.kind;
     cost.ranks = world;
-    cost.algorithm = CommAlgorithm::Ring;
+    cost.algorithm = bench.algorithm;
     cost.latencyMicros = fit.latency * 1e6;
     // One message size (or none that grew): the largest one's rate, latency included.
     cost.busGbps = (fit.bandwidth > 0 ? fit.bandwidth : scaled.back() / seconds.back()) / 1e9;
