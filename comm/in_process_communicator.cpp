@@ -8,6 +8,7 @@
 
 #include "comm/buffer_aliasing.h"
 #include "comm/reduce.h"
+#include "comm/sendrecv_peers.h"
 #include "comm/team_barrier.h"
 #include "fmt/format.h"
 
@@ -76,9 +77,7 @@ std::string findSendRecvMismatch(const std::vector<Posting>& postings) {
   const int size = static_cast<int>(postings.size());
   for (int r = 0; r < size; ++r) {
     const Posting& p = postings[static_cast<size_t>(r)];
-    for (auto [peer, direction] : {std::pair{p.to, "to"}, std::pair{p.from, "from"}})
-      if (peer < 0 || peer >= size)
-        return fmt::format("rank {} called sendrecv {} rank {}, but the team has {} ranks", r, direction, peer, size);
+    if (std::string error = sendRecvPeerError(r, size, p.to, p.from); !error.empty()) return error;
   }
   // When every rank's receiver receives from it, `to` is a permutation and
   // `from` its inverse, so checking each sender covers every receiver too.

@@ -6,11 +6,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
-#include <utility>
 #include <vector>
 
 #include "comm/buffer_aliasing.h"
 #include "comm/reduce.h"
+#include "comm/sendrecv_peers.h"
 #include "fmt/format.h"
 
 namespace hostir {
@@ -246,19 +246,15 @@ void MpiCommunicator::broadcast(void* buffer, size_t count, DType dtype, int roo
 
 void MpiCommunicator::sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from,
                                DType dtype, void*) {
-  for (auto [peer, direction] : {std::pair{to, "to"}, std::pair{from, "from"}})
-    if (peer < 0 || peer >= size_)
-      throw CommError(
-          fmt::format("rank {} called sendrecv {} rank {}, but the team has {} ranks", rank_, direction, peer, size_));
+  if (std::string error = sendRecvPeerError(rank_, size_, to, from); !error.empty()) throw CommError(error);
+  if (std::string error = selfSendRecvError(rank_, to, from, sendCount, recvCount); !error.empty())
+    throw CommError(error);
   const size_t elementSize = dtypeSize(dtype);
   const size_t sendBytes = sendCount * elementSize;
   const size_t recvBytes = recvCount * elementSize;
   auto* in = static_cast<const std::byte*>(send);
   auto* out = static_cast<std::byte*>(recv);
   if (to == rank_ && from == rank_) {
-    if (sendCount != recvCount)
-      throw CommError(fmt::format("sendrecv mismatch: rank {} sends {} elements to itself but receives {}", rank_,
-                                  sendCount, recvCount));
     if (sendBytes > 0) std::memmove(out, in, sendBytes);
     return;
   }

@@ -7,7 +7,9 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
-#include <utility>
+#include <string>
+
+#include "comm/sendrecv_peers.h"
 
 namespace hostir {
 namespace {
@@ -192,13 +194,9 @@ void NcclCommunicator::broadcast(void* buffer, size_t count, DType dtype, int ro
 void NcclCommunicator::sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from,
                                 DType dtype, void* stream) {
   ncclComm_t comm = handle();
-  for (auto [peer, direction] : {std::pair{to, "to"}, std::pair{from, "from"}})
-    if (peer < 0 || peer >= size_)
-      throw CommError(fmt::format("nccl: rank {} called sendrecv {} rank {}, but the team has {} ranks", rank_,
-                                  direction, peer, size_));
-  if (to == rank_ && from == rank_ && sendCount != recvCount)
-    throw CommError(fmt::format("nccl: sendrecv mismatch: rank {} sends {} elements to itself but receives {}", rank_,
-                                sendCount, recvCount));
+  if (std::string error = sendRecvPeerError(rank_, size_, to, from); !error.empty()) throw CommError("nccl: " + error);
+  if (std::string error = selfSendRecvError(rank_, to, from, sendCount, recvCount); !error.empty())
+    throw CommError("nccl: " + error);
   cudaStream_t s = streamOf(stream);
   const size_t sendBytes = sendCount * dtypeSize(dtype);
   const size_t recvBytes = recvCount * dtypeSize(dtype);
@@ -223,9 +221,10 @@ void NcclCommunicator::sendRecv(const void* send, size_t sendCount, int to, void
     }
     // The group must be closed even when a call in it failed.
     const ncclResult_t ended = ncclGroupEnd();
-    if (status != ncclSuccess || ended != ncclSuccess) release(scratch, s);
+    release(scratch, s);
     checkNccl(status, call, comm);
     checkNccl(ended, "ncclGroupEnd", comm);
+    return finish(stream);
   }
   release(scratch, s);
   finish(stream);

@@ -450,13 +450,15 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
       case OpKind::Allreduce:
       case OpKind::Allgather:
       case OpKind::ReduceScatter:
-      case OpKind::Broadcast: {
-        // Every collective's tensor is its first operand; allreduce, allgather
-        // and reduce_scatter write `out` (allreduce in place without it).
+      case OpKind::Broadcast:
+      case OpKind::SendRecv: {
+        // Every communication's tensor is its first operand; all but
+        // broadcast write `out` (allreduce in place without it).
         static_assert(operands::Allreduce::t == 0 && operands::Allgather::t == 0 && operands::ReduceScatter::t == 0 &&
-                      operands::Broadcast::t == 0);
+                      operands::Broadcast::t == 0 && operands::SendRecv::src == 0);
         static_assert(size_t{operands::Allreduce::out} == size_t{operands::Allgather::out} &&
-                      size_t{operands::Allgather::out} == size_t{operands::ReduceScatter::out});
+                      size_t{operands::Allgather::out} == size_t{operands::ReduceScatter::out} &&
+                      size_t{operands::ReduceScatter::out} == size_t{operands::SendRecv::out});
         static_assert(size_t{operands::Allgather::axis} == size_t{operands::ReduceScatter::axis});
         CollectiveCall call;
         call.kind = in.op;
@@ -471,32 +473,23 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
           call.axis = axis >= 0 ? integer(axis) : 0;
         }
         if (in.op == OpKind::Broadcast) call.root = integer(in.operand[operands::Broadcast::root]);
+        if (in.op == OpKind::SendRecv) {
+          // A peer outside the team would leave the call unmatched: an error
+          // at the operand on this rank, before anything is issued.
+          auto peer = [&](size_t operand, std::string_view what) {
+            int64_t r = integer(in.operand[operand]);
+            if (r < 0 || r >= world_)
+              throw DiagnosticError{
+                  Diagnostic{in.operandLoc[operand],
+                             fmt::format("'sendrecv' {} rank {}, which is not a rank of a team of {} (on rank {})",
+                                         what, r, world_, rank_)}};
+            return r;
+          };
+          call.to = peer(operands::SendRecv::to, "sends to");
+          call.from = peer(operands::SendRecv::from, "receives from");
+        }
         backend.collective(current, call);
         // The communication occupies its stream: its completion is the stream's next position.
-        if (in.result >= 0) value(in.result).event = backend.recordEvent(current);
-        break;
-      }
-      case OpKind::SendRecv: {
-        using O = operands::SendRecv;
-        CollectiveCall call;
-        call.kind = OpKind::SendRecv;
-        call.input = tensor(in, O::src);
-        call.output = tensor(in, O::out);
-        call.loc = in.loc;
-        // A peer outside the team would leave the call unmatched: an error
-        // at the operand on this rank, before anything is issued.
-        auto peer = [&](size_t operand, std::string_view what) {
-          int64_t r = integer(in.operand[operand]);
-          if (r < 0 || r >= world_)
-            throw DiagnosticError{
-                Diagnostic{in.operandLoc[operand],
-                           fmt::format("'sendrecv' {} rank {}, which is not a rank of a team of {} (on rank {})", what,
-                                       r, world_, rank_)}};
-          return r;
-        };
-        call.to = peer(O::to, "sends to");
-        call.from = peer(O::from, "receives from");
-        backend.collective(current, call);
         if (in.result >= 0) value(in.result).event = backend.recordEvent(current);
         break;
       }

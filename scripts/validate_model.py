@@ -159,11 +159,10 @@ def validate_h100(args):
     return ok
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_common_arguments(parser):
+    """The flags of both validation scripts (this one and validate_schedule.py)."""
     parser.add_argument("--hostir", default=os.path.join(ROOT, "build", "bin", "hostir"), help="the hostir binary")
-    parser.add_argument("--profile", help="a profile to validate instead of calibrating a new one")
+    parser.add_argument("--profile", help="a profile that `hostir calibrate` wrote, instead of calibrating anew")
     parser.add_argument("--ranks", type=int, default=2, help="MPI ranks (default 2)")
     parser.add_argument("--calibrations", type=int, default=3,
                         help="calibration jobs merged into the profile, each figure's median (default 3)")
@@ -174,16 +173,27 @@ def main():
     parser.add_argument("--repeat", type=int, default=10, help="timed runs per measurement (default 10)")
     parser.add_argument("--rounds", type=int, default=5,
                         help="interleaved rounds per measurement; the median of their medians counts (default 5)")
+
+
+def parse_common_arguments(parser, wrapper):
+    """Parses, checks the programs and the binary, and calibrates unless --profile was given."""
     args = parser.parse_args()
     args.programs = [p for p in args.programs.split(",") if p]
     for p in args.programs:
         if p not in PROGRAMS:
             parser.error(f"unknown program '{p}' (known: {', '.join(PROGRAMS)})")
     if not os.access(args.hostir, os.X_OK):
-        parser.error(f"no hostir binary at {args.hostir}: build it first (scripts/validate-model.sh does)")
-
+        parser.error(f"no hostir binary at {args.hostir}: build it first ({wrapper} does)")
     if not args.profile:
         calibrate(args)
+    return args
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_common_arguments(parser)
+    args = parse_common_arguments(parser, "scripts/validate-model.sh")
     here = validate_here(args)
     h100 = validate_h100(args)
     sys.exit(0 if here and h100 else 1)

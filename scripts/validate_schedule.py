@@ -30,8 +30,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_overlap import PROGRAMS, ROOT, parse_list, parse_shape, run_timed  # noqa: E402
-from validate_model import calibrate  # noqa: E402
+from bench_overlap import PROGRAMS, ROOT, parse_shape, run_timed  # noqa: E402
+from validate_model import add_common_arguments, parse_common_arguments  # noqa: E402
 
 TUNE_ROW = re.compile(r"^\s*(\d+)\s+([0-9.]+)\s", re.MULTILINE)
 TUNE_BEST = re.compile(r"^best: S=(\d+) predicted_ms=([0-9.]+)", re.MULTILINE)
@@ -167,30 +167,10 @@ def validate(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--hostir", default=os.path.join(ROOT, "build", "bin", "hostir"), help="the hostir binary")
-    parser.add_argument("--profile", help="a profile that `hostir calibrate` wrote, instead of calibrating anew")
-    parser.add_argument("--ranks", type=int, default=2, help="MPI ranks (default 2)")
-    parser.add_argument("--calibrations", type=int, default=3,
-                        help="calibration jobs merged into the profile, each figure's median (default 3)")
-    parser.add_argument("--chunks", type=parse_list, default=[1, 2, 4, 8], help="chunk counts S (default 1,2,4,8)")
-    parser.add_argument("--streams", type=int, default=4, help="hostir's stream pool size (default 4)")
-    parser.add_argument("--programs", default=",".join(PROGRAMS), help="comma-separated subset of " + ", ".join(PROGRAMS))
+    add_common_arguments(parser)
     parser.add_argument("--compute-bound", type=parse_shape, help="M,K,N for every program's compute-bound case")
     parser.add_argument("--comm-bound", type=parse_shape, help="M,K,N for every program's communication-bound case")
-    parser.add_argument("--warmup", type=int, default=3, help="untimed runs per measurement (default 3)")
-    parser.add_argument("--repeat", type=int, default=10, help="timed runs per measurement (default 10)")
-    parser.add_argument("--rounds", type=int, default=5,
-                        help="interleaved rounds per measurement; the median of their medians counts (default 5)")
-    args = parser.parse_args()
-    args.programs = [p for p in args.programs.split(",") if p]
-    for p in args.programs:
-        if p not in PROGRAMS:
-            parser.error(f"unknown program '{p}' (known: {', '.join(PROGRAMS)})")
-    if not os.access(args.hostir, os.X_OK):
-        parser.error(f"no hostir binary at {args.hostir}: build it first (scripts/validate-schedule.sh does)")
-
-    if not args.profile:
-        calibrate(args)
+    args = parse_common_arguments(parser, "scripts/validate-schedule.sh")
     sys.exit(0 if validate(args) else 1)
 
 
