@@ -30,7 +30,7 @@ struct IntCode {
 };
 
 struct Instruction {
-  enum class Kind : uint8_t { Op, LoopBegin, LoopEnd };
+  enum class Kind : uint8_t { Op, LoopBegin, LoopEnd, WithBegin, WithEnd };
   Kind kind = Kind::Op;
   OpKind op = OpKind::Wait;
   SourceLoc loc;
@@ -60,6 +60,11 @@ struct Instruction {
 
 // The operands of LoopBegin and LoopEnd.
 enum : size_t { kLoopStart, kLoopEnd };
+
+// WithBegin: operand[kWithStream] is the block's stream (a slot, or an
+// IntCode with streamNumberMask); result is the slot that keeps the stream
+// current before the block, which WithEnd (result, the same slot) restores.
+enum : size_t { kWithStream };
 
 }  // namespace
 
@@ -142,6 +147,10 @@ class Compiler {
         operation(s.op());
         continue;
       }
+      if (s.isWith()) {
+        withBlock(s.with());
+        continue;
+      }
       const ForLoop& loop = s.loop();
       Instruction begin;
       begin.kind = Instruction::Kind::LoopBegin;
@@ -161,6 +170,27 @@ class Compiler {
       out_.code.push_back(end);
       out_.code[beginAt].jump = static_cast<int32_t>(out_.code.size());
     }
+  }
+
+  // set_current_stream(S), the body, then the saved stream current again;
+  // no scope, so the body's names stay bound after it.
+  void withBlock(const WithBlock& with) {
+    Instruction begin;
+    begin.kind = Instruction::Kind::WithBegin;
+    begin.loc = with.loc;
+    begin.operandLoc[kWithStream] = with.stream.loc.valid() ? with.stream.loc : with.loc;
+    if (with.stream.form == Arg::Form::Stream) {
+      begin.operand[kWithStream] = intCode(with.stream.expr);
+      begin.streamNumberMask = 1u << kWithStream;
+    } else {
+      begin.operand[kWithStream] = lookup(with.stream.nameValue());
+    }
+    begin.result = names_.anonymousSlot();
+    out_.code.push_back(begin);
+    body(with.body);
+    Instruction end = begin;
+    end.kind = Instruction::Kind::WithEnd;
+    out_.code.push_back(end);
   }
 
   void operation(const Operation& op) {
@@ -393,6 +423,17 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
       case Instruction::Kind::LoopEnd: {
         int64_t next = ++value(in.result).integer;
         pc = next < value(in.endSlot).integer ? static_cast<size_t>(in.jump) + 1 : pc + 1;
+        continue;
+      }
+      case Instruction::Kind::WithBegin: {
+        value(in.result).stream = current;
+        current = streamOperand(in, kWithStream);
+        ++pc;
+        continue;
+      }
+      case Instruction::Kind::WithEnd: {
+        current = value(in.result).stream;
+        ++pc;
         continue;
       }
       case Instruction::Kind::Op: break;

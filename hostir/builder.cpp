@@ -165,6 +165,16 @@ void ProgramBuilder::forLoop(std::string index, Expr end, const std::function<vo
   forLoop(std::move(index), Expr(), std::move(end), body);
 }
 
+void ProgramBuilder::withStream(const StreamRef& stream, const std::function<void()>& body) {
+  bodies_.emplace_back();
+  body();
+  WithBlock with;
+  with.stream = stream.arg;
+  with.body = std::move(bodies_.back());
+  bodies_.pop_back();
+  bodies_.back().push_back(std::move(with));
+}
+
 Program ProgramBuilder::build() const {
   Program p = program_;
   p.body = bodies_.front();

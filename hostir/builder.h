@@ -9,7 +9,7 @@
 // Names left empty are generated fresh (t0, t1, ...).
 //
 // The builder checks nothing: what the parser refuses in text (expressions
-// deeper than kMaxExprLevels, loops nested deeper than kMaxLoopNesting,
+// deeper than kMaxExprLevels, loops and with blocks nested deeper than kMaxLoopNesting,
 // operands that do not fit the operation's signature) verifyStructure()
 // refuses in a built program, so verify before printing or running one.
 #pragma once
@@ -78,6 +78,8 @@ class ProgramBuilder {
   // for index in range(start, end) { body(index) }
   void forLoop(std::string index, Expr start, Expr end, const std::function<void(Expr)>& body);
   void forLoop(std::string index, Expr end, const std::function<void(Expr)>& body);
+  // with stream { body() }
+  void withStream(const StreamRef& stream, const std::function<void()>& body);
 
   // Appends an operation built by hand.
   void append(Operation op);

@@ -94,6 +94,34 @@ bool operator==(const ForLoop& a, const ForLoop& b) {
   return a.index == b.index && a.start == b.start && a.end == b.end && a.body == b.body;
 }
 
+bool operator==(const WithBlock& a, const WithBlock& b) { return a.stream == b.stream && a.body == b.body; }
+
+std::vector<Statement>* Statement::nestedBody() {
+  if (isFor()) return &loop().body;
+  if (isWith()) return &with().body;
+  return nullptr;
+}
+
+const std::vector<Statement>* Statement::nestedBody() const {
+  if (isFor()) return &loop().body;
+  if (isWith()) return &with().body;
+  return nullptr;
+}
+
+SourceLoc Statement::loc() const {
+  if (isOp()) return op().loc;
+  return isFor() ? loop().loc : with().loc;
+}
+
+void Statement::setLoc(SourceLoc loc) {
+  if (isOp())
+    op().loc = loc;
+  else if (isFor())
+    loop().loc = loc;
+  else
+    with().loc = loc;
+}
+
 const Param* Program::findParam(std::string_view name) const {
   for (const Param& p : params)
     if (p.name == name) return &p;
@@ -107,9 +135,9 @@ const Decl* Program::findDecl(std::string_view name) const {
 }
 
 bool isReservedName(std::string_view name) {
-  static constexpr std::array<std::string_view, 17> kReserved = {"program", "input",  "output",  "shard", "for", "in",
-                                                                 "range",   "stream", "true",    "false", "f32", "f16",
-                                                                 "bf16",    "f64",    "ceildiv", "min",   "max"};
+  static constexpr std::array<std::string_view, 18> kReserved = {
+      "program", "input", "output", "shard", "for",  "in",  "range",   "with", "stream",
+      "true",    "false", "f32",    "f16",   "bf16", "f64", "ceildiv", "min",  "max"};
   for (std::string_view r : kReserved)
     if (r == name) return true;
   // The builtins (`rank`, `world`) are declared once, in hostir/names.h.

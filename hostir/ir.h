@@ -1,5 +1,5 @@
 // The host IR: a Program of params, input/output declarations and a body of
-// statements (operations and `for` loops). Names are text-SSA: each is
+// statements (operations, `for` loops and `with` blocks). Names are text-SSA: each is
 // defined once where it is visible. Equality is structural and ignores
 // source positions, so parse(print(p)) == p can be checked directly.
 #pragma once
@@ -82,18 +82,36 @@ struct ForLoop {
   friend bool operator==(const ForLoop& a, const ForLoop& b);
 };
 
-struct Statement {
-  std::variant<Operation, ForLoop> node;
+// `with S { ... }`: S is the current stream for the body, and the stream
+// current before the block is current again after it. It opens no scope:
+// names the body defines stay visible after the block.
+struct WithBlock {
+  Arg stream;  // a captured stream's name or stream(e)
+  std::vector<Statement> body;
+  SourceLoc loc;  // the `with` keyword
+  friend bool operator==(const WithBlock& a, const WithBlock& b);
+};
 
-  Statement(Operation op) : node(std::move(op)) {}    // NOLINT
-  Statement(ForLoop loop) : node(std::move(loop)) {}  // NOLINT
+struct Statement {
+  std::variant<Operation, ForLoop, WithBlock> node;
+
+  Statement(Operation op) : node(std::move(op)) {}      // NOLINT
+  Statement(ForLoop loop) : node(std::move(loop)) {}    // NOLINT
+  Statement(WithBlock with) : node(std::move(with)) {}  // NOLINT
   bool isOp() const { return node.index() == 0; }
   bool isFor() const { return node.index() == 1; }
+  bool isWith() const { return node.index() == 2; }
   Operation& op() { return std::get<0>(node); }
   const Operation& op() const { return std::get<0>(node); }
   ForLoop& loop() { return std::get<1>(node); }
   const ForLoop& loop() const { return std::get<1>(node); }
-  SourceLoc loc() const { return isOp() ? op().loc : loop().loc; }
+  WithBlock& with() { return std::get<2>(node); }
+  const WithBlock& with() const { return std::get<2>(node); }
+  // The statements a loop or with block holds; null for an operation.
+  std::vector<Statement>* nestedBody();
+  const std::vector<Statement>* nestedBody() const;
+  SourceLoc loc() const;
+  void setLoc(SourceLoc loc);
   friend bool operator==(const Statement& a, const Statement& b) { return a.node == b.node; }
 };
 
@@ -135,12 +153,13 @@ struct Program {
 // Names that can never be defined: keywords, builtins, dtypes, int functions.
 bool isReservedName(std::string_view name);
 
-// Calls `visit` on every statement in pre-order, loops before their bodies.
+// Calls `visit` on every statement in pre-order, loops and with blocks
+// before their bodies.
 template <typename Body, typename Visit>
 void walkStatements(Body& body, Visit&& visit) {
   for (auto& stmt : body) {
     visit(stmt);
-    if (stmt.isFor()) walkStatements(stmt.loop().body, visit);
+    if (auto* nested = stmt.nestedBody()) walkStatements(*nested, visit);
   }
 }
 

@@ -224,9 +224,12 @@ class Parser {
     return type;
   }
 
-  // `loops`: how many loops enclose the statement.
-  Statement statement(int loops) {
-    if (isKeyword(peek(), "for")) return forLoop(loops);
+  // `depth`: how many loops and with blocks enclose the statement.
+  Statement statement(int depth) {
+    if (isKeyword(peek(), "for")) return forLoop(depth);
+    // `with = ...` goes on, to be refused as the definition of a reserved word.
+    if (isKeyword(peek(), "with") && peekAhead(1).kind != TokenKind::Equals && peekAhead(1).kind != TokenKind::Comma)
+      return withBlock(depth);
     std::vector<NameDef> results;
     if (peek().kind == TokenKind::Ident &&
         (peekAhead(1).kind == TokenKind::Comma || peekAhead(1).kind == TokenKind::Equals)) {
@@ -234,7 +237,7 @@ class Parser {
       while (accept(TokenKind::Comma));
       expect(TokenKind::Equals, "'=' after the defined names");
     }
-    const Token& callee = expectIdent("an operation or 'for'");
+    const Token& callee = expectIdent("an operation, 'for' or 'with'");
     open(TokenKind::LParen, fmt::format("'(' after '{}'", callee.text), "the operand list");
     std::vector<ParsedArg> args;
     if (!acceptClose(TokenKind::RParen)) {
@@ -245,11 +248,10 @@ class Parser {
     return buildOperation(callee, std::move(results), std::move(args));
   }
 
-  Statement forLoop(int enclosingLoops) {
+  Statement forLoop(int depth) {
     ForLoop loop;
     loop.loc = next().loc;
-    if (enclosingLoops + 1 > kMaxLoopNesting)
-      fail(loop.loc, fmt::format("loops nested too deeply: more than {} levels of 'for'", kMaxLoopNesting));
+    if (depth + 1 > kMaxLoopNesting) fail(loop.loc, nestedTooDeeply());
     loop.index = definedName("a loop index name");
     expectKeyword("in", "expected 'in' after the loop index");
     expectKeyword("range", "expected 'range(...)' after 'in'");
@@ -262,17 +264,51 @@ class Parser {
       loop.end = first;
     }
     close(TokenKind::RParen, "')' to close 'range'");
-    open(TokenKind::LBrace, "'{' to open the loop body", "the loop body");
+    loop.body = block(depth + 1, "the loop body");
+    return loop;
+  }
+
+  // with NAME { ... } | with stream(e) { ... }
+  Statement withBlock(int depth) {
+    WithBlock with;
+    with.loc = next().loc;
+    if (depth + 1 > kMaxLoopNesting) fail(with.loc, nestedTooDeeply());
+    const Token& t = peek();
+    if (isKeyword(t, "stream") && peekAhead(1).kind == TokenKind::LParen) {
+      SourceLoc loc = next().loc;
+      open(TokenKind::LParen, "'('", "the stream number");
+      Expr number = expr(0);
+      close(TokenKind::RParen, "')' to close 'stream('");
+      with.stream = Arg::stream(std::move(number), loc);
+    } else if (t.kind == TokenKind::Ident && !isReservedName(t.text)) {
+      next();
+      with.stream = Arg::name(std::string(t.text), t.loc);
+    } else {
+      fail(found().loc, fmt::format("expected a stream after 'with' (a captured stream or stream(e)), found {}",
+                                    describeToken(found())));
+    }
+    with.body = block(depth + 1, "the with block");
+    return with;
+  }
+
+  static std::string nestedTooDeeply() {
+    return fmt::format("blocks nested too deeply: more than {} levels of 'for' and 'with'", kMaxLoopNesting);
+  }
+
+  // '{' {stmt} '}' of a loop or with block, whose statements sit at `depth`.
+  std::vector<Statement> block(int depth, std::string_view what) {
+    open(TokenKind::LBrace, fmt::format("'{{' to open {}", what), what);
+    std::vector<Statement> body;
     while (true) {
       skipTerminators();
       if (peek().kind == TokenKind::RBrace || peek().kind == TokenKind::Eof) break;
       if (isKeyword(peek(), "input") || isKeyword(peek(), "output"))
         fail(peek().loc, "declarations are only allowed at the top of the program");
-      loop.body.push_back(statement(enclosingLoops + 1));
+      body.push_back(statement(depth));
       expectStatementEnd();
     }
-    close(TokenKind::RBrace, "'}' to close the loop body");
-    return loop;
+    close(TokenKind::RBrace, fmt::format("'}}' to close {}", what));
+    return body;
   }
 
   struct ParsedArg {

@@ -44,11 +44,15 @@ void printStatementTo(const Statement& stmt, int indent, std::string& out) {
     out += '\n';
     return;
   }
-  const ForLoop& loop = stmt.loop();
-  out += fmt::format("for {} in range(", loop.index.name);
-  if (!loop.start.empty()) out += loop.start.toString() + ", ";
-  out += loop.end.toString() + ") {\n";
-  for (const Statement& s : loop.body) printStatementTo(s, indent + 1, out);
+  if (stmt.isFor()) {
+    const ForLoop& loop = stmt.loop();
+    out += fmt::format("for {} in range(", loop.index.name);
+    if (!loop.start.empty()) out += loop.start.toString() + ", ";
+    out += loop.end.toString() + ") {\n";
+  } else {
+    out += fmt::format("with {} {{\n", stmt.with().stream.toString());
+  }
+  for (const Statement& s : *stmt.nestedBody()) printStatementTo(s, indent + 1, out);
   out.append(static_cast<size_t>(indent) * 2, ' ');
   out += "}\n";
 }

@@ -17,6 +17,10 @@ bool namesRank(const Program& program) {
       scan(s.loop().end);
       return;
     }
+    if (s.isWith()) {
+      scan(s.with().stream.expr);
+      return;
+    }
     for (const auto& arg : s.op().operands) {
       if (!arg) continue;
       scan(arg->expr);

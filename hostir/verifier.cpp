@@ -58,7 +58,7 @@ class StructureChecker {
         outputs_.emplace(d.name, &d);
       }
     }
-    walk(program_.body, /*loops=*/0);
+    walk(program_.body, /*depth=*/0, /*loops=*/0);
     for (const Decl& d : program_.decls)
       if (d.kind == DeclKind::Output && !lookup(d.name))
         fail(d.loc, fmt::format("output '{}' is declared but the program never defines it", d.name));
@@ -126,24 +126,49 @@ class StructureChecker {
     for (const Expr& dim : type.dims) checkIntExpr(dim, loc);
   }
 
-  // `loops`: how many loops enclose `body`. Recurses once per loop, and the
-  // nesting limit is checked before each step down.
-  void walk(const std::vector<Statement>& body, int loops) {
+  // `depth`: how many loops and with blocks enclose `body`; `loops`: how
+  // many of them are loops. Recurses once per level, and the nesting limit
+  // is checked before each step down.
+  void walk(const std::vector<Statement>& body, int depth, int loops) {
     for (const Statement& stmt : body) {
       if (stmt.isOp()) {
         checkOperation(stmt.op(), loops == 0);
         continue;
       }
+      if (depth + 1 > kMaxLoopNesting)
+        fail(stmt.loc(),
+             fmt::format("blocks nested too deeply: more than {} levels of 'for' and 'with'", kMaxLoopNesting));
+      if (stmt.isWith()) {
+        // No scope: what the body defines stays visible after the block.
+        checkWithStream(stmt.with());
+        walk(stmt.with().body, depth + 1, loops);
+        continue;
+      }
       const ForLoop& loop = stmt.loop();
-      if (loops + 1 > kMaxLoopNesting)
-        fail(loop.loc, fmt::format("loops nested too deeply: more than {} levels of 'for'", kMaxLoopNesting));
       if (!loop.start.empty()) checkIntExpr(loop.start, loop.loc);
       checkIntExpr(loop.end, loop.loc);
       names_.openScope();
       define(loop.index.name, loop.index.loc, {ValueKind::Int, loop.index.loc});
-      walk(loop.body, loops + 1);
+      walk(loop.body, depth + 1, loops + 1);
       names_.closeScope();
     }
+  }
+
+  // The stream of `with`: a captured stream's name or stream(e), as the
+  // operand of set_current_stream.
+  void checkWithStream(const WithBlock& with) const {
+    const Arg& s = with.stream;
+    SourceLoc loc = firstValid(s.loc, with.loc);
+    if (s.form == Arg::Form::Stream && !s.expr.empty()) {
+      checkIntExpr(s.expr, loc);
+      return;
+    }
+    if (!s.isName()) fail(loc, "the stream of 'with' must be a captured stream or stream(e)");
+    std::optional<NameInfo> info = lookup(s.nameValue());
+    if (!info) unknownName(s.nameValue(), loc);
+    if (info->kind != ValueKind::Stream)
+      fail(loc, fmt::format("'{}' is {}, but the stream of 'with' must be a stream", s.nameValue(),
+                            withArticle(info->kind)));
   }
 
   // What the parser checks against the signature, for operations built in C++.
@@ -426,6 +451,11 @@ class ShapeChecker {
         checkOperation(stmt.op());
         continue;
       }
+      if (stmt.isWith()) {
+        checkStreamNumber(stmt.with().stream);
+        walk(stmt.with().body);
+        continue;
+      }
       const ForLoop& loop = stmt.loop();
       int64_t start = loop.start.empty() ? 0 : eval(loop.start, loop.loc);
       int64_t end = eval(loop.end, loop.loc);
@@ -464,6 +494,10 @@ class ShapeChecker {
       if (stmt.isFor()) {
         add(stmt.loop().start);
         add(stmt.loop().end);
+        continue;
+      }
+      if (stmt.isWith()) {
+        if (stmt.with().stream.form == Arg::Form::Stream) add(stmt.with().stream.expr);
         continue;
       }
       for (const auto& arg : stmt.op().operands) {
@@ -647,15 +681,7 @@ class ShapeChecker {
         break;
       }
       case OpKind::SetCurrentStream:
-      case OpKind::Synchronize: {
-        const Arg& s = *op.operands[operands::SetCurrentStream::s];
-        if (s.form == Arg::Form::Stream) {
-          int64_t number = eval(s.expr, s.loc);
-          if (number < 0)
-            fail(s.expr.loc().valid() ? s.expr.loc() : s.loc, fmt::format("stream number {} is negative", number));
-        }
-        break;
-      }
+      case OpKind::Synchronize: checkStreamNumber(*op.operands[operands::SetCurrentStream::s]); break;
       case OpKind::GetCurrentStream:
       case OpKind::RecordEvent: bind(op.result()->name, BoundValue{sig.resultKind}); break;
       case OpKind::IntValue: {
@@ -670,6 +696,13 @@ class ShapeChecker {
       case OpKind::Wait:
       case OpKind::WaitEvent: break;
     }
+  }
+
+  void checkStreamNumber(const Arg& s) {
+    if (s.form != Arg::Form::Stream) return;
+    int64_t number = eval(s.expr, s.loc);
+    if (number < 0)
+      fail(s.expr.loc().valid() ? s.expr.loc() : s.loc, fmt::format("stream number {} is negative", number));
   }
 
   void bindHandle(const Operation& op) {

@@ -18,7 +18,7 @@ struct Bindings {
 
 // Names, scopes, kinds and dtypes, operands against their signatures, and the
 // limits: expression depth and size (kMaxExprLevels, kMaxExprNodes in
-// hostir/expr.h), loop nesting, tensor rank; independent of param values.
+// hostir/expr.h), loop and with nesting, tensor rank; independent of param values.
 // Programs built in C++ meet here the checks the parser makes on text.
 Status verifyStructure(const Program& program);
 
@@ -38,10 +38,11 @@ inline constexpr int64_t kMaxUnrolledStatements = 10'000'000;
 // not a hang either. Real programs evaluate a few nodes per statement.
 inline constexpr int64_t kMaxEvaluatedExprNodes = 10 * kMaxUnrolledStatements;
 
-// Loops may nest at most this deep. Every walk of the statement tree (the
-// printer, the verifier, the passes, the evaluator's compiler, destruction)
-// recurses once per loop; real programs nest two or three. The parser
-// refuses deeper nests and verifyStructure refuses them in programs built in C++.
+// Loops and with blocks may nest at most this deep, counted together. Every
+// walk of the statement tree (the printer, the verifier, the passes, the
+// evaluator's compiler, destruction) recurses once per level; real programs
+// nest two or three. The parser refuses deeper nests and verifyStructure
+// refuses them in programs built in C++.
 inline constexpr int kMaxLoopNesting = 64;
 
 // Tensors have at most this many dimensions: the executor keeps shapes in

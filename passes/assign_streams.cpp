@@ -17,12 +17,32 @@ bool bodyDoesWork(const std::vector<Statement>& body) {
   return issues;
 }
 
+// set_current_stream or a with block anywhere in `body`.
 bool bodySetsStream(const std::vector<Statement>& body) {
   bool sets = false;
   walkStatements(body, [&](const Statement& s) {
-    if (s.isOp() && s.op().kind == OpKind::SetCurrentStream) sets = true;
+    if (s.isWith() || (s.isOp() && s.op().kind == OpKind::SetCurrentStream)) sets = true;
   });
   return sets;
+}
+
+// Whether `body` may leave another stream current than the one it was
+// entered with: a set_current_stream outside with blocks (which give the
+// stream back).
+bool bodyLeavesAnotherStream(const std::vector<Statement>& body) {
+  for (const Statement& s : body) {
+    if (s.isOp() && s.op().kind == OpKind::SetCurrentStream) return true;
+    if (s.isFor() && bodyLeavesAnotherStream(s.loop().body)) return true;
+  }
+  return false;
+}
+
+// Loops in `body` outside any loop (with blocks open no scope), in order.
+void collectUnscopedLoops(const std::vector<Statement>& body, std::vector<const ForLoop*>& out) {
+  for (const Statement& s : body) {
+    if (s.isFor()) out.push_back(&s.loop());
+    if (s.isWith()) collectUnscopedLoops(s.with().body, out);
+  }
 }
 
 Statement streamOp(OpKind kind, Arg stream) {
@@ -45,8 +65,9 @@ Expr iterationStream(const std::string& index, const Expr& start) {
   return i - start;
 }
 
-// The loop on worker streams, the switch back and the join loop; the
-// capture of the current stream first when `captureFirst`.
+// The loop with its body in a with block on worker streams, then the join
+// loop; the capture of the current stream first when `captureFirst`. The
+// with block gives the stream back after each iteration.
 std::vector<Statement> rewriteLoop(const ForLoop& original, bool captureFirst, const std::string& main,
                                    const std::string& joinIndex) {
   std::vector<Statement> out;
@@ -56,12 +77,13 @@ std::vector<Statement> rewriteLoop(const ForLoop& original, bool captureFirst, c
     out.push_back(std::move(capture));
   }
   ForLoop loop = original;
-  std::vector<Statement> loopBody;
-  loopBody.reserve(loop.body.size() + 2);
-  loopBody.push_back(streamOp(OpKind::SetCurrentStream, Arg::stream(iterationStream(loop.index.name, loop.start))));
-  loopBody.push_back(streamOp(OpKind::Synchronize, Arg::name(main)));
-  for (Statement& s : loop.body) loopBody.push_back(std::move(s));
-  loop.body = std::move(loopBody);
+  WithBlock onWorker;
+  onWorker.stream = Arg::stream(iterationStream(loop.index.name, loop.start));
+  onWorker.body.reserve(loop.body.size() + 1);
+  onWorker.body.push_back(streamOp(OpKind::Synchronize, Arg::name(main)));
+  for (Statement& s : loop.body) onWorker.body.push_back(std::move(s));
+  loop.body.clear();
+  loop.body.push_back(std::move(onWorker));
 
   ForLoop join;
   join.index = NameDef{joinIndex, {}};
@@ -70,7 +92,6 @@ std::vector<Statement> rewriteLoop(const ForLoop& original, bool captureFirst, c
   join.body.push_back(streamOp(OpKind::Synchronize, Arg::stream(iterationStream(joinIndex, original.start))));
 
   out.push_back(std::move(loop));
-  out.push_back(streamOp(OpKind::SetCurrentStream, Arg::name(main)));
   out.push_back(std::move(join));
   return out;
 }
@@ -111,7 +132,19 @@ Status AssignStreamsPass::run(Program& program, const PassContext& context) {
   body.reserve(original.size());
   for (size_t k = 0; k < original.size(); ++k) {
     const Statement& stmt = original[k];
-    if (!stmt.isFor()) {
+    if (stmt.isWith()) {
+      // The block gives the current stream back, so a capture stays valid;
+      // its loops run on the block's stream, which the block chose.
+      std::vector<const ForLoop*> inside;
+      collectUnscopedLoops(stmt.with().body, inside);
+      for (const ForLoop* loop : inside)
+        if (bodyDoesWork(loop->body))
+          remark(*loop, fmt::format("loop left as it is: it is inside 'with {}', which chooses its stream",
+                                    stmt.with().stream.toString()));
+      body.push_back(stmt);
+      continue;
+    }
+    if (stmt.isOp()) {
       if (stmt.op().kind == OpKind::SetCurrentStream) capture.reset();
       body.push_back(stmt);
       continue;
@@ -123,8 +156,8 @@ Status AssignStreamsPass::run(Program& program, const PassContext& context) {
       continue;
     }
     if (bodySetsStream(loop.body)) {
-      capture.reset();
-      remark(loop, "loop left as it is: it chooses its own streams (set_current_stream)");
+      if (bodyLeavesAnotherStream(loop.body)) capture.reset();
+      remark(loop, "loop left as it is: it chooses its own streams (set_current_stream or with)");
       body.push_back(stmt);
       continue;
     }

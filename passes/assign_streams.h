@@ -4,11 +4,11 @@
 //
 //   main = get_current_stream()
 //   for i in range(S) {
-//     set_current_stream(stream(i))
-//     synchronize(main)        # the iteration sees everything issued before the loop
-//     ...the original body...
+//     with stream(i) {
+//       synchronize(main)      # the iteration sees everything issued before the loop
+//       ...the original body...
+//     }                        # main is the current stream again
 //   }
-//   set_current_stream(main)
 //   for j in range(S) {        # the join: later work sees every iteration
 //     synchronize(stream(j))
 //   }
@@ -24,7 +24,9 @@
 // whole), loops that do no work, i.e. no computation or communication, only
 // views, integers or ordering (nothing to overlap; this also makes the pass
 // idempotent, as join loops are left alone), loops that call
-// set_current_stream themselves (they already manage streams), and loops
+// set_current_stream or hold with blocks themselves (they already manage
+// streams; this keeps a rewritten loop as it is, too), loops inside a
+// top-level with block (it chose their stream), and loops
 // whose iterations depend on each other or that nothing proves independent
 // (no race check in the context). Each decision is a remark.
 #pragma once

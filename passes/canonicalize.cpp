@@ -15,18 +15,18 @@ namespace hostir {
 namespace {
 
 // Where a statement is: its index in the top-level body, then in each
-// enclosing loop's body.
+// enclosing loop's or with block's body.
 using Path = std::vector<size_t>;
 
 std::vector<Statement>& listAt(std::vector<Statement>& body, const Path& path) {
   std::vector<Statement>* list = &body;
-  for (size_t depth = 0; depth + 1 < path.size(); ++depth) list = &(*list)[path[depth]].loop().body;
+  for (size_t depth = 0; depth + 1 < path.size(); ++depth) list = (*list)[path[depth]].nestedBody();
   return *list;
 }
 
 const Statement& statementAt(const std::vector<Statement>& body, const Path& path) {
   const std::vector<Statement>* list = &body;
-  for (size_t depth = 0; depth + 1 < path.size(); ++depth) list = &(*list)[path[depth]].loop().body;
+  for (size_t depth = 0; depth + 1 < path.size(); ++depth) list = (*list)[path[depth]].nestedBody();
   return (*list)[path.back()];
 }
 
@@ -41,7 +41,7 @@ std::string brief(const Statement& stmt) {
   text = text.substr(0, text.find('\n'));
   size_t first = text.find_first_not_of(' ');
   text = first == std::string::npos ? "" : text.substr(first);
-  if (stmt.isFor() && text.size() >= 2 && text.ends_with(" {")) text.resize(text.size() - 2);
+  if (stmt.nestedBody() && text.size() >= 2 && text.ends_with(" {")) text.resize(text.size() - 2);
   return text;
 }
 
@@ -91,6 +91,7 @@ bool exprNames(const Expr& expr, const std::string& name) {
 
 bool statementNames(const Statement& stmt, const std::string& name) {
   if (stmt.isFor()) return exprNames(stmt.loop().start, name) || exprNames(stmt.loop().end, name);
+  if (stmt.isWith()) return exprNames(stmt.with().stream.expr, name);
   for (const std::optional<Arg>& arg : stmt.op().operands) {
     if (!arg) continue;
     if (exprNames(arg->expr, name)) return true;
@@ -100,13 +101,25 @@ bool statementNames(const Statement& stmt, const std::string& name) {
   return false;
 }
 
-// Whether a statement after `list[index]` in its list (loop bodies included)
-// names `name`: where a name defined there is visible.
-bool usedAfter(const std::vector<Statement>& list, size_t index, const std::string& name) {
-  std::span<const Statement> rest = std::span(list).subspan(index + 1);
+// The statements after a point that see the names defined there, beyond
+// the rest of its own list: for each with block around the point, up to the
+// nearest loop, the rest of the list that holds the block (with blocks open
+// no scope).
+using LaterInScope = std::vector<std::span<const Statement>>;
+
+bool namedIn(std::span<const Statement> statements, const std::string& name) {
   bool used = false;
-  walkStatements(rest, [&](const Statement& s) { used = used || statementNames(s, name); });
+  walkStatements(statements, [&](const Statement& s) { used = used || statementNames(s, name); });
   return used;
+}
+
+// Whether a statement after `list[index]` where a name defined there is
+// visible (loop and with bodies included) names `name`.
+bool usedAfter(const std::vector<Statement>& list, size_t index, const LaterInScope& later, const std::string& name) {
+  if (namedIn(std::span(list).subspan(index + 1), name)) return true;
+  for (std::span<const Statement> rest : later)
+    if (namedIn(rest, name)) return true;
+  return false;
 }
 
 // Whether no work is issued after the statement at `path`, in this
@@ -118,10 +131,10 @@ bool nothingIssuedAfter(const std::vector<Statement>& body, const Path& path) {
     for (size_t k = path[depth] + 1; k < list->size(); ++k)
       if (statementIssuesWork((*list)[k])) return false;
     if (depth + 1 == path.size()) break;
-    // A later iteration of this enclosing loop runs its whole body again.
-    const Statement& loop = (*list)[path[depth]];
-    if (statementIssuesWork(loop)) return false;
-    list = &loop.loop().body;
+    // A later iteration of an enclosing loop runs its whole body again.
+    const Statement& enclosing = (*list)[path[depth]];
+    if (enclosing.isFor() && statementIssuesWork(enclosing)) return false;
+    list = enclosing.nestedBody();
   }
   return true;
 }
@@ -135,6 +148,28 @@ bool switchesBeforeUse(const std::vector<Statement>& body) {
   }
   return true;
 }
+
+// Whether the stream current at the end of `body` is the one it was entered
+// with, as the text shows: no switch at its own level, and no loop that
+// switches (a with block gives its stream back).
+bool leavesStreamAsEntered(const std::vector<Statement>& body) {
+  for (const Statement& s : body)
+    if (isSwitch(s) || (s.isFor() && containsSwitch(s))) return false;
+  return true;
+}
+
+bool knownCurrent(const std::vector<Arg>& current, const Arg& stream) {
+  return std::find(current.begin(), current.end(), stream) != current.end();
+}
+
+std::string position(SourceLoc loc) { return loc.valid() ? fmt::format(" at {}:{}", loc.line, loc.col) : ""; }
+
+// Where a statement list ends, for a switch nothing uses before it.
+enum class ListEnd {
+  Program,    // the executor waits for every stream
+  WithBlock,  // the block gives the stream current before it back
+  LoopBody,   // the next iteration follows
+};
 
 class Canonicalizer {
  public:
@@ -158,9 +193,10 @@ class Canonicalizer {
                       "synchronizations kept: no race check is available to prove any of them implied");
     bool changed = true;
     while (changed) {
-      changed = removeUnusedCaptures(program_.body);
-      changed |= removeRedundantSwitches(program_.body, /*topLevel=*/true);
-      changed |= removeEmptyLoops(program_.body);
+      changed = removeUnusedCaptures(program_.body, {});
+      changed |= removeRedundantSwitches(program_.body, ListEnd::Program, {});
+      changed |= formWithBlocks(program_.body, {});
+      changed |= removeEmptyBlocks(program_.body);
     }
   }
 
@@ -219,23 +255,29 @@ class Canonicalizer {
       Path path = prefix;
       path.push_back(k);
       if (isSynchronization(list[k])) out.push_back(path);
-      if (list[k].isFor()) collect(list[k].loop().body, path, out);
+      if (const auto* nested = list[k].nestedBody()) collect(*nested, path, out);
     }
   }
 
   // record_event and get_current_stream statements whose name nothing uses
   // any more: they order nothing and issue nothing.
-  bool removeUnusedCaptures(std::vector<Statement>& list) {
+  bool removeUnusedCaptures(std::vector<Statement>& list, const LaterInScope& later) {
     bool changed = false;
     for (size_t k = list.size(); k-- > 0;) {
       if (list[k].isFor()) {
-        changed |= removeUnusedCaptures(list[k].loop().body);
+        changed |= removeUnusedCaptures(list[k].loop().body, {});
+        continue;
+      }
+      if (list[k].isWith()) {
+        LaterInScope inBlock = later;
+        inBlock.push_back(std::span<const Statement>(list).subspan(k + 1));
+        changed |= removeUnusedCaptures(list[k].with().body, inBlock);
         continue;
       }
       const Operation& op = list[k].op();
       if (op.kind != OpKind::RecordEvent && op.kind != OpKind::GetCurrentStream) continue;
       const NameDef* result = op.result();
-      if (result && usedAfter(list, k, result->name)) continue;
+      if (result && usedAfter(list, k, later, result->name)) continue;
       std::string what = op.kind == OpKind::RecordEvent ? "no wait_event waits for it" : "nothing uses it";
       remark(op.loc, fmt::format("removed {}: {}", brief(list[k]), what));
       list.erase(list.begin() + static_cast<std::ptrdiff_t>(k));
@@ -246,12 +288,15 @@ class Canonicalizer {
 
   // set_current_stream statements that change no statement's stream: one
   // overridden by the next switch before anything uses the current stream,
-  // one to the stream already current, and at the end of the program one
-  // after which nothing uses it.
-  bool removeRedundantSwitches(std::vector<Statement>& list, bool topLevel) {
+  // one to the stream already current, and at the end of the program or of
+  // a with block one after which nothing uses it. `entered`: operands known
+  // to denote the stream current when the list starts.
+  bool removeRedundantSwitches(std::vector<Statement>& list, ListEnd end, const std::vector<Arg>& entered) {
     bool changed = false;
-    for (Statement& s : list)
-      if (s.isFor()) changed |= removeRedundantSwitches(s.loop().body, /*topLevel=*/false);
+    for (Statement& s : list) {
+      if (s.isFor()) changed |= removeRedundantSwitches(s.loop().body, ListEnd::LoopBody, {});
+      if (s.isWith()) changed |= removeRedundantSwitches(s.with().body, ListEnd::WithBlock, {s.with().stream});
+    }
 
     struct Removal {
       size_t index;
@@ -260,7 +305,7 @@ class Canonicalizer {
     std::vector<Removal> removals;
     // Operands known to denote the current stream here (a capture, the
     // last switch's operand), as long as nothing switched in between.
-    std::vector<Arg> current;
+    std::vector<Arg> current = entered;
     constexpr size_t kNone = SIZE_MAX;
     size_t pending = kNone;  // the last switch nothing has used yet
     for (size_t k = 0; k < list.size(); ++k) {
@@ -271,12 +316,19 @@ class Canonicalizer {
           removals.push_back({k, fmt::format("{} is already the current stream", target.toString())});
           continue;
         }
-        if (pending != kNone) {
-          std::string at = s.loc().valid() ? fmt::format(" at {}:{}", s.loc().line, s.loc().col) : "";
-          removals.push_back({pending, fmt::format("the switch{} overrides it before anything is issued", at)});
-        }
+        if (pending != kNone)
+          removals.push_back(
+              {pending, fmt::format("the switch{} overrides it before anything is issued", position(s.loc()))});
         pending = k;
         current = {target};
+        continue;
+      }
+      // A with block issues nothing on the stream current around it and
+      // gives that stream back, so what is known stays known. A pending
+      // switch before it stays: the pair it may form with a switch back is
+      // written as a block (formWithBlocks) rather than dropped.
+      if (s.isWith()) {
+        pending = kNone;
         continue;
       }
       if (s.isFor() && containsSwitch(s)) {
@@ -291,8 +343,10 @@ class Canonicalizer {
       if (s.isOp() && s.op().kind == OpKind::GetCurrentStream && s.op().result())
         current.push_back(Arg::name(s.op().result()->name));
     }
-    if (topLevel && pending != kNone)
+    if (end == ListEnd::Program && pending != kNone)
       removals.push_back({pending, "nothing is issued after it, and the executor waits for every stream at the end"});
+    if (end == ListEnd::WithBlock && pending != kNone)
+      removals.push_back({pending, "nothing is issued after it before the with block gives the stream back"});
 
     std::sort(removals.begin(), removals.end(), [](const Removal& a, const Removal& b) { return a.index < b.index; });
     for (const Removal& r : removals)
@@ -302,12 +356,108 @@ class Canonicalizer {
     return changed || !removals.empty();
   }
 
-  bool removeEmptyLoops(std::vector<Statement>& list) {
+  // The fewest stream switches, written as with blocks:
+  //   * set_current_stream(s) ... set_current_stream(p), where p is known to
+  //     be the stream current before the first, becomes `with s { ... }`;
+  //   * `with s` where s is known to be current already gives way to its body;
+  //   * adjacent `with s` blocks merge, when only statements that use no
+  //     stream (views, integers) stand between them.
+  // `entered`: operands known to denote the stream current when the list starts.
+  bool formWithBlocks(std::vector<Statement>& list, const std::vector<Arg>& entered) {
+    bool changed = false;
+    for (Statement& s : list) {
+      if (s.isFor()) changed |= formWithBlocks(s.loop().body, {});
+      if (s.isWith()) changed |= formWithBlocks(s.with().body, {s.with().stream});
+    }
+    std::vector<Arg> current = entered;
+    for (size_t k = 0; k < list.size(); ++k) {
+      Statement& s = list[k];
+      if (isSwitch(s)) {
+        const Arg target = *s.op().operand("s");
+        if (std::optional<size_t> back = nextSwitch(list, k);
+            back && knownCurrent(current, switchTarget(list[*back]))) {
+          pairToWithBlock(list, k, *back);
+          changed = true;
+          continue;  // the stream around the new block is still `current`
+        }
+        current = {target};
+        continue;
+      }
+      if (s.isWith()) {
+        if (knownCurrent(current, s.with().stream) && leavesStreamAsEntered(s.with().body)) {
+          remark(s.loc(),
+                 fmt::format("removed {}: {} is already the current stream", brief(s), s.with().stream.toString()));
+          std::vector<Statement> inner = std::move(s.with().body);
+          list.erase(list.begin() + static_cast<std::ptrdiff_t>(k));
+          list.insert(list.begin() + static_cast<std::ptrdiff_t>(k), std::make_move_iterator(inner.begin()),
+                      std::make_move_iterator(inner.end()));
+          changed = true;
+          --k;  // look at the spliced statements with the same knowledge
+          continue;
+        }
+        changed |= mergeFollowingBlocks(list, k);
+        continue;
+      }
+      if (s.isFor() && containsSwitch(s)) current.clear();
+      if (s.isOp() && s.op().kind == OpKind::GetCurrentStream && s.op().result())
+        current.push_back(Arg::name(s.op().result()->name));
+    }
+    return changed;
+  }
+
+  static const Arg& switchTarget(const Statement& s) { return *s.op().operand("s"); }
+
+  // The first switch at this level after list[k].
+  static std::optional<size_t> nextSwitch(const std::vector<Statement>& list, size_t k) {
+    for (size_t m = k + 1; m < list.size(); ++m)
+      if (isSwitch(list[m])) return m;
+    return std::nullopt;
+  }
+
+  // list[open] switches to s and list[close] back to the stream current
+  // before it: `with s` holds what stands between them.
+  void pairToWithBlock(std::vector<Statement>& list, size_t open, size_t close) {
+    WithBlock with;
+    with.stream = switchTarget(list[open]);
+    with.loc = list[open].loc();
+    remark(with.loc, fmt::format("{} and {}{} became with {}: {} was the current stream before", brief(list[open]),
+                                 brief(list[close]), position(list[close].loc()), with.stream.toString(),
+                                 switchTarget(list[close]).toString()));
+    auto first = list.begin() + static_cast<std::ptrdiff_t>(open);
+    auto last = list.begin() + static_cast<std::ptrdiff_t>(close);
+    with.body.assign(std::make_move_iterator(first + 1), std::make_move_iterator(last));
+    list.erase(first + 1, last + 1);
+    list[open] = Statement(std::move(with));
+  }
+
+  // Merges into the with block list[k] the following blocks on the same
+  // stream, with the stream-free statements between them.
+  bool mergeFollowingBlocks(std::vector<Statement>& list, size_t k) {
+    bool changed = false;
+    while (leavesStreamAsEntered(list[k].with().body)) {
+      size_t m = k + 1;
+      while (m < list.size() && list[m].isOp() && !isSwitch(list[m]) && !opUsesCurrentStream(list[m].op())) ++m;
+      if (m == list.size() || !list[m].isWith() || !(list[m].with().stream == list[k].with().stream)) break;
+      remark(list[m].loc(), fmt::format("merged {} into the block{}: the same stream, and nothing between them uses "
+                                        "a stream",
+                                        brief(list[m]), position(list[k].loc())));
+      std::vector<Statement>& into = list[k].with().body;
+      for (size_t between = k + 1; between < m; ++between) into.push_back(std::move(list[between]));
+      for (Statement& inner : list[m].with().body) into.push_back(std::move(inner));
+      list.erase(list.begin() + static_cast<std::ptrdiff_t>(k + 1), list.begin() + static_cast<std::ptrdiff_t>(m + 1));
+      changed = true;
+    }
+    return changed;
+  }
+
+  // Loops and with blocks left with no statement.
+  bool removeEmptyBlocks(std::vector<Statement>& list) {
     bool changed = false;
     for (size_t k = list.size(); k-- > 0;) {
-      if (!list[k].isFor()) continue;
-      changed |= removeEmptyLoops(list[k].loop().body);
-      if (!list[k].loop().body.empty()) continue;
+      std::vector<Statement>* nested = list[k].nestedBody();
+      if (!nested) continue;
+      changed |= removeEmptyBlocks(*nested);
+      if (!nested->empty()) continue;
       remark(list[k].loc(), fmt::format("removed {}: its body is empty", brief(list[k])));
       list.erase(list.begin() + static_cast<std::ptrdiff_t>(k));
       changed = true;

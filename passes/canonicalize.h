@@ -6,15 +6,21 @@
 //   * record_event statements and get_current_stream captures left unused;
 //   * set_current_stream statements that change no statement's stream: a
 //     switch to the stream already current, or one overridden before any
-//     statement issues on it;
-//   * loops left empty by the removals.
+//     statement issues on it (or before a with block gives its stream back);
+//   * loops and with blocks left empty by the removals.
+// and writes the remaining switches with the fewest of them:
+//   * set_current_stream(s) ... set_current_stream(p), where p is known to
+//     be the stream current before (a capture made while it was current),
+//     becomes `with s { ... }`;
+//   * adjacent `with s` blocks merge (only views and integers between them);
+//   * a `with s` where s is already current gives way to its body.
 // A synchronization is removed only when the program without it has no race
 // that the program with it did not have, for every rank with the bound
 // parameters and the context's worker pool: the race oracle is the proof.
 // It tries them one at a time, last to first, so every synchronization that
 // remains is needed (removing it alone makes a race). The stream switches
-// are removed by what the text shows (no oracle needed), so without a race
-// oracle only they go. The program's meaning does not change. Each removal
+// and with blocks are rewritten by what the text shows (no oracle needed),
+// so without a race oracle only they change. The program's meaning does not change. Each removal
 // is a remark; a program that does not verify is left as it is.
 #pragma once
 

@@ -15,12 +15,7 @@ Program taggedByTopLevelStatement(const Program& program) {
     const SourceLoc tag{static_cast<uint32_t>(i + 1), 1};
     std::vector<Statement> one;
     one.push_back(std::move(tagged.body[i]));
-    walkStatements(one, [&](Statement& s) {
-      if (s.isOp())
-        s.op().loc = tag;
-      else
-        s.loop().loc = tag;
-    });
+    walkStatements(one, [&](Statement& s) { s.setLoc(tag); });
     tagged.body[i] = std::move(one.front());
   }
   return tagged;

@@ -2,19 +2,29 @@
 
 namespace hostir {
 
+namespace {
+
+// Names `body` defines where `body` is visible: with blocks open no scope.
+void addVisibleDefinitions(const std::vector<Statement>& body, std::unordered_set<std::string>& names) {
+  for (const Statement& s : body) {
+    if (s.isOp())
+      for (const NameDef& r : s.op().results) names.insert(r.name);
+    else if (s.isWith())
+      addVisibleDefinitions(s.with().body, names);
+  }
+}
+
+}  // namespace
+
 FreshNames::FreshNames(const Program& program) {
   for (const Param& p : program.params) topLevel_.insert(p.name);
   for (const Decl& d : program.decls) topLevel_.insert(d.name);
-  for (const Statement& s : program.body)
-    if (s.isOp())
-      for (const NameDef& r : s.op().results) topLevel_.insert(r.name);
+  addVisibleDefinitions(program.body, topLevel_);
   used_ = topLevel_;
   walkStatements(program.body, [&](const Statement& s) {
-    if (s.isFor()) {
-      used_.insert(s.loop().index.name);
-      return;
-    }
-    for (const NameDef& r : s.op().results) used_.insert(r.name);
+    if (s.isFor()) used_.insert(s.loop().index.name);
+    if (s.isOp())
+      for (const NameDef& r : s.op().results) used_.insert(r.name);
   });
 }
 

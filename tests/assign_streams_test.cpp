@@ -46,9 +46,18 @@ bool isStreamOp(const Statement& s, OpKind kind, const Arg& stream) {
   return s.isOp() && s.op().kind == kind && s.op().operand("s") == stream;
 }
 
+bool switchesOutsideWithBlocks(const std::vector<Statement>& body) {
+  for (const Statement& s : body) {
+    if (s.isOp() && s.op().kind == OpKind::SetCurrentStream) return true;
+    if (s.isFor() && switchesOutsideWithBlocks(s.loop().body)) return true;
+  }
+  return false;
+}
+
 // Checks `after` against `before` statement by statement: every loop the
-// pass applies to becomes capture (unless reused), loop with the entry
-// prologue, switch back, join; everything else is unchanged.
+// pass applies to becomes capture (unless reused), loop whose body is one
+// with block (the iteration's stream, the entry synchronization, the
+// original body), join; everything else is unchanged.
 void expectSectionFourShape(const Program& before, const Program& after) {
   ASSERT_EQ(after.params, before.params);
   ASSERT_EQ(after.decls, before.decls);
@@ -59,7 +68,9 @@ void expectSectionFourShape(const Program& before, const Program& after) {
     if (!stmt.isFor() || !assignStreamsApplies(stmt.loop())) {
       EXPECT_EQ(after.body[k++], stmt);
       if (stmt.isOp() && stmt.op().kind == OpKind::SetCurrentStream) main.reset();
-      if (stmt.isFor()) main.reset();  // may switch streams inside
+      // A loop may switch streams inside; a with block gives the stream
+      // back, so a capture before it stays valid.
+      if (stmt.isFor() && switchesOutsideWithBlocks(stmt.loop().body)) main.reset();
       continue;
     }
     const ForLoop& original = stmt.loop();
@@ -68,27 +79,28 @@ void expectSectionFourShape(const Program& before, const Program& after) {
       ++k;
     }
     ASSERT_TRUE(main.has_value()) << "no captured main stream before the loop";
-    ASSERT_LT(k + 2, after.body.size());
+    ASSERT_LT(k + 1, after.body.size());
     ASSERT_TRUE(after.body[k].isFor());
     const ForLoop& loop = after.body[k].loop();
     EXPECT_EQ(loop.index, original.index);
     EXPECT_EQ(loop.start, original.start);
     EXPECT_EQ(loop.end, original.end);
-    ASSERT_EQ(loop.body.size(), original.body.size() + 2);
-    EXPECT_TRUE(
-        isStreamOp(loop.body[0], OpKind::SetCurrentStream, iterationStream(original.index.name, original.start)));
-    EXPECT_TRUE(isStreamOp(loop.body[1], OpKind::Synchronize, Arg::name(*main)));
-    for (size_t s = 0; s < original.body.size(); ++s) EXPECT_EQ(loop.body[s + 2], original.body[s]);
-    EXPECT_TRUE(isStreamOp(after.body[k + 1], OpKind::SetCurrentStream, Arg::name(*main)));
-    ASSERT_TRUE(after.body[k + 2].isFor());
-    const ForLoop& join = after.body[k + 2].loop();
+    ASSERT_EQ(loop.body.size(), 1u);
+    ASSERT_TRUE(loop.body[0].isWith());
+    const WithBlock& onWorker = loop.body[0].with();
+    EXPECT_EQ(onWorker.stream, iterationStream(original.index.name, original.start));
+    ASSERT_EQ(onWorker.body.size(), original.body.size() + 1);
+    EXPECT_TRUE(isStreamOp(onWorker.body[0], OpKind::Synchronize, Arg::name(*main)));
+    for (size_t s = 0; s < original.body.size(); ++s) EXPECT_EQ(onWorker.body[s + 1], original.body[s]);
+    ASSERT_TRUE(after.body[k + 1].isFor());
+    const ForLoop& join = after.body[k + 1].loop();
     EXPECT_EQ(join.start, original.start);
     EXPECT_EQ(join.end, original.end);
     ASSERT_EQ(join.body.size(), 1u);
     EXPECT_TRUE(isStreamOp(join.body[0], OpKind::Synchronize, iterationStream(join.index.name, original.start)));
     EXPECT_EQ(before.findParam(join.index.name), nullptr);
     EXPECT_EQ(before.findDecl(join.index.name), nullptr);
-    k += 3;
+    k += 2;
   }
   EXPECT_EQ(k, after.body.size());
 }
@@ -121,15 +133,15 @@ TEST(AssignStreams, MatchesTheSectionFourListing) {
   const char* expected =
       "  main = get_current_stream()\n"
       "  for i in range(S) {\n"
-      "    set_current_stream(stream(i))\n"
-      "    synchronize(main)\n"
-      "    xi = shard_by_stream(x, axis=0, index=i, chunks=S)\n"
-      "    yi = shard_by_stream(y, axis=0, index=i, chunks=S)\n"
-      "    linear(xi, w, out=yi)\n"
-      "    c = allreduce(yi, op=sum)\n"
-      "    wait(c)\n"
+      "    with stream(i) {\n"
+      "      synchronize(main)\n"
+      "      xi = shard_by_stream(x, axis=0, index=i, chunks=S)\n"
+      "      yi = shard_by_stream(y, axis=0, index=i, chunks=S)\n"
+      "      linear(xi, w, out=yi)\n"
+      "      c = allreduce(yi, op=sum)\n"
+      "      wait(c)\n"
+      "    }\n"
       "  }\n"
-      "  set_current_stream(main)\n"
       "  for j in range(S) {\n"
       "    synchronize(stream(j))\n"
       "  }\n"
@@ -198,7 +210,7 @@ TEST(AssignStreams, NewCaptureAfterTheProgramSwitchesStreams) {
   std::string printed = printProgram(after);
   EXPECT_NE(printed.find("main = get_current_stream()"), std::string::npos) << printed;
   EXPECT_NE(printed.find("main_1 = get_current_stream()"), std::string::npos) << printed;
-  EXPECT_NE(printed.find("set_current_stream(main_1)"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("synchronize(main_1)"), std::string::npos) << printed;
   expectSectionFourShape(p, after);
 }
 
@@ -310,9 +322,9 @@ TEST(AssignStreams, RewritesTheIndependentLoopsAroundADependentOne) {
   std::string printed = printProgram(after);
   EXPECT_NE(printed.find("  main = get_current_stream()\n"
                          "  for i in range(S) {\n"
-                         "    set_current_stream(stream(i))\n"
-                         "    synchronize(main)\n"
-                         "    xi = shard_by_stream(x, axis=0, index=i, chunks=S)\n"),
+                         "    with stream(i) {\n"
+                         "      synchronize(main)\n"
+                         "      xi = shard_by_stream(x, axis=0, index=i, chunks=S)\n"),
             std::string::npos)
       << printed;
   EXPECT_NE(printed.find("  for i in range(S) {\n"
@@ -320,8 +332,8 @@ TEST(AssignStreams, RewritesTheIndependentLoopsAroundADependentOne) {
                          "    add(acc, yi, out=acc)\n"
                          "  }\n"
                          "  for i in range(S) {\n"
-                         "    set_current_stream(stream(i))\n"
-                         "    synchronize(main)\n"),
+                         "    with stream(i) {\n"
+                         "      synchronize(main)\n"),
             std::string::npos)
       << "the dependent loop is left as it is:\n"
       << printed;
@@ -383,7 +395,7 @@ TEST(AssignStreams, LoopsNotStartingAtZeroUseStreamsFromZero) {
     std::vector<Remark> remarks;
     Program after = assignStreams(p, {}, &remarks);
     std::string printed = printProgram(after);
-    EXPECT_THAT(printed, HasSubstr(fmt::format("    set_current_stream({})\n    synchronize(main)\n", c.loopStream)));
+    EXPECT_THAT(printed, HasSubstr(fmt::format("    with {} {{\n      synchronize(main)\n", c.loopStream)));
     EXPECT_THAT(printed,
                 HasSubstr(fmt::format("  for j in {} {{\n    synchronize({})\n  }}\n", c.range, c.joinStream)));
     ASSERT_EQ(remarks.size(), 1u);
@@ -397,6 +409,54 @@ TEST(AssignStreams, LoopsNotStartingAtZeroUseStreamsFromZero) {
       }
     }
   }
+}
+
+// A loop inside a top-level with block runs on the block's stream, and a
+// loop holding a with block chooses its streams: both stay, with a remark.
+// The capture before a with block serves the loop after it, since the
+// block gives the stream back.
+TEST(AssignStreams, LeavesLoopsInOrHoldingWithBlocksAndReusesTheCaptureAcrossOne) {
+  Program p = testing::parseOrDie(R"(program p(M = 32, N = 8, S = 2) {
+  input x : f32[M, N]
+  output y : f32[M, N]
+  y = allocate(f32[M, N])
+  for i in range(S) {
+    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
+    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
+    copy(xi, out=yi)
+  }
+  with stream(3) {
+    for i in range(S) {
+      yi = shard_by_stream(y, axis=0, index=i, chunks=S)
+      add(yi, yi, out=yi)
+    }
+  }
+  for i in range(S) {
+    with stream(i) {
+      yi = shard_by_stream(y, axis=0, index=i, chunks=S)
+      add(yi, yi, out=yi)
+    }
+  }
+  for i in range(S) {
+    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
+    add(yi, yi, out=yi)
+  }
+}
+)");
+  std::vector<Remark> remarks;
+  Program after = assignStreams(p, {}, &remarks);
+  ASSERT_EQ(remarks.size(), 4u);
+  EXPECT_THAT(remarks[0].message, HasSubstr("iteration i runs on stream(i)"));
+  EXPECT_EQ(remarks[1].loc, (SourceLoc{11, 5}));
+  EXPECT_THAT(remarks[1].message, HasSubstr("loop left as it is: it is inside 'with stream(3)'"));
+  EXPECT_EQ(remarks[2].loc, (SourceLoc{16, 3}));
+  EXPECT_THAT(remarks[2].message, HasSubstr("chooses its own streams (set_current_stream or with)"));
+  EXPECT_THAT(remarks[3].message, HasSubstr("iteration i runs on stream(i)"));
+  std::string printed = printProgram(after);
+  EXPECT_EQ(printed.find("main_1"), std::string::npos) << "one capture serves both loops:\n" << printed;
+  EXPECT_EQ(printed.find("set_current_stream"), std::string::npos) << printed;
+  expectSectionFourShape(p, after);
+  EXPECT_FALSE(verifyProgram(after).has_value());
 }
 
 }  // namespace

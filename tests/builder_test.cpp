@@ -97,5 +97,40 @@ TEST(Builder, VerifierCatchesBuiltMistakes) {
   EXPECT_NE(error->message.find("contracts K"), std::string::npos) << error->message;
 }
 
+TEST(Builder, WithBlocksBuildWhatTheTextSays) {
+  ProgramBuilder b("with_blocks");
+  Expr S = b.param("S", 2);
+  Value x = b.input("x", DType::F32, {Expr(8)});
+  b.output("y", DType::F32, {Expr(8)});
+  Value main = b.getCurrentStream("main");
+  b.forLoop("i", S, [&](Expr i) {
+    b.withStream(StreamRef::worker(i), [&] {
+      b.synchronize(StreamRef::captured(main));
+      b.copy(x, "t");
+    });
+  });
+  b.withStream(StreamRef::captured(main), [&] { b.copy(x, "y"); });
+  Program built = b.build();
+  Program parsed = testing::parseOrDie(R"(program with_blocks(S = 2) {
+  input  x : f32[8]
+  output y : f32[8]
+
+  main = get_current_stream()
+  for i in range(S) {
+    with stream(i) {
+      synchronize(main)
+      t = copy(x)
+    }
+  }
+  with main {
+    y = copy(x)
+  }
+}
+)");
+  EXPECT_EQ(built, parsed) << printProgram(built);
+  EXPECT_EQ(printProgram(built), printProgram(parsed));
+  EXPECT_FALSE(verifyProgram(built).has_value());
+}
+
 }  // namespace
 }  // namespace hostir

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/race_check.h"
 #include "cli_runner.h"
 #include "hostir/printer.h"
 #include "hostir/verifier.h"
@@ -56,22 +57,22 @@ bool isSynchronization(const Statement& s) {
 }
 
 // Every synchronization of `p`, by its position: top-level index, then the
-// index in each loop body.
+// index in each loop or with block body.
 std::vector<std::vector<size_t>> synchronizations(const std::vector<Statement>& body, std::vector<size_t> prefix = {}) {
   std::vector<std::vector<size_t>> out;
   for (size_t k = 0; k < body.size(); ++k) {
     std::vector<size_t> path = prefix;
     path.push_back(k);
     if (isSynchronization(body[k])) out.push_back(path);
-    if (body[k].isFor())
-      for (auto& inner : synchronizations(body[k].loop().body, path)) out.push_back(inner);
+    if (const auto* nested = body[k].nestedBody())
+      for (auto& inner : synchronizations(*nested, path)) out.push_back(inner);
   }
   return out;
 }
 
 Program without(Program p, const std::vector<size_t>& path) {
   std::vector<Statement>* list = &p.body;
-  for (size_t depth = 0; depth + 1 < path.size(); ++depth) list = &(*list)[path[depth]].loop().body;
+  for (size_t depth = 0; depth + 1 < path.size(); ++depth) list = (*list)[path[depth]].nestedBody();
   list->erase(list->begin() + static_cast<std::ptrdiff_t>(path.back()));
   return p;
 }
@@ -86,15 +87,15 @@ constexpr const char* kRowParallelStreams = R"(program row_parallel_linear(M = 2
   y = allocate(f32[M, N])
   main = get_current_stream()
   for i in range(S) {
-    set_current_stream(stream(i))
-    synchronize(main)
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    linear(xi, w, out=yi)
-    c = allreduce(yi, op=sum)
-    wait(c)
+    with stream(i) {
+      synchronize(main)
+      xi = shard_by_stream(x, axis=0, index=i, chunks=S)
+      yi = shard_by_stream(y, axis=0, index=i, chunks=S)
+      linear(xi, w, out=yi)
+      c = allreduce(yi, op=sum)
+      wait(c)
+    }
   }
-  set_current_stream(main)
   for j in range(S) {
     synchronize(stream(j))
   }
@@ -104,19 +105,20 @@ constexpr const char* kRowParallelStreams = R"(program row_parallel_linear(M = 2
 TEST(Canonicalize, RowParallelKeepsOnlyTheSynchronizeThatOrdersTheAllocation) {
   std::vector<Remark> remarks;
   Program p = canonicalize(testing::parseOrDie(kRowParallelStreams), {}, &remarks);
-  // The join and the switch back order nothing the end of the program does
-  // not; wait(c) is on the allreduce's own stream; synchronize(main) orders
-  // the allocation of y on the main stream before the workers write it.
+  // The join orders nothing the end of the program does not; wait(c) is
+  // on the allreduce's own stream; synchronize(main) orders the allocation
+  // of y on the main stream before the workers write it.
   EXPECT_EQ(printedBody(p),
             "  y = allocate(f32[M, N])\n"
             "  main = get_current_stream()\n"
             "  for i in range(S) {\n"
-            "    set_current_stream(stream(i))\n"
-            "    synchronize(main)\n"
-            "    xi = shard_by_stream(x, axis=0, index=i, chunks=S)\n"
-            "    yi = shard_by_stream(y, axis=0, index=i, chunks=S)\n"
-            "    linear(xi, w, out=yi)\n"
-            "    c = allreduce(yi, op=sum)\n"
+            "    with stream(i) {\n"
+            "      synchronize(main)\n"
+            "      xi = shard_by_stream(x, axis=0, index=i, chunks=S)\n"
+            "      yi = shard_by_stream(y, axis=0, index=i, chunks=S)\n"
+            "      linear(xi, w, out=yi)\n"
+            "      c = allreduce(yi, op=sum)\n"
+            "    }\n"
             "  }\n"
             "}\n");
   auto said = messages(remarks);
@@ -124,7 +126,6 @@ TEST(Canonicalize, RowParallelKeepsOnlyTheSynchronizeThatOrdersTheAllocation) {
                                        "waits for every stream at the end")));
   EXPECT_THAT(said, Contains(HasSubstr("removed wait(c): implied")));
   EXPECT_THAT(said, Contains(HasSubstr("removed for j in range(S): its body is empty")));
-  EXPECT_THAT(said, Contains(HasSubstr("removed set_current_stream(main): nothing is issued after it")));
   EXPECT_THAT(said, Contains(HasSubstr("kept synchronize(main): without it there would be a race on 'y'")));
 }
 
@@ -203,13 +204,14 @@ TEST(Canonicalize, RemovesSwitchesThatChangeNoStatementsStream) {
 }
 )"),
                            {}, &remarks);
+  // The switch to stream(1) and the one back to main then form a with
+  // block, which leaves the capture of main unused.
   EXPECT_EQ(printedBody(p),
-            "  main = get_current_stream()\n"
-            "  set_current_stream(stream(1))\n"
-            "  a = allocate(f32[N])\n"
-            "  copy(x, out=a)\n"
-            "  copy(x, out=a)\n"
-            "  set_current_stream(main)\n"
+            "  with stream(1) {\n"
+            "    a = allocate(f32[N])\n"
+            "    copy(x, out=a)\n"
+            "    copy(x, out=a)\n"
+            "  }\n"
             "  n = max(N, 1)\n"
             "  y = allocate(f32[N])\n"
             "  copy(x, out=y)\n"
@@ -322,11 +324,11 @@ TEST(Canonicalize, RemovesUnusedEventsAndKeepsTheNeededWaitEvent) {
   EXPECT_EQ(printedBody(p),
             "  main = get_current_stream()\n"
             "  y = allocate(f32[N])\n"
-            "  set_current_stream(stream(0))\n"
-            "  synchronize(main)\n"
-            "  copy(x, out=y)\n"
-            "  ready = record_event()\n"
-            "  set_current_stream(main)\n"
+            "  with stream(0) {\n"
+            "    synchronize(main)\n"
+            "    copy(x, out=y)\n"
+            "    ready = record_event()\n"
+            "  }\n"
             "  wait_event(ready)\n"
             "  z = allocate(f32[N])\n"
             "  copy(y, out=z)\n"
@@ -383,8 +385,9 @@ TEST(Canonicalize, RemovesCapturesLeftUnused) {
 
 TEST(Canonicalize, WithoutARaceOracleKeepsSynchronizationsAndRemovesRedundantSwitches) {
   std::string text = kRowParallelStreams;
-  // A switch overridden before anything is issued, and a trailing one.
-  text.replace(text.find("  set_current_stream(main)\n"), 0, "  set_current_stream(stream(7))\n");
+  // A switch the with block's end overrides before anything is issued, and
+  // a trailing one.
+  text.replace(text.find("      wait(c)\n") + 14, 0, "      set_current_stream(stream(7))\n");
   text.replace(text.rfind("}"), 0, "  set_current_stream(stream(1))\n");
   Program p = testing::parseOrDie(text);
   std::vector<Remark> remarks;
@@ -394,7 +397,8 @@ TEST(Canonicalize, WithoutARaceOracleKeepsSynchronizationsAndRemovesRedundantSwi
   EXPECT_EQ(p, testing::parseOrDie(kRowParallelStreams)) << printProgram(p);
   auto said = messages(remarks);
   EXPECT_THAT(said, Contains(HasSubstr("synchronizations kept: no race check is available")));
-  EXPECT_THAT(said, Contains(HasSubstr("removed set_current_stream(stream(7))")));
+  EXPECT_THAT(said, Contains(HasSubstr("removed set_current_stream(stream(7)): nothing is issued after it before the "
+                                       "with block gives the stream back")));
   EXPECT_THAT(said, Contains(HasSubstr("removed set_current_stream(stream(1))")));
 }
 
@@ -480,6 +484,137 @@ TEST_F(CanonicalizeRun, ComputesTheSameOutputsAsBefore) {
     EXPECT_THAT(a.out, HasSubstr("check: ok"));
     EXPECT_EQ(testing::slurp(afterOutput), testing::slurp(beforeOutput));
   }
+}
+
+// The fewest stream switches, as with blocks: a switch and the switch back
+// to the captured stream become one block, the next block on the same
+// stream merges into it (the view between them moves in), a block on the
+// stream already current gives way to its body, an empty block goes.
+TEST(Canonicalize, WritesSwitchesAsTheFewestWithBlocks) {
+  Program p = testing::parseOrDie(R"(program p(N = 8) {
+  input  x : f32[N]
+  output y : f32[N]
+
+  main = get_current_stream()
+  y = allocate(f32[N])
+  set_current_stream(stream(1))
+  synchronize(main)
+  a = copy(x)
+  set_current_stream(main)
+  v = shard_by_stream(y, axis=0, index=0, chunks=2)
+  with stream(1) {
+    b = copy(a)
+    with stream(1) {
+      c = copy(b)
+    }
+  }
+  with main {
+    copy(x, out=y)
+  }
+  with stream(2) {
+  }
+}
+)");
+  std::vector<Remark> remarks;
+  PassContext noOracle;
+  noOracle.remarks = [&](const Remark& r) { remarks.push_back(r); };
+  ASSERT_FALSE(CanonicalizePass().run(p, noOracle).has_value());
+  EXPECT_EQ(printedBody(p),
+            "  main = get_current_stream()\n"
+            "  y = allocate(f32[N])\n"
+            "  with stream(1) {\n"
+            "    synchronize(main)\n"
+            "    a = copy(x)\n"
+            "    v = shard_by_stream(y, axis=0, index=0, chunks=2)\n"
+            "    b = copy(a)\n"
+            "    c = copy(b)\n"
+            "  }\n"
+            "  copy(x, out=y)\n"
+            "}\n");
+  auto said = messages(remarks);
+  EXPECT_THAT(said, Contains(HasSubstr("set_current_stream(stream(1)) and set_current_stream(main) at 10:3 became "
+                                       "with stream(1): main was the current stream before")));
+  EXPECT_THAT(said, Contains(HasSubstr("merged with stream(1) into the block at 7:3")));
+  EXPECT_THAT(said, Contains(HasSubstr("removed with stream(1): stream(1) is already the current stream")));
+  EXPECT_THAT(said, Contains(HasSubstr("removed with main: main is already the current stream")));
+  EXPECT_THAT(said, Contains(HasSubstr("removed with stream(2): its body is empty")));
+  // The same program, race-checked: the rewrites keep it race-free.
+  EXPECT_TRUE(checkRaces(p, *bindParams(p, {}), 1, 4).empty());
+}
+
+// A switch back to a stream that is not known to be current before the
+// first switch stays a switch; one that is becomes a block, nested or not.
+TEST(Canonicalize, PairsOnlySwitchesBackToTheStreamCurrentBefore) {
+  Program p = testing::parseOrDie(R"(program p(N = 8) {
+  input  x : f32[N]
+
+  set_current_stream(stream(1))
+  a = copy(x)
+  set_current_stream(stream(2))
+  synchronize(stream(1))
+  b = copy(a)
+  set_current_stream(stream(1))
+  synchronize(stream(2))
+  c = copy(b)
+}
+)");
+  PassContext noOracle;
+  ASSERT_FALSE(CanonicalizePass().run(p, noOracle).has_value());
+  EXPECT_EQ(printedBody(p),
+            "  set_current_stream(stream(1))\n"
+            "  a = copy(x)\n"
+            "  with stream(2) {\n"
+            "    synchronize(stream(1))\n"
+            "    b = copy(a)\n"
+            "  }\n"
+            "  synchronize(stream(2))\n"
+            "  c = copy(b)\n"
+            "}\n");
+}
+
+// A block whose body switches at its own level gives back a stream the
+// body did not end on: it is neither dropped nor merged. Blocks with work
+// between them on another stream stay apart.
+TEST(Canonicalize, KeepsBlocksWhoseRemovalWouldChangeAStream) {
+  const char* text = R"(program p(N = 8) {
+  input  x : f32[N]
+
+  main = get_current_stream()
+  with main {
+    a = copy(x)
+    set_current_stream(stream(3))
+    b = copy(x)
+  }
+  c = copy(x)
+  with stream(1) {
+    synchronize(main)
+    d = copy(x)
+  }
+  e = copy(x)
+  with stream(1) {
+    f = copy(x)
+  }
+  synchronize(stream(1))
+}
+)";
+  Program before = testing::parseOrDie(text);
+  Program p = before;
+  PassContext noOracle;
+  ASSERT_FALSE(CanonicalizePass().run(p, noOracle).has_value());
+  EXPECT_EQ(p, before) << printProgram(p);
+}
+
+// Each rewrite in a loop body and after assign-streams: the row-parallel
+// program's blocks stay, and every remaining synchronization is needed.
+TEST(Canonicalize, KeepsAssignStreamsBlocksAndTheirNeededSynchronization) {
+  Program p = canonicalize(
+      assignStreams(testing::parseOrDie(testing::readFile(testing::sourceDir() / "examples/row_parallel_linear.hir"))));
+  std::string printed = printedBody(p);
+  EXPECT_THAT(printed, HasSubstr("  for i in range(S) {\n"
+                                 "    with stream(i) {\n"
+                                 "      synchronize(main)\n"));
+  EXPECT_THAT(printed, ::testing::Not(HasSubstr("set_current_stream")));
+  EXPECT_TRUE(checkRaces(p, *bindParams(p, {}), 1, 4).empty());
 }
 
 }  // namespace

@@ -59,6 +59,7 @@ constexpr const char* kParallelBlock = R"(program block(B = 64, H = 64, A = 64, 
 bool usesWorkerStreams(const Program& program) {
   bool uses = false;
   walkStatements(program.body, [&](const Statement& s) {
+    if (s.isWith()) uses |= s.with().stream.form == Arg::Form::Stream;
     if (!s.isOp() || s.op().kind != OpKind::SetCurrentStream) return;
     const std::optional<Arg>& stream = s.op().operand("s");
     uses |= stream && stream->form == Arg::Form::Stream;

@@ -142,5 +142,63 @@ TEST(Parser, ParsesStandaloneExpressions) {
   EXPECT_EQ(e->toString(), "ceildiv(M, S) * (i + 1) - 3 % 2");
 }
 
+// with blocks in every position: captured and numbered streams, nested,
+// inside loops and around them. The printer writes them as the language
+// does, and parsing the print gives the program back.
+TEST(Parser, WithBlocksRoundTrip) {
+  const std::string text = R"(program p(M = 8, S = 2) {
+  input  x : f32[M]
+  output y : f32[M]
+
+  main = get_current_stream()
+  with stream(S + 1) {
+    synchronize(main)
+    y = copy(x)
+    with main {
+      t = copy(x)
+    }
+  }
+  for i in range(S) {
+    with stream(i) {
+      synchronize(main)
+      for k in range(2) {
+        add(t, x, out=t)
+      }
+      with stream(i * 2) {
+      }
+    }
+  }
+}
+)";
+  Program p = parseOrDie(text);
+  EXPECT_EQ(printProgram(p), text);
+  EXPECT_EQ(parseOrDie(printProgram(p)), p);
+  ASSERT_TRUE(p.body[1].isWith());
+  const WithBlock& outer = p.body[1].with();
+  EXPECT_EQ(outer.loc, (SourceLoc{6, 3}));
+  EXPECT_EQ(outer.stream, Arg::stream(Expr::name("S") + Expr::literal(1)));
+  ASSERT_EQ(outer.body.size(), 3u);
+  ASSERT_TRUE(outer.body[2].isWith());
+  EXPECT_EQ(outer.body[2].with().stream, Arg::name("main"));
+  EXPECT_EQ(outer.body[2].with().stream.loc, (SourceLoc{9, 10}));
+  const WithBlock& inLoop = p.body[2].loop().body[0].with();
+  ASSERT_EQ(inLoop.body.size(), 3u);
+  EXPECT_TRUE(inLoop.body[1].isFor());
+  EXPECT_TRUE(inLoop.body[2].isWith());
+  EXPECT_TRUE(inLoop.body[2].with().body.empty());
+}
+
+TEST(Parser, WithBlocksOnOneLineAndEqualityIgnoresTheirPositions) {
+  Program a =
+      parseOrDie("program p() {\n  s = get_current_stream()\n  with s { e = record_event() }; wait_event(e)\n}\n");
+  Program b = parseOrDie(
+      "program p() {\n  s = get_current_stream()\n\n  with s {\n    e = record_event()\n  }\n  wait_event(e)\n}\n");
+  Program c = parseOrDie(
+      "program p() {\n  s = get_current_stream()\n  with stream(0) { e = record_event() }; wait_event(e)\n}\n");
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_EQ(printProgram(a), printProgram(b));
+}
+
 }  // namespace
 }  // namespace hostir

@@ -686,16 +686,64 @@ Program loopNest(int depth) {
 
 TEST(VerifierLimits, LoopNestsBuiltInCppAreLimited) {
   EXPECT_EQ(messageOf(loopNest(kMaxLoopNesting)), "");
-  EXPECT_EQ(messageOf(loopNest(kMaxLoopNesting + 1)), "loops nested too deeply: more than 64 levels of 'for'");
-  EXPECT_EQ(messageOf(loopNest(1000)), "loops nested too deeply: more than 64 levels of 'for'");
+  EXPECT_EQ(messageOf(loopNest(kMaxLoopNesting + 1)),
+            "blocks nested too deeply: more than 64 levels of 'for' and 'with'");
+  EXPECT_EQ(messageOf(loopNest(1000)), "blocks nested too deeply: more than 64 levels of 'for' and 'with'");
   // The printed nest at the limit parses back; one more loop does not.
   auto reparsed = parseProgram(printProgram(loopNest(kMaxLoopNesting)));
   ASSERT_TRUE(reparsed.ok()) << reparsed.error().message;
   EXPECT_EQ(*reparsed, loopNest(kMaxLoopNesting));
   auto over = parseProgram(printProgram(loopNest(kMaxLoopNesting + 1)));
   ASSERT_FALSE(over.ok());
-  EXPECT_EQ(over.error().message, "loops nested too deeply: more than 64 levels of 'for'");
+  EXPECT_EQ(over.error().message, "blocks nested too deeply: more than 64 levels of 'for' and 'with'");
   EXPECT_EQ(over.error().loc, (SourceLoc{66, 131}));
+}
+
+// Loops and with blocks count together towards the nesting limit; with
+// blocks alone too.
+TEST(VerifierLimits, WithBlocksCountTowardsTheNestingLimit) {
+  auto nest = [](int loops, int withs) {
+    Program p = loopNest(loops);
+    std::vector<Statement> body = std::move(p.body);
+    for (int k = 0; k < withs; ++k) {
+      WithBlock with;
+      with.stream = Arg::stream(Expr(k));
+      with.body = std::move(body);
+      body = {Statement(std::move(with))};
+    }
+    p.body = std::move(body);
+    return p;
+  };
+  const std::string tooDeep = "blocks nested too deeply: more than 64 levels of 'for' and 'with'";
+  EXPECT_EQ(messageOf(nest(32, 32)), "");
+  EXPECT_EQ(messageOf(nest(32, 33)), tooDeep);
+  EXPECT_EQ(messageOf(nest(0, 65)), tooDeep);
+  auto reparsed = parseProgram(printProgram(nest(32, 32)));
+  ASSERT_TRUE(reparsed.ok()) << reparsed.error().message;
+  EXPECT_EQ(*reparsed, nest(32, 32));
+  auto over = parseProgram(printProgram(nest(0, 65)));
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.error().message, tooDeep);
+}
+
+// What the parser refuses in text, the structure check refuses in a with
+// block built in C++: a stream that is not a stream, a tensor as the stream.
+TEST(Verifier, WithBlocksBuiltInCppNeedAStream) {
+  auto withStream = [](Arg stream) {
+    ProgramBuilder b("p");
+    Value x = b.input("x", DType::F32, {Expr(4)});
+    Program p = b.build();
+    WithBlock with;
+    with.stream = std::move(stream);
+    p.body.push_back(Statement(std::move(with)));
+    (void)x;
+    return p;
+  };
+  EXPECT_EQ(messageOf(withStream(Arg::boolean(true))), "the stream of 'with' must be a captured stream or stream(e)");
+  EXPECT_EQ(messageOf(withStream(Arg::integer(Expr(1)))),
+            "the stream of 'with' must be a captured stream or stream(e)");
+  EXPECT_EQ(messageOf(withStream(Arg::name("x"))), "'x' is a tensor, but the stream of 'with' must be a stream");
+  EXPECT_EQ(messageOf(withStream(Arg::stream(Expr(2)))), "");
 }
 
 TEST(VerifierLimits, TensorRankAndShardAxisBuiltInCpp) {

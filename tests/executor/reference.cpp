@@ -322,6 +322,7 @@ const std::vector<std::string>& knownExamples() {
                                                  "broadcast",
                                                  "events",
                                                  "parallel_block",
+                                                 "pipeline_with_blocks",
                                                  "reduce_scatter",
                                                  "ring_all_gather_linear",
                                                  "ring_all_gather_linear_overlapped",
@@ -352,7 +353,7 @@ std::map<std::string, RefTensor> exampleReference(const std::string& program,
   if (linears.count(program)) return {{"y", linear(get("x"), get("w"))}};
   if (program == "reduce_scatter" || program == "ring_reduce_scatter" || program == "ring_reduce_scatter_overlapped")
     return {{"y", matmul(get("x"), get("w"))}};
-  if (program == "events" || program == "sequence_parallel_mlp")
+  if (program == "events" || program == "pipeline_with_blocks" || program == "sequence_parallel_mlp")
     return {{"y", linear(linear(get("x"), get("w1")), get("w2"))}};
   if (program == "parallel_block")
     return {{"y", add(linear(linear(get("x"), get("wa")), get("wo")), linear(linear(get("x"), get("w1")), get("w2")))}};

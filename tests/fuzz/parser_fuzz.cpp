@@ -67,6 +67,10 @@ class UnrollCounter {
         }
         continue;
       }
+      if (stmt.isWith()) {
+        if (!walk(stmt.with().body)) return false;
+        continue;
+      }
       const hostir::ForLoop& loop = stmt.loop();
       auto start = loop.start.empty() ? std::optional<int64_t>(0) : eval(loop.start);
       auto end = eval(loop.end);

@@ -115,7 +115,7 @@ TEST_F(IndependenceCli, RunPrintsTheRemarksOnce) {
 TEST_F(IndependenceCli, ANegativeStartRunsOnStreamsFromZero) {
   auto r = run("opt " + golden("range_negative.hir") + " --passes assign-streams");
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("set_current_stream(stream(i + 1))"));
+  EXPECT_THAT(r.out, HasSubstr("with stream(i + 1) {"));
   EXPECT_THAT(r.out, HasSubstr("synchronize(stream(j + 1))"));
   EXPECT_THAT(r.out, Not(HasSubstr("stream(i)")));
 }

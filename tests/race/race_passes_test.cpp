@@ -148,8 +148,8 @@ TEST(RacePasses, PassManagerReportsAPassThatMakesTheProgramRacy) {
   pm.addPass(std::make_unique<DeleteSynchronizePass>());
   auto error = pm.run(program, testing::raceCheckedContext(program, {{}, 2}));
   ASSERT_TRUE(error.has_value());
-  // y's allocate on the main stream (6:7) against iteration 0's linear on stream(0) (13:5).
-  EXPECT_EQ(error->loc, (SourceLoc{13, 5}));
+  // y's allocate on the main stream (6:7) against iteration 0's linear on stream(0) (13:7).
+  EXPECT_EQ(error->loc, (SourceLoc{13, 7}));
   EXPECT_EQ(error->message.rfind(
                 "pass 'delete-synchronize' made the program racy: race on 'y'[0:64, 0:128]: linear on stream(0) "
                 "writes it while allocate at 6:7 on the main stream writes it, unordered (rank 0) (and ",
@@ -160,7 +160,7 @@ TEST(RacePasses, PassManagerReportsAPassThatMakesTheProgramRacy) {
   EXPECT_EQ(error->notes[0].loc, (SourceLoc{6, 7}));
   // What `hostir opt` prints: both positions with their lines.
   std::string rendered = renderDiagnostic(*error, file, text);
-  EXPECT_EQ(rendered.rfind(file + ":13:5: error: pass 'delete-synchronize' made the program racy: race on 'y'", 0), 0u)
+  EXPECT_EQ(rendered.rfind(file + ":13:7: error: pass 'delete-synchronize' made the program racy: race on 'y'", 0), 0u)
       << rendered;
   EXPECT_NE(rendered.find(file + ":6:7: note: the other access: allocate on the main stream writes 'y'\n"
                                  "  y = allocate(f32[M, N])\n"),

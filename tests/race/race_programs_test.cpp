@@ -891,6 +891,94 @@ const std::vector<Case>& cases() {
 }
 )hir",
        1, 4, false},
+
+      // with blocks: the stream goes back after the block, so the add runs
+      // on the main stream while the block's copy may still run on stream(0).
+      {"WithBlockWorkRacesWithTheRestoredStream", R"hir(program with_race(M = 8, N = 8) {
+  input  x : f32[M, N]
+  y = allocate(f32[M, N])
+  main = get_current_stream()
+  with stream(0) {
+    synchronize(main)
+    copy(x, out=y)
+  }
+  add(y, y, out=y)
+}
+)hir",
+       1, 4, true, 7, 9, "y"},
+
+      // The event recorded in the block is visible after it (no scope), and
+      // the main stream waits for it.
+      {"WithBlockNamesUsedAfterIt", R"hir(program with_event(M = 8, N = 8) {
+  input  x : f32[M, N]
+  y = allocate(f32[M, N])
+  main = get_current_stream()
+  with stream(0) {
+    synchronize(main)
+    copy(x, out=y)
+    done = record_event()
+  }
+  wait_event(done)
+  add(y, y, out=y)
+}
+)hir",
+       1, 4, false},
+
+      // Nested in a loop: chunk i on stream(i), joined after the loop.
+      {"WithBlocksInALoopJoined", R"hir(program with_loop(M = 8, N = 8, S = 2) {
+  input  x : f32[M, N]
+  y = allocate(f32[M, N])
+  main = get_current_stream()
+  for i in range(S) {
+    with stream(i) {
+      synchronize(main)
+      xi = shard_by_stream(x, axis=0, index=i, chunks=S)
+      yi = shard_by_stream(y, axis=0, index=i, chunks=S)
+      copy(xi, out=yi)
+    }
+  }
+  for j in range(S) {
+    synchronize(stream(j))
+  }
+  add(y, y, out=y)
+}
+)hir",
+       1, 4, false},
+
+      // The same loop without the join: the add on the main stream races
+      // with the last iteration's copy.
+      {"WithBlocksInALoopUnjoined", R"hir(program with_loop(M = 8, N = 8, S = 2) {
+  input  x : f32[M, N]
+  y = allocate(f32[M, N])
+  main = get_current_stream()
+  for i in range(S) {
+    with stream(i) {
+      synchronize(main)
+      xi = shard_by_stream(x, axis=0, index=i, chunks=S)
+      yi = shard_by_stream(y, axis=0, index=i, chunks=S)
+      copy(xi, out=yi)
+    }
+  }
+  add(y, y, out=y)
+}
+)hir",
+       1, 4, true, 10, 13, "y"},
+
+      // A nested with block on the captured main stream orders its copy
+      // after the main stream's allocate; the outer block's add then
+      // runs on stream(1) again and must wait for it.
+      {"NestedWithBlockOnMainStream", R"hir(program with_nested(M = 8, N = 8) {
+  input  x : f32[M, N]
+  main = get_current_stream()
+  with stream(1) {
+    with main {
+      y = copy(x)
+    }
+    add(y, y, out=y)
+  }
+}
+)hir",
+       1, 4, true, 6, 8, "y"},
   };
   return kCases;
 }
