@@ -30,6 +30,7 @@ struct CpuOptions {
 
 struct BackendOptions {
   int64_t streams = 4;
+  void* externalMainStream = nullptr;  // CUDA: the caller's stream as the main stream (never destroyed)
   std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
   CpuOptions cpu;
 };

@@ -79,6 +79,7 @@ Result<RunResult> RankRun::run() {
   BackendOptions options;
   options.streams = request.streams;
   options.commTimeout = request.commTimeout;
+  options.externalMainStream = request.externalMainStream;
   options.cpu.reference = request.reference;
   options.cpu.delays = request.delays;
   options.cpu.computeSlots = request.computeSlots;

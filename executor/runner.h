@@ -42,6 +42,9 @@ struct RunRequest {
   std::string traceSourceName;  // prefixes the trace's source positions ("p.hir:3:4")
   uint64_t traceLimitBytes = kDefaultTraceLimitBytes;
   int computeSlots = 0;  // CPU backend: computations at once per rank (0: no limit)
+  // CUDA: the caller's cudaStream_t that becomes the main stream, never
+  // destroyed by hostir (one rank per process); ignored by the CPU backend.
+  void* externalMainStream = nullptr;
   // Deadlines for the host's blocking steps (barriers, votes, gathers);
   // null for in-process teams, whose ranks fail together.
   HostWatchdog* watchdog = nullptr;

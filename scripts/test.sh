@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds build/ and runs every test (ctest: unit,
-# executor, MPI); builds build/tsan (ThreadSanitizer) and build/asan
+# executor, MPI, the installed-package consumer) and the Python module's
+# tests (pytest, system Python); builds build/tsan (ThreadSanitizer) and build/asan
 # (AddressSanitizer + UBSan) and runs every test but the MPI-launched ones
 # there; then builds the parser fuzzer with clang in build/fuzz and runs it
 # for FUZZ_SECONDS (default 60) on a copy of its seed corpus (tests/fuzz/corpus
@@ -89,6 +90,36 @@ run_ctest() {
   rm -f "$log"
 }
 
+# Runs the Python module's tests (tests/python) with the system Python and
+# the module of build dir $2 on its path, records the result under name $1
+# and adds pytest's counts to the totals.
+run_pytest() {
+  local name="$1" module_dir="$2"
+  hostir_log "pytest tests/python (module from ${module_dir})"
+  local log rc=0
+  log="$(mktemp)"
+  PYTHONPATH="$HOSTIR_ROOT/$module_dir" /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python 2>&1 |
+    tee "$log" || rc=$?
+  local counts passed failed skipped
+  counts="$(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' "$log" | tail -n 1 | tr -d '=' | sed -E 's/^ +| +$//g' || true)"
+  passed="$(grep -Eo '[0-9]+ passed' <<<"$counts" | grep -Eo '^[0-9]+' || echo 0)"
+  failed=0
+  local n
+  for n in $(grep -Eo '[0-9]+ (failed|errors?)' <<<"$counts" | grep -Eo '^[0-9]+' || true); do failed=$((failed + n)); done
+  skipped="$(grep -Eo '[0-9]+ skipped' <<<"$counts" | grep -Eo '^[0-9]+' || echo 0)"
+  TOTAL_PASSED=$((TOTAL_PASSED + passed))
+  TOTAL_FAILED=$((TOTAL_FAILED + failed))
+  TOTAL_SKIPPED=$((TOTAL_SKIPPED + skipped))
+  if [[ $rc -eq 0 ]]; then
+    record "$name" "ok (${counts:-no counts reported})"
+  else
+    record "$name" "FAILED (exit $rc: ${counts:-see the log above})"
+    [[ -n "$counts" ]] || TOTAL_FAILED=$((TOTAL_FAILED + 1))
+    FAILED=1
+  fi
+  rm -f "$log"
+}
+
 # 2. Formatting: every tracked C++/CUDA source as .clang-format says.
 format_log="$(mktemp)"
 mapfile -t sources < <(git ls-files '*.cpp' '*.h' '*.cu' '*.cuh' 2>/dev/null || true)
@@ -112,9 +143,11 @@ rm -f "$format_log"
 if hostir_configure_main && hostir_build build; then
   record build "ok (build/, $HOSTIR_JOBS jobs)"
   run_ctest tests build
+  run_pytest python build/python
 else
   record build "FAILED (build/; see the compiler output above)"
   record tests "skipped (no build)"
+  record python "skipped (no build)"
   FAILED=1
 fi
 

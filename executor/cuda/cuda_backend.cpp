@@ -28,7 +28,7 @@ std::string streamName(const CudaStream& s) {
 CudaBackend::CudaBackend(CudaBackendOptions options, NcclCommunicator& comm) : options_(options), comm_(comm) {
   checkCuda(cudaSetDevice(options_.device), "cudaSetDevice");
   memory_ = DeviceMemory::create(options_.device);
-  main_ = std::make_unique<CudaStream>(-1);
+  main_ = std::make_unique<CudaStream>(-1, options_.externalMainStream);
   for (int64_t slot = 0; slot < std::max<int64_t>(options_.poolSize, 1); ++slot)
     pool_.push_back(std::make_unique<CudaStream>(static_cast<int>(slot)));
 }

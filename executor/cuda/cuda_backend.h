@@ -32,6 +32,8 @@ struct CudaBackendOptions {
   // A wait for the streams that has not ended after this long, with
   // communications pending, is reported and the team aborted.
   std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
+  // The caller's stream as the main stream, never destroyed; null: a stream of the backend's own.
+  cudaStream_t externalMainStream = nullptr;
 };
 
 class CudaBackend final : public Backend {

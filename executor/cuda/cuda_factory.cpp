@@ -30,6 +30,7 @@ RankBackend createCudaBackend(const BackendOptions& options, Communicator& hostC
   cudaOptions.device = device;
   cudaOptions.poolSize = options.streams;
   cudaOptions.commTimeout = options.commTimeout;
+  cudaOptions.externalMainStream = static_cast<cudaStream_t>(options.externalMainStream);
   auto backend = std::make_unique<cuda::CudaBackend>(cudaOptions, *nccl);
   return RankBackend{std::move(nccl), std::move(backend)};
 }

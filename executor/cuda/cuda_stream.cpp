@@ -4,10 +4,11 @@
 
 namespace hostir::cuda {
 
-CudaStream::CudaStream(int slot) : slot_(slot) {
+CudaStream::CudaStream(int slot, cudaStream_t external)
+    : slot_(slot), stream_(external), external_(external != nullptr) {
   try {
     // Non-blocking: no implicit synchronization with the legacy default stream.
-    checkCuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    if (!external_) checkCuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
     for (cudaEvent_t& event : ring_)
       checkCuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     checkCuda(cudaMalloc(&workspace_, kBlasWorkspaceBytes), "cudaMalloc");
@@ -32,7 +33,7 @@ void CudaStream::release() {
     if (event) cudaEventDestroy(event);
     event = nullptr;
   }
-  if (stream_) cudaStreamDestroy(stream_);
+  if (stream_ && !external_) cudaStreamDestroy(stream_);
   stream_ = nullptr;
 }
 

@@ -22,7 +22,8 @@ class CudaStream final : public Stream {
   static constexpr size_t kEventRing = 256;
   static constexpr size_t kBlasWorkspaceBytes = size_t{32} << 20;  // cuBLAS's recommendation for Hopper
 
-  explicit CudaStream(int slot);
+  // `external`: the caller's stream, used and never destroyed; null: one of its own.
+  explicit CudaStream(int slot, cudaStream_t external = nullptr);
   ~CudaStream() override;
   CudaStream(const CudaStream&) = delete;
   CudaStream& operator=(const CudaStream&) = delete;
@@ -49,6 +50,7 @@ class CudaStream final : public Stream {
 
   int slot_;
   cudaStream_t stream_ = nullptr;
+  bool external_ = false;
   cublasHandle_t blas_ = nullptr;
   void* workspace_ = nullptr;
   std::array<cudaEvent_t, kEventRing> ring_{};

@@ -5,10 +5,10 @@
 
 #include "analysis/program_check.h"
 #include "analysis/race_check.h"
+#include "api/pass_pipeline.h"
+#include "hostir/execution.h"
 #include "hostir/printer.h"
-#include "passes/cost_oracle.h"
 #include "passes/pass_manager.h"
-#include "passes/race_oracle.h"
 #include "tools/hostir/commands.h"
 
 namespace hostir::tool {
@@ -20,15 +20,6 @@ ToolStatus verifyBound(const SourceProgram& source, const Program& program, cons
 
 namespace {
 
-// A remark and its notes against the program's file.
-std::string renderRemark(const SourceProgram& source, const Remark& remark) {
-  std::string out = renderMessage(Severity::Remark, remark.loc, fmt::format("{}: {}", remark.pass, remark.message),
-                                  source.path, source.text);
-  for (const Note& note : remark.notes)
-    out += renderMessage(Severity::Note, note.loc, note.message, source.path, source.text);
-  return out;
-}
-
 ToolError passesError(const std::string& message) {
   return ToolError{kUsageError, fmt::format("error: --passes: {}\n", message)};
 }
@@ -36,40 +27,33 @@ ToolError passesError(const std::string& message) {
 }  // namespace
 
 ToolResult<std::shared_ptr<const MachineProfile>> loadModel(const ModelOptions& model) {
-  if (model.machine.empty()) return std::shared_ptr<const MachineProfile>();
-  Result<MachineProfile> profile = loadMachineProfile(model.machine);
-  if (!profile) return ToolError{kProgramError, renderDiagnostic(profile.error(), model.machine)};
-  return std::shared_ptr<const MachineProfile>(std::make_shared<MachineProfile>(std::move(*profile)));
+  try {
+    return api::loadMachine(model.machine);
+  } catch (const api::Error& error) {
+    return toolError(error);
+  }
 }
 
 ToolResult<Program> applyPasses(const SourceProgram& source, const Program& program, const std::string& pipeline,
                                 const Bindings& bindings, const ApplyPassesOptions& o) {
-  PassManagerOptions options;
+  api::PipelineOptions options;
+  options.streams = o.streams;
+  options.raceCheck = o.raceCheck;
+  options.machine = o.machine;
+  options.minimumGain = o.minimumGain;
   options.printIrAfterAll = o.printIrAfterAll;
   options.printIrAfter.insert(o.printIrAfter.begin(), o.printIrAfter.end());
   options.irDump = o.log;
-  PassManager pm(options);
-  if (!pipeline.empty()) {
+  if (o.printRemarks && o.log)
+    options.remarks = [&](const Remark& remark) { *o.log << api::renderRemark(source, remark); };
+  try {
+    return api::applyPipeline(source, program, pipeline, bindings, options);
+  } catch (const api::Error& error) {
     // Checked before (checkPassNames): a bad pipeline here is still a bad program run.
-    if (auto error = pm.addPipeline(pipeline)) return ToolError{kProgramError, passesError(error->message).text};
+    ToolError failure = toolError(error);
+    failure.exitCode = kProgramError;
+    return failure;
   }
-  PassContext context;
-  context.bindings = bindings;
-  if (o.raceCheck && pm.size() > 0) {
-    auto params = bindParams(program, bindings);
-    if (!params) return source.error(params.error());
-    context.raceCheck = raceOracle(std::move(*params), bindings.world, o.streams);
-  }
-  if (o.machine && pm.size() > 0) {
-    auto params = bindParams(program, bindings);
-    if (!params) return source.error(params.error());
-    context.predict = costOracle(o.machine, std::move(*params), bindings.world, o.streams);
-  }
-  context.minimumGain = o.minimumGain;
-  if (o.printRemarks && o.log) context.remarks = [&](const Remark& remark) { *o.log << renderRemark(source, remark); };
-  Program result = program;
-  if (auto error = pm.run(result, context)) return source.error(*error);
-  return result;
 }
 
 // Checks the pipeline's and --print-ir-after's pass names before any work.
@@ -131,15 +115,15 @@ ToolResult<std::string> check(const CommonOptions& o) {
   if (!settings) return settings.error();
   auto source = loadProgram(o.file);
   if (!source) return source.error();
-  Bindings bindings{*settings, o.ranks};
-  if (auto error = verifyBound(*source, source->program, bindings)) return *error;
-  ProgramCheck check = checkProgram(source->program, *bindParams(source->program, bindings), o.ranks, o.streams);
-  if (!check.ok())
-    return ToolError{kProgramError, formatProgramCheck(check, o.file, source->text) +
-                                        fmt::format("{}: {} found with {} worker stream{}\n", o.file,
-                                                    summarizeFindings(check), o.streams, o.streams == 1 ? "" : "s")};
+  const std::string name = source->program.name;
+  try {
+    api::check(api::Program(std::make_shared<const api::Program::Impl>(std::move(*source))),
+               {*settings, o.ranks, o.streams});
+  } catch (const api::Error& error) {
+    return toolError(error);
+  }
   return fmt::format("{}: ok: program '{}' verified and race-free for {} rank(s) and {} worker stream(s)\n", o.file,
-                     source->program.name, o.ranks, o.streams);
+                     name, o.ranks, o.streams);
 }
 
 }  // namespace

@@ -8,32 +8,31 @@
 #include <string>
 #include <vector>
 
+#include "api/program_file.h"
+#include "api/program_impl.h"
 #include "hostir/ir.h"
 #include "hostir/verifier.h"
 #include "tools/hostir/exit_codes.h"
 
 namespace hostir {
 
-struct SourceProgram {
-  std::string path;
-  std::string text;
-  Program program;
-
+// The API's program (path, text, program) with the tool's renderings.
+struct SourceProgram : api::Program::Impl {
   // The diagnostic against this file: FILE:LINE:COL, the line and a caret.
   std::string render(const Diagnostic& diag) const;
   // The same, as the error of a step (exit code 1: a bad program).
   tool::ToolError error(const Diagnostic& diag) const;
 };
 
-// The largest program file hostir reads. Real programs are a few KiB; the
-// limit keeps a mistaken argument (a data file, /dev/zero, a FIFO that never
-// ends) from filling memory, and bounds what the parser and verifier see.
-inline constexpr size_t kMaxProgramFileBytes = size_t{16} << 20;  // 16 MiB
-
 // Reads and parses `path`; on failure the error, rendered against the file.
 // Refuses directories and files over kMaxProgramFileBytes, reading at most
 // one byte more than the limit from anything that is not a regular file.
 tool::ToolResult<SourceProgram> loadProgram(const std::string& path);
+
+namespace tool {
+// An API error as the tool's: a bad argument is a usage error, anything else a bad program or run.
+ToolError toolError(const api::Error& error);
+}  // namespace tool
 
 // Parses `--set NAME=VALUE` items; on failure why (a usage error).
 tool::ToolResult<std::map<std::string, int64_t>> parseSettings(const std::vector<std::string>& items);

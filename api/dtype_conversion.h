@@ -1,0 +1,31 @@
+// The public DType (include/hostir/host_buffer.h) and the IR's (hostir/dtype.h)
+// name the same four element types; these convert between them, so that
+// names and sizes come from the IR alone.
+#pragma once
+
+#include "hostir/dtype.h"
+#include "hostir/host_buffer.h"
+
+namespace hostir::api {
+
+inline hostir::DType internalDType(DType dtype) {
+  switch (dtype) {
+    case DType::F32: return hostir::DType::F32;
+    case DType::F16: return hostir::DType::F16;
+    case DType::BF16: return hostir::DType::BF16;
+    case DType::F64: return hostir::DType::F64;
+  }
+  return hostir::DType::F32;
+}
+
+inline DType publicDType(hostir::DType dtype) {
+  switch (dtype) {
+    case hostir::DType::F32: return DType::F32;
+    case hostir::DType::F16: return DType::F16;
+    case hostir::DType::BF16: return DType::BF16;
+    case hostir::DType::F64: return DType::F64;
+  }
+  return DType::F32;
+}
+
+}  // namespace hostir::api

@@ -1,0 +1,162 @@
+// check, simulate and run for in-process teams; the run's request is built
+// here for runOnMpi too (api/run_request.h).
+#include "hostir/execution.h"
+#include "hostir/runtime.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "analysis/program_check.h"
+#include "api/dtype_conversion.h"
+#include "api/pass_pipeline.h"
+#include "api/program_impl.h"
+#include "api/program_prediction.h"
+#include "api/run_request.h"
+#include "executor/backend_factory.h"
+#include "executor/backend_selection.h"
+#include "executor/host_tensor.h"
+
+namespace hostir::api {
+
+void check(const Program& program, const CheckOptions& options) {
+  const Program::Impl& source = program.impl();
+  checkStreams(options.streams);
+  Bindings bindings = verifiedBindings(source, options.params, options.ranks);
+  ProgramCheck found = checkProgram(source.program, boundParams(source, bindings), options.ranks, options.streams);
+  if (!found.ok()) {
+    std::string report = formatProgramCheck(found, source.path, source.text) +
+                         fmt::format("{}: {} found with {} worker stream{}\n", source.path, summarizeFindings(found),
+                                     options.streams, options.streams == 1 ? "" : "s");
+    throw Error(ErrorKind::Check, summarizeFindings(found), std::move(report));
+  }
+}
+
+Prediction simulate(const Program& program, const std::string& machine, const SimulateOptions& options) {
+  const Program::Impl& source = program.impl();
+  checkStreams(options.streams);
+  if (machine.empty()) throw plainError(ErrorKind::Usage, "simulate needs a machine profile");
+  std::string pipeline = fmt::format("{}", fmt::join(options.passes, ","));
+  checkPipeline(pipeline, true);
+  Bindings bindings = verifiedBindings(source, options.params, options.ranks);
+  std::shared_ptr<const MachineProfile> profile = loadMachine(machine);
+  PipelineOptions pipelineOptions;
+  pipelineOptions.streams = options.streams;
+  pipelineOptions.machine = profile;
+  hostir::Program rewritten = applyPipeline(source, source.program, pipeline, bindings, pipelineOptions);
+  ProgramPrediction p = predictProgram(source, rewritten, bindings, options.streams, *profile);
+  return Prediction{p.seconds() * 1e3, p.computeSeconds * 1e3, p.communicationSeconds * 1e3,
+                    p.exposedCommunicationSeconds() * 1e3, p.overlapEfficiency()};
+}
+
+namespace {
+
+// The declaration `name` of `kind`, and that `buffer` matches its dtype and global shape.
+const TensorSpec& matchingSpec(const std::vector<TensorSpec>& specs, const std::string& name, const HostBuffer& buffer,
+                               std::string_view kind) {
+  const TensorSpec* spec = nullptr;
+  for (const TensorSpec& candidate : specs)
+    if (candidate.name == name) spec = &candidate;
+  if (!spec) throw plainError(ErrorKind::Usage, fmt::format("the program has no {} named '{}'", kind, name));
+  std::vector<int64_t> global = spec->globalShape.vector();
+  if (internalDType(buffer.dtype) != spec->dtype || buffer.shape != global)
+    throw plainError(ErrorKind::Usage,
+                     fmt::format("{} '{}': the buffer is {}[{}], the program declares {}[{}] (global)", kind, name,
+                                 toString(buffer.dtype), fmt::join(buffer.shape, ", "), dtypeName(spec->dtype),
+                                 fmt::join(global, ", ")));
+  if (!buffer.data && buffer.elements() > 0)
+    throw plainError(ErrorKind::Usage, fmt::format("{} '{}': the buffer's data is null", kind, name));
+  return *spec;
+}
+
+}  // namespace
+
+PreparedRun prepareRun(const Program& program, const std::map<std::string, HostBuffer>& inputs,
+                       const std::map<std::string, HostBuffer>& outputs, const RunOptions& options, int64_t world) {
+  const Program::Impl& source = program.impl();
+  checkStreams(options.streams);
+  if (options.warmup < 0 || options.repeat < 1)
+    throw plainError(ErrorKind::Usage, fmt::format("warmup must be at least 0 and repeat at least 1, got {} and {}",
+                                                   options.warmup, options.repeat));
+  if (options.backend != "auto" && options.backend != "cpu" && options.backend != "cuda")
+    throw plainError(ErrorKind::Usage,
+                     fmt::format("backend must be \"auto\", \"cpu\" or \"cuda\", got \"{}\"", options.backend));
+  std::string pipeline = fmt::format("{}", fmt::join(options.passes, ","));
+  checkPipeline(pipeline, !options.machine.empty());
+  Bindings bindings = verifiedBindings(source, options.params, world);
+  PipelineOptions pipelineOptions;
+  pipelineOptions.streams = options.streams;
+  pipelineOptions.machine = loadMachine(options.machine);
+  hostir::Program rewritten = applyPipeline(source, source.program, pipeline, bindings, pipelineOptions);
+  std::map<std::string, int64_t> params = boundParams(source, bindings);
+  if (options.checked) {
+    ProgramCheck proof = checkProgram(rewritten, params, world, options.streams);
+    if (!proof.ok())
+      throw Error(ErrorKind::Check, summarizeFindings(proof),
+                  formatProgramCheck(proof, source.path, source.text) +
+                      fmt::format("{}: error: refusing to run a program that `check` rejects ({})\n", source.path,
+                                  summarizeFindings(proof)));
+  }
+
+  bool cudaUsable = !cudaUnavailableReason();
+  if (options.backend == "cuda" && !cudaUsable)
+    throw plainError(ErrorKind::Runtime, fmt::format("backend cuda: {}", *cudaUnavailableReason()));
+
+  PreparedRun prepared;
+  RunRequest& request = prepared.request;
+  Evaluator evaluator(rewritten, params, 0, world);
+  for (const auto& [name, buffer] : inputs) {
+    const TensorSpec& spec = matchingSpec(evaluator.inputs(), name, buffer, "input");
+    HostTensor tensor = makeHostTensor(spec.dtype, spec.globalShape);
+    if (!tensor.data.empty()) std::memcpy(tensor.data.data(), buffer.data, tensor.data.size());
+    request.inputs[name] = std::move(tensor);
+  }
+  for (const auto& [name, buffer] : outputs) matchingSpec(evaluator.outputs(), name, buffer, "output");
+  request.program = std::move(rewritten);
+  request.params = std::move(params);
+  request.backend =
+      options.backend == "cuda" || (options.backend == "auto" && cudaUsable) ? BackendKind::Cuda : BackendKind::Cpu;
+  request.seed = options.seed;
+  request.streams = options.streams;
+  request.warmup = options.warmup;
+  request.repeat = options.repeat;
+  request.matchCommunications = !options.checked;
+  // The caller's stream (refused when destroyed or its runtime reset).
+  if (options.mainStream) request.externalMainStream = options.mainStream->nativeHandle();
+  request.traceSourceName = source.path;
+  request.describeFailure = [&source](const Diagnostic& diag) {
+    return renderDiagnostic(diag, source.path, source.text);
+  };
+  return prepared;
+}
+
+RunStats finishRun(const Program& program, Result<RunResult> result, const std::map<std::string, HostBuffer>& outputs,
+                   bool leader) {
+  const Program::Impl& source = program.impl();
+  if (!result) throw diagnosticError(ErrorKind::Run, result.error(), source.path, source.text);
+  if (leader) {
+    for (const auto& [name, buffer] : outputs) {
+      const HostTensor& tensor = result->outputs.at(name);
+      if (!tensor.data.empty()) std::memcpy(buffer.data, tensor.data.data(), tensor.data.size());
+    }
+  }
+  return RunStats{result->runMillis};
+}
+
+RunStats run(const Program& program, const std::map<std::string, HostBuffer>& inputs,
+             const std::map<std::string, HostBuffer>& outputs, const RunOptions& options) {
+  if (options.mainStream && options.ranks > 1)
+    throw plainError(ErrorKind::Usage, "a caller's main stream serves one rank: run with ranks=1, or use runOnMpi");
+  PreparedRun prepared = prepareRun(program, inputs, outputs, options, options.ranks);
+  // In-process ranks need one device each on CUDA; "auto" falls back to the CPU.
+  if (prepared.request.backend == BackendKind::Cuda) {
+    if (auto shortage = deviceShortage(options.ranks, cudaDeviceCount())) {
+      if (options.backend == "cuda") throw plainError(ErrorKind::Runtime, fmt::format("backend cuda {}", *shortage));
+      prepared.request.backend = BackendKind::Cpu;
+    }
+  }
+  prepared.request.describeFailure = nullptr;  // in process: the failing rank's diagnostic comes back as a value
+  return finishRun(program, runInProcess(prepared.request, options.ranks), outputs, true);
+}
+
+}  // namespace hostir::api

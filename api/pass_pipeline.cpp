@@ -1,0 +1,61 @@
+#include "api/pass_pipeline.h"
+
+#include <fmt/format.h>
+
+#include "passes/cost_oracle.h"
+#include "passes/pass_manager.h"
+#include "passes/race_oracle.h"
+
+namespace hostir::api {
+
+void checkPipeline(std::string_view pipeline, bool hasMachine) {
+  if (pipeline.empty()) return;
+  PassManager probe;
+  if (auto error = probe.addPipeline(pipeline))
+    throw plainError(ErrorKind::Usage, fmt::format("passes: {}", error->message));
+  if (const Pass* pass = probe.firstNeedingCostModel(); pass && !hasMachine)
+    throw plainError(ErrorKind::Usage,
+                     fmt::format("passes: pass '{}' consults the cost model: give a machine profile", pass->name()));
+}
+
+hostir::Program applyPipeline(const Program::Impl& source, const hostir::Program& program, std::string_view pipeline,
+                              const Bindings& bindings, const PipelineOptions& o) {
+  PassManagerOptions options;
+  options.printIrAfterAll = o.printIrAfterAll;
+  options.printIrAfter = o.printIrAfter;
+  options.irDump = o.irDump;
+  PassManager pm(options);
+  if (!pipeline.empty()) {
+    if (auto error = pm.addPipeline(pipeline))
+      throw plainError(ErrorKind::Usage, fmt::format("passes: {}", error->message));
+  }
+  if (pm.size() == 0) return program;
+  PassContext context;
+  context.bindings = bindings;
+  auto params = bindParams(program, bindings);
+  if (!params) throw diagnosticError(ErrorKind::Program, params.error(), source.path, source.text);
+  if (o.raceCheck) context.raceCheck = raceOracle(*params, bindings.world, o.streams);
+  if (o.machine) context.predict = costOracle(o.machine, *params, bindings.world, o.streams);
+  context.minimumGain = o.minimumGain;
+  context.remarks = o.remarks;
+  hostir::Program result = program;
+  if (auto error = pm.run(result, context)) throw diagnosticError(ErrorKind::Program, *error, source.path, source.text);
+  return result;
+}
+
+std::shared_ptr<const MachineProfile> loadMachine(const std::string& nameOrPath) {
+  if (nameOrPath.empty()) return nullptr;
+  Result<MachineProfile> profile = loadMachineProfile(nameOrPath);
+  if (!profile) throw diagnosticError(ErrorKind::Program, profile.error(), nameOrPath);
+  return std::make_shared<const MachineProfile>(std::move(*profile));
+}
+
+std::string renderRemark(const Program::Impl& source, const Remark& remark) {
+  std::string out = renderMessage(Severity::Remark, remark.loc, fmt::format("{}: {}", remark.pass, remark.message),
+                                  source.path, source.text);
+  for (const Note& note : remark.notes)
+    out += renderMessage(Severity::Note, note.loc, note.message, source.path, source.text);
+  return out;
+}
+
+}  // namespace hostir::api

@@ -1,0 +1,47 @@
+// A pass pipeline applied to a program: the pass manager with the race
+// oracle and the cost oracle bound, errors rendered against the source.
+// Shared by the API (applyPasses, simulate, run) and the command line.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "api/program_impl.h"
+#include "model/machine_profile.h"
+#include "passes/pass.h"
+
+namespace hostir::api {
+
+struct PipelineOptions {
+  int64_t streams = 4;    // the worker pool the output is race-checked for
+  bool raceCheck = true;  // false: no race proof (assign-streams then rewrites nothing)
+  // The machine that passes consulting the cost model schedule for; null: none.
+  std::shared_ptr<const MachineProfile> machine;
+  double minimumGain = 0.05;
+  RemarkSink remarks;  // empty: remarks dropped
+  bool printIrAfterAll = false;
+  std::set<std::string> printIrAfter;
+  std::ostream* irDump = nullptr;
+};
+
+// Checks a pipeline's pass names, and that it has a machine when a pass
+// needs one (`hasMachine`); throws Error (kind Usage).
+void checkPipeline(std::string_view pipeline, bool hasMachine);
+
+// Applies `pipeline` ("a,b,c"), verifying and race-checking after each
+// pass; throws Error (Usage: a bad pipeline; Program: a pass failed, with
+// its position).
+hostir::Program applyPipeline(const Program::Impl& source, const hostir::Program& program, std::string_view pipeline,
+                              const Bindings& bindings, const PipelineOptions& options);
+
+// The profile named or written in a file; null for an empty name; throws
+// Error (kind Program) when it cannot be read.
+std::shared_ptr<const MachineProfile> loadMachine(const std::string& nameOrPath);
+
+// A remark and its notes rendered against the source.
+std::string renderRemark(const Program::Impl& source, const Remark& remark);
+
+}  // namespace hostir::api

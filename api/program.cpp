@@ -1,0 +1,137 @@
+// Program values: parsing, printing, declarations; the error conversion
+// every API call shares.
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "api/dtype_conversion.h"
+#include "api/pass_pipeline.h"
+#include "api/program_file.h"
+#include "api/program_impl.h"
+#include "executor/evaluator.h"
+#include "hostir/parser.h"
+#include "hostir/printer.h"
+#include "passes/pass_manager.h"
+
+namespace hostir::api {
+
+Error diagnosticError(ErrorKind kind, const Diagnostic& diag, std::string_view path, std::string_view text) {
+  std::string rendered = renderDiagnostic(diag, path, text);
+  if (!diag.loc.valid()) return Error(kind, diag.message, std::move(rendered));
+  return Error(kind, diag.message, std::move(rendered), std::string(path), static_cast<int>(diag.loc.line),
+               static_cast<int>(diag.loc.col));
+}
+
+Error plainError(ErrorKind kind, std::string message) {
+  std::string rendered = fmt::format("error: {}", message);
+  return Error(kind, std::move(message), std::move(rendered));
+}
+
+void checkStreams(int64_t streams) {
+  if (streams < 1) throw plainError(ErrorKind::Usage, fmt::format("streams must be at least 1, got {}", streams));
+}
+
+Bindings verifiedBindings(const Program::Impl& program, const Params& params, int64_t ranks) {
+  if (ranks < 1) throw plainError(ErrorKind::Usage, fmt::format("ranks must be at least 1, got {}", ranks));
+  for (const auto& [name, value] : params)
+    if (value < 0)
+      throw plainError(ErrorKind::Usage,
+                       fmt::format("parameter {} = {}: parameters are non-negative integers", name, value));
+  Bindings bindings{params, ranks};
+  if (Status error = verifyProgram(program.program, bindings))
+    throw diagnosticError(ErrorKind::Program, *error, program.path, program.text);
+  return bindings;
+}
+
+std::map<std::string, int64_t> boundParams(const Program::Impl& program, const Bindings& bindings) {
+  auto params = bindParams(program.program, bindings);
+  if (!params) throw diagnosticError(ErrorKind::Program, params.error(), program.path, program.text);
+  return std::move(*params);
+}
+
+namespace {
+
+Program parsed(std::string path, std::string text) {
+  auto ir = parseProgram(text);
+  if (!ir) throw diagnosticError(ErrorKind::Program, ir.error(), path, text);
+  // Structure only: shapes are checked once parameters are bound.
+  if (Status error = verifyStructure(*ir)) throw diagnosticError(ErrorKind::Program, *error, path, text);
+  return Program(
+      std::make_shared<const Program::Impl>(Program::Impl{std::move(path), std::move(text), std::move(*ir)}));
+}
+
+}  // namespace
+
+Program::Program(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+
+Program Program::fromText(const std::string& text, const std::string& sourceName) { return parsed(sourceName, text); }
+
+Program Program::fromFile(const std::string& path) {
+  auto text = readProgramFile(path);
+  if (!text) throw diagnosticError(ErrorKind::Program, text.error(), path);
+  return parsed(path, std::move(*text));
+}
+
+Program Program::parse(const std::string& pathOrText) {
+  bool isText = pathOrText.find('\n') != std::string::npos || pathOrText.starts_with("program");
+  return isText ? fromText(pathOrText) : fromFile(pathOrText);
+}
+
+const std::string& Program::name() const { return impl_->program.name; }
+const std::string& Program::sourceName() const { return impl_->path; }
+std::string Program::print() const { return printProgram(impl_->program); }
+
+Params Program::defaultParams() const {
+  Params params;
+  for (const Param& param : impl_->program.params) params[param.name] = param.value;
+  return params;
+}
+
+std::vector<TensorDecl> Program::tensors(const Params& params, int64_t ranks) const {
+  Bindings bindings = verifiedBindings(*impl_, params, ranks);
+  auto values = boundParams(*impl_, bindings);
+  // The evaluator binds the declarations exactly as a run does.
+  Evaluator evaluator(impl_->program, values, 0, ranks);
+  std::vector<TensorDecl> decls;
+  for (bool input : {true, false}) {
+    for (const TensorSpec& spec : input ? evaluator.inputs() : evaluator.outputs()) {
+      TensorDecl out;
+      out.name = spec.name;
+      out.input = input;
+      out.dtype = publicDType(spec.dtype);
+      out.shape.assign(spec.globalShape.begin(), spec.globalShape.end());
+      out.shardAxis = spec.shardAxis;
+      decls.push_back(std::move(out));
+    }
+  }
+  return decls;
+}
+
+bool operator==(const Program& a, const Program& b) { return a.impl_->program == b.impl_->program; }
+
+Program applyPasses(const Program& program, const std::vector<std::string>& passes, const PassOptions& options,
+                    std::vector<std::string>* remarks) {
+  const Program::Impl& source = program.impl();
+  checkStreams(options.streams);
+  std::string pipeline = fmt::format("{}", fmt::join(passes, ","));
+  checkPipeline(pipeline, !options.machine.empty());
+  Bindings bindings = verifiedBindings(source, options.params, options.ranks);
+  PipelineOptions pipelineOptions;
+  pipelineOptions.streams = options.streams;
+  pipelineOptions.machine = loadMachine(options.machine);
+  pipelineOptions.minimumGain = options.minimumGain;
+  if (remarks)
+    pipelineOptions.remarks = [&](const Remark& remark) { remarks->push_back(renderRemark(source, remark)); };
+  hostir::Program rewritten = applyPipeline(source, source.program, pipeline, bindings, pipelineOptions);
+  // The result's positions still point into the original text; keep it, so
+  // that later errors show the statement the pass started from.
+  return Program(std::make_shared<const Program::Impl>(Program::Impl{source.path, source.text, std::move(rewritten)}));
+}
+
+std::vector<std::string> passNames() {
+  std::vector<std::string> names;
+  for (const PassInfo& info : registeredPasses()) names.emplace_back(info.name);
+  return names;
+}
+
+}  // namespace hostir::api

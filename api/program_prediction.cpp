@@ -1,0 +1,43 @@
+#include "api/program_prediction.h"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "analysis/program_check.h"
+#include "api/pass_pipeline.h"
+
+namespace hostir::api {
+
+ProgramPrediction predictProgram(const Program::Impl& source, const hostir::Program& program, const Bindings& bindings,
+                                 int64_t streams, const MachineProfile& machine) {
+  auto params = boundParams(source, bindings);
+  // boundParams binds against the source's declarations; the program after
+  // passes has the same parameters.
+  ProgramCheck check = checkProgram(program, params, bindings.world, streams);
+  if (!check.ok()) {
+    std::string report = formatProgramCheck(check, source.path, source.text) +
+                         fmt::format("{}: refusing to simulate: {}\n", source.path, summarizeFindings(check));
+    throw Error(ErrorKind::Check, summarizeFindings(check), std::move(report));
+  }
+
+  auto simulateVariant = [&](const hostir::Program& variant) {
+    Result<Simulation> simulation = simulateProgram(variant, params, bindings.world, streams, machine);
+    if (!simulation) throw diagnosticError(ErrorKind::Program, simulation.error(), source.path, source.text);
+    return std::move(*simulation);
+  };
+  ProgramPrediction prediction;
+  prediction.whole = simulateVariant(program);
+  // The variants need no race proof: removing work orders nothing differently.
+  PipelineOptions variantOptions;
+  variantOptions.raceCheck = false;
+  variantOptions.streams = streams;
+  for (auto [pass, seconds] : {std::pair{"strip-communication", &prediction.computeSeconds},
+                               std::pair{"strip-compute", &prediction.communicationSeconds}}) {
+    hostir::Program variant = applyPipeline(source, program, pass, bindings, variantOptions);
+    *seconds = simulateVariant(variant).seconds();
+  }
+  return prediction;
+}
+
+}  // namespace hostir::api

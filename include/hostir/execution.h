@@ -1,0 +1,78 @@
+// What the command line does with a program, as calls: check it, predict
+// its time on a machine model, run it on a team of in-process ranks.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hostir/host_buffer.h"
+#include "hostir/program.h"
+
+namespace hostir::api {
+
+class Stream;
+
+struct CheckOptions {
+  Params params;
+  int64_t ranks = 1;
+  int64_t streams = 4;
+};
+
+// `hostir check`: verifies with the parameters bound, then proves the
+// program free of races, uninitialized reads and mismatched communications
+// across `ranks` ranks. Throws Error (kind Program or Check) whose text has
+// every finding with its file:line:col.
+void check(const Program& program, const CheckOptions& options = {});
+
+struct SimulateOptions {
+  Params params;
+  int64_t ranks = 1;
+  int64_t streams = 4;
+  std::vector<std::string> passes;
+};
+
+// `hostir simulate`'s figures, in milliseconds.
+struct Prediction {
+  double medianMs = 0;
+  double computeMs = 0;
+  double commMs = 0;
+  double exposedCommMs = 0;
+  double overlapEfficiency = 0;  // E
+};
+
+// Predicts the program (after `passes`) on `machine`: a shipped profile's
+// name or a profile file written by `hostir calibrate`.
+Prediction simulate(const Program& program, const std::string& machine, const SimulateOptions& options = {});
+
+struct RunOptions {
+  Params params;
+  int64_t ranks = 1;  // in-process ranks (threads); ignored by runOnMpi, whose team is the communicator's
+  int64_t streams = 4;
+  std::vector<std::string> passes;
+  std::string machine;           // for passes that consult the cost model
+  std::string backend = "auto";  // "auto", "cpu" or "cuda"
+  uint64_t seed = 0;             // fills inputs the caller does not give
+  bool checked = true;           // prove the program (as `check`) before running; false: `--unchecked`
+  int warmup = 0;
+  int repeat = 1;
+  // CUDA: the stream the program's main stream becomes (see runtime.h); the
+  // caller's, never destroyed by hostir. Null: the backend's own.
+  const Stream* mainStream = nullptr;
+};
+
+struct RunStats {
+  std::vector<double> runMillis;  // one per timed run (repeat of them)
+};
+
+// Runs the program on `options.ranks` in-process ranks. `inputs` are global
+// tensors (each rank gets its shard); inputs not given are filled from the
+// seed. Each buffer in `outputs` receives that output's global tensor.
+// Buffers must match the declarations' dtype and global shape (Error kind
+// Usage otherwise). Throws Error (kind Run) when a rank fails, with the
+// first failing rank's reason and its position.
+RunStats run(const Program& program, const std::map<std::string, HostBuffer>& inputs,
+             const std::map<std::string, HostBuffer>& outputs, const RunOptions& options = {});
+
+}  // namespace hostir::api

@@ -1,0 +1,24 @@
+// Running on an MPI communicator the caller owns. Include it only where MPI
+// is used: it includes <mpi.h>.
+#pragma once
+
+#include <mpi.h>
+
+#include <map>
+#include <string>
+
+#include "hostir/execution.h"
+
+namespace hostir::api {
+
+// Collective over `comm`: every rank of it calls runOnMpi with the same
+// program and options. MPI must be initialized, with MPI_THREAD_MULTIPLE
+// (communications are issued from stream threads); hostir works on a
+// duplicate of `comm` and never finalizes MPI. `inputs` are global tensors,
+// as for run(); `outputs` are written on rank 0 of `comm` only. A rank that
+// fails aborts the team, so that none waits for ever on it; the error is
+// thrown on the failing rank, and the others' runs fail too.
+RunStats runOnMpi(MPI_Comm comm, const Program& program, const std::map<std::string, HostBuffer>& inputs,
+                  const std::map<std::string, HostBuffer>& outputs, const RunOptions& options = {});
+
+}  // namespace hostir::api

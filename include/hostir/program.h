@@ -1,0 +1,83 @@
+// A parsed, verified `.hir` program, and the passes that rewrite it.
+// Programs are immutable values: applying passes returns a new Program.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hostir/host_buffer.h"
+
+namespace hostir::api {
+
+// Parameter values by name (`--set`); unnamed parameters keep their defaults.
+using Params = std::map<std::string, int64_t>;
+
+// An input or output declaration, its global shape bound to parameters.
+struct TensorDecl {
+  std::string name;
+  bool input = true;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;        // global
+  std::optional<int64_t> shardAxis;  // unset: every rank holds the whole tensor
+};
+
+class Program {
+ public:
+  // Parses source text; `sourceName` is the file name its errors show.
+  // Throws Error (kind Program) with file:line:col when it does not parse or
+  // verify.
+  static Program fromText(const std::string& text, const std::string& sourceName = "<string>");
+  // Reads and parses a file.
+  static Program fromFile(const std::string& path);
+  // The contract's rule: text with a newline, or starting with `program`,
+  // is source; anything else a path.
+  static Program parse(const std::string& pathOrText);
+
+  const std::string& name() const;
+  // The file name (or sourceName) that positions refer to.
+  const std::string& sourceName() const;
+  // The program in `.hir` syntax (Program::fromText(p.print()) == p).
+  std::string print() const;
+  // Every parameter with its default value.
+  Params defaultParams() const;
+  // The inputs and outputs with global shapes for these parameter values
+  // (Error kind Usage for an unknown parameter, Program when a shape fails
+  // to bind).
+  std::vector<TensorDecl> tensors(const Params& params = {}, int64_t ranks = 1) const;
+
+  // Structural equality: positions and the source name do not count.
+  friend bool operator==(const Program& a, const Program& b);
+
+  struct Impl;
+  explicit Program(std::shared_ptr<const Impl> impl);
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  std::shared_ptr<const Impl> impl_;
+};
+
+// What a pass pipeline is verified and race-checked for.
+struct PassOptions {
+  Params params;
+  int64_t ranks = 1;
+  int64_t streams = 4;
+  // The machine profile (a shipped name such as "h100-nvlink", or a profile
+  // file) for passes that consult the cost model (`overlap`).
+  std::string machine;
+  double minimumGain = 0.05;
+};
+
+// Applies the passes in order ("assign-streams", "canonicalize", "overlap",
+// ...), verifying and race-checking after each. Remarks, when asked for,
+// are appended to `remarks` rendered against the program's source.
+Program applyPasses(const Program& program, const std::vector<std::string>& passes, const PassOptions& options = {},
+                    std::vector<std::string>* remarks = nullptr);
+
+// The names of every registered pass.
+std::vector<std::string> passNames();
+
+}  // namespace hostir::api

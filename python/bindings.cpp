@@ -1,0 +1,168 @@
+// The C++ half of the Python package `hostir` (python/hostir/__init__.py is
+// the other half, and the public face): Program values and the API calls,
+// on NumPy arrays that the Python half has already converted to the storage
+// of the declared dtypes. Every hostir::api::Error leaves as hostir.Error,
+// with its kind and position.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <hostir/hostir.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace py = pybind11;
+namespace api = hostir::api;
+using namespace pybind11::literals;
+
+namespace {
+
+std::string kindName(api::ErrorKind kind) {
+  switch (kind) {
+    case api::ErrorKind::Program: return "program";
+    case api::ErrorKind::Check: return "check";
+    case api::ErrorKind::Run: return "run";
+    case api::ErrorKind::Usage: return "usage";
+    case api::ErrorKind::Runtime: return "runtime";
+  }
+  return "runtime";
+}
+
+api::Error usageError(const std::string& message) {
+  return api::Error(api::ErrorKind::Usage, message, "error: " + message);
+}
+
+// hostir.Error lives in the Python half, which has imported this module
+// before any call can fail.
+void raiseAsPythonError(const api::Error& error) {
+  py::object errorType = py::module_::import("hostir").attr("Error");
+  py::object instance = errorType(error.what(), "kind"_a = kindName(error.kind()), "message"_a = error.message(),
+                                  "file"_a = error.file(), "line"_a = error.line(), "column"_a = error.column());
+  PyErr_SetObject(errorType.ptr(), instance.ptr());
+}
+
+// The storage the Python half uses for each dtype; NumPy has no bf16, so its
+// 16-bit patterns travel as uint16.
+api::DType storageDType(const std::string& name, const py::array& array) {
+  py::dtype dtype = array.dtype();
+  if (dtype.kind() == 'f' && dtype.itemsize() == 4) return api::DType::F32;
+  if (dtype.kind() == 'f' && dtype.itemsize() == 8) return api::DType::F64;
+  if (dtype.kind() == 'f' && dtype.itemsize() == 2) return api::DType::F16;
+  if (dtype.kind() == 'u' && dtype.itemsize() == 2) return api::DType::BF16;
+  throw usageError("'" + name + "': arrays must be float32, float64, float16 or uint16 (bf16 bits), got " +
+                   std::string(py::str(dtype)));
+}
+
+api::HostBuffer hostBuffer(const std::string& name, py::array& array, bool written) {
+  // The API reads and writes whole tensors in C order.
+  if (!(array.flags() & py::array::c_style)) throw usageError("'" + name + "': the array is not C-contiguous");
+  api::HostBuffer buffer;
+  buffer.dtype = storageDType(name, array);
+  buffer.shape.assign(array.shape(), array.shape() + array.ndim());
+  if (written) {
+    if (!array.writeable()) throw usageError("'" + name + "': the output array is read-only");
+    buffer.data = array.mutable_data();
+  } else {
+    buffer.data = const_cast<void*>(array.data());
+  }
+  return buffer;
+}
+
+std::map<std::string, api::HostBuffer> hostBuffers(std::map<std::string, py::array>& arrays, bool written) {
+  std::map<std::string, api::HostBuffer> buffers;
+  for (auto& [name, array] : arrays) buffers.emplace(name, hostBuffer(name, array, written));
+  return buffers;
+}
+
+// (name, is_input, dtype, global shape, shard axis or None).
+using TensorRow = std::tuple<std::string, bool, std::string, std::vector<int64_t>, std::optional<int64_t>>;
+
+std::vector<TensorRow> tensorRows(const api::Program& program, const api::Params& params, int64_t ranks) {
+  std::vector<TensorRow> rows;
+  for (const api::TensorDecl& decl : program.tensors(params, ranks))
+    rows.emplace_back(decl.name, decl.input, api::toString(decl.dtype), decl.shape, decl.shardAxis);
+  return rows;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_hostir, m) {
+  m.doc() = "hostir's C++ API; use the package `hostir`, which wraps it.";
+
+  py::register_exception_translator([](std::exception_ptr thrown) {
+    try {
+      if (thrown) std::rethrow_exception(thrown);
+    } catch (const api::Error& error) {
+      raiseAsPythonError(error);
+    }
+  });
+
+  py::class_<api::Program>(m, "Program")
+      .def_property_readonly("name", &api::Program::name)
+      .def_property_readonly("source_name", &api::Program::sourceName)
+      .def("print", &api::Program::print)
+      .def("default_params", &api::Program::defaultParams)
+      .def("tensors", &tensorRows, "params"_a, "ranks"_a)
+      .def(
+          "__eq__", [](const api::Program& a, const api::Program& b) { return a == b; }, py::is_operator());
+
+  m.def("parse", &api::Program::parse, "path_or_text"_a, py::call_guard<py::gil_scoped_release>());
+  m.def("parse_file", &api::Program::fromFile, "path"_a, py::call_guard<py::gil_scoped_release>());
+
+  m.def(
+      "check",
+      [](const api::Program& program, int64_t ranks, const api::Params& params, int64_t streams) {
+        api::CheckOptions options;
+        options.params = params;
+        options.ranks = ranks;
+        options.streams = streams;
+        api::check(program, options);
+      },
+      "program"_a, "ranks"_a, "params"_a, "streams"_a, py::call_guard<py::gil_scoped_release>());
+
+  m.def(
+      "simulate",
+      [](const api::Program& program, const std::string& machine, int64_t ranks, const std::vector<std::string>& passes,
+         const api::Params& params) {
+        api::SimulateOptions options;
+        options.params = params;
+        options.ranks = ranks;
+        options.passes = passes;
+        api::Prediction prediction = api::simulate(program, machine, options);
+        // In the order `hostir simulate` prints them.
+        return std::vector<std::pair<std::string, double>>{{"median_ms", prediction.medianMs},
+                                                           {"compute_ms", prediction.computeMs},
+                                                           {"comm_ms", prediction.commMs},
+                                                           {"exposed_comm_ms", prediction.exposedCommMs},
+                                                           {"E", prediction.overlapEfficiency}};
+      },
+      "program"_a, "machine"_a, "ranks"_a, "passes"_a, "params"_a, py::call_guard<py::gil_scoped_release>());
+
+  // The arrays stay referenced by the maps (and the caller) while the GIL is
+  // released, so their memory cannot go away under the run.
+  m.def(
+      "run",
+      [](const api::Program& program, std::map<std::string, py::array> inputs, std::map<std::string, py::array> outputs,
+         int64_t ranks, const std::vector<std::string>& passes, const api::Params& params, int64_t streams,
+         uint64_t seed) {
+        std::map<std::string, api::HostBuffer> inputBuffers = hostBuffers(inputs, false);
+        std::map<std::string, api::HostBuffer> outputBuffers = hostBuffers(outputs, true);
+        api::RunOptions options;
+        options.params = params;
+        options.ranks = ranks;
+        options.passes = passes;
+        options.streams = streams;
+        options.seed = seed;
+        py::gil_scoped_release released;
+        api::run(program, inputBuffers, outputBuffers, options);
+      },
+      "program"_a, "inputs"_a, "outputs"_a, "ranks"_a, "passes"_a, "params"_a, "streams"_a, "seed"_a);
+
+  m.def("pass_names", &api::passNames);
+}

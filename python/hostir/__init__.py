@@ -1,0 +1,223 @@
+"""hostir from Python: parse, check, simulate and run `.hir` programs.
+
+    import numpy as np, hostir
+    p = hostir.parse("examples/row_parallel_linear.hir")
+    x = np.random.rand(256, 512).astype(np.float32)
+    w = np.random.rand(128, 512).astype(np.float32)
+    y = hostir.run(p, {"x": x, "w": w}, ranks=2)["y"]      # x @ w.T
+    print(hostir.simulate(p, "h100-nvlink", ranks=2))
+
+Tensors are NumPy arrays holding the *global* tensor; every in-process rank
+gets its shard, and outputs come back whole. dtypes: f32 is float32, f64
+float64, f16 float16. NumPy has no bf16: a bf16 input accepts any real
+array, rounded to the nearest bf16 value (ties to even, exactly, also from
+float64), and a bf16 output comes back as float32 holding the bf16 values
+exactly. Inputs of another dtype are converted to the declared one.
+
+Every failure raises hostir.Error.
+"""
+
+import collections
+import operator
+import os
+
+import numpy as np
+
+__all__ = ["Error", "Program", "Tensor", "parse", "check", "run", "simulate"]
+
+
+class Error(Exception):
+    """A failed hostir call. str() is the full report ("file:line:col: error:
+    message", then the source line and a caret, where there is a position).
+
+    Attributes: kind ("program", "check", "run", "usage" or "runtime"),
+    message (without the position), file, line and column (empty and 0 when
+    the error has no position).
+    """
+
+    def __init__(self, text, *, kind="usage", message=None, file="", line=0, column=0):
+        super().__init__(text)
+        self.kind = kind
+        self.message = text if message is None else message
+        self.file = file
+        self.line = line
+        self.column = column
+
+
+# The extension raises Error, so it comes after the class.
+from . import _hostir  # noqa: E402
+
+Tensor = collections.namedtuple("Tensor", "name dtype shape shard_axis is_input")
+Tensor.__doc__ = """An input or output declaration: dtype ("f32", "f16",
+"bf16", "f64"), global shape (a tuple), shard axis (None: every rank holds
+the whole tensor)."""
+
+# The NumPy array each dtype travels in between the two halves; bf16 as its
+# 16-bit patterns.
+_STORAGE = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.uint16}
+
+
+class Program:
+    """A parsed, verified program; an immutable value (make one with parse)."""
+
+    __slots__ = ("_impl",)
+
+    def __init__(self, impl):
+        self._impl = impl
+
+    @property
+    def name(self):
+        return self._impl.name
+
+    @property
+    def source_name(self):
+        """The file (or "<string>") that error positions refer to."""
+        return self._impl.source_name
+
+    @property
+    def text(self):
+        """The program in `.hir` syntax; parse(p.text) == p."""
+        return self._impl.print()
+
+    @property
+    def params(self):
+        """Every parameter with its default value."""
+        return dict(self._impl.default_params())
+
+    def tensors(self, params=None, ranks=1):
+        """The inputs, then the outputs, as Tensor, with global shapes bound
+        to these parameter values and rank count."""
+        rows = self._impl.tensors(_params(params), ranks)
+        return [Tensor(name, dtype, tuple(shape), axis, is_input) for name, is_input, dtype, shape, axis in rows]
+
+    @property
+    def inputs(self):
+        """Input declarations by name, with the default parameters."""
+        return {t.name: t for t in self.tensors() if t.is_input}
+
+    @property
+    def outputs(self):
+        """Output declarations by name, with the default parameters."""
+        return {t.name: t for t in self.tensors() if not t.is_input}
+
+    def __str__(self):
+        return self.text
+
+    def __repr__(self):
+        return f"<hostir.Program {self.name} from {self.source_name}>"
+
+    def __eq__(self, other):
+        """Structural equality: positions and the source name do not count."""
+        if not isinstance(other, Program):
+            return NotImplemented
+        return self._impl == other._impl
+
+    def __hash__(self):
+        # The printed text is a function of the structure, as == is.
+        return hash(self.text)
+
+
+def parse(path_or_text):
+    """A Program from source text (a string with a newline, or starting with
+    `program`) or from a file (any other string, or an os.PathLike)."""
+    if isinstance(path_or_text, os.PathLike):
+        return Program(_hostir.parse_file(os.fspath(path_or_text)))
+    if not isinstance(path_or_text, str):
+        raise TypeError(f"parse() takes source text or a path, not {type(path_or_text).__name__}")
+    return Program(_hostir.parse(path_or_text))
+
+
+def check(program, ranks=1, params=None, streams=4):
+    """Verifies the program with the parameters bound and proves it free of
+    races, uninitialized reads and mismatched communications on `ranks`
+    ranks. Returns None; raises Error (kind "program" or "check")."""
+    _hostir.check(_program(program)._impl, ranks, _params(params), streams)
+
+
+def simulate(program, machine, ranks=1, passes=(), params=None):
+    """Predicts the program (after `passes`) on `machine`, a shipped profile's
+    name ("h100-nvlink") or a profile file from `hostir calibrate`. Returns
+    the figures `hostir simulate` prints: median_ms, compute_ms, comm_ms,
+    exposed_comm_ms (milliseconds) and E (overlap efficiency)."""
+    figures = _hostir.simulate(_program(program)._impl, os.fspath(machine), ranks, _passes(passes), _params(params))
+    return dict(figures)
+
+
+def run(program, inputs=None, ranks=1, passes=(), params=None, streams=4, seed=0):
+    """Runs the program (after `passes`, checked first) on `ranks` in-process
+    ranks. `inputs` maps input names to global arrays; inputs not given are
+    filled from `seed`. Returns every output's global tensor by name."""
+    program = _program(program)
+    params = _params(params)
+    passes = _passes(passes)
+    declared = program.tensors(params, ranks)
+    declared_inputs = {t.name: t for t in declared if t.is_input}
+    arrays = {}
+    for name, value in (inputs or {}).items():
+        decl = declared_inputs.get(name)
+        if decl is None:
+            known = ", ".join(declared_inputs) or "none"
+            raise _usage(f"the program has no input named '{name}' (its inputs: {known})")
+        arrays[name] = _input_array(decl, value)
+    outputs = {t.name: np.empty(t.shape, dtype=_STORAGE[t.dtype]) for t in declared if not t.is_input}
+    _hostir.run(program._impl, arrays, outputs, ranks, passes, params, streams, seed)
+    return {name: _bf16_to_float32(array) if array.dtype == np.uint16 else array for name, array in outputs.items()}
+
+
+def _program(program):
+    return program if isinstance(program, Program) else parse(program)
+
+
+def _params(params):
+    if params is None:
+        return {}
+    return {str(name): operator.index(value) for name, value in dict(params).items()}
+
+
+def _passes(passes):
+    # A string is the command line's comma-separated list.
+    if isinstance(passes, str):
+        return [name for name in passes.split(",") if name]
+    return [str(name) for name in passes]
+
+
+def _usage(message):
+    return Error(f"error: {message}", message=message)
+
+
+def _input_array(decl, value):
+    array = np.asarray(value)
+    if array.dtype.kind not in "biuf":
+        raise _usage(f"input '{decl.name}': expected real numbers, got an array of {array.dtype}")
+    if array.shape != decl.shape:
+        shape = ", ".join(map(str, decl.shape))
+        raise _usage(f"input '{decl.name}': the array has shape {array.shape}, "
+                     f"the program declares {decl.dtype}[{shape}] (the global tensor)")
+    if decl.dtype == "bf16":
+        return _round_to_bf16(array)
+    return np.ascontiguousarray(array, dtype=_STORAGE[decl.dtype])
+
+
+def _round_to_bf16(array):
+    """bf16 bit patterns (uint16) of the nearest bf16 values, ties to even."""
+    if array.dtype == np.float32:
+        bits = np.ascontiguousarray(array).view(np.uint32)
+    else:
+        # Through float32 rounded to odd (toward zero, inexact results made
+        # odd), so that the second rounding cannot round a tie it created.
+        wide = np.asarray(array, dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            nearest = wide.astype(np.float32)
+            away = np.abs(nearest.astype(np.float64)) > np.abs(wide)
+            truncated = np.where(away, np.nextafter(nearest, np.float32(0)), nearest).astype(np.float32)
+            inexact = truncated.astype(np.float64) != wide
+        bits = np.ascontiguousarray(truncated).view(np.uint32) | inexact.astype(np.uint32)
+    bits = bits.astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    # NaN stays NaN (quiet), whatever its payload.
+    is_nan = (bits & 0x7FFFFFFF) > 0x7F800000
+    return np.where(is_nan, (bits >> 16) | 0x0040, rounded).astype(np.uint16)
+
+
+def _bf16_to_float32(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32)

@@ -1,0 +1,135 @@
+// Programs through the public API: parsing from text and files, errors with
+// their positions, passes, check and simulate.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "error_of.h"
+#include "hostir/hostir.h"
+
+namespace {
+
+using hostir::api::Error;
+using hostir::api::ErrorKind;
+using hostir::api::Program;
+using hostir::api::testing::errorOf;
+
+const std::string kExamples = std::string(HOSTIR_SOURCE_DIR) + "/examples/";
+
+TEST(ApiProgram, ParsesTextAndFilesAlike) {
+  Program fromFile = Program::fromFile(kExamples + "row_parallel_linear.hir");
+  std::ifstream in(kExamples + "row_parallel_linear.hir");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Program fromText = Program::parse(text);
+  EXPECT_EQ(fromFile, fromText);
+  EXPECT_EQ(Program::parse(kExamples + "row_parallel_linear.hir"), fromFile);
+  EXPECT_EQ(fromFile.name(), "row_parallel_linear");
+  EXPECT_EQ(fromFile.sourceName(), kExamples + "row_parallel_linear.hir");
+  EXPECT_EQ(fromText.sourceName(), "<string>");
+  EXPECT_EQ(Program::fromText(fromFile.print()), fromFile);
+  EXPECT_EQ(fromFile.defaultParams(), (hostir::api::Params{{"K", 512}, {"M", 256}, {"N", 128}, {"S", 4}}));
+}
+
+TEST(ApiProgram, TensorsAreBoundToParams) {
+  Program p = Program::fromFile(kExamples + "row_parallel_linear.hir");
+  auto tensors = p.tensors({{"M", 8}, {"K", 6}}, 2);
+  ASSERT_EQ(tensors.size(), 3u);
+  EXPECT_EQ(tensors[0].name, "x");
+  EXPECT_TRUE(tensors[0].input);
+  EXPECT_EQ(tensors[0].shape, (std::vector<int64_t>{8, 6}));
+  EXPECT_EQ(tensors[0].shardAxis, 1);
+  EXPECT_EQ(tensors[2].name, "y");
+  EXPECT_FALSE(tensors[2].input);
+  EXPECT_EQ(tensors[2].shape, (std::vector<int64_t>{8, 128}));
+  EXPECT_EQ(tensors[2].dtype, hostir::api::DType::F32);
+}
+
+TEST(ApiProgram, SyntaxErrorCarriesItsPosition) {
+  Error e = errorOf([] { Program::fromText("program p() {\n  x = allocate(f32[4]\n}\n", "bad.hir"); });
+  EXPECT_EQ(e.kind(), ErrorKind::Program);
+  EXPECT_EQ(e.file(), "bad.hir");
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_GT(e.column(), 0);
+  EXPECT_NE(std::string(e.what()).find("bad.hir:3:"), std::string::npos) << e.what();
+}
+
+TEST(ApiProgram, UnknownNameIsAProgramErrorAtItsUse) {
+  Error e = errorOf([] { Program::fromText("program p() {\n  wait(h)\n}\n"); });
+  EXPECT_EQ(e.kind(), ErrorKind::Program);
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.column(), 8);
+  EXPECT_NE(e.message().find("'h'"), std::string::npos) << e.message();
+}
+
+TEST(ApiProgram, MissingFileHasNoPosition) {
+  Error e = errorOf([] { Program::fromFile("/nonexistent/p.hir"); });
+  EXPECT_EQ(e.kind(), ErrorKind::Program);
+  EXPECT_EQ(e.line(), 0);
+  EXPECT_NE(std::string(e.what()).find("/nonexistent/p.hir"), std::string::npos);
+}
+
+TEST(ApiProgram, UnknownParameterAndBadCountsAreRefused) {
+  Program p = Program::fromFile(kExamples + "row_parallel_linear.hir");
+  EXPECT_EQ(errorOf([&] { hostir::api::check(p, {{{"Q", 1}}}); }).kind(), ErrorKind::Program);
+  EXPECT_EQ(errorOf([&] { hostir::api::check(p, {{}, 0}); }).kind(), ErrorKind::Usage);
+  EXPECT_EQ(errorOf([&] { hostir::api::check(p, {{}, 1, 0}); }).kind(), ErrorKind::Usage);
+  EXPECT_EQ(errorOf([&] { hostir::api::applyPasses(p, {"no-such-pass"}); }).kind(), ErrorKind::Usage);
+  EXPECT_EQ(errorOf([&] { hostir::api::applyPasses(p, {"overlap"}); }).kind(), ErrorKind::Usage);
+}
+
+TEST(ApiProgram, CheckReportsARaceWithBothPositions) {
+  const char* racy = R"(program racy() {
+  output y : f32[4]
+  y = allocate(f32[4], zero=true)
+  main = get_current_stream()
+  set_current_stream(stream(0))
+  synchronize(main)
+  copy(y, out=y)
+  set_current_stream(main)
+  add(y, y, out=y)
+  set_current_stream(stream(0))
+  synchronize(main)
+  set_current_stream(main)
+  synchronize(stream(0))
+}
+)";
+  Program p = Program::fromText(racy, "racy.hir");
+  Error e = errorOf([&] { hostir::api::check(p); });
+  EXPECT_EQ(e.kind(), ErrorKind::Check);
+  std::string text = e.what();
+  EXPECT_NE(text.find("race"), std::string::npos) << text;
+  EXPECT_NE(text.find("racy.hir:7:"), std::string::npos) << text;
+  EXPECT_NE(text.find("racy.hir:9:"), std::string::npos) << text;
+  hostir::api::check(Program::fromFile(kExamples + "row_parallel_linear.hir"), {{}, 2});
+}
+
+TEST(ApiProgram, AssignStreamsRewritesAndKeepsTheSource) {
+  Program p = Program::fromFile(kExamples + "row_parallel_linear.hir");
+  Program rewritten = hostir::api::applyPasses(p, {"assign-streams"}, {{}, 2});
+  EXPECT_FALSE(rewritten == p);
+  EXPECT_NE(rewritten.print().find("stream(i)"), std::string::npos) << rewritten.print();
+  EXPECT_EQ(rewritten.sourceName(), p.sourceName());
+  hostir::api::check(rewritten, {{}, 2});
+  std::vector<std::string> remarks;
+  hostir::api::applyPasses(p, {"assign-streams"}, {{}, 2}, &remarks);
+  EXPECT_FALSE(remarks.empty());
+}
+
+TEST(ApiProgram, SimulateGivesTheFiguresOfTheCommandLine) {
+  Program p = Program::fromFile(kExamples + "row_parallel_linear.hir");
+  // Large enough that the model predicts a gain from the chunked overlap (at
+  // the default sizes, per-chunk latency outweighs it).
+  const hostir::api::Params big = {{"M", 8192}, {"K", 8192}, {"N", 8192}};
+  hostir::api::Prediction serial = hostir::api::simulate(p, "h100-nvlink", {big, 2});
+  EXPECT_GT(serial.medianMs, 0);
+  EXPECT_GT(serial.computeMs, 0);
+  EXPECT_GT(serial.commMs, 0);
+  EXPECT_NEAR(serial.exposedCommMs, serial.medianMs - serial.computeMs, 1e-9);
+  hostir::api::Prediction overlapped = hostir::api::simulate(p, "h100-nvlink", {big, 2, 4, {"assign-streams"}});
+  EXPECT_LT(overlapped.medianMs, serial.medianMs);
+  EXPECT_LT(overlapped.exposedCommMs, serial.exposedCommMs);
+  EXPECT_EQ(errorOf([&] { hostir::api::simulate(p, "no-such-machine"); }).kind(), ErrorKind::Program);
+}
+
+}  // namespace

@@ -1,0 +1,128 @@
+# hostir.Error: kinds, positions and messages, from parse, check and run.
+import numpy as np
+import pytest
+
+import hostir
+from conftest import example
+
+# An unknown character at line 3, column 21.
+SYNTAX_ERROR = """program broken(N = 4) {
+  input  x : f32[N]
+  output y : f32[N] $
+  y = allocate(f32[N])
+  copy(x, out=y)
+}
+"""
+
+# Streams 0 and 1 both write y (lines 8 and 11), ordered after the
+# allocation but not with each other.
+RACY = """program racy(N = 8) {
+  input  x : f32[N]
+  output y : f32[N]
+  y = allocate(f32[N])
+  main = get_current_stream()
+  set_current_stream(stream(0))
+  synchronize(main)
+  copy(x, out=y)
+  set_current_stream(stream(1))
+  synchronize(main)
+  copy(x, out=y)
+  set_current_stream(main)
+  synchronize(stream(0))
+  synchronize(stream(1))
+}
+"""
+
+
+def test_error_is_an_exception_class():
+    assert issubclass(hostir.Error, Exception)
+
+
+def test_syntax_error_has_its_position():
+    with pytest.raises(hostir.Error) as caught:
+        hostir.parse(SYNTAX_ERROR)
+    error = caught.value
+    assert error.kind == "program"
+    assert (error.file, error.line, error.column) == ("<string>", 3, 21)
+    assert str(error).startswith("<string>:3:21: error: ")
+    assert error.message and error.message in str(error)
+
+
+def test_unknown_operation_in_a_statement():
+    text = SYNTAX_ERROR.replace(" $", "").replace("copy(x", "frobnicate(x")
+    with pytest.raises(hostir.Error) as caught:
+        hostir.run(text)
+    error = caught.value
+    assert error.kind == "program"
+    assert (error.line, error.column) == (5, 3)
+    assert "frobnicate" in error.message
+    assert "<string>:5:3:" in str(error)
+
+
+def test_missing_file():
+    with pytest.raises(hostir.Error) as caught:
+        hostir.parse("no/such/program.hir")
+    assert caught.value.kind == "program"
+    assert "no/such/program.hir" in str(caught.value)
+
+
+def test_unknown_parameter():
+    with pytest.raises(hostir.Error) as caught:
+        hostir.run(example("row_parallel_linear"), params={"Q": 3})
+    # error.h calls an unknown parameter a usage error; the API reports it
+    # as "program" for now.
+    assert caught.value.kind in ("usage", "program")
+    assert "no parameter 'Q'" in caught.value.message
+    with pytest.raises(hostir.Error):
+        hostir.check(example("row_parallel_linear"), params={"Q": 3})
+
+
+def test_race_from_check_and_from_run():
+    for call in (lambda: hostir.check(RACY), lambda: hostir.run(RACY, ranks=2)):
+        with pytest.raises(hostir.Error) as caught:
+            call()
+        error = caught.value
+        assert error.kind == "check"
+        assert "race" in str(error)
+        # Both statements' positions.
+        assert "<string>:8:" in str(error)
+        assert "<string>:11:" in str(error)
+
+
+def test_wrong_input_shape():
+    with pytest.raises(hostir.Error) as caught:
+        hostir.run(example("row_parallel_linear"), {"x": np.zeros((3, 4), np.float32)}, params={"M": 16, "S": 2})
+    error = caught.value
+    assert error.kind == "usage"
+    assert "'x'" in error.message and "(3, 4)" in error.message and "[16, 512]" in error.message
+    assert (error.file, error.line, error.column) == ("", 0, 0)
+
+
+def test_unknown_input_name():
+    with pytest.raises(hostir.Error) as caught:
+        hostir.run(example("row_parallel_linear"), {"z": np.zeros(3)})
+    assert caught.value.kind == "usage"
+    assert "'z'" in caught.value.message
+
+
+def test_shard_that_does_not_divide():
+    # K = 30 does not split into 4 equal shards.
+    with pytest.raises(hostir.Error) as caught:
+        hostir.run(example("row_parallel_linear"), ranks=4, params={"M": 8, "K": 30, "N": 4, "S": 2})
+    assert caught.value.kind in ("program", "usage")
+    assert "30" in str(caught.value)
+
+
+def test_unknown_pass_and_machine():
+    with pytest.raises(hostir.Error) as caught:
+        hostir.run(example("row_parallel_linear"), passes=("no-such-pass",), params={"M": 8, "S": 2})
+    assert caught.value.kind == "usage"
+    with pytest.raises(hostir.Error):
+        hostir.simulate(example("row_parallel_linear"), "no-such-machine")
+
+
+def test_bad_argument_types_raise_type_error():
+    with pytest.raises(TypeError):
+        hostir.parse(42)
+    with pytest.raises(TypeError):
+        hostir.run(example("row_parallel_linear"), params={"M": 1.5})
