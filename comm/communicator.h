@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -27,11 +28,12 @@ class Communicator {
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  virtual std::string name() const = 0;  // "mpi", "in-process", "nccl"
+  virtual std::string name() const = 0;  // "mpi", "in-process", "nccl", "copy-engine"
 
   // True when a call returns only once the collective has completed (MPI,
   // in-process). False when it is enqueued on `stream` and completes in
-  // stream order (NCCL); `stream` is the backend's native stream then.
+  // stream order (NCCL, copy engines on a GPU); `stream` is the backend's
+  // native stream then.
   virtual bool blocking() const { return true; }
 
   // recv = op over ranks of send; `send == recv` is in place (a partial
@@ -59,6 +61,10 @@ class Communicator {
   virtual void sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from, DType dtype,
                         void* stream = nullptr) = 0;
   virtual void barrier() = 0;
+
+  // An error the transport detected on its own, outside any call (NCCL: a
+  // remote peer failed), or nullopt while it is healthy.
+  virtual std::optional<std::string> asyncError() { return std::nullopt; }
 
   // Makes every rank's pending and future calls fail with CommError (or,
   // for MPI, ends the job), so a failing rank never leaves the others hanging.

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "comm/buffer_aliasing.h"
+#include "comm/collective_signature.h"
 #include "comm/reduce.h"
-#include "comm/sendrecv_peers.h"
 #include "comm/team_barrier.h"
 #include "fmt/format.h"
 
@@ -16,113 +16,30 @@ namespace hostir {
 
 namespace {
 
-enum class CollectiveKind { Allreduce, Allgather, ReduceScatter, Broadcast, SendRecv, Barrier };
-
-std::string_view kindName(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::Allreduce: return "allreduce";
-    case CollectiveKind::Allgather: return "allgather";
-    case CollectiveKind::ReduceScatter: return "reduceScatter";
-    case CollectiveKind::Broadcast: return "broadcast";
-    case CollectiveKind::SendRecv: return "sendRecv";
-    case CollectiveKind::Barrier: return "barrier";
-  }
-  return "?";
-}
-
-bool reduces(CollectiveKind kind) { return kind == CollectiveKind::Allreduce || kind == CollectiveKind::ReduceScatter; }
-
-// What one rank brings to a collective: checked against the other ranks'
-// postings, then read by them during the data phase.
+// What one rank brings to a collective: its signature, checked against the
+// other ranks' (collective_signature.h), and its buffers, read by the other
+// ranks during the data phase.
 struct Posting {
-  CollectiveKind kind = CollectiveKind::Barrier;
-  size_t count = 0;  // sendrecv: the elements this rank receives
-  DType dtype = DType::F32;
-  ReduceOp op = ReduceOp::Sum;
-  int root = 0;
+  CollectiveSignature signature;
   const std::byte* send = nullptr;
   std::byte* recv = nullptr;
-  // sendrecv only: count elements go into recv from `from`, sendCount leave send for `to`.
-  size_t sendCount = 0;
-  int to = 0;
-  int from = 0;
 };
 
 }  // namespace
 
 struct InProcessTeamState {
-  explicit InProcessTeamState(int size) : barrier(size), postings(static_cast<size_t>(size)) {}
+  explicit InProcessTeamState(int size)
+      : barrier(size), postings(static_cast<size_t>(size)), signatures(static_cast<size_t>(size)) {}
 
   TeamBarrier barrier;
-  // postings[r] is written by rank r before it arrives at a rendezvous and
-  // read by everyone between that rendezvous and the end of the data phase.
+  // postings[r] and signatures[r] are written by rank r before it arrives at
+  // a rendezvous; the postings are read by everyone between that rendezvous
+  // and the end of the data phase, the signatures by the arrival check.
   std::vector<Posting> postings;
+  std::vector<CollectiveSignature> signatures;
 };
 
 namespace {
-
-std::string describe(const Posting& p) {
-  if (p.kind == CollectiveKind::Barrier) return "barrier()";
-  if (p.kind == CollectiveKind::SendRecv)
-    return fmt::format("sendRecv(sendCount={}, to={}, recvCount={}, from={}, {})", p.sendCount, p.to, p.count, p.from,
-                       dtypeName(p.dtype));
-  std::string extra;
-  if (reduces(p.kind)) extra = fmt::format(", {}", reduceOpName(p.op));
-  if (p.kind == CollectiveKind::Broadcast) extra = fmt::format(", root={}", p.root);
-  return fmt::format("{}(count={}, {}{})", kindName(p.kind), p.count, dtypeName(p.dtype), extra);
-}
-
-// Why the sendrecv postings of one rendezvous do not pair up, or "".
-std::string findSendRecvMismatch(const std::vector<Posting>& postings) {
-  const int size = static_cast<int>(postings.size());
-  for (int r = 0; r < size; ++r) {
-    const Posting& p = postings[static_cast<size_t>(r)];
-    if (std::string error = sendRecvPeerError(r, size, p.to, p.from); !error.empty()) return error;
-  }
-  // When every rank's receiver receives from it, `to` is a permutation and
-  // `from` its inverse, so checking each sender covers every receiver too.
-  for (int r = 0; r < size; ++r) {
-    const Posting& p = postings[static_cast<size_t>(r)];
-    const Posting& q = postings[static_cast<size_t>(p.to)];
-    if (q.from != r)
-      return fmt::format("sendrecv mismatch: rank {} sends to rank {}, but rank {} receives from rank {}", r, p.to,
-                         p.to, q.from);
-    if (q.count != p.sendCount)
-      return fmt::format(
-          "sendrecv mismatch: rank {} sends {} elements to rank {}, but rank {} receives {} from rank {}", r,
-          p.sendCount, p.to, p.to, q.count, r);
-  }
-  return "";
-}
-
-// Why the postings of one rendezvous do not form one collective, or "".
-std::string findMismatch(const std::vector<Posting>& postings) {
-  const Posting& first = postings.front();
-  for (size_t r = 1; r < postings.size(); ++r) {
-    const Posting& p = postings[r];
-    // A sendrecv's counts differ from rank to rank; its pairs are checked below.
-    const bool countsAgree = p.count == first.count || p.kind == CollectiveKind::SendRecv;
-    bool same = p.kind == first.kind && countsAgree && p.dtype == first.dtype &&
-                (!reduces(p.kind) || p.op == first.op) && (p.kind != CollectiveKind::Broadcast || p.root == first.root);
-    if (!same)
-      return fmt::format("collective mismatch: rank 0 called {} but rank {} called {}", describe(first), r,
-                         describe(p));
-  }
-  if (first.kind == CollectiveKind::Broadcast && (first.root < 0 || first.root >= static_cast<int>(postings.size())))
-    return fmt::format("broadcast root {} is not a rank of this team of {}", first.root, postings.size());
-  if (first.kind == CollectiveKind::SendRecv) return findSendRecvMismatch(postings);
-  return "";
-}
-
-// Elements [begin, end) of part `part` when `count` elements are split into
-// `parts` parts whose sizes differ by at most one.
-std::pair<size_t, size_t> partRange(size_t count, int part, int parts) {
-  const size_t p = static_cast<size_t>(part);
-  const size_t base = count / static_cast<size_t>(parts);
-  const size_t extra = count % static_cast<size_t>(parts);
-  const size_t begin = p * base + std::min(p, extra);
-  return {begin, begin + base + (p < extra ? 1 : 0)};
-}
 
 // Big enough to amortize the per-chunk loop, small enough for the stack.
 constexpr size_t kChunkBytes = 4096;
@@ -148,7 +65,7 @@ class InProcessCommunicator final : public Communicator {
       in = out;
     }
 
-    rendezvous({CollectiveKind::Allreduce, count, dtype, op, 0, in, out});
+    rendezvous({{CollectiveKind::Allreduce, count, dtype, op}, in, out});
     // This rank owns one part of the elements: it reads them from every rank
     // and writes the result into every rank, so no byte has two writers.
     const std::pair<size_t, size_t> part = partRange(count, rank_, size_);
@@ -172,7 +89,7 @@ class InProcessCommunicator final : public Communicator {
       in = ownBlock;
     }
 
-    rendezvous({CollectiveKind::Allgather, count, dtype, ReduceOp::Sum, 0, in, out});
+    rendezvous({{CollectiveKind::Allgather, count, dtype}, in, out});
     // This rank writes block rank() of everyone's recv.
     if (bytes > 0)
       for (const Posting& p : team_->postings) {
@@ -198,7 +115,7 @@ class InProcessCommunicator final : public Communicator {
       target = staged.data();
     }
 
-    rendezvous({CollectiveKind::ReduceScatter, count, dtype, op, 0, in, target});
+    rendezvous({{CollectiveKind::ReduceScatter, count, dtype, op}, in, target});
     reduceAcrossRanks(rank_ * count, count, dtype, op, [&](size_t first, const std::byte* chunk, size_t n) {
       std::memcpy(target + first * elementSize, chunk, n * elementSize);
     });
@@ -219,11 +136,7 @@ class InProcessCommunicator final : public Communicator {
       in = staged.data();
     }
 
-    Posting posting{CollectiveKind::SendRecv, recvCount, dtype, ReduceOp::Sum, 0, in, out};
-    posting.sendCount = sendCount;
-    posting.to = to;
-    posting.from = from;
-    rendezvous(posting);
+    rendezvous({{CollectiveKind::SendRecv, recvCount, dtype, ReduceOp::Sum, 0, sendCount, to, from}, in, out});
     // Each rank pulls its own receive, so only this rank writes recv; the
     // rendezvous checked that `from` sends exactly recvCount elements.
     const std::byte* source = team_->postings[static_cast<size_t>(from)].send;
@@ -235,7 +148,7 @@ class InProcessCommunicator final : public Communicator {
   void broadcast(void* buffer, size_t count, DType dtype, int root, void*) override {
     const size_t elementSize = dtypeSize(dtype);
     auto* data = static_cast<std::byte*>(buffer);
-    rendezvous({CollectiveKind::Broadcast, count, dtype, ReduceOp::Sum, root, data, data});
+    rendezvous({{CollectiveKind::Broadcast, count, dtype, ReduceOp::Sum, root}, data, data});
     // Each rank copies one part of root's buffer into every other rank.
     auto [begin, end] = partRange(count, rank_, size_);
     const std::byte* source = team_->postings[static_cast<size_t>(root)].recv + begin * elementSize;
@@ -256,7 +169,8 @@ class InProcessCommunicator final : public Communicator {
   // if the team is aborted first or the ranks called different collectives.
   void rendezvous(const Posting& posting) {
     team_->postings[static_cast<size_t>(rank_)] = posting;
-    team_->barrier.arriveAndWait([this] { return findMismatch(team_->postings); });
+    team_->signatures[static_cast<size_t>(rank_)] = posting.signature;
+    team_->barrier.arriveAndWait([this] { return findMismatch(team_->signatures); });
   }
 
   // Waits until no rank touches another's buffers any more.

@@ -52,7 +52,7 @@ class NcclCommunicator final : public Communicator {
 
   // An error NCCL detected asynchronously (a remote peer failed, an
   // internal error), or nullopt while the communicator is healthy.
-  std::optional<std::string> asyncError();
+  std::optional<std::string> asyncError() override;
 
  private:
   ncclComm* handle();  // throws CommError once aborted

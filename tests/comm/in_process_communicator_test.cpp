@@ -18,67 +18,13 @@
 #include <vector>
 
 #include "collective_checks.h"
+#include "team_runner.h"
 
 namespace {
 
 using namespace hostir;
 using namespace hostir::commtest;
 using namespace std::chrono_literals;
-
-// Runs body(communicator of rank r) on one thread per rank and returns what
-// each rank threw (null where it returned). A team still running after
-// `timeout` fails the test and is aborted to set it free.
-std::vector<std::exception_ptr> runTeam(InProcessTeam& team, const std::function<void(Communicator&)>& body,
-                                        std::chrono::seconds timeout = 120s) {
-  std::vector<std::future<void>> ranks;
-  for (int r = 0; r < team.size(); ++r)
-    ranks.push_back(std::async(std::launch::async, [&team, &body, r] {
-      std::unique_ptr<Communicator> comm = team.communicator(r);
-      body(*comm);
-    }));
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  bool hung = false;
-  for (auto& rank : ranks) hung |= rank.wait_until(deadline) != std::future_status::ready;
-  if (hung) {
-    ADD_FAILURE() << "the team hung; aborting it";
-    team.abort("the test timed out");
-    for (auto& rank : ranks)
-      if (rank.wait_for(10s) != std::future_status::ready) {
-        std::fprintf(stderr, "a rank hangs even after abort\n");
-        std::_Exit(1);  // a future's destructor would wait forever
-      }
-  }
-  std::vector<std::exception_ptr> thrown;
-  for (auto& rank : ranks) {
-    try {
-      rank.get();
-      thrown.push_back(nullptr);
-    } catch (...) {
-      thrown.push_back(std::current_exception());
-    }
-  }
-  return thrown;
-}
-
-// The message of a CommError, "" for none, and a failure for anything else.
-std::string commErrorMessage(const std::exception_ptr& thrown) {
-  if (!thrown) return "";
-  try {
-    std::rethrow_exception(thrown);
-  } catch (const CommError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected CommError, got: " << e.what();
-  } catch (...) {
-    ADD_FAILURE() << "expected CommError, got an unknown exception";
-  }
-  return "";
-}
-
-void expectNoneThrew(const std::vector<std::exception_ptr>& thrown) {
-  for (size_t r = 0; r < thrown.size(); ++r)
-    if (thrown[r]) ADD_FAILURE() << "rank " << r << " threw: " << commErrorMessage(thrown[r]);
-}
 
 // Runs the cases in order on every rank; failures are collected per rank
 // and reported from the test thread.
@@ -91,10 +37,7 @@ void runCasesOnTeam(int teamSize, const std::vector<CollectiveCase>& cases) {
         problems[static_cast<size_t>(comm.rank())].push_back(problem);
   });
   expectNoneThrew(thrown);
-  for (const auto& rankProblems : problems) {
-    for (size_t i = 0; i < std::min<size_t>(rankProblems.size(), 5); ++i) ADD_FAILURE() << rankProblems[i];
-    if (rankProblems.size() > 5) ADD_FAILURE() << "... and " << rankProblems.size() - 5 << " more";
-  }
+  reportProblems(problems);
 }
 
 using MatrixParam = std::tuple<int, Collective, DType>;
@@ -132,10 +75,7 @@ TEST_P(InProcessSendRecvTest, MatchesReference) {
         problems[static_cast<size_t>(comm.rank())].push_back(problem);
   });
   expectNoneThrew(thrown);
-  for (const auto& rankProblems : problems) {
-    for (size_t i = 0; i < std::min<size_t>(rankProblems.size(), 5); ++i) ADD_FAILURE() << rankProblems[i];
-    if (rankProblems.size() > 5) ADD_FAILURE() << "... and " << rankProblems.size() - 5 << " more";
-  }
+  reportProblems(problems);
 }
 
 INSTANTIATE_TEST_SUITE_P(Teams, InProcessSendRecvTest,
@@ -174,8 +114,7 @@ TEST(InProcessTeamTest, SendRecvsAndCollectivesInterleaveByOrder) {
     }
   });
   expectNoneThrew(thrown);
-  for (const auto& rankProblems : problems)
-    for (size_t i = 0; i < std::min<size_t>(rankProblems.size(), 5); ++i) ADD_FAILURE() << rankProblems[i];
+  reportProblems(problems);
 }
 
 TEST(InProcessTeamTest, SendRecvPairsAnyPermutation) {

@@ -1,0 +1,208 @@
+#include "comm/copy_engine_communicator.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <type_traits>
+
+#include "comm/buffer_aliasing.h"
+#include "comm/transfer_schedule.h"
+
+namespace hostir {
+namespace {
+
+// What every rank publishes at a call, exchanged as raw words through the
+// host team (all ranks share one address space).
+struct Posting {
+  CollectiveSignature signature;
+  uint64_t send = 0;
+  uint64_t recv = 0;
+  uint64_t scratch = 0;
+  TransferEngine::Fence ready = 0;  // the rank's stream once its inputs are written
+};
+static_assert(std::is_trivially_copyable_v<Posting> && sizeof(Posting) % sizeof(float) == 0);
+
+struct Identity {
+  uint64_t process = 0;
+  int64_t device = 0;
+};
+
+// Exchanges one trivially copyable value per rank through `comm`.
+template <typename T>
+std::vector<T> exchange(Communicator& comm, const T& mine) {
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) % sizeof(float) == 0);
+  std::vector<T> all(static_cast<size_t>(comm.size()));
+  comm.allgather(&mine, all.data(), sizeof(T) / sizeof(float), DType::F32);
+  return all;
+}
+
+// Scratch of the engine, released in the stream's order however the call ends.
+class Scratch {
+ public:
+  Scratch(TransferEngine& engine, size_t bytes, void* stream)
+      : engine_(engine), stream_(stream), data_(bytes ? engine.allocate(bytes, stream) : nullptr) {}
+  ~Scratch() {
+    if (data_) engine_.release(data_, stream_);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  void* data() const { return data_; }
+
+ private:
+  TransferEngine& engine_;
+  void* stream_;
+  void* data_;
+};
+
+}  // namespace
+
+CopyEngineCommunicator::CopyEngineCommunicator(Communicator& hostComm, std::unique_ptr<TransferEngine> engine)
+    : hostComm_(hostComm), engine_(std::move(engine)) {
+  const std::vector<Identity> identities =
+      exchange(hostComm_, Identity{static_cast<uint64_t>(::getpid()), engine_->device()});
+  for (const Identity& identity : identities) {
+    if (identity.process != identities.front().process)
+      throw CommError(
+          "the copy-engine communicator needs ranks that are threads of one process (hostir run --ranks N), "
+          "not MPI processes; use NCCL across processes");
+    devices_.push_back(static_cast<int>(identity.device));
+  }
+  engine_->connect(devices_.data(), static_cast<int>(devices_.size()));
+}
+
+CopyEngineCommunicator::~CopyEngineCommunicator() {
+  // A peer may not yet have enqueued its waits for this rank's last fences,
+  // which die with the engine: wait until every rank is here too. A failed
+  // team answers at once (aborted, or a mismatch with a peer's other call).
+  try {
+    hostComm_.barrier();
+  } catch (...) {
+  }
+}
+
+void CopyEngineCommunicator::run(const Call& call, void* stream) {
+  void* s = stream ? stream : engine_->defaultStream();
+  const int me = rank();
+  const size_t elementSize = dtypeSize(call.signature.dtype);
+
+  // Peers read a private copy of a send buffer that this rank's own writes
+  // could reach, as if the send were read first.
+  Scratch staged(*engine_, call.stage ? call.sendBytes : 0, s);
+  const void* send = call.send;
+  if (call.stage) {
+    engine_->copy(staged.data(), engine_->device(), call.send, engine_->device(), call.sendBytes, s);
+    send = staged.data();
+  }
+  const TransferSchedule schedule = scheduleTransfers(call.signature, me, size(), call.inPlace);
+  Scratch scratch(*engine_, schedule.scratchElements * elementSize, s);
+
+  Posting mine{call.signature, reinterpret_cast<uint64_t>(send), reinterpret_cast<uint64_t>(call.recv),
+               reinterpret_cast<uint64_t>(scratch.data()), engine_->fence(s)};
+  const std::vector<Posting> postings = exchange(hostComm_, mine);
+  std::vector<CollectiveSignature> signatures;
+  for (const Posting& p : postings) signatures.push_back(p.signature);
+  if (std::string mismatch = findMismatch(signatures); !mismatch.empty()) throw CommError(mismatch);
+
+  auto waitForPeers = [&](auto fenceOf) {
+    for (int q = 0; q < size(); ++q)
+      if (q != me) engine_->wait(s, fenceOf(q));
+  };
+  auto address = [&](const Place& place) {
+    const Posting& p = postings[static_cast<size_t>(place.rank)];
+    const uint64_t base = place.region == Region::Send ? p.send : place.region == Region::Recv ? p.recv : p.scratch;
+    return reinterpret_cast<std::byte*>(base) + place.offset * elementSize;
+  };
+
+  waitForPeers([&](int q) { return postings[static_cast<size_t>(q)].ready; });
+  for (const std::vector<TransferStep>& phase : schedule.phases) {
+    for (const TransferStep& step : phase) {
+      std::byte* dst = address(step.dst);
+      switch (step.kind) {
+        case TransferStep::Kind::Copy:
+          engine_->copy(dst, engine_->device(), address(step.src), devices_[static_cast<size_t>(step.src.rank)],
+                        step.count * elementSize, s);
+          break;
+        case TransferStep::Kind::Reduce:
+          engine_->reduce(dst, address(step.src), step.count, call.signature.dtype, call.signature.op, s);
+          break;
+        case TransferStep::Kind::Scale: engine_->scale(dst, step.count, call.signature.dtype, step.factor, s); break;
+      }
+    }
+    // The next phase reads what the peers wrote in this one; after the last,
+    // no rank may reuse a buffer before its peers are done reading it.
+    struct PhaseFence {
+      TransferEngine::Fence fence;
+    };
+    const std::vector<PhaseFence> fences = exchange(hostComm_, PhaseFence{engine_->fence(s)});
+    waitForPeers([&](int q) { return fences[static_cast<size_t>(q)].fence; });
+  }
+  if (!stream) engine_->synchronize(s);
+}
+
+void CopyEngineCommunicator::allreduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
+                                       void* stream) {
+  const size_t bytes = count * dtypeSize(dtype);
+  const bool inPlace = send == recv;
+  run({{CollectiveKind::Allreduce, count, dtype, op},
+       send,
+       bytes,
+       recv,
+       inPlace,
+       !inPlace && bytesOverlap(send, bytes, recv, bytes)},
+      stream);
+}
+
+void CopyEngineCommunicator::allgather(const void* send, void* recv, size_t count, DType dtype, void* stream) {
+  const size_t bytes = count * dtypeSize(dtype);
+  const bool inPlace = send == static_cast<std::byte*>(recv) + static_cast<size_t>(rank()) * bytes;
+  run({{CollectiveKind::Allgather, count, dtype},
+       send,
+       bytes,
+       recv,
+       inPlace,
+       !inPlace && bytesOverlap(send, bytes, recv, bytes * static_cast<size_t>(size()))},
+      stream);
+}
+
+void CopyEngineCommunicator::reduceScatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
+                                           void* stream) {
+  const size_t bytes = count * dtypeSize(dtype);
+  const size_t sendBytes = bytes * static_cast<size_t>(size());
+  const bool inPlace = recv == static_cast<const std::byte*>(send) + static_cast<size_t>(rank()) * bytes;
+  run({{CollectiveKind::ReduceScatter, count, dtype, op},
+       send,
+       sendBytes,
+       recv,
+       inPlace,
+       !inPlace && bytesOverlap(send, sendBytes, recv, bytes)},
+      stream);
+}
+
+void CopyEngineCommunicator::broadcast(void* buffer, size_t count, DType dtype, int root, void* stream) {
+  run({{CollectiveKind::Broadcast, count, dtype, ReduceOp::Sum, root},
+       buffer,
+       count * dtypeSize(dtype),
+       buffer,
+       true,
+       false},
+      stream);
+}
+
+void CopyEngineCommunicator::sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount,
+                                      int from, DType dtype, void* stream) {
+  const size_t elementSize = dtypeSize(dtype);
+  run({{CollectiveKind::SendRecv, recvCount, dtype, ReduceOp::Sum, 0, sendCount, to, from},
+       send,
+       sendCount * elementSize,
+       recv,
+       false,
+       bytesOverlap(send, sendCount * elementSize, recv, recvCount * elementSize)},
+      stream);
+}
+
+void CopyEngineCommunicator::barrier() { hostComm_.barrier(); }
+
+void CopyEngineCommunicator::abort(const std::string& reason) { hostComm_.abort(reason); }
+
+}  // namespace hostir

@@ -1,0 +1,26 @@
+// The TransferEngine of host memory: memcpy and the host reduction kernels,
+// done before each call returns, so streams and fences mean nothing. It is
+// how the copy-engine communicator runs on the CPU backend, the same
+// schedule as on a GPU, and the reference its tests compare with.
+#pragma once
+
+#include "comm/transfer_engine.h"
+
+namespace hostir {
+
+class HostTransferEngine final : public TransferEngine {
+ public:
+  bool asynchronous() const override { return false; }
+  int device() const override { return 0; }
+  void* defaultStream() override { return nullptr; }
+  void synchronize(void*) override {}
+  void* allocate(size_t bytes, void* stream) override;
+  void release(void* data, void* stream) noexcept override;
+  void copy(void* dst, int dstDevice, const void* src, int srcDevice, size_t bytes, void* stream) override;
+  void reduce(void* acc, const void* in, size_t count, DType dtype, ReduceOp op, void* stream) override;
+  void scale(void* data, size_t count, DType dtype, double factor, void* stream) override;
+  Fence fence(void*) override { return 0; }
+  void wait(void*, Fence) override {}
+};
+
+}  // namespace hostir
