@@ -81,6 +81,14 @@ PreparedRun prepareRun(const Program& program, const std::map<std::string, HostB
   if (options.backend != "auto" && options.backend != "cpu" && options.backend != "cuda")
     throw plainError(ErrorKind::Usage,
                      fmt::format("backend must be \"auto\", \"cpu\" or \"cuda\", got \"{}\"", options.backend));
+  if (!parseCommunicatorChoice(options.communicator))
+    throw plainError(
+        ErrorKind::Usage,
+        fmt::format("communicator must be \"auto\", \"nccl\" or \"copy-engine\", got \"{}\"", options.communicator));
+  if (!parseCommunicatorChoice(options.communicator))
+    throw plainError(
+        ErrorKind::Usage,
+        fmt::format("communicator must be \"auto\", \"nccl\" or \"copy-engine\", got \"{}\"", options.communicator));
   std::string pipeline = fmt::format("{}", fmt::join(options.passes, ","));
   checkPipeline(pipeline, !options.machine.empty());
   Bindings bindings = verifiedBindings(source, options.params, world);
@@ -116,6 +124,7 @@ PreparedRun prepareRun(const Program& program, const std::map<std::string, HostB
   request.params = std::move(params);
   request.backend =
       options.backend == "cuda" || (options.backend == "auto" && cudaUsable) ? BackendKind::Cuda : BackendKind::Cpu;
+  request.communicator = *parseCommunicatorChoice(options.communicator);
   request.seed = options.seed;
   request.streams = options.streams;
   request.warmup = options.warmup;
@@ -140,7 +149,7 @@ RunStats finishRun(const Program& program, Result<RunResult> result, const std::
       if (!tensor.data.empty()) std::memcpy(buffer.data, tensor.data.data(), tensor.data.size());
     }
   }
-  return RunStats{result->runMillis};
+  return RunStats{result->runMillis, result->peakMemoryBytes.value_or(0)};
 }
 
 RunStats run(const Program& program, const std::map<std::string, HostBuffer>& inputs,
@@ -148,13 +157,19 @@ RunStats run(const Program& program, const std::map<std::string, HostBuffer>& in
   if (options.mainStream && options.ranks > 1)
     throw plainError(ErrorKind::Usage, "a caller's main stream serves one rank: run with ranks=1, or use runOnMpi");
   PreparedRun prepared = prepareRun(program, inputs, outputs, options, options.ranks);
-  // In-process ranks need one device each on CUDA; "auto" falls back to the CPU.
-  if (prepared.request.backend == BackendKind::Cuda) {
-    if (auto shortage = deviceShortage(options.ranks, cudaDeviceCount())) {
-      if (options.backend == "cuda") throw plainError(ErrorKind::Runtime, fmt::format("backend cuda {}", *shortage));
-      prepared.request.backend = BackendKind::Cpu;
+  // NCCL needs a device per rank (copy engines let in-process ranks share
+  // them); where CUDA cannot serve the team, "auto" falls back to the CPU.
+  RunRequest& request = prepared.request;
+  if (request.backend == BackendKind::Cuda) {
+    if (auto problem =
+            communicatorProblem(request.communicator, true, true, options.ranks, options.ranks, cudaDeviceCount())) {
+      if (options.backend == "cuda") throw plainError(ErrorKind::Runtime, fmt::format("backend cuda {}", *problem));
+      request.backend = BackendKind::Cpu;
     }
   }
+  if (request.backend == BackendKind::Cpu)
+    if (auto problem = communicatorProblem(request.communicator, false, true, options.ranks, options.ranks, 0))
+      throw plainError(ErrorKind::Usage, fmt::format("backend cpu {}", *problem));
   prepared.request.describeFailure = nullptr;  // in process: the failing rank's diagnostic comes back as a value
   return finishRun(program, runInProcess(prepared.request, options.ranks), outputs, true);
 }

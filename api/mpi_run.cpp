@@ -43,13 +43,16 @@ RunStats runOnMpi(MPI_Comm comm, const Program& program, const std::map<std::str
   if (anyFailed) throw plainError(ErrorKind::Run, "another rank could not prepare the run");
 
   RunRequest& request = prepared->request;
+  const int64_t onNode = ranksOnThisNode(team).value_or(world);
   if (request.backend == BackendKind::Cuda) {
-    int64_t onNode = ranksOnThisNode(team).value_or(world);
-    if (auto shortage = deviceShortage(onNode, cudaDeviceCount())) {
-      if (options.backend == "cuda") throw plainError(ErrorKind::Runtime, fmt::format("backend cuda {}", *shortage));
+    if (auto problem = communicatorProblem(request.communicator, true, false, world, onNode, cudaDeviceCount())) {
+      if (options.backend == "cuda") throw plainError(ErrorKind::Runtime, fmt::format("backend cuda {}", *problem));
       request.backend = BackendKind::Cpu;
     }
   }
+  if (request.backend == BackendKind::Cpu)
+    if (auto problem = communicatorProblem(request.communicator, false, false, world, onNode, 0))
+      throw plainError(ErrorKind::Usage, fmt::format("backend cpu {}", *problem));
   // A rank that stops answering ends the job rather than hanging the others.
   HostWatchdog watchdog(request.commTimeout, [comm](const std::string& why) {
     int rank = -1;

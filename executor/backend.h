@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "comm/communicator.h"
+#include "executor/memory_high_water.h"
 #include "executor/tensor.h"
 #include "hostir/diagnostic.h"
 #include "hostir/ops.h"
@@ -106,6 +107,10 @@ class Backend {
   // program inputs and outputs; call only when the streams are idle.
   virtual void upload(const void* host, const TensorView& dst) = 0;
   virtual void download(const TensorView& src, void* host) = 0;
+
+  // The tensor memory this backend holds, live and at its peak; null for
+  // backends that hold none (the analyses and the simulator).
+  virtual MemoryHighWater* tensorMemory() { return nullptr; }
 };
 
 }  // namespace hostir

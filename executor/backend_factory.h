@@ -12,6 +12,7 @@
 
 #include "comm/communicator.h"
 #include "executor/backend.h"
+#include "executor/backend_selection.h"
 #include "executor/delay_injection.h"
 
 namespace hostir {
@@ -24,20 +25,22 @@ enum class BackendKind { Cpu, Cuda };
 struct CpuOptions {
   bool reference = false;  // one stream, f64-accumulating GEMMs
   DelayInjection delays;
-  TraceRecorder* trace = nullptr;  // streams and host issue, while recording
-  int computeSlots = 0;            // computations at once per rank (0: no limit)
+  int computeSlots = 0;  // computations at once per rank (0: no limit)
 };
 
 struct BackendOptions {
   int64_t streams = 4;
   void* externalMainStream = nullptr;  // CUDA: the caller's stream as the main stream (never destroyed)
   std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
+  CommunicatorChoice communicator = CommunicatorChoice::Auto;
+  TraceRecorder* trace = nullptr;  // streams and host issue, while recording
   CpuOptions cpu;
 };
 
 // A backend with the communicator its collectives use. For the CPU that is
-// the host communicator itself; CUDA brings its own (NCCL), bootstrapped
-// through the host communicator, which still serves host-side I/O.
+// the host communicator itself unless copy engines are asked for; CUDA
+// brings its own (NCCL or copy engines), bootstrapped through the host
+// communicator, which still serves host-side I/O.
 struct RankBackend {
   std::unique_ptr<Communicator> deviceComm;  // null: collectives use the host communicator
   std::unique_ptr<Backend> backend;

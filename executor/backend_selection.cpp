@@ -63,8 +63,40 @@ int deviceForRank(int64_t localRank, int devices) { return devices > 0 ? static_
 
 std::optional<std::string> deviceShortage(int64_t ranksOnNode, int devices) {
   if (ranksOnNode <= devices) return std::nullopt;
-  return fmt::format("needs a CUDA device per rank: {} ranks share this node's {} device{}", ranksOnNode, devices,
-                     devices == 1 ? "" : "s");
+  return fmt::format("needs a CUDA device per rank for NCCL: {} ranks share this node's {} device{}", ranksOnNode,
+                     devices, devices == 1 ? "" : "s");
+}
+
+std::optional<CommunicatorChoice> parseCommunicatorChoice(std::string_view name) {
+  for (CommunicatorChoice choice : {CommunicatorChoice::Auto, CommunicatorChoice::Nccl, CommunicatorChoice::CopyEngine})
+    if (name == communicatorChoiceName(choice)) return choice;
+  return std::nullopt;
+}
+
+std::string_view communicatorChoiceName(CommunicatorChoice choice) {
+  switch (choice) {
+    case CommunicatorChoice::Auto: return "auto";
+    case CommunicatorChoice::Nccl: return "nccl";
+    case CommunicatorChoice::CopyEngine: return "copy-engine";
+  }
+  return "?";
+}
+
+CommunicatorChoice cudaCommunicator(CommunicatorChoice requested, bool inProcess, int64_t ranksOnNode, int devices) {
+  if (requested != CommunicatorChoice::Auto) return requested;
+  return inProcess && ranksOnNode > devices ? CommunicatorChoice::CopyEngine : CommunicatorChoice::Nccl;
+}
+
+std::optional<std::string> communicatorProblem(CommunicatorChoice requested, bool cuda, bool inProcess, int64_t world,
+                                               int64_t ranksOnNode, int devices) {
+  if (requested == CommunicatorChoice::Nccl && !cuda)
+    return "cannot use the nccl communicator, which needs CUDA devices";
+  if (requested == CommunicatorChoice::CopyEngine && !inProcess && world > 1)
+    return "cannot use the copy-engine communicator across processes: it needs ranks that are threads of one "
+           "process (in-process ranks, not mpirun)";
+  if (cuda && cudaCommunicator(requested, inProcess, ranksOnNode, devices) == CommunicatorChoice::Nccl)
+    return deviceShortage(ranksOnNode, devices);
+  return std::nullopt;
 }
 
 }  // namespace hostir

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "comm/communicator.h"
 
@@ -44,8 +45,29 @@ int deviceForRank(int64_t localRank, int devices);
 
 // NCCL drives one device per rank. When `ranksOnNode` ranks are more than
 // this node's `devices`, the reason, as the end of a sentence whose subject
-// is the backend: "needs a CUDA device per rank: 3 ranks share this node's 2
-// devices"; nullopt when every rank has a device.
+// is the backend: "needs a CUDA device per rank for NCCL: 3 ranks share this
+// node's 2 devices"; nullopt when every rank has a device.
 std::optional<std::string> deviceShortage(int64_t ranksOnNode, int devices);
+
+// Which communicator carries a rank's collectives (`--communicator`): the
+// host team's (MPI or in-process) on the CPU and NCCL on CUDA by default,
+// or copy engines (comm/copy_engine_communicator.h), which need ranks that
+// are threads of one process and let several of them share a device.
+enum class CommunicatorChoice { Auto, Nccl, CopyEngine };
+
+std::optional<CommunicatorChoice> parseCommunicatorChoice(std::string_view name);  // auto, nccl, copy-engine
+std::string_view communicatorChoiceName(CommunicatorChoice choice);
+
+// The CUDA backend's communicator: `requested`, where Auto means NCCL
+// unless in-process ranks outnumber this node's devices (NCCL cannot put
+// two ranks on one device), then copy engines.
+CommunicatorChoice cudaCommunicator(CommunicatorChoice requested, bool inProcess, int64_t ranksOnNode, int devices);
+
+// Why `requested` cannot carry this team's collectives on the CUDA backend
+// (`cuda`) or the CPU one, as the end of a sentence whose subject is the
+// backend ("needs a CUDA device per rank for NCCL: 3 ranks share this
+// node's 2 devices"); nullopt when it can.
+std::optional<std::string> communicatorProblem(CommunicatorChoice requested, bool cuda, bool inProcess, int64_t world,
+                                               int64_t ranksOnNode, int devices);
 
 }  // namespace hostir

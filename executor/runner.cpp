@@ -83,7 +83,9 @@ Result<RunResult> RankRun::run() {
   options.cpu.reference = request.reference;
   options.cpu.delays = request.delays;
   options.cpu.computeSlots = request.computeSlots;
-  if (request.writeTrace) options.cpu.trace = &recorder;
+  // The serial reference runs on the host team's own communicator.
+  options.communicator = request.reference ? CommunicatorChoice::Auto : request.communicator;
+  if (request.writeTrace) options.trace = &recorder;
   rankBackend = hostStep("setting up the backend", [&] {
     return createBackend(request.reference ? BackendKind::Cpu : request.backend, options, comm);
   });
@@ -119,6 +121,14 @@ Result<RunResult> RankRun::run() {
   std::map<std::string, TensorView> outputs;
   const int runs = request.warmup + request.repeat;
   for (int run = 0; run < runs; ++run) {
+    outputs.clear();  // the previous run's outputs would count in this one's memory
+    MemoryHighWater* memory = rankBackend.backend->tensorMemory();
+    if (memory && run == runs - 1) {
+      // The streams are idle: this frees what earlier runs left retired
+      // (CUDA), so the peak is this run's alone.
+      rankBackend.backend->synchronizeHost();
+      memory->resetPeak();
+    }
     // A program may write its inputs: every run starts from the same ones.
     for (auto& [name, host] : hostInputs) backend->upload(host.data.data(), inputs.at(name));
     if (request.atRun) request.atRun(run, false);
@@ -131,6 +141,7 @@ Result<RunResult> RankRun::run() {
                                           request.traceLimitBytes});
     outputs = evaluator.run(*backend, inputs);
     recorder.stop();
+    if (memory && run == runs - 1) result.peakMemoryBytes = memory->peak();
     hostStep(fmt::format("the barrier after run {}", run + 1), [&] { comm.barrier(); });
     auto millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (run >= request.warmup) result.runMillis.push_back(millis);
@@ -138,6 +149,12 @@ Result<RunResult> RankRun::run() {
       for (const Race& race : raceChecker->analysis().races()) result.races.push_back(RaceReport{race, rank});
   }
   result.issuedOperationsPerRun = evaluator.issuedOperations();
+  if (result.peakMemoryBytes) {
+    // The team's peak: every rank's backend holds memory of the same kind.
+    double peak = static_cast<double>(*result.peakMemoryBytes);
+    hostStep("the maximum of the peak memory", [&] { comm.allreduce(&peak, &peak, 1, DType::F64, ReduceOp::Max); });
+    result.peakMemoryBytes = static_cast<uint64_t>(peak);
+  }
   if (request.writeTrace)
     result.trace = hostStep("the writing of the trace", [&] { return request.writeTrace(comm, recorder); });
 

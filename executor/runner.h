@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ struct RunRequest {
   std::map<std::string, HostTensor> inputs;  // global tensors; the others are seeded
   uint64_t seed = 0;
   BackendKind backend = BackendKind::Cpu;
+  CommunicatorChoice communicator = CommunicatorChoice::Auto;
   int64_t streams = 4;
   bool reference = false;  // the serial reference: one stream, f64-accumulating GEMMs
   bool raceCheck = false;  // check the issued work for stream races while it runs
@@ -33,7 +35,7 @@ struct RunRequest {
   int repeat = 1;
   DelayInjection delays;  // CPU backend
   std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
-  // Set: every rank records the last run's timeline (CPU backend), within
+  // Set: every rank records the last run's timeline, within
   // its share of traceLimitBytes, and once the runs end calls this with its
   // stopped recorder, collectively and under the watchdog's deadline. The
   // tool's writer assembles the team's file on rank 0
@@ -63,6 +65,9 @@ struct RunRequest {
 struct RunResult {
   std::map<std::string, HostTensor> outputs;  // global; filled on rank 0
   std::vector<double> runMillis;              // one per timed run (rank 0)
+  // The most tensor memory any rank held at once during the last run,
+  // inputs included; absent when the backend holds none.
+  std::optional<uint64_t> peakMemoryBytes;
   uint64_t issuedOperationsPerRun = 0;
   std::vector<RaceReport> races;  // with raceCheck: what the issued work raced on (every rank's, in process)
   // With writeTrace, on rank 0: what the trace file holds (truncated?), or why it could not be written.

@@ -20,6 +20,15 @@ one table per program and shape:
               (allreduce 2(n-1)/n, allgather and reduce-scatter (n-1)/n)
   torch       median ms of the PyTorch + gloo peer with S chunks
 
+With --predict MACHINE every S also gets the cost model's figures for the
+same program, passes, parameters, ranks and streams (`hostir simulate`):
+predicted T_S, T_compute, T_comm and E, side by side with the measured ones.
+
+--launcher in-process runs the ranks as threads of one hostir process
+(`--ranks N`) instead of under mpirun; with --backend cuda and
+--communicator copy-engine that puts several ranks on one GPU, their GEMMs
+on the SMs and their communication on the copy engines (scripts/gpu-check.sh).
+
 Beside the all-gather and reduce-scatter programs it runs their ring forms
 (RINGS: the collective as a ring of sendrecv steps, as written and with
 each step's transfer on a communication stream, double-buffered), with the
@@ -37,6 +46,8 @@ import subprocess
 import sys
 
 TIMING = re.compile(r"timing: median_ms=([0-9.]+)")
+PREDICTED = re.compile(r"predicted: median_ms=([0-9.]+) compute_ms=([0-9.]+) comm_ms=([0-9.]+) "
+                       r"exposed_comm_ms=([0-9.]+) E=(-?[0-9.]+|nan)")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Each program: its example file, what its collective moves (nccl-tests
@@ -90,13 +101,24 @@ def run_timed(command, what):
     return float(match.group(1))
 
 
-def hostir_ms(args, path, shape, chunks, variant):
+def launch(args, hostir_args):
+    """The command that runs `hostir run ...` on args.ranks ranks, as args.launcher says."""
+    common = ["--backend", args.backend, "--communicator", args.communicator]
+    if args.launcher == "in-process":
+        return [args.hostir] + hostir_args + ["--ranks", str(args.ranks)] + common
+    return ["mpirun", "-np", str(args.ranks), args.hostir] + hostir_args + common
+
+
+def shape_settings(shape):
     m, k, n = shape
+    return ["--set", f"M={m}", "--set", f"K={k}", "--set", f"N={n}"]
+
+
+def hostir_ms(args, path, shape, chunks, variant):
     passes = (variant + "," if variant else "") + "assign-streams"
-    command = ["mpirun", "-np", str(args.ranks), args.hostir, "run", path, "--backend", "cpu",
-               "--set", f"M={m}", "--set", f"K={k}", "--set", f"N={n}", "--set", f"S={chunks}",
-               "--passes", passes, "--streams", str(args.streams),
-               "--warmup", str(args.warmup), "--repeat", str(args.repeat)]
+    command = launch(args, ["run", path] + shape_settings(shape) +
+                     ["--set", f"S={chunks}", "--passes", passes, "--streams", str(args.streams),
+                      "--warmup", str(args.warmup), "--repeat", str(args.repeat)])
     if variant:
         # The stripped variants compute on data never communicated (or the
         # reverse): reads of uninitialized memory by design, which `run`
@@ -105,12 +127,25 @@ def hostir_ms(args, path, shape, chunks, variant):
     return run_timed(command, f"hostir {os.path.basename(path)} S={chunks} {variant or 'full'}")
 
 
+def predicted(args, path, shape, chunks):
+    """(T_S, T_compute, T_comm, E) that `hostir simulate` predicts for the measured program."""
+    command = [args.hostir, "simulate", path, "--machine", args.predict, "--ranks", str(args.ranks),
+               "--streams", str(args.streams), "--passes", "assign-streams", "--set", f"S={chunks}"]
+    command += shape_settings(shape)
+    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    match = PREDICTED.search(result.stdout)
+    if result.returncode != 0 or not match:
+        sys.stderr.write(f"error: the prediction failed (exit {result.returncode}):\n  {' '.join(command)}\n"
+                         f"{result.stdout[-2000:]}\n")
+        sys.exit(1)
+    total, compute, comm, _, efficiency = match.groups()
+    return float(total), float(compute), float(comm), float(efficiency)
+
+
 def ring_ms(args, ring, shape, variant):
     """A ring program as written (its own streams, no pass) or stripped."""
-    m, k, n = shape
-    command = ["mpirun", "-np", str(args.ranks), args.hostir, "run", f"examples/{ring}.hir", "--backend", "cpu",
-               "--set", f"M={m}", "--set", f"K={k}", "--set", f"N={n}", "--streams", str(args.streams),
-               "--warmup", str(args.warmup), "--repeat", str(args.repeat)]
+    command = launch(args, ["run", f"examples/{ring}.hir"] + shape_settings(shape) +
+                     ["--streams", str(args.streams), "--warmup", str(args.warmup), "--repeat", str(args.repeat)])
     if variant:
         command += ["--passes", variant, "--unchecked"]  # as in hostir_ms
     return run_timed(command, f"hostir {ring} {variant or 'full'}")
@@ -135,7 +170,8 @@ def bench_program(args, name, shape_name, shape):
     if k % args.ranks or n % args.ranks:
         print(f"skipping {name} at {shape}: K and N must divide over {args.ranks} ranks")
         return None
-    with_torch = name == "row_parallel_linear" and not args.no_torch
+    with_torch = name == "row_parallel_linear" and not args.no_torch and args.launcher == "mpirun" \
+        and args.backend == "cpu"
     size_bytes = elements(m, k, n) * 4
     chunk_counts = []
     for chunks in args.chunks:
@@ -163,20 +199,28 @@ def bench_program(args, name, shape_name, shape):
             samples[ring, "compute"].append(ring_ms(args, ring, shape, "strip-communication"))
             samples[ring, "comm"].append(ring_ms(args, ring, shape, "strip-compute"))
     rows = []
+    predictions = {}
     for chunks in chunk_counts:
         total, compute, comm = (statistics.median(samples[chunks, k]) for k in ("total", "compute", "comm"))
         peer = statistics.median(samples[chunks, "peer"]) if with_torch else None
         rows.append((chunks, total, compute, comm, peer))
+        if args.predict:
+            predictions[chunks] = predicted(args, path, shape, chunks)
     if not rows:
         return None
 
-    print(f"\n### {name}: {shape_name} M={m} K={k} N={n}, f32, {args.ranks} ranks, {args.streams} streams, "
+    where = f"{args.backend}, {args.launcher}" + (f", {args.communicator} communicator"
+                                                  if args.communicator != "auto" else "")
+    print(f"\n### {name}: {shape_name} M={m} K={k} N={n}, f32, {args.ranks} ranks ({where}), {args.streams} streams, "
           f"{collective} of {size_bytes / 2**20:.1f} MiB, median of {args.rounds} x {args.repeat} runs")
     header = "| S | T_S ms | speedup | T_compute ms | T_comm ms | E | algbw GB/s | busbw GB/s |"
     rule = "|--:|--:|--:|--:|--:|--:|--:|--:|"
     if with_torch:
         header += " torch+gloo ms |"
         rule += "--:|"
+    if args.predict:
+        header += f" predicted T_S ms | predicted T_compute ms | predicted T_comm ms | predicted E ({args.predict}) |"
+        rule += "--:|--:|--:|--:|"
     print(header)
     print(rule)
     base = rows[0][1]
@@ -186,6 +230,9 @@ def bench_program(args, name, shape_name, shape):
                 f"{overlap_efficiency(total, compute, comm):.2f} | {algbw:.2f} | {algbw * bus_factor(args.ranks):.2f} |")
         if with_torch:
             line += f" {peer:.2f} |"
+        if args.predict:
+            p_total, p_compute, p_comm, p_efficiency = predictions[chunks]
+            line += f" {p_total:.2f} | {p_compute:.2f} | {p_comm:.2f} | {p_efficiency:.2f} |"
         print(line)
     _, _, compute_1, comm_1, _ = rows[0]
     bound_by = "communication" if comm_1 > compute_1 else "compute"
@@ -215,7 +262,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hostir", default=os.path.join(ROOT, "build", "bin", "hostir"), help="the hostir binary")
-    parser.add_argument("--ranks", type=int, default=2, help="MPI ranks (default 2)")
+    parser.add_argument("--ranks", type=int, default=2, help="ranks (default 2)")
+    parser.add_argument("--launcher", choices=["mpirun", "in-process"], default="mpirun",
+                        help="MPI processes under mpirun, or threads of one hostir process (default mpirun)")
+    parser.add_argument("--backend", choices=["cpu", "cuda"], default="cpu", help="hostir's backend (default cpu)")
+    parser.add_argument("--communicator", choices=["auto", "nccl", "copy-engine"], default="auto",
+                        help="what carries the collectives (default auto)")
+    parser.add_argument("--predict", metavar="MACHINE",
+                        help="also print hostir simulate's prediction on this machine profile (a shipped name or a "
+                             "file)")
     parser.add_argument("--chunks", type=parse_list, default=[1, 2, 4, 8], help="chunk counts S (default 1,2,4,8)")
     parser.add_argument("--streams", type=int, default=4, help="hostir's stream pool size (default 4)")
     parser.add_argument("--compute-bound", type=parse_shape, metavar="M,K,N",
@@ -230,7 +285,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=10, help="timed runs per measurement (default 10)")
     parser.add_argument("--rounds", type=int, default=3,
                         help="interleaved rounds per measurement; the median of their medians is shown (default 3)")
-    parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch + gloo peer")
+    parser.add_argument("--no-torch", action="store_true",
+                        help="skip the PyTorch + gloo peer (it runs only with mpirun on the CPU backend)")
     parser.add_argument("--no-ring", action="store_true", help="skip the ring (sendrecv) forms")
     args = parser.parse_args()
 
@@ -242,7 +298,7 @@ def main():
         parser.error(f"no hostir binary at {args.hostir}: build it first (scripts/bench-overlap.sh does)")
 
     cores = os.cpu_count()
-    print(f"# hostir overlap benchmark: {args.ranks} ranks on {cores} cores, "
+    print(f"# hostir overlap benchmark: {args.ranks} ranks ({args.launcher}, {args.backend}) on {cores} cores, "
           f"S in {args.chunks}, warmup {args.warmup}, repeat {args.repeat}, rounds {args.rounds}")
     for name in programs:
         compute_bound, comm_bound = PROGRAMS[name][4:]

@@ -7,6 +7,10 @@
 # the median time per S. S = 1 has nothing to overlap: the gain of S > 1 is
 # the communication hidden behind the GEMMs.
 #
+# Then overlap on one GPU (scripts/gpu-overlap.sh): two in-process ranks
+# share GPU 0 through the copy-engine communicator, their GEMMs on the SMs
+# and their communication on the copy engines.
+#
 # Environment: WARMUP (default 5) and REPEAT (default 20) runs per S.
 set -euo pipefail
 
@@ -62,3 +66,5 @@ done
 printf '\n#  row_parallel_bf16: T = 8192, H = 8192, x [T, 4H], w [H, 4H], bf16, %s rank(s)\n' "$GPUS"
 printf '%4s  %12s  %12s  %12s\n' "S" "median_ms" "min_ms" "max_ms"
 printf '%s\n' "${results[@]}"
+
+"$HOSTIR_ROOT/scripts/gpu-overlap.sh" --skip-build

@@ -9,32 +9,10 @@
 #include <span>
 
 #include "executor/collective_plan.h"
+#include "executor/work_cost.h"
 
 namespace hostir::cpu {
 namespace {
-
-// A trace slice's category, from the op table's category of the statement.
-const char* traceCategory(OpKind kind) {
-  switch (signatureOf(kind).category) {
-    case OpCategory::Compute: return "compute";
-    case OpCategory::Communication: return "communication";
-    case OpCategory::Copy:
-    case OpCategory::Allocation: return "memory";
-    default: return "sync";
-  }
-}
-
-TensorExtent extentOf(const TensorView& v) {
-  return TensorExtent{std::span(v.shape.begin(), v.shape.size), dtypeSize(v.dtype)};
-}
-
-// The op table's count of the flops and bytes of `kind` over these operands (by signature position).
-OpCost costOfCall(OpKind kind, std::initializer_list<std::pair<size_t, const TensorView*>> tensors) {
-  std::array<TensorExtent, kMaxOperands> extents{};
-  for (auto [index, view] : tensors)
-    if (view) extents[index] = extentOf(*view);
-  return costOf(kind, extents);
-}
 
 TensorView borrowed(const void* data, DType dtype, const Dims& shape) {
   TensorView v = TensorView::contiguous(nullptr, dtype, shape);
@@ -276,14 +254,7 @@ void CpuBackend::add(Stream* stream, const TensorView& a, const TensorView& b, c
 
 void CpuBackend::collective(Stream* stream, const CollectiveCall& call) {
   uint64_t sequence = nextIssue_++;
-  // The message size as nccl-tests counts it: the larger side of the collective.
-  static_assert(size_t{operands::Allreduce::t} == size_t{operands::Broadcast::t} &&
-                size_t{operands::Allreduce::t} == size_t{operands::SendRecv::src} &&
-                size_t{operands::Allreduce::out} == size_t{operands::SendRecv::out} &&
-                size_t{operands::Allreduce::out} == size_t{operands::Allgather::out} &&
-                size_t{operands::Allgather::out} == size_t{operands::ReduceScatter::out});
-  const TensorView* out = call.kind == OpKind::Broadcast ? nullptr : &call.output;  // broadcast works in place
-  OpCost cost = costOfCall(call.kind, {{operands::Allreduce::t, &call.input}, {operands::Allreduce::out, out}});
+  OpCost cost = costOfCommunication(call.kind, call.input, call.output);
   enqueue(
       stream, [this, call] { communicate(call); },
       Work{traceCategory(call.kind), cost.bytes, cost.flops, Admission::CommTurn, 0, sequence, call.kind, call.loc});

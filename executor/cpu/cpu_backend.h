@@ -64,6 +64,7 @@ class CpuBackend : public Backend {
   void collective(Stream* stream, const CollectiveCall& call) override;
   void upload(const void* host, const TensorView& dst) override;
   void download(const TensorView& src, void* host) override;
+  MemoryHighWater* tensorMemory() override { return &memory_->usage(); }
 
  private:
   CpuStream* cpuStream(Stream* stream) const { return static_cast<CpuStream*>(stream); }

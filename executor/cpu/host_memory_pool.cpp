@@ -24,7 +24,7 @@ class HostMemoryPool::PooledBuffer : public Buffer {
  public:
   PooledBuffer(std::shared_ptr<HostMemoryPool> pool, std::byte* block, size_t capacity, size_t bytes)
       : pool_(std::move(pool)), block_(block), capacity_(capacity), bytes_(bytes) {}
-  ~PooledBuffer() override { pool_->release(block_, capacity_); }
+  ~PooledBuffer() override { pool_->release(block_, capacity_, bytes_); }
   std::byte* data() override { return block_; }
   size_t bytes() const override { return bytes_; }
 
@@ -62,7 +62,9 @@ std::shared_ptr<Buffer> HostMemoryPool::allocate(size_t bytes) {
     if (!block) throw std::bad_alloc();
   }
   try {
-    return std::make_shared<PooledBuffer>(shared_from_this(), block, capacity, bytes);
+    auto buffer = std::make_shared<PooledBuffer>(shared_from_this(), block, capacity, bytes);
+    usage_.allocated(bytes);
+    return buffer;
   } catch (...) {
     std::free(block);
     throw;
@@ -79,7 +81,8 @@ void HostMemoryPool::releaseCache() {
   for (auto& [capacity, block] : blocks) std::free(block);
 }
 
-void HostMemoryPool::release(std::byte* block, size_t capacity) {
+void HostMemoryPool::release(std::byte* block, size_t capacity, size_t bytes) {
+  usage_.freed(bytes);
   {
     std::lock_guard lock(mutex_);
     if (cached_ + capacity <= cacheLimit_) {

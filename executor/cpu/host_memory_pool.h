@@ -10,6 +10,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "executor/memory_high_water.h"
 #include "executor/tensor.h"
 
 namespace hostir::cpu {
@@ -28,11 +29,14 @@ class HostMemoryPool : public std::enable_shared_from_this<HostMemoryPool> {
   // even after the cache is returned to it; the pool stays usable.
   std::shared_ptr<Buffer> allocate(size_t bytes);
   size_t cachedBytes() const;
+  // The bytes of the buffers handed out and not yet back (cached blocks do
+  // not count): the tensors' live set, and its peak.
+  MemoryHighWater& usage() { return usage_; }
 
  private:
   class PooledBuffer;
   explicit HostMemoryPool(size_t cacheLimit) : cacheLimit_(cacheLimit) {}
-  void release(std::byte* block, size_t capacity);
+  void release(std::byte* block, size_t capacity, size_t bytes);
   // Returns every cached block to the system.
   void releaseCache();
 
@@ -40,6 +44,7 @@ class HostMemoryPool : public std::enable_shared_from_this<HostMemoryPool> {
   mutable std::mutex mutex_;
   std::unordered_multimap<size_t, std::byte*> freeBlocks_;  // by capacity; guarded by mutex_
   size_t cached_ = 0;                                       // guarded by mutex_
+  MemoryHighWater usage_;
 };
 
 }  // namespace hostir::cpu

@@ -11,6 +11,7 @@
 #include "executor/cuda/cuda_gemm.h"
 #include "executor/cuda/cuda_kernels.cuh"
 #include "executor/cuda/cuda_layout.h"
+#include "executor/work_cost.h"
 
 namespace hostir::cuda {
 namespace {
@@ -25,9 +26,11 @@ std::string streamName(const CudaStream& s) {
 
 }  // namespace
 
-CudaBackend::CudaBackend(CudaBackendOptions options, NcclCommunicator& comm) : options_(options), comm_(comm) {
+CudaBackend::CudaBackend(CudaBackendOptions options, Communicator& comm) : options_(std::move(options)), comm_(comm) {
   checkCuda(cudaSetDevice(options_.device), "cudaSetDevice");
   memory_ = DeviceMemory::create(options_.device);
+  memory_->grantAccess(options_.peerDevices);
+  if (options_.trace) trace_ = std::make_unique<CudaTrace>(*options_.trace);
   main_ = std::make_unique<CudaStream>(-1, options_.externalMainStream);
   for (int64_t slot = 0; slot < std::max<int64_t>(options_.poolSize, 1); ++slot)
     pool_.push_back(std::make_unique<CudaStream>(static_cast<int>(slot)));
@@ -46,6 +49,7 @@ CudaBackend::~CudaBackend() {
   }
   // No buffer may be freed while work can still use it.
   for (CudaStream* s : allStreams()) cudaStreamSynchronize(s->native());
+  trace_.reset();
   try {
     memory_->reclaim();
   } catch (...) {
@@ -65,6 +69,35 @@ void CudaBackend::beginRun() {
   // In-process ranks are threads, and the current device is per thread.
   checkCuda(cudaSetDevice(options_.device), "cudaSetDevice");
   pending_.clear();
+  if (trace_ && trace_->recording()) {
+    trace_->anchor(main_->native());  // the runner starts a run with the streams idle
+    issueStart_ = std::chrono::steady_clock::now();
+  }
+}
+
+void CudaBackend::beginOperation(const OperationInfo& info) {
+  currentLoc_ = info.loc;
+  nvtx_.enter(info);
+  if (trace_ && trace_->recording()) issueStart_ = std::chrono::steady_clock::now();
+}
+
+template <typename Cost, typename Issue>
+void CudaBackend::traced(CudaStream& s, OpKind kind, Cost&& cost, Issue&& issue) {
+  if (!trace_ || !trace_->recording()) {
+    issue();
+    return;
+  }
+  std::string loc = currentLoc_.valid() ? fmt::format("{}:{}", currentLoc_.line, currentLoc_.col) : std::string();
+  trace_->begin(s.native());
+  issue();
+  const OpCost c = cost();
+  trace_->end(s.native(), s.slot(), kind, traceCategory(kind), loc, c.bytes, c.flops);
+  // The host's share: from the statement's start to its work being queued.
+  TraceRecorder& recorder = trace_->recorder();
+  const auto now = std::chrono::steady_clock::now();
+  recorder.add(TraceSlice{kHostTrack, signatureOf(kind).name, "host", loc, recorder.microsSinceOrigin(issueStart_),
+                          std::chrono::duration<double, std::micro>(now - issueStart_).count(), 0, 0});
+  issueStart_ = now;
 }
 
 Stream* CudaBackend::workerStream(int64_t number) {
@@ -72,9 +105,11 @@ Stream* CudaBackend::workerStream(int64_t number) {
   return pool_[static_cast<size_t>((number % size + size) % size)].get();
 }
 
-CudaStream& CudaBackend::issueOn(Stream* stream) {
+CudaStream& CudaBackend::issueOn(Stream* stream, std::initializer_list<const TensorView*> uses) {
   auto* s = static_cast<CudaStream*>(stream);
   s->issued();
+  for (const TensorView* view : uses)
+    if (view) users_.noteUse(view->buffer.get(), s);
   return *s;
 }
 
@@ -106,7 +141,7 @@ std::optional<CudaBackend::Failure> CudaBackend::waitForStreams() {
       if (!pending_.empty() && now >= nextCheck) {
         nextCheck = now + std::chrono::milliseconds(1);
         if (auto error = comm_.asyncError())
-          return Failure{fmt::format("rank {}: NCCL reported an error: {}", comm_.rank(), *error), true};
+          return Failure{fmt::format("rank {}: the communicator reported an error: {}", comm_.rank(), *error), true};
         if (now - start > options_.commTimeout) {
           const PendingCollective* stuck = &pending_.front();
           for (const PendingCollective& p : pending_) {
@@ -136,18 +171,28 @@ void CudaBackend::drainStreams() {
 void CudaBackend::abortTeam(const std::string& reason) {
   if (aborted_) return;
   aborted_ = true;
-  comm_.abort(reason);  // NCCL first (this rank's kernels end), then the host team
+  comm_.abort(reason);  // the device communicator first (NCCL: this rank's kernels end), then the host team
 }
 
 void CudaBackend::synchronizeHost() {
+  nvtx_.leave();
+  const auto start = std::chrono::steady_clock::now();
   if (std::optional<Failure> failure = waitForStreams()) {
     abortTeam(failure->message);
     if (failure->communication) throw CommError(failure->message);
     throw CudaError(failure->message);
   }
+  if (trace_ && trace_->recording()) {
+    trace_->flush(true);
+    TraceRecorder& recorder = trace_->recorder();
+    recorder.add(TraceSlice{kHostTrack, "wait for the streams", "sync", "", recorder.microsSinceOrigin(start),
+                            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count(),
+                            0, 0});
+  }
   for (CudaStream* s : allStreams()) s->markIdle();
   pending_.clear();
-  memory_->reclaim();  // every stream is idle: retired tensors can go
+  users_.clear();      // every stream is idle: no use is left to wait for
+  memory_->reclaim();  // and retired tensors can go
 }
 
 // ---- memory ----------------------------------------------------------------------
@@ -156,14 +201,28 @@ TensorView CudaBackend::allocate(DType dtype, const Dims& shape, Stream* stream,
   CudaStream& s = issueOn(stream);
   TensorView t = TensorView::contiguous(nullptr, dtype, shape);
   t.buffer = memory_->allocateTensor(t.bytes(), s.native());
-  if (zero && t.bytes() > 0) checkCuda(cudaMemsetAsync(t.data(), 0, t.bytes(), s.native()), "cudaMemsetAsync");
+  users_.noteUse(t.buffer.get(), &s);
+  if (zero && t.bytes() > 0)
+    traced(
+        s, OpKind::Allocate,
+        [&] {
+          return costOfCall(OpKind::Allocate, {{operands::Allocate::type, &t}});
+        },
+        [&] { checkCuda(cudaMemsetAsync(t.data(), 0, t.bytes(), s.native()), "cudaMemsetAsync"); });
   return t;
 }
 
-void CudaBackend::deallocate(const TensorView&, Stream*) {
-  // The buffer retires when its last view is dropped (the evaluator drops
-  // the program's right after this call) and is freed at the next
-  // synchronizeHost, when no stream can still be using it.
+void CudaBackend::deallocate(const TensorView& tensor, Stream* stream) {
+  // record_stream's rule: the free waits for every stream that used the
+  // buffer, then goes in this stream's order, so the pool can hand the
+  // memory out again within the run. The verifier has proved that nothing
+  // uses the tensor after its deallocate.
+  CudaStream& s = issueOn(stream);
+  for (Stream* user : users_.release(tensor.buffer.get(), &s)) {
+    auto& other = *static_cast<CudaStream*>(user);
+    s.waitFor(other, other.record());
+  }
+  memory_->freeInStreamOrder(tensor.buffer, s.native());
 }
 
 // ---- kernels ---------------------------------------------------------------------
@@ -201,52 +260,68 @@ void CudaBackend::zeroOn(CudaStream& s, const TensorView& dst) {
 
 void CudaBackend::linear(Stream* stream, const TensorView& x, const TensorView& w, const TensorView* bias,
                          const TensorView& out) {
-  CudaStream& s = issueOn(stream);
-  if (out.numel() == 0) return;
-  if (bias) {
-    // out = bias broadcast over the rows; the GEMM then accumulates onto it.
-    TensorView rows = *bias;
-    rows.shape = out.shape;
-    rows.strides = Dims{};
-    rows.strides.size = out.rank();
-    rows.strides[out.rank() - 1] = bias->strides[0];
-    copyOn(s, rows, out);
-  }
-  if (x.shape[x.rank() - 1] == 0) {  // an empty sum
-    if (!bias) zeroOn(s, out);
-    return;
-  }
-  gemmLinear(s.blas(), x, w, out, bias != nullptr);
+  CudaStream& s = issueOn(stream, {&x, &w, bias, &out});
+  using O = operands::Linear;
+  auto cost = [&] { return costOfCall(OpKind::Linear, {{O::x, &x}, {O::w, &w}, {O::bias, bias}, {O::out, &out}}); };
+  traced(s, OpKind::Linear, cost, [&] {
+    if (out.numel() == 0) return;
+    if (bias) {
+      // out = bias broadcast over the rows; the GEMM then accumulates onto it.
+      TensorView rows = *bias;
+      rows.shape = out.shape;
+      rows.strides = Dims{};
+      rows.strides.size = out.rank();
+      rows.strides[out.rank() - 1] = bias->strides[0];
+      copyOn(s, rows, out);
+    }
+    if (x.shape[x.rank() - 1] == 0) {  // an empty sum
+      if (!bias) zeroOn(s, out);
+      return;
+    }
+    gemmLinear(s.blas(), x, w, out, bias != nullptr);
+  });
 }
 
 void CudaBackend::matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
-  CudaStream& s = issueOn(stream);
-  if (out.numel() == 0) return;
-  if (a.shape[1] == 0) {
-    zeroOn(s, out);
-    return;
-  }
-  gemmMatmul(s.blas(), a, b, out);
+  CudaStream& s = issueOn(stream, {&a, &b, &out});
+  using O = operands::Matmul;
+  auto cost = [&] { return costOfCall(OpKind::Matmul, {{O::a, &a}, {O::b, &b}, {O::out, &out}}); };
+  traced(s, OpKind::Matmul, cost, [&] {
+    if (out.numel() == 0) return;
+    if (a.shape[1] == 0) {
+      zeroOn(s, out);
+      return;
+    }
+    gemmMatmul(s.blas(), a, b, out);
+  });
 }
 
 void CudaBackend::copy(Stream* stream, const TensorView& src, const TensorView& dst) {
-  copyOn(issueOn(stream), src, dst);
+  CudaStream& s = issueOn(stream, {&src, &dst});
+  using O = operands::Copy;
+  auto cost = [&] { return costOfCall(OpKind::Copy, {{O::src, &src}, {O::out, &dst}}); };
+  traced(s, OpKind::Copy, cost, [&] { copyOn(s, src, dst); });
 }
 
 void CudaBackend::add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
-  CudaStream& s = issueOn(stream);
-  const ElementwiseLayout layout = elementwiseLayout(out.shape, {out.strides, a.strides, b.strides});
-  checkCuda(launchAdd(out.dtype, out.data(), a.data(), b.data(), layout, s.native()), "add kernel launch");
+  CudaStream& s = issueOn(stream, {&a, &b, &out});
+  using O = operands::Add;
+  auto cost = [&] { return costOfCall(OpKind::Add, {{O::a, &a}, {O::b, &b}, {O::out, &out}}); };
+  traced(s, OpKind::Add, cost, [&] {
+    const ElementwiseLayout layout = elementwiseLayout(out.shape, {out.strides, a.strides, b.strides});
+    checkCuda(launchAdd(out.dtype, out.data(), a.data(), b.data(), layout, s.native()), "add kernel launch");
+  });
 }
 
 // ---- communication ---------------------------------------------------------------
 
 void CudaBackend::collective(Stream* stream, const CollectiveCall& call) {
-  CudaStream& s = issueOn(stream);
+  CudaStream& s = issueOn(stream, {&call.input, &call.output});
   // One communication at a time, in issue order, as on the CPU backend:
   // this one starts after the previous one completed, whatever its stream.
   if (!pending_.empty()) s.waitFor(*pending_.back().stream, pending_.back().end);
-  {
+  auto cost = [&] { return costOfCommunication(call.kind, call.input, call.output); };
+  traced(s, call.kind, cost, [&] {
     CollectivePlan plan = planCollective(call, comm_.size(), [&](DType dtype, const Dims& shape) {
       TensorView t = TensorView::contiguous(nullptr, dtype, shape);
       t.buffer = memory_->allocateScratch(t.bytes(), s.native());
@@ -255,7 +330,7 @@ void CudaBackend::collective(Stream* stream, const CollectiveCall& call) {
     for (const CopyStep& step : plan.pack) copyOn(s, step.src, step.dst);
     plan.communicate(comm_, s.native());
     for (const CopyStep& step : plan.unpack) copyOn(s, step.src, step.dst);
-  }  // the plan's temporaries are freed here, in the stream's order, after the unpack
+  });  // the plan's temporaries are freed in the stream's order, after the unpack
   s.issued();
   pending_.push_back(PendingCollective{collectivesIssued_++, call.kind, call.loc, &s, s.record()});
 }

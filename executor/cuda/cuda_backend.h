@@ -1,8 +1,8 @@
 // The CUDA backend: streams are CUDA streams (a pool created once, plus a
 // main stream of the backend's own), events are positions in a stream (a
 // ring of events per stream), GEMMs go through cuBLAS, elementwise work
-// through small kernels, and communications through NCCL on the issuing
-// stream.
+// through small kernels, and communications through NCCL or the
+// copy-engine communicator on the issuing stream.
 //
 // The main stream is a non-blocking stream the backend owns rather than
 // the legacy default stream (which would serialize against every other
@@ -14,15 +14,19 @@
 
 #include <chrono>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "comm/nccl_communicator.h"
+#include "comm/communicator.h"
 #include "executor/backend.h"
+#include "executor/buffer_users.h"
 #include "executor/cuda/cuda_memory.h"
 #include "executor/cuda/cuda_stream.h"
+#include "executor/cuda/cuda_trace.h"
+#include "executor/cuda/nvtx_ranges.h"
 
 namespace hostir::cuda {
 
@@ -34,17 +38,23 @@ struct CudaBackendOptions {
   std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
   // The caller's stream as the main stream, never destroyed; null: a stream of the backend's own.
   cudaStream_t externalMainStream = nullptr;
+  // The devices of the ranks that read this rank's tensors directly (the
+  // copy-engine communicator); they are granted access to its memory.
+  std::vector<int> peerDevices;
+  TraceRecorder* trace = nullptr;  // set: operations are timed on their streams while it records
 };
 
 class CudaBackend final : public Backend {
  public:
-  // `comm` runs the collectives; it must outlive the backend.
-  CudaBackend(CudaBackendOptions options, NcclCommunicator& comm);
+  // `comm` runs the collectives on the backend's streams (NCCL or copy
+  // engines); it must outlive the backend.
+  CudaBackend(CudaBackendOptions options, Communicator& comm);
   ~CudaBackend() override;
   CudaBackend(const CudaBackend&) = delete;
   CudaBackend& operator=(const CudaBackend&) = delete;
 
   std::string_view name() const override { return "cuda"; }
+  void beginOperation(const OperationInfo& info) override;
   void beginRun() override;
   Stream* mainStream() override { return main_.get(); }
   Stream* workerStream(int64_t number) override;
@@ -61,10 +71,16 @@ class CudaBackend final : public Backend {
   void collective(Stream* stream, const CollectiveCall& call) override;
   void upload(const void* host, const TensorView& dst) override;
   void download(const TensorView& src, void* host) override;
+  MemoryHighWater* tensorMemory() override { return &memory_->usage(); }
 
  private:
-  // The stream behind `stream`, marked as having new work.
-  CudaStream& issueOn(Stream* stream);
+  // The stream behind `stream`, marked as having new work that uses the
+  // buffers of `uses` (null entries skipped).
+  CudaStream& issueOn(Stream* stream, std::initializer_list<const TensorView*> uses = {});
+  // Runs `issue`, which puts one call's work on `s`; while the trace
+  // records, that work is one slice of `kind` costing `cost()`.
+  template <typename Cost, typename Issue>
+  void traced(CudaStream& s, OpKind kind, Cost&& cost, Issue&& issue);
   void copyOn(CudaStream& stream, const TensorView& src, const TensorView& dst);
   void zeroOn(CudaStream& stream, const TensorView& dst);
   // Waits for every stream, watching the pending communications; returns
@@ -81,10 +97,15 @@ class CudaBackend final : public Backend {
   std::vector<CudaStream*> allStreams() const;
 
   CudaBackendOptions options_;
-  NcclCommunicator& comm_;
+  Communicator& comm_;
   std::shared_ptr<DeviceMemory> memory_;
   std::unique_ptr<CudaStream> main_;
   std::vector<std::unique_ptr<CudaStream>> pool_;
+  BufferUsers users_;                 // the streams that used each live tensor buffer since the host last synchronized
+  std::unique_ptr<CudaTrace> trace_;  // with options_.trace
+  NvtxRanges nvtx_;
+  SourceLoc currentLoc_;                              // of the statement being issued
+  std::chrono::steady_clock::time_point issueStart_;  // when it began, while tracing
 
   // A communication of this run, until the host has seen its stream idle.
   struct PendingCollective {

@@ -3,11 +3,13 @@
 #include <memory>
 #include <stdexcept>
 
+#include "comm/copy_engine_communicator.h"
 #include "comm/nccl_communicator.h"
 #include "executor/backend_factory.h"
 #include "executor/backend_selection.h"
 #include "executor/cuda/cuda_backend.h"
 #include "executor/cuda/cuda_devices.h"
+#include "executor/cuda/cuda_transfer_engine.h"
 
 namespace hostir {
 
@@ -17,22 +19,34 @@ int cudaDeviceCount() { return cuda::usableDeviceCount(); }
 
 RankBackend createCudaBackend(const BackendOptions& options, Communicator& hostComm) {
   if (auto problem = cuda::deviceProblem()) throw std::runtime_error(*problem);
-  // NCCL drives one device per rank; every rank sees the same counts and
-  // fails here alike, before any rank enters the NCCL set-up.
+  // Every rank sees the same counts and fails here alike, before any rank
+  // enters the communicator's set-up. Without a launcher's word on the
+  // node, the ranks are taken to have a device each.
   const int devices = cuda::usableDeviceCount();
-  if (std::optional<int64_t> ranks = ranksOnThisNode(hostComm))
-    if (std::optional<std::string> shortage = deviceShortage(*ranks, devices))
-      throw std::runtime_error("the CUDA backend " + *shortage);
+  const bool inProcess = isInProcessTeam(hostComm);
+  const int64_t onNode = ranksOnThisNode(hostComm).value_or(1);
+  if (std::optional<std::string> problem =
+          communicatorProblem(options.communicator, true, inProcess, hostComm.size(), onNode, devices))
+    throw std::runtime_error("the CUDA backend " + *problem);
   const int device = deviceForRank(localRank(hostComm), devices);
-  // Collective over the host team: every rank gets here together.
-  auto nccl = std::make_unique<NcclCommunicator>(hostComm, device);
   cuda::CudaBackendOptions cudaOptions;
   cudaOptions.device = device;
   cudaOptions.poolSize = options.streams;
   cudaOptions.commTimeout = options.commTimeout;
   cudaOptions.externalMainStream = static_cast<cudaStream_t>(options.externalMainStream);
-  auto backend = std::make_unique<cuda::CudaBackend>(cudaOptions, *nccl);
-  return RankBackend{std::move(nccl), std::move(backend)};
+  cudaOptions.trace = options.trace;
+  // Collective over the host team: every rank gets here together.
+  std::unique_ptr<Communicator> comm;
+  if (cudaCommunicator(options.communicator, inProcess, onNode, devices) == CommunicatorChoice::CopyEngine) {
+    auto copyEngines =
+        std::make_unique<CopyEngineCommunicator>(hostComm, std::make_unique<cuda::CudaTransferEngine>(device));
+    cudaOptions.peerDevices = copyEngines->devices();  // they read this rank's tensors
+    comm = std::move(copyEngines);
+  } else {
+    comm = std::make_unique<NcclCommunicator>(hostComm, device);
+  }
+  auto backend = std::make_unique<cuda::CudaBackend>(cudaOptions, *comm);
+  return RankBackend{std::move(comm), std::move(backend)};
 }
 
 }  // namespace hostir

@@ -74,6 +74,51 @@ __global__ void addKernel(T* out, const T* a, const T* b, ElementwiseLayout layo
   }
 }
 
+struct SumOf {
+  template <typename A>
+  __device__ A operator()(A x, A y) const {
+    return x + y;
+  }
+};
+struct ProductOf {
+  template <typename A>
+  __device__ A operator()(A x, A y) const {
+    return x * y;
+  }
+};
+struct MinOf {
+  template <typename A>
+  __device__ A operator()(A x, A y) const {
+    if (x != x) return x;  // NaN wins
+    if (y != y) return y;
+    return y < x ? y : x;
+  }
+};
+struct MaxOf {
+  template <typename A>
+  __device__ A operator()(A x, A y) const {
+    if (x != x) return x;
+    if (y != y) return y;
+    return y > x ? y : x;
+  }
+};
+
+template <typename T, typename Op>
+__global__ void reduceKernel(T* acc, const T* in, int64_t count, Op op) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += step)
+    narrow(op(widen(acc[i]), widen(in[i])), &acc[i]);
+}
+
+template <typename T>
+__global__ void scaleKernel(T* data, int64_t count, double factor) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += step) {
+    const double scaled = static_cast<double>(widen(data[i])) * factor;
+    narrow(static_cast<decltype(widen(data[i]))>(scaled), &data[i]);
+  }
+}
+
 // A launch reports its errors through cudaGetLastError, which also holds
 // the error of an earlier call whose status was deliberately ignored (a
 // free in a destructor): drop that one so the launch reports its own.
@@ -101,6 +146,27 @@ template <typename T>
 cudaError_t addAs(void* out, const void* a, const void* b, const ElementwiseLayout& layout, cudaStream_t stream) {
   addKernel<T><<<blocksFor(layout.numel), kThreads, 0, stream>>>(static_cast<T*>(out), static_cast<const T*>(a),
                                                                  static_cast<const T*>(b), layout);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t reduceAs(DeviceReduction op, void* acc, const void* in, int64_t count, cudaStream_t stream) {
+  auto* a = static_cast<T*>(acc);
+  auto* b = static_cast<const T*>(in);
+  const unsigned blocks = blocksFor(count);
+  switch (op) {
+    case DeviceReduction::Sum: reduceKernel<<<blocks, kThreads, 0, stream>>>(a, b, count, SumOf{}); break;
+    case DeviceReduction::Prod: reduceKernel<<<blocks, kThreads, 0, stream>>>(a, b, count, ProductOf{}); break;
+    case DeviceReduction::Min: reduceKernel<<<blocks, kThreads, 0, stream>>>(a, b, count, MinOf{}); break;
+    case DeviceReduction::Max: reduceKernel<<<blocks, kThreads, 0, stream>>>(a, b, count, MaxOf{}); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t scaleAs(void* data, int64_t count, double factor, cudaStream_t stream) {
+  scaleKernel<T><<<blocksFor(count), kThreads, 0, stream>>>(static_cast<T*>(data), count, factor);
   return cudaGetLastError();
 }
 
@@ -139,6 +205,33 @@ cudaError_t launchAdd(DType dtype, void* out, const void* a, const void* b, cons
     case DType::F64: return addAs<double>(out, a, b, layout, stream);
     case DType::F16: return addAs<__half>(out, a, b, layout, stream);
     case DType::BF16: return addAs<__nv_bfloat16>(out, a, b, layout, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+cudaError_t launchReduce(DType dtype, DeviceReduction op, void* acc, const void* in, size_t count,
+                         cudaStream_t stream) {
+  if (count == 0) return cudaSuccess;
+  clearEarlierError();
+  const auto n = static_cast<int64_t>(count);
+  switch (dtype) {
+    case DType::F32: return reduceAs<float>(op, acc, in, n, stream);
+    case DType::F64: return reduceAs<double>(op, acc, in, n, stream);
+    case DType::F16: return reduceAs<__half>(op, acc, in, n, stream);
+    case DType::BF16: return reduceAs<__nv_bfloat16>(op, acc, in, n, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+cudaError_t launchScale(DType dtype, void* data, size_t count, double factor, cudaStream_t stream) {
+  if (count == 0) return cudaSuccess;
+  clearEarlierError();
+  const auto n = static_cast<int64_t>(count);
+  switch (dtype) {
+    case DType::F32: return scaleAs<float>(data, n, factor, stream);
+    case DType::F64: return scaleAs<double>(data, n, factor, stream);
+    case DType::F16: return scaleAs<__half>(data, n, factor, stream);
+    case DType::BF16: return scaleAs<__nv_bfloat16>(data, n, factor, stream);
   }
   return cudaErrorInvalidValue;
 }

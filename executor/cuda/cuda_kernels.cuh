@@ -1,6 +1,7 @@
 // The CUDA backend's elementwise kernels on strided views: copy (also the
 // pack and unpack of collectives, and the bias broadcast of linear), add
-// (f16 and bf16 computed in f32, as on the CPU) and zero-fill. Shapes and
+// (f16 and bf16 computed in f32, as on the CPU) and zero-fill; and the
+// contiguous reductions of the copy-engine communicator. Shapes and
 // strides travel by value in a small struct, so a launch allocates nothing.
 #pragma once
 
@@ -24,5 +25,13 @@ cudaError_t launchAdd(DType dtype, void* out, const void* a, const void* b, cons
                       cudaStream_t stream);
 // dst = 0; operand 0 is dst.
 cudaError_t launchZero(void* dst, size_t elementSize, const ElementwiseLayout& layout, cudaStream_t stream);
+
+// The copy-engine communicator's reductions, on contiguous buffers.
+enum class DeviceReduction { Sum, Prod, Min, Max };
+// acc[i] = acc[i] op in[i] (f16 and bf16 combined in f32; min and max return
+// NaN when either operand is NaN, as the host kernels do).
+cudaError_t launchReduce(DType dtype, DeviceReduction op, void* acc, const void* in, size_t count, cudaStream_t stream);
+// data[i] = data[i] * factor, the product taken in f64.
+cudaError_t launchScale(DType dtype, void* data, size_t count, double factor, cudaStream_t stream);
 
 }  // namespace hostir::cuda

@@ -1,13 +1,14 @@
 // Device memory for one rank, stream-ordered (cudaMallocFromPoolAsync) from
 // two pools of the rank's device that keep their memory across runs:
 //
-// * tensors (Backend::allocate): the program may use one on any stream, so
-//   its memory is freed only when no work can touch it: a tensor buffer
-//   whose last view is dropped is retired, and retired memory is freed at
-//   the next synchronizeHost (reclaim). The memory of deallocated tensors
-//   is therefore reused after the run, not within it. Nothing in this pool
-//   is ever freed with work pending, so a block it hands out is usable on
-//   every stream at once, as the CPU backend's memory is.
+// * tensors (Backend::allocate): the program may use one on any stream.
+//   A tensor the program deallocates is freed in the order of the
+//   deallocating stream (freeInStreamOrder), which the backend first makes
+//   wait for every other stream that used it (executor/buffer_users.h), so
+//   its memory is reused within the run. A buffer whose last view is
+//   dropped without a deallocate is retired and freed at the next
+//   synchronizeHost (reclaim), when no work can touch it. Either way a block
+//   the pool hands out again is past every earlier use, on every stream.
 // * scratch (pack/unpack temporaries of a communication): used by one
 //   stream only, so it is freed in that stream's order as soon as the host
 //   drops it, and reused by later work of the same stream.
@@ -19,6 +20,7 @@
 #include <mutex>
 #include <vector>
 
+#include "executor/memory_high_water.h"
 #include "executor/tensor.h"
 
 namespace hostir::cuda {
@@ -35,21 +37,40 @@ class DeviceMemory : public std::enable_shared_from_this<DeviceMemory> {
   // A buffer that only work on `stream` uses: freed on `stream` when dropped.
   std::shared_ptr<Buffer> allocateScratch(size_t bytes, cudaStream_t stream);
 
+  // Frees a tensor buffer (from allocateTensor) in `stream`'s order. The
+  // caller has made `stream` wait for every use of it on other streams, and
+  // no work issued later may use it.
+  void freeInStreamOrder(const std::shared_ptr<Buffer>& buffer, cudaStream_t stream);
+
+  // Lets the other `devices` read and write both pools' memory, where the
+  // hardware allows peer access (the copy-engine communicator's peers copy
+  // from this rank's tensors); this rank's own device is skipped.
+  void grantAccess(const std::vector<int>& devices);
+
   // Frees the retired tensor buffers. Call only when no stream has work
   // that may still use them.
   void reclaim();
+
+  // The bytes held: allocated and not yet freed (retired buffers count
+  // until reclaimed), and their peak.
+  MemoryHighWater& usage() { return usage_; }
 
  private:
   class TensorBuffer;
   class ScratchBuffer;
   explicit DeviceMemory(int device);
-  void retire(void* data);
+  void retire(void* data, size_t bytes);
 
   int device_;
   cudaMemPool_t tensors_ = nullptr;
   cudaMemPool_t scratch_ = nullptr;
   std::mutex retiredMutex_;
-  std::vector<void*> retired_;  // guarded by retiredMutex_
+  struct Retired {
+    void* data;
+    size_t bytes;
+  };
+  std::vector<Retired> retired_;  // guarded by retiredMutex_
+  MemoryHighWater usage_;
 };
 
 }  // namespace hostir::cuda

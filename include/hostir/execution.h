@@ -53,8 +53,12 @@ struct RunOptions {
   std::vector<std::string> passes;
   std::string machine;           // for passes that consult the cost model
   std::string backend = "auto";  // "auto", "cpu" or "cuda"
-  uint64_t seed = 0;             // fills inputs the caller does not give
-  bool checked = true;           // prove the program (as `check`) before running; false: `--unchecked`
+  // What carries the collectives: "auto" (the host team's on the CPU; NCCL
+  // on CUDA, or copy engines when in-process ranks outnumber the devices),
+  // "nccl", or "copy-engine" (in-process ranks only; several may share a GPU).
+  std::string communicator = "auto";
+  uint64_t seed = 0;    // fills inputs the caller does not give
+  bool checked = true;  // prove the program (as `check`) before running; false: `--unchecked`
   int warmup = 0;
   int repeat = 1;
   // CUDA: the stream the program's main stream becomes (see runtime.h); the
@@ -64,6 +68,9 @@ struct RunOptions {
 
 struct RunStats {
   std::vector<double> runMillis;  // one per timed run (repeat of them)
+  // The most tensor memory any rank held at once in the last run, inputs
+  // included (host memory on the CPU backend, device memory on CUDA).
+  uint64_t peakMemoryBytes = 0;
 };
 
 // Runs the program on `options.ranks` in-process ranks. `inputs` are global

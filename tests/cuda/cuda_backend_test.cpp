@@ -2,16 +2,20 @@
 // and every operation program (copy, add, linear with bias, matmul, the
 // collectives with every op and axis, broadcast, strided views, in every
 // dtype), as written and after assign-streams, on in-process teams of 1
-// rank and of 2 ranks when there are 2 devices. Both backends run the same
-// request from the same seeded inputs; the outputs must agree within the
-// dtype's tolerance. Without a usable device every case is skipped, with
-// the reason.
+// rank and of 2 ranks when there are 2 devices (NCCL), and of 2 and 3
+// ranks sharing the devices there are (the copy-engine communicator). Both
+// backends run the same request from the same seeded inputs; the outputs
+// must agree within the dtype's tolerance. Then the CUDA trace, and
+// stream-ordered frees. Without a usable device every case is skipped,
+// with the reason.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <functional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -20,6 +24,7 @@
 #include "harness.h"
 #include "op_programs.h"
 #include "tools/hostir/output_comparison.h"
+#include "trace_checks.h"
 
 namespace hostir::reftest {
 namespace {
@@ -30,6 +35,7 @@ struct CudaCase {
   Params overrides;
   int64_t world = 1;
   bool assignStreams = false;
+  CommunicatorChoice communicator = CommunicatorChoice::Nccl;
 };
 
 std::ostream& operator<<(std::ostream& os, const CudaCase& c) { return os << c.label; }
@@ -41,14 +47,17 @@ std::string identifier(std::string text) {
 }
 
 // Each program as written and (when its iterations are independent) after
-// assign-streams, for teams of 1 and 2.
+// assign-streams, for teams of 1 and 2 on NCCL and of 2 and 3 on copy engines.
 void addVariants(std::vector<CudaCase>& cases, const std::string& label, const std::function<Program()>& program,
                  const Params& overrides, bool assignStreamsSafe) {
-  for (int64_t world : {1, 2}) {
+  for (auto [communicator, world] :
+       {std::pair{CommunicatorChoice::Nccl, 1}, std::pair{CommunicatorChoice::Nccl, 2},
+        std::pair{CommunicatorChoice::CopyEngine, 2}, std::pair{CommunicatorChoice::CopyEngine, 3}}) {
     for (bool assigned : {false, true}) {
       if (assigned && !assignStreamsSafe) continue;
-      cases.push_back(CudaCase{fmt::format("{}_world{}{}", label, world, assigned ? "_assigned" : ""), program,
-                               overrides, world, assigned});
+      cases.push_back(CudaCase{fmt::format("{}_world{}{}{}", label, world, assigned ? "_assigned" : "",
+                                           communicator == CommunicatorChoice::CopyEngine ? "_copy_engine" : ""),
+                               program, overrides, world, assigned, communicator});
     }
   }
 }
@@ -90,8 +99,9 @@ class CudaBackendTest : public ::testing::TestWithParam<CudaCase> {
  protected:
   void SetUp() override {
     if (std::optional<std::string> reason = cudaUnavailableReason()) GTEST_SKIP() << *reason;
-    if (GetParam().world > cuda::usableDeviceCount())
-      GTEST_SKIP() << fmt::format("needs {} CUDA devices, this machine has {}", GetParam().world,
+    // NCCL needs a device per rank; copy engines share them.
+    if (GetParam().communicator == CommunicatorChoice::Nccl && GetParam().world > cuda::usableDeviceCount())
+      GTEST_SKIP() << fmt::format("NCCL needs {} CUDA devices, this machine has {}", GetParam().world,
                                   cuda::usableDeviceCount());
   }
 
@@ -117,7 +127,8 @@ TEST_P(CudaBackendTest, MatchesTheCpuBackend) {
   Program program = c.program();
   if (Status invalid = verifyFor(program, c.overrides, c.world))
     GTEST_SKIP() << "the program does not verify for " << c.world << " ranks: " << invalid->message;
-  if (c.assignStreams) program = assignStreams(program);
+  // Proved for this team, as `run --passes assign-streams` does.
+  if (c.assignStreams) program = assignStreams(program, c.world, c.overrides);
   // One stream (every worker stream shares a slot) and a pool of 4; three
   // runs each, so later runs reuse the first one's streams, event positions
   // and retired memory.
@@ -125,11 +136,69 @@ TEST_P(CudaBackendTest, MatchesTheCpuBackend) {
     RunRequest request = makeRequest(program, bindAll(program, c.overrides), /*seed=*/11, streams);
     request.repeat = 3;
     std::optional<RunResult> cpu = runOn(request, BackendKind::Cpu, c.world);
+    request.communicator = c.communicator;
     std::optional<RunResult> gpu = runOn(request, BackendKind::Cuda, c.world);
     ASSERT_TRUE(cpu && gpu);
     Comparison comparison = compareOutputs(gpu->outputs, cpu->outputs);
     EXPECT_TRUE(comparison.ok) << "streams=" << streams << "\n" << comparison.report;
   }
+}
+
+// Stream-ordered frees: a temporary deallocated on a worker stream after
+// other streams used it goes back to the pool during the run, so the peak
+// is the live set (x, y and one temporary), not every allocation; and the
+// memory reused across streams gives the CPU backend's result.
+TEST(CudaStreamOrderedFrees, PeakIsTheLiveSetAndResultsMatch) {
+  if (std::optional<std::string> reason = cudaUnavailableReason()) GTEST_SKIP() << *reason;
+  const std::string text = R"(program p(N = 65536, S = 8) {
+  input  x : f32[N]
+  output y : f32[N]
+  main = get_current_stream()
+  y = allocate(f32[N])
+  copy(x, out=y)
+  for i in range(S) {
+    t = allocate(f32[N])
+    with stream(i) {
+      synchronize(main)
+      copy(x, out=t)
+      done = record_event()
+    }
+    wait_event(done)
+    add(y, t, out=y)
+    with stream(i + 1) {
+      synchronize(main)
+      deallocate(t)
+    }
+    synchronize(stream(i + 1))
+  }
+}
+)";
+  Program program = parseOrThrow(text);
+  RunRequest request = makeRequest(program, bindAll(program, {}), /*seed=*/3, /*streams=*/4);
+  request.repeat = 2;
+  std::optional<Result<RunResult>> results[2];
+  for (BackendKind kind : {BackendKind::Cpu, BackendKind::Cuda}) {
+    request.backend = kind;
+    auto& slot = results[kind == BackendKind::Cuda];
+    slot = runWithin(request, 1, std::chrono::seconds(120));
+    ASSERT_TRUE(slot && *slot) << (slot ? (*slot).error().message : "no result within 120 s");
+  }
+  const RunResult& cpu = results[0]->value();
+  const RunResult& gpu = results[1]->value();
+  Comparison comparison = compareOutputs(gpu.outputs, cpu.outputs);
+  EXPECT_TRUE(comparison.ok) << comparison.report;
+  ASSERT_TRUE(gpu.peakMemoryBytes.has_value());
+  EXPECT_EQ(*gpu.peakMemoryBytes, uint64_t{3} * 4 * 65536);  // counted when issued, freed when deallocated
+}
+
+// --trace on CUDA: a 2-rank row-parallel run (copy engines when one GPU
+// holds both ranks), checked as the CPU backend's trace is.
+TEST(CudaTrace, EveryRankRecordsEveryChunksLinearAndAllreduceOnItsStream) {
+  if (std::optional<std::string> reason = cudaUnavailableReason()) GTEST_SKIP() << *reason;
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / fmt::format("hostir_cuda_trace_{}.json", ::getpid());
+  expectRowParallelTimeline(BackendKind::Cuda, /*world=*/2, /*streams=*/2, path.string());
+  std::filesystem::remove(path);
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, CudaBackendTest, ::testing::ValuesIn(exampleCases()),

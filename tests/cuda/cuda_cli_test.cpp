@@ -79,19 +79,33 @@ TEST(CudaCli, BackendAutoRunsEverywhere) {
   EXPECT_EQ(r.err, "");
 }
 
-// NCCL drives one device per rank: more ranks than devices is the user's
-// error, reported once with exit 1 (not an internal error), before any rank
-// sets up NCCL.
-TEST(CudaCli, MoreRanksThanDevicesIsReported) {
+// NCCL drives one device per rank: more ranks than devices with NCCL is
+// the user's error, reported once with exit 1 (not an internal error),
+// before any rank sets up NCCL.
+TEST(CudaCli, MoreRanksThanDevicesIsReportedForNccl) {
   if (std::optional<std::string> reason = cudaUnavailableReason()) GTEST_SKIP() << *reason;
   const int devices = cuda::usableDeviceCount();
-  CommandResult r =
-      runHostir(fmt::format("run {} --ranks {} --backend cuda", example("row_parallel_linear"), devices + 1));
+  CommandResult r = runHostir(
+      fmt::format("run {} --ranks {} --backend cuda --communicator nccl", example("row_parallel_linear"), devices + 1));
   EXPECT_EQ(r.exitCode, 1) << r.err;
-  EXPECT_THAT(r.err, HasSubstr(fmt::format("--backend cuda needs a CUDA device per rank: {} ranks share this "
-                                           "node's {} device",
+  EXPECT_THAT(r.err, HasSubstr(fmt::format("--backend cuda needs a CUDA device per rank for NCCL: {} ranks share "
+                                           "this node's {} device",
                                            devices + 1, devices)));
   EXPECT_EQ(r.out, "");
+}
+
+// In-process ranks beyond the devices share them through the copy-engine
+// communicator, which `auto` picks there.
+TEST(CudaCli, MoreRanksThanDevicesShareThemThroughCopyEngines) {
+  if (std::optional<std::string> reason = cudaUnavailableReason()) GTEST_SKIP() << *reason;
+  const int devices = cuda::usableDeviceCount();
+  for (const char* communicator : {"auto", "copy-engine"}) {
+    CommandResult r =
+        runHostir(fmt::format("run {} --passes assign-streams --ranks {} --backend cuda --communicator {} --check",
+                              example("row_parallel_linear"), devices + 1, communicator));
+    EXPECT_EQ(r.exitCode, 0) << communicator << ": " << r.err;
+    EXPECT_THAT(r.out, HasSubstr("check: ok")) << communicator;
+  }
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "cli_runner.h"
 #include "harness.h"
 #include "tools/hostir/npy.h"
 #include "tools/hostir/output_comparison.h"
@@ -256,6 +257,53 @@ TEST(ExamplesThroughTheCli, RanksStreamsPassesAndSeed) {
   EXPECT_EQ(runs, static_cast<int>(small.size()) * 4 * 2 * 3);
   EXPECT_EQ(small.size(), knownExamples().size());
   fs::remove_all(dir);
+}
+
+// Every example with its collectives on the copy-engine communicator (the
+// host engine: the same schedule of copies and reductions a GPU runs), for
+// 1 to 4 ranks, as written and after assign-streams, with random delays.
+TEST(ExamplesOnCopyEngines, MatchTheIndependentReference) {
+  int runs = 0;
+  for (const auto& [name, overrides] : smallExamples()) {
+    const Program original = loadExample(name);
+    const Params params = bindAll(original, overrides);
+    for (int64_t world = 1; world <= 4; ++world) {
+      const uint64_t seed = 300 + static_cast<uint64_t>(world);
+      RefTensor expected = exampleReference(name, toRef(globalInputs(original, params, world, seed))).at("y");
+      for (bool transformed : {false, true}) {
+        RunRequest request =
+            makeRequest(transformed ? assignStreams(original, world, overrides) : original, params, seed, 2);
+        request.communicator = CommunicatorChoice::CopyEngine;
+        request.delays = {50, seed};
+        std::string what = describe(name, params, world, transformed, 2) + " on copy engines";
+        auto result = runWithin(request, world);
+        ASSERT_TRUE(result.has_value()) << what << ": did not finish within 60 s";
+        ASSERT_TRUE(result->ok()) << what << ": " << result->error().message;
+        Match m = compare("y", (*result)->outputs.at("y"), DType::F32, expected);
+        EXPECT_TRUE(m.ok) << what << ": " << m.message;
+        ++runs;
+      }
+    }
+  }
+  EXPECT_EQ(runs, static_cast<int>(smallExamples().size()) * 4 * 2);
+}
+
+class CopyEngineCli : public hostir::testing::CliTest {};
+
+TEST_F(CopyEngineCli, RunsAnExampleAndRefusesNcclOnTheCpu) {
+  const std::string example = examplePath("row_parallel_linear");
+  hostir::testing::CommandResult r =
+      run(fmt::format("run {} --backend cpu --ranks 3 --set K=24 --set M=12 --communicator "
+                      "copy-engine --passes assign-streams --check",
+                      example));
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("check: ok"));
+  r = run(fmt::format("run {} --backend cpu --ranks 2 --communicator nccl", example));
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_EQ(r.err, "error: --backend cpu cannot use the nccl communicator, which needs CUDA devices\n");
+  r = run(fmt::format("run {} --ranks 2 --communicator ucc", example));
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_THAT(r.err, HasSubstr("--communicator"));
 }
 
 // The executor's own serial reference (what `--check` compares with) agrees

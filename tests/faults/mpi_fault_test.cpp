@@ -93,6 +93,15 @@ TEST_F(MpiFaults, OneRankHasABadCommandLine) {
   expectEndedWithReason(r, 0, "--streams: must be an integer from 1 to 1024, got '0'");
 }
 
+// Copy engines need one address space: MPI processes are refused by every
+// rank before any work, with the reason, and the job ends.
+TEST_F(MpiFaults, CopyEnginesAcrossProcessesAreRefused) {
+  std::string p = write("p.hir", kChunkedAllreduce);
+  auto r = mpirun(2, "run " + p + " --backend cpu --communicator copy-engine --comm-timeout 120");
+  expectEndedWithReason(r, 0, "--backend cpu cannot use the copy-engine communicator across processes");
+  EXPECT_EQ(r.exitCode, 1);
+}
+
 TEST_F(MpiFaults, OneRankHasASyntaxError) {
   std::string p = write("p.hir", kChunkedAllreduce);
   std::string bad = write("bad.hir", "program bad(N = 4) {\n  input t : f32[N]\n  output y : f32[N\n}\n");

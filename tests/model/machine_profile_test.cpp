@@ -187,13 +187,12 @@ TEST(MachineProfileTest, WritesTheDocumentedKeyOrder) {
 }
 
 TEST(MachineProfileTest, ShipsTheGpuProfiles) {
-  EXPECT_EQ(shippedMachineProfiles(), (std::vector<std::string>{"h100-nvlink", "h200-nvlink"}));
+  EXPECT_EQ(shippedMachineProfiles(), (std::vector<std::string>{"h100-nvlink", "h100-shared", "h200-nvlink"}));
   for (const std::string& name : shippedMachineProfiles()) {
     auto profile = loadMachineProfile(name);
     ASSERT_TRUE(profile.ok()) << name << ": " << renderDiagnostic(profile.error(), name);
     EXPECT_EQ(profile->name, name);
     EXPECT_EQ(profile->admission, Admission::Concurrent);
-    EXPECT_EQ(profile->computeUnits, 132);
     auto reparsed = parseMachineProfile(machineProfileJson(*profile), name + ".json");
     ASSERT_TRUE(reparsed.ok());
     expectSameProfile(*profile, *reparsed);
@@ -201,6 +200,30 @@ TEST(MachineProfileTest, ShipsTheGpuProfiles) {
       EXPECT_TRUE(profile->gemm.contains(dtype)) << name << " " << dtypeName(dtype);
       EXPECT_TRUE(profile->peakTflops.contains(dtype)) << name << " " << dtypeName(dtype);
     }
+  }
+}
+
+// Two ranks on one H100 through the copy-engine communicator: half the
+// device each, and every communication of a 2-rank team priced.
+TEST(MachineProfileTest, TheSharedH100IsHalfADevicePerRank) {
+  auto shared = loadMachineProfile("h100-shared");
+  auto whole = loadMachineProfile("h100-nvlink");
+  ASSERT_TRUE(shared.ok() && whole.ok());
+  EXPECT_EQ(shared->computeUnits * 2, whole->computeUnits);
+  EXPECT_DOUBLE_EQ(shared->peakTflops.at(DType::F32) * 2, whole->peakTflops.at(DType::F32));
+  for (OpKind kind :
+       {OpKind::Allreduce, OpKind::Allgather, OpKind::ReduceScatter, OpKind::Broadcast, OpKind::SendRecv}) {
+    bool found = false;
+    for (const CommunicationCost& cost : shared->communication) found |= cost.kind == kind && cost.ranks == 2;
+    EXPECT_TRUE(found) << static_cast<int>(kind);
+  }
+}
+
+TEST(MachineProfileTest, TheNvlinkProfilesPriceEveryTeamOnRings) {
+  for (const std::string name : {"h100-nvlink", "h200-nvlink"}) {
+    auto profile = loadMachineProfile(name);
+    ASSERT_TRUE(profile.ok()) << name << ": " << renderDiagnostic(profile.error(), name);
+    EXPECT_EQ(profile->computeUnits, 132);
     for (OpKind kind : {OpKind::Allreduce, OpKind::Allgather, OpKind::ReduceScatter, OpKind::Broadcast})
       for (int64_t ranks : {2, 4, 8, 16, 64, 1024}) {
         bool found = false;
@@ -240,7 +263,7 @@ TEST(MachineProfileTest, UnknownNamesListTheShippedProfiles) {
   auto profile = loadMachineProfile("a100");
   ASSERT_FALSE(profile.ok());
   EXPECT_EQ(profile.error().message,
-            "unknown machine 'a100': expected a profile file or one of h100-nvlink, h200-nvlink");
+            "unknown machine 'a100': expected a profile file or one of h100-nvlink, h100-shared, h200-nvlink");
 }
 
 TEST(MachineProfileTest, MalformedJsonNamesTheLineAndColumn) {

@@ -47,8 +47,9 @@ struct RunOptions {
   ModelOptions model;
   bool remarks = false;  // print the passes' remarks to stderr (rank 0 only)
   std::string backend = "auto";
-  std::vector<std::string> inputs;   // NAME=FILE.npy
-  std::vector<std::string> outputs;  // NAME=FILE.npy
+  std::string communicator = "auto";  // auto, nccl or copy-engine (backend_selection.h)
+  std::vector<std::string> inputs;    // NAME=FILE.npy
+  std::vector<std::string> outputs;   // NAME=FILE.npy
   uint64_t seed = 0;
   bool check = false;
   int warmup = 0;

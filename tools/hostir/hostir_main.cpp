@@ -109,6 +109,12 @@ int main(int argc, char** argv) {
   addModelOptions(*runCmd, run.model, false);
   runCmd->add_option("--backend", run.backend, "auto (CUDA when a device is usable, else CPU), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  runCmd
+      ->add_option("--communicator", run.communicator,
+                   "What carries the collectives: auto (the host team's on the CPU; NCCL on CUDA, or copy engines "
+                   "when in-process ranks outnumber the devices), nccl, or copy-engine (peer copies and small "
+                   "reduction kernels; ranks that are threads of one process, several may share a GPU)")
+      ->check(CLI::IsMember({"auto", "nccl", "copy-engine"}));
   runCmd->add_option("--input", run.inputs, "Global input tensor from a .npy file (repeatable)")
       ->type_name("NAME=FILE.npy");
   runCmd->add_option("--output", run.outputs, "Write the global output tensor to a .npy file (repeatable)")
@@ -123,7 +129,7 @@ int main(int argc, char** argv) {
   runCmd
       ->add_option("--trace", run.tracePath,
                    "Write the last run's timeline (every rank, stream and host issue) as a Chrome trace "
-                   "for Perfetto (CPU backend)")
+                   "for Perfetto")
       ->type_name("FILE.json");
   runCmd
       ->add_option("--trace-limit", run.traceLimitMiB,

@@ -94,6 +94,7 @@ LaunchFingerprint fingerprintOf(const RunOptions& o, const PreparedRun& prepared
   f.options = {textPart("--passes", o.passes),
                numericPart("--streams", o.common.streams),
                textPart("--backend", useCuda ? "cuda" : "cpu"),
+               textPart("--communicator", o.communicator),
                numericPart("--seed", static_cast<int64_t>(o.seed)),
                numericPart("--warmup", o.warmup),
                numericPart("--repeat", o.repeat),
@@ -133,19 +134,12 @@ ToolStatus prepareSteps(PreparedRun& p, const RunOptions& o, const Team& team, b
     if (auto problem = cudaUnavailableReason())
       return ToolError{kProgramError, fmt::format("error: --backend cuda: {}\n", *problem)};
   }
-  if (useCuda) {
-    // NCCL drives one device per rank; every rank finds this alike.
-    if (auto shortage = deviceShortage(team.ranksOnThisNode, cudaDeviceCount()))
-      return ToolError{kProgramError, fmt::format("error: --backend cuda {} (use --backend cpu, or fewer ranks per "
-                                                  "node)\n",
-                                                  *shortage)};
-  }
-  if (useCuda && !o.tracePath.empty()) {
-    // CUDA streams are timed by the GPU's own tools, which see the kernels.
-    return ToolError{kUsageError,
-                     "error: --trace records the CPU backend; on CUDA use Nsight Systems (nsys "
-                     "profile), or --backend cpu\n"};
-  }
+  // NCCL drives one device per rank, copy engines need one process; every
+  // rank finds this alike.
+  const CommunicatorChoice communicator = *parseCommunicatorChoice(o.communicator);
+  if (auto problem = communicatorProblem(communicator, useCuda, !team.mpi, team.world, team.ranksOnThisNode,
+                                         useCuda ? cudaDeviceCount() : 0))
+    return ToolError{kProgramError, fmt::format("error: --backend {} {}\n", useCuda ? "cuda" : "cpu", *problem)};
 
   auto loaded = loadProgram(o.common.file);
   if (!loaded) return loaded.error();
@@ -180,6 +174,7 @@ ToolStatus prepareSteps(PreparedRun& p, const RunOptions& o, const Team& team, b
   request.program = std::move(*program);
   request.params = std::move(params);
   request.backend = useCuda ? BackendKind::Cuda : BackendKind::Cpu;
+  request.communicator = communicator;
   request.seed = o.seed;
   request.raceCheck = o.raceCheck;
   request.matchCommunications = o.unchecked;
@@ -258,7 +253,14 @@ int finish(const RunOptions& o, const RunRequest& request, const RunResult& resu
     std::cout << (comparison.ok ? "check: ok\n" : "check: FAILED\n") << comparison.report << "\n";
     if (!comparison.ok) code = kProgramError;
   }
-  if (o.repeat > 0) std::cout << timingLine(result.runMillis) << "\n";
+  if (o.repeat > 0) {
+    std::cout << timingLine(result.runMillis) << "\n";
+    if (result.peakMemoryBytes)
+      std::cout << fmt::format(
+          "memory: peak_mib={:.3f} (the last run's live tensors, inputs included, most of any "
+          "rank)\n",
+          static_cast<double>(*result.peakMemoryBytes) / (1 << 20));
+  }
   return code;
 }
 
@@ -298,9 +300,12 @@ int runRun(const RunOptions& o) {
     return code;
   };
 
-  // auto: CUDA when a device is usable here for every rank of this node, else the CPU.
-  const bool useCuda = o.backend == "cuda" || (o.backend == "auto" && !cudaUnavailableReason() &&
-                                               !deviceShortage(team.ranksOnThisNode, cudaDeviceCount()));
+  // auto: CUDA when a device is usable here and the communicator can serve
+  // this node's ranks on it, else the CPU.
+  const bool useCuda =
+      o.backend == "cuda" || (o.backend == "auto" && !cudaUnavailableReason() &&
+                              !communicatorProblem(*parseCommunicatorChoice(o.communicator), true, !team.mpi,
+                                                   team.world, team.ranksOnThisNode, cudaDeviceCount()));
   PreparedRun prepared = prepare(o, team, useCuda);
   // What a failed preparation prints: the remarks made before the failure, then the failure.
   std::string failure = prepared.error ? prepared.remarks + prepared.error->text : std::string();
