@@ -10,14 +10,18 @@ namespace {
 
 nvtxDomainHandle_t domainOf(void* domain) { return static_cast<nvtxDomainHandle_t>(domain); }
 
+// One domain for the process: in-process ranks share it, and a tool may
+// read it until the process ends, so it is never destroyed.
+void* processDomain() {
+  static void* const domain = nvtxDomainCreateA("hostir");
+  return domain;
+}
+
 }  // namespace
 
-NvtxRanges::NvtxRanges() : domain_(nvtxDomainCreateA("hostir")) {}
+NvtxRanges::NvtxRanges() : domain_(processDomain()) {}
 
-NvtxRanges::~NvtxRanges() {
-  leave();
-  if (domain_) nvtxDomainDestroy(domainOf(domain_));
-}
+NvtxRanges::~NvtxRanges() { leave(); }
 
 void NvtxRanges::enter(const OperationInfo& info) {
   leave();

@@ -81,7 +81,42 @@ TEST_P(ApiRun, ReduceScatterGivesTheGlobalProduct) {
   expectClose(y, product(x, M, K, N, [&](int64_t k, int64_t n) { return w[k * N + n]; }));
 }
 
+// The copy-engine communicator on the CPU backend: the same product, and
+// the peak memory of the run reported.
+TEST_P(ApiRun, CopyEnginesGiveTheSameProduct) {
+  const int64_t ranks = GetParam(), M = 12, K = 16, N = 8;
+  Program p = Program::fromFile(kExamples + "row_parallel_linear.hir");
+  std::vector<float> x = randomValues(M * K, 5), w = randomValues(N * K, 6), y(M * N, NAN);
+  hostir::api::RunOptions options;
+  options.params = {{"M", M}, {"K", K}, {"N", N}, {"S", 3}};
+  options.ranks = ranks;
+  options.backend = "cpu";
+  options.communicator = "copy-engine";
+  options.passes = {"assign-streams"};
+  hostir::api::RunStats stats = hostir::api::run(p, {{"x", bufferOf(x, {M, K})}, {"w", bufferOf(w, {N, K})}},
+                                                 {{"y", bufferOf(y, {M, N})}}, options);
+  expectClose(y, product(x, M, K, N, [&](int64_t k, int64_t n) { return w[n * K + k]; }));
+  // At least each rank's shards of x and w and its whole y.
+  EXPECT_GE(stats.peakMemoryBytes, uint64_t{4} * (M * K / ranks + N * K / ranks + M * N));
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, ApiRun, testing::Values(1, 2, 4));
+
+TEST(ApiRunErrors, TheCommunicatorMustBeOneTheBackendCanUse) {
+  Program p = Program::fromFile(kExamples + "row_parallel_linear.hir");
+  hostir::api::RunOptions options;
+  options.params = {{"M", 4}, {"K", 4}, {"N", 4}, {"S", 2}};
+  options.ranks = 2;
+  options.communicator = "ucc";
+  Error unknown = errorOf([&] { hostir::api::run(p, {}, {}, options); });
+  EXPECT_EQ(unknown.kind(), ErrorKind::Usage);
+  EXPECT_NE(unknown.message().find("\"copy-engine\""), std::string::npos) << unknown.message();
+  options.backend = "cpu";
+  options.communicator = "nccl";
+  Error nccl = errorOf([&] { hostir::api::run(p, {}, {}, options); });
+  EXPECT_EQ(nccl.kind(), ErrorKind::Usage);
+  EXPECT_EQ(nccl.message(), "backend cpu cannot use the nccl communicator, which needs CUDA devices");
+}
 
 TEST(ApiRunSeeds, SameSeedSameOutputsOtherSeedOthers) {
   Program p = Program::fromFile(kExamples + "row_parallel_linear.hir");
