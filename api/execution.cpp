@@ -85,10 +85,6 @@ PreparedRun prepareRun(const Program& program, const std::map<std::string, HostB
     throw plainError(
         ErrorKind::Usage,
         fmt::format("communicator must be \"auto\", \"nccl\" or \"copy-engine\", got \"{}\"", options.communicator));
-  if (!parseCommunicatorChoice(options.communicator))
-    throw plainError(
-        ErrorKind::Usage,
-        fmt::format("communicator must be \"auto\", \"nccl\" or \"copy-engine\", got \"{}\"", options.communicator));
   std::string pipeline = fmt::format("{}", fmt::join(options.passes, ","));
   checkPipeline(pipeline, !options.machine.empty());
   Bindings bindings = verifiedBindings(source, options.params, world);
