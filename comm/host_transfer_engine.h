@@ -4,12 +4,20 @@
 // schedule as on a GPU, and the reference its tests compare with.
 #pragma once
 
+#include <cstddef>
+#include <vector>
+
 #include "comm/transfer_engine.h"
 
 namespace hostir {
 
 class HostTransferEngine final : public TransferEngine {
  public:
+  HostTransferEngine();
+  ~HostTransferEngine() override;
+  HostTransferEngine(const HostTransferEngine&) = delete;
+  HostTransferEngine& operator=(const HostTransferEngine&) = delete;
+
   bool asynchronous() const override { return false; }
   int device() const override { return 0; }
   void* defaultStream() override { return nullptr; }
@@ -21,6 +29,17 @@ class HostTransferEngine final : public TransferEngine {
   void scale(void* data, size_t count, DType dtype, double factor, void* stream) override;
   Fence fence(void*) override { return 0; }
   void wait(void*, Fence) override {}
+
+ private:
+  // Scratch blocks kept for the next calls, as a GPU's memory pool keeps
+  // them: a large block fresh from the system costs a page fault per page.
+  struct Block {
+    void* data;
+    size_t capacity;
+  };
+  static constexpr size_t kKeptBlocks = 4;
+  std::vector<Block> inUse_;
+  std::vector<Block> kept_;
 };
 
 }  // namespace hostir
