@@ -20,12 +20,26 @@ int stripeDimension(const Box& box, const Box& whole) {
   return dim;
 }
 
+// The limits, as the phrases that explain a "could not prove".
+const char* tooManyPieces() {
+  static const std::string text = fmt::format("its writes form more than {} separate pieces, the check's limit",
+                                              InitializationAnalysis::kMaxBoxesPerBuffer);
+  return text.c_str();
+}
+const char* tooManyReadPieces() {
+  static const std::string text =
+      fmt::format("the written parts split the read into more than {} pieces, the check's limit",
+                  InitializationAnalysis::kMaxPiecesPerRead);
+  return text.c_str();
+}
+
 }  // namespace
 
 void InitializationAnalysis::markFull(Written& w) {
   w.full = true;
   w.stripeDim = -1;
   w.boxMode = false;
+  w.untracked = false;
   std::map<int64_t, int64_t>().swap(w.stripes);
   std::vector<Box>().swap(w.boxes);
 }
@@ -93,6 +107,11 @@ void InitializationAnalysis::writeStripe(Written& w, int64_t lo, int64_t hi) {
 }
 
 void InitializationAnalysis::writeBox(Written& w, const Box& box) {
+  if (w.untracked) {
+    // Only a write of the whole buffer tells anything again.
+    if (box.contains(w.whole)) markFull(w);
+    return;
+  }
   // Already written: the last box written is the likeliest to contain it.
   for (size_t i = w.boxes.size(); i-- > 0;)
     if (w.boxes[i].contains(box)) return;
@@ -111,19 +130,25 @@ void InitializationAnalysis::writeBox(Written& w, const Box& box) {
       }
     }
   }
-  if (merged.contains(w.whole) || w.boxes.size() >= kMaxBoxesPerBuffer) {
+  if (merged.contains(w.whole)) {
     markFull(w);
+    return;
+  }
+  if (w.boxes.size() >= kMaxBoxesPerBuffer) {
+    w.untracked = true;
+    std::vector<Box>().swap(w.boxes);
     return;
   }
   w.boxes.push_back(merged);
 }
 
-std::optional<Box> InitializationAnalysis::firstUnwritten(const Written& w, const Box& box) const {
-  if (w.full) return std::nullopt;
+InitializationAnalysis::Gap InitializationAnalysis::firstUnwritten(const Written& w, const Box& box) const {
+  if (w.full) return {};
   Box wanted = intersection(box, w.whole);
-  if (wanted.empty()) return std::nullopt;
+  if (wanted.empty()) return {};
+  if (w.untracked) return Gap{std::nullopt, tooManyPieces()};
   if (w.boxMode) return firstUnwrittenInBoxes(w, wanted);
-  if (w.stripeDim < 0) return wanted;  // nothing written yet
+  if (w.stripeDim < 0) return Gap{wanted};  // nothing written yet
   // The first gap between the stripes inside the read's interval.
   size_t d = static_cast<size_t>(w.stripeDim);
   int64_t at = wanted.lo[d];
@@ -131,27 +156,26 @@ std::optional<Box> InitializationAnalysis::firstUnwritten(const Written& w, cons
   if (it != w.stripes.begin() && std::prev(it)->second > at) {
     at = std::prev(it)->second;  // inside a stripe: the gap starts at its end
   }
-  if (at >= wanted.hi[d]) return std::nullopt;
+  if (at >= wanted.hi[d]) return {};
   Box gap = wanted;
   gap.lo[d] = at;
   if (it != w.stripes.end() && it->first < gap.hi[d]) gap.hi[d] = it->first;
-  return gap;
+  return Gap{gap};
 }
 
-std::optional<Box> InitializationAnalysis::firstUnwrittenInBoxes(const Written& w, const Box& wanted) const {
+InitializationAnalysis::Gap InitializationAnalysis::firstUnwrittenInBoxes(const Written& w, const Box& wanted) const {
   for (size_t i = w.boxes.size(); i-- > 0;)
-    if (w.boxes[i].contains(wanted)) return std::nullopt;
+    if (w.boxes[i].contains(wanted)) return {};
   // Subtract every written box from the read; what is left nothing wrote.
   // Each subtraction splits a piece into at most 2 * rank, so the pieces are
-  // bounded; past the bound the read counts as written (no false error).
-  constexpr size_t kMaxPieces = 4096;
+  // bounded; past the bound the read is not proved.
   std::vector<Box> pieces{wanted}, next;
   for (const Box& written : w.boxes) {
     next.clear();
     for (const Box& piece : pieces) subtract(piece, written, next);
     pieces.swap(next);
-    if (pieces.empty()) return std::nullopt;
-    if (pieces.size() > kMaxPieces) return std::nullopt;
+    if (pieces.empty()) return {};
+    if (pieces.size() > kMaxPiecesPerRead) return Gap{std::nullopt, tooManyReadPieces()};
   }
   // Report the first piece, grown by the pieces it joins into one box.
   Box first = pieces.front();
@@ -163,44 +187,52 @@ std::optional<Box> InitializationAnalysis::firstUnwrittenInBoxes(const Written& 
         grew = true;
       }
   }
-  return first;
+  return Gap{first};
+}
+
+void InitializationAnalysis::report(const Written& w, const Gap& gap, const AccessSite& site, int64_t rank,
+                                    const std::string& key) {
+  reported_.insert(key);
+  AccessSite reader = site;
+  reader.write = false;
+  if (gap.box)
+    reads_.push_back(UninitializedRead{reader, UnwrittenRegion{w.allocation, *gap.box}, rank});
+  else
+    unprovenReads_.push_back(UnprovenRead{reader, w.allocation, gap.unproven, rank});
 }
 
 void InitializationAnalysis::read(size_t buffer, const Box& box, const AccessSite& site, int64_t rank) {
   auto found = buffers_.find(buffer);
   if (found == buffers_.end() || found->second.full) return;
   const Written& w = found->second;
-  std::optional<Box> missing;
-  std::string key;
-  if (!w.boxMode) {
+  auto key = [&] { return fmt::format("{}:{}|{}", site.loc.line, site.loc.col, w.allocation.name); };
+  if (!w.boxMode && !w.untracked) {
     // A lookup in the stripes.
-    missing = firstUnwritten(w, box);
-    if (!missing) return;
-    key = fmt::format("{}:{}|{}", site.loc.line, site.loc.col, w.allocation.name);
-    if (reported_.count(key)) return;
-  } else {
-    // The common case first: inside one written box. Then, once per
-    // statement (a loop repeats an uninitialized read), the box subtraction.
-    Box wanted = intersection(box, w.whole);
-    for (size_t i = w.boxes.size(); i-- > 0;)
-      if (w.boxes[i].contains(wanted)) return;
-    key = fmt::format("{}:{}|{}", site.loc.line, site.loc.col, w.allocation.name);
-    if (reported_.count(key)) return;
-    missing = firstUnwritten(w, box);
-    if (!missing) return;
+    Gap gap = firstUnwritten(w, box);
+    if (!gap.box) return;
+    std::string k = key();
+    if (!reported_.count(k)) report(w, gap, site, rank, k);
+    return;
   }
-  reported_.insert(key);
-  AccessSite reader = site;
-  reader.write = false;
-  reads_.push_back(UninitializedRead{reader, UnwrittenRegion{w.allocation, *missing}, rank});
+  // The common case first: inside one written box. Then, once per statement
+  // (a loop repeats an uninitialized read), the box subtraction.
+  Box wanted = intersection(box, w.whole);
+  for (size_t i = w.boxes.size(); i-- > 0;)
+    if (w.boxes[i].contains(wanted)) return;
+  std::string k = key();
+  if (reported_.count(k)) return;
+  Gap gap = firstUnwritten(w, box);
+  if (gap.box || gap.unproven) report(w, gap, site, rank, k);
 }
 
-std::optional<UnwrittenRegion> InitializationAnalysis::unwritten(size_t buffer, const Box& box) const {
+Coverage InitializationAnalysis::coverage(size_t buffer, const Box& box) const {
   auto found = buffers_.find(buffer);
-  if (found == buffers_.end()) return std::nullopt;
-  auto missing = firstUnwritten(found->second, box);
-  if (!missing) return std::nullopt;
-  return UnwrittenRegion{found->second.allocation, *missing};
+  if (found == buffers_.end()) return {};
+  Gap gap = firstUnwritten(found->second, box);
+  Coverage c;
+  if (gap.box) c.unwritten = UnwrittenRegion{found->second.allocation, *gap.box};
+  if (gap.unproven) c.unproven = gap.unproven;
+  return c;
 }
 
 }  // namespace hostir

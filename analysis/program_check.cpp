@@ -28,7 +28,7 @@ ProgramCheck checkProgram(const Program& program, const std::map<std::string, in
   const bool pairs = hasSendRecv(program);
   result.ranksChecked = namesRank(program) || pairs ? world : 1;
   // A finding every rank has is reported once, for the first rank that has it.
-  std::set<std::string> seenRaces, seenReads, seenOutputs;
+  std::set<std::string> seenRaces, seenReads, seenOutputs, seenUnproven;
   // Rank 0's communications; every other rank is compared with them as it issues its own.
   CommunicationSequence reference;
   std::vector<SendRecvLog> sendRecvs(pairs ? static_cast<size_t>(result.ranksChecked) : 0);
@@ -67,12 +67,19 @@ ProgramCheck checkProgram(const Program& program, const std::map<std::string, in
           fmt::format("{}:{}|{}", read.reader.loc.line, read.reader.loc.col, read.unwritten.allocation.name);
       if (seenReads.insert(key).second) result.uninitializedReads.push_back(read);
     }
+    for (const UnprovenRead& read : backend.initialization()->unprovenReads()) {
+      std::string key = fmt::format("{}:{}|{}", read.reader.loc.line, read.reader.loc.col, read.allocation.name);
+      if (seenUnproven.insert(key).second) result.unprovenReads.push_back(read);
+    }
     for (const TensorSpec& spec : evaluator.outputs()) {
-      auto unwritten = backend.unwritten(outputs[spec.name]);
-      if (!unwritten || !seenOutputs.insert(spec.name).second) continue;
+      Coverage coverage = backend.coverage(outputs[spec.name]);
+      if (coverage.proved() || !seenOutputs.insert(spec.name).second) continue;
       const Decl* decl = program.findDecl(spec.name);
-      result.unwrittenOutputs.push_back(
-          UnwrittenOutputReport{spec.name, decl ? decl->loc : SourceLoc{}, *unwritten, rank});
+      const SourceLoc declaredAt = decl ? decl->loc : SourceLoc{};
+      if (coverage.unwritten)
+        result.unwrittenOutputs.push_back(UnwrittenOutputReport{spec.name, declaredAt, *coverage.unwritten, rank});
+      else
+        result.unprovenOutputs.push_back(UnprovenOutputReport{spec.name, declaredAt, coverage.unproven, rank});
     }
     if (comparer) {
       // The earliest difference over all ranks (the lowest rank on a tie).
@@ -185,6 +192,20 @@ std::string formatProgramCheck(const ProgramCheck& check, std::string_view file,
                  {allocationNote(r.unwritten.allocation)}};
     out += renderDiagnostic(d, file, source);
   }
+  for (const UnprovenRead& read : check.unprovenReads) {
+    Diagnostic d{read.reader.loc,
+                 fmt::format("could not prove that {} on {} reads only written elements of '{}': {} (rank {})",
+                             signatureOf(read.reader.op).name, streamName(read.reader.stream), read.allocation.name,
+                             read.limit, read.rank),
+                 {allocationNote(read.allocation)}};
+    out += renderDiagnostic(d, file, source);
+  }
+  for (const UnprovenOutputReport& r : check.unprovenOutputs) {
+    Diagnostic d{r.declaredAt, fmt::format("could not prove that output '{}' is fully written when the program ends: "
+                                           "{} (rank {})",
+                                           r.output, r.limit, r.rank)};
+    out += renderDiagnostic(d, file, source);
+  }
   return out;
 }
 
@@ -195,6 +216,10 @@ std::string summarizeFindings(const ProgramCheck& check) {
     parts.push_back(plural(check.uninitializedReads.size(), "uninitialized read", "uninitialized reads"));
   if (!check.unwrittenOutputs.empty())
     parts.push_back(plural(check.unwrittenOutputs.size(), "unwritten output", "unwritten outputs"));
+  if (!check.unprovenReads.empty())
+    parts.push_back(plural(check.unprovenReads.size(), "unproven read", "unproven reads"));
+  if (!check.unprovenOutputs.empty())
+    parts.push_back(plural(check.unprovenOutputs.size(), "unproven output", "unproven outputs"));
   if (check.communicationMismatch || check.sendRecvMismatch) parts.push_back("a communication mismatch between ranks");
   if (parts.empty()) return {};
   std::string text = parts[0];

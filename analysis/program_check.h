@@ -1,6 +1,7 @@
 // Everything `hostir check` proves about a verified program before it runs,
 // and `hostir run` requires: for the bound params, a team of `world` ranks
-// and `streams` worker streams,
+// and `streams` worker streams (where an analysis reaches one of its limits,
+// the property is reported as not proved, never as holding),
 //  * no stream races (as checkRaces);
 //  * no read of an element that nothing has written, and every output
 //    fully written when the program ends;
@@ -33,18 +34,29 @@ struct UnwrittenOutputReport {
   int64_t rank = 0;
 };
 
+// An output the check could not prove fully written: it reached a limit.
+struct UnprovenOutputReport {
+  std::string output;
+  SourceLoc declaredAt;
+  std::string limit;  // the limit reached, as a phrase
+  int64_t rank = 0;
+};
+
 struct ProgramCheck {
   std::vector<RaceReport> races;
   std::vector<UninitializedRead> uninitializedReads;  // each statement and buffer once
   std::vector<UnwrittenOutputReport> unwrittenOutputs;
+  // Where an analysis reached a limit: not proved, so not accepted.
+  std::vector<UnprovenRead> unprovenReads;
+  std::vector<UnprovenOutputReport> unprovenOutputs;
   // The first difference between ranks: at most one of the two, the earlier.
   std::optional<CommunicationMismatch> communicationMismatch;
   std::optional<SendRecvPairMismatch> sendRecvMismatch;
   int64_t ranksChecked = 0;  // 1 when the program never names `rank` and has no sendrecv
 
   bool ok() const {
-    return races.empty() && uninitializedReads.empty() && unwrittenOutputs.empty() && !communicationMismatch &&
-           !sendRecvMismatch;
+    return races.empty() && uninitializedReads.empty() && unwrittenOutputs.empty() && unprovenReads.empty() &&
+           unprovenOutputs.empty() && !communicationMismatch && !sendRecvMismatch;
   }
 };
 

@@ -32,25 +32,16 @@ class ShapeOnlyBuffer : public Buffer {
   std::shared_ptr<std::vector<size_t>> dead_;
 };
 
-// The view's box in its buffer's row-major index space. Views keep the
-// strides of the tensor they were cut from, so the base extents follow from
-// the strides (and the buffer size for the outermost one).
+// The whole buffer and the view as boxes of the buffer's index space.
 std::pair<Box, Box> boxes(const TensorView& v) {
+  const ViewPlacement placement = placementOf(v);
   Box whole, box;
-  size_t rank = v.rank();
-  whole.rank = box.rank = rank;
-  size_t elements = v.buffer->bytes() / dtypeSize(v.dtype);
-  int64_t offset = v.offset;
-  for (size_t d = 0; d < rank; ++d) {
-    int64_t stride = v.strides[d];
-    int64_t extent = d == 0 ? (stride > 0 ? static_cast<int64_t>(elements) / stride : v.shape[0])
-                            : (stride > 0 ? v.strides[d - 1] / stride : v.shape[d]);
-    int64_t start = stride > 0 ? offset / stride : 0;
-    if (stride > 0) offset %= stride;
+  whole.rank = box.rank = v.rank();
+  for (size_t d = 0; d < v.rank(); ++d) {
     whole.lo[d] = 0;
-    whole.hi[d] = std::max(extent, start + v.shape[d]);
-    box.lo[d] = start;
-    box.hi[d] = start + v.shape[d];
+    whole.hi[d] = placement.baseExtent[d];
+    box.lo[d] = placement.start[d];
+    box.hi[d] = placement.start[d] + v.shape[d];
   }
   return {whole, box};
 }
@@ -177,9 +168,9 @@ void RaceCheckBackend::touch(const TensorView& view, bool write, Data data, Stre
     initialization_->write(id, box);
 }
 
-std::optional<UnwrittenRegion> RaceCheckBackend::unwritten(const TensorView& view) const {
-  if (!initialization_ || !view.buffer) return std::nullopt;
-  return initialization_->unwritten(bufferId(view), boxes(view).second);
+Coverage RaceCheckBackend::coverage(const TensorView& view) const {
+  if (!initialization_ || !view.buffer) return {};
+  return initialization_->coverage(bufferId(view), boxes(view).second);
 }
 
 TensorView RaceCheckBackend::input(DType dtype, const Dims& shape, const std::string& name) {

@@ -42,8 +42,10 @@ class RaceCheckBackend : public Backend {
   const RaceAnalysis& analysis() const { return *analysis_; }
   // With trackInitialization, else null.
   const InitializationAnalysis* initialization() const { return initialization_.get(); }
-  // A part of `view` that nothing has written (with trackInitialization).
-  std::optional<UnwrittenRegion> unwritten(const TensorView& view) const;
+  // Whether every element of `view` has been written (with trackInitialization).
+  Coverage coverage(const TensorView& view) const;
+  // A part of `view` known to be unwritten (with trackInitialization).
+  std::optional<UnwrittenRegion> unwritten(const TensorView& view) const { return coverage(view).unwritten; }
   // Called with every communication as it is issued.
   void observeCommunications(std::function<void(const CollectiveCall&)> observer) {
     communicationObserver_ = std::move(observer);

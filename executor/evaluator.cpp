@@ -300,16 +300,52 @@ uint64_t tensorBytes(DType dtype, const Dims& shape) {
   return bytes;
 }
 
-// The backend's memory for the result of `in`; a request it cannot satisfy
-// becomes an error at the statement, naming the size and the tensor.
-TensorView allocateResult(Backend& backend, const Instruction& in, DType dtype, const Dims& shape, Stream* stream,
-                          bool zero) {
+// The backend's memory for `what` (the result of `in`, or a temporary of
+// it); a request it cannot satisfy becomes an error at the statement,
+// naming the size and the tensor.
+TensorView allocateAt(Backend& backend, const Instruction& in, DType dtype, const Dims& shape, Stream* stream,
+                      bool zero, std::string_view what) {
   try {
     return backend.allocate(dtype, shape, stream, zero);
   } catch (const std::bad_alloc&) {
-    throw DiagnosticError{Diagnostic{
-        in.loc, fmt::format("cannot allocate {} for '{}'", formatBytes(tensorBytes(dtype, shape)), in.resultName)}};
+    throw DiagnosticError{
+        Diagnostic{in.loc, fmt::format("cannot allocate {} for {}", formatBytes(tensorBytes(dtype, shape)), what)}};
   }
+}
+
+TensorView allocateResult(Backend& backend, const Instruction& in, DType dtype, const Dims& shape, Stream* stream,
+                          bool zero) {
+  return allocateAt(backend, in, dtype, shape, stream, zero, fmt::format("'{}'", in.resultName));
+}
+
+// Read-then-write (docs/hostir-language.md, §1): every operation behaves as
+// if it read all its inputs before writing its output. A kernel honours
+// that by itself when its output shares no element with an input, and an
+// elementwise one also when the output is the very input view (each element
+// is read before it is written); otherwise the result goes to a temporary
+// first and is copied into place. GEMMs stage on any sharing.
+bool needsStaging(const TensorView& out, std::initializer_list<const TensorView*> inputs, bool elementwise) {
+  for (const TensorView* input : inputs) {
+    if (!input) continue;
+    ViewOverlap overlap = overlapOf(out, *input);
+    if (overlap == ViewOverlap::Partial || (overlap == ViewOverlap::Identical && !elementwise)) return true;
+  }
+  return false;
+}
+
+// Issues `kernel` into `out`, through a temporary when needsStaging says so.
+template <typename Kernel>
+void issueReadThenWrite(Backend& backend, const Instruction& in, Stream* stream, const TensorView& out,
+                        std::initializer_list<const TensorView*> inputs, bool elementwise, Kernel&& kernel) {
+  if (!needsStaging(out, inputs, elementwise)) {
+    kernel(out);
+    return;
+  }
+  TensorView temporary =
+      allocateAt(backend, in, out.dtype, out.shape, stream, false, "the temporary of an output that overlaps an input");
+  kernel(temporary);
+  backend.copy(stream, temporary, out);
+  backend.deallocate(temporary, stream);
 }
 
 Dims evalDims(const CompiledProgram& cp, const std::vector<int32_t>& dims, const std::vector<RuntimeValue>& values) {
@@ -462,30 +498,34 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
         using O = operands::Linear;
         const TensorView& x = tensor(in, O::x);
         const TensorView& w = tensor(in, O::w);
+        const TensorView* bias = in.operand[O::bias] >= 0 ? &tensor(in, O::bias) : nullptr;
         Dims shape = x.shape;
         shape[shape.size - 1] = w.shape[0];
-        const TensorView& out = output(in, O::out, x.dtype, shape);
-        backend.linear(current, x, w, in.operand[O::bias] >= 0 ? &tensor(in, O::bias) : nullptr, out);
+        issueReadThenWrite(backend, in, current, output(in, O::out, x.dtype, shape), {&x, &w, bias}, false,
+                           [&](const TensorView& out) { backend.linear(current, x, w, bias, out); });
         break;
       }
       case OpKind::Matmul: {
         using O = operands::Matmul;
         const TensorView& a = tensor(in, O::a);
         const TensorView& b = tensor(in, O::b);
-        const TensorView& out = output(in, O::out, a.dtype, Dims{a.shape[0], b.shape[1]});
-        backend.matmul(current, a, b, out);
+        issueReadThenWrite(backend, in, current, output(in, O::out, a.dtype, Dims{a.shape[0], b.shape[1]}), {&a, &b},
+                           false, [&](const TensorView& out) { backend.matmul(current, a, b, out); });
         break;
       }
       case OpKind::Copy: {
         using O = operands::Copy;
         const TensorView& src = tensor(in, O::src);
-        backend.copy(current, src, output(in, O::out, src.dtype, src.shape));
+        issueReadThenWrite(backend, in, current, output(in, O::out, src.dtype, src.shape), {&src}, true,
+                           [&](const TensorView& out) { backend.copy(current, src, out); });
         break;
       }
       case OpKind::Add: {
         using O = operands::Add;
         const TensorView& a = tensor(in, O::a);
-        backend.add(current, a, tensor(in, O::b), output(in, O::out, a.dtype, a.shape));
+        const TensorView& b = tensor(in, O::b);
+        issueReadThenWrite(backend, in, current, output(in, O::out, a.dtype, a.shape), {&a, &b}, true,
+                           [&](const TensorView& out) { backend.add(current, a, b, out); });
         break;
       }
       case OpKind::Allreduce:

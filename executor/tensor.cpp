@@ -64,6 +64,37 @@ TensorView TensorView::chunk(size_t axis, int64_t index, int64_t chunks) const {
   return v;
 }
 
+ViewPlacement placementOf(const TensorView& v) {
+  ViewPlacement p;
+  const size_t rank = v.rank();
+  p.start.size = p.baseExtent.size = rank;
+  const int64_t elements = v.buffer ? static_cast<int64_t>(v.buffer->bytes() / dtypeSize(v.dtype)) : v.numel();
+  int64_t offset = v.offset;
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t stride = v.strides[d];
+    const int64_t extent =
+        d == 0 ? (stride > 0 ? elements / stride : v.shape[0]) : (stride > 0 ? v.strides[d - 1] / stride : v.shape[d]);
+    p.start[d] = stride > 0 ? offset / stride : 0;
+    if (stride > 0) offset %= stride;
+    p.baseExtent[d] = std::max(extent, p.start[d] + v.shape[d]);
+  }
+  return p;
+}
+
+ViewOverlap overlapOf(const TensorView& a, const TensorView& b) {
+  if (!a.buffer || a.buffer != b.buffer || a.numel() == 0 || b.numel() == 0) return ViewOverlap::Disjoint;
+  if (a.dtype == b.dtype && a.offset == b.offset && a.shape == b.shape && a.strides == b.strides)
+    return ViewOverlap::Identical;
+  if (a.dtype != b.dtype || a.rank() != b.rank() || !(a.strides == b.strides)) return ViewOverlap::Partial;
+  // Cut from one tensor: boxes of its index space, sharing elements when
+  // they intersect along every dimension.
+  const ViewPlacement pa = placementOf(a), pb = placementOf(b);
+  for (size_t d = 0; d < a.rank(); ++d)
+    if (std::max(pa.start[d], pb.start[d]) >= std::min(pa.start[d] + a.shape[d], pb.start[d] + b.shape[d]))
+      return ViewOverlap::Disjoint;
+  return ViewOverlap::Partial;
+}
+
 std::string TensorView::describe() const {
   return fmt::format("{}[{}] strides [{}] offset {}", dtypeName(dtype), fmt::join(shape, ", "),
                      fmt::join(strides, ", "), offset);

@@ -77,4 +77,22 @@ struct TensorView {
 
 Dims rowMajorStrides(const Dims& shape);
 
+// A view's place in its buffer's row-major index space. Views keep the
+// strides of the tensor they were cut from (shard_by_stream changes only
+// the offset and the shape), so the base extents follow from the strides,
+// and the buffer's size for the outermost one. The race and initialization
+// analyses and the evaluator's overlap test all read views this way.
+struct ViewPlacement {
+  Dims start;       // the view's first index along each dimension
+  Dims baseExtent;  // the buffer's extent along each dimension (at least start + shape)
+};
+ViewPlacement placementOf(const TensorView& view);
+
+// How the elements of two views relate: none in common (other buffers, or
+// disjoint parts of one), the very same elements in the same order, or any
+// other sharing (a partial overlap, or views of one buffer laid out
+// differently).
+enum class ViewOverlap { Disjoint, Identical, Partial };
+ViewOverlap overlapOf(const TensorView& a, const TensorView& b);
+
 }  // namespace hostir

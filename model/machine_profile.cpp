@@ -80,15 +80,25 @@ double readNumber(const Json& value, const std::string& path) {
   return number;
 }
 
-double readPositive(const Json& value, const std::string& path) {
-  double number = readNumber(value, path);
-  if (number <= 0) reject(path, "expected a positive number, got " + shown(value));
-  return number;
-}
+// The sane range of one kind of figure: no machine lies outside it, and
+// inside it every predicted time stays finite and meaningful (a rate of
+// 1e-308 TFLOPS or an overhead of 1e308 us would make times infinite).
+struct Range {
+  double lo, hi;
+  std::string_view unit;
+};
+constexpr Range kTflops{1e-6, 1e6, "TFLOPS"};
+constexpr Range kGbps{1e-6, 1e6, "GB/s"};
+constexpr Range kOverheadMicros{0, 1e7, "us"};  // up to 10 s
+constexpr Range kMeasuredMicros{1e-6, 1e9, "us"};
+constexpr Range kComputeUnits{1e-6, 1e6, "units"};
+constexpr Range kShareOfUnits{0, 1e6, "units"};
 
-double readNonNegative(const Json& value, const std::string& path) {
+double readInRange(const Json& value, const std::string& path, const Range& range) {
   double number = readNumber(value, path);
-  if (number < 0) reject(path, "expected a number of at least 0, got " + shown(value));
+  if (number < range.lo || number > range.hi)
+    reject(path,
+           fmt::format("expected a number from {:g} to {:g} {}, got {}", range.lo, range.hi, range.unit, shown(value)));
   return number;
 }
 
@@ -122,11 +132,11 @@ std::vector<int64_t> readAxis(const Json& object, const std::string& path, std::
   return axis;
 }
 
-std::vector<double> readRates(const Json& object, const std::string& path, std::string_view key) {
+std::vector<double> readRates(const Json& object, const std::string& path, std::string_view key, const Range& range) {
   std::string ratesPath = child(path, key);
   const Json& values = readArray(object, path, key);
   std::vector<double> rates;
-  for (size_t i = 0; i < values.size(); ++i) rates.push_back(readPositive(values[i], element(ratesPath, i)));
+  for (size_t i = 0; i < values.size(); ++i) rates.push_back(readInRange(values[i], element(ratesPath, i), range));
   return rates;
 }
 
@@ -173,10 +183,11 @@ void readRank(const Json& rank, MachineProfile& profile) {
   else
     reject(child(path, "admission"),
            fmt::format("unknown admission '{}' (expected issue-order or concurrent)", admission));
-  profile.computeUnits = readPositive(rank["compute_units"], child(path, "compute_units"));
-  profile.gemmUnits = readNonNegative(rank["gemm_units"], child(path, "gemm_units"));
-  profile.elementwiseUnits = readNonNegative(rank["elementwise_units"], child(path, "elementwise_units"));
-  profile.communicationUnits = readPositive(rank["communication_units"], child(path, "communication_units"));
+  profile.computeUnits = readInRange(rank["compute_units"], child(path, "compute_units"), kComputeUnits);
+  profile.gemmUnits = readInRange(rank["gemm_units"], child(path, "gemm_units"), kShareOfUnits);
+  profile.elementwiseUnits = readInRange(rank["elementwise_units"], child(path, "elementwise_units"), kShareOfUnits);
+  profile.communicationUnits =
+      readInRange(rank["communication_units"], child(path, "communication_units"), kComputeUnits);
   for (auto [key, units] : {std::pair<std::string_view, double>{"gemm_units", profile.gemmUnits},
                             {"elementwise_units", profile.elementwiseUnits},
                             {"communication_units", profile.communicationUnits}})
@@ -200,13 +211,13 @@ void readGemm(const Json& gemm, MachineProfile& profile) {
     grid.m = readAxis(rates, gridPath, "m");
     grid.n = readAxis(rates, gridPath, "n");
     grid.k = readAxis(rates, gridPath, "k");
-    grid.tflops = readRates(rates, gridPath, "tflops");
+    grid.tflops = readRates(rates, gridPath, "tflops", kTflops);
     size_t expected = grid.m.size() * grid.n.size() * grid.k.size();
     if (grid.tflops.size() != expected)
       reject(child(gridPath, "tflops"), fmt::format("expected {} values (m x n x k = {} x {} x {}), got {}", expected,
                                                     grid.m.size(), grid.n.size(), grid.k.size(), grid.tflops.size()));
     if (rates.contains("peak_tflops"))
-      profile.peakTflops[*dtype] = readPositive(rates["peak_tflops"], child(gridPath, "peak_tflops"));
+      profile.peakTflops[*dtype] = readInRange(rates["peak_tflops"], child(gridPath, "peak_tflops"), kTflops);
     profile.gemm[*dtype] = std::move(grid);
   }
 }
@@ -215,7 +226,7 @@ void readMemory(const Json& memory, MachineProfile& profile) {
   const std::string path = "memory";
   requireKeys(memory, path, {"bytes", "gbps"}, {"bytes", "gbps"});
   profile.memory.bytes = readAxis(memory, path, "bytes");
-  profile.memory.gbps = readRates(memory, path, "gbps");
+  profile.memory.gbps = readRates(memory, path, "gbps", kGbps);
   if (profile.memory.gbps.size() != profile.memory.bytes.size())
     reject(child(path, "gbps"), fmt::format("expected {} values (one per bytes value), got {}",
                                             profile.memory.bytes.size(), profile.memory.gbps.size()));
@@ -244,13 +255,13 @@ CommunicationCost readCommunicationCost(const Json& entry, const std::string& pa
     reject(child(path, "algorithm"),
            fmt::format("unknown algorithm '{}' (expected one of ring, tree, flat)", algorithm));
   cost.algorithm = knownAlgorithm->first;
-  cost.latencyMicros = readNonNegative(entry["latency_us"], child(path, "latency_us"));
-  cost.busGbps = readPositive(entry["busbw_gbps"], child(path, "busbw_gbps"));
+  cost.latencyMicros = readInRange(entry["latency_us"], child(path, "latency_us"), kOverheadMicros);
+  cost.busGbps = readInRange(entry["busbw_gbps"], child(path, "busbw_gbps"), kGbps);
   if (entry.contains("bytes") != entry.contains("us"))
     reject(child(path, entry.contains("bytes") ? "us" : "bytes"), "missing: 'bytes' and 'us' come together");
   if (entry.contains("bytes")) {
     cost.measuredBytes = readAxis(entry, path, "bytes");
-    cost.measuredMicros = readRates(entry, path, "us");
+    cost.measuredMicros = readRates(entry, path, "us", kMeasuredMicros);
     if (cost.measuredMicros.size() != cost.measuredBytes.size())
       reject(child(path, "us"), fmt::format("expected {} values (one per bytes value), got {}",
                                             cost.measuredBytes.size(), cost.measuredMicros.size()));
@@ -278,10 +289,10 @@ void readCommunication(const Json& entries, MachineProfile& profile) {
 void readOverheads(const Json& overheads, MachineProfile& profile) {
   const std::string path = "overheads_us";
   requireKeys(overheads, path, {"issue", "launch", "sync", "wakeup"}, {"issue", "launch", "sync", "wakeup"});
-  profile.overheads.issueMicros = readNonNegative(overheads["issue"], child(path, "issue"));
-  profile.overheads.launchMicros = readNonNegative(overheads["launch"], child(path, "launch"));
-  profile.overheads.syncMicros = readNonNegative(overheads["sync"], child(path, "sync"));
-  profile.overheads.wakeupMicros = readNonNegative(overheads["wakeup"], child(path, "wakeup"));
+  profile.overheads.issueMicros = readInRange(overheads["issue"], child(path, "issue"), kOverheadMicros);
+  profile.overheads.launchMicros = readInRange(overheads["launch"], child(path, "launch"), kOverheadMicros);
+  profile.overheads.syncMicros = readInRange(overheads["sync"], child(path, "sync"), kOverheadMicros);
+  profile.overheads.wakeupMicros = readInRange(overheads["wakeup"], child(path, "wakeup"), kOverheadMicros);
 }
 
 MachineProfile readProfile(const Json& root) {

@@ -54,12 +54,19 @@ class Simulator {
 
   Result<Timeline, std::string> run() {
     for (;;) {
-      settle();
+      const bool settled = settle();
       if (std::all_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.finished; })) break;
       updateRates();
-      double next = nextEvent();
+      const double next = nextEvent();
       if (next == kInfinity) return stuck();
-      advanceTo(next);
+      if (!std::isfinite(next))
+        return std::string(
+            "the predicted times overflow: the program's work on this machine takes longer than "
+            "a double can count");
+      // Every step either changes what runs or moves time on; a step that
+      // does neither would repeat for ever.
+      if (!advanceTo(next) && !settled && next <= now_)
+        return std::string("internal error: the simulation made no progress");
     }
     Timeline timeline;
     for (Rank& r : ranks_) {
@@ -108,20 +115,25 @@ class Simulator {
 
   // Everything that happens at `now_` without time passing: streams reach
   // their next work, waits resolve, work is admitted, communications start.
-  void settle() {
+  // Returns whether anything did.
+  bool settle() {
+    bool any = false;
     bool changed = true;
     while (changed) {
       changed = false;
       for (Rank& r : ranks_) changed |= settleRank(r);
-      for (size_t k = 0; k < communications_.size(); ++k) {
+      // Communications every rank has admitted, in the order they became so.
+      for (size_t k : fullyAdmitted_) {
         Communication& c = communications_[k];
-        if (c.started || c.admitted < ranks_.size()) continue;
         c.started = true;
         c.end = now_ + c.seconds;
         for (Rank& r : ranks_) r.timeline.items[r.communications[k]].start = now_;
         changed = true;
       }
+      fullyAdmitted_.clear();
+      any |= changed;
     }
+    return any;
   }
 
   bool settleRank(Rank& r) {
@@ -214,7 +226,7 @@ class Simulator {
     r.state[i] = State::Admitted;
     Communication& c = communications_.at(static_cast<size_t>(item.communication));
     c.seconds = std::max(c.seconds, item.seconds);
-    ++c.admitted;
+    if (++c.admitted == ranks_.size()) fullyAdmitted_.push_back(static_cast<size_t>(item.communication));
     return true;
   }
 
@@ -253,13 +265,7 @@ class Simulator {
         if (r.state[i] == State::Ready && r.timeline.items[i].ready > now_ + kEpsilon)
           next = std::min(next, r.timeline.items[i].ready);
       }
-      for (size_t i : r.running) {
-        if (r.work->items[i].kind == WorkItem::Kind::Wait) {
-          next = std::min(next, r.timeline.items[i].end);
-        } else if (double rate = rateOf(r, i); rate > 0) {
-          next = std::min(next, now_ + r.remaining[i] / rate);
-        }
-      }
+      for (size_t i : r.running) next = std::min(next, finishAt(r, i));
     }
     for (const Rank& r : ranks_) {
       if (r.communicating == kNone) continue;
@@ -269,36 +275,52 @@ class Simulator {
     return std::max(next, now_);
   }
 
-  void advanceTo(double next) {
+  // When running item `i` finishes at the current rates: a wait at its
+  // end, other work when its remaining work is done (never, at rate 0).
+  double finishAt(const Rank& r, size_t i) const {
+    if (r.work->items[i].kind == WorkItem::Kind::Wait) return r.timeline.items[i].end;
+    const double rate = rateOf(r, i);
+    return rate > 0 ? now_ + r.remaining[i] / rate : kInfinity;
+  }
+
+  // Moves time to `next`, the earliest event: work whose finish nextEvent
+  // chose (the same expression, so at least one item) ends exactly there,
+  // whatever rounding the large times of long runs leave. Returns whether
+  // anything finished or time moved.
+  bool advanceTo(double next) {
     const double elapsed = next - now_;
-    now_ = next;
+    bool progressed = next > now_;
+    std::vector<std::pair<Rank*, size_t>> finished;
     for (Rank& r : ranks_) {
       std::vector<size_t> still;
       for (size_t i : r.running) {
-        const WorkItem& item = r.work->items[i];
-        bool done;
-        if (item.kind == WorkItem::Kind::Wait) {
-          done = r.timeline.items[i].end <= now_ + kEpsilon;
+        if (finishAt(r, i) <= next) {
+          if (r.work->items[i].kind != WorkItem::Kind::Wait) {
+            r.remaining[i] = 0;
+            r.timeline.items[i].end = next;
+          }
+          finished.emplace_back(&r, i);
         } else {
-          r.remaining[i] -= rateOf(r, i) * elapsed;
-          done = r.remaining[i] <= kEpsilon * std::max(1.0, item.seconds);
-          if (done) r.timeline.items[i].end = now_;
-        }
-        if (done)
-          finish(r, i);
-        else
+          if (r.work->items[i].kind != WorkItem::Kind::Wait) r.remaining[i] -= rateOf(r, i) * elapsed;
           still.push_back(i);
+        }
       }
       r.running = std::move(still);
+    }
+    now_ = next;
+    for (auto [r, i] : finished) finish(*r, i);
+    for (Rank& r : ranks_) {
       if (r.communicating == kNone) continue;
       const size_t k = r.communicating;
       const Communication& c = communicationOf(r, k);
-      if (c.started && c.end <= now_ + kEpsilon) {
+      if (c.started && c.end <= now_) {
         r.timeline.items[k].end = c.end;
         r.communicating = kNone;
         finish(r, k);
+        progressed = true;
       }
     }
+    return progressed || !finished.empty();
   }
 
   const Communication& communicationOf(const Rank& r, size_t i) const {
@@ -331,6 +353,7 @@ class Simulator {
   const MachineProfile& profile_;
   std::vector<Rank> ranks_;
   std::vector<Communication> communications_;
+  std::vector<size_t> fullyAdmitted_;  // admitted by every rank, not started yet
   double now_ = 0;
 };
 

@@ -1,15 +1,63 @@
 #include "passes/strip_compute.h"
 
-#include "passes/strip_work.h"
+#include <fmt/format.h>
+
+#include "hostir/symbolic_types.h"
 
 namespace hostir {
+namespace {
 
-Status StripComputePass::run(Program& program, const PassContext&) {
-  // Local tensor work (compute and copies) written into an existing tensor:
-  // those written `y = op(...)` define a tensor later statements use.
-  eraseOperationsIf(program.body, [](const Operation& op) {
-    return isLocalTensorWork(op.signature().category) && op.results.empty();
-  });
+// Walks the body in order, keeping each tensor's type, so that a value-form
+// statement can become the allocation of its result.
+class ComputeStripper {
+ public:
+  ComputeStripper(const Program& program, const PassContext& context) : types_(program), context_(context) {}
+
+  void strip(std::vector<Statement>& body) {
+    std::vector<Statement> kept;
+    kept.reserve(body.size());
+    for (Statement& s : body) {
+      if (s.isFor()) {
+        types_.openScope();
+        strip(s.loop().body);
+        types_.closeScope();
+      } else if (s.isWith()) {
+        strip(s.with().body);  // a with block opens no scope
+      } else if (isLocalTensorWork(s.op().signature().category)) {
+        if (s.op().results.empty()) continue;  // `op(..., out=y)`: gone
+        if (auto type = types_.resultType(s.op())) {
+          s = allocation(s.op(), std::move(*type));
+        } else {
+          context_.remark(StripComputePass::kName, s.op().loc,
+                          fmt::format("kept: the shape of '{}' is not an expression here (a shard_by_stream "
+                                      "axis that is not a constant), so nothing can stand for its result",
+                                      s.op().result()->name));
+        }
+      }
+      if (s.isOp()) types_.define(s.op());
+      kept.push_back(std::move(s));
+    }
+    body = std::move(kept);
+  }
+
+ private:
+  // `y = allocate(type)` in place of `y = op(...)`, at the statement's position.
+  static Operation allocation(const Operation& op, TensorType type) {
+    Operation alloc(OpKind::Allocate, op.loc);
+    alloc.results = op.results;
+    alloc.operands.resize(signatureOf(OpKind::Allocate).operands.size());
+    alloc.operands[operands::Allocate::type] = Arg::ofType(std::move(type));
+    return alloc;
+  }
+
+  SymbolicTypes types_;
+  const PassContext& context_;
+};
+
+}  // namespace
+
+Status StripComputePass::run(Program& program, const PassContext& context) {
+  ComputeStripper(program, context).strip(program.body);
   return std::nullopt;
 }
 

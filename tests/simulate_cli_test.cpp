@@ -61,6 +61,33 @@ TEST_F(SimulateCli, OneStreamOverlapsNothing) {
   EXPECT_NEAR(p.exposed, p.total - p.compute, 1e-3);
 }
 
+// strip-compute removes `y = linear(x, w)` as it removes `linear(x, w,
+// out=y)`: the communication-only variant of a program without
+// communication costs no GEMM, whichever form it is written in, and the
+// two forms of a program that communicates predict the same comm_ms.
+TEST_F(SimulateCli, ValueAndOutFormsStripAlikeForCommMs) {
+  const std::string shapes = " --machine h100-nvlink --ranks 2 --set M=4096 --set K=4096 --set N=4096";
+  auto program = [&](const std::string& name, const std::string& gemm, bool communicate) {
+    return write(name,
+                 "program p(M = 64, K = 64, N = 64) {\n  input x : f32[M, K]\n  input w : f32[N, K]\n"
+                 "  output y : f32[M, N]\n" +
+                     gemm + (communicate ? "  allreduce(y, op=sum)\n" : "") + "}\n");
+  };
+  const std::string valueForm = "  y = linear(x, w)\n";
+  const std::string outForm = "  y = allocate(f32[M, N])\n  linear(x, w, out=y)\n";
+  for (bool communicate : {false, true}) {
+    SCOPED_TRACE(communicate ? "with an allreduce" : "without communication");
+    auto value = run("simulate " + program("value.hir", valueForm, communicate) + shapes);
+    auto out = run("simulate " + program("out.hir", outForm, communicate) + shapes);
+    ASSERT_EQ(value.exitCode, 0) << value.err;
+    ASSERT_EQ(out.exitCode, 0) << out.err;
+    Predicted v = predicted(value.out), o = predicted(out.out);
+    EXPECT_GT(v.compute, 1.0) << value.out;  // a 4096^3 GEMM: over a millisecond
+    EXPECT_NEAR(v.comm, o.comm, 0.01) << value.out << out.out;
+    if (!communicate) EXPECT_LT(v.comm, 0.01) << value.out;  // the host's issue time alone
+  }
+}
+
 TEST_F(SimulateCli, AProgramThatNamesRankIsSimulatedOnEveryRank) {
   auto path = write("p.hir", R"(program p(N = 8) {
   input  x : f32[N]

@@ -614,6 +614,25 @@ Outputs coll3dReference(const Inputs& in, const Params&, int64_t world) {
                  {"r", concat(reduceScatter(shards(in.at("v"), 1, world), 2, ReduceOp::Max), 2)}};
 }
 
+// Rows 3:5 of `t`'s columns 0:2, written into rows 4:6 by `f` of the old values.
+RefTensor shiftedRows(RefTensor t, const std::function<double(double)>& f) {
+  const RefTensor old = t;
+  for (int64_t r = 0; r < 2; ++r)
+    for (int64_t c = 0; c < 2; ++c) t.at({4 + r, c}) = f(old.at({3 + r, c}));
+  return t;
+}
+
+Outputs overlappingOperandsReference(const Inputs& in, const Params&, int64_t) {
+  const RefTensor& b = in.at("b");
+  const RefTensor& u = in.at("u");
+  return Outputs{{"added", shiftedRows(in.at("x"), [](double e) { return e + e; })},
+                 {"copied", shiftedRows(in.at("x"), [](double e) { return e; })},
+                 {"doubled", add(in.at("x"), in.at("x"))},
+                 {"product", matmul(in.at("a"), b)},
+                 {"gram", linear(b, b)},
+                 {"biased", linear(in.at("v"), in.at("w"), &u)}};
+}
+
 }  // namespace
 
 const std::vector<OpProgram>& opPrograms() {
@@ -638,6 +657,11 @@ const std::vector<OpProgram>& opPrograms() {
       {"inplace_coll", kInplaceColl, inplaceCollReference, true, {"g", "gc"}},
       {"view_out", kViewOut, viewOutReference, true, {"y", "v"}},
       {"coll3d", kColl3d, coll3dReference, true, {"g", "r"}},
+      {"overlapping_operands",
+       readText(sourceDir() + "/tests/executor/programs/overlapping_operands.hir"),
+       overlappingOperandsReference,
+       true,
+       {"added", "copied", "doubled"}},
   };
   return all;
 }

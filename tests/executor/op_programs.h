@@ -29,7 +29,7 @@ struct OpProgram {
 };
 
 // alloc_zero, views, gemms, allreduce_ops, gather_scatter, bcast, sendrecv,
-// streams_events, ints, inplace_coll, view_out, coll3d.
+// streams_events, ints, inplace_coll, view_out, coll3d, overlapping_operands.
 const std::vector<OpProgram>& opPrograms();
 const OpProgram& opProgram(const std::string& name);
 

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/program_check.h"
 #include "harness.h"
 #include "op_programs.h"
 #include "tools/hostir/npy.h"
@@ -46,6 +47,7 @@ struct Check {
   std::function<std::map<std::string, HostTensor>(const Params&, int64_t world)> explicitInputs;
   std::set<std::string> exact;  // outputs that must equal the reference exactly
   std::function<Outputs(const Inputs&, const Params&, int64_t world)> expect;
+  bool serialReference = false;  // run as `--check`'s serial reference: one stream, f64-accumulating GEMMs
 };
 
 // Runs the program for every team size, variant and pool size; returns the number of runs.
@@ -80,6 +82,7 @@ int runCheck(const Check& c) {
         request.inputs = given;
         request.repeat = c.repeat;
         request.delays = {c.delayMicros, static_cast<uint64_t>(world * 10 + streams)};
+        request.reference = c.serialReference;
         std::string what =
             fmt::format("{} {} world={} {} streams={}", original.name, dtypeName(c.dtype), world, label, streams);
         auto result = runWithin(request, world);
@@ -319,6 +322,27 @@ TEST_P(Ops, CollectivesOn3dTensors) {
   c.expect = opProgram("coll3d").expect;
   c.exact = {"g", "r"};
   EXPECT_EQ(runCheck(c), 4 * 2);
+}
+
+// An output that shares elements with an input, as a partial overlap of
+// strided views, the very same view, or a GEMM's operand: read-then-write
+// on the run and in the serial reference alike, and `check` accepts it.
+TEST_P(Ops, OutputsThatOverlapTheirInputsAreReadThenWritten) {
+  Check c;
+  c.text = opProgram("overlapping_operands").text;
+  c.dtype = GetParam();
+  c.expect = opProgram("overlapping_operands").expect;
+  c.exact = opProgram("overlapping_operands").exact;
+  c.delayMicros = 50;
+  EXPECT_EQ(runCheck(c), 4 * 2);
+  c.serialReference = true;
+  c.streams = {1};
+  EXPECT_EQ(runCheck(c), 4);
+  Program program = parseOrThrow(withDType(c.text, c.dtype));
+  for (int64_t world : {1, 3}) {
+    ProgramCheck proof = checkProgram(program, bindAll(program, {}), world, 4);
+    EXPECT_TRUE(proof.ok()) << formatProgramCheck(proof, "overlapping_operands.hir", c.text);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryDType, Ops, ::testing::ValuesIn(kDTypes), dtypeLabel);

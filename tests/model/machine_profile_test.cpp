@@ -330,26 +330,37 @@ TEST(MachineProfileTest, RejectsAxesThatDoNotAscend) {
             "p.json: error: memory.bytes[0]: expected a positive integer, got 1024.5");
 }
 
-TEST(MachineProfileTest, RejectsRatesThatAreNotPositive) {
+// Every figure must lie in a range some machine could have: beyond it the
+// simulator's times would be infinite or lose every digit (an overhead of
+// 1e308 us, a rate of 1e-308 TFLOPS).
+TEST(MachineProfileTest, RejectsFiguresOutsideTheirSaneRanges) {
   EXPECT_EQ(errorOf(edited("[1, 2, 3,", "[-1, 2, 3,")),
-            "p.json: error: gemm.bf16.tflops[0]: expected a positive number, got -1");
+            "p.json: error: gemm.bf16.tflops[0]: expected a number from 1e-06 to 1e+06 TFLOPS, got -1");
+  EXPECT_EQ(errorOf(edited("[1, 2, 3,", "[1e-308, 2, 3,")),
+            "p.json: error: gemm.bf16.tflops[0]: expected a number from 1e-06 to 1e+06 TFLOPS, got 1e-308");
+  EXPECT_EQ(errorOf(edited("\"peak_tflops\": 100", "\"peak_tflops\": 1e300")),
+            "p.json: error: gemm.bf16.peak_tflops: expected a number from 1e-06 to 1e+06 TFLOPS, got 1e+300");
   EXPECT_EQ(errorOf(edited("\"gbps\": [10, 100]", "\"gbps\": [10, 0]")),
-            "p.json: error: memory.gbps[1]: expected a positive number, got 0");
+            "p.json: error: memory.gbps[1]: expected a number from 1e-06 to 1e+06 GB/s, got 0");
   EXPECT_EQ(errorOf(edited("\"busbw_gbps\": 100", "\"busbw_gbps\": \"fast\"")),
             "p.json: error: communication[0].busbw_gbps: expected a number, got \"fast\"");
+  EXPECT_EQ(errorOf(edited("\"busbw_gbps\": 100", "\"busbw_gbps\": 1e-300")),
+            "p.json: error: communication[0].busbw_gbps: expected a number from 1e-06 to 1e+06 GB/s, got 1e-300");
   EXPECT_EQ(errorOf(edited("\"peak_tflops\": 100", "\"peak_tflops\": 1e999")),
             "p.json: error: number overflow parsing '1e999'");
   EXPECT_EQ(errorOf(edited("\"latency_us\": 10", "\"latency_us\": -1")),
-            "p.json: error: communication[0].latency_us: expected a number of at least 0, got -1");
+            "p.json: error: communication[0].latency_us: expected a number from 0 to 1e+07 us, got -1");
   EXPECT_EQ(errorOf(edited("\"sync\": 3", "\"sync\": -0.5")),
-            "p.json: error: overheads_us.sync: expected a number of at least 0, got -0.5");
+            "p.json: error: overheads_us.sync: expected a number from 0 to 1e+07 us, got -0.5");
+  EXPECT_EQ(errorOf(edited("\"sync\": 3", "\"sync\": 1e308")),
+            "p.json: error: overheads_us.sync: expected a number from 0 to 1e+07 us, got 1e+308");
 }
 
 TEST(MachineProfileTest, RejectsBadUnits) {
   EXPECT_EQ(errorOf(edited("\"compute_units\": 8", "\"compute_units\": 0")),
-            "p.json: error: rank.compute_units: expected a positive number, got 0");
+            "p.json: error: rank.compute_units: expected a number from 1e-06 to 1e+06 units, got 0");
   EXPECT_EQ(errorOf(edited("\"communication_units\": 2", "\"communication_units\": 0")),
-            "p.json: error: rank.communication_units: expected a positive number, got 0");
+            "p.json: error: rank.communication_units: expected a number from 1e-06 to 1e+06 units, got 0");
   EXPECT_EQ(errorOf(edited("\"elementwise_units\": 4", "\"elementwise_units\": 9")),
             "p.json: error: rank.elementwise_units: 9 exceeds compute_units, 8");
   EXPECT_EQ(errorOf(edited("\"concurrent\"", "\"fifo\"")),

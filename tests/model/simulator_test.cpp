@@ -215,6 +215,38 @@ constexpr const char* kRowParallel = R"(program p(M = 4, K = 8, N = 2) {
 }
 )";
 
+// Predicted times far beyond a run's (a GEMM of 2^22 cubed) leave rounding
+// residue larger than the short work after them: every piece of work
+// still ends, at the time the simulator chose for it.
+TEST(TimelineSimulator, ShortWorkAfterHugeWorkStillFinishes) {
+  for (Admission admission : {Admission::Concurrent, Admission::IssueOrder}) {
+    WorkBuilder b(3);
+    b.compute(1, 2.6e6, 4);
+    for (int i = 0; i < 200; ++i) b.compute(2, 1e-9 * (i % 7 + 1), 1).compute(1, 3e-10, 1);
+    b.wait(0, 1, 201).compute(0, 1e-12);
+    auto t = simulateTimeline({b.work}, profile(admission, 4));
+    ASSERT_TRUE(t.ok()) << t.error();
+    EXPECT_GE(t->end, 2.6e6);
+    EXPECT_LE(t->end, 2.6e6 * (1 + 1e-9));
+    for (const ItemTiming& item : t->ranks[0].items) EXPECT_LE(item.start, item.end);
+  }
+}
+
+// Starting a communication costs the same however many came before it: a
+// loop of 200,000 collectives on 2 ranks is simulated in about a second,
+// far within the test's time limit (it took minutes when every event
+// scanned them all).
+TEST(TimelineSimulator, ManyCommunicationsAreSimulatedInLinearTime) {
+  constexpr int kIterations = 200'000;
+  WorkBuilder b(2);
+  for (int i = 0; i < kIterations; ++i)
+    b.compute(0, 1e-6).communicate(1, 1e-6).wait(0, 1, static_cast<uint64_t>(i + 1));
+  MachineProfile p = profile(Admission::Concurrent, 4);
+  auto t = simulateTimeline({b.work, b.work}, p);
+  ASSERT_TRUE(t.ok()) << t.error();
+  EXPECT_NEAR(t->end, kIterations * 1e-6, 1e-6);  // each GEMM beside its allreduce
+}
+
 TEST(Simulation, ARowParallelLayerCostsItsGemmThenItsAllreduce) {
   const MachineProfile p = gemmProfile();
   Simulation s = simulateText(kRowParallel, 2, p);
