@@ -23,6 +23,7 @@
 #include "tools/hostir/calibration.h"
 #include "tools/hostir/commands.h"
 #include "tools/hostir/mpi_team.h"
+#include "tools/hostir/output_file.h"
 
 // OpenBLAS's build description (its cblas.h is the executor's private include).
 extern "C" char* openblas_get_config(void);
@@ -38,19 +39,6 @@ std::optional<std::string> unwritable(const std::string& path) {
   if (fd < 0) return std::string(std::strerror(errno));
   ::close(fd);
   if (!existed) ::unlink(path.c_str());
-  return std::nullopt;
-}
-
-std::optional<std::string> writeText(const std::string& path, const std::string& text) {
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (!file) return std::string(std::strerror(errno));
-  bool ok = std::fwrite(text.data(), 1, text.size(), file) == text.size();
-  int error = errno;
-  if (std::fclose(file) != 0 && ok) {
-    ok = false;
-    error = errno;
-  }
-  if (!ok) return std::string(std::strerror(error));
   return std::nullopt;
 }
 
@@ -233,7 +221,7 @@ int runCalibrate(const CalibrateOptions& o) {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     profile->name = fmt::format("calibrated on {}", hostName());
     profile->description = describe(team, busy, profile->description, seconds);
-    if (auto why = writeText(o.outputPath, machineProfileJson(*profile))) {
+    if (auto why = writeOutputFile(o.outputPath, machineProfileJson(*profile))) {
       std::cerr << fmt::format("error: cannot write '{}': {}\n", o.outputPath, *why);
       code = kProgramError;
     } else {

@@ -14,6 +14,8 @@
 #include <utility>
 #include <variant>
 
+#include "tools/hostir/output_file.h"
+
 namespace hostir {
 
 static_assert(std::endian::native == std::endian::little, "the .npy reader and writer assume a little-endian host");
@@ -587,25 +589,13 @@ Status writeNpy(const std::string& path, DType dtype, const std::vector<int64_t>
   pre += '\0';
   for (size_t i = 0; i < preamble - 8; ++i) pre += static_cast<char>((headerLen >> (8 * i)) & 0xff);
 
-  errno = 0;
-  File file(std::fopen(path.c_str(), "wb"));
-  if (!file) {
-    int err = errno;
-    return error(path, std::string("cannot write .npy file: ") + (err ? std::strerror(err) : "unknown error"));
-  }
-  bool ok = std::fwrite(pre.data(), 1, pre.size(), file.get()) == pre.size() &&
-            std::fwrite(header.data(), 1, header.size(), file.get()) == header.size() &&
-            (dataBytes == 0 || std::fwrite(data, 1, static_cast<size_t>(dataBytes), file.get()) == dataBytes);
-  int err = ok ? 0 : errno;
-  if (std::fclose(file.release()) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) {
-    std::error_code ec;
-    std::filesystem::remove(path, ec);
-    return error(path, std::string("cannot write .npy file: ") + (err ? std::strerror(err) : "write failed"));
-  }
+  // Beside the target, renamed over it once complete: a failure leaves what the path held.
+  auto file = tool::OutputFile::open(path);
+  if (!file) return error(path, "cannot write .npy file: " + file.error());
+  file->write(pre.data(), pre.size());
+  file->write(header.data(), header.size());
+  file->write(data, static_cast<size_t>(dataBytes));
+  if (auto failed = file->commit()) return error(path, "cannot write .npy file: " + *failed);
   return std::nullopt;
 }
 

@@ -10,6 +10,7 @@
 #include "hostir/printer.h"
 #include "passes/pass_manager.h"
 #include "tools/hostir/commands.h"
+#include "tools/hostir/output_file.h"
 
 namespace hostir::tool {
 
@@ -103,9 +104,8 @@ ToolStatus opt(const OptOptions& o) {
     std::cout << text;
     return std::nullopt;
   }
-  std::ofstream out(o.outputPath, std::ios::binary);
-  out << text;
-  if (!out.flush()) return ToolError{kProgramError, fmt::format("{}: error: cannot write the output\n", o.outputPath)};
+  if (auto failed = writeOutputFile(o.outputPath, text))
+    return ToolError{kProgramError, fmt::format("{}: error: cannot write the output: {}\n", o.outputPath, *failed)};
   return std::nullopt;
 }
 

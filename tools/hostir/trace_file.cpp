@@ -10,49 +10,48 @@
 #include <optional>
 #include <vector>
 
+#include "tools/hostir/output_file.h"
+
 namespace hostir {
 namespace {
 
-// Rank 0's output file: remembers the first failure instead of stopping,
-// since the other ranks' chunks must be received either way.
+// Rank 0's output file (tools/hostir/output_file.h: written beside the path
+// and renamed over it only when complete): remembers the first failure
+// instead of stopping, since the other ranks' chunks must be received
+// either way. A trace that is not committed leaves the path as it was.
 class TraceFile {
  public:
-  explicit TraceFile(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "wb")) {
-    if (!file_) fail();
-  }
-  ~TraceFile() {
-    if (file_) std::fclose(file_);
+  explicit TraceFile(const std::string& path) : path_(path) {
+    auto opened = tool::OutputFile::open(path);
+    if (opened)
+      file_.emplace(std::move(*opened));
+    else
+      fail(opened.error());
   }
   void append(std::string_view text) {
     if (!file_ || !error_.empty()) return;
-    if (std::fwrite(text.data(), 1, text.size(), file_) != text.size()) fail();
+    if (!file_->write(text.data(), text.size())) fail(std::strerror(errno));
     bytes_ += text.size();
   }
-  // Closes the file; the error, if any.
-  std::string close() {
-    if (file_ && std::fclose(file_) != 0) fail();
-    file_ = nullptr;
+  // Completes the file; the error, if any (the path is then as it was).
+  std::string commit() {
+    if (file_ && error_.empty())
+      if (auto failed = file_->commit()) fail(*failed);
+    file_.reset();
     return error_;
   }
   const std::string& error() const { return error_; }
   uint64_t bytes() const { return bytes_; }
 
  private:
-  void fail() {
-    if (error_.empty()) error_ = fmt::format("cannot write the trace to '{}': {}", path_, std::strerror(errno));
+  void fail(const std::string& why) {
+    if (error_.empty()) error_ = fmt::format("cannot write the trace to '{}': {}", path_, why);
   }
   std::string path_;
-  std::FILE* file_;
+  std::optional<tool::OutputFile> file_;
   std::string error_;
   uint64_t bytes_ = 0;
 };
-
-// A trace that could not be written whole is not left behind as if it had
-// been; a device or a pipe given as the path is left alone.
-void removeIfRegular(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(path, ec)) std::filesystem::remove(path, ec);
-}
 
 // The file's text around the ranks' events.
 constexpr std::string_view kTraceHeader = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
@@ -72,21 +71,13 @@ Result<TraceSummary> writeTraceFile(const std::vector<const TraceRecorder*>& ran
   uint64_t limitBytes = kDefaultTraceLimitBytes;
   for (size_t r = 0; r < ranks.size(); ++r) {
     const TraceRecorder& recorder = *ranks[r];
-    if (Status error = recorder.error()) {
-      file.close();
-      removeIfRegular(path);
-      return *error;
-    }
+    if (Status error = recorder.error()) return *error;
     limitBytes = recorder.settings().limitBytes;
     summary.truncated |= recorder.truncated();
     summary.droppedOperations = std::max(summary.droppedOperations, recorder.droppedOperations());
     for (uint64_t offset = 0;;) {
       const int64_t n = recorder.readRecorded(offset, chunk.data(), chunk.size());
-      if (n < 0) {
-        file.close();
-        removeIfRegular(path);
-        return Diagnostic{{}, fmt::format("rank {} could not read back its trace", r)};
-      }
+      if (n < 0) return Diagnostic{{}, fmt::format("rank {} could not read back its trace", r)};
       if (n == 0) break;
       if (offset == 0 && anyEvents) file.append(",\n");
       file.append({chunk.data(), static_cast<size_t>(n)});
@@ -96,10 +87,7 @@ Result<TraceSummary> writeTraceFile(const std::vector<const TraceRecorder*>& ran
   }
   file.append(traceFooter(summary, limitBytes));
   summary.bytes = file.bytes();
-  if (std::string error = file.close(); !error.empty()) {
-    removeIfRegular(path);
-    return Diagnostic{{}, error};
-  }
+  if (std::string error = file.commit(); !error.empty()) return Diagnostic{{}, error};
   return summary;
 }
 
@@ -131,8 +119,6 @@ Result<TraceSummary> writeTeamTrace(Communicator& comm, const TraceRecorder& min
     std::string reason = !file->error().empty() ? file->error()
                          : recordError          ? recordError->message
                                                 : fmt::format("rank {} could not record its trace", failedRank);
-    file->close();
-    removeIfRegular(path);
     return Diagnostic{{}, reason};
   }
 
@@ -166,12 +152,8 @@ Result<TraceSummary> writeTeamTrace(Communicator& comm, const TraceRecorder& min
   if (rank != 0) return TraceSummary{};
   file->append(traceFooter(summary, mine.settings().limitBytes));
   summary.bytes = file->bytes();
-  std::string error = file->close();
-  if (error.empty() && unreadable >= 0) error = fmt::format("rank {} could not read back its trace", unreadable);
-  if (!error.empty()) {
-    removeIfRegular(path);
-    return Diagnostic{{}, error};
-  }
+  if (unreadable >= 0) return Diagnostic{{}, fmt::format("rank {} could not read back its trace", unreadable)};
+  if (std::string error = file->commit(); !error.empty()) return Diagnostic{{}, error};
   return summary;
 }
 
