@@ -130,6 +130,32 @@ TEST_F(MpiFaults, RanksWithDifferentOptionsAreToldWhatDiffers) {
   expectEndedWithReason(r, 0, "--streams is 4 on rank 0 but 8 on rank 1");
 }
 
+// The options that change the program the passes make, or how the ranks
+// meet, are compared too: a rank with --unchecked used to wait 300 s for a
+// peer that was making another communicator, and ranks with different
+// --min-gain ran different programs with their collectives paired wrongly.
+TEST_F(MpiFaults, RanksWithOptionsThatShapeTheRunAreToldWhatDiffers) {
+  std::string p = write("p.hir", kChunkedAllreduce);
+  const std::string overlap = " --passes overlap --machine h100-nvlink";
+  struct Case {
+    std::string first, second, reason;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"run " + p + " --unchecked", "run " + p, "--unchecked is 'true' on rank 0 but something else on rank 1"},
+           {"run " + p + overlap + " --min-gain 0", "run " + p + overlap, "--min-gain is '0' on rank 0"},
+           {"run " + p + overlap, "run " + p + " --passes overlap --machine h200-nvlink",
+            "--machine is 'h100-nvlink' on rank 0"},
+           {"run " + p, "run " + p + " --output y=" + (dir_ / "y.npy").string(),
+            "--output's names is (none) on rank 0 but something else on rank 1"},
+       }) {
+    SCOPED_TRACE(c.second);
+    auto r = mpirunEach({c.first, c.second});
+    expectEndedWithReason(r, 0, "the ranks were started differently");
+    EXPECT_THAT(r.err, HasSubstr(c.reason));
+    EXPECT_EQ(r.exitCode, 2);
+  }
+}
+
 TEST_F(MpiFaults, RanksWithDifferentProgramsAreToldSo) {
   std::string p = write("p.hir", kChunkedAllreduce);
   std::string q = write("q.hir", std::string(kChunkedAllreduce) + "# another program text\n");

@@ -152,7 +152,7 @@ int runCalibrate(const CalibrateOptions& o) {
 
   // Under mpirun the team is MPI's; otherwise --ranks threads of this process.
   std::optional<MpiTeam> mpi;
-  if (MpiSession::launchedByMpirun()) mpi = startMpi(deadline, false);
+  if (MpiSession::launchedByMpirun()) mpi = startMpi(deadline);
   Team team;
   team.mpi = mpi.has_value();
   team.world = mpi ? mpi->comm->size() : o.ranks;

@@ -41,6 +41,15 @@ struct OptOptions {
   bool remarks = false;  // print the passes' remarks to stderr
 };
 
+// One option of a command line as parsed: the value given (repeatable
+// ones' values sorted, space-separated), or its default when not given.
+struct GivenOption {
+  std::string name;  // "--streams", or "file" for the positional
+  std::string value;
+  std::string defaultValue;  // the same on every rank: what the option means when not given
+  bool given = false;
+};
+
 struct RunOptions {
   CommonOptions common;
   std::string passes;
@@ -64,6 +73,10 @@ struct RunOptions {
   std::string tracePath;         // Chrome trace of the last run
   uint64_t traceLimitMiB = 256;  // the trace file's bound; recording stops there
   int coresPerRank = 0;          // 0: this node's cores / its ranks
+  // Every option of `run` as parsed (command_line.h): what the ranks of an
+  // mpirun job compare before they start (launch_agreement.h), so that an
+  // option added later is compared without anyone listing it.
+  std::vector<GivenOption> commandLine;
 };
 
 struct SimulateOptions {

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <iostream>
+#include <optional>
 
 #include "tools/hostir/exit_codes.h"
 
@@ -52,6 +54,60 @@ std::vector<std::string> differences(const std::vector<LaunchPart>& parts, const
 }
 
 }  // namespace
+
+LaunchPart numericPart(std::string name, int64_t value) {
+  return LaunchPart{std::move(name), std::to_string(value), static_cast<uint64_t>(value), true};
+}
+
+LaunchPart textPart(std::string name, std::string shown) {
+  uint64_t hash = fingerprintHash(shown);
+  return LaunchPart{std::move(name), fmt::format("'{}'", shown), hash, false};
+}
+
+const char* comparedByMeaning(std::string_view option) {
+  struct Entry {
+    std::string_view option;
+    const char* instead;
+  };
+  static constexpr Entry kEntries[] = {
+      {"file", "the program text (its path may differ between nodes)"},
+      {"--set", "the parameters' values once bound"},
+      {"--input", "the inputs' names and data (their paths may differ between nodes)"},
+      {"--output", "the outputs' names (rank 0 alone writes the files)"},
+      {"--trace", "whether a trace is written (rank 0 alone writes it)"},
+  };
+  for (const Entry& e : kEntries)
+    if (e.option == option) return e.instead;
+  return nullptr;
+}
+
+namespace {
+
+std::optional<int64_t> integerIn(const std::string& text) {
+  int64_t number = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return number;
+}
+
+}  // namespace
+
+std::vector<LaunchPart> commandLineParts(const std::vector<GivenOption>& options) {
+  std::vector<LaunchPart> parts;
+  for (const GivenOption& option : options) {
+    if (comparedByMeaning(option.name)) continue;
+    // An integer option (its default, the same on every rank, says so) is
+    // shown for every rank: "--streams is 4 on rank 0 but 8 on rank 1".
+    std::optional<int64_t> number = integerIn(option.value);
+    if (integerIn(option.defaultValue) && number)
+      parts.push_back(numericPart(option.name, *number));
+    else if (integerIn(option.defaultValue))
+      parts.push_back(LaunchPart{option.name, option.value, fingerprintHash(option.value), true});
+    else
+      parts.push_back(textPart(option.name, option.value));
+  }
+  return parts;
+}
 
 uint64_t fingerprintHash(std::string_view text) {
   uint64_t h = 14695981039346656037ull;

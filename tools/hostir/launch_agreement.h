@@ -14,6 +14,7 @@
 
 #include "comm/communicator.h"
 #include "comm/host_watchdog.h"
+#include "tools/hostir/commands.h"
 
 namespace hostir::tool {
 
@@ -46,5 +47,21 @@ LaunchOutcome agreeOnLaunch(Communicator& comm, HostWatchdog* watchdog, const st
 
 // FNV-1a: stable across processes and builds, unlike std::hash.
 uint64_t fingerprintHash(std::string_view text);
+
+// A part compared by its integer value (printed for every rank), or by a
+// hash of its text.
+LaunchPart numericPart(std::string name, int64_t value);
+LaunchPart textPart(std::string name, std::string shown);
+
+// The options of a command line as the ranks compare them: every option as
+// parsed, in the command's order, except those that name files or
+// parameters (comparedByMeaning), whose meaning the caller compares instead.
+// Deriving the parts from the parsed command line means an option added
+// later is compared without being listed anywhere.
+std::vector<LaunchPart> commandLineParts(const std::vector<GivenOption>& options);
+
+// Why an option is left out of commandLineParts (what is compared in its
+// place), or nullptr when it is compared as given.
+const char* comparedByMeaning(std::string_view option);
 
 }  // namespace hostir::tool

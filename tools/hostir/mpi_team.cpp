@@ -7,7 +7,7 @@
 
 namespace hostir::tool {
 
-MpiTeam startMpi(std::chrono::milliseconds deadline, bool withSignatures) {
+MpiTeam startMpi(std::chrono::milliseconds deadline) {
   MpiTeam t;
   t.session = std::make_unique<MpiSession>();
   // Before the communicator exists, a deadline ends the job through MPI_COMM_WORLD.
@@ -20,7 +20,7 @@ MpiTeam startMpi(std::chrono::milliseconds deadline, bool withSignatures) {
   });
   withDeadline(t.watchdog.get(), "setting up MPI", [&] {
     t.comm = std::make_unique<MpiCommunicator>();
-    if (withSignatures) t.signatures = std::make_unique<MpiCommunicator>();
+    t.signatures = std::make_unique<MpiCommunicator>();
   });
   return t;
 }

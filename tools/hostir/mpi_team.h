@@ -28,12 +28,13 @@ struct MpiTeam {
   std::unique_ptr<MpiSession> session;
   std::unique_ptr<HostWatchdog> watchdog;
   std::unique_ptr<MpiCommunicator> comm;
-  std::unique_ptr<MpiCommunicator> signatures;  // --unchecked: the communication signatures' own
+  std::unique_ptr<MpiCommunicator> signatures;  // the signature exchange of `run --unchecked`
 };
 
 // Starts MPI; `deadline` bounds every blocking step of the host (a rank that
-// misses it ends the job through MPI_COMM_WORLD). `withSignatures`: also the
-// communicator of the signature exchange (run --unchecked).
-MpiTeam startMpi(std::chrono::milliseconds deadline, bool withSignatures);
+// misses it ends the job through MPI_COMM_WORLD). Every rank makes the same
+// communicators whatever its options, since making one is collective: the
+// ranks must reach the start-up agreement before any option can differ.
+MpiTeam startMpi(std::chrono::milliseconds deadline);
 
 }  // namespace hostir::tool

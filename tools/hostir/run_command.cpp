@@ -21,6 +21,7 @@
 #include "comm/mpi_communicator.h"
 #include "executor/backend_selection.h"
 #include "executor/runner.h"
+#include "hostir/printer.h"
 #include "tools/hostir/commands.h"
 #include "tools/hostir/fault_injection.h"
 #include "tools/hostir/launch_agreement.h"
@@ -76,35 +77,40 @@ struct PreparedRun {
   LaunchFingerprint fingerprint;
 };
 
-LaunchPart numericPart(std::string name, int64_t value) {
-  return LaunchPart{std::move(name), std::to_string(value), static_cast<uint64_t>(value), true};
+std::string namesShown(const std::vector<std::string>& names) {
+  return names.empty() ? "(none)" : fmt::format("'{}'", fmt::join(names, ","));
 }
 
-LaunchPart textPart(std::string name, std::string shown) {
-  uint64_t hash = fingerprintHash(shown);
-  return LaunchPart{std::move(name), fmt::format("'{}'", shown), hash, false};
-}
-
-// What must be alike on every rank, whether or not the preparation got far.
+// What must be alike on every rank, whether or not the preparation got far:
+// every option of the command line (launch_agreement.h), then what the
+// options that name files or parameters stand for, and what the options
+// made of the program. Every rank has the same parts, in the same order.
 LaunchFingerprint fingerprintOf(const RunOptions& o, const PreparedRun& prepared, bool useCuda) {
   LaunchFingerprint f;
   if (prepared.source) f.programText = prepared.source->text;
-  std::string inputNames;
-  for (const std::string& item : o.inputs) inputNames += item.substr(0, item.find('=')) + ",";
-  f.options = {textPart("--passes", o.passes),
-               numericPart("--streams", o.common.streams),
-               textPart("--backend", useCuda ? "cuda" : "cpu"),
-               textPart("--communicator", o.communicator),
-               numericPart("--seed", static_cast<int64_t>(o.seed)),
-               numericPart("--warmup", o.warmup),
-               numericPart("--repeat", o.repeat),
-               numericPart("--check", o.check),
-               numericPart("--race-check", o.raceCheck),
-               numericPart("--unchecked", o.unchecked),
-               numericPart("--trace (given)", !o.tracePath.empty()),
-               numericPart("--trace-limit", static_cast<int64_t>(o.traceLimitMiB)),
-               textPart("the --input names", inputNames)};
-  if (!prepared.error)
+  f.options = commandLineParts(o.commandLine);
+  f.options.push_back(textPart("the backend chosen", useCuda ? "cuda" : "cpu"));
+  // The program the passes made: options and files the command line does
+  // not show (a --machine file's content, say) shape it too.
+  const bool ready = !prepared.error;
+  f.options.push_back(textPart("the program after --passes", ready ? printProgram(prepared.request.program) : ""));
+  // Inputs by name and content: every rank reads its own copy of the files.
+  std::vector<std::string> inputNames;
+  std::string inputData;
+  for (const auto& [name, tensor] : prepared.request.inputs) {
+    inputNames.push_back(name);
+    inputData += fmt::format("{}:{:x};", name,
+                             fingerprintHash({reinterpret_cast<const char*>(tensor.data.data()), tensor.data.size()}));
+  }
+  f.options.push_back(
+      LaunchPart{"--input's names and data", namesShown(inputNames), fingerprintHash(inputData), false});
+  std::vector<std::string> outputNames;
+  for (const std::string& item : o.outputs) outputNames.push_back(item.substr(0, item.find('=')));
+  std::sort(outputNames.begin(), outputNames.end());
+  const std::string outputs = namesShown(outputNames);
+  f.options.push_back(LaunchPart{"--output's names", outputs, fingerprintHash(outputs), false});
+  f.options.push_back(numericPart("--trace (given)", !o.tracePath.empty()));
+  if (ready)
     for (const auto& [name, value] : prepared.request.params)
       f.params.push_back(numericPart("parameter " + name, value));
   return f;
@@ -280,7 +286,7 @@ int runRun(const RunOptions& o) {
   // Under mpirun the team is MPI's; otherwise --ranks threads of this process.
   std::optional<MpiTeam> mpi;
   if (MpiSession::launchedByMpirun())
-    mpi = startMpi(std::chrono::milliseconds(static_cast<int64_t>(o.commTimeoutSeconds * 1000)), o.unchecked);
+    mpi = startMpi(std::chrono::milliseconds(static_cast<int64_t>(o.commTimeoutSeconds * 1000)));
   Team team;
   team.mpi = mpi.has_value();
   team.world = mpi ? mpi->comm->size() : o.common.ranks;

@@ -1,0 +1,223 @@
+#include "tools/hostir/command_line.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "model/machine_profile.h"
+#include "passes/pass_manager.h"
+#include "tools/hostir/cli_validators.h"
+
+namespace hostir::tool {
+namespace {
+
+constexpr int64_t kMaxRuns = 1'000'000;
+constexpr double kMaxCommTimeoutSeconds = 1e6;
+
+void addCommonOptions(CLI::App& cmd, CommonOptions& o, bool streamsOption = true) {
+  cmd.add_option("file", o.file, "The .hir program")->required();
+  cmd.add_option("--set", o.settings, "Bind a parameter, e.g. --set M=1024 (repeatable)")->type_name("NAME=INT");
+  cmd.add_option_function<int64_t>(
+         "--ranks",
+         [&o](const int64_t& n) {
+           o.ranks = n;
+           o.ranksGiven = true;
+         },
+         "Team size (run: ranks as threads of this process; under mpirun the team is MPI's)")
+      ->check(integerFrom(1, 1024));
+  if (streamsOption)
+    cmd.add_option("--streams", o.streams, "Size of the worker stream pool (stream(e) is slot e mod P)")
+        ->check(integerFrom(1, 1024));
+}
+
+std::string shippedProfileList() {
+  std::string out;
+  for (const std::string& name : shippedMachineProfiles()) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+// --machine and --min-gain: the cost model that passes such as `overlap` consult.
+void addModelOptions(CLI::App& cmd, ModelOptions& o, bool required) {
+  CLI::Option* machine =
+      cmd.add_option("--machine", o.machine,
+                     "A shipped profile (" + shippedProfileList() +
+                         ") or a profile file that `hostir calibrate` wrote" +
+                         (required ? "" : "; needed by passes that consult the cost model (overlap)"))
+          ->type_name("NAME|FILE.json");
+  if (required) machine->required();
+  cmd.add_option("--min-gain", o.minimumGain,
+                 "The predicted gain, as a fraction of the time before, that a scheduling change must reach "
+                 "(default 0.05)")
+      ->type_name("FRACTION")
+      ->check(CLI::Range(0.0, 1.0));
+}
+
+std::string passList() {
+  std::string out = "Passes:\n";
+  for (const PassInfo& info : registeredPasses()) out += fmt::format("  {:<18} {}\n", info.name, info.summary);
+  return out;
+}
+
+}  // namespace
+
+std::vector<GivenOption> givenOptions(const CLI::App& cmd) {
+  std::vector<GivenOption> given;
+  for (const CLI::Option* option : cmd.get_options()) {
+    if (option == cmd.get_help_ptr()) continue;
+    GivenOption g;
+    g.name = option->get_lnames().empty() ? option->get_name(true) : "--" + option->get_lnames().front();
+    std::vector<std::string> values = option->results();
+    std::sort(values.begin(), values.end());
+    g.given = !values.empty();
+    g.defaultValue = option->get_default_str();
+    g.value = g.given ? fmt::format("{}", fmt::join(values, " ")) : g.defaultValue;
+    given.push_back(std::move(g));
+  }
+  return given;
+}
+
+CommandLine::CommandLine() {
+  // Every option shows its default in --help, and its default stands for it
+  // in the ranks' start-up agreement when it is not given.
+  app.option_defaults()->always_capture_default();
+  app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  hostir opt examples/row_parallel_linear.hir --passes assign-streams\n"
+      "  hostir check examples/row_parallel_linear.hir --set M=1024 --ranks 2\n"
+      "  mpirun -np 2 hostir run examples/row_parallel_linear.hir --passes assign-streams --check\n"
+      "  hostir simulate examples/row_parallel_linear.hir --machine h100-nvlink --ranks 8 --passes assign-streams\n"
+      "  hostir tune examples/row_parallel_linear.hir --machine h100-nvlink --ranks 8 --param S=1,2,4,8 --passes "
+      "overlap");
+
+  optCmd = app.add_subcommand("opt", "Run passes over a program and print the result (like mlir-opt)");
+  addCommonOptions(*optCmd, opt.common);
+  optCmd->add_option("--passes", opt.passes, "Comma-separated pass pipeline, e.g. assign-streams")
+      ->type_name("PASS[,PASS...]");
+  optCmd->add_option("-o,--output", opt.outputPath, "Write the result here instead of standard output")
+      ->type_name("FILE");
+  optCmd->add_flag("--print-ir-after-all", opt.printIrAfterAll, "Print the program to stderr after every pass");
+  optCmd->add_option("--print-ir-after", opt.printIrAfter, "Print the program to stderr after the named pass")
+      ->type_name("PASS")
+      ->delimiter(',');
+  optCmd->add_flag("--remarks", opt.remarks,
+                   "Print the passes' decisions (which loops they rewrote, and why not) to stderr");
+  addModelOptions(*optCmd, opt.model, false);
+  optCmd->footer(passList());
+
+  checkCmd = app.add_subcommand(
+      "check", "Verify a program with its parameters bound and prove it free of stream races (exit 1 on a race)");
+  addCommonOptions(*checkCmd, check);
+
+  runCmd = app.add_subcommand("run", "Run a program on every rank of a team");
+  addCommonOptions(*runCmd, run.common);
+  runCmd->add_option("--passes", run.passes, "Passes to apply before running, e.g. assign-streams")
+      ->type_name("PASS[,PASS...]");
+  runCmd->add_flag("--remarks", run.remarks, "Print the passes' decisions to stderr (rank 0)");
+  addModelOptions(*runCmd, run.model, false);
+  runCmd->add_option("--backend", run.backend, "auto (CUDA when a device is usable, else CPU), cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  runCmd
+      ->add_option("--communicator", run.communicator,
+                   "What carries the collectives: auto (the host team's on the CPU; NCCL on CUDA, or copy engines "
+                   "when in-process ranks outnumber the devices), nccl, or copy-engine (peer copies and small "
+                   "reduction kernels; ranks that are threads of one process, several may share a GPU)")
+      ->check(CLI::IsMember({"auto", "nccl", "copy-engine"}));
+  runCmd->add_option("--input", run.inputs, "Global input tensor from a .npy file (repeatable)")
+      ->type_name("NAME=FILE.npy");
+  runCmd->add_option("--output", run.outputs, "Write the global output tensor to a .npy file (repeatable)")
+      ->type_name("NAME=FILE.npy");
+  runCmd->add_option("--seed", run.seed, "Seed for the inputs not given with --input")->check(unsignedInteger());
+  runCmd->add_flag("--check", run.check, "Compare every output with a serial f64-accumulating reference run");
+  runCmd->add_flag("--race-check", run.raceCheck,
+                   "Check the work for stream races as it is issued (exit 1 and report each race)");
+  runCmd->add_option("--warmup", run.warmup, "Untimed runs before the timed ones")->check(integerFrom(0, kMaxRuns));
+  runCmd->add_option("--repeat", run.repeat, "Timed runs; rank 0 prints a timing line")
+      ->check(integerFrom(0, kMaxRuns));
+  runCmd
+      ->add_option("--trace", run.tracePath,
+                   "Write the last run's timeline (every rank, stream and host issue) as a Chrome trace "
+                   "for Perfetto")
+      ->type_name("FILE.json");
+  runCmd
+      ->add_option("--trace-limit", run.traceLimitMiB,
+                   "Largest --trace file, in MiB (default 256); recording stops there and the trace says so")
+      ->type_name("MIB")
+      ->check(integerFrom(1, 1 << 20));
+  runCmd
+      ->add_option("--cores-per-rank", run.coresPerRank,
+                   "CPU backend: computations and communications a rank runs at once; streams beyond that "
+                   "take turns in issue order (default: the node's cores divided by its ranks)")
+      ->check(integerFrom(1, 1024));
+  runCmd
+      ->add_option("--comm-timeout", run.commTimeoutSeconds,
+                   "Seconds before a communication that has not completed is reported and the team aborted")
+      ->check(positiveSeconds(kMaxCommTimeoutSeconds));
+  runCmd->add_flag("--unchecked", run.unchecked,
+                   "Skip the proof that the program is race-free and issues the same communications on every rank "
+                   "(for programs too large to check; the verifier still runs, and communications are matched "
+                   "across ranks while the program runs)");
+  // A testing aid for the fault tests, not for users: no group, so --help leaves it out.
+  runCmd->add_option("--inject-fault", run.injectFault, "Stop or kill one rank at a chosen point")
+      ->type_name("ACTION:RANK:POINT")
+      ->group("");
+  runCmd
+      ->add_option("--inject-delays", run.injectDelaysMicros,
+                   "Testing aid: sleep up to this many microseconds before every task and communication")
+      ->type_name("MICROSECONDS")
+      ->check(integerFrom(0, 1'000'000));
+
+  simulateCmd = app.add_subcommand(
+      "simulate", "Predict a program's timeline on a machine profile, without running it (docs/cost-model.md)");
+  addCommonOptions(*simulateCmd, simulate.common);
+  addModelOptions(*simulateCmd, simulate.model, true);
+  simulateCmd->add_option("--passes", simulate.passes, "Passes to apply before simulating, e.g. assign-streams")
+      ->type_name("PASS[,PASS...]");
+  simulateCmd->add_flag("--remarks", simulate.remarks, "Print the passes' decisions to stderr");
+  simulateCmd->add_option("--trace", simulate.tracePath, "Write the predicted timeline as a Chrome trace")
+      ->type_name("FILE.json");
+
+  calibrateCmd = app.add_subcommand(
+      "calibrate", "Measure this machine and write a profile for `hostir simulate` (under mpirun: MPI's team)");
+  calibrateCmd->add_option("-o,--out", calibrate.outputPath, "The profile to write")
+      ->type_name("FILE.json")
+      ->required();
+  calibrateCmd
+      ->add_option_function<int64_t>(
+          "--ranks",
+          [this](const int64_t& n) {
+            calibrate.ranks = n;
+            calibrate.ranksGiven = true;
+          },
+          "Team size to measure communications on (ranks as threads of this process; default 2)")
+      ->check(integerFrom(1, 1024));
+  calibrateCmd
+      ->add_option("--cores-per-rank", calibrate.coresPerRank,
+                   "As for run (default: the node's cores divided by its ranks)")
+      ->check(integerFrom(1, 1024));
+  calibrateCmd->add_flag("--quick", calibrate.quick, "A coarse grid in seconds (for tests), not a faithful profile");
+
+  tuneCmd = app.add_subcommand(
+      "tune", "Pick parameter values by simulation: predict every binding on a machine profile, print the best");
+  addCommonOptions(*tuneCmd, tune.common, false);
+  tuneCmd->add_option("--param", tune.tuned, "A parameter and the values to try, e.g. --param S=1,2,4,8 (repeatable)")
+      ->type_name("NAME=V1,V2,...")
+      ->required();
+  tuneCmd
+      ->add_option("--streams", tune.streamCounts, "Worker stream pool sizes to try, e.g. --streams 2,4,8 (default 4)")
+      ->type_name("P1,P2,...")
+      ->delimiter(',')
+      ->check(integerFrom(1, 1024));
+  tuneCmd->add_option("--passes", tune.passes, "Passes to apply to every binding, e.g. overlap")
+      ->type_name("PASS[,PASS...]");
+  tuneCmd->add_flag("--remarks", tune.remarks, "Print the passes' decisions to stderr");
+  addModelOptions(*tuneCmd, tune.model, true);
+
+  // An empty list has no default worth showing ("[]").
+  for (CLI::App* cmd : app.get_subcommands({}))
+    for (CLI::Option* option : cmd->get_options())
+      if (option->get_default_str() == "[]") option->default_str("");
+  runCmd->callback([this] { run.commandLine = givenOptions(*runCmd); });
+}
+
+}  // namespace hostir::tool

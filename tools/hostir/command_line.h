@@ -1,0 +1,41 @@
+// The `hostir` command line: its subcommands, their options and the
+// structs they fill (commands.h), built in one place so that the binary and
+// the tests parse exactly the same thing.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "tools/hostir/commands.h"
+
+namespace hostir::tool {
+
+struct CommandLine {
+  CommandLine();
+  CommandLine(const CommandLine&) = delete;
+  CommandLine& operator=(const CommandLine&) = delete;
+
+  CLI::App app{
+      "hostir: run host-IR programs (GEMMs and collectives on several streams) on every rank of a team.\n"
+      "The language is described in docs/hostir-language.md."};
+  OptOptions opt;
+  CommonOptions check;
+  RunOptions run;
+  SimulateOptions simulate;
+  CalibrateOptions calibrate;
+  TuneOptions tune;
+  CLI::App* optCmd = nullptr;
+  CLI::App* checkCmd = nullptr;
+  CLI::App* runCmd = nullptr;
+  CLI::App* simulateCmd = nullptr;
+  CLI::App* calibrateCmd = nullptr;
+  CLI::App* tuneCmd = nullptr;
+};
+
+// Every option of `cmd` but --help, as parsed: its name and the values
+// given (repeatable ones sorted), or its default when it was not given.
+std::vector<GivenOption> givenOptions(const CLI::App& cmd);
+
+}  // namespace hostir::tool
