@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace hostir {
 
 HostWatchdog::HostWatchdog(std::chrono::milliseconds timeout, std::function<void(const std::string&)> expire)
@@ -29,6 +31,11 @@ HostWatchdog::Guard HostWatchdog::watch(std::string step) {
   return Guard(this, id);
 }
 
+void HostWatchdog::heardFromPeer() {
+  std::lock_guard lock(mutex_);
+  lastHeard_ = std::chrono::steady_clock::now();
+}
+
 void HostWatchdog::loop() {
   // A tenth of the timeout (at most 100 ms) between looks: the report comes
   // at most that late.
@@ -40,7 +47,8 @@ void HostWatchdog::loop() {
     if (stopping_ || expired_) continue;
     const auto now = std::chrono::steady_clock::now();
     for (const auto& [id, watched] : watched_) {
-      if (now - watched.since <= timeout_) continue;
+      // Time a peer spent on its own work, beating, is not time waited.
+      if (now - std::max(watched.since, lastHeard_) <= timeout_) continue;
       expired_ = true;
       double seconds = std::chrono::duration<double>(timeout_).count();
       std::string message = fmt::format(

@@ -45,6 +45,10 @@ class HostWatchdog {
   // `step` completes a sentence: "the barrier before run 3".
   [[nodiscard]] Guard watch(std::string step);
 
+  // A peer said it is alive and working on its own (comm/mpi_heartbeat.h):
+  // every step's deadline counts from now, not from when the step began.
+  void heardFromPeer();
+
   std::chrono::milliseconds timeout() const { return timeout_; }
 
  private:
@@ -58,10 +62,11 @@ class HostWatchdog {
   std::function<void(const std::string&)> expire_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::map<uint64_t, Watched> watched_;  // guarded by mutex_
-  uint64_t nextId_ = 0;                  // guarded by mutex_
-  bool expired_ = false;                 // guarded by mutex_
-  bool stopping_ = false;                // guarded by mutex_
+  std::map<uint64_t, Watched> watched_;                // guarded by mutex_
+  uint64_t nextId_ = 0;                                // guarded by mutex_
+  std::chrono::steady_clock::time_point lastHeard_{};  // guarded by mutex_: the last peer's beat
+  bool expired_ = false;                               // guarded by mutex_
+  bool stopping_ = false;                              // guarded by mutex_
   std::thread thread_;
 };
 

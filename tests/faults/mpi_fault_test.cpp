@@ -156,6 +156,17 @@ TEST_F(MpiFaults, RanksWithOptionsThatShapeTheRunAreToldWhatDiffers) {
   }
 }
 
+// Rank 0's serial reference for --check is its own work and takes several
+// times --comm-timeout here: its peers, waiting at the vote on races, hear
+// it beat and wait; the healthy job ends well (it used to be aborted).
+TEST_F(MpiFaults, ALongSerialReferenceOnRankZeroDoesNotEndAHealthyJob) {
+  auto r = mpirun(
+      2, "run " + example("row_parallel_linear.hir") + " --set M=768 --set K=768 --set N=768 --check --comm-timeout 1");
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("check: ok"));
+  EXPECT_GT(r.seconds, 2.0) << "the reference must outlast --comm-timeout for this test to mean anything";
+}
+
 TEST_F(MpiFaults, RanksWithDifferentProgramsAreToldSo) {
   std::string p = write("p.hir", kChunkedAllreduce);
   std::string q = write("q.hir", std::string(kChunkedAllreduce) + "# another program text\n");

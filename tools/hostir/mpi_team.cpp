@@ -21,6 +21,9 @@ MpiTeam startMpi(std::chrono::milliseconds deadline) {
   withDeadline(t.watchdog.get(), "setting up MPI", [&] {
     t.comm = std::make_unique<MpiCommunicator>();
     t.signatures = std::make_unique<MpiCommunicator>();
+    // Four beats per deadline: a late one or two never end a healthy job.
+    t.heartbeat = std::make_unique<MpiHeartbeat>(MPI_COMM_WORLD, *t.watchdog, deadline / 4,
+                                                 t.session->threadLevel() == MPI_THREAD_MULTIPLE);
   });
   return t;
 }

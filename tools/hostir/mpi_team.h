@@ -10,6 +10,7 @@
 
 #include "comm/host_watchdog.h"
 #include "comm/mpi_communicator.h"
+#include "comm/mpi_heartbeat.h"
 
 namespace hostir::tool {
 
@@ -27,6 +28,9 @@ struct Team {
 struct MpiTeam {
   std::unique_ptr<MpiSession> session;
   std::unique_ptr<HostWatchdog> watchdog;
+  // Beats while this rank works on its own, so that its peers' deadlines
+  // count waiting only (destroyed before the watchdog it tells).
+  std::unique_ptr<MpiHeartbeat> heartbeat;
   std::unique_ptr<MpiCommunicator> comm;
   std::unique_ptr<MpiCommunicator> signatures;  // the signature exchange of `run --unchecked`
 };

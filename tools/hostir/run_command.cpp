@@ -312,7 +312,12 @@ int runRun(const RunOptions& o) {
       o.backend == "cuda" || (o.backend == "auto" && !cudaUnavailableReason() &&
                               !communicatorProblem(*parseCommunicatorChoice(o.communicator), true, !team.mpi,
                                                    team.world, team.ranksOnThisNode, cudaDeviceCount()));
-  PreparedRun prepared = prepare(o, team, useCuda);
+  // Preparing is each rank's own work: its peers wait for it at the agreement.
+  PreparedRun prepared = [&] {
+    std::optional<MpiHeartbeat::Beating> beating;
+    if (mpi) beating.emplace(mpi->heartbeat->beat());
+    return prepare(o, team, useCuda);
+  }();
   // What a failed preparation prints: the remarks made before the failure, then the failure.
   std::string failure = prepared.error ? prepared.remarks + prepared.error->text : std::string();
   if (mpi) {
@@ -343,7 +348,14 @@ int runRun(const RunOptions& o) {
     return endTeam(kProgramError);
   }
   for (const RaceReport& race : result->races) std::cerr << formatRace(race, o.common.file, source.text);
-  int code = team.leader() ? finish(o, request, *result, team.world, source.program, prepared.outputFiles) : 0;
+  // Rank 0's outputs and serial reference are its own work, which may take
+  // longer than --comm-timeout: its peers, waiting at the vote, hear it beat.
+  int code = 0;
+  if (team.leader()) {
+    std::optional<MpiHeartbeat::Beating> beating;
+    if (mpi) beating.emplace(mpi->heartbeat->beat());
+    code = finish(o, request, *result, team.world, source.program, prepared.outputFiles);
+  }
   bool raced = !result->races.empty();
   if (mpi) {
     raced = withDeadline(watchdog, "the vote on races", [&] { return anyRankFailed(*mpi->comm, raced); });
