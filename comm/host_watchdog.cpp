@@ -2,12 +2,16 @@
 
 #include <fmt/format.h>
 
+#include "hostir/thread_start.h"
+
 #include <algorithm>
 
 namespace hostir {
 
 HostWatchdog::HostWatchdog(std::chrono::milliseconds timeout, std::function<void(const std::string&)> expire)
-    : timeout_(timeout), expire_(std::move(expire)), thread_([this] { loop(); }) {}
+    : timeout_(timeout),
+      expire_(std::move(expire)),
+      thread_(startThread("the thread that keeps the host's deadlines", [this] { loop(); })) {}
 
 HostWatchdog::~HostWatchdog() {
   {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "comm/communicator.h"
+#include "hostir/thread_start.h"
 
 namespace hostir {
 
@@ -15,9 +16,9 @@ MpiHeartbeat::MpiHeartbeat(MPI_Comm base, HostWatchdog& watchdog, std::chrono::m
   MPI_Comm_size(comm_, &size_);
   enabled_ = threadsMayCallMpi && size_ > 1;
   if (!enabled_) return;
-  listener_ = std::thread([this] { listen(); });
+  listener_ = startThread("the heartbeat's listener", [this] { listen(); });
   try {
-    sender_ = std::thread([this] { send(); });
+    sender_ = startThread("the heartbeat's sender", [this] { send(); });
   } catch (...) {
     {
       std::lock_guard lock(mutex_);

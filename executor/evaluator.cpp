@@ -441,41 +441,8 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
     for (size_t i = 0; i < kMaxOperands; ++i)
       if (in.accessSlot[i] >= 0) info.tensors[i] = TensorAccess{&value(in.accessSlot[i]).tensor, in.effect[i]};
   }
-  for (size_t pc = 0; pc < n;) {
-    const Instruction& in = cp.code[pc];
-    switch (in.kind) {
-      case Instruction::Kind::LoopBegin: {
-        int64_t start = integer(in.operand[kLoopStart]);
-        int64_t end = integer(in.operand[kLoopEnd]);
-        if (start >= end) {
-          pc = static_cast<size_t>(in.jump);
-          continue;
-        }
-        value(in.result).integer = start;
-        value(in.endSlot).integer = end;
-        ++pc;
-        continue;
-      }
-      case Instruction::Kind::LoopEnd: {
-        int64_t next = ++value(in.result).integer;
-        pc = next < value(in.endSlot).integer ? static_cast<size_t>(in.jump) + 1 : pc + 1;
-        continue;
-      }
-      case Instruction::Kind::WithBegin: {
-        value(in.result).stream = current;
-        current = streamOperand(in, kWithStream);
-        ++pc;
-        continue;
-      }
-      case Instruction::Kind::WithEnd: {
-        current = value(in.result).stream;
-        ++pc;
-        continue;
-      }
-      case Instruction::Kind::Op: break;
-    }
-    backend.beginOperation(infos[pc]);
-    ++pc;
+  // Issues one operation's work on the current stream.
+  auto issue = [&](const Instruction& in) {
     switch (in.op) {
       case OpKind::Allocate: {
         value(in.result).tensor =
@@ -591,6 +558,49 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
                                                                      : ceilDiv(a, b);
         break;
       }
+    }
+  };
+
+  for (size_t pc = 0; pc < n;) {
+    const Instruction& in = cp.code[pc];
+    switch (in.kind) {
+      case Instruction::Kind::LoopBegin: {
+        int64_t start = integer(in.operand[kLoopStart]);
+        int64_t end = integer(in.operand[kLoopEnd]);
+        if (start >= end) {
+          pc = static_cast<size_t>(in.jump);
+          continue;
+        }
+        value(in.result).integer = start;
+        value(in.endSlot).integer = end;
+        ++pc;
+        continue;
+      }
+      case Instruction::Kind::LoopEnd: {
+        int64_t next = ++value(in.result).integer;
+        pc = next < value(in.endSlot).integer ? static_cast<size_t>(in.jump) + 1 : pc + 1;
+        continue;
+      }
+      case Instruction::Kind::WithBegin: {
+        value(in.result).stream = current;
+        current = streamOperand(in, kWithStream);
+        ++pc;
+        continue;
+      }
+      case Instruction::Kind::WithEnd: {
+        current = value(in.result).stream;
+        ++pc;
+        continue;
+      }
+      case Instruction::Kind::Op: break;
+    }
+    backend.beginOperation(infos[pc]);
+    ++pc;
+    try {
+      issue(in);
+    } catch (const std::bad_alloc&) {
+      // Host memory for issuing it (a staging buffer, a queue): an error at the statement.
+      throw DiagnosticError{Diagnostic{in.loc, fmt::format("out of memory while issuing {}", signatureOf(in.op).name)}};
     }
     if (in.issuesWork) ++issued_;
   }

@@ -13,6 +13,7 @@
 #include "executor/backend_factory.h"
 #include "executor/communication_match_backend.h"
 #include "executor/evaluator.h"
+#include "hostir/thread_start.h"
 
 namespace hostir {
 namespace {
@@ -232,9 +233,21 @@ Result<RunResult> runInProcess(const RunRequest& request, int64_t world) {
       signatureTeam->abort(outcomes[static_cast<size_t>(rank)]->result.error().message);
   };
   std::vector<std::thread> threads;
-  for (int64_t rank = 1; rank < world; ++rank) threads.emplace_back(rankBody, rank);
-  rankBody(0);
+  // A rank whose thread cannot start fails the run: the ranks already
+  // started wait for it in their first barrier, so the team is aborted.
+  std::optional<Diagnostic> notStarted;
+  for (int64_t rank = 1; rank < world && !notStarted; ++rank) {
+    try {
+      threads.push_back(startThread(fmt::format("rank {}'s thread", rank), [&rankBody, rank] { rankBody(rank); }));
+    } catch (const ResourceError& e) {
+      notStarted = Diagnostic{{}, e.what()};
+      team.abort(e.what());
+      if (signatureTeam) signatureTeam->abort(e.what());
+    }
+  }
+  if (!notStarted) rankBody(0);
   for (auto& t : threads) t.join();
+  if (notStarted) return *notStarted;
   // The error to report is the one that started the failure: a rank's own,
   // not the communication errors it caused in its peers.
   const Diagnostic* cause = nullptr;

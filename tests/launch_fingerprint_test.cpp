@@ -94,7 +94,9 @@ TEST(LaunchFingerprint, AnOptionGivenItsDefaultIsTheSameRun) {
 
 TEST(LaunchFingerprint, IntegerOptionsShowTheirValues) {
   for (const LaunchPart& part : commandLineParts(parse({"--streams", "8"})))
-    if (part.name == "--streams") EXPECT_TRUE(part.numeric && part.value == 8);
+    if (part.name == "--streams") {
+      EXPECT_TRUE(part.numeric && part.value == 8);
+    }
 }
 
 }  // namespace

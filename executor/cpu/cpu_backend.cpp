@@ -10,6 +10,7 @@
 
 #include "executor/collective_plan.h"
 #include "executor/work_cost.h"
+#include "hostir/thread_start.h"
 
 namespace hostir::cpu {
 namespace {
@@ -37,7 +38,7 @@ CpuBackend::CpuBackend(CpuBackendOptions options, Communicator& comm)
   if (!options_.reference)
     for (int64_t slot = 0; slot < options_.poolSize; ++slot)
       pool_.push_back(std::make_unique<CpuStream>(static_cast<int>(slot), delays, skip, onFailure));
-  watchdog_ = std::thread([this] { watch(); });
+  watchdog_ = startThread("the CPU backend's watchdog", [this] { watch(); });
 }
 
 CpuBackend::~CpuBackend() {
@@ -108,6 +109,17 @@ void CpuBackend::enqueue(Stream* stream, CpuStream::Task task, Work work) {
 }
 
 std::optional<ComputeGate::Span> CpuBackend::runAdmitted(const Work& work, const CpuStream::Task& task) {
+  // Memory that runs out inside a kernel or a communication (a workspace, a
+  // staging copy) is an error at the statement that issued it.
+  try {
+    return runAdmittedTask(work, task);
+  } catch (const std::bad_alloc&) {
+    throw DiagnosticError{
+        Diagnostic{work.loc, fmt::format("out of memory while running {}", signatureOf(work.kind).name)}};
+  }
+}
+
+std::optional<ComputeGate::Span> CpuBackend::runAdmittedTask(const Work& work, const CpuStream::Task& task) {
   switch (work.admission) {
     case Admission::ComputeSlot: return computeGate_.run(work.ticket, task);
     case Admission::CommTurn: {

@@ -1,6 +1,10 @@
 #include "executor/cpu/cpu_stream.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
+
+#include "hostir/thread_start.h"
 
 namespace hostir::cpu {
 
@@ -30,7 +34,18 @@ uint64_t CpuStream::enqueue(Task task) {
   }
   if (wake) workAvailable_.notify_one();
   // Started after the task is queued, so the worker finds it without a wake-up.
-  if (!worker_.joinable()) worker_ = std::thread([this] { run(); });
+  if (!worker_.joinable()) {
+    try {
+      worker_ = startThread(
+          slot_ < 0 ? std::string("the main stream's thread") : fmt::format("the thread of stream({})", slot_),
+          [this] { run(); });
+    } catch (...) {
+      // No worker will ever take the task: it was not issued.
+      std::lock_guard lock(mutex_);
+      queue_.pop_back();
+      throw;
+    }
+  }
   return ++issued_;
 }
 

@@ -13,6 +13,7 @@ namespace hostir::testing {
 namespace {
 
 using ::testing::AllOf;
+using ::testing::AnyOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -109,6 +110,37 @@ INSTANTIATE_TEST_SUITE_P(
         BadNumber{"--seed", "-1", "from 0 to 2^64 - 1"}, BadNumber{"--streams", "0", "from 1 to 1024"},
         BadNumber{"--ranks", "99999", "from 1 to 1024"}, BadNumber{"--cores-per-rank", "0", "from 1 to 1024"},
         BadNumber{"--inject-delays", "-5", "from 0 to 1000000"}));
+
+// Threads and memory the process's limits refuse: each run ends with a clear
+// resource error and exit 1 (or succeeds), never a signal, a hang, or
+// "internal error". A sanitizer's runtime cannot even start under such
+// limits, so these run in the plain build only.
+TEST_F(RunHardening, ThreadsThatCannotStartAreAResourceError) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's shadow memory does not fit under these limits";
+#endif
+  const std::string program = example("row_parallel_linear.hir") + " --passes assign-streams";
+  int refused = 0, outOfMemory = 0;
+  for (const std::string& limit :
+       {"ulimit -v 1000000", "ulimit -v 1400000", "ulimit -v 2000000", "ulimit -s 100000000"})
+    for (int ranks : {2, 16}) {
+      SCOPED_TRACE(limit + ", " + std::to_string(ranks) + " ranks");
+      auto r = run("run " + program + " --ranks " + std::to_string(ranks), limit + "; ");
+      EXPECT_FALSE(r.signaled) << r.err;
+      EXPECT_TRUE(r.exitCode == 0 || r.exitCode == 1) << r.exitCode << "\n" << r.err;
+      if (r.exitCode == 0) continue;
+      ++refused;
+      EXPECT_THAT(r.err, AnyOf(HasSubstr("error: cannot start"), HasSubstr("error: out of memory while")));
+      EXPECT_THAT(r.err, Not(HasSubstr("internal error")));
+      // Memory that runs out during the run is an error at the statement.
+      if (r.err.find("out of memory") != std::string::npos) {
+        EXPECT_THAT(r.err, HasSubstr("row_parallel_linear.hir:11:5: error: out of memory while running linear"));
+        ++outOfMemory;
+      }
+    }
+  EXPECT_GE(refused, 4);  // the limits bite: the test is not vacuous
+  EXPECT_GE(outOfMemory, 1);
+}
 
 TEST_F(RunHardening, AMalformedFaultSpecIsAUsageError) {
   auto r = run("run " + write("p.hir", kChunkedAllreduce) + " --inject-fault stop:x:run");

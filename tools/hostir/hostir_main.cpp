@@ -8,6 +8,7 @@
 #include <iostream>
 #include <new>
 
+#include "hostir/thread_start.h"
 #include "tools/hostir/command_line.h"
 
 namespace hostir::tool {
@@ -67,6 +68,10 @@ int main(int argc, char** argv) {
   keepLargeBlocksInTheHeap();
   try {
     return hostir::tool::main(argc, argv);
+  } catch (const hostir::ResourceError& e) {
+    // A thread the system would not start: a limit of the process, not a bug.
+    std::cerr << "hostir: error: " << e.what() << "\n";
+    return hostir::tool::kProgramError;
   } catch (const std::bad_alloc&) {
     // Memory is a resource like a file: running out is the input's size, not a bug.
     std::cerr << "hostir: error: out of memory while " << hostir::tool::activity << "\n";
