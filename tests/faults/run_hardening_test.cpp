@@ -121,8 +121,7 @@ TEST_F(RunHardening, ThreadsThatCannotStartAreAResourceError) {
 #endif
   const std::string program = example("row_parallel_linear.hir") + " --passes assign-streams";
   int refused = 0, outOfMemory = 0;
-  for (const std::string& limit :
-       {"ulimit -v 1000000", "ulimit -v 1400000", "ulimit -v 2000000", "ulimit -s 100000000"})
+  for (const std::string limit : {"ulimit -v 1000000", "ulimit -v 1400000", "ulimit -v 2000000", "ulimit -s 100000000"})
     for (int ranks : {2, 16}) {
       SCOPED_TRACE(limit + ", " + std::to_string(ranks) + " ranks");
       auto r = run("run " + program + " --ranks " + std::to_string(ranks), limit + "; ");
