@@ -209,6 +209,22 @@ std::string formatProgramCheck(const ProgramCheck& check, std::string_view file,
   return out;
 }
 
+std::optional<std::string> uncheckedRefusal(const Program& program, int64_t world, int64_t streams,
+                                            std::string_view file) {
+  auto other = provedForAnotherTeam(program, world, streams);
+  if (!other) return std::nullopt;
+  return fmt::format(
+      "{}: error: the program was {} (its proved_for clause); --unchecked cannot skip the proof for another team: "
+      "run it checked, or apply its passes for this team\n",
+      file, *other);
+}
+
+std::string provedForNote(const Program& program, int64_t world, int64_t streams, std::string_view file) {
+  auto other = provedForAnotherTeam(program, world, streams);
+  if (!other) return {};
+  return fmt::format("{}: note: the program was {} (its proved_for clause)\n", file, *other);
+}
+
 std::string summarizeFindings(const ProgramCheck& check) {
   std::vector<std::string> parts;
   if (!check.races.empty()) parts.push_back(plural(check.races.size(), "race", "races"));

@@ -69,6 +69,15 @@ ProgramCheck checkProgram(const Program& program, const std::map<std::string, in
 // unwritten outputs. Empty when the check is ok.
 std::string formatProgramCheck(const ProgramCheck& check, std::string_view file, std::string_view source);
 
+// A program whose passes proved it for another team (its proved_for
+// clause) than `world` ranks and `streams` worker streams: `run` must prove
+// it again, so `--unchecked` refuses it. The refusal, FILE-prefixed, or
+// nullopt when the program may run unchecked.
+std::optional<std::string> uncheckedRefusal(const Program& program, int64_t world, int64_t streams,
+                                            std::string_view file);
+// The note a failed check adds for such a program ("" for any other).
+std::string provedForNote(const Program& program, int64_t world, int64_t streams, std::string_view file);
+
 // "2 races, 1 uninitialized read and a communication mismatch between ranks"
 // (empty when ok), for a summary line.
 std::string summarizeFindings(const ProgramCheck& check);

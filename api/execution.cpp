@@ -26,6 +26,7 @@ void check(const Program& program, const CheckOptions& options) {
   ProgramCheck found = checkProgram(source.program, boundParams(source, bindings), options.ranks, options.streams);
   if (!found.ok()) {
     std::string report = formatProgramCheck(found, source.path, source.text) +
+                         provedForNote(source.program, options.ranks, options.streams, source.path) +
                          fmt::format("{}: {} found with {} worker stream{}\n", source.path, summarizeFindings(found),
                                      options.streams, options.streams == 1 ? "" : "s");
     throw Error(ErrorKind::Check, summarizeFindings(found), std::move(report));
@@ -93,11 +94,15 @@ PreparedRun prepareRun(const Program& program, const std::map<std::string, HostB
   pipelineOptions.machine = loadMachine(options.machine);
   hostir::Program rewritten = applyPipeline(source, source.program, pipeline, bindings, pipelineOptions);
   std::map<std::string, int64_t> params = boundParams(source, bindings);
-  if (options.checked) {
+  if (!options.checked) {
+    if (auto refusal = uncheckedRefusal(rewritten, world, options.streams, source.path))
+      throw Error(ErrorKind::Check, "the program was proved for another team", *refusal);
+  } else {
     ProgramCheck proof = checkProgram(rewritten, params, world, options.streams);
     if (!proof.ok())
       throw Error(ErrorKind::Check, summarizeFindings(proof),
                   formatProgramCheck(proof, source.path, source.text) +
+                      provedForNote(rewritten, world, options.streams, source.path) +
                       fmt::format("{}: error: refusing to run a program that `check` rejects ({})\n", source.path,
                                   summarizeFindings(proof)));
   }

@@ -35,6 +35,7 @@ hostir::Program applyPipeline(const Program::Impl& source, const hostir::Program
   auto params = bindParams(program, bindings);
   if (!params) throw diagnosticError(ErrorKind::Program, params.error(), source.path, source.text);
   if (o.raceCheck) context.raceCheck = raceOracle(*params, bindings.world, o.streams);
+  context.streams = o.streams;
   if (o.machine) context.predict = costOracle(o.machine, *params, bindings.world, o.streams);
   context.minimumGain = o.minimumGain;
   context.remarks = o.remarks;

@@ -28,11 +28,13 @@ Error plainError(ErrorKind kind, std::string message) {
 }
 
 void checkStreams(int64_t streams) {
-  if (streams < 1) throw plainError(ErrorKind::Usage, fmt::format("streams must be at least 1, got {}", streams));
+  if (streams < 1 || streams > kMaxStreams)
+    throw plainError(ErrorKind::Usage, fmt::format("streams must be from 1 to {}, got {}", kMaxStreams, streams));
 }
 
 Bindings verifiedBindings(const Program::Impl& program, const Params& params, int64_t ranks) {
-  if (ranks < 1) throw plainError(ErrorKind::Usage, fmt::format("ranks must be at least 1, got {}", ranks));
+  if (ranks < 1 || ranks > kMaxRanks)
+    throw plainError(ErrorKind::Usage, fmt::format("ranks must be from 1 to {}, got {}", kMaxRanks, ranks));
   for (const auto& [name, value] : params)
     if (value < 0)
       throw plainError(ErrorKind::Usage,

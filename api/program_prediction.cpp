@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
 #include <utility>
 
 #include "analysis/program_check.h"
@@ -32,8 +33,17 @@ ProgramPrediction predictProgram(const Program::Impl& source, const hostir::Prog
   PipelineOptions variantOptions;
   variantOptions.raceCheck = false;
   variantOptions.streams = streams;
-  for (auto [pass, seconds] : {std::pair{"strip-communication", &prediction.computeSeconds},
-                               std::pair{"strip-compute", &prediction.communicationSeconds}}) {
+  // A part the program does not have costs nothing: the host's issue time
+  // of the statements left in its variant is not communication (or compute).
+  bool communicates = false, computes = false;
+  for (const RankWork& rank : prediction.whole.work)
+    for (const WorkItem& item : rank.items) {
+      communicates |= item.kind == WorkItem::Kind::Communication;
+      computes |= item.kind == WorkItem::Kind::Compute || item.kind == WorkItem::Kind::Memory;
+    }
+  for (auto [pass, seconds, present] : {std::tuple{"strip-communication", &prediction.computeSeconds, computes},
+                                        std::tuple{"strip-compute", &prediction.communicationSeconds, communicates}}) {
+    if (!present) continue;
     hostir::Program variant = applyPipeline(source, program, pass, bindings, variantOptions);
     *seconds = simulateVariant(variant).seconds();
   }

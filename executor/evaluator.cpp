@@ -290,16 +290,6 @@ int64_t evalInt(const IntCode& code, const std::vector<RuntimeValue>& values) {
   return *(sp - 1);
 }
 
-// The bytes of a dtype[shape] tensor, saturating (the verifier keeps
-// verified shapes below 2^63 bytes).
-uint64_t tensorBytes(DType dtype, const Dims& shape) {
-  uint64_t bytes = dtypeSize(dtype);
-  for (int64_t extent : shape)
-    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(std::max<int64_t>(extent, 0)), &bytes))
-      return std::numeric_limits<uint64_t>::max();
-  return bytes;
-}
-
 // The backend's memory for `what` (the result of `in`, or a temporary of
 // it); a request it cannot satisfy becomes an error at the statement,
 // naming the size and the tensor.
@@ -309,7 +299,8 @@ TensorView allocateAt(Backend& backend, const Instruction& in, DType dtype, cons
     return backend.allocate(dtype, shape, stream, zero);
   } catch (const std::bad_alloc&) {
     throw DiagnosticError{
-        Diagnostic{in.loc, fmt::format("cannot allocate {} for {}", formatBytes(tensorBytes(dtype, shape)), what)}};
+        Diagnostic{in.loc, fmt::format("cannot allocate {} for {}",
+                                       formatBytes(tensorBytes(dtypeSize(dtype), {shape.begin(), shape.size})), what)}};
   }
 }
 

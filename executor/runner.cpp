@@ -13,6 +13,7 @@
 #include "executor/backend_factory.h"
 #include "executor/communication_match_backend.h"
 #include "executor/evaluator.h"
+#include "hostir/byte_size.h"
 #include "hostir/thread_start.h"
 
 namespace hostir {
@@ -106,14 +107,24 @@ Result<RunResult> RankRun::run() {
   std::map<std::string, HostTensor> hostInputs;
   std::map<std::string, TensorView> inputs;
   for (const TensorSpec& spec : evaluator.inputs()) {
-    if (auto given = request.inputs.find(spec.name); given != request.inputs.end()) {
-      inputError = checkInput(given->second, spec);
-      if (!inputError.empty()) break;
-      hostInputs[spec.name] = shardOf(given->second, spec, rank, world);
-    } else {
-      hostInputs[spec.name] = seededShard(request.seed, spec, rank, world);
+    try {
+      if (auto given = request.inputs.find(spec.name); given != request.inputs.end()) {
+        inputError = checkInput(given->second, spec);
+        if (!inputError.empty()) break;
+        hostInputs[spec.name] = shardOf(given->second, spec, rank, world);
+      } else {
+        hostInputs[spec.name] = seededShard(request.seed, spec, rank, world);
+      }
+      inputs[spec.name] = backend->allocate(spec.dtype, spec.localShape, backend->mainStream(), false);
+    } catch (const std::bad_alloc&) {
+      // An input too large for this rank's memory is an error at its declaration.
+      const Decl* decl = request.program.findDecl(spec.name);
+      throw DiagnosticError{Diagnostic{
+          decl ? decl->loc : SourceLoc{},
+          fmt::format("cannot allocate {} for input '{}' (rank {})",
+                      formatBytes(tensorBytes(dtypeSize(spec.dtype), {spec.localShape.begin(), spec.localShape.size})),
+                      spec.name, rank)}};
     }
-    inputs[spec.name] = backend->allocate(spec.dtype, spec.localShape, backend->mainStream(), false);
   }
   if (hostStep("the vote on the inputs", [&] { return anyRankFailed(comm, !inputError.empty()); }))
     return Diagnostic{{}, inputError.empty() ? "another rank failed to prepare its inputs" : inputError};

@@ -18,4 +18,11 @@ std::string formatBytes(uint64_t bytes) {
                        : fmt::format("{:.0f} {}", value, kUnits[unit]);
 }
 
+uint64_t tensorBytes(size_t elementBytes, std::span<const int64_t> shape) {
+  uint64_t bytes = elementBytes;
+  for (int64_t extent : shape)
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(extent < 0 ? 0 : extent), &bytes)) return UINT64_MAX;
+  return bytes;
+}
+
 }  // namespace hostir

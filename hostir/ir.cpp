@@ -1,5 +1,7 @@
 #include "hostir/ir.h"
 
+#include <fmt/format.h>
+
 #include <array>
 
 #include "hostir/names.h"
@@ -120,6 +122,16 @@ void Statement::setLoc(SourceLoc loc) {
     loop().loc = loc;
   else
     with().loc = loc;
+}
+
+std::optional<std::string> provedForAnotherTeam(const Program& program, int64_t world, int64_t streams) {
+  if (!program.provedFor || (program.provedFor->world == world && program.provedFor->streams == streams))
+    return std::nullopt;
+  auto team = [](int64_t ranks, int64_t pool) {
+    return fmt::format("{} rank{} and {} worker stream{}", ranks, ranks == 1 ? "" : "s", pool, pool == 1 ? "" : "s");
+  };
+  return fmt::format("proved for {}, not for {}", team(program.provedFor->world, program.provedFor->streams),
+                     team(world, streams));
 }
 
 const Param* Program::findParam(std::string_view name) const {

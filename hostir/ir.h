@@ -136,19 +136,46 @@ struct Decl {
   }
 };
 
+// The team a program's passes rewrote it for and proved it race-free on:
+// `program p(...) proved_for(world = 2, streams = 4) {`. A rewrite may be
+// correct for one team only (canonicalize drops a ring's waits on one
+// rank), so running the program on another team proves it again, and
+// `--unchecked` refuses it.
+struct ProvedFor {
+  int64_t world = 1;    // ranks
+  int64_t streams = 4;  // the worker stream pool
+  SourceLoc loc;
+  friend bool operator==(const ProvedFor& a, const ProvedFor& b) {
+    return a.world == b.world && a.streams == b.streams;
+  }
+};
+
+// The largest team and worker stream pool anything accepts: the command
+// line, the API, the Python module and a proved_for clause.
+inline constexpr int64_t kMaxRanks = 1024;
+inline constexpr int64_t kMaxStreams = 1024;
+
 struct Program {
   std::string name;
   SourceLoc loc;
   std::vector<Param> params;
+  std::optional<ProvedFor> provedFor;
   std::vector<Decl> decls;
   std::vector<Statement> body;
 
   const Param* findParam(std::string_view name) const;
   const Decl* findDecl(std::string_view name) const;
   friend bool operator==(const Program& a, const Program& b) {
-    return a.name == b.name && a.params == b.params && a.decls == b.decls && a.body == b.body;
+    return a.name == b.name && a.params == b.params && a.provedFor == b.provedFor && a.decls == b.decls &&
+           a.body == b.body;
   }
 };
+
+// When `program` carries a proved_for clause for another team than `world`
+// ranks with `streams` worker streams: what it was proved for and what it
+// is given, as a phrase ("proved for 1 rank and 4 worker streams, not for
+// 2 ranks and 4 worker streams"); nullopt otherwise.
+std::optional<std::string> provedForAnotherTeam(const Program& program, int64_t world, int64_t streams);
 
 // Names that can never be defined: keywords, builtins, dtypes, int functions.
 bool isReservedName(std::string_view name);

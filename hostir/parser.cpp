@@ -31,6 +31,7 @@ class Parser {
       while (accept(TokenKind::Comma));
       close(TokenKind::RParen, "',' or ')' in the parameter list");
     }
+    if (isKeyword(peek(), "proved_for")) p.provedFor = provedFor();
     open(TokenKind::LBrace, "'{' to open the program body", "the program body");
     bool sawStatement = false;
     while (true) {
@@ -182,6 +183,27 @@ class Parser {
     expect(TokenKind::Equals, fmt::format("'=' and a default value for parameter '{}'", name.name));
     int64_t value = nonNegativeInt("an integer default value");
     return Param{name.name, value, name.loc};
+  }
+
+  // proved_for(world = W, streams = P), after the parameters.
+  ProvedFor provedFor() {
+    ProvedFor proved;
+    proved.loc = next().loc;
+    open(TokenKind::LParen, "'(' after 'proved_for'", "the proved_for clause");
+    auto field = [&](std::string_view key, int64_t max) {
+      expectKeyword(key, fmt::format("expected '{} = N' in the proved_for clause", key));
+      expect(TokenKind::Equals,
+             fmt::format("'=' and the {} after '{}'", key == "world" ? "team size" : "pool size", key));
+      const SourceLoc at = peek().loc;
+      int64_t value = nonNegativeInt(fmt::format("an integer {}", key));
+      if (value < 1 || value > max) fail(at, fmt::format("'{}' must be from 1 to {}, got {}", key, max, value));
+      return value;
+    };
+    proved.world = field("world", kMaxRanks);
+    expect(TokenKind::Comma, "',' and 'streams = N' in the proved_for clause");
+    proved.streams = field("streams", kMaxStreams);
+    close(TokenKind::RParen, "')' to close the proved_for clause");
+    return proved;
   }
 
   Decl decl() {

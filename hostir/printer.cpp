@@ -71,7 +71,10 @@ std::string printProgram(const Program& program) {
     if (i) out += ", ";
     out += fmt::format("{} = {}", program.params[i].name, program.params[i].value);
   }
-  out += ") {\n";
+  out += ")";
+  if (program.provedFor)
+    out += fmt::format(" proved_for(world = {}, streams = {})", program.provedFor->world, program.provedFor->streams);
+  out += " {\n";
   for (const Decl& d : program.decls) {
     // "input " is padded to the width of "output" so names line up.
     out += d.kind == DeclKind::Input ? "  input  " : "  output ";

@@ -47,6 +47,7 @@ using CostOracle = std::function<Result<CostPrediction>(const Program&)>;
 struct PassContext {
   Bindings bindings;     // the params and team size the program is verified for
   RaceOracle raceCheck;  // empty: nothing can be proved race-free
+  int64_t streams = 4;   // the worker stream pool raceCheck proves for
   RemarkSink remarks;    // empty: remarks are dropped
   CostOracle predict;    // empty: no machine (`--machine`), so no pass may consult a cost model
   // The smallest predicted gain, as a fraction of the time without the

@@ -65,6 +65,7 @@ Status PassManager::run(Program& program, const PassContext& context) const {
     if (auto error = verifyProgram(program, context.bindings)) return error;
     races = context.raceCheck(program);
   }
+  const Program input = passes_.empty() ? Program{} : program;
   for (const auto& pass : passes_) {
     if (auto error = pass->run(program, context)) {
       error->message = fmt::format("pass '{}' failed: {}", pass->name(), error->message);
@@ -93,6 +94,13 @@ Status PassManager::run(Program& program, const PassContext& context) const {
           std::move(notes)};
     }
     races = std::move(after);
+  }
+  if (!passes_.empty() && !(program == input)) {
+    // What the passes made holds for the team its races were checked on.
+    if (context.raceCheck && races.empty())
+      program.provedFor = ProvedFor{context.bindings.world, context.streams, {}};
+    else
+      program.provedFor.reset();
   }
   return std::nullopt;
 }

@@ -43,7 +43,10 @@ class PassManager {
   Status addPipeline(std::string_view pipeline);
   // Runs every pass with `context`. With a race check in the context, the
   // input must verify with the context's bindings (it is checked first);
-  // the races it already has are not the passes' doing.
+  // the races it already has are not the passes' doing. A program the
+  // passes changed records the team it was proved race-free for
+  // (Program::provedFor: the context's world and streams), or none when the
+  // result is not race-free or there is no race check to prove it.
   Status run(Program& program, const PassContext& context = {}) const;
   size_t size() const { return passes_.size(); }
   // The first pass of the pipeline that consults the cost model, or null.

@@ -19,6 +19,7 @@ Result<PassContext> raceCheckedContext(const Program& program, const Bindings& b
   PassContext context;
   context.bindings = bindings;
   context.raceCheck = raceOracle(std::move(*params), bindings.world, streams);
+  context.streams = streams;
   return context;
 }
 

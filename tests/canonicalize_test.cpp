@@ -460,10 +460,64 @@ TEST(Canonicalize, RunsInThePipelineAfterAssignStreams) {
   ASSERT_FALSE(pm.addPipeline("assign-streams,canonicalize").has_value());
   auto error = pm.run(p, testing::raceCheckedContext(p));
   ASSERT_FALSE(error.has_value()) << error->message;
+  ASSERT_TRUE(p.provedFor.has_value());  // the pipeline records the team; a pass alone does not
+  EXPECT_EQ(*p.provedFor, (ProvedFor{1, 4, {}}));
+  p.provedFor.reset();
   EXPECT_EQ(p, canonicalize(testing::parseOrDie(kRowParallelStreams))) << printProgram(p);
 }
 
 class CanonicalizeRun : public testing::CliTest {};
+
+// The reproducer: canonicalize on the default one rank removes the ring's
+// waits, which only one rank can do without. The output says so in its
+// proved_for clause; run on two ranks proves it again and refuses it with
+// a note, --unchecked refuses to skip that proof, and on one rank it runs.
+TEST_F(CanonicalizeRun, AProgramProvedForOneTeamIsProvedAgainOrRefusedOnAnother) {
+  std::string rewritten = (dir_ / "ring.hir").string();
+  auto opt = run("opt " + example("ring_all_gather_linear_overlapped.hir") + " --passes canonicalize -o " + rewritten);
+  ASSERT_EQ(opt.exitCode, 0) << opt.err;
+  EXPECT_THAT(testing::slurp(rewritten), HasSubstr(") proved_for(world = 1, streams = 4) {"));
+
+  auto checked = run("run " + rewritten + " --ranks 2");
+  EXPECT_EQ(checked.exitCode, 1);
+  EXPECT_THAT(checked.err, HasSubstr("error: race on"));
+  EXPECT_THAT(checked.err, HasSubstr("note: the program was proved for 1 rank and 4 worker streams, not for 2 ranks "
+                                     "and 4 worker streams (its proved_for clause)"));
+  auto unchecked = run("run " + rewritten + " --ranks 2 --unchecked");
+  EXPECT_EQ(unchecked.exitCode, 1);
+  EXPECT_THAT(unchecked.err, HasSubstr("--unchecked cannot skip the proof for another team"));
+  auto otherPool = run("run " + rewritten + " --ranks 1 --streams 2 --unchecked");
+  EXPECT_EQ(otherPool.exitCode, 1);
+  auto same = run("run " + rewritten + " --unchecked --check");
+  EXPECT_EQ(same.exitCode, 0) << same.err;
+  EXPECT_THAT(same.out, HasSubstr("check: ok"));
+}
+
+// The pass manager records the team when the passes changed the program and
+// it is race-free there; it drops a clause the rewrite no longer honours,
+// and leaves an unchanged program as it came.
+TEST(ProvedFor, ThePipelineRecordsTheTeamItProvedTheRewriteFor) {
+  Program p = testing::parseOrDie(testing::readFile(testing::sourceDir() / "examples" / "row_parallel_linear.hir"));
+  PassManager pm;
+  ASSERT_FALSE(pm.addPipeline("assign-streams").has_value());
+  ASSERT_FALSE(pm.run(p, testing::raceCheckedContext(p, Bindings{{}, 2}, 3)).has_value());
+  ASSERT_TRUE(p.provedFor.has_value());
+  EXPECT_EQ(*p.provedFor, (ProvedFor{2, 3, {}}));
+  // Printed and parsed back alike.
+  EXPECT_EQ(testing::parseOrDie(printProgram(p)), p);
+  // Nothing left to rewrite: the clause stays what it was.
+  Program again = p;
+  ASSERT_FALSE(pm.run(again, testing::raceCheckedContext(again, Bindings{{}, 4}, 4)).has_value());
+  EXPECT_EQ(again, p);
+  // Without a race check nothing is proved: a rewrite drops the clause.
+  Program unproved =
+      testing::parseOrDie(testing::readFile(testing::sourceDir() / "examples" / "row_parallel_linear.hir"));
+  unproved.provedFor = ProvedFor{8, 8, {}};
+  PassManager strip;
+  ASSERT_FALSE(strip.addPipeline("strip-communication").has_value());
+  ASSERT_FALSE(strip.run(unproved).has_value());
+  EXPECT_FALSE(unproved.provedFor.has_value());
+}
 
 // The real executor on two ranks computes the same outputs before and after,
 // both matching the serial reference.

@@ -22,6 +22,7 @@ inline PassContext raceCheckedContext(const Program& program, const Bindings& bi
   auto params = bindParams(program, bindings);
   EXPECT_TRUE(params.ok()) << params.error().message;
   if (params) context.raceCheck = raceOracle(*params, bindings.world, streams);
+  context.streams = streams;
   if (remarks) context.remarks = [remarks](const Remark& r) { remarks->push_back(r); };
   return context;
 }

@@ -172,6 +172,7 @@ TEST_F(MpiFaults, RanksWithDifferentProgramsAreToldSo) {
   std::string q = write("q.hir", std::string(kChunkedAllreduce) + "# another program text\n");
   auto r = mpirunEach({"run " + p, "run " + q});
   expectEndedWithReason(r, 0, "the program text differs between rank 0 and rank 1");
+  EXPECT_EQ(r.exitCode, 2);
 }
 
 TEST_F(MpiFaults, UncheckedRankDependentCommunicationsStopAtTheStatement) {

@@ -39,17 +39,20 @@ CLI::Validator unsignedInteger() {
       "UINT");
 }
 
-CLI::Validator positiveSeconds(double max) {
+CLI::Validator numberFrom(double lo, double hi, std::string_view unit) {
+  std::string wanted =
+      fmt::format("a number{} from {:g} to {:g}", unit.empty() ? "" : fmt::format(" of {}", unit), lo, hi);
   return CLI::Validator(
-      [max](std::string& text) -> std::string {
+      [lo, hi, wanted](std::string& text) -> std::string {
         char* end = nullptr;
         double value = std::strtod(text.c_str(), &end);
         bool parsed = !text.empty() && end == text.c_str() + text.size();
-        if (!parsed || !std::isfinite(value) || value <= 0 || value > max)
-          return fmt::format("must be a number of seconds greater than 0 and at most {:g}, got '{}'", max, text);
+        // NaN fails every comparison: tested for by name.
+        if (!parsed || !std::isfinite(value) || value < lo || value > hi)
+          return fmt::format("must be {}, got '{}'", wanted, text);
         return {};
       },
-      "SECONDS");
+      fmt::format("NUMBER in [{:g}, {:g}]", lo, hi));
 }
 
 }  // namespace hostir::tool

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <string_view>
 
 namespace hostir::tool {
 
@@ -15,7 +16,7 @@ CLI::Validator integerFrom(int64_t lo, int64_t hi);
 // A whole number in [0, 2^64 - 1] (seeds).
 CLI::Validator unsignedInteger();
 
-// A finite number of seconds, greater than 0 and at most `max`.
-CLI::Validator positiveSeconds(double max);
+// A finite number in [lo, hi] (never nan or inf); `unit` names it in messages ("seconds").
+CLI::Validator numberFrom(double lo, double hi, std::string_view unit = "");
 
 }  // namespace hostir::tool

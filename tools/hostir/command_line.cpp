@@ -12,6 +12,8 @@ namespace hostir::tool {
 namespace {
 
 constexpr int64_t kMaxRuns = 1'000'000;
+// A deadline below a millisecond is shorter than the host takes to notice it.
+constexpr double kMinCommTimeoutSeconds = 1e-3;
 constexpr double kMaxCommTimeoutSeconds = 1e6;
 
 void addCommonOptions(CLI::App& cmd, CommonOptions& o, bool streamsOption = true) {
@@ -24,10 +26,10 @@ void addCommonOptions(CLI::App& cmd, CommonOptions& o, bool streamsOption = true
            o.ranksGiven = true;
          },
          "Team size (run: ranks as threads of this process; under mpirun the team is MPI's)")
-      ->check(integerFrom(1, 1024));
+      ->check(integerFrom(1, kMaxRanks));
   if (streamsOption)
     cmd.add_option("--streams", o.streams, "Size of the worker stream pool (stream(e) is slot e mod P)")
-        ->check(integerFrom(1, 1024));
+        ->check(integerFrom(1, kMaxStreams));
 }
 
 std::string shippedProfileList() {
@@ -49,7 +51,7 @@ void addModelOptions(CLI::App& cmd, ModelOptions& o, bool required) {
                  "The predicted gain, as a fraction of the time before, that a scheduling change must reach "
                  "(default 0.05)")
       ->type_name("FRACTION")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(numberFrom(0.0, 1.0));
 }
 
 std::string passList() {
@@ -152,7 +154,7 @@ CommandLine::CommandLine() {
   runCmd
       ->add_option("--comm-timeout", run.commTimeoutSeconds,
                    "Seconds before a communication that has not completed is reported and the team aborted")
-      ->check(positiveSeconds(kMaxCommTimeoutSeconds));
+      ->check(numberFrom(kMinCommTimeoutSeconds, kMaxCommTimeoutSeconds, "seconds"));
   runCmd->add_flag("--unchecked", run.unchecked,
                    "Skip the proof that the program is race-free and issues the same communications on every rank "
                    "(for programs too large to check; the verifier still runs, and communications are matched "
@@ -190,7 +192,7 @@ CommandLine::CommandLine() {
             calibrate.ranksGiven = true;
           },
           "Team size to measure communications on (ranks as threads of this process; default 2)")
-      ->check(integerFrom(1, 1024));
+      ->check(integerFrom(1, kMaxRanks));
   calibrateCmd
       ->add_option("--cores-per-rank", calibrate.coresPerRank,
                    "As for run (default: the node's cores divided by its ranks)")
@@ -207,7 +209,7 @@ CommandLine::CommandLine() {
       ->add_option("--streams", tune.streamCounts, "Worker stream pool sizes to try, e.g. --streams 2,4,8 (default 4)")
       ->type_name("P1,P2,...")
       ->delimiter(',')
-      ->check(integerFrom(1, 1024));
+      ->check(integerFrom(1, kMaxStreams));
   tuneCmd->add_option("--passes", tune.passes, "Passes to apply to every binding, e.g. overlap")
       ->type_name("PASS[,PASS...]");
   tuneCmd->add_flag("--remarks", tune.remarks, "Print the passes' decisions to stderr");

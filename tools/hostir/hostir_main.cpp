@@ -5,6 +5,7 @@
 
 #include <malloc.h>
 
+#include <csignal>
 #include <iostream>
 #include <new>
 
@@ -66,6 +67,10 @@ void keepLargeBlocksInTheHeap() {
 
 int main(int argc, char** argv) {
   keepLargeBlocksInTheHeap();
+  // A file past the process's size limit (ulimit -f) is a write that fails
+  // with EFBIG, reported as such and leaving the target as it was, not a
+  // signal that kills the process mid-write.
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
     return hostir::tool::main(argc, argv);
   } catch (const hostir::ResourceError& e) {

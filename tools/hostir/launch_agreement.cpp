@@ -180,8 +180,9 @@ LaunchOutcome agreeOnLaunch(Communicator& comm, HostWatchdog* watchdog, const st
                  "parameters and options:\n";
     for (const std::string& line : lines) std::cerr << "  " << line << "\n";
   }
-  // Different options are a bad command line; a different program, a bad program.
-  return LaunchOutcome{false, programsAgree ? kUsageError : kProgramError};
+  // Ranks started differently, with other programs or other options, are
+  // a bad command line (mpirun's): every one was valid on its own.
+  return LaunchOutcome{false, kUsageError};
 }
 
 }  // namespace hostir::tool

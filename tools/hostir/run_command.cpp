@@ -41,7 +41,9 @@ ToolResult<std::map<std::string, std::string>> namedFiles(const std::vector<std:
     size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
       return ToolError{kUsageError, fmt::format("error: {} expects NAME=FILE.npy, got '{}'\n", flag, item)};
-    files[item.substr(0, eq)] = item.substr(eq + 1);
+    if (!files.emplace(item.substr(0, eq), item.substr(eq + 1)).second)
+      return ToolError{kUsageError,
+                       fmt::format("error: {} {} is given twice; give each tensor once\n", flag, item.substr(0, eq))};
   }
   return files;
 }
@@ -166,11 +168,15 @@ ToolStatus prepareSteps(PreparedRun& p, const RunOptions& o, const Team& team, b
   auto params = *bindParams(source.program, bindings);
   // `run` refuses what `check` rejects, with the same report; --unchecked
   // skips the proof (never the verifier) for programs too large to check.
-  if (!o.unchecked) {
+  if (o.unchecked) {
+    if (auto refusal = uncheckedRefusal(*program, team.world, o.common.streams, o.common.file))
+      return ToolError{kProgramError, *refusal};
+  } else {
     ProgramCheck proof = checkProgram(*program, params, team.world, o.common.streams);
     if (!proof.ok())
       return ToolError{kProgramError,
                        formatProgramCheck(proof, o.common.file, source.text) +
+                           provedForNote(*program, team.world, o.common.streams, o.common.file) +
                            fmt::format("{}: error: `hostir run` refuses a program that `hostir check` rejects ({}; "
                                        "--unchecked skips this proof)\n",
                                        o.common.file, summarizeFindings(proof))};

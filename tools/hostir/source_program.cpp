@@ -47,7 +47,10 @@ tool::ToolResult<std::map<std::string, int64_t>> parseSettings(const std::vector
       return tool::ToolError{
           tool::kUsageError,
           fmt::format("error: --set {}: '{}' is not a non-negative integer that fits in 64 bits\n", name, value)};
-    settings[name] = number;
+    // Two values for one parameter are a mistake, not "the last wins".
+    if (!settings.emplace(name, number).second)
+      return tool::ToolError{tool::kUsageError,
+                             fmt::format("error: --set {} is given twice; give each parameter once\n", name)};
   }
   return settings;
 }
