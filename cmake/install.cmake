@@ -8,9 +8,6 @@ include(CMakePackageConfigHelpers)
 
 set(HOSTIR_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/hostir)
 
-# Its RPATH keeps the directories it was linked from that the loader does
-# not search (the single-threaded OpenBLAS, the CUDA toolkit).
-set_target_properties(hostir_shared PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 install(TARGETS hostir_shared
   EXPORT hostirTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
@@ -20,8 +17,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/hostir
   FILES_MATCHING PATTERN "*.h")
 
 # The binary links the internal libraries statically (not libhostir.so), so
-# only the directories of OpenBLAS, the CUDA toolkit and NCCL need to be in
-# its RPATH.
+# only the CUDA toolkit's and NCCL's directories need to be in its RPATH.
 set_target_properties(hostir PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 install(TARGETS hostir RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 

@@ -9,6 +9,7 @@
 #include <span>
 
 #include "executor/collective_plan.h"
+#include "executor/cpu/blas_library.h"
 #include "executor/work_cost.h"
 #include "hostir/thread_start.h"
 
@@ -29,7 +30,7 @@ CpuBackend::CpuBackend(CpuBackendOptions options, Communicator& comm)
       gemmKind_(options.reference ? GemmKind::ReferenceF64 : GemmKind::Blas),
       computeGate_(options.reference ? 0 : options.computeSlots),
       memory_(HostMemoryPool::create()) {
-  useSingleThreadedBlas();
+  if (!options.reference) blasLibrary();  // loaded now, on the host: a missing OpenBLAS fails here
   auto skip = [this] { return failed_.load(std::memory_order_acquire); };
   auto onFailure = [this](std::exception_ptr e) { fail(e); };
   DelayInjection delays = options_.delays;

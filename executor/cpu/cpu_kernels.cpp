@@ -1,6 +1,5 @@
 #include "executor/cpu/cpu_kernels.h"
 
-#include <cblas.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include <new>
 #include <vector>
 
+#include "executor/cpu/blas_library.h"
 #include "hostir/element.h"
 
 namespace hostir::cpu {
@@ -175,29 +175,30 @@ class BlasWorkspaceGuard {
 void blasGemm(const Matrix& A, const Matrix& B, bool transB, const Matrix& C, bool accumulate) {
   int64_t M = C.rows, N = C.cols, K = A.cols;
   if (M == 0 || N == 0) return;
+  const BlasLibrary& blas = blasLibrary();
   BlasWorkspaceGuard workspace;
   auto tb = transB ? CblasTrans : CblasNoTrans;
   switch (C.dtype) {
     case DType::F32:
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, static_cast<blasint>(M), static_cast<blasint>(N),
-                  static_cast<blasint>(K), 1.0f, reinterpret_cast<const float*>(A.data), ld(A),
-                  reinterpret_cast<const float*>(B.data), ld(B), accumulate ? 1.0f : 0.0f,
-                  reinterpret_cast<float*>(C.data), ld(C));
+      blas.sgemm(CblasRowMajor, CblasNoTrans, tb, static_cast<blasint>(M), static_cast<blasint>(N),
+                 static_cast<blasint>(K), 1.0f, reinterpret_cast<const float*>(A.data), ld(A),
+                 reinterpret_cast<const float*>(B.data), ld(B), accumulate ? 1.0f : 0.0f,
+                 reinterpret_cast<float*>(C.data), ld(C));
       return;
     case DType::F64:
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, tb, static_cast<blasint>(M), static_cast<blasint>(N),
-                  static_cast<blasint>(K), 1.0, reinterpret_cast<const double*>(A.data), ld(A),
-                  reinterpret_cast<const double*>(B.data), ld(B), accumulate ? 1.0 : 0.0,
-                  reinterpret_cast<double*>(C.data), ld(C));
+      blas.dgemm(CblasRowMajor, CblasNoTrans, tb, static_cast<blasint>(M), static_cast<blasint>(N),
+                 static_cast<blasint>(K), 1.0, reinterpret_cast<const double*>(A.data), ld(A),
+                 reinterpret_cast<const double*>(B.data), ld(B), accumulate ? 1.0 : 0.0,
+                 reinterpret_cast<double*>(C.data), ld(C));
       return;
     case DType::F16:
     case DType::BF16: {
       std::vector<float> a = toFloatMatrix(A), b = toFloatMatrix(B);
       std::vector<float> c = accumulate ? toFloatMatrix(C) : std::vector<float>(static_cast<size_t>(M * N));
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, static_cast<blasint>(M), static_cast<blasint>(N),
-                  static_cast<blasint>(K), 1.0f, a.data(), static_cast<blasint>(std::max<int64_t>(K, 1)), b.data(),
-                  static_cast<blasint>(std::max<int64_t>(B.cols, 1)), accumulate ? 1.0f : 0.0f, c.data(),
-                  static_cast<blasint>(std::max<int64_t>(N, 1)));
+      blas.sgemm(CblasRowMajor, CblasNoTrans, tb, static_cast<blasint>(M), static_cast<blasint>(N),
+                 static_cast<blasint>(K), 1.0f, a.data(), static_cast<blasint>(std::max<int64_t>(K, 1)), b.data(),
+                 static_cast<blasint>(std::max<int64_t>(B.cols, 1)), accumulate ? 1.0f : 0.0f, c.data(),
+                 static_cast<blasint>(std::max<int64_t>(N, 1)));
       for (int64_t r = 0; r < M; ++r)
         for (int64_t col = 0; col < N; ++col) store<float>(C.dtype, C.at(r, col), c[static_cast<size_t>(r * N + col)]);
       return;
@@ -299,11 +300,6 @@ void matmul(GemmKind kind, const TensorView& a, const TensorView& b, const Tenso
     return;
   }
   gemm(kind, A, B, /*transB=*/false, C, /*accumulate=*/false);
-}
-
-void useSingleThreadedBlas() {
-  static std::once_flag once;
-  std::call_once(once, [] { openblas_set_num_threads(1); });
 }
 
 }  // namespace hostir::cpu

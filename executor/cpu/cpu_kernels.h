@@ -18,8 +18,4 @@ void linear(GemmKind kind, const TensorView& x, const TensorView& w, const Tenso
 // out = a · b; a [M, K], b [K, N].
 void matmul(GemmKind kind, const TensorView& a, const TensorView& b, const TensorView& out);
 
-// Makes OpenBLAS compute each GEMM on the calling thread: streams are the
-// parallelism, and a BLAS thread pool per call would oversubscribe the cores.
-void useSingleThreadedBlas();
-
 }  // namespace hostir::cpu

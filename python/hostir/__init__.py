@@ -18,6 +18,7 @@ Every failure raises hostir.Error.
 """
 
 import collections
+import functools
 import operator
 import os
 
@@ -57,6 +58,40 @@ the whole tensor)."""
 _STORAGE = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.uint16}
 
 
+class _ArgumentTypeError(Error, TypeError):
+    """An argument of the wrong type: a hostir.Error (kind "usage") that is
+    also the TypeError Python code expects."""
+
+
+class _ArgumentValueError(Error, ValueError):
+    """An argument out of range: a hostir.Error (kind "usage") that is also a ValueError."""
+
+
+def _raising_hostir_errors(function):
+    """Every failure of a public call is a hostir.Error: arguments of the
+    wrong type or out of range are usage errors (also TypeError or
+    ValueError), and memory that runs out (NumPy's arrays for the outputs)
+    is a runtime error."""
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except Error:
+            raise
+        except TypeError as e:
+            message = f"{function.__name__}: {e}"
+            raise _ArgumentTypeError(f"error: {message}", message=message) from e
+        except (ValueError, OverflowError) as e:
+            message = f"{function.__name__}: {e}"
+            raise _ArgumentValueError(f"error: {message}", message=message) from e
+        except MemoryError as e:
+            message = f"{function.__name__}: out of memory" + (f" ({e})" if str(e) else "")
+            raise Error(f"error: {message}", kind="runtime", message=message) from e
+
+    return wrapper
+
+
 class Program:
     """A parsed, verified program; an immutable value (make one with parse)."""
 
@@ -84,6 +119,7 @@ class Program:
         """Every parameter with its default value."""
         return dict(self._impl.default_params())
 
+    @_raising_hostir_errors
     def tensors(self, params=None, ranks=1):
         """The inputs, then the outputs, as Tensor, with global shapes bound
         to these parameter values and rank count."""
@@ -117,6 +153,7 @@ class Program:
         return hash(self.text)
 
 
+@_raising_hostir_errors
 def parse(path_or_text):
     """A Program from source text (a string with a newline, or starting with
     `program`) or from a file (any other string, or an os.PathLike)."""
@@ -127,6 +164,7 @@ def parse(path_or_text):
     return Program(_hostir.parse(path_or_text))
 
 
+@_raising_hostir_errors
 def check(program, ranks=1, params=None, streams=4):
     """Verifies the program with the parameters bound and proves it free of
     races, uninitialized reads and mismatched communications on `ranks`
@@ -134,6 +172,7 @@ def check(program, ranks=1, params=None, streams=4):
     _hostir.check(_program(program)._impl, ranks, _params(params), streams)
 
 
+@_raising_hostir_errors
 def simulate(program, machine, ranks=1, passes=(), params=None):
     """Predicts the program (after `passes`) on `machine`, a shipped profile's
     name ("h100-nvlink") or a profile file from `hostir calibrate`. Returns
@@ -143,6 +182,7 @@ def simulate(program, machine, ranks=1, passes=(), params=None):
     return dict(figures)
 
 
+@_raising_hostir_errors
 def run(program, inputs=None, ranks=1, passes=(), params=None, streams=4, seed=0):
     """Runs the program (after `passes`, checked first) on `ranks` in-process
     ranks. `inputs` maps input names to global arrays; inputs not given are

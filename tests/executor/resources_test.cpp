@@ -3,7 +3,13 @@
 // tensor, and the backend runs the next program as if nothing happened.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstring>
+#include <fstream>
 #include <new>
 
 #include "comm/in_process_communicator.h"
@@ -102,6 +108,58 @@ TEST_F(OneRank, AShapeWhoseBytesOverflowIsABadAllocNotACrash) {
   EXPECT_THROW(backend_.allocate(DType::F64, Dims{int64_t{1} << 61}, backend_.mainStream(), true), std::bad_alloc);
   auto outputs = run(kSmallProgram, 0.25f);
   EXPECT_EQ(outputs.at("y"), (std::vector<float>{0.5, 0.5, 0.5, 0.5}));
+}
+
+// Memory that runs out inside a kernel, on a stream's thread, is an error at
+// the statement that issued it. A child process limits its own address
+// space to what it uses plus 64 MiB, so that OpenBLAS's 128 MiB workspace
+// for a new thread cannot fit: the GEMM must fail cleanly and say where
+// (OpenBLAS itself would retry its mmap for ever).
+TEST(OutOfMemory, InsideAKernelIsAnErrorAtItsStatement) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's shadow memory does not fit under an address-space limit";
+#endif
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(fds[0]);
+    std::string message;
+    try {
+      Program program = parseOrThrow(R"(program gemm() {
+  input x : f32[64, 64]
+  output y : f32[64, 64]
+  y = matmul(x, x)
+}
+)",
+                                     "p.hir");
+      std::ifstream status("/proc/self/status");
+      std::string line;
+      uint64_t kib = 0;
+      while (std::getline(status, line))
+        if (line.rfind("VmSize:", 0) == 0) kib = std::stoull(line.substr(7));
+      rlimit limit{(kib + 64 * 1024) * 1024, RLIM_INFINITY};
+      ::setrlimit(RLIMIT_AS, &limit);
+      auto result = runInProcess(makeRequest(program, bindAll(program, {}), 1, 1), 1);
+      message = result
+                    ? "the run succeeded"
+                    : fmt::format("{}:{} {}", result.error().loc.line, result.error().loc.col, result.error().message);
+    } catch (const std::exception& e) {
+      message = std::string("threw: ") + e.what();
+    }
+    (void)!::write(fds[1], message.data(), message.size());
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string message;
+  char chunk[256];
+  for (ssize_t n; (n = ::read(fds[0], chunk, sizeof chunk)) > 0;) message.append(chunk, static_cast<size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died: " << message;
+  EXPECT_EQ(message, "4:7 out of memory while running matmul");
 }
 
 }  // namespace

@@ -122,7 +122,39 @@ def test_unknown_pass_and_machine():
 
 
 def test_bad_argument_types_raise_type_error():
-    with pytest.raises(TypeError):
-        hostir.parse(42)
-    with pytest.raises(TypeError):
-        hostir.run(example("row_parallel_linear"), params={"M": 1.5})
+    # A hostir.Error of kind "usage" that is also the TypeError Python expects.
+    for call in (lambda: hostir.parse(42),
+                 lambda: hostir.run(example("row_parallel_linear"), params={"M": 1.5}),
+                 lambda: hostir.check(example("row_parallel_linear"), ranks="2"),
+                 lambda: hostir.simulate(example("row_parallel_linear"), None)):
+        with pytest.raises(TypeError) as caught:
+            call()
+        assert isinstance(caught.value, hostir.Error)
+        assert caught.value.kind == "usage"
+
+
+def test_the_command_lines_limits_hold_in_python():
+    # A pool of a million streams used to grow to 24 GB before anything said no.
+    program = example("row_parallel_linear")
+    for call in (lambda: hostir.check(program, streams=10**6),
+                 lambda: hostir.run(program, streams=10**6, params={"M": 8, "S": 2}),
+                 lambda: hostir.check(program, ranks=10**6),
+                 lambda: hostir.check(program, streams=0)):
+        with pytest.raises(hostir.Error) as caught:
+            call()
+        assert caught.value.kind == "usage"
+        assert "from 1 to 1024" in caught.value.message
+
+
+def test_numbers_beyond_64_bits_and_memory_beyond_the_machine_are_hostir_errors():
+    program = example("row_parallel_linear")
+    for call in (lambda: hostir.check(program, ranks=2**64),
+                 lambda: hostir.check(program, params={"M": 2**70}),
+                 lambda: hostir.run(program, seed=-1)):
+        with pytest.raises(hostir.Error) as caught:
+            call()
+        assert caught.value.kind == "usage"
+    # Outputs of 8 PiB: NumPy cannot hold them.
+    with pytest.raises(hostir.Error) as caught:
+        hostir.run(program, params={"M": 2**40, "K": 2**12, "N": 2**11})
+    assert caught.value.kind in ("runtime", "program")

@@ -18,15 +18,13 @@
 #include <thread>
 
 #include "executor/backend_selection.h"
+#include "executor/cpu/blas_library.h"
 #include "executor/runner.h"
 #include "model/machine_profile.h"
 #include "tools/hostir/calibration.h"
 #include "tools/hostir/commands.h"
 #include "tools/hostir/mpi_team.h"
 #include "tools/hostir/output_file.h"
-
-// OpenBLAS's build description (its cblas.h is the executor's private include).
-extern "C" char* openblas_get_config(void);
 
 namespace hostir::tool {
 namespace {
@@ -100,7 +98,7 @@ std::string mpiLibrary() {
 
 // The facts only the tool knows, then how the numbers were measured.
 std::string describe(const Team& team, double busy, const std::string& measured, double seconds) {
-  const char* blas = openblas_get_config();
+  const char* blas = cpu::blasLibrary().config();
   std::string teamText = team.mpi ? fmt::format("an MPI team ({})", mpiLibrary()) : "an in-process team";
   std::string collectives = team.world > 1 ? fmt::format("; collectives use {}'s own algorithms, recorded as ring",
                                                          team.mpi ? mpiLibrary() : "hostir's in-process team")
