@@ -135,8 +135,9 @@ TEST_F(RunHardening, ThreadsThatCannotStartAreAResourceError) {
       EXPECT_THAT(r.err, Not(HasSubstr("internal error")));
       // Memory that runs out during the run is an error at the statement
       // (which of memory and threads runs out first depends on timing).
-      if (r.err.find("out of memory") != std::string::npos)
+      if (r.err.find("out of memory") != std::string::npos) {
         EXPECT_THAT(r.err, HasSubstr("row_parallel_linear.hir:11:5: error: out of memory while running linear"));
+      }
     }
   EXPECT_GE(refused, 4);  // the limits bite: the test is not vacuous
 }
