@@ -341,6 +341,15 @@ int runRun(const RunOptions& o) {
   const SourceProgram& source = *prepared.source;
   RunRequest& request = prepared.request;
   request.watchdog = watchdog;
+  // Rank 0 writes the team's trace file between the chunks it receives: its
+  // own work, during which its peers hear it beat.
+  if (mpi && request.writeTrace)
+    request.writeTrace = [write = std::move(request.writeTrace), heartbeat = mpi->heartbeat.get()](
+                             Communicator& comm, const TraceRecorder& recorder) {
+      std::optional<MpiHeartbeat::Beating> beating;
+      if (comm.rank() == 0) beating.emplace(heartbeat->beat());
+      return write(comm, recorder);
+    };
   request.describeFailure = [&](const Diagnostic& diag) { return renderDiagnostic(diag, o.common.file, source.text); };
   if (fault)
     request.atRun = [&](int run, bool started) {
