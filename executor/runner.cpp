@@ -72,7 +72,38 @@ struct RankRun {
   }
 
   Result<RunResult> run();
+
+  // This rank's shard of every input, from the given global tensor or the
+  // seed, on the host and in the backend; the reason a given tensor does
+  // not fit its declaration, or "".
+  std::string prepareInputs(const Evaluator& evaluator, Backend& backend, std::map<std::string, HostTensor>& host,
+                            std::map<std::string, TensorView>& device);
 };
+
+std::string RankRun::prepareInputs(const Evaluator& evaluator, Backend& backend,
+                                   std::map<std::string, HostTensor>& host, std::map<std::string, TensorView>& device) {
+  const int64_t rank = comm.rank(), world = comm.size();
+  for (const TensorSpec& spec : evaluator.inputs()) {
+    try {
+      if (auto given = request.inputs.find(spec.name); given != request.inputs.end()) {
+        if (std::string error = checkInput(given->second, spec); !error.empty()) return error;
+        host[spec.name] = shardOf(given->second, spec, rank, world);
+      } else {
+        host[spec.name] = seededShard(request.seed, spec, rank, world);
+      }
+      device[spec.name] = backend.allocate(spec.dtype, spec.localShape, backend.mainStream(), false);
+    } catch (const std::bad_alloc&) {
+      // An input too large for this rank's memory is an error at its declaration.
+      const Decl* decl = request.program.findDecl(spec.name);
+      throw DiagnosticError{Diagnostic{
+          decl ? decl->loc : SourceLoc{},
+          fmt::format("cannot allocate {} for input '{}' (rank {})",
+                      formatBytes(tensorBytes(dtypeSize(spec.dtype), {spec.localShape.begin(), spec.localShape.size})),
+                      spec.name, rank)}};
+    }
+  }
+  return {};
+}
 
 Result<RunResult> RankRun::run() {
   const int64_t rank = comm.rank(), world = comm.size();
@@ -102,30 +133,9 @@ Result<RunResult> RankRun::run() {
     backend = matcher.get();
   }
 
-  // Inputs: this rank's shard, from the file's global tensor or the seed.
-  std::string inputError;
   std::map<std::string, HostTensor> hostInputs;
   std::map<std::string, TensorView> inputs;
-  for (const TensorSpec& spec : evaluator.inputs()) {
-    try {
-      if (auto given = request.inputs.find(spec.name); given != request.inputs.end()) {
-        inputError = checkInput(given->second, spec);
-        if (!inputError.empty()) break;
-        hostInputs[spec.name] = shardOf(given->second, spec, rank, world);
-      } else {
-        hostInputs[spec.name] = seededShard(request.seed, spec, rank, world);
-      }
-      inputs[spec.name] = backend->allocate(spec.dtype, spec.localShape, backend->mainStream(), false);
-    } catch (const std::bad_alloc&) {
-      // An input too large for this rank's memory is an error at its declaration.
-      const Decl* decl = request.program.findDecl(spec.name);
-      throw DiagnosticError{Diagnostic{
-          decl ? decl->loc : SourceLoc{},
-          fmt::format("cannot allocate {} for input '{}' (rank {})",
-                      formatBytes(tensorBytes(dtypeSize(spec.dtype), {spec.localShape.begin(), spec.localShape.size})),
-                      spec.name, rank)}};
-    }
-  }
+  const std::string inputError = prepareInputs(evaluator, *backend, hostInputs, inputs);
   if (hostStep("the vote on the inputs", [&] { return anyRankFailed(comm, !inputError.empty()); }))
     return Diagnostic{{}, inputError.empty() ? "another rank failed to prepare its inputs" : inputError};
 

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <thread>
 
 #include "comm/in_process_communicator.h"
+#include "executor/cpu/blas_library.h"
 #include "executor/cpu/cpu_backend.h"
 #include "executor/evaluator.h"
 #include "harness.h"
@@ -56,6 +58,11 @@ TEST(LazyStreams, ATeamOfLargePoolsStartsOnlyTheStreamsItUses) {
   InProcessTeam team(world);
   std::vector<std::unique_ptr<Communicator>> comms;
   std::vector<std::unique_ptr<cpu::CpuBackend>> backends;
+  // Threads that are not the backends': what loading OpenBLAS (once per
+  // process) starts, and ThreadSanitizer's own, which it starts with the
+  // process's first thread.
+  cpu::blasLibrary();
+  std::thread([] {}).join();
   const size_t before = threadsOfThisProcess();
   for (int rank = 0; rank < world; ++rank) {
     comms.push_back(team.communicator(rank));

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "comm/host_watchdog.h"
 #include "comm/mpi_communicator.h"
@@ -40,5 +41,14 @@ struct MpiTeam {
 // communicators whatever its options, since making one is collective: the
 // ranks must reach the start-up agreement before any option can differ.
 MpiTeam startMpi(std::chrono::milliseconds deadline);
+
+// Runs `work`, this rank's own, beating to the peers meanwhile (under
+// mpirun; `team` null: in-process, nothing to tell).
+template <typename Work>
+auto whileBeating(MpiTeam* team, Work&& work) {
+  std::optional<MpiHeartbeat::Beating> beating;
+  if (team) beating.emplace(team->heartbeat->beat());
+  return work();
+}
 
 }  // namespace hostir::tool

@@ -319,11 +319,8 @@ int runRun(const RunOptions& o) {
                               !communicatorProblem(*parseCommunicatorChoice(o.communicator), true, !team.mpi,
                                                    team.world, team.ranksOnThisNode, cudaDeviceCount()));
   // Preparing is each rank's own work: its peers wait for it at the agreement.
-  PreparedRun prepared = [&] {
-    std::optional<MpiHeartbeat::Beating> beating;
-    if (mpi) beating.emplace(mpi->heartbeat->beat());
-    return prepare(o, team, useCuda);
-  }();
+  MpiTeam* beats = mpi ? &*mpi : nullptr;
+  PreparedRun prepared = whileBeating(beats, [&] { return prepare(o, team, useCuda); });
   // What a failed preparation prints: the remarks made before the failure, then the failure.
   std::string failure = prepared.error ? prepared.remarks + prepared.error->text : std::string();
   if (mpi) {
@@ -344,11 +341,9 @@ int runRun(const RunOptions& o) {
   // Rank 0 writes the team's trace file between the chunks it receives: its
   // own work, during which its peers hear it beat.
   if (mpi && request.writeTrace)
-    request.writeTrace = [write = std::move(request.writeTrace), heartbeat = mpi->heartbeat.get()](
-                             Communicator& comm, const TraceRecorder& recorder) {
-      std::optional<MpiHeartbeat::Beating> beating;
-      if (comm.rank() == 0) beating.emplace(heartbeat->beat());
-      return write(comm, recorder);
+    request.writeTrace = [write = std::move(request.writeTrace), beats](Communicator& comm,
+                                                                        const TraceRecorder& recorder) {
+      return whileBeating(comm.rank() == 0 ? beats : nullptr, [&] { return write(comm, recorder); });
     };
   request.describeFailure = [&](const Diagnostic& diag) { return renderDiagnostic(diag, o.common.file, source.text); };
   if (fault)
@@ -365,12 +360,11 @@ int runRun(const RunOptions& o) {
   for (const RaceReport& race : result->races) std::cerr << formatRace(race, o.common.file, source.text);
   // Rank 0's outputs and serial reference are its own work, which may take
   // longer than --comm-timeout: its peers, waiting at the vote, hear it beat.
-  int code = 0;
-  if (team.leader()) {
-    std::optional<MpiHeartbeat::Beating> beating;
-    if (mpi) beating.emplace(mpi->heartbeat->beat());
-    code = finish(o, request, *result, team.world, source.program, prepared.outputFiles);
-  }
+  int code =
+      team.leader()
+          ? whileBeating(beats,
+                         [&] { return finish(o, request, *result, team.world, source.program, prepared.outputFiles); })
+          : 0;
   bool raced = !result->races.empty();
   if (mpi) {
     raced = withDeadline(watchdog, "the vote on races", [&] { return anyRankFailed(*mpi->comm, raced); });
