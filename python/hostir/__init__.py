@@ -18,6 +18,7 @@ Every failure raises hostir.Error.
 """
 
 import collections
+import collections.abc
 import functools
 import operator
 import os
@@ -193,7 +194,7 @@ def run(program, inputs=None, ranks=1, passes=(), params=None, streams=4, seed=0
     declared = program.tensors(params, ranks)
     declared_inputs = {t.name: t for t in declared if t.is_input}
     arrays = {}
-    for name, value in (inputs or {}).items():
+    for name, value in _inputs(inputs).items():
         decl = declared_inputs.get(name)
         if decl is None:
             known = ", ".join(declared_inputs) or "none"
@@ -206,6 +207,14 @@ def run(program, inputs=None, ranks=1, passes=(), params=None, streams=4, seed=0
 
 def _program(program):
     return program if isinstance(program, Program) else parse(program)
+
+
+def _inputs(inputs):
+    if inputs is None:
+        return {}
+    if not isinstance(inputs, collections.abc.Mapping):
+        raise TypeError(f"inputs must map input names to arrays, not be a {type(inputs).__name__}")
+    return inputs
 
 
 def _params(params):

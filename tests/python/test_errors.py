@@ -126,7 +126,8 @@ def test_bad_argument_types_raise_type_error():
     for call in (lambda: hostir.parse(42),
                  lambda: hostir.run(example("row_parallel_linear"), params={"M": 1.5}),
                  lambda: hostir.check(example("row_parallel_linear"), ranks="2"),
-                 lambda: hostir.simulate(example("row_parallel_linear"), None)):
+                 lambda: hostir.simulate(example("row_parallel_linear"), None),
+                 lambda: hostir.run(example("row_parallel_linear"), inputs=[1])):
         with pytest.raises(TypeError) as caught:
             call()
         assert isinstance(caught.value, hostir.Error)
