@@ -3,10 +3,15 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <cstring>
+#include <stdexcept>
 #include <type_traits>
 
 #include "comm/buffer_aliasing.h"
+#include "comm/in_process_communicator.h"
+#include "comm/team_barrier.h"
 #include "comm/transfer_schedule.h"
 
 namespace hostir {
@@ -20,12 +25,17 @@ struct Posting {
   uint64_t recv = 0;
   uint64_t scratch = 0;
   TransferEngine::Fence ready = 0;  // the rank's stream once its inputs are written
+  // Phase k's fence, recorded once the rank has issued phase k; its count on
+  // the board reaches `recorded` + k + 1 after the record.
+  std::array<TransferEngine::Fence, kMaxTransferPhases> phases{};
+  uint64_t recorded = 0;
 };
 static_assert(std::is_trivially_copyable_v<Posting> && sizeof(Posting) % sizeof(float) == 0);
 
 struct Identity {
   uint64_t process = 0;
   int64_t device = 0;
+  uint64_t board = 0;  // rank 0's: the board of the team
 };
 
 // Exchanges one trivially copyable value per rank through `comm`.
@@ -57,10 +67,30 @@ class Scratch {
 
 }  // namespace
 
+// Written by one rank each, read by all: padded so that a rank's count
+// shares no cache line with another's.
+struct CopyEngineCommunicator::Board {
+  explicit Board(int ranks) : references(ranks), recorded(static_cast<size_t>(ranks)) {}
+  struct alignas(64) Count {
+    std::atomic<uint64_t> value{0};
+  };
+  std::atomic<int> references;  // one per rank that holds the board
+  std::vector<Count> recorded;
+};
+
+void CopyEngineCommunicator::BoardRelease::operator()(Board* board) const noexcept {
+  if (board->references.fetch_sub(1, std::memory_order_acq_rel) == 1) delete board;
+}
+
 CopyEngineCommunicator::CopyEngineCommunicator(Communicator& hostComm, std::unique_ptr<TransferEngine> engine)
     : hostComm_(hostComm), engine_(std::move(engine)) {
-  const std::vector<Identity> identities =
-      exchange(hostComm_, Identity{static_cast<uint64_t>(::getpid()), engine_->device()});
+  // Rank 0 makes the board with a reference for every rank; a rank that
+  // fails before it takes its own leaves the board to leak, never to be
+  // freed under a peer.
+  if (rank() == 0) board_.reset(new Board(size()));
+  const std::vector<Identity> identities = exchange(
+      hostComm_,
+      Identity{static_cast<uint64_t>(::getpid()), engine_->device(), reinterpret_cast<uint64_t>(board_.get())});
   for (const Identity& identity : identities) {
     if (identity.process != identities.front().process)
       throw CommError(
@@ -68,6 +98,10 @@ CopyEngineCommunicator::CopyEngineCommunicator(Communicator& hostComm, std::uniq
           "not MPI processes; use NCCL across processes");
     devices_.push_back(static_cast<int>(identity.device));
   }
+  if (rank() != 0) board_.reset(reinterpret_cast<Board*>(identities.front().board));
+  team_ = inProcessTeamBarrier(hostComm_);
+  if (!team_ && size() > 1)
+    throw CommError("the copy-engine communicator needs an in-process team as its host team (hostir run --ranks N)");
   engine_->connect(devices_.data(), static_cast<int>(devices_.size()));
 }
 
@@ -95,28 +129,33 @@ void CopyEngineCommunicator::run(const Call& call, void* stream) {
     send = staged.data();
   }
   const TransferSchedule schedule = scheduleTransfers(call.signature, me, size(), call.inPlace);
+  if (schedule.phases.size() > kMaxTransferPhases) throw std::logic_error("a transfer schedule with too many phases");
   Scratch scratch(*engine_, schedule.scratchElements * elementSize, s);
 
-  Posting mine{call.signature, reinterpret_cast<uint64_t>(send), reinterpret_cast<uint64_t>(call.recv),
-               reinterpret_cast<uint64_t>(scratch.data()), engine_->fence(s)};
+  Posting mine{call.signature,
+               reinterpret_cast<uint64_t>(send),
+               reinterpret_cast<uint64_t>(call.recv),
+               reinterpret_cast<uint64_t>(scratch.data()),
+               engine_->fence(s),
+               {},
+               recorded_};
+  if (size() > 1)
+    for (size_t k = 0; k < schedule.phases.size(); ++k) mine.phases[k] = engine_->newFence();
   const std::vector<Posting> postings = exchange(hostComm_, mine);
   std::vector<CollectiveSignature> signatures;
   for (const Posting& p : postings) signatures.push_back(p.signature);
   if (std::string mismatch = findMismatch(signatures); !mismatch.empty()) throw CommError(mismatch);
 
-  auto waitForPeers = [&](auto fenceOf) {
-    for (int q = 0; q < size(); ++q)
-      if (q != me) engine_->wait(s, fenceOf(q));
-  };
   auto address = [&](const Place& place) {
     const Posting& p = postings[static_cast<size_t>(place.rank)];
     const uint64_t base = place.region == Region::Send ? p.send : place.region == Region::Recv ? p.recv : p.scratch;
     return reinterpret_cast<std::byte*>(base) + place.offset * elementSize;
   };
 
-  waitForPeers([&](int q) { return postings[static_cast<size_t>(q)].ready; });
-  for (const std::vector<TransferStep>& phase : schedule.phases) {
-    for (const TransferStep& step : phase) {
+  for (int q = 0; q < size(); ++q)
+    if (q != me) engine_->wait(s, postings[static_cast<size_t>(q)].ready);
+  for (size_t k = 0; k < schedule.phases.size(); ++k) {
+    for (const TransferStep& step : schedule.phases[k]) {
       std::byte* dst = address(step.dst);
       switch (step.kind) {
         case TransferStep::Kind::Copy:
@@ -130,12 +169,21 @@ void CopyEngineCommunicator::run(const Call& call, void* stream) {
       }
     }
     // The next phase reads what the peers wrote in this one; after the last,
-    // no rank may reuse a buffer before its peers are done reading it.
-    struct PhaseFence {
-      TransferEngine::Fence fence;
-    };
-    const std::vector<PhaseFence> fences = exchange(hostComm_, PhaseFence{engine_->fence(s)});
-    waitForPeers([&](int q) { return fences[static_cast<size_t>(q)].fence; });
+    // no rank may reuse a buffer before its peers are done reading it. A
+    // peer's fence may be waited for only once it is recorded: its count
+    // on the board says so.
+    if (size() == 1) continue;
+    engine_->record(mine.phases[k], s);
+    board_->recorded[static_cast<size_t>(me)].value.store(++recorded_);
+    team_->signal();
+    for (int q = 0; q < size(); ++q) {
+      if (q == me) continue;
+      const Posting& peer = postings[static_cast<size_t>(q)];
+      const std::atomic<uint64_t>& count = board_->recorded[static_cast<size_t>(q)].value;
+      const uint64_t target = peer.recorded + k + 1;
+      if (count.load() < target) team_->waitUntil([&] { return count.load() >= target; });
+      engine_->wait(s, peer.phases[k]);
+    }
   }
   if (!stream) engine_->synchronize(s);
 }

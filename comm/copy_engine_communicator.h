@@ -9,12 +9,20 @@
 //
 // Calls are matched across ranks by issue order through the host team
 // (`hostComm`, an in-process team): at each call the ranks exchange their
-// buffers and a fence, check that they called the same collective, and
-// after each phase of the schedule exchange fences again. A rank's host
-// waits for its peers' hosts to reach the same call (not for any device
-// work), so stream-ordered calls return as soon as their work is issued.
+// buffers, a fence recorded once their inputs are written and one fence per
+// phase of the schedule, to be recorded later, and check that they called
+// the same collective. That is the call's only exchange. After each phase a
+// rank records that phase's fence and counts it on a board the team shares;
+// before its next work it waits on the host, one-sidedly, until each peer's
+// count says the peer has recorded the same phase (a CUDA stream waits only
+// for a record made before its wait), then makes its stream wait for the
+// peer's fence. A rank's host waits for its peers' hosts to reach the same
+// call and to issue its phases (not for any device work), so stream-ordered
+// calls return as soon as their work is issued. Those waits end with a
+// CommError when the team is aborted.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +32,8 @@
 #include "comm/transfer_engine.h"
 
 namespace hostir {
+
+class TeamBarrier;
 
 class CopyEngineCommunicator final : public Communicator {
  public:
@@ -65,9 +75,19 @@ class CopyEngineCommunicator final : public Communicator {
   };
   void run(const Call& call, void* stream);
 
+  // Per rank, how many phase fences it has recorded; shared by the team's
+  // communicators (the last one frees it).
+  struct Board;
+  struct BoardRelease {
+    void operator()(Board* board) const noexcept;
+  };
+
   Communicator& hostComm_;
   std::unique_ptr<TransferEngine> engine_;
   std::vector<int> devices_;
+  std::shared_ptr<TeamBarrier> team_;  // its abort ends the waits for the board
+  std::unique_ptr<Board, BoardRelease> board_;
+  uint64_t recorded_ = 0;  // this rank's count on the board
 };
 
 }  // namespace hostir

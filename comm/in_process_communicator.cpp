@@ -164,6 +164,8 @@ class InProcessCommunicator final : public Communicator {
 
   void abort(const std::string& reason) override { team_->barrier.abort(reason); }
 
+  std::shared_ptr<TeamBarrier> barrierOfTeam() const { return {team_, &team_->barrier}; }
+
  private:
   // Posts this rank's buffers and waits for every rank's. Throws CommError
   // if the team is aborted first or the ranks called different collectives.
@@ -217,5 +219,10 @@ std::unique_ptr<Communicator> InProcessTeam::communicator(int rank) {
 }
 
 void InProcessTeam::abort(const std::string& reason) { state_->barrier.abort(reason); }
+
+std::shared_ptr<TeamBarrier> inProcessTeamBarrier(Communicator& comm) {
+  auto* inProcess = dynamic_cast<InProcessCommunicator*>(&comm);
+  return inProcess ? inProcess->barrierOfTeam() : nullptr;
+}
 
 }  // namespace hostir

@@ -15,6 +15,7 @@
 namespace hostir {
 
 struct InProcessTeamState;
+class TeamBarrier;
 
 class InProcessTeam {
  public:
@@ -37,5 +38,12 @@ class InProcessTeam {
  private:
   std::shared_ptr<InProcessTeamState> state_;
 };
+
+// The barrier of the in-process team that `comm` is a communicator of (kept
+// alive by the pointer), or null when `comm` is any other communicator: for
+// communicators built over an in-process team whose ranks wait for each
+// other one-sidedly yet must end their waits when the team is aborted
+// (TeamBarrier::waitUntil; the copy-engine communicator).
+std::shared_ptr<TeamBarrier> inProcessTeamBarrier(Communicator& comm);
 
 }  // namespace hostir

@@ -1,6 +1,8 @@
 #include "comm/team_barrier.h"
 
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #include "comm/communicator.h"
 
@@ -49,7 +51,40 @@ void TeamBarrier::abort(const std::string& reason) {
 
 void TeamBarrier::abortLocked(const std::string& reason) {
   if (!abortReason_) abortReason_ = reason;
+  aborted_.store(true);
   released_.notify_all();
+  signalled_.notify_all();
+}
+
+void TeamBarrier::waitUntil(const std::function<bool()>& ready) {
+  // A peer a phase ahead usually signals within microseconds: spin, then
+  // yield the core (ranks may outnumber cores), then sleep.
+  constexpr int kSpins = 256;
+  constexpr auto kYieldFor = std::chrono::microseconds(50);
+  for (int i = 0; i < kSpins; ++i) {
+    if (ready()) return;
+    if (aborted_.load(std::memory_order_relaxed)) break;
+  }
+  const auto yieldUntil = std::chrono::steady_clock::now() + kYieldFor;
+  while (!aborted_.load(std::memory_order_relaxed) && std::chrono::steady_clock::now() < yieldUntil) {
+    if (ready()) return;
+    std::this_thread::yield();
+  }
+  std::unique_lock lock(mutex_);
+  // Announced before ready() is checked under the lock: a party that makes
+  // ready() hold after that check sees the sleeper (both seq_cst) and takes
+  // the lock before notifying, so the wake-up cannot fall between the check
+  // and the wait.
+  sleepers_.fetch_add(1);
+  signalled_.wait(lock, [&] { return ready() || abortReason_; });
+  sleepers_.fetch_sub(1);
+  if (!ready()) throwAbortedLocked();
+}
+
+void TeamBarrier::signal() {
+  if (sleepers_.load() == 0) return;
+  { std::lock_guard lock(mutex_); }
+  signalled_.notify_all();
 }
 
 void TeamBarrier::releaseLocked() {

@@ -2,6 +2,7 @@
 // aborted: the rendezvous every in-process collective is built from.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -31,9 +32,20 @@ class TeamBarrier {
   // hang. Throws CommError afterwards if the team was aborted.
   void arriveAndWaitForAll();
 
-  // Wakes every waiter of arriveAndWait; that and every later call throws
-  // CommError with `reason`. The first reason wins.
+  // Wakes every waiter of arriveAndWait and waitUntil; that and every later
+  // call throws CommError with `reason`. The first reason wins.
   void abort(const std::string& reason);
+
+  // For parties that signal each other one-sidedly instead of meeting (the
+  // copy-engine communicator's phases): waits, without arriving, until
+  // ready() holds. It spins briefly, then yields, then sleeps until a
+  // signal() or an abort. Throws CommError if the team is (or becomes)
+  // aborted while ready() does not hold. ready() must read only atomics
+  // (seq_cst) that a party changes (seq_cst) before it calls signal().
+  void waitUntil(const std::function<bool()>& ready);
+  // Wakes the parties asleep in waitUntil to check ready() again; costs a
+  // load when none sleeps.
+  void signal();
 
  private:
   void abortLocked(const std::string& reason);
@@ -46,6 +58,11 @@ class TeamBarrier {
   int arrived_ = 0;
   uint64_t generation_ = 0;
   std::optional<std::string> abortReason_;
+  // For waitUntil: whether abortReason_ is set, read without the lock, and
+  // how many parties sleep on signalled_.
+  std::atomic<bool> aborted_{false};
+  std::atomic<int> sleepers_{0};
+  std::condition_variable signalled_;
 };
 
 }  // namespace hostir

@@ -8,7 +8,11 @@
 // `stream` is the engine's native stream (a cudaStream_t for CUDA), or the
 // engine's defaultStream(). A fence marks a point in a stream's order; a
 // rank may wait for its peers' fences (all ranks are threads of one
-// process, so a fence is meaningful to every rank).
+// process, so a fence is meaningful to every rank). A fence is taken first
+// and recorded later, so a rank can hand its peers the fences of a whole
+// collective at once; a peer must wait() for one only once its host knows
+// the record was made (CUDA waits for the event's latest record at the time
+// of the wait, or for nothing if there is none).
 #pragma once
 
 #include <cstddef>
@@ -52,10 +56,21 @@ class TransferEngine {
   // data[i] *= factor, the product taken in f64.
   virtual void scale(void* data, size_t count, DType dtype, double factor, void* stream) = 0;
 
-  // The point after everything issued on `stream` so far.
-  virtual Fence fence(void* stream) = 0;
+  // A fence to be recorded later. The engine may hand the same fence out
+  // again after a while (CUDA: a ring of events), so its user must see to
+  // it that every peer has waited for a record before the next one.
+  virtual Fence newFence() = 0;
+  // Sets `fence` to the point after everything issued on `stream` so far.
+  virtual void record(Fence fence, void* stream) = 0;
   // Work issued on `stream` after this call starts once `fence` is reached.
   virtual void wait(void* stream, Fence fence) = 0;
+
+  // A new fence recorded at once on `stream`.
+  Fence fence(void* stream) {
+    const Fence f = newFence();
+    record(f, stream);
+    return f;
+  }
 };
 
 }  // namespace hostir

@@ -1,11 +1,11 @@
 // What one rank of a copy-engine collective does, as data. Every rank
 // pulls: it copies what it needs from its peers' buffers into its own and
 // reduces locally, so every byte has one writer and reductions never read
-// remote memory. The work comes in phases; after each phase the team
-// exchanges fences, and every rank's next work waits for its peers' fences,
-// so a phase reads only what the peers finished writing in the phases
-// before it. After the last phase each rank also waits for its peers'
-// final fences: nobody reuses a buffer a peer may still be reading.
+// remote memory. The work comes in phases; after each phase every rank
+// records a fence, and every rank's next work waits for its peers' fences
+// of that phase, so a phase reads only what the peers finished writing in
+// the phases before it. After the last phase each rank also waits for its
+// peers' final fences: nobody reuses a buffer a peer may still be reading.
 //
 // Allreduce is a reduce-scatter of count / world parts followed by an
 // allgather of the reduced parts (two phases); the other collectives take
@@ -43,6 +43,9 @@ struct TransferStep {
   size_t count = 0;
   double factor = 1.0;  // Scale only
 };
+
+// The most phases a schedule has (allreduce's two).
+constexpr size_t kMaxTransferPhases = 2;
 
 struct TransferSchedule {
   size_t scratchElements = 0;

@@ -110,10 +110,12 @@ void CudaTransferEngine::scale(void* data, size_t count, DType dtype, double fac
   checkCuda(launchScale(dtype, data, count, factor, native(stream)), "scale kernel launch");
 }
 
-TransferEngine::Fence CudaTransferEngine::fence(void* stream) {
-  cudaEvent_t event = fences_[nextFence_++ % kFenceRing];
-  checkCuda(cudaEventRecord(event, native(stream)), "cudaEventRecord");
-  return reinterpret_cast<Fence>(event);
+TransferEngine::Fence CudaTransferEngine::newFence() {
+  return reinterpret_cast<Fence>(fences_[nextFence_++ % kFenceRing]);
+}
+
+void CudaTransferEngine::record(Fence fence, void* stream) {
+  checkCuda(cudaEventRecord(reinterpret_cast<cudaEvent_t>(fence), native(stream)), "cudaEventRecord");
 }
 
 void CudaTransferEngine::wait(void* stream, Fence fence) {

@@ -4,10 +4,12 @@
 // of its own that the team's other devices may read, and fences from a ring
 // of events created once.
 //
-// A fence's event is recorded again only after the ring has gone round;
-// every peer enqueues its wait for a fence before it reaches the next
-// exchange of the team, and the ring cannot go round before every peer has
-// passed that many exchanges, so a wait always sees the record it was meant for.
+// A fence's event is handed out again only after the ring has gone round.
+// The copy-engine communicator takes at most 1 + kMaxTransferPhases fences per
+// collective, and every peer has enqueued its waits for a collective's
+// fences before it reaches the next collective's exchange of postings; the
+// ring cannot go round before every peer has passed that many exchanges, so
+// a wait always sees the record it was meant for.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -40,7 +42,8 @@ class CudaTransferEngine final : public TransferEngine {
   void copy(void* dst, int dstDevice, const void* src, int srcDevice, size_t bytes, void* stream) override;
   void reduce(void* acc, const void* in, size_t count, DType dtype, ReduceOp op, void* stream) override;
   void scale(void* data, size_t count, DType dtype, double factor, void* stream) override;
-  Fence fence(void* stream) override;
+  Fence newFence() override;
+  void record(Fence fence, void* stream) override;
   void wait(void* stream, Fence fence) override;
 
  private:

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <new>
 #include <random>
+#include <stdexcept>
 
 #include "comm/reduce.h"
 
@@ -99,15 +100,24 @@ void AsyncHostEngine::scale(void* data, size_t count, DType dtype, double factor
   streamOf(stream).enqueue([=] { scaleInPlace(data, count, dtype, factor); });
 }
 
-TransferEngine::Fence AsyncHostEngine::fence(void* stream) {
+TransferEngine::Fence AsyncHostEngine::newFence() {
   std::lock_guard lock(fencesMutex_);
-  fences_.push_back(FencePoint{streamOf(stream).state(), streamOf(stream).issued()});
+  fences_.emplace_back();
   return reinterpret_cast<Fence>(&fences_.back());
+}
+
+void AsyncHostEngine::record(Fence fence, void* stream) {
+  // Each fence is recorded once (the communicator takes new ones for every
+  // call), so a wait that came before the record would read it while it is
+  // written: ThreadSanitizer reports the missing order.
+  *reinterpret_cast<FencePoint*>(fence) = FencePoint{streamOf(stream).state(), streamOf(stream).issued()};
 }
 
 void AsyncHostEngine::wait(void* stream, Fence fence) {
   if (!fence) return;
   const FencePoint point = *reinterpret_cast<const FencePoint*>(fence);
+  // CUDA would wait for nothing: the fence's record is what was meant.
+  if (!point.stream) throw std::logic_error("a wait for a fence that its rank has not recorded yet");
   streamOf(stream).enqueue([point] { point.stream->waitFor(point.position); });
 }
 

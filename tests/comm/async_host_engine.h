@@ -64,13 +64,17 @@ class AsyncHostEngine final : public TransferEngine {
   void copy(void* dst, int dstDevice, const void* src, int srcDevice, size_t bytes, void* stream) override;
   void reduce(void* acc, const void* in, size_t count, DType dtype, ReduceOp op, void* stream) override;
   void scale(void* data, size_t count, DType dtype, double factor, void* stream) override;
-  Fence fence(void* stream) override;
+  Fence newFence() override;
+  void record(Fence fence, void* stream) override;
   void wait(void* stream, Fence fence) override;
 
  private:
+  // Without a stream, not recorded yet: a wait for it fails (the
+  // communicator let a peer's stream wait before the record, which CUDA
+  // would take as a wait for nothing).
   struct FencePoint {
     std::shared_ptr<AsyncHostStream::State> stream;
-    uint64_t position;
+    uint64_t position = 0;
   };
   std::unique_ptr<AsyncHostStream> stream_;
   std::mutex fencesMutex_;

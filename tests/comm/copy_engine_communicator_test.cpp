@@ -11,9 +11,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <stdexcept>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -189,6 +196,121 @@ TEST(CopyEngineCommunicatorTest, AbortFromOneRankFailsThePendingCallsOfTheOthers
   for (int r : {0, 1, 3})
     EXPECT_THAT(commErrorMessage(thrown[static_cast<size_t>(r)]), ::testing::HasSubstr("rank 2 ran out of memory"))
         << "rank " << r;
+}
+
+// An engine that runs another's work but lets a test act on the host just
+// before each record of a fence (the first of a call is its ready fence,
+// then one per phase): to delay a rank's issue of its phases, or fail it.
+class HookedEngine final : public TransferEngine {
+ public:
+  HookedEngine(std::unique_ptr<TransferEngine> inner, std::function<void(uint64_t records)> beforeRecord)
+      : inner_(std::move(inner)), beforeRecord_(std::move(beforeRecord)) {}
+  bool asynchronous() const override { return inner_->asynchronous(); }
+  int device() const override { return inner_->device(); }
+  void* defaultStream() override { return inner_->defaultStream(); }
+  void synchronize(void* stream) override { inner_->synchronize(stream); }
+  void* allocate(size_t bytes, void* stream) override { return inner_->allocate(bytes, stream); }
+  void release(void* data, void* stream) noexcept override { inner_->release(data, stream); }
+  void copy(void* dst, int dstDevice, const void* src, int srcDevice, size_t bytes, void* stream) override {
+    inner_->copy(dst, dstDevice, src, srcDevice, bytes, stream);
+  }
+  void reduce(void* acc, const void* in, size_t count, DType dtype, ReduceOp op, void* stream) override {
+    inner_->reduce(acc, in, count, dtype, op, stream);
+  }
+  void scale(void* data, size_t count, DType dtype, double factor, void* stream) override {
+    inner_->scale(data, count, dtype, factor, stream);
+  }
+  Fence newFence() override { return inner_->newFence(); }
+  void record(Fence fence, void* stream) override {
+    beforeRecord_(records_++);
+    inner_->record(fence, stream);
+  }
+  void wait(void* stream, Fence fence) override { inner_->wait(stream, fence); }
+
+ private:
+  std::unique_ptr<TransferEngine> inner_;
+  std::function<void(uint64_t)> beforeRecord_;
+  uint64_t records_ = 0;
+};
+
+// Phase 2 of an allreduce pulls the parts that the peers reduced in phase
+// 1. Rank 1's stream is slow (up to 400 us before each task) and its host
+// dawdles before recording some of its fences, while the others run at
+// once: a rank that pulled before rank 1's phase 1 had completed would get
+// the sentinel its recv starts with, and one whose stream waited for a
+// fence rank 1 had not recorded yet fails in the asynchronous engine.
+TEST(CopyEngineCommunicatorTest, APhaseReadsOnlyWhatASlowPeerFinishedWritingInTheLastOne) {
+  constexpr int kRanks = 3;
+  constexpr int kRounds = 40;
+  constexpr size_t kCount = 300;
+  InProcessTeam team(kRanks);
+  std::vector<std::vector<std::string>> problems(kRanks);
+  auto thrown = runTeam(team, [&](Communicator& host) {
+    const int r = host.rank();
+    auto inner = std::make_unique<AsyncHostEngine>(r == 1 ? 400 : 0, 5 + static_cast<uint64_t>(r));
+    auto engine = std::make_unique<HookedEngine>(std::move(inner), [r](uint64_t records) {
+      if (r == 1 && records % 3 != 0) std::this_thread::sleep_for(std::chrono::microseconds(300));
+    });
+    CopyEngineCommunicator comm(host, std::move(engine));
+    std::vector<float> send(kCount), recv(kCount);
+    for (int round = 0; round < kRounds; ++round) {
+      for (size_t i = 0; i < kCount; ++i) send[i] = static_cast<float>((r + 1) * (round + 1) + static_cast<int>(i % 7));
+      std::fill(recv.begin(), recv.end(), -1.0f);
+      comm.allreduce(send.data(), recv.data(), kCount, DType::F32, ReduceOp::Sum);  // blocks: the host checks
+      for (size_t i = 0; i < kCount; ++i) {
+        // sum over ranks q of (q + 1) * (round + 1) + i % 7
+        const float expected = static_cast<float>(6 * (round + 1) + kRanks * static_cast<int>(i % 7));
+        if (recv[i] != expected) {
+          problems[static_cast<size_t>(r)].push_back(
+              fmt::format("round {} element {}: {} instead of {}", round, i, recv[i], expected));
+          break;
+        }
+      }
+    }
+  });
+  expectNoneThrew(thrown);
+  reportProblems(problems);
+}
+
+// A rank waits on the host for a slow peer to record its phase's fence;
+// the peer fails instead and aborts the team: the wait ends with the
+// peer's reason at once, not when some deadline expires.
+TEST(CopyEngineCommunicatorTest, AbortOfAPeerEndsTheWaitForItsPhasePromptly) {
+  constexpr int kRanks = 3;
+  InProcessTeam team(kRanks);
+  std::atomic<int64_t> abortedAt{0};
+  std::vector<int64_t> endedAt(kRanks, 0);
+  auto now = [] { return std::chrono::steady_clock::now().time_since_epoch().count(); };
+  auto thrown = runTeam(team, [&](Communicator& host) {
+    const int r = host.rank();
+    auto engine = std::make_unique<HookedEngine>(std::make_unique<HostTransferEngine>(), [&, r](uint64_t records) {
+      // Records 0 to 2: the first allreduce's ready fence and its two
+      // phases'; 3 to 5 the second's.
+      if (r == 1 && records == 4) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the peers are asleep by now
+        abortedAt = now();
+        team.abort("rank 1 failed in its phase");
+        throw std::runtime_error("rank 1 failed");
+      }
+    });
+    CopyEngineCommunicator comm(host, std::move(engine));
+    std::vector<double> buffer(16, 1.0);
+    comm.allreduce(buffer.data(), buffer.data(), buffer.size(), DType::F64, ReduceOp::Sum);
+    try {
+      comm.allreduce(buffer.data(), buffer.data(), buffer.size(), DType::F64, ReduceOp::Sum);
+    } catch (...) {
+      endedAt[static_cast<size_t>(r)] = now();
+      throw;
+    }
+  });
+  EXPECT_NE(thrown[1], nullptr);
+  for (int r : {0, 2}) {
+    EXPECT_THAT(commErrorMessage(thrown[static_cast<size_t>(r)]), ::testing::HasSubstr("rank 1 failed in its phase"))
+        << "rank " << r;
+    EXPECT_LT(std::chrono::steady_clock::duration(endedAt[static_cast<size_t>(r)] - abortedAt.load()),
+              std::chrono::milliseconds(500))
+        << "rank " << r << " noticed the abort late";
+  }
 }
 
 TEST(CopyEngineCommunicatorTest, NamesItselfAndItsBlocking) {

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <thread>
@@ -80,6 +81,48 @@ TEST(TeamBarrierTest, WaitForAllOutlastsAnAbortUntilEveryoneArrives) {
   EXPECT_THROW(barrier.arriveAndWaitForAll(), CommError);
   ASSERT_EQ(first.wait_for(10s), std::future_status::ready);
   EXPECT_THROW(first.get(), CommError);
+}
+
+// waitUntil: the one-sided wait of the copy-engine communicator's phases.
+TEST(TeamBarrierTest, WaitUntilSleepsUntilASignalMakesItsConditionHold) {
+  TeamBarrier barrier(2);
+  std::atomic<int> count{0};
+  int payload = 0;  // plain: the count orders it
+  for (int round = 1; round <= 200; ++round) {
+    auto waiter = std::async(std::launch::async, [&, round] {
+      barrier.waitUntil([&] { return count.load() >= round; });
+      return payload;
+    });
+    // Now and then long enough for the waiter to be asleep, not spinning.
+    if (round % 50 == 0) std::this_thread::sleep_for(5ms);
+    payload = round;
+    count.store(round);
+    barrier.signal();
+    ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready) << "a signal was lost in round " << round;
+    EXPECT_EQ(waiter.get(), round);
+  }
+}
+
+TEST(TeamBarrierTest, AbortEndsAWaitUntilPromptly) {
+  TeamBarrier barrier(3);
+  std::atomic<bool> never{false};
+  auto waiter = std::async(std::launch::async, [&] { barrier.waitUntil([&] { return never.load(); }); });
+  std::this_thread::sleep_for(50ms);  // asleep by now
+  const auto aborted = std::chrono::steady_clock::now();
+  barrier.abort("peer failed");
+  ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready) << "a waitUntil hangs after abort";
+  // Woken, not polling: well under the half second a loaded machine may add.
+  EXPECT_LT(std::chrono::steady_clock::now() - aborted, 500ms);
+  try {
+    waiter.get();
+    ADD_FAILURE() << "waitUntil returned after an abort";
+  } catch (const CommError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("peer failed"));
+  }
+  // An aborted team fails a later wait at once, but not one that holds already.
+  EXPECT_THROW(barrier.waitUntil([&] { return never.load(); }), CommError);
+  never.store(true);
+  barrier.waitUntil([&] { return never.load(); });
 }
 
 TEST(TeamBarrierTest, OnePartyNeverWaits) {
