@@ -55,6 +55,16 @@ std::optional<std::string> cudaUnavailableReason();
 // The CUDA devices this process can use (0 without the CUDA backend).
 int cudaDeviceCount();
 
+// What a profile says of the GPU it was measured on.
+struct CudaDeviceFacts {
+  std::string name;         // "NVIDIA H100 80GB HBM3"
+  int multiprocessors = 0;  // SMs
+  uint64_t memoryBytes = 0;
+  int major = 0, minor = 0;  // compute capability
+};
+// Device `device`'s facts; nullopt without the CUDA backend or that device.
+std::optional<CudaDeviceFacts> cudaDeviceFacts(int device);
+
 // Implemented by executor/cuda/ when the CUDA backend is built, and by
 // executor/no_cuda_backend.cpp otherwise.
 RankBackend createCudaBackend(const BackendOptions& options, Communicator& hostComm);

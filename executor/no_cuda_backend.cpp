@@ -11,6 +11,8 @@ std::optional<std::string> cudaUnavailableReason() {
 
 int cudaDeviceCount() { return 0; }
 
+std::optional<CudaDeviceFacts> cudaDeviceFacts(int) { return std::nullopt; }
+
 RankBackend createCudaBackend(const BackendOptions&, Communicator&) {
   throw std::runtime_error(*cudaUnavailableReason());
 }

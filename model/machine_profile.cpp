@@ -25,7 +25,10 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 constexpr std::string_view kFormat = "hostir-machine-profile";
-constexpr int64_t kVersion = 1;
+// The version the writer writes. Version 1 files (without spreads, issue
+// costs by operation or contention) still read, and mean what they meant.
+constexpr int64_t kVersion = 2;
+constexpr int64_t kOldestVersion = 1;
 
 // Thrown inside the reader only; parseMachineProfile turns it into a Diagnostic.
 struct ProfileError {
@@ -51,17 +54,27 @@ std::string joined(std::initializer_list<std::string_view> names) {
 std::string shown(const Json& value) { return value.dump(); }
 
 // An object's keys must be among `allowed` (plus "source", which documents
-// where the object's numbers come from): a misspelt key must not pass as absent.
+// where the object's numbers come from): a misspelt key must not pass as
+// absent. `newer`: keys that only version 2 knows, errors in a version 1 file.
 void requireKeys(const Json& object, const std::string& path, std::initializer_list<std::string_view> allowed,
-                 std::initializer_list<std::string_view> required) {
+                 std::initializer_list<std::string_view> required, std::initializer_list<std::string_view> newer = {},
+                 int64_t version = 2) {
   if (!object.is_object()) reject(path.empty() ? "the profile" : path, "expected an object, got " + shown(object));
+  const bool readsNewer = version >= 2;
   for (const auto& [key, value] : object.items()) {
     if (key == "source") {
       if (!value.is_string()) reject(child(path, key), "expected a string, got " + shown(value));
       continue;
     }
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
-      reject(child(path, key), fmt::format("unknown key (expected one of {})", joined(allowed)));
+    if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+    if (std::find(newer.begin(), newer.end(), key) != newer.end()) {
+      if (readsNewer) continue;
+      reject(child(path, key), "a version 2 key in a version 1 profile (write \"version\": 2)");
+    }
+    std::string expected = joined(allowed);
+    if (readsNewer)
+      for (std::string_view name : newer) expected += ", " + std::string(name);
+    reject(child(path, key), fmt::format("unknown key (expected one of {})", expected));
   }
   for (std::string_view key : required)
     if (!object.contains(key)) reject(path, fmt::format("missing key '{}'", key));
@@ -93,6 +106,12 @@ constexpr Range kOverheadMicros{0, 1e7, "us"};  // up to 10 s
 constexpr Range kMeasuredMicros{1e-6, 1e9, "us"};
 constexpr Range kComputeUnits{1e-6, 1e6, "units"};
 constexpr Range kShareOfUnits{0, 1e6, "units"};
+// A relative spread (the interquartile range over the median): beyond 10
+// a figure says nothing.
+constexpr Range kSpread{0, 10, "(relative)"};
+// A contention rate: the share of its rate alone that work keeps beside
+// other work. Below 1/1000 no measurement could tell it from a stall.
+constexpr Range kContentionRate{1e-3, 1, "(of the rate alone)"};
 
 double readInRange(const Json& value, const std::string& path, const Range& range) {
   double number = readNumber(value, path);
@@ -171,6 +190,16 @@ std::string_view algorithmName(CommAlgorithm algorithm) {
   return "?";
 }
 
+// An optional array parallel to `count` values: one relative spread each.
+std::vector<double> readSpreads(const Json& object, const std::string& path, std::string_view key, size_t count,
+                                std::string_view per) {
+  if (!object.contains(key)) return {};
+  std::vector<double> spreads = readRates(object, path, key, kSpread);
+  if (spreads.size() != count)
+    reject(child(path, key), fmt::format("expected {} values (one per {} value), got {}", count, per, spreads.size()));
+  return spreads;
+}
+
 void readRank(const Json& rank, MachineProfile& profile) {
   const std::string path = "rank";
   requireKeys(rank, path, {"admission", "compute_units", "gemm_units", "elementwise_units", "communication_units"},
@@ -195,7 +224,7 @@ void readRank(const Json& rank, MachineProfile& profile) {
       reject(child(path, key), fmt::format("{} exceeds compute_units, {}", units, profile.computeUnits));
 }
 
-void readGemm(const Json& gemm, MachineProfile& profile) {
+void readGemm(const Json& gemm, MachineProfile& profile, int64_t version) {
   const std::string path = "gemm";
   if (!gemm.is_object()) reject(path, "expected an object, got " + shown(gemm));
   for (const auto& [name, rates] : gemm.items()) {
@@ -206,7 +235,8 @@ void readGemm(const Json& gemm, MachineProfile& profile) {
     std::string gridPath = child(path, name);
     std::optional<DType> dtype = parseDType(name);
     if (!dtype) reject(gridPath, "unknown dtype (expected one of f32, f16, bf16, f64)");
-    requireKeys(rates, gridPath, {"peak_tflops", "m", "n", "k", "tflops"}, {"m", "n", "k", "tflops"});
+    requireKeys(rates, gridPath, {"peak_tflops", "m", "n", "k", "tflops"}, {"m", "n", "k", "tflops"}, {"spread"},
+                version);
     GemmGrid grid;
     grid.m = readAxis(rates, gridPath, "m");
     grid.n = readAxis(rates, gridPath, "n");
@@ -216,25 +246,27 @@ void readGemm(const Json& gemm, MachineProfile& profile) {
     if (grid.tflops.size() != expected)
       reject(child(gridPath, "tflops"), fmt::format("expected {} values (m x n x k = {} x {} x {}), got {}", expected,
                                                     grid.m.size(), grid.n.size(), grid.k.size(), grid.tflops.size()));
+    grid.spread = readSpreads(rates, gridPath, "spread", grid.tflops.size(), "tflops");
     if (rates.contains("peak_tflops"))
       profile.peakTflops[*dtype] = readInRange(rates["peak_tflops"], child(gridPath, "peak_tflops"), kTflops);
     profile.gemm[*dtype] = std::move(grid);
   }
 }
 
-void readMemory(const Json& memory, MachineProfile& profile) {
+void readMemory(const Json& memory, MachineProfile& profile, int64_t version) {
   const std::string path = "memory";
-  requireKeys(memory, path, {"bytes", "gbps"}, {"bytes", "gbps"});
+  requireKeys(memory, path, {"bytes", "gbps"}, {"bytes", "gbps"}, {"spread"}, version);
   profile.memory.bytes = readAxis(memory, path, "bytes");
   profile.memory.gbps = readRates(memory, path, "gbps", kGbps);
   if (profile.memory.gbps.size() != profile.memory.bytes.size())
     reject(child(path, "gbps"), fmt::format("expected {} values (one per bytes value), got {}",
                                             profile.memory.bytes.size(), profile.memory.gbps.size()));
+  profile.memory.spread = readSpreads(memory, path, "spread", profile.memory.gbps.size(), "gbps");
 }
 
-CommunicationCost readCommunicationCost(const Json& entry, const std::string& path) {
+CommunicationCost readCommunicationCost(const Json& entry, const std::string& path, int64_t version) {
   requireKeys(entry, path, {"kind", "ranks", "algorithm", "latency_us", "busbw_gbps", "bytes", "us"},
-              {"kind", "ranks", "algorithm", "latency_us", "busbw_gbps"});
+              {"kind", "ranks", "algorithm", "latency_us", "busbw_gbps"}, {"spread", "measured_spread"}, version);
   CommunicationCost cost;
   std::string kind = readString(entry, path, "kind");
   auto known =
@@ -265,16 +297,20 @@ CommunicationCost readCommunicationCost(const Json& entry, const std::string& pa
     if (cost.measuredMicros.size() != cost.measuredBytes.size())
       reject(child(path, "us"), fmt::format("expected {} values (one per bytes value), got {}",
                                             cost.measuredBytes.size(), cost.measuredMicros.size()));
+    cost.measuredSpread = readSpreads(entry, path, "measured_spread", cost.measuredMicros.size(), "us");
+  } else if (entry.contains("measured_spread")) {
+    reject(child(path, "measured_spread"), "a spread of measured times needs the times ('bytes' and 'us')");
   }
+  if (entry.contains("spread")) cost.spread = readInRange(entry["spread"], child(path, "spread"), kSpread);
   return cost;
 }
 
-void readCommunication(const Json& entries, MachineProfile& profile) {
+void readCommunication(const Json& entries, MachineProfile& profile, int64_t version) {
   const std::string path = "communication";
   if (!entries.is_array()) reject(path, "expected an array, got " + shown(entries));
   for (size_t i = 0; i < entries.size(); ++i) {
     std::string entryPath = element(path, i);
-    CommunicationCost cost = readCommunicationCost(entries[i], entryPath);
+    CommunicationCost cost = readCommunicationCost(entries[i], entryPath, version);
     for (size_t j = 0; j < profile.communication.size(); ++j) {
       const CommunicationCost& other = profile.communication[j];
       if (other.kind == cost.kind && other.ranks == cost.ranks && other.algorithm == cost.algorithm)
@@ -286,26 +322,100 @@ void readCommunication(const Json& entries, MachineProfile& profile) {
   }
 }
 
-void readOverheads(const Json& overheads, MachineProfile& profile) {
+void readOverheads(const Json& overheads, MachineProfile& profile, int64_t version) {
   const std::string path = "overheads_us";
-  requireKeys(overheads, path, {"issue", "launch", "sync", "wakeup"}, {"issue", "launch", "sync", "wakeup"});
+  requireKeys(overheads, path, {"issue", "launch", "sync", "wakeup"}, {"issue", "launch", "sync", "wakeup"},
+              {"spread", "issue_by_op"}, version);
   profile.overheads.issueMicros = readInRange(overheads["issue"], child(path, "issue"), kOverheadMicros);
   profile.overheads.launchMicros = readInRange(overheads["launch"], child(path, "launch"), kOverheadMicros);
   profile.overheads.syncMicros = readInRange(overheads["sync"], child(path, "sync"), kOverheadMicros);
   profile.overheads.wakeupMicros = readInRange(overheads["wakeup"], child(path, "wakeup"), kOverheadMicros);
+  if (overheads.contains("spread")) {
+    const std::string spreadPath = child(path, "spread");
+    const Json& spread = overheads["spread"];
+    requireKeys(spread, spreadPath, {"issue", "launch", "sync", "wakeup"}, {});
+    Overheads& o = profile.overheads;
+    for (auto [key, field] : {std::pair<std::string_view, double*>{"issue", &o.issueSpread},
+                              {"launch", &o.launchSpread},
+                              {"sync", &o.syncSpread},
+                              {"wakeup", &o.wakeupSpread}})
+      if (spread.contains(key)) *field = readInRange(spread[std::string(key)], child(spreadPath, key), kSpread);
+  }
+  if (overheads.contains("issue_by_op")) {
+    const std::string byOpPath = child(path, "issue_by_op");
+    const Json& byOp = overheads["issue_by_op"];
+    if (!byOp.is_object()) reject(byOpPath, "expected an object, got " + shown(byOp));
+    for (const auto& [name, micros] : byOp.items()) {
+      if (name == "source") {
+        if (!micros.is_string()) reject(child(byOpPath, name), "expected a string, got " + shown(micros));
+        continue;
+      }
+      std::optional<OpKind> kind = opKindByName(name);
+      if (!kind) reject(child(byOpPath, name), "unknown operation (expected an operation's name: linear, allreduce, ...)");
+      profile.overheads.issueMicrosByOp[*kind] = readInRange(micros, child(byOpPath, name), kOverheadMicros);
+    }
+  }
+}
+
+constexpr std::pair<WorkClass, std::string_view> kWorkClasses[] = {
+    {WorkClass::Gemm, "gemm"},
+    {WorkClass::Memory, "memory"},
+    {WorkClass::Elementwise, "elementwise"},
+    {WorkClass::Communication, "communication"},
+};
+
+
+WorkClass readWorkClass(const Json& entry, const std::string& path, std::string_view key) {
+  std::string name = readString(entry, path, key);
+  for (const auto& [value, known] : kWorkClasses)
+    if (known == name) return value;
+  reject(child(path, key),
+         fmt::format("unknown class '{}' (expected one of gemm, memory, elementwise, communication)", name));
+}
+
+void readContention(const Json& entries, MachineProfile& profile) {
+  const std::string path = "contention";
+  if (!entries.is_array()) reject(path, "expected an array, got " + shown(entries));
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const std::string entryPath = element(path, i);
+    const Json& entry = entries[i];
+    requireKeys(entry, entryPath, {"slowed", "beside", "rate", "spread"}, {"slowed", "beside", "rate"});
+    Contention c;
+    c.slowed = readWorkClass(entry, entryPath, "slowed");
+    c.beside = readWorkClass(entry, entryPath, "beside");
+    if (c.slowed == c.beside)
+      reject(child(entryPath, "beside"),
+             fmt::format("{} beside {}: work of one class shares the units (rank.*_units), it has no contention entry",
+                         workClassName(c.slowed), workClassName(c.beside)));
+    c.rate = readInRange(entry["rate"], child(entryPath, "rate"), kContentionRate);
+    if (entry.contains("spread")) c.spread = readInRange(entry["spread"], child(entryPath, "spread"), kSpread);
+    for (size_t j = 0; j < profile.contention.size(); ++j)
+      if (profile.contention[j].slowed == c.slowed && profile.contention[j].beside == c.beside)
+        reject(entryPath, fmt::format("a second entry for {} beside {} (the first is {})", workClassName(c.slowed),
+                                      workClassName(c.beside), element(path, j)));
+    profile.contention.push_back(c);
+  }
 }
 
 MachineProfile readProfile(const Json& root) {
+  if (!root.is_object()) reject("the profile", "expected an object, got " + shown(root));
+  // The format and version first: another format's keys are not misspellings.
+  if (root.contains("format") &&
+      (!root["format"].is_string() || root["format"].get<std::string>() != kFormat))
+    reject("format",
+           fmt::format("expected \"{}\", got {} (is this a hostir machine profile?)", kFormat, shown(root["format"])));
+  const bool knownVersion = root.contains("version") && root["version"].is_number_integer() &&
+                            root["version"].get<int64_t>() >= kOldestVersion &&
+                            root["version"].get<int64_t>() <= kVersion;
+  if (root.contains("version") && !knownVersion)
+    reject("version", fmt::format("expected {} or {}, got {} (this hostir reads versions {} and {})", kOldestVersion,
+                                  kVersion, shown(root["version"]), kOldestVersion, kVersion));
+  const int64_t version = knownVersion ? root["version"].get<int64_t>() : kVersion;
   requireKeys(root, "",
               {"format", "version", "name", "description", "sources", "rank", "gemm", "memory", "communication",
                "overheads_us"},
-              {"format", "version", "name", "rank", "gemm", "memory", "communication", "overheads_us"});
-  if (!root["format"].is_string() || root["format"].get<std::string>() != kFormat)
-    reject("format",
-           fmt::format("expected \"{}\", got {} (is this a hostir machine profile?)", kFormat, shown(root["format"])));
-  if (!root["version"].is_number_integer() || root["version"].get<int64_t>() != kVersion)
-    reject("version", fmt::format("expected {}, got {} (this hostir reads version {})", kVersion,
-                                  shown(root["version"]), kVersion));
+              {"format", "version", "name", "rank", "gemm", "memory", "communication", "overheads_us"}, {"contention"},
+              version);
   MachineProfile profile;
   profile.name = readString(root, "", "name");
   if (root.contains("description")) profile.description = readString(root, "", "description");
@@ -316,10 +426,11 @@ MachineProfile readProfile(const Json& root) {
       if (!text.is_string()) reject(child("sources", key), "expected a string, got " + shown(text));
   }
   readRank(root["rank"], profile);
-  readGemm(root["gemm"], profile);
-  readMemory(root["memory"], profile);
-  readCommunication(root["communication"], profile);
-  readOverheads(root["overheads_us"], profile);
+  readGemm(root["gemm"], profile, version);
+  readMemory(root["memory"], profile, version);
+  readCommunication(root["communication"], profile, version);
+  readOverheads(root["overheads_us"], profile, version);
+  if (root.contains("contention")) readContention(root["contention"], profile);
   return profile;
 }
 
@@ -396,11 +507,13 @@ std::string machineProfileJson(const MachineProfile& profile) {
     rates["n"] = axisJson(grid.n);
     rates["k"] = axisJson(grid.k);
     rates["tflops"] = grid.tflops;
+    if (!grid.spread.empty()) rates["spread"] = grid.spread;
     gemm[std::string(dtypeName(dtype))] = std::move(rates);
   }
   root["gemm"] = std::move(gemm);
   root["memory"]["bytes"] = axisJson(profile.memory.bytes);
   root["memory"]["gbps"] = profile.memory.gbps;
+  if (!profile.memory.spread.empty()) root["memory"]["spread"] = profile.memory.spread;
   Json communication = Json::array();
   for (const CommunicationCost& cost : profile.communication) {
     Json entry;
@@ -412,7 +525,9 @@ std::string machineProfileJson(const MachineProfile& profile) {
     if (!cost.measuredBytes.empty()) {
       entry["bytes"] = cost.measuredBytes;
       entry["us"] = cost.measuredMicros;
+      if (!cost.measuredSpread.empty()) entry["measured_spread"] = cost.measuredSpread;
     }
+    if (cost.spread != 0) entry["spread"] = cost.spread;
     communication.push_back(std::move(entry));
   }
   root["communication"] = std::move(communication);
@@ -421,8 +536,97 @@ std::string machineProfileJson(const MachineProfile& profile) {
   overheads["launch"] = profile.overheads.launchMicros;
   overheads["sync"] = profile.overheads.syncMicros;
   overheads["wakeup"] = profile.overheads.wakeupMicros;
+  const Overheads& o = profile.overheads;
+  if (o.issueSpread != 0 || o.launchSpread != 0 || o.syncSpread != 0 || o.wakeupSpread != 0)
+    overheads["spread"] = Json{{"issue", o.issueSpread},
+                               {"launch", o.launchSpread},
+                               {"sync", o.syncSpread},
+                               {"wakeup", o.wakeupSpread}};
+  if (!o.issueMicrosByOp.empty()) {
+    Json byOp = Json::object();
+    for (const auto& [kind, micros] : o.issueMicrosByOp) byOp[std::string(signatureOf(kind).name)] = micros;
+    overheads["issue_by_op"] = std::move(byOp);
+  }
+  if (!profile.contention.empty()) {
+    Json contention = Json::array();
+    for (const Contention& c : profile.contention) {
+      Json entry;
+      entry["slowed"] = workClassName(c.slowed);
+      entry["beside"] = workClassName(c.beside);
+      entry["rate"] = c.rate;
+      if (c.spread != 0) entry["spread"] = c.spread;
+      contention.push_back(std::move(entry));
+    }
+    root["contention"] = std::move(contention);
+  }
   // Invalid UTF-8 (a host name, say) is replaced rather than thrown.
   return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+std::string_view workClassName(WorkClass workClass) {
+  for (const auto& [value, name] : kWorkClasses)
+    if (value == workClass) return name;
+  return "?";
+}
+
+double contentionRate(const MachineProfile& profile, WorkClass slowed, WorkClass beside) {
+  if (slowed == beside || profile.contention.empty()) return 1;
+  for (const Contention& c : profile.contention)
+    if (c.slowed == slowed && c.beside == beside) return c.rate;
+  return kUnmeasuredContentionRate;
+}
+
+namespace {
+
+// A figure moved to an edge of its spread, kept in its range (a time
+// grows with the slow edge, a rate shrinks).
+double atEdge(double value, double spread, SpreadEdge edge, bool isTime, const Range& range) {
+  if (spread <= 0) return value;
+  const bool slower = edge == SpreadEdge::Slow;
+  const double moved = (slower == isTime) ? value * (1 + spread) : value / (1 + spread);
+  return std::clamp(moved, range.lo, range.hi);
+}
+
+double spreadAt(const std::vector<double>& spreads, size_t i) { return i < spreads.size() ? spreads[i] : 0; }
+
+}  // namespace
+
+bool hasSpread(const MachineProfile& profile) {
+  auto any = [](const std::vector<double>& v) { return std::any_of(v.begin(), v.end(), [](double s) { return s > 0; }); };
+  for (const auto& [dtype, grid] : profile.gemm)
+    if (any(grid.spread)) return true;
+  if (any(profile.memory.spread)) return true;
+  for (const CommunicationCost& cost : profile.communication)
+    if (cost.spread > 0 || any(cost.measuredSpread)) return true;
+  const Overheads& o = profile.overheads;
+  if (o.issueSpread > 0 || o.launchSpread > 0 || o.syncSpread > 0 || o.wakeupSpread > 0) return true;
+  for (const Contention& c : profile.contention)
+    if (c.spread > 0) return true;
+  return false;
+}
+
+MachineProfile atSpreadEdge(const MachineProfile& profile, SpreadEdge edge) {
+  MachineProfile p = profile;
+  for (auto& [dtype, grid] : p.gemm)
+    for (size_t i = 0; i < grid.tflops.size(); ++i)
+      grid.tflops[i] = atEdge(grid.tflops[i], spreadAt(grid.spread, i), edge, false, kTflops);
+  for (size_t i = 0; i < p.memory.gbps.size(); ++i)
+    p.memory.gbps[i] = atEdge(p.memory.gbps[i], spreadAt(p.memory.spread, i), edge, false, kGbps);
+  for (CommunicationCost& cost : p.communication) {
+    cost.latencyMicros = atEdge(cost.latencyMicros, cost.spread, edge, true, kOverheadMicros);
+    cost.busGbps = atEdge(cost.busGbps, cost.spread, edge, false, kGbps);
+    for (size_t i = 0; i < cost.measuredMicros.size(); ++i)
+      cost.measuredMicros[i] =
+          atEdge(cost.measuredMicros[i], spreadAt(cost.measuredSpread, i), edge, true, kMeasuredMicros);
+  }
+  Overheads& o = p.overheads;
+  o.issueMicros = atEdge(o.issueMicros, o.issueSpread, edge, true, kOverheadMicros);
+  for (auto& [kind, micros] : o.issueMicrosByOp) micros = atEdge(micros, o.issueSpread, edge, true, kOverheadMicros);
+  o.launchMicros = atEdge(o.launchMicros, o.launchSpread, edge, true, kOverheadMicros);
+  o.syncMicros = atEdge(o.syncMicros, o.syncSpread, edge, true, kOverheadMicros);
+  o.wakeupMicros = atEdge(o.wakeupMicros, o.wakeupSpread, edge, true, kOverheadMicros);
+  for (Contention& c : p.contention) c.rate = atEdge(c.rate, c.spread, edge, false, kContentionRate);
+  return p;
 }
 
 std::vector<std::string> shippedMachineProfiles() {

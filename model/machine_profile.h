@@ -35,13 +35,18 @@ enum class Admission {
 struct GemmGrid {
   std::vector<int64_t> m, n, k;
   std::vector<double> tflops;
+  // The relative spread of each measured rate, parallel to tflops: the
+  // interquartile range of its timed runs over their median (every
+  // `spread` in a profile means this). Empty: not measured with a spread.
+  std::vector<double> spread;
 };
 
 // Memory bandwidth by the bytes an operation touches (read plus written):
 // what fits in cache runs faster. Ascending bytes.
 struct MemoryCurve {
   std::vector<int64_t> bytes;
-  std::vector<double> gbps;  // GB/s, 1e9 bytes per second
+  std::vector<double> gbps;    // GB/s, 1e9 bytes per second
+  std::vector<double> spread;  // parallel to gbps, or empty
 };
 
 // Communication algorithms, for the latency's growth with the team size.
@@ -65,6 +70,8 @@ struct CommunicationCost {
   // moves 64 KiB far faster per byte than 64 MiB. Empty: not measured.
   std::vector<int64_t> measuredBytes;
   std::vector<double> measuredMicros;
+  std::vector<double> measuredSpread;  // parallel to measuredMicros, or empty
+  double spread = 0;                   // of latency and bandwidth: the largest of the points' spreads
 };
 
 // Host and stream overheads, in microseconds.
@@ -73,6 +80,30 @@ struct Overheads {
   double launchMicros = 0;  // from issue to start on an idle stream
   double syncMicros = 0;    // a cross-stream wait (wait_event, synchronize, wait) on the waiter
   double wakeupMicros = 0;  // a stream or rank blocked on another resumes this much after it
+  // Host time to issue one statement of a kind, where measured (a CUDA
+  // allreduce costs the host more than an add); other kinds cost issueMicros.
+  std::map<OpKind, double> issueMicrosByOp;
+  // Relative spreads of issue, launch, sync and wakeup (0: not measured).
+  double issueSpread = 0, launchSpread = 0, syncSpread = 0, wakeupSpread = 0;
+};
+
+// The classes of work that contend for a GPU's SMs and memory bandwidth.
+enum class WorkClass {
+  Gemm,           // linear, matmul
+  Memory,         // copies and fills
+  Elementwise,    // add and the other non-GEMM kernels
+  Communication,  // collectives and sendrecv
+};
+
+// How much work of one class slows while work of another class runs beside
+// it on the same rank (Concurrent ranks): its rate then is `rate` times its
+// rate alone, i.e. its time alone divided by its time beside the other.
+// Measured by `hostir calibrate --backend cuda`, pairwise.
+struct Contention {
+  WorkClass slowed = WorkClass::Gemm;
+  WorkClass beside = WorkClass::Memory;
+  double rate = 1;    // (0, 1]
+  double spread = 0;  // relative
 };
 
 struct MachineProfile {
@@ -88,7 +119,34 @@ struct MachineProfile {
   MemoryCurve memory;
   std::vector<CommunicationCost> communication;
   Overheads overheads;
+  // Pairwise slow-downs of concurrent work on a Concurrent rank; see
+  // docs/cost-model.md for the rule and the pairs a profile leaves out.
+  std::vector<Contention> contention;
 };
+
+// The rate that work of class `slowed` keeps while work of class `beside`
+// runs on the same rank (docs/cost-model.md): the profile's contention
+// entry for the pair; for a pair its table leaves out, 0.5
+// (kUnmeasuredContentionRate: the two share the device, nothing is free
+// unless measured) when the table has entries and 1 when it is empty (a
+// version 1 profile, a CPU: no contention modelled). 1 for one class
+// beside itself (units share that).
+constexpr double kUnmeasuredContentionRate = 0.5;
+double contentionRate(const MachineProfile& profile, WorkClass slowed, WorkClass beside);
+// "gemm", "memory", "elementwise", "communication".
+std::string_view workClassName(WorkClass workClass);
+
+// Which end of its spread every figure of a profile is taken at.
+enum class SpreadEdge {
+  Slow,  // every time x (1 + spread), every rate / (1 + spread)
+  Fast,  // every time / (1 + spread), every rate x (1 + spread) (a contention rate at most 1)
+};
+// The profile with every figure that has a spread moved to that edge of it,
+// within the format's ranges; the peaks (datasheet bounds) stay. A profile
+// without spreads comes back equal.
+MachineProfile atSpreadEdge(const MachineProfile& profile, SpreadEdge edge);
+// Whether any figure of the profile has a spread above 0.
+bool hasSpread(const MachineProfile& profile);
 
 // Parses and validates a profile. Errors name the file and the JSON path:
 // "p.json: error: gemm.bf16.tflops: expected 12 values (m x n x k), got 11".

@@ -15,6 +15,20 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // leave rounding residue that must not become extra events.
 constexpr double kEpsilon = 1e-12;
 constexpr size_t kNone = ~size_t{0};
+constexpr size_t kClasses = 4;  // WorkClass's values
+
+// The class of work an item is, for contention (docs/cost-model.md).
+WorkClass classOf(const WorkItem& item) {
+  switch (item.kind) {
+    case WorkItem::Kind::Memory: return WorkClass::Memory;
+    case WorkItem::Kind::Communication: return WorkClass::Communication;
+    case WorkItem::Kind::Compute:
+    case WorkItem::Kind::Wait: break;
+  }
+  return item.op == OpKind::Linear || item.op == OpKind::Matmul ? WorkClass::Gemm : WorkClass::Elementwise;
+}
+
+size_t indexOf(WorkClass c) { return static_cast<size_t>(c); }
 
 enum class State : uint8_t {
   Waiting,   // its stream has not reached it, or what it waits for has not finished
@@ -39,6 +53,10 @@ struct Rank {
   double freeUnits = 0;                // IssueOrder
   std::vector<size_t> running;         // admitted computations and memory work
   double rate = 1;                     // Concurrent: the share of their units the computations get
+  // Concurrent ranks with a contention table: each class's rate beside the
+  // other classes running now (1 for all without contention).
+  double classRate[kClasses] = {1, 1, 1, 1};
+  std::vector<double> issueEnd;  // per statement: when the host has issued it
   size_t done = 0;
   bool finished = false;
 };
@@ -82,7 +100,10 @@ class Simulator {
     size_t admitted = 0;
     double seconds = 0;  // the longest of the ranks' (their packing may differ)
     bool started = false;
-    double end = 0;
+    double end = 0;   // when it ends at its current rate
+    double rate = 1;  // the slowest of its ranks' rates for it (contention)
+    double nextRate = 1;
+    uint64_t stamp = 0;  // the rate update that last visited it
   };
 
   Rank makeRank(const RankWork& work) {
@@ -104,12 +125,42 @@ class Simulator {
     r.head.assign(r.streams.size(), 0);
     r.streamFree.assign(r.streams.size(), 0);
     r.freeUnits = profile_.computeUnits;
-    r.timeline.hostEnd = work.statements * micros(profile_.overheads.issueMicros);
+    r.issueEnd = issueTimes(work);
+    r.timeline.issueEnd = r.issueEnd;
+    r.timeline.hostEnd = work.statements * micros(profile_.overheads.issueMicros) + extraIssue(r.issueEnd, work);
     r.timeline.end = r.timeline.hostEnd;
     return r;
   }
 
   static double micros(double us) { return us * 1e-6; }
+
+  // When the host has issued each statement: one `issue` overhead each, or
+  // the statement's own where the profile has one for its operation (prefix
+  // sums: O(statements)). Without costs by operation, exactly (s + 1) * issue.
+  std::vector<double> issueTimes(const RankWork& work) const {
+    const Overheads& o = profile_.overheads;
+    const double issue = micros(o.issueMicros);
+    std::vector<double> ends(work.statements);
+    double extra = 0;
+    for (uint32_t s = 0; s < work.statements; ++s) {
+      if (!o.issueMicrosByOp.empty() && s < work.issued.size())
+        if (auto own = o.issueMicrosByOp.find(work.issued[s].op); own != o.issueMicrosByOp.end())
+          extra += micros(own->second) - issue;
+      ends[s] = (s + 1) * issue + extra;
+    }
+    return ends;
+  }
+
+  // What the statements' own issue costs add to `statements` x issue.
+  double extraIssue(const std::vector<double>& ends, const RankWork& work) const {
+    if (ends.empty()) return 0;
+    return ends.back() - work.statements * micros(profile_.overheads.issueMicros);
+  }
+
+  double issuedAt(const Rank& r, uint32_t statement) const {
+    if (statement < r.issueEnd.size()) return r.issueEnd[statement];
+    return (statement + 1) * micros(profile_.overheads.issueMicros);
+  }
   bool issueOrder() const { return profile_.admission == Admission::IssueOrder; }
   double unitsOf(const WorkItem& item) const { return std::min(item.units, profile_.computeUnits); }
 
@@ -126,6 +177,7 @@ class Simulator {
       for (size_t k : fullyAdmitted_) {
         Communication& c = communications_[k];
         c.started = true;
+        c.rate = 1;
         c.end = now_ + c.seconds;
         for (Rank& r : ranks_) r.timeline.items[r.communications[k]].start = now_;
         changed = true;
@@ -156,7 +208,7 @@ class Simulator {
     if (r.state[i] != State::Waiting) return false;
     const WorkItem& item = r.work->items[i];
     const Overheads& o = profile_.overheads;
-    double reached = std::max((item.statement + 1) * micros(o.issueMicros) + micros(o.launchMicros), r.streamFree[s]);
+    double reached = std::max(issuedAt(r, item.statement) + micros(o.launchMicros), r.streamFree[s]);
     ItemTiming& timing = r.timeline.items[i];
     if (item.kind == WorkItem::Kind::Wait) {
       const size_t target = static_cast<size_t>(item.afterStream);
@@ -237,23 +289,65 @@ class Simulator {
   }
 
   // Concurrent ranks: communications hold their units first; computations
-  // share the rest in proportion to what they ask for.
+  // share the rest in proportion to what they ask for. With a contention
+  // table, each class of work also runs at the product of its rates beside
+  // every other class running on the rank, and a communication moves data
+  // at the slowest of its ranks' rates for it.
   void updateRates() {
     for (Rank& r : ranks_) {
       r.rate = 1;
+      std::fill(std::begin(r.classRate), std::end(r.classRate), 1.0);
       if (issueOrder()) continue;
       const double held = r.communicating == kNone ? 0 : unitsOf(r.work->items[r.communicating]);
       double asked = 0;
-      for (size_t i : r.running)
-        if (r.work->items[i].kind != WorkItem::Kind::Wait) asked += unitsOf(r.work->items[i]);
+      bool present[kClasses] = {false, false, false, false};
+      for (size_t i : r.running) {
+        const WorkItem& item = r.work->items[i];
+        if (item.kind == WorkItem::Kind::Wait) continue;
+        asked += unitsOf(item);
+        present[indexOf(classOf(item))] = true;
+      }
       const double available = std::max(0.0, profile_.computeUnits - held);
       if (asked > available) r.rate = available / asked;
+      if (profile_.contention.empty()) continue;
+      if (r.communicating != kNone && communicationOf(r, r.communicating).started)
+        present[indexOf(WorkClass::Communication)] = true;
+      for (size_t slowed = 0; slowed < kClasses; ++slowed)
+        for (size_t beside = 0; beside < kClasses; ++beside)
+          if (beside != slowed && present[beside])
+            r.classRate[slowed] *=
+                contentionRate(profile_, static_cast<WorkClass>(slowed), static_cast<WorkClass>(beside));
+    }
+    if (profile_.contention.empty() || issueOrder()) return;
+    // A started communication's rate: the slowest of its ranks'. Only the
+    // communications in flight (one per rank at most) are visited, so a
+    // long program's step stays O(ranks).
+    ++rateStamp_;
+    inFlight_.clear();
+    for (const Rank& r : ranks_) {
+      if (r.communicating == kNone) continue;
+      const size_t k = static_cast<size_t>(r.work->items[r.communicating].communication);
+      Communication& c = communications_[k];
+      if (!c.started) continue;
+      if (c.stamp != rateStamp_) {
+        c.stamp = rateStamp_;
+        c.nextRate = kInfinity;
+        inFlight_.push_back(k);
+      }
+      c.nextRate = std::min(c.nextRate, r.classRate[indexOf(WorkClass::Communication)]);
+    }
+    for (size_t k : inFlight_) {
+      Communication& c = communications_[k];
+      if (c.nextRate == c.rate || c.end <= now_) continue;
+      // The work left, at the old rate, now runs at the new one.
+      c.end = now_ + (c.end - now_) * c.rate / c.nextRate;
+      c.rate = c.nextRate;
     }
   }
 
   double rateOf(const Rank& r, size_t i) const {
     const WorkItem& item = r.work->items[i];
-    return item.units > 0 ? r.rate : 1;
+    return (item.units > 0 ? r.rate : 1) * r.classRate[indexOf(classOf(item))];
   }
 
   double nextEvent() const {
@@ -353,6 +447,8 @@ class Simulator {
   const MachineProfile& profile_;
   std::vector<Rank> ranks_;
   std::vector<Communication> communications_;
+  std::vector<size_t> inFlight_;  // updateRates: the started communications of some rank
+  uint64_t rateStamp_ = 0;
   std::vector<size_t> fullyAdmitted_;  // admitted by every rank, not started yet
   double now_ = 0;
 };

@@ -1,14 +1,19 @@
 // Turns what each rank issued (rank_work.h) into a predicted timeline on
 // virtual clocks. The rules (docs/cost-model.md):
-//  * The host issues one statement per `issue` overhead; a piece of work
-//    can start `launch` after its statement was issued.
+//  * The host issues one statement per `issue` overhead (or its
+//    operation's own, from the profile's issue_by_op); a piece of work can
+//    start `launch` after its statement was issued.
 //  * A stream is a lane: its work runs in issue order. A wait starts the
 //    waiter's next work `sync` after the awaited work finished, plus
 //    `wakeup` when the waiter had nothing else to do.
 //  * Work holds compute units while it runs. IssueOrder ranks (CPU) start
 //    work only on free units and in issue order; Concurrent ranks (GPU)
 //    start it at once, communications take their units first and
-//    computations share the rest, running slower by their share.
+//    computations share the rest, running slower by their share. With a
+//    contention table, each class of work (gemm, memory, elementwise,
+//    communication) also runs at the product of its rates beside the other
+//    classes running on the rank (contentionRate), and a communication
+//    moves data at the slowest of its ranks' rates.
 //  * A rank runs its communications one at a time, in issue order. A
 //    communication holds its units from when its rank reaches it, and
 //    moves data once every rank has reached it (ranks match by issue
@@ -35,6 +40,7 @@ struct ItemTiming {
 
 struct RankTimeline {
   std::vector<ItemTiming> items;  // parallel to RankWork::items
+  std::vector<double> issueEnd;   // per statement: when the host had issued it
   double hostEnd = 0;             // when the host issued its last statement
   double end = 0;                 // when the rank's last work finished (or the host, if later)
 };

@@ -5,11 +5,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
+#include <set>
+#include <thread>
+#include <vector>
 
 #include "cli_runner.h"
 #include "model/machine_profile.h"
+#include "executor/backend_factory.h"
 #include "tools/hostir/calibration.h"
+#include "tools/hostir/calibration_runs.h"
+#include "tools/hostir/contention_calibration.h"
 
 namespace hostir {
 namespace {
@@ -44,11 +51,14 @@ void expectPlausibleGrid(const MachineProfile& p, DType dtype) {
   }
   ASSERT_TRUE(p.peakTflops.count(dtype));
   EXPECT_DOUBLE_EQ(p.peakTflops.at(dtype), *std::max_element(g.tflops.begin(), g.tflops.end()));
+  // Every rate records the spread of its runs.
+  ASSERT_EQ(g.spread.size(), g.tflops.size());
+  for (double spread : g.spread) EXPECT_GE(spread, 0);
 }
 
 TEST_F(Cli, CalibrateQuickWritesAProfileTheReaderAccepts) {
   auto path = dir_ / "p.json";
-  auto r = run("calibrate --quick --ranks 2 -o " + path.string());
+  auto r = run("calibrate --quick --force --ranks 2 -o " + path.string());
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_THAT(r.out, StartsWith("calibrated: gemm f32 "));
   EXPECT_THAT(r.out, HasSubstr("allreduce 2 ranks latency"));
@@ -68,6 +78,7 @@ TEST_F(Cli, CalibrateQuickWritesAProfileTheReaderAccepts) {
   ASSERT_EQ(p.memory.bytes.size(), p.memory.gbps.size());
   EXPECT_TRUE(std::is_sorted(p.memory.bytes.begin(), p.memory.bytes.end()));
   for (double gbps : p.memory.gbps) EXPECT_GT(gbps, 0);
+  EXPECT_EQ(p.memory.spread.size(), p.memory.gbps.size());
 
   // One entry per communication, at the team's size; a ring step of sendrecv is one transfer (flat).
   ASSERT_EQ(p.communication.size(), 5u);
@@ -79,6 +90,8 @@ TEST_F(Cli, CalibrateQuickWritesAProfileTheReaderAccepts) {
     EXPECT_LT(c.latencyMicros, 1e5);
     EXPECT_GT(c.busGbps, 0);
     EXPECT_EQ(c.algorithm, c.kind == OpKind::SendRecv ? CommAlgorithm::Flat : CommAlgorithm::Ring);
+    EXPECT_EQ(c.measuredSpread.size(), c.measuredMicros.size());
+    EXPECT_EQ(c.spread, *std::max_element(c.measuredSpread.begin(), c.measuredSpread.end()));
   }
   EXPECT_THAT(kinds, ::testing::UnorderedElementsAre(OpKind::Allreduce, OpKind::Allgather, OpKind::ReduceScatter,
                                                      OpKind::Broadcast, OpKind::SendRecv));
@@ -91,7 +104,7 @@ TEST_F(Cli, CalibrateQuickWritesAProfileTheReaderAccepts) {
 
 TEST_F(Cli, CalibrateOnOneRankHasNoCommunicationCosts) {
   auto path = dir_ / "p.json";
-  auto r = run("calibrate --quick --ranks 1 -o " + path.string());
+  auto r = run("calibrate --quick --force --ranks 1 -o " + path.string());
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("no communication costs (one rank)"));
   MachineProfile p = readProfile(path);
@@ -117,6 +130,93 @@ TEST_F(Cli, CalibrateRejectsABadCommandLine) {
   EXPECT_EQ(run("calibrate --quick --ranks 0 -o " + path).exitCode, 2);
   EXPECT_EQ(run("calibrate --quick").exitCode, 2);  // -o is required
   EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+// Two threads that keep the cores busy until the object goes.
+class BusyCores {
+ public:
+  BusyCores() {
+    for (int i = 0; i < 2; ++i)
+      spinners_.emplace_back([this] {
+        volatile uint64_t sink = 0;
+        while (!stop_.load(std::memory_order_relaxed)) sink = sink + 1;
+      });
+  }
+  ~BusyCores() {
+    stop_ = true;
+    for (std::thread& t : spinners_) t.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> spinners_;
+};
+
+// On a machine whose cores other work keeps busy, calibrate either refuses,
+// naming the noisiest figures, and writes nothing, or writes a profile in
+// which no figure spread beyond the limit; --force always writes.
+TEST_F(Cli, CalibrateOnBusyCoresRefusesNoisyFiguresUnlessForced) {
+  auto path = dir_ / "p.json";
+  BusyCores busy;
+  auto refused = run("calibrate --quick --ranks 2 -o " + path.string());
+  if (refused.exitCode == 1) {
+    EXPECT_THAT(refused.err, HasSubstr("error: the machine was too noisy to measure: "));
+    EXPECT_THAT(refused.err, ::testing::ContainsRegex("spread more than 15% after 2 retries: [a-z].* \\([0-9]+%\\)"));
+    EXPECT_THAT(refused.err, HasSubstr("no profile written"));
+    EXPECT_FALSE(std::filesystem::exists(path));
+  } else {
+    ASSERT_EQ(refused.exitCode, 0) << refused.err;
+    MachineProfile p = readProfile(path);
+    for (const auto& [dtype, grid] : p.gemm)
+      for (double spread : grid.spread) EXPECT_LE(spread, kNoisySpread);
+    for (double spread : p.memory.spread) EXPECT_LE(spread, kNoisySpread);
+    std::filesystem::remove(path);
+  }
+  auto forced = run("calibrate --quick --force --ranks 2 -o " + path.string());
+  ASSERT_EQ(forced.exitCode, 0) << forced.err;
+  EXPECT_TRUE(std::filesystem::exists(path));
+  if (refused.exitCode == 1) EXPECT_THAT(forced.err, HasSubstr("warning: --force: writing a profile with"));
+}
+
+TEST_F(Cli, CalibrateCudaWithoutADeviceIsAClearError) {
+  if (!cudaUnavailableReason()) GTEST_SKIP() << "a CUDA device is usable here";
+  auto path = dir_ / "p.json";
+  auto r = run("calibrate --quick --backend cuda -o " + path.string());
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_THAT(r.err, StartsWith("error: --backend cuda: "));
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_EQ(run("calibrate --quick --backend tpu -o " + path.string()).exitCode, 2);
+}
+
+TEST(CalibrationSpread, IsTheInterquartileRangeOverTheMedian) {
+  EXPECT_EQ(spreadOf({}), 0);
+  EXPECT_EQ(spreadOf({5}), 0);
+  EXPECT_DOUBLE_EQ(spreadOf({1, 1, 1, 1}), 0);
+  // Sorted 1 2 3 4 5: quartiles 2 and 4, median 3.
+  EXPECT_DOUBLE_EQ(spreadOf({5, 1, 4, 2, 3}), 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(medianOf({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(medianOf({4, 1, 2, 3}), 2.5);
+}
+
+// The contention measurement's programs and trace reading, on the CPU
+// backend's streams (threads): every pair it times has a rate in (0, 1].
+TEST(ContentionCalibration, TimesPairsOfWorkFromTheTrace) {
+  CalibrationRequest request;
+  request.world = 2;
+  request.computeSlots = 2;
+  request.quick = true;
+  TeamRunner runTeam = [](const RunRequest& run) { return runInProcess(run, 2); };
+  CalibrationRuns runs(request, runTeam);
+  std::vector<Contention> measured = measureContention(runs, request);
+  ASSERT_FALSE(measured.empty());
+  std::set<std::pair<WorkClass, WorkClass>> pairs;
+  for (const Contention& c : measured) {
+    EXPECT_NE(c.slowed, c.beside);
+    EXPECT_TRUE(pairs.insert({c.slowed, c.beside}).second);
+    EXPECT_GT(c.rate, 0);
+    EXPECT_LE(c.rate, 1);
+    EXPECT_GE(c.spread, 0);
+  }
 }
 
 TEST(CalibrationFit, RecoversALine) {

@@ -50,6 +50,24 @@ TEST_F(SimulateCli, TheIssueCommandPredictsAndWritesATraceInRunsFormat) {
   EXPECT_GE(tids.size(), 5u);  // the host and four worker streams
 }
 
+// A profile whose figures have spreads (h100-shared's are measured) gives
+// the range of the prediction with every figure at either end of its
+// spread; one without spreads prints no range.
+TEST_F(SimulateCli, SpreadsGiveARangeAroundThePrediction) {
+  const std::string args = " --ranks 2 --passes assign-streams --set M=16384 --set K=256 --set N=8192 --set S=4";
+  auto r = run("simulate " + example("row_parallel_linear.hir") + " --machine h100-shared" + args);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  Predicted p = predicted(r.out);
+  static const std::regex range(R"(\nrange: median_ms=([0-9.]+)\.\.([0-9.]+) \(the profile's figures at the fast and the slow ends of their spreads\)\n)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, range)) << r.out;
+  EXPECT_LT(std::stod(m[1]), p.total) << r.out;
+  EXPECT_GT(std::stod(m[2]), p.total) << r.out;
+  auto plain = run("simulate " + example("row_parallel_linear.hir") + " --machine h100-nvlink" + args);
+  ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("range:"), std::string::npos) << plain.out;
+}
+
 TEST_F(SimulateCli, OneStreamOverlapsNothing) {
   // As written, every chunk's GEMM and allreduce run on the main stream, one
   // after the other (at a shape where the work, not the host, sets the time).

@@ -1,5 +1,7 @@
 // The CUDA entry points of executor/backend_factory.h in a build with the
 // CUDA backend (no_cuda_backend.cpp stands in for them otherwise).
+#include <cuda_runtime_api.h>
+
 #include <memory>
 #include <stdexcept>
 
@@ -16,6 +18,17 @@ namespace hostir {
 std::optional<std::string> cudaUnavailableReason() { return cuda::deviceProblem(); }
 
 int cudaDeviceCount() { return cuda::usableDeviceCount(); }
+
+std::optional<CudaDeviceFacts> cudaDeviceFacts(int device) {
+  if (device < 0 || device >= cuda::usableDeviceCount()) return std::nullopt;
+  cudaDeviceProp properties{};
+  if (cudaGetDeviceProperties(&properties, device) != cudaSuccess) {
+    cudaGetLastError();  // leave no error behind for later calls to report
+    return std::nullopt;
+  }
+  return CudaDeviceFacts{properties.name, properties.multiProcessorCount, properties.totalGlobalMem,
+                         properties.major, properties.minor};
+}
 
 RankBackend createCudaBackend(const BackendOptions& options, Communicator& hostComm) {
   if (auto problem = cuda::deviceProblem()) throw std::runtime_error(*problem);

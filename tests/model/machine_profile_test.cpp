@@ -67,9 +67,11 @@ void expectSameProfile(const MachineProfile& a, const MachineProfile& b) {
     EXPECT_EQ(grid.n, other.n);
     EXPECT_EQ(grid.k, other.k);
     EXPECT_EQ(grid.tflops, other.tflops);
+    EXPECT_EQ(grid.spread, other.spread);
   }
   EXPECT_EQ(a.memory.bytes, b.memory.bytes);
   EXPECT_EQ(a.memory.gbps, b.memory.gbps);
+  EXPECT_EQ(a.memory.spread, b.memory.spread);
   ASSERT_EQ(a.communication.size(), b.communication.size());
   for (size_t i = 0; i < a.communication.size(); ++i) {
     EXPECT_EQ(a.communication[i].kind, b.communication[i].kind) << i;
@@ -79,11 +81,25 @@ void expectSameProfile(const MachineProfile& a, const MachineProfile& b) {
     EXPECT_EQ(a.communication[i].busGbps, b.communication[i].busGbps) << i;
     EXPECT_EQ(a.communication[i].measuredBytes, b.communication[i].measuredBytes) << i;
     EXPECT_EQ(a.communication[i].measuredMicros, b.communication[i].measuredMicros) << i;
+    EXPECT_EQ(a.communication[i].measuredSpread, b.communication[i].measuredSpread) << i;
+    EXPECT_EQ(a.communication[i].spread, b.communication[i].spread) << i;
   }
   EXPECT_EQ(a.overheads.issueMicros, b.overheads.issueMicros);
   EXPECT_EQ(a.overheads.launchMicros, b.overheads.launchMicros);
   EXPECT_EQ(a.overheads.syncMicros, b.overheads.syncMicros);
   EXPECT_EQ(a.overheads.wakeupMicros, b.overheads.wakeupMicros);
+  EXPECT_EQ(a.overheads.issueMicrosByOp, b.overheads.issueMicrosByOp);
+  EXPECT_EQ(a.overheads.issueSpread, b.overheads.issueSpread);
+  EXPECT_EQ(a.overheads.launchSpread, b.overheads.launchSpread);
+  EXPECT_EQ(a.overheads.syncSpread, b.overheads.syncSpread);
+  EXPECT_EQ(a.overheads.wakeupSpread, b.overheads.wakeupSpread);
+  ASSERT_EQ(a.contention.size(), b.contention.size());
+  for (size_t i = 0; i < a.contention.size(); ++i) {
+    EXPECT_EQ(a.contention[i].slowed, b.contention[i].slowed) << i;
+    EXPECT_EQ(a.contention[i].beside, b.contention[i].beside) << i;
+    EXPECT_EQ(a.contention[i].rate, b.contention[i].rate) << i;
+    EXPECT_EQ(a.contention[i].spread, b.contention[i].spread) << i;
+  }
 }
 
 TEST(MachineProfileTest, ReadsEveryField) {
@@ -183,11 +199,11 @@ TEST(MachineProfileTest, WritesTheDocumentedKeyOrder) {
     ASSERT_NE(at, std::string::npos) << key << " missing or out of order in\n" << json;
     last = at;
   }
-  EXPECT_EQ(json.rfind("{\n  \"format\": \"hostir-machine-profile\",\n  \"version\": 1,\n", 0), 0u) << json;
+  EXPECT_EQ(json.rfind("{\n  \"format\": \"hostir-machine-profile\",\n  \"version\": 2,\n", 0), 0u) << json;
 }
 
 TEST(MachineProfileTest, ShipsTheGpuProfiles) {
-  EXPECT_EQ(shippedMachineProfiles(), (std::vector<std::string>{"h100-nvlink", "h100-shared", "h200-nvlink"}));
+  EXPECT_EQ(shippedMachineProfiles(), (std::vector<std::string>{"h100-nvlink", "h100-shared", "h200-nvlink", "h200-shared"}));
   for (const std::string& name : shippedMachineProfiles()) {
     auto profile = loadMachineProfile(name);
     ASSERT_TRUE(profile.ok()) << name << ": " << renderDiagnostic(profile.error(), name);
@@ -263,7 +279,8 @@ TEST(MachineProfileTest, UnknownNamesListTheShippedProfiles) {
   auto profile = loadMachineProfile("a100");
   ASSERT_FALSE(profile.ok());
   EXPECT_EQ(profile.error().message,
-            "unknown machine 'a100': expected a profile file or one of h100-nvlink, h100-shared, h200-nvlink");
+            "unknown machine 'a100': expected a profile file or one of h100-nvlink, h100-shared, h200-nvlink, "
+            "h200-shared");
 }
 
 TEST(MachineProfileTest, MalformedJsonNamesTheLineAndColumn) {
@@ -281,8 +298,8 @@ TEST(MachineProfileTest, RejectsAnotherFormatOrVersion) {
   EXPECT_EQ(errorOf(edited("\"hostir-machine-profile\"", "\"chrome-trace\"")),
             "p.json: error: format: expected \"hostir-machine-profile\", got \"chrome-trace\" (is this a hostir "
             "machine profile?)");
-  EXPECT_EQ(errorOf(edited("\"version\": 1", "\"version\": 2")),
-            "p.json: error: version: expected 1, got 2 (this hostir reads version 1)");
+  EXPECT_EQ(errorOf(edited("\"version\": 1", "\"version\": 3")),
+            "p.json: error: version: expected 1 or 2, got 3 (this hostir reads versions 1 and 2)");
   EXPECT_EQ(errorOf("[1, 2]"), "p.json: error: the profile: expected an object, got [1,2]");
 }
 
@@ -400,6 +417,203 @@ TEST(MachineProfileTest, MeasuredMessageSizesComeWithTheirTimes) {
   auto parsed = parseMachineProfile(text, "p.json");
   ASSERT_FALSE(parsed.ok());
   EXPECT_NE(parsed.error().message.find("'bytes' and 'us' come together"), std::string::npos) << parsed.error().message;
+}
+
+
+// kProfile as version 2, with every key version 2 adds.
+constexpr const char* kVersion2Keys[][2] = {
+    {"\"version\": 1", "\"version\": 2"},
+    {"\"tflops\": [0.5]}", "\"tflops\": [0.5], \"spread\": [0.03]}"},
+    {"\"gbps\": [10, 100]}", "\"gbps\": [10, 100], \"spread\": [0.1, 0.02]}"},
+    {"\"latency_us\": 10, \"busbw_gbps\": 100,",
+     "\"latency_us\": 10, \"busbw_gbps\": 100, \"bytes\": [1024, 4096], \"us\": [11, 14], "
+     "\"measured_spread\": [0.05, 0.01], \"spread\": 0.05,"},
+    {"\"wakeup\": 4}",
+     "\"wakeup\": 4, \"spread\": {\"issue\": 0.2, \"sync\": 0.5},\n"
+     "                   \"issue_by_op\": {\"linear\": 30, \"allreduce\": 100, \"source\": \"made up\"}},\n"
+     "  \"contention\": [\n"
+     "    {\"slowed\": \"communication\", \"beside\": \"gemm\", \"rate\": 0.25, \"spread\": 0.2, \"source\": \"made up\"},\n"
+     "    {\"slowed\": \"gemm\", \"beside\": \"communication\", \"rate\": 0.9}\n"
+     "  ]"},
+};
+
+std::string version2(std::string text = kProfile) {
+  for (const auto& [from, to] : kVersion2Keys) {
+    size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) text.replace(at, std::string_view(from).size(), to);
+  }
+  return text;
+}
+
+std::string errorOfVersion2(std::string_view from, std::string_view to) {
+  std::string text = version2();
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return errorOf(text);
+}
+
+TEST(MachineProfileTest, ReadsTheVersion2Keys) {
+  const std::string text = version2();
+  auto parsed = parseMachineProfile(text, "p.json");
+  ASSERT_TRUE(parsed.ok()) << renderDiagnostic(parsed.error(), "p.json", text);
+  const MachineProfile& p = *parsed;
+  EXPECT_EQ(p.gemm.at(DType::F32).spread, std::vector<double>{0.03});
+  EXPECT_TRUE(p.gemm.at(DType::BF16).spread.empty());
+  EXPECT_EQ(p.memory.spread, (std::vector<double>{0.1, 0.02}));
+  EXPECT_EQ(p.communication[0].measuredSpread, (std::vector<double>{0.05, 0.01}));
+  EXPECT_EQ(p.communication[0].spread, 0.05);
+  EXPECT_EQ(p.communication[1].spread, 0);
+  EXPECT_EQ(p.overheads.issueSpread, 0.2);
+  EXPECT_EQ(p.overheads.launchSpread, 0);
+  EXPECT_EQ(p.overheads.syncSpread, 0.5);
+  EXPECT_EQ(p.overheads.issueMicrosByOp, (std::map<OpKind, double>{{OpKind::Linear, 30}, {OpKind::Allreduce, 100}}));
+  ASSERT_EQ(p.contention.size(), 2u);
+  EXPECT_EQ(p.contention[0].slowed, WorkClass::Communication);
+  EXPECT_EQ(p.contention[0].beside, WorkClass::Gemm);
+  EXPECT_EQ(p.contention[0].rate, 0.25);
+  EXPECT_EQ(p.contention[0].spread, 0.2);
+  EXPECT_EQ(p.contention[1].spread, 0);
+  EXPECT_EQ(contentionRate(p, WorkClass::Communication, WorkClass::Gemm), 0.25);
+  EXPECT_EQ(contentionRate(p, WorkClass::Gemm, WorkClass::Communication), 0.9);
+  // A pair the table leaves out shares the device; a class beside itself shares units, not this.
+  EXPECT_EQ(contentionRate(p, WorkClass::Memory, WorkClass::Gemm), kUnmeasuredContentionRate);
+  EXPECT_EQ(contentionRate(p, WorkClass::Gemm, WorkClass::Gemm), 1);
+}
+
+TEST(MachineProfileTest, AVersion1ProfileHasNoContentionNorSpreads) {
+  auto parsed = parseMachineProfile(kProfile, "p.json");
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_TRUE(parsed->contention.empty());
+  EXPECT_TRUE(parsed->overheads.issueMicrosByOp.empty());
+  EXPECT_FALSE(hasSpread(*parsed));
+  for (WorkClass slowed : {WorkClass::Gemm, WorkClass::Memory, WorkClass::Elementwise, WorkClass::Communication})
+    for (WorkClass beside : {WorkClass::Gemm, WorkClass::Memory, WorkClass::Elementwise, WorkClass::Communication})
+      EXPECT_EQ(contentionRate(*parsed, slowed, beside), 1);
+}
+
+TEST(MachineProfileTest, Version2RoundTripsThroughItsJson) {
+  const std::string text = version2();
+  auto parsed = parseMachineProfile(text, "p.json");
+  ASSERT_TRUE(parsed.ok());
+  std::string json = machineProfileJson(*parsed);
+  auto reparsed = parseMachineProfile(json, "written.json");
+  ASSERT_TRUE(reparsed.ok()) << renderDiagnostic(reparsed.error(), "written.json", json);
+  expectSameProfile(*parsed, *reparsed);
+  EXPECT_EQ(machineProfileJson(*reparsed), json);
+  for (const char* key : {"\"issue_by_op\"", "\"linear\": 30", "\"contention\"", "\"slowed\": \"communication\"",
+                          "\"measured_spread\"", "\"spread\": 0.05"})
+    EXPECT_NE(json.find(key), std::string::npos) << key << " missing in\n" << json;
+}
+
+TEST(MachineProfileTest, RoundTripsAFilledVersion2StructExactly) {
+  MachineProfile p;
+  p.name = "calibrated";
+  p.admission = Admission::Concurrent;
+  p.computeUnits = 132;
+  p.gemmUnits = 0;
+  p.elementwiseUnits = 0;
+  p.communicationUnits = 1;
+  p.gemm[DType::F32] = GemmGrid{{1024, 8192}, {8192}, {32}, {10.5, 12.25}, {0.011, 1.0 / 3.0}};
+  p.memory = MemoryCurve{{4096, 1 << 20}, {12.5, 700.25}, {0.2, 0.0123456789}};
+  p.communication = {{OpKind::Allreduce, 2, CommAlgorithm::Flat, 25, 370, {1024, 65536}, {30.5, 40.25}, {0.1, 0.3}, 0.3},
+                     {OpKind::SendRecv, 2, CommAlgorithm::Flat, 25, 400, {}, {}, {}, 0.07}};
+  p.overheads = Overheads{4.5, 5, 2, 1, {{OpKind::Linear, 40.5}, {OpKind::Allreduce, 120}}, 0.25, 0, 0.125, 10};
+  p.contention = {{WorkClass::Communication, WorkClass::Gemm, 0.2, 0.35},
+                  {WorkClass::Gemm, WorkClass::Communication, 0.925, 0},
+                  {WorkClass::Memory, WorkClass::Elementwise, 1, 0}};
+  std::string json = machineProfileJson(p);
+  auto parsed = parseMachineProfile(json, "calibrated.json");
+  ASSERT_TRUE(parsed.ok()) << renderDiagnostic(parsed.error(), "calibrated.json", json);
+  expectSameProfile(p, *parsed);
+  EXPECT_TRUE(hasSpread(p));
+}
+
+TEST(MachineProfileTest, AVersion1ProfileRejectsTheVersion2Keys) {
+  EXPECT_EQ(errorOf(edited("\"tflops\": [0.5]}", "\"tflops\": [0.5], \"spread\": [0]}")),
+            "p.json: error: gemm.f32.spread: a version 2 key in a version 1 profile (write \"version\": 2)");
+  EXPECT_EQ(errorOf(edited("\"wakeup\": 4}", "\"wakeup\": 4}, \"contention\": []")),
+            "p.json: error: contention: a version 2 key in a version 1 profile (write \"version\": 2)");
+  EXPECT_EQ(errorOf(edited("\"wakeup\": 4}", "\"wakeup\": 4, \"issue_by_op\": {}}")),
+            "p.json: error: overheads_us.issue_by_op: a version 2 key in a version 1 profile (write \"version\": 2)");
+}
+
+TEST(MachineProfileTest, RejectsBadVersion2Values) {
+  EXPECT_EQ(errorOfVersion2("\"spread\": [0.1, 0.02]", "\"spread\": [0.1]"),
+            "p.json: error: memory.spread: expected 2 values (one per gbps value), got 1");
+  EXPECT_EQ(errorOfVersion2("\"spread\": [0.03]", "\"spread\": [11]"),
+            "p.json: error: gemm.f32.spread[0]: expected a number from 0 to 10 (relative), got 11");
+  EXPECT_EQ(errorOfVersion2("\"spread\": 0.05,", "\"spread\": -0.05,"),
+            "p.json: error: communication[0].spread: expected a number from 0 to 10 (relative), got -0.05");
+  EXPECT_EQ(errorOfVersion2("\"measured_spread\": [0.05, 0.01]", "\"measured_spread\": [0.05]"),
+            "p.json: error: communication[0].measured_spread: expected 2 values (one per us value), got 1");
+  EXPECT_EQ(errorOfVersion2("{\"issue\": 0.2,", "{\"issue\": 0.2, \"launc\": 1,"),
+            "p.json: error: overheads_us.spread.launc: unknown key (expected one of issue, launch, sync, wakeup)");
+  EXPECT_EQ(errorOfVersion2("\"linear\": 30", "\"lienar\": 30"),
+            "p.json: error: overheads_us.issue_by_op.lienar: unknown operation (expected an operation's name: "
+            "linear, allreduce, ...)");
+  EXPECT_EQ(errorOfVersion2("\"allreduce\": 100", "\"allreduce\": -1"),
+            "p.json: error: overheads_us.issue_by_op.allreduce: expected a number from 0 to 1e+07 us, got -1");
+  EXPECT_EQ(errorOfVersion2("\"rate\": 0.25", "\"rate\": 0"),
+            "p.json: error: contention[0].rate: expected a number from 0.001 to 1 (of the rate alone), got 0");
+  EXPECT_EQ(errorOfVersion2("\"rate\": 0.9", "\"rate\": 1.5"),
+            "p.json: error: contention[1].rate: expected a number from 0.001 to 1 (of the rate alone), got 1.5");
+  EXPECT_EQ(errorOfVersion2("\"beside\": \"gemm\"", "\"beside\": \"gpu\""),
+            "p.json: error: contention[0].beside: unknown class 'gpu' (expected one of gemm, memory, elementwise, "
+            "communication)");
+  EXPECT_EQ(errorOfVersion2("\"beside\": \"gemm\"", "\"beside\": \"communication\""),
+            "p.json: error: contention[0].beside: communication beside communication: work of one class shares the "
+            "units (rank.*_units), it has no contention entry");
+  EXPECT_EQ(errorOfVersion2("{\"slowed\": \"gemm\", \"beside\": \"communication\", \"rate\": 0.9}",
+                            "{\"slowed\": \"communication\", \"beside\": \"gemm\", \"rate\": 0.9}"),
+            "p.json: error: contention[1]: a second entry for communication beside gemm (the first is contention[0])");
+  EXPECT_EQ(errorOfVersion2("\"rate\": 0.9}", "\"rat\": 0.9}"),
+            "p.json: error: contention[1].rat: unknown key (expected one of slowed, beside, rate, spread)");
+}
+
+// Every figure with a spread moves to the edge asked for; figures without
+// one, and the peaks, stay.
+TEST(MachineProfileTest, AtSpreadEdgeMovesEveryFigureByItsSpread) {
+  auto parsed = parseMachineProfile(version2(), "p.json");
+  ASSERT_TRUE(parsed.ok());
+  const MachineProfile& p = *parsed;
+  MachineProfile slow = atSpreadEdge(p, SpreadEdge::Slow);
+  MachineProfile fast = atSpreadEdge(p, SpreadEdge::Fast);
+  EXPECT_DOUBLE_EQ(slow.gemm.at(DType::F32).tflops[0], 0.5 / 1.03);
+  EXPECT_DOUBLE_EQ(fast.gemm.at(DType::F32).tflops[0], 0.5 * 1.03);
+  EXPECT_EQ(slow.gemm.at(DType::BF16).tflops, p.gemm.at(DType::BF16).tflops);  // no spread
+  EXPECT_EQ(slow.peakTflops, p.peakTflops);
+  EXPECT_DOUBLE_EQ(slow.memory.gbps[0], 10 / 1.1);
+  EXPECT_DOUBLE_EQ(fast.memory.gbps[1], 100 * 1.02);
+  EXPECT_DOUBLE_EQ(slow.communication[0].latencyMicros, 10 * 1.05);
+  EXPECT_DOUBLE_EQ(slow.communication[0].busGbps, 100 / 1.05);
+  EXPECT_DOUBLE_EQ(fast.communication[0].latencyMicros, 10 / 1.05);
+  EXPECT_DOUBLE_EQ(slow.communication[0].measuredMicros[0], 11 * 1.05);
+  EXPECT_DOUBLE_EQ(fast.communication[0].measuredMicros[1], 14 / 1.01);
+  EXPECT_EQ(slow.communication[1].latencyMicros, 20);
+  EXPECT_DOUBLE_EQ(slow.overheads.issueMicros, 1.2);
+  EXPECT_DOUBLE_EQ(slow.overheads.issueMicrosByOp.at(OpKind::Allreduce), 120);
+  EXPECT_DOUBLE_EQ(fast.overheads.issueMicrosByOp.at(OpKind::Linear), 25);
+  EXPECT_EQ(slow.overheads.launchMicros, 2);
+  EXPECT_DOUBLE_EQ(slow.overheads.syncMicros, 4.5);
+  EXPECT_DOUBLE_EQ(fast.overheads.syncMicros, 2);
+  EXPECT_DOUBLE_EQ(slow.contention[0].rate, 0.25 / 1.2);
+  EXPECT_DOUBLE_EQ(fast.contention[0].rate, 0.25 * 1.2);
+  EXPECT_EQ(fast.contention[1].rate, 0.9);
+  // A rate never exceeds what it is alone, and the moved profile stays in the format's ranges.
+  MachineProfile wide = p;
+  wide.contention[1].spread = 1;
+  EXPECT_EQ(atSpreadEdge(wide, SpreadEdge::Fast).contention[1].rate, 1);
+  for (const MachineProfile& edge : {slow, fast}) {
+    std::string json = machineProfileJson(edge);
+    EXPECT_TRUE(parseMachineProfile(json, "edge.json").ok()) << json;
+  }
+  // Without spreads the edges are the profile itself.
+  auto plain = parseMachineProfile(kProfile, "p.json");
+  ASSERT_TRUE(plain.ok());
+  expectSameProfile(atSpreadEdge(*plain, SpreadEdge::Slow), *plain);
+  expectSameProfile(atSpreadEdge(*plain, SpreadEdge::Fast), *plain);
 }
 
 }  // namespace

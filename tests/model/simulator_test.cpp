@@ -39,6 +39,14 @@ struct WorkBuilder {
     work.items.back().afterCount = afterCount;
     return *this;
   }
+  WorkBuilder& gemm(int stream, double seconds, double units = 1) {
+    add(WorkItem::Kind::Compute, stream, seconds, units);
+    work.items.back().op = OpKind::Linear;
+    return *this;
+  }
+  WorkBuilder& copy(int stream, double seconds, double units = 1) {
+    return add(WorkItem::Kind::Memory, stream, seconds, units);
+  }
   WorkBuilder& add(WorkItem::Kind kind, int stream, double seconds, double units) {
     WorkItem item;
     item.kind = kind;
@@ -182,6 +190,134 @@ TEST(TimelineSimulator, ACommunicationOneRankNeverIssuesIsAnError) {
   auto t = simulateTimeline({r0.work, r1.work}, profile(Admission::IssueOrder, 1));
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error(), "rank 1 never issues communication #1, which other ranks wait for");
+}
+
+
+// Contention (docs/cost-model.md): on a Concurrent rank with a contention
+// table, each class of work runs at its unit share times its rate beside
+// every other class running.
+MachineProfile contended(std::vector<Contention> table) {
+  MachineProfile p = profile(Admission::Concurrent, 100);
+  p.contention = std::move(table);
+  return p;
+}
+
+TEST(TimelineSimulator, ACommunicationBesideAGemmRunsAtItsContentionRate) {
+  // Alone the GEMM takes 2 s and the communication 1 s. Together the
+  // communication keeps 0.25 of its rate and the GEMM 0.8 (units are not
+  // short: 1 + 1 of 100). The GEMM ends at 2 / 0.8 = 2.5 s, having left the
+  // communication 2.5 * 0.25 = 0.625 s of its work done; the rest, 0.375 s
+  // alone, ends it at 2.875 s.
+  WorkBuilder b(3);
+  b.gemm(1, 2).communicate(2, 1);
+  Timeline t = simulate({b.work}, contended({{WorkClass::Communication, WorkClass::Gemm, 0.25, 0},
+                                             {WorkClass::Gemm, WorkClass::Communication, 0.8, 0}}));
+  expectItem(t.ranks[0], 0, 0, 2.5);
+  expectItem(t.ranks[0], 1, 0, 2.875);
+}
+
+TEST(TimelineSimulator, APairTheTableLeavesOutSharesTheDevice) {
+  // A copy beside a GEMM, neither pair in the table (which has entries):
+  // both at 0.5. The copy (1 s) ends at 2 s; the GEMM (2 s alone) has done
+  // 1 s of work by then, and does the other alone: it ends at 3 s.
+  WorkBuilder b(3);
+  b.gemm(1, 2).copy(2, 1);
+  Timeline t = simulate({b.work}, contended({{WorkClass::Communication, WorkClass::Gemm, 0.25, 0}}));
+  expectItem(t.ranks[0], 0, 0, 3);
+  expectItem(t.ranks[0], 1, 0, 2);
+}
+
+TEST(TimelineSimulator, WithoutAContentionTableClassesRunSideBySideFreely) {
+  WorkBuilder b(3);
+  b.gemm(1, 2).copy(2, 1);
+  Timeline t = simulate({b.work}, contended({}));
+  expectItem(t.ranks[0], 0, 0, 2);
+  expectItem(t.ranks[0], 1, 0, 1);
+}
+
+TEST(TimelineSimulator, ContentionMultipliesOverTheOtherClassesAndNotWithinOne) {
+  // Two GEMMs (one class: they share units, 0.5 each) beside a copy: each
+  // GEMM at 0.5 * 0.9, the copy at 0.2 (one GEMM class beside it, counted once).
+  WorkBuilder b(4);
+  b.gemm(1, 0.9, 100).gemm(2, 0.9, 100).copy(3, 0.2, 0);
+  Timeline t = simulate({b.work}, contended({{WorkClass::Gemm, WorkClass::Memory, 0.9, 0},
+                                             {WorkClass::Memory, WorkClass::Gemm, 0.2, 0}}));
+  // The copy ends at 1 s; the GEMMs have done 0.45 s each by then, and the
+  // remaining 0.45 s each at 0.5: 0.9 s more.
+  expectItem(t.ranks[0], 2, 0, 1);
+  expectItem(t.ranks[0], 0, 0, 1.9);
+  expectItem(t.ranks[0], 1, 0, 1.9);
+}
+
+TEST(TimelineSimulator, ACommunicationMovesAtItsSlowestRanksRate) {
+  // Rank 0 computes a GEMM beside the allreduce, rank 1 does not: the
+  // allreduce moves at rank 0's 0.25 while the GEMM runs (2 s at 1: it
+  // holds no contention entry against communication), then at 1.
+  WorkBuilder r0(3), r1(3);
+  r0.gemm(1, 2).communicate(2, 1);
+  r1.communicate(2, 1);
+  Timeline t = simulate({r0.work, r1.work}, contended({{WorkClass::Communication, WorkClass::Gemm, 0.25, 0},
+                                                        {WorkClass::Gemm, WorkClass::Communication, 1, 0}}));
+  // By 2 s the allreduce did 0.5 s of its work; the other 0.5 s ends it at 2.5 s on both ranks.
+  expectItem(t.ranks[0], 0, 0, 2);
+  expectItem(t.ranks[0], 1, 0, 2.5);
+  expectItem(t.ranks[1], 0, 0, 2.5);
+}
+
+TEST(TimelineSimulator, WaitsAreNotWorkAndCommunicationsWaitingForPeersMoveNothing) {
+  // Rank 0 reaches the allreduce at once, rank 1 after a 1 s GEMM: until
+  // then rank 0's communication moves nothing and slows nothing, so rank
+  // 0's GEMM (1 s) runs alone. Then both move data, rank 1 has nothing beside it.
+  WorkBuilder r0(3), r1(3);
+  r0.communicate(1, 1).gemm(2, 1).wait(0, 1, 1);
+  r1.gemm(1, 1).communicate(1, 1);
+  Timeline t = simulate({r0.work, r1.work}, contended({{WorkClass::Communication, WorkClass::Gemm, 0.25, 0},
+                                                        {WorkClass::Gemm, WorkClass::Communication, 0.5, 0}}));
+  expectItem(t.ranks[0], 1, 0, 1);
+  expectItem(t.ranks[0], 0, 1, 2);
+  expectItem(t.ranks[1], 1, 1, 2);
+}
+
+TEST(TimelineSimulator, IssueOrderRanksIgnoreTheContentionTable) {
+  WorkBuilder b(3);
+  b.gemm(1, 2).copy(2, 1);
+  MachineProfile p = profile(Admission::IssueOrder, 2);
+  p.contention = {{WorkClass::Gemm, WorkClass::Memory, 0.1, 0}, {WorkClass::Memory, WorkClass::Gemm, 0.1, 0}};
+  Timeline t = simulate({b.work}, p);
+  expectItem(t.ranks[0], 0, 0, 2);
+  expectItem(t.ranks[0], 1, 0, 1);
+}
+
+TEST(TimelineSimulator, AStatementWithItsOwnIssueCostTakesItsTimeOnTheHost) {
+  MachineProfile p = profile(Admission::Concurrent, 4);
+  p.overheads.issueMicros = 1000;  // 1 ms
+  p.overheads.issueMicrosByOp[OpKind::Allreduce] = 5000;
+  WorkBuilder b(3);
+  b.gemm(1, 0.001).communicate(2, 0.001).gemm(1, 0.001);  // statements 0, 1, 2
+  b.work.issued = {{OpKind::Linear, {}}, {OpKind::Allreduce, {}}, {OpKind::Linear, {}}};
+  Timeline t = simulate({b.work}, p);
+  EXPECT_NEAR(t.ranks[0].hostEnd, 0.007, 1e-12);
+  ASSERT_EQ(t.ranks[0].issueEnd.size(), 3u);
+  EXPECT_NEAR(t.ranks[0].issueEnd[0], 0.001, 1e-12);
+  EXPECT_NEAR(t.ranks[0].issueEnd[1], 0.006, 1e-12);
+  expectItem(t.ranks[0], 1, 0.006, 0.007);  // issued at 6 ms
+  expectItem(t.ranks[0], 2, 0.007, 0.008);  // issued at 7 ms, after the first GEMM's stream freed at 2 ms
+}
+
+// The contention rates never stall the simulation: many short pieces of
+// work of every class beside each other still finish, in time linear in
+// their number.
+TEST(TimelineSimulator, ContendedWorkAlwaysFinishes) {
+  WorkBuilder b(4);
+  for (int i = 0; i < 2000; ++i)
+    b.gemm(1, 1e-6 * (i % 5 + 1)).copy(2, 3e-7).communicate(3, 2e-6).add(WorkItem::Kind::Compute, 0, 1e-7, 1);
+  MachineProfile p = contended({{WorkClass::Communication, WorkClass::Gemm, 0.2, 0},
+                                {WorkClass::Gemm, WorkClass::Communication, 0.93, 0},
+                                {WorkClass::Memory, WorkClass::Gemm, 0.15, 0}});
+  auto t = simulateTimeline({b.work, b.work}, p);
+  ASSERT_TRUE(t.ok()) << t.error();
+  for (const ItemTiming& item : t->ranks[0].items) EXPECT_LE(item.start, item.end);
+  EXPECT_GT(t->end, 2000 * 2e-6);
 }
 
 // Whole programs: the evaluator issues them against the simulation backend.

@@ -17,6 +17,7 @@
 #include <optional>
 #include <thread>
 
+#include "executor/backend_factory.h"
 #include "executor/backend_selection.h"
 #include "executor/cpu/blas_library.h"
 #include "executor/runner.h"
@@ -97,18 +98,36 @@ std::string mpiLibrary() {
 }
 
 // The facts only the tool knows, then how the numbers were measured.
-std::string describe(const Team& team, double busy, const std::string& measured, double seconds) {
-  const char* blas = cpu::blasLibrary().config();
+std::string describe(const Team& team, const CalibrationRequest& request, double busy, const std::string& measured,
+                     double seconds) {
   std::string teamText = team.mpi ? fmt::format("an MPI team ({})", mpiLibrary()) : "an in-process team";
+  std::string where = fmt::format("{} ({}, {} cores, {:.0f}% busy at the start)", hostName(), cpuModel(),
+                                  ::sysconf(_SC_NPROCESSORS_ONLN), busy * 100);
+  if (request.backend == BackendKind::Cuda) {
+    const std::optional<CudaDeviceFacts> device = cudaDeviceFacts(0);
+    std::string gpu = device ? fmt::format("{} ({} SMs, {:.0f} GiB, sm_{}{})", device->name, device->multiprocessors,
+                                           static_cast<double>(device->memoryBytes) / (1 << 30), device->major,
+                                           device->minor)
+                             : std::string("a CUDA device");
+    return fmt::format("calibrated by `hostir calibrate --backend cuda` on {} of {} at {}: {} ranks as {} on {} GPU(s); "
+                       "{}; took {:.1f} s",
+                       gpu, where, utcNow(), team.world, teamText, cudaDeviceCount(), measured, seconds);
+  }
+  const char* blas = cpu::blasLibrary().config();
   std::string collectives = team.world > 1 ? fmt::format("; collectives use {}'s own algorithms, recorded as ring",
                                                          team.mpi ? mpiLibrary() : "hostir's in-process team")
                                            : "; one rank: no communication costs";
-  return fmt::format(
-      "calibrated by `hostir calibrate` on {} ({}, {} cores, {:.0f}% busy at the start) at {}: {} ranks as {}, "
-      "{}; {}{}; "
-      "took {:.1f} s",
-      hostName(), cpuModel(), ::sysconf(_SC_NPROCESSORS_ONLN), busy * 100, utcNow(), team.world, teamText,
-      blas ? blas : "OpenBLAS", measured, collectives, seconds);
+  return fmt::format("calibrated by `hostir calibrate` on {} at {}: {} ranks as {}, {}; {}{}; took {:.1f} s", where,
+                     utcNow(), team.world, teamText, blas ? blas : "OpenBLAS", measured, collectives, seconds);
+}
+
+// "gemm f32 m=64 n=64 k=8 (41%), copy 16 KiB (23%)": the noisiest first, at most five.
+std::string noisiest(const std::vector<NoisyFigure>& noisy) {
+  std::string text;
+  for (size_t i = 0; i < noisy.size() && i < 5; ++i)
+    text += fmt::format("{}{} ({:.0f}%)", i ? ", " : "", noisy[i].name, noisy[i].spread * 100);
+  if (noisy.size() > 5) text += fmt::format(" and {} more", noisy.size() - 5);
+  return text;
 }
 
 std::string summary(const MachineProfile& p, const std::string& path, double seconds) {
@@ -134,11 +153,64 @@ std::string summary(const MachineProfile& p, const std::string& path, double sec
     anyCommunication = true;
   }
   if (!anyCommunication) text += ", no communication costs (one rank)";
+  for (const Contention& c : p.contention)
+    if (c.slowed == WorkClass::Communication || c.beside == WorkClass::Communication ||
+        (c.slowed == WorkClass::Memory && c.beside == WorkClass::Gemm))
+      text += fmt::format(", {} beside {} at {:.2f} of its speed", workClassName(c.slowed), workClassName(c.beside),
+                          c.rate);
   text +=
       fmt::format(", overheads issue {:.1f} us launch {:.1f} us sync {:.1f} us wakeup {:.1f} us",
                   p.overheads.issueMicros, p.overheads.launchMicros, p.overheads.syncMicros, p.overheads.wakeupMicros);
   text += fmt::format("; wrote {} in {:.1f} s\n", path, seconds);
   return text;
+}
+
+// Why the team cannot measure the backend asked for (exit 1), found alike
+// on every rank before anything runs; nullopt when it can.
+std::optional<std::string> backendProblem(const CalibrateOptions& o, const Team& team) {
+  const bool cuda = o.backend == "cuda";
+  if (cuda)
+    if (auto problem = cudaUnavailableReason()) return fmt::format("--backend cuda: {}", *problem);
+  if (auto problem = communicatorProblem(*parseCommunicatorChoice(o.communicator), cuda, !team.mpi, team.world,
+                                         team.ranksOnThisNode, cuda ? cudaDeviceCount() : 0))
+    return fmt::format("--backend {} {}", o.backend, *problem);
+  return std::nullopt;
+}
+
+CalibrationRequest requestFor(const CalibrateOptions& o, const Team& team) {
+  CalibrationRequest request;
+  request.world = team.world;
+  request.backend = o.backend == "cuda" ? BackendKind::Cuda : BackendKind::Cpu;
+  request.communicator = *parseCommunicatorChoice(o.communicator);
+  if (request.backend == BackendKind::Cuda)
+    request.communicator = cudaCommunicator(request.communicator, !team.mpi, team.ranksOnThisNode, cudaDeviceCount());
+  request.computeSlots = coresPerRank(o.coresPerRank, team.ranksOnThisNode);
+  request.quick = o.quick;
+  return request;
+}
+
+// Rank 0 writes the profile, or refuses a noisy one unless forced; its exit code.
+int writeCalibration(const CalibrateOptions& o, const Team& team, const CalibrationRequest& request, Calibration& c,
+                     double busy, double seconds) {
+  if (!c.noisy.empty() && !o.force) {
+    std::cerr << fmt::format(
+        "error: the machine was too noisy to measure: {} figure(s) spread more than {:.0f}% after {} retries: {}; "
+        "no profile written (quiet the machine, or pass --force to write it anyway)\n",
+        c.noisy.size(), kNoisySpread * 100, kCalibrationRetries, noisiest(c.noisy));
+    return kProgramError;
+  }
+  if (!c.noisy.empty())
+    std::cerr << fmt::format("warning: --force: writing a profile with {} noisy figure(s): {}\n", c.noisy.size(),
+                             noisiest(c.noisy));
+  MachineProfile& profile = c.profile;
+  profile.name = fmt::format("calibrated on {}", hostName());
+  profile.description = describe(team, request, busy, profile.description, seconds);
+  if (auto why = writeOutputFile(o.outputPath, machineProfileJson(profile))) {
+    std::cerr << fmt::format("error: cannot write '{}': {}\n", o.outputPath, *why);
+    return kProgramError;
+  }
+  std::cout << summary(profile, o.outputPath, seconds);
+  return kSuccess;
 }
 
 }  // namespace
@@ -163,12 +235,12 @@ int runCalibrate(const CalibrateOptions& o) {
     if (mpi) withDeadline(watchdog, "the barrier that ends the job", [&] { mpi->comm->barrier(); });
     return code;
   };
-  // Rank 0's exit code, on every rank.
-  auto agree = [&](int code) {
-    if (!mpi) return code;
-    double verdict = code;
-    withDeadline(watchdog, "the broadcast of the verdict", [&] { mpi->comm->broadcast(&verdict, 1, DType::F64, 0); });
-    return static_cast<int>(verdict);
+  // Rank 0's value, on every rank.
+  auto agree = [&](double value) {
+    if (mpi)
+      withDeadline(watchdog, "the broadcast of rank 0's decision",
+                   [&] { mpi->comm->broadcast(&value, 1, DType::F64, 0); });
+    return value;
   };
 
   // Every rank sees the same options and team: all find this alike.
@@ -177,6 +249,10 @@ int runCalibrate(const CalibrateOptions& o) {
       std::cerr << fmt::format("error: --ranks {} disagrees with the {} ranks mpirun started\n", o.ranks, team.world);
     return endTeam(kUsageError);
   }
+  if (auto problem = backendProblem(o, team)) {
+    if (team.leader()) std::cerr << fmt::format("error: {}\n", *problem);
+    return endTeam(kProgramError);
+  }
   int code = kSuccess;
   if (team.leader()) {
     if (auto why = unwritable(o.outputPath)) {
@@ -184,7 +260,7 @@ int runCalibrate(const CalibrateOptions& o) {
       code = kProgramError;
     }
   }
-  code = agree(code);
+  code = static_cast<int>(agree(code));
   if (code != kSuccess) return endTeam(code);
 
   // Every rank sleeps through the same window (MPI ranks poll while they
@@ -195,11 +271,9 @@ int runCalibrate(const CalibrateOptions& o) {
     std::cerr << fmt::format("warning: other processes kept the cores {:.0f}% busy: the measurements will be noisy\n",
                              busy * 100);
 
-  CalibrationRequest request;
-  request.world = team.world;
-  request.computeSlots = coresPerRank(o.coresPerRank, team.ranksOnThisNode);
-  request.quick = o.quick;
+  CalibrationRequest request = requestFor(o, team);
   request.watchdog = watchdog;
+  if (mpi) request.agree = [&](bool mine) { return agree(mine ? 1 : 0) != 0; };
   if (team.leader() && !o.quick)
     request.progress = [started](std::string_view what) {
       double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -208,25 +282,17 @@ int runCalibrate(const CalibrateOptions& o) {
   TeamRunner runTeam = [&](const RunRequest& run) {
     return mpi ? runOnRank(run, *mpi->comm) : runInProcess(run, team.world);
   };
-  Result<MachineProfile> profile = calibrate(request, runTeam);
-  if (!profile) {
+  Result<Calibration> calibration = calibrate(request, runTeam);
+  if (!calibration) {
     // Under mpirun a failed run aborted the team: this rank's error is its own or its peer's.
-    if (team.leader()) std::cerr << fmt::format("error: calibration failed: {}\n", profile.error().message);
+    if (team.leader()) std::cerr << fmt::format("error: calibration failed: {}\n", calibration.error().message);
     return endTeam(kProgramError);
   }
-
   if (team.leader()) {
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    profile->name = fmt::format("calibrated on {}", hostName());
-    profile->description = describe(team, busy, profile->description, seconds);
-    if (auto why = writeOutputFile(o.outputPath, machineProfileJson(*profile))) {
-      std::cerr << fmt::format("error: cannot write '{}': {}\n", o.outputPath, *why);
-      code = kProgramError;
-    } else {
-      std::cout << summary(*profile, o.outputPath, seconds);
-    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    code = writeCalibration(o, team, request, *calibration, busy, seconds);
   }
-  return endTeam(agree(code));
+  return endTeam(static_cast<int>(agree(code)));
 }
 
 }  // namespace hostir::tool

@@ -4,14 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <vector>
 
-#include "executor/evaluator.h"
-#include "executor/host_tensor.h"
-#include "hostir/parser.h"
-#include "hostir/verifier.h"
+#include "executor/backend_selection.h"
 #include "model/cost_model.h"
+#include "tools/hostir/calibration_runs.h"
+#include "tools/hostir/contention_calibration.h"
 
 namespace hostir {
 namespace {
@@ -43,10 +43,6 @@ std::string gemmProgram(DType dtype) {
       "}}\n",
       dtypeName(dtype));
 }
-
-// What the GEMMs' blocks of x and y add up to: beyond the last-level cache
-// of the machines hostir runs on (32 MiB here).
-constexpr double kGemmBlockBytes = 64.0 * kMiB;
 
 constexpr const char* kCopyProgram =
     "program copy(C = 1, R = 1) {\n"
@@ -144,14 +140,32 @@ const CollectiveBench kCollectives[] = {
      false, CommAlgorithm::Flat},
 };
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  if (n == 0) return 0;
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 int64_t ceilDiv(double a, double b) { return static_cast<int64_t>(std::ceil(a / b)); }
+
+// Tiny statements of each kind, R of each in a row: the host's cost to
+// issue one, read from the traced host track (CUDA only, where a statement
+// is an asynchronous launch and the host's time is its own).
+constexpr const char* kIssueProgram =
+    "program issue(R = 1) {\n"
+    "  input a : f32[16]\n"
+    "  input b : f32[16]\n"
+    "  input x : f32[16, 16]\n"
+    "  input w : f32[16, 16]\n"
+    "  input y : f32[16, 16]\n"
+    "  for i in range(R) {\n"
+    "    copy(a, out=b)\n"
+    "  }\n"
+    "  for i in range(R) {\n"
+    "    add(a, b, out=b)\n"
+    "  }\n"
+    "  for i in range(R) {\n"
+    "    linear(x, w, out=y)\n"
+    "  }\n"
+    "  for i in range(R) {\n"
+    "    h = allreduce(a, op=sum)\n"
+    "    wait(h)\n"
+    "  }\n"
+    "}\n";
 
 // The axes of the grids and curves, full and --quick.
 struct Plan {
@@ -159,16 +173,22 @@ struct Plan {
   std::vector<int64_t> mHalf, nHalf, kHalf;  // f16 and bf16 (converted to f32 per GEMM on the CPU: slower, coarser)
   double gemmFlopsPerRun;                    // a run's loop does at least this many flops...
   int64_t gemmMaxLoop;                       // ...in at most this many GEMMs
+  double gemmBlockBytes;                     // the GEMMs' blocks of x and y add up to this (beyond the caches)
+  double guessFlopsPerSecond;                // sizes the runs only
   std::vector<int64_t> memoryBytes;          // bytes a copy touches (read + written)
   double memoryBytesPerRun;
+  double guessBytesPerSecond;
   std::vector<int64_t> messageBytes;  // collectives, nccl-tests' bytes
   double messageBytesPerRun;
   int64_t maxLoop;  // tiny copies, collectives, hops
   int overheadRepeat;
 };
 
-Plan planFor(bool quick) {
+Plan cpuPlan(bool quick) {
   Plan p;
+  p.gemmBlockBytes = 64.0 * kMiB;  // the last-level cache of the machines hostir runs on is 32 MiB
+  p.guessFlopsPerSecond = 40e9;
+  p.guessBytesPerSecond = 10e9;
   if (quick) {
     p.m = {64, 256};
     p.n = {64, 256};
@@ -205,24 +225,67 @@ Plan planFor(bool quick) {
   return p;
 }
 
+// A GPU: the shapes of tensor-parallel layers (M to 16384, N and K to
+// 8192), copies to 1 GiB (the L2 holds 50 MiB), messages to 512 MiB.
+Plan cudaPlan(bool quick) {
+  Plan p;
+  p.gemmBlockBytes = 256.0 * kMiB;
+  p.guessFlopsPerSecond = 20e12;
+  p.guessBytesPerSecond = 1e12;
+  p.gemmMaxLoop = 200;
+  p.maxLoop = 1000;
+  if (quick) {
+    p.m = p.mHalf = {256, 4096};
+    p.n = p.nHalf = {256, 4096};
+    p.k = p.kHalf = {64, 1024};
+    p.gemmFlopsPerRun = 2e10;
+    p.memoryBytes = {64 * kKiB, 64 * kMiB};
+    p.memoryBytesPerRun = 1024 * kMiB;
+    p.messageBytes = {64 * kKiB, 16 * kMiB};
+    p.messageBytesPerRun = 256 * kMiB;
+    p.overheadRepeat = 5;
+    return p;
+  }
+  p.m = p.mHalf = {256, 1024, 4096, 16384};
+  p.n = p.nHalf = {256, 1024, 8192};
+  p.k = p.kHalf = {32, 256, 2048, 8192};
+  p.gemmFlopsPerRun = 2e11;
+  for (int64_t bytes = 4 * kKiB; bytes <= 1024 * kMiB; bytes *= 4) p.memoryBytes.push_back(bytes);
+  p.memoryBytesPerRun = 4096 * kMiB;
+  for (int64_t bytes = 1 * kKiB; bytes <= 512 * kMiB; bytes *= bytes < 16 * kMiB ? 4 : 2)
+    p.messageBytes.push_back(bytes);
+  p.messageBytesPerRun = 1024 * kMiB;
+  p.overheadRepeat = 10;
+  return p;
+}
+
+std::string sizeName(int64_t bytes) {
+  if (bytes >= kMiB && bytes % kMiB == 0) return fmt::format("{} MiB", bytes / kMiB);
+  if (bytes >= kKiB && bytes % kKiB == 0) return fmt::format("{} KiB", bytes / kKiB);
+  return fmt::format("{} B", bytes);
+}
+
+// One figure: seconds per loop iteration, and the spread of its runs.
+struct Measured {
+  double seconds = 0;
+  double spread = 0;
+};
+
 class Calibrator {
  public:
   Calibrator(const CalibrationRequest& request, const TeamRunner& runTeam)
-      : request_(request), runTeam_(runTeam), plan_(planFor(request.quick)) {}
+      : request_(request),
+        runs_(request, runTeam),
+        plan_(onGpu() ? cudaPlan(request.quick) : cpuPlan(request.quick)) {}
 
-  MachineProfile run() {
-    MachineProfile profile;
-    profile.admission = Admission::IssueOrder;
-    profile.computeUnits = request_.computeSlots;
-    profile.gemmUnits = 1;  // OpenBLAS runs each GEMM on one thread (executor/cpu/cpu_kernels.cpp)
-    profile.elementwiseUnits = 1;
-    profile.communicationUnits = 1;  // a communication holds a core (cpu_backend.h, Admission::CommTurn)
-
+  Calibration run() {
+    MachineProfile profile = rankFacts();
     progress("overheads");
     // The fastest empty run: the barriers' and the evaluator's fixed cost.
     // A late rank (a core taken by another process) adds a time slice to
     // some runs; subtracted from every measurement, it would swamp them.
-    emptySeconds_ = runSeconds(parse(kEmptyProgram), {}, 2, plan_.overheadRepeat * 2, /*fastest=*/true);
+    std::vector<double> empty = runs_.timedRuns(runs_.parse(kEmptyProgram), {}, 2, plan_.overheadRepeat * 2);
+    emptySeconds_ = *std::min_element(empty.begin(), empty.end());
     profile.overheads = measureOverheads();
     // Communications and memory first, in a process as fresh as a `hostir
     // run`'s, before the GEMMs' large buffers have come and gone.
@@ -240,168 +303,221 @@ class Calibrator {
       profile.peakTflops[dtype] = *std::max_element(grid.tflops.begin(), grid.tflops.end());
       profile.gemm[dtype] = std::move(grid);
     }
-    profile.description = fmt::format(
-        "medians of timed loops run by the CPU backend on {} ranks at once, {} core(s) each, less the fastest "
-        "empty program's time; GEMMs `linear(x, w, out=y)`, memory `copy(a, out=b)` of f32, collectives of f32 fitted "
-        "to latency + bytes * busFactor / busbw (least squares, relative error){}",
-        request_.world, request_.computeSlots,
-        request_.quick ? "; --quick: a coarse grid, not a faithful profile" : "");
-    return profile;
+    if (onGpu()) {
+      progress("contention");
+      profile.contention = measureContention(runs_, request_);
+    }
+    profile.description = description();
+    std::stable_sort(noisy_.begin(), noisy_.end(),
+                     [](const NoisyFigure& a, const NoisyFigure& b) { return a.spread > b.spread; });
+    return Calibration{std::move(profile), std::move(noisy_)};
   }
 
  private:
+  bool onGpu() const { return request_.backend == BackendKind::Cuda; }
+
   void progress(std::string_view what) const {
     if (request_.progress) request_.progress(what);
   }
 
-  Program parse(std::string_view text) const {
-    auto program = parseProgram(text);
-    if (!program)
-      fail({}, fmt::format("internal error: a calibration program does not parse: {}", program.error().message));
-    return std::move(*program);
-  }
+  bool agreed(bool mine) const { return request_.agree ? request_.agree(mine) : mine; }
 
-  // The median (or the fastest) seconds of `repeat` timed runs of `program`
-  // with `set` params bound, after `warmup` untimed ones; every input is zeros.
-  double runSeconds(const Program& program, const std::map<std::string, int64_t>& set, int warmup, int repeat,
-                    bool fastest = false) const {
-    Bindings bindings{set, request_.world};
-    if (Status error = verifyProgram(program, bindings))
-      fail({},
-           fmt::format("internal error: calibration program '{}' does not verify: {}", program.name, error->message));
-    auto params = bindParams(program, bindings);
-    if (!params) fail({}, params.error().message);
-    RunRequest run;
-    run.program = program;
-    run.params = *params;
-    Evaluator shapes(program, *params, 0, request_.world);  // the inputs' global shapes
-    for (const TensorSpec& spec : shapes.inputs()) run.inputs[spec.name] = makeHostTensor(spec.dtype, spec.globalShape);
-    run.backend = BackendKind::Cpu;
-    run.streams = request_.streams;
-    run.computeSlots = request_.computeSlots;
-    run.watchdog = request_.watchdog;
-    run.warmup = warmup;
-    run.repeat = repeat;
-    auto result = runTeam_(run);
-    if (!result) {
-      Diagnostic diag = result.error();
-      diag.message = fmt::format("calibration program '{}' failed: {}", program.name, diag.message);
-      throw DiagnosticError{diag};
+  // How a rank gets its units: a CPU rank's cores in issue order; a GPU's
+  // SMs (those of the devices the team shares) for every ready kernel, with
+  // contention measured rather than assumed.
+  MachineProfile rankFacts() const {
+    MachineProfile profile;
+    if (!onGpu()) {
+      profile.admission = Admission::IssueOrder;
+      profile.computeUnits = request_.computeSlots;
+      profile.gemmUnits = 1;  // OpenBLAS runs each GEMM on one thread (executor/cpu/cpu_kernels.cpp)
+      profile.elementwiseUnits = 1;
+      profile.communicationUnits = 1;  // a communication holds a core (cpu_backend.h, Admission::CommTurn)
+      return profile;
     }
-    const std::vector<double>& millis = result->runMillis;
-    if (millis.empty()) fail({}, fmt::format("internal error: calibration program '{}' was not timed", program.name));
-    return (fastest ? *std::min_element(millis.begin(), millis.end()) : median(millis)) / 1e3;
+    profile.admission = Admission::Concurrent;
+    const std::optional<CudaDeviceFacts> device = cudaDeviceFacts(0);
+    const int64_t devices = std::clamp<int64_t>(cudaDeviceCount(), 1, request_.world);
+    const double sms = device ? device->multiprocessors : 1;
+    profile.computeUnits = std::max(1.0, sms * static_cast<double>(devices) / static_cast<double>(request_.world));
+    profile.gemmUnits = 0;  // all of them: cuBLAS fills the device
+    profile.elementwiseUnits = 0;
+    profile.communicationUnits = 1;  // what a communication takes from the GEMMs is the measured contention
+    return profile;
   }
 
-  // Seconds per iteration of a loop of `loop` iterations.
-  double perIteration(const Program& program, std::map<std::string, int64_t> set, int64_t loop, int warmup,
-                      int repeat) const {
+  // Timed runs of `program` with R = loop, measured again while they spread
+  // more than kRetrySpread (rank 0 decides), keeping the runs that spread
+  // least; seconds per iteration beyond the empty program's.
+  Measured perIteration(const std::string& figure, const Program& program, std::map<std::string, int64_t> set,
+                        int64_t loop, int warmup, int repeat) {
     set["R"] = loop;
-    double seconds = runSeconds(program, set, warmup, repeat);
+    std::vector<double> best;
+    double bestSpread = std::numeric_limits<double>::infinity();
+    for (int attempt = 0;; ++attempt) {
+      std::vector<double> runs = runs_.timedRuns(program, set, warmup, repeat);
+      const double spread = spreadOf(runs);
+      if (spread < bestSpread) {
+        best = std::move(runs);
+        bestSpread = spread;
+      }
+      if (attempt == kCalibrationRetries || !agreed(bestSpread > kRetrySpread)) break;
+    }
+    if (bestSpread > kNoisySpread) noisy_.push_back(NoisyFigure{figure, bestSpread});
+    const double seconds = medianOf(best);
     // A run that beat the empty program (noise) is taken whole.
-    double loopSeconds = seconds > emptySeconds_ ? seconds - emptySeconds_ : seconds;
-    return loopSeconds / static_cast<double>(loop);
+    const double loopSeconds = seconds > emptySeconds_ ? seconds - emptySeconds_ : seconds;
+    return Measured{loopSeconds / static_cast<double>(loop), bestSpread};
   }
 
   // Timed runs for a run of about `seconds`: long runs are steady, and
-  // repeating them would not fit the budget.
+  // repeating them many times would not fit the budget; three give a spread.
   static std::pair<int, int> runsFor(double estimatedSeconds) {
-    if (estimatedSeconds > 0.3) return {0, 1};
-    if (estimatedSeconds > 0.05) return {1, 1};
+    if (estimatedSeconds > 0.3) return {0, 3};
+    if (estimatedSeconds > 0.05) return {1, 3};
     return {1, 5};
   }
 
   Overheads measureOverheads() {
     Overheads o;
-    int repeat = plan_.overheadRepeat;
-    Program copy = parse(kCopyProgram);
+    const int repeat = plan_.overheadRepeat;
+    Program copy = runs_.parse(kCopyProgram);
     // A long loop of 1-element copies on the main stream: the host's issue rate.
-    double issue = perIteration(copy, {{"C", 1}}, plan_.maxLoop * 4, 1, 5);
-    o.issueMicros = issue * 1e6;
+    Measured issue = perIteration("issue overhead", copy, {{"C", 1}}, plan_.maxLoop * 4, 1, 5);
+    o.issueMicros = issue.seconds * 1e6;
+    o.issueSpread = issue.spread;
     // One tiny copy on an idle stream, less the empty program: from issue to its end.
-    double one = perIteration(copy, {{"C", 1}}, 1, 2, repeat);
-    o.launchMicros = one * 1e6;
+    Measured one = perIteration("launch overhead", copy, {{"C", 1}}, 1, 2, repeat);
+    o.launchMicros = one.seconds * 1e6;
+    o.launchSpread = one.spread;
     // Each hop wakes the other stream; less the tiny copy the hop also runs.
-    double hop = perIteration(parse(kPingPongProgram), {}, plan_.maxLoop / 2, 1, 5) / 2;
-    o.wakeupMicros = std::max(hop - issue, 0.0) * 1e6;
+    Measured hop = perIteration("wakeup overhead", runs_.parse(kPingPongProgram), {}, plan_.maxLoop / 2, 1, 5);
+    o.wakeupMicros = std::max(hop.seconds / 2 - issue.seconds, 0.0) * 1e6;
+    o.wakeupSpread = hop.spread;
     // synchronize(s) on an idle stream, beyond issuing a statement.
-    double sync = perIteration(parse(kSyncProgram), {}, plan_.maxLoop * 4, 1, 5);
-    o.syncMicros = std::max(sync - issue, 0.0) * 1e6;
+    Measured sync = perIteration("sync overhead", runs_.parse(kSyncProgram), {}, plan_.maxLoop * 4, 1, 5);
+    o.syncMicros = std::max(sync.seconds - issue.seconds, 0.0) * 1e6;
+    o.syncSpread = sync.spread;
+    if (onGpu()) o.issueMicrosByOp = measureIssueByOp();
     return o;
   }
 
+  // The host track's median time per statement kind, from one traced run.
+  std::map<OpKind, double> measureIssueByOp() {
+    std::string text = kIssueProgram;
+    if (request_.world < 2) text = text.substr(0, text.find("  for i in range(R) {\n    h = ")) + "}\n";
+    const std::vector<RecordedSlice> slices = runs_.tracedRun(runs_.parse(text), {{"R", 200}}, 1);
+    std::map<OpKind, std::vector<double>> byOp;
+    for (const RecordedSlice& slice : slices)
+      if (slice.category == "host")
+        if (std::optional<OpKind> kind = opKindByName(slice.name)) byOp[*kind].push_back(slice.durationMicros);
+    std::map<OpKind, double> micros;
+    for (auto& [kind, durations] : byOp) micros[kind] = medianOf(durations);
+    return micros;
+  }
+
   GemmGrid measureGemm(DType dtype) {
-    bool half = dtype == DType::F16 || dtype == DType::BF16;
+    const bool half = dtype == DType::F16 || dtype == DType::BF16;
     GemmGrid grid;
     grid.m = half ? plan_.mHalf : plan_.m;
     grid.n = half ? plan_.nHalf : plan_.n;
     grid.k = half ? plan_.kHalf : plan_.k;
-    Program program = parse(gemmProgram(dtype));
-    // A guess of the rate only sizes the runs; f64 and the converted halves are slower than f32.
-    double guessFlopsPerSecond = dtype == DType::F32 ? 80e9 : 40e9;
+    Program program = runs_.parse(gemmProgram(dtype));
+    // f64 and the CPU's converted halves are slower than f32; a GPU's halves faster.
+    const double guess = plan_.guessFlopsPerSecond * (dtype == DType::F32 || (half && onGpu()) ? 1 : 0.5);
     for (int64_t m : grid.m)
       for (int64_t n : grid.n)
         for (int64_t k : grid.k) {
-          double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-          int64_t loop = std::clamp<int64_t>(ceilDiv(plan_.gemmFlopsPerRun, flops), 1, plan_.gemmMaxLoop);
-          auto [warmup, repeat] = runsFor(flops * static_cast<double>(loop) / guessFlopsPerSecond);
+          const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+          const int64_t loop = std::clamp<int64_t>(ceilDiv(plan_.gemmFlopsPerRun, flops), 1, plan_.gemmMaxLoop);
+          auto [warmup, repeat] = runsFor(flops * static_cast<double>(loop) / guess);
           const double blockBytes = static_cast<double>(m * (k + n)) * static_cast<double>(dtypeSize(dtype));
-          const int64_t blocks = std::clamp<int64_t>(ceilDiv(kGemmBlockBytes, blockBytes), 1, loop);
-          double seconds = perIteration(program, {{"M", m}, {"N", n}, {"K", k}, {"B", blocks}}, loop, warmup, repeat);
-          grid.tflops.push_back(flops / seconds / 1e12);
+          const int64_t blocks = std::clamp<int64_t>(ceilDiv(plan_.gemmBlockBytes, blockBytes), 1, loop);
+          Measured measured =
+              perIteration(fmt::format("gemm {} m={} n={} k={}", dtypeName(dtype), m, n, k), program,
+                           {{"M", m}, {"N", n}, {"K", k}, {"B", blocks}}, loop, warmup, repeat);
+          grid.tflops.push_back(flops / measured.seconds / 1e12);
+          grid.spread.push_back(measured.spread);
         }
     return grid;
   }
 
   MemoryCurve measureMemory() {
     MemoryCurve curve;
-    Program program = parse(kCopyProgram);
+    Program program = runs_.parse(kCopyProgram);
     for (int64_t bytes : plan_.memoryBytes) {
-      int64_t elements = std::max<int64_t>(bytes / 8, 1);  // f32: 4 bytes read, 4 written
-      int64_t touched = elements * 8;
-      int64_t loop =
+      const int64_t elements = std::max<int64_t>(bytes / 8, 1);  // f32: 4 bytes read, 4 written
+      const int64_t touched = elements * 8;
+      const int64_t loop =
           std::clamp<int64_t>(ceilDiv(plan_.memoryBytesPerRun, static_cast<double>(touched)), 1, plan_.maxLoop * 2);
-      auto [warmup, repeat] = runsFor(static_cast<double>(touched * loop) / 10e9);
-      double seconds = perIteration(program, {{"C", elements}}, loop, warmup, repeat);
+      auto [warmup, repeat] = runsFor(static_cast<double>(touched * loop) / plan_.guessBytesPerSecond);
+      Measured measured =
+          perIteration(fmt::format("copy {}", sizeName(touched)), program, {{"C", elements}}, loop, warmup, repeat);
       curve.bytes.push_back(touched);
-      curve.gbps.push_back(static_cast<double>(touched) / seconds / 1e9);
+      curve.gbps.push_back(static_cast<double>(touched) / measured.seconds / 1e9);
+      curve.spread.push_back(measured.spread);
     }
     return curve;
   }
 
   CommunicationCost measureCollective(const CollectiveBench& bench) {
-    Program program = parse(bench.program);
+    Program program = runs_.parse(bench.program);
     const int64_t world = request_.world;
     std::vector<double> scaled, seconds;
     CommunicationCost cost;
     for (int64_t bytes : plan_.messageBytes) {
-      int64_t perRank = bench.bytesAreWholeTeam ? world : 1;
-      int64_t elements = std::max<int64_t>(bytes / (4 * perRank), 1);
-      double size = static_cast<double>(elements * 4 * perRank);
-      int64_t loop = std::clamp<int64_t>(ceilDiv(plan_.messageBytesPerRun, size), 1, plan_.maxLoop / 10);
-      auto [warmup, repeat] = runsFor(size * static_cast<double>(loop) / 2e9);
-      seconds.push_back(perIteration(program, {{"C", elements}}, loop, warmup, repeat));
+      const int64_t perRank = bench.bytesAreWholeTeam ? world : 1;
+      const int64_t elements = std::max<int64_t>(bytes / (4 * perRank), 1);
+      const double size = static_cast<double>(elements * 4 * perRank);
+      const int64_t loop = std::clamp<int64_t>(ceilDiv(plan_.messageBytesPerRun, size), 1, plan_.maxLoop / 10);
+      auto [warmup, repeat] = runsFor(size * static_cast<double>(loop) / (plan_.guessBytesPerSecond / 5));
+      Measured measured = perIteration(fmt::format("{} {}", bench.name, sizeName(static_cast<int64_t>(size))), program,
+                                       {{"C", elements}}, loop, warmup, repeat);
+      seconds.push_back(measured.seconds);
       scaled.push_back(size * busFactor(bench.kind, world));
+      cost.spread = std::max(cost.spread, measured.spread);
       // The times themselves price this team size (cache effects included); the fit, other sizes.
       if (cost.measuredBytes.empty() || static_cast<int64_t>(size) > cost.measuredBytes.back()) {
         cost.measuredBytes.push_back(static_cast<int64_t>(size));
-        cost.measuredMicros.push_back(std::max(seconds.back(), 1e-9) * 1e6);
+        cost.measuredMicros.push_back(std::max(measured.seconds, 1e-9) * 1e6);
+        cost.measuredSpread.push_back(measured.spread);
       }
     }
     LineFit fit = fitLatencyBandwidth(scaled, seconds);
     cost.kind = bench.kind;
     cost.ranks = world;
-    cost.algorithm = bench.algorithm;
+    // Copy engines move every block directly between the ranks: no ring's steps.
+    cost.algorithm = copyEngines() ? CommAlgorithm::Flat : bench.algorithm;
     cost.latencyMicros = fit.latency * 1e6;
     // One message size (or none that grew): the largest one's rate, latency included.
     cost.busGbps = (fit.bandwidth > 0 ? fit.bandwidth : scaled.back() / seconds.back()) / 1e9;
     return cost;
   }
 
+  bool copyEngines() const { return onGpu() && request_.communicator == CommunicatorChoice::CopyEngine; }
+
+  std::string description() const {
+    if (!onGpu())
+      return fmt::format(
+          "medians of timed loops run by the CPU backend on {} ranks at once, {} core(s) each, less the fastest "
+          "empty program's time; GEMMs `linear(x, w, out=y)`, memory `copy(a, out=b)` of f32, collectives of f32 "
+          "fitted to latency + bytes * busFactor / busbw (least squares, relative error){}",
+          request_.world, request_.computeSlots,
+          request_.quick ? "; --quick: a coarse grid, not a faithful profile" : "");
+    return fmt::format(
+        "medians of timed loops run by the CUDA backend on {} ranks at once ({} communicator), less the fastest "
+        "empty program's time; GEMMs `linear(x, w, out=y)` through cuBLAS (f32 without TF32), memory `copy(a, "
+        "out=b)` of f32, collectives of f32 fitted to latency + bytes * busFactor / busbw; host cost per statement "
+        "kind and pairwise contention from traced runs{}",
+        request_.world, copyEngines() ? "copy-engine" : "NCCL",
+        request_.quick ? "; --quick: a coarse grid, not a faithful profile" : "");
+  }
+
   const CalibrationRequest& request_;
-  const TeamRunner& runTeam_;
+  CalibrationRuns runs_;
   Plan plan_;
   double emptySeconds_ = 0;
+  std::vector<NoisyFigure> noisy_;
 };
 
 }  // namespace
@@ -441,7 +557,7 @@ LineFit fitLatencyBandwidth(const std::vector<double>& x, const std::vector<doub
   return fit;
 }
 
-Result<MachineProfile> calibrate(const CalibrationRequest& request, const TeamRunner& runTeam) {
+Result<Calibration> calibrate(const CalibrationRequest& request, const TeamRunner& runTeam) {
   try {
     return Calibrator(request, runTeam).run();
   } catch (const DiagnosticError& error) {

@@ -4,17 +4,20 @@
 // for `hostir simulate`.
 //
 // SPMD: every rank calls calibrate() with the same request and a runner for
-// its team, and makes the same runs in the same order (no decision depends
-// on a timing, so MPI ranks never diverge); each rank's profile comes from
-// its own timings, and the tool keeps rank 0's. In process, one thread calls
-// it and the runner runs all the ranks (runInProcess).
+// its team, and makes the same runs in the same order: the one decision a
+// timing makes (measure a noisy figure again) is rank 0's, shared through
+// CalibrationRequest::agree, so MPI ranks never diverge. Each rank's profile
+// comes from its own timings, and the tool keeps rank 0's. In process, one
+// thread calls it and the runner runs all the ranks (runInProcess).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "executor/backend_factory.h"
 #include "executor/runner.h"
 #include "hostir/diagnostic.h"
 #include "model/machine_profile.h"
@@ -22,13 +25,38 @@
 namespace hostir {
 
 struct CalibrationRequest {
-  int64_t world = 2;                 // the team's size
+  int64_t world = 2;  // the team's size
+  BackendKind backend = BackendKind::Cpu;
+  // The communicator the runs use; for the CUDA backend the tool resolves
+  // Auto first (cudaCommunicator), since the profile records which it measured.
+  CommunicatorChoice communicator = CommunicatorChoice::Auto;
   int computeSlots = 1;              // cores per rank, as `hostir run` sets RunRequest::computeSlots
   int64_t streams = 4;               // the worker stream pool, as `hostir run --streams`
   bool quick = false;                // a coarse grid and one or two sizes each: seconds, not minutes
   HostWatchdog* watchdog = nullptr;  // MPI teams: the deadline of every blocking step (RunRequest::watchdog)
   // Called before each group of measurements ("gemm f32", "memory", ...); may be empty.
   std::function<void(std::string_view)> progress;
+  // Rank 0's value of a decision, on every rank (MPI teams: a broadcast);
+  // empty: this process is the whole team.
+  std::function<bool(bool)> agree;
+};
+
+// A figure is measured again (up to kCalibrationRetries times) when its timed
+// runs spread more than kRetrySpread, keeping the measurement that spread
+// least; one that still spreads more than kNoisySpread is noisy, and
+// `hostir calibrate` writes no profile with a noisy figure unless forced.
+inline constexpr double kRetrySpread = 0.05;
+inline constexpr int kCalibrationRetries = 2;
+inline constexpr double kNoisySpread = 0.15;
+
+struct NoisyFigure {
+  std::string name;  // "gemm f32 m=64 n=64 k=8", "allreduce 1 MiB"
+  double spread = 0;
+};
+
+struct Calibration {
+  MachineProfile profile;
+  std::vector<NoisyFigure> noisy;  // noisiest first; empty when every figure is within kNoisySpread
 };
 
 // Runs one request on the whole team and returns this rank's result
@@ -38,7 +66,7 @@ using TeamRunner = std::function<Result<RunResult>(const RunRequest&)>;
 // Measures the machine. The profile's description says how it was measured;
 // its name, and the facts only the tool knows (host, date, libraries), are
 // the tool's to add. Errors (a run that failed) are values; nothing prints.
-Result<MachineProfile> calibrate(const CalibrationRequest& request, const TeamRunner& runTeam);
+Result<Calibration> calibrate(const CalibrationRequest& request, const TeamRunner& runTeam);
 
 // Least squares fit of seconds = latency + x / bandwidth, weighted by
 // relative error (1 / seconds^2) so that small and large messages count

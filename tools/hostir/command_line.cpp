@@ -179,25 +179,7 @@ CommandLine::CommandLine() {
   simulateCmd->add_option("--trace", simulate.tracePath, "Write the predicted timeline as a Chrome trace")
       ->type_name("FILE.json");
 
-  calibrateCmd = app.add_subcommand(
-      "calibrate", "Measure this machine and write a profile for `hostir simulate` (under mpirun: MPI's team)");
-  calibrateCmd->add_option("-o,--out", calibrate.outputPath, "The profile to write")
-      ->type_name("FILE.json")
-      ->required();
-  calibrateCmd
-      ->add_option_function<int64_t>(
-          "--ranks",
-          [this](const int64_t& n) {
-            calibrate.ranks = n;
-            calibrate.ranksGiven = true;
-          },
-          "Team size to measure communications on (ranks as threads of this process; default 2)")
-      ->check(integerFrom(1, kMaxRanks));
-  calibrateCmd
-      ->add_option("--cores-per-rank", calibrate.coresPerRank,
-                   "As for run (default: the node's cores divided by its ranks)")
-      ->check(integerFrom(1, 1024));
-  calibrateCmd->add_flag("--quick", calibrate.quick, "A coarse grid in seconds (for tests), not a faithful profile");
+  addCalibrate();
 
   tuneCmd = app.add_subcommand(
       "tune", "Pick parameter values by simulation: predict every binding on a machine profile, print the best");
@@ -220,6 +202,38 @@ CommandLine::CommandLine() {
     for (CLI::Option* option : cmd->get_options())
       if (option->get_default_str() == "[]") option->default_str("");
   runCmd->callback([this] { run.commandLine = givenOptions(*runCmd); });
+}
+
+void CommandLine::addCalibrate() {
+  calibrateCmd = app.add_subcommand(
+      "calibrate", "Measure this machine and write a profile for `hostir simulate` (under mpirun: MPI's team)");
+  calibrateCmd->add_option("-o,--out", calibrate.outputPath, "The profile to write")
+      ->type_name("FILE.json")
+      ->required();
+  calibrateCmd
+      ->add_option_function<int64_t>(
+          "--ranks",
+          [this](const int64_t& n) {
+            calibrate.ranks = n;
+            calibrate.ranksGiven = true;
+          },
+          "Team size to measure communications on (ranks as threads of this process; default 2)")
+      ->check(integerFrom(1, kMaxRanks));
+  calibrateCmd
+      ->add_option("--cores-per-rank", calibrate.coresPerRank,
+                   "As for run (default: the node's cores divided by its ranks)")
+      ->check(integerFrom(1, 1024));
+  calibrateCmd->add_flag("--quick", calibrate.quick, "A coarse grid in seconds (for tests), not a faithful profile");
+  calibrateCmd
+      ->add_option("--backend", calibrate.backend,
+                   "The backend to measure: cpu (default) or cuda (the GPU, with its contention)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  calibrateCmd
+      ->add_option("--communicator", calibrate.communicator,
+                   "As for run: auto, nccl or copy-engine (the CUDA backend's collectives)")
+      ->check(CLI::IsMember({"auto", "nccl", "copy-engine"}));
+  calibrateCmd->add_flag("--force", calibrate.force,
+                         "Write the profile even when the machine was too noisy to measure some figure");
 }
 
 }  // namespace hostir::tool

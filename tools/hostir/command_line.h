@@ -32,6 +32,9 @@ struct CommandLine {
   CLI::App* simulateCmd = nullptr;
   CLI::App* calibrateCmd = nullptr;
   CLI::App* tuneCmd = nullptr;
+
+ private:
+  void addCalibrate();
 };
 
 // Every option of `cmd` but --help, as parsed: its name and the values

@@ -104,6 +104,9 @@ struct CalibrateOptions {
   bool ranksGiven = false;
   bool quick = false;    // a coarse grid, for tests: seconds instead of minutes
   int coresPerRank = 0;  // as run's --cores-per-rank (0: this node's cores / its ranks)
+  std::string backend = "cpu";
+  std::string communicator = "auto";
+  bool force = false;  // write the profile even when some figure is too noisy
 };
 
 int runOpt(const OptOptions& options);

@@ -29,14 +29,17 @@ constexpr double kShownWaitMicros = 5;
 void recordRank(TraceRecorder& recorder, const RankWork& work, const RankTimeline& timeline,
                 const MachineProfile& profile) {
   const double issueMicros = profile.overheads.issueMicros;
-  if (issueMicros > 0)
-    for (size_t s = 0; s < work.issued.size(); ++s) {
-      const IssuedStatement& statement = work.issued[s];
-      const std::string loc =
-          statement.loc.valid() ? fmt::format("{}:{}", statement.loc.line, statement.loc.col) : std::string();
-      recorder.add(
-          TraceSlice{kHostTrack, signatureOf(statement.op).name, "host", loc, s * issueMicros, issueMicros, 0, 0});
-    }
+  const bool byOp = !profile.overheads.issueMicrosByOp.empty() && timeline.issueEnd.size() >= work.issued.size();
+  for (size_t s = 0; s < work.issued.size(); ++s) {
+    const IssuedStatement& statement = work.issued[s];
+    // Statements whose operation has its own issue cost take the simulator's times.
+    const double begin = byOp ? (s == 0 ? 0 : timeline.issueEnd[s - 1] * 1e6) : s * issueMicros;
+    const double duration = byOp ? timeline.issueEnd[s] * 1e6 - begin : issueMicros;
+    if (!(duration > 0)) continue;
+    const std::string loc =
+        statement.loc.valid() ? fmt::format("{}:{}", statement.loc.line, statement.loc.col) : std::string();
+    recorder.add(TraceSlice{kHostTrack, signatureOf(statement.op).name, "host", loc, begin, duration, 0, 0});
+  }
   for (size_t i = 0; i < work.items.size(); ++i) {
     const WorkItem& item = work.items[i];
     const ItemTiming& t = timeline.items[i];

@@ -17,11 +17,17 @@ namespace {
 // Ranks a predicted trace draws at most: each is a temporary file while it is written.
 constexpr size_t kMaxTracedRanks = 64;
 
-std::string formatPrediction(const ProgramPrediction& p, const SimulateOptions& o) {
+std::string formatPrediction(const ProgramPrediction& p, const std::optional<PredictionRange>& range,
+                             const SimulateOptions& o) {
   std::string out =
       fmt::format("predicted: median_ms={:.4f} compute_ms={:.4f} comm_ms={:.4f} exposed_comm_ms={:.4f} E={:.2f}\n",
                   p.seconds() * 1e3, p.computeSeconds * 1e3, p.communicationSeconds * 1e3,
                   p.exposedCommunicationSeconds() * 1e3, p.overlapEfficiency());
+  // Only a profile with spreads has a range: without, the output is as it always was.
+  if (range)
+    out += fmt::format("range: median_ms={:.4f}..{:.4f} (the profile's figures at the fast and the slow ends of "
+                       "their spreads)\n",
+                       range->fastSeconds * 1e3, range->slowSeconds * 1e3);
   std::vector<double> busy = streamBusySeconds(p.whole, 0);
   out += fmt::format("busy_ms: host={:.4f}", p.whole.timeline.ranks[0].hostEnd * 1e3);
   for (size_t s = 0; s < busy.size(); ++s) {
@@ -59,7 +65,9 @@ ToolResult<std::string> simulate(const SimulateOptions& o) {
   auto prediction = predictProgram(*source, *program, bindings, o.common.streams, *profile);
   if (!prediction) return prediction.error();
 
-  std::string out = formatPrediction(*prediction, o);
+  auto range = predictRange(*source, *program, bindings, o.common.streams, *profile);
+  if (!range) return range.error();
+  std::string out = formatPrediction(*prediction, *range, o);
   if (!o.tracePath.empty()) {
     Simulation traced = prediction->whole;
     if (traced.work.size() > kMaxTracedRanks) {

@@ -1,0 +1,23 @@
+// `hostir calibrate --backend cuda`: how much a GEMM and each memory-bound
+// kind of work (copies, elementwise kernels, collectives) slow each other
+// down when they run at once, measured pairwise from traced runs. Two loops
+// run on two streams; the trace gives each operation's time, alone and
+// while the other loop's work covers it.
+#pragma once
+
+#include <vector>
+
+#include "model/machine_profile.h"
+#include "tools/hostir/calibration.h"
+#include "tools/hostir/calibration_runs.h"
+
+namespace hostir {
+
+// Both directions of every pair of work classes (the communication pairs
+// only on a team of two or more), each rate the median over a few sizes.
+// A pair whose loops did not overlap enough to time is left out. The
+// spreads are recorded, not judged: work beside other work varies with the
+// phase of what it meets.
+std::vector<Contention> measureContention(const CalibrationRuns& runs, const CalibrationRequest& request);
+
+}  // namespace hostir
