@@ -152,10 +152,11 @@ class ContentionCalibrator {
     const std::vector<RecordedSlice> b = slicesNamed(slices, second.operation);
     auto record = [&](WorkClass slowed, WorkClass beside, const Rate& alone, const std::vector<RecordedSlice>& mine,
                       const std::vector<RecordedSlice>& theirs, const Rate& theirAlone) {
-      const std::vector<double> inside = durationsInside(mine, covered(theirs, 0.1 * theirAlone.rate + 20));
-      if (inside.size() < 2) return;  // too little overlap to time
-      const double rate = std::min(1.0, alone.rate / medianOf(inside));
-      rates[{slowed, beside}].push_back(Rate{rate, alone.spread + spreadOf(inside)});
+      const double gap = 0.1 * theirAlone.rate + 20;
+      const std::optional<double> rate = rateBeside(alone.rate, mine, theirs, gap);
+      if (!rate) return;  // too little overlap to time
+      const std::vector<double> inside = durationsInside(mine, covered(theirs, gap));
+      rates[{slowed, beside}].push_back(Rate{*rate, alone.spread + spreadOf(inside)});
     };
     record(first.workClass, second.workClass, firstAlone, a, b, secondAlone);
     record(second.workClass, first.workClass, secondAlone, b, a, firstAlone);
@@ -184,6 +185,14 @@ class ContentionCalibrator {
 };
 
 }  // namespace
+
+std::optional<double> rateBeside(double aloneMicros, const std::vector<RecordedSlice>& mine,
+                                 const std::vector<RecordedSlice>& theirs, double gapMicros) {
+  const std::vector<double> inside = durationsInside(mine, covered(theirs, gapMicros));
+  if (inside.size() < 2) return std::nullopt;
+  const double beside = medianOf(inside);
+  return beside > 0 ? std::min(1.0, aloneMicros / beside) : 1.0;
+}
 
 std::vector<Contention> measureContention(const CalibrationRuns& runs, const CalibrationRequest& request) {
   return ContentionCalibrator(runs, request).run();

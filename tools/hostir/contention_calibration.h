@@ -5,6 +5,7 @@
 // while the other loop's work covers it.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "model/machine_profile.h"
@@ -19,5 +20,14 @@ namespace hostir {
 // spreads are recorded, not judged: work beside other work varies with the
 // phase of what it meets.
 std::vector<Contention> measureContention(const CalibrationRuns& runs, const CalibrationRequest& request);
+
+// One direction of a pair from one traced run: the rate of the work whose
+// slices are `mine` beside the work whose slices are `theirs`, i.e. its
+// time alone (`aloneMicros`, a median) over the median time of those of its
+// slices that lie wholly inside a stretch `theirs` covers (slices joined
+// across gaps of up to `gapMicros`, the launch between two operations);
+// at most 1. Nullopt when fewer than two of its slices are covered.
+std::optional<double> rateBeside(double aloneMicros, const std::vector<RecordedSlice>& mine,
+                                 const std::vector<RecordedSlice>& theirs, double gapMicros);
 
 }  // namespace hostir
