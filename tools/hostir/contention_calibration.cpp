@@ -89,8 +89,10 @@ std::vector<double> durationsInside(const std::vector<RecordedSlice>& slices,
   return inside;
 }
 
-struct Rate {
-  double rate = 1;
+// A median of timed values (an operation's µs alone, or a rate beside
+// another) and its spread.
+struct Figure {
+  double value = 0;
   double spread = 0;
 };
 
@@ -108,7 +110,7 @@ class ContentionCalibrator {
   }
 
   std::vector<Contention> run() {
-    std::map<std::pair<WorkClass, WorkClass>, std::vector<Rate>> rates;
+    std::map<std::pair<WorkClass, WorkClass>, std::vector<Figure>> rates;
     const size_t classes = request_.world > 1 ? std::size(kLoops) : std::size(kLoops) - 1;
     for (size_t a = 0; a < classes; ++a)
       for (size_t b = a + 1; b < classes; ++b)
@@ -125,49 +127,49 @@ class ContentionCalibrator {
   }
 
   // The operation's time alone (µs, median) and its spread, from a short traced run.
-  Rate aloneMicros(const ClassLoop& loop, int64_t bytes) {
+  Figure aloneMicros(const ClassLoop& loop, int64_t bytes) {
     const auto key = std::make_pair(std::string(loop.operation), loop.workClass == WorkClass::Gemm ? 0 : bytes);
     if (auto known = alone_.find(key); known != alone_.end()) return known->second;
     std::map<std::string, int64_t> set = params(bytes);
     set["R1"] = 8;
     const std::vector<double> micros =
         durations(slicesNamed(runs_.tracedRun(runs_.parse(pairProgram(loop, nullptr)), set, 1), loop.operation));
-    const Rate alone{medianOf(micros), spreadOf(micros)};
+    const Figure alone{medianOf(micros), spreadOf(micros)};
     alone_[key] = alone;
     return alone;
   }
 
   void measurePair(const ClassLoop& first, const ClassLoop& second, int64_t bytes,
-                   std::map<std::pair<WorkClass, WorkClass>, std::vector<Rate>>& rates) {
-    const Rate firstAlone = aloneMicros(first, bytes), secondAlone = aloneMicros(second, bytes);
-    if (!(firstAlone.rate > 0) || !(secondAlone.rate > 0)) return;
+                   std::map<std::pair<WorkClass, WorkClass>, std::vector<Figure>>& rates) {
+    const Figure firstAlone = aloneMicros(first, bytes), secondAlone = aloneMicros(second, bytes);
+    if (!(firstAlone.value > 0) || !(secondAlone.value > 0)) return;
     // The first loop spans the window alone and the second half of it: if the
     // second is slowed much it covers the whole first loop, if not it lies
     // inside it; either way both are timed beside the other.
     std::map<std::string, int64_t> set = params(bytes);
-    set["R1"] = std::clamp<int64_t>(static_cast<int64_t>(windowMicros_ / firstAlone.rate), 4, 2000);
-    set["R2"] = std::clamp<int64_t>(static_cast<int64_t>(windowMicros_ / 2 / secondAlone.rate), 4, 2000);
+    set["R1"] = std::clamp<int64_t>(static_cast<int64_t>(windowMicros_ / firstAlone.value), 4, 2000);
+    set["R2"] = std::clamp<int64_t>(static_cast<int64_t>(windowMicros_ / 2 / secondAlone.value), 4, 2000);
     const std::vector<RecordedSlice> slices = runs_.tracedRun(runs_.parse(pairProgram(first, &second)), set, 1);
     const std::vector<RecordedSlice> a = slicesNamed(slices, first.operation);
     const std::vector<RecordedSlice> b = slicesNamed(slices, second.operation);
-    auto record = [&](WorkClass slowed, WorkClass beside, const Rate& alone, const std::vector<RecordedSlice>& mine,
-                      const std::vector<RecordedSlice>& theirs, const Rate& theirAlone) {
-      const double gap = 0.1 * theirAlone.rate + 20;
-      const std::optional<double> rate = rateBeside(alone.rate, mine, theirs, gap);
+    auto record = [&](WorkClass slowed, WorkClass beside, const Figure& alone, const std::vector<RecordedSlice>& mine,
+                      const std::vector<RecordedSlice>& theirs, const Figure& theirAlone) {
+      const double gap = 0.1 * theirAlone.value + 20;
+      const std::optional<double> rate = rateBeside(alone.value, mine, theirs, gap);
       if (!rate) return;  // too little overlap to time
       const std::vector<double> inside = durationsInside(mine, covered(theirs, gap));
-      rates[{slowed, beside}].push_back(Rate{*rate, alone.spread + spreadOf(inside)});
+      rates[{slowed, beside}].push_back(Figure{*rate, alone.spread + spreadOf(inside)});
     };
     record(first.workClass, second.workClass, firstAlone, a, b, secondAlone);
     record(second.workClass, first.workClass, secondAlone, b, a, firstAlone);
   }
 
   // The median rate over the sizes; the spread, the largest of theirs or of the rates themselves.
-  static Contention combined(WorkClass slowed, WorkClass beside, const std::vector<Rate>& measured) {
+  static Contention combined(WorkClass slowed, WorkClass beside, const std::vector<Figure>& measured) {
     std::vector<double> values;
     double spread = 0;
-    for (const Rate& r : measured) {
-      values.push_back(r.rate);
+    for (const Figure& r : measured) {
+      values.push_back(r.value);
       spread = std::max(spread, r.spread);
     }
     const double rate = medianOf(values);
@@ -181,7 +183,7 @@ class ContentionCalibrator {
   int64_t gemmSize_ = 2048;
   double windowMicros_ = 20000;
   std::vector<int64_t> sizes_;
-  std::map<std::pair<std::string, int64_t>, Rate> alone_;
+  std::map<std::pair<std::string, int64_t>, Figure> alone_;
 };
 
 }  // namespace
