@@ -351,7 +351,8 @@ void readOverheads(const Json& overheads, MachineProfile& profile, int64_t versi
         continue;
       }
       std::optional<OpKind> kind = opKindByName(name);
-      if (!kind) reject(child(byOpPath, name), "unknown operation (expected an operation's name: linear, allreduce, ...)");
+      if (!kind)
+        reject(child(byOpPath, name), "unknown operation (expected an operation's name: linear, allreduce, ...)");
       profile.overheads.issueMicrosByOp[*kind] = readInRange(micros, child(byOpPath, name), kOverheadMicros);
     }
   }
@@ -363,7 +364,6 @@ constexpr std::pair<WorkClass, std::string_view> kWorkClasses[] = {
     {WorkClass::Elementwise, "elementwise"},
     {WorkClass::Communication, "communication"},
 };
-
 
 WorkClass readWorkClass(const Json& entry, const std::string& path, std::string_view key) {
   std::string name = readString(entry, path, key);
@@ -400,8 +400,7 @@ void readContention(const Json& entries, MachineProfile& profile) {
 MachineProfile readProfile(const Json& root) {
   if (!root.is_object()) reject("the profile", "expected an object, got " + shown(root));
   // The format and version first: another format's keys are not misspellings.
-  if (root.contains("format") &&
-      (!root["format"].is_string() || root["format"].get<std::string>() != kFormat))
+  if (root.contains("format") && (!root["format"].is_string() || root["format"].get<std::string>() != kFormat))
     reject("format",
            fmt::format("expected \"{}\", got {} (is this a hostir machine profile?)", kFormat, shown(root["format"])));
   const bool knownVersion = root.contains("version") && root["version"].is_number_integer() &&
@@ -538,10 +537,8 @@ std::string machineProfileJson(const MachineProfile& profile) {
   overheads["wakeup"] = profile.overheads.wakeupMicros;
   const Overheads& o = profile.overheads;
   if (o.issueSpread != 0 || o.launchSpread != 0 || o.syncSpread != 0 || o.wakeupSpread != 0)
-    overheads["spread"] = Json{{"issue", o.issueSpread},
-                               {"launch", o.launchSpread},
-                               {"sync", o.syncSpread},
-                               {"wakeup", o.wakeupSpread}};
+    overheads["spread"] =
+        Json{{"issue", o.issueSpread}, {"launch", o.launchSpread}, {"sync", o.syncSpread}, {"wakeup", o.wakeupSpread}};
   if (!o.issueMicrosByOp.empty()) {
     Json byOp = Json::object();
     for (const auto& [kind, micros] : o.issueMicrosByOp) byOp[std::string(signatureOf(kind).name)] = micros;
@@ -592,7 +589,9 @@ double spreadAt(const std::vector<double>& spreads, size_t i) { return i < sprea
 }  // namespace
 
 bool hasSpread(const MachineProfile& profile) {
-  auto any = [](const std::vector<double>& v) { return std::any_of(v.begin(), v.end(), [](double s) { return s > 0; }); };
+  auto any = [](const std::vector<double>& v) {
+    return std::any_of(v.begin(), v.end(), [](double s) { return s > 0; });
+  };
   for (const auto& [dtype, grid] : profile.gemm)
     if (any(grid.spread)) return true;
   if (any(profile.memory.spread)) return true;

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "cli_runner.h"
-#include "model/machine_profile.h"
 #include "executor/backend_factory.h"
+#include "model/machine_profile.h"
 #include "tools/hostir/calibration.h"
 #include "tools/hostir/calibration_runs.h"
 #include "tools/hostir/contention_calibration.h"

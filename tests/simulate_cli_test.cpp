@@ -58,7 +58,8 @@ TEST_F(SimulateCli, SpreadsGiveARangeAroundThePrediction) {
   auto r = run("simulate " + example("row_parallel_linear.hir") + " --machine h100-shared" + args);
   ASSERT_EQ(r.exitCode, 0) << r.err;
   Predicted p = predicted(r.out);
-  static const std::regex range(R"(\nrange: median_ms=([0-9.]+)\.\.([0-9.]+) \(the profile's figures at the fast and the slow ends of their spreads\)\n)");
+  static const std::regex range(
+      R"(\nrange: median_ms=([0-9.]+)\.\.([0-9.]+) \(the profile's figures at the fast and the slow ends of their spreads\)\n)");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.out, m, range)) << r.out;
   EXPECT_LT(std::stod(m[1]), p.total) << r.out;

@@ -26,8 +26,8 @@ std::optional<CudaDeviceFacts> cudaDeviceFacts(int device) {
     cudaGetLastError();  // leave no error behind for later calls to report
     return std::nullopt;
   }
-  return CudaDeviceFacts{properties.name, properties.multiProcessorCount, properties.totalGlobalMem,
-                         properties.major, properties.minor};
+  return CudaDeviceFacts{properties.name, properties.multiProcessorCount, properties.totalGlobalMem, properties.major,
+                         properties.minor};
 }
 
 RankBackend createCudaBackend(const BackendOptions& options, Communicator& hostComm) {

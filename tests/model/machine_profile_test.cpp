@@ -203,7 +203,8 @@ TEST(MachineProfileTest, WritesTheDocumentedKeyOrder) {
 }
 
 TEST(MachineProfileTest, ShipsTheGpuProfiles) {
-  EXPECT_EQ(shippedMachineProfiles(), (std::vector<std::string>{"h100-nvlink", "h100-shared", "h200-nvlink", "h200-shared"}));
+  EXPECT_EQ(shippedMachineProfiles(),
+            (std::vector<std::string>{"h100-nvlink", "h100-shared", "h200-nvlink", "h200-shared"}));
   for (const std::string& name : shippedMachineProfiles()) {
     auto profile = loadMachineProfile(name);
     ASSERT_TRUE(profile.ok()) << name << ": " << renderDiagnostic(profile.error(), name);
@@ -419,7 +420,6 @@ TEST(MachineProfileTest, MeasuredMessageSizesComeWithTheirTimes) {
   EXPECT_NE(parsed.error().message.find("'bytes' and 'us' come together"), std::string::npos) << parsed.error().message;
 }
 
-
 // kProfile as version 2, with every key version 2 adds.
 constexpr const char* kVersion2Keys[][2] = {
     {"\"version\": 1", "\"version\": 2"},
@@ -432,7 +432,8 @@ constexpr const char* kVersion2Keys[][2] = {
      "\"wakeup\": 4, \"spread\": {\"issue\": 0.2, \"sync\": 0.5},\n"
      "                   \"issue_by_op\": {\"linear\": 30, \"allreduce\": 100, \"source\": \"made up\"}},\n"
      "  \"contention\": [\n"
-     "    {\"slowed\": \"communication\", \"beside\": \"gemm\", \"rate\": 0.25, \"spread\": 0.2, \"source\": \"made up\"},\n"
+     "    {\"slowed\": \"communication\", \"beside\": \"gemm\", \"rate\": 0.25, \"spread\": 0.2, \"source\": \"made "
+     "up\"},\n"
      "    {\"slowed\": \"gemm\", \"beside\": \"communication\", \"rate\": 0.9}\n"
      "  ]"},
 };
@@ -517,8 +518,9 @@ TEST(MachineProfileTest, RoundTripsAFilledVersion2StructExactly) {
   p.communicationUnits = 1;
   p.gemm[DType::F32] = GemmGrid{{1024, 8192}, {8192}, {32}, {10.5, 12.25}, {0.011, 1.0 / 3.0}};
   p.memory = MemoryCurve{{4096, 1 << 20}, {12.5, 700.25}, {0.2, 0.0123456789}};
-  p.communication = {{OpKind::Allreduce, 2, CommAlgorithm::Flat, 25, 370, {1024, 65536}, {30.5, 40.25}, {0.1, 0.3}, 0.3},
-                     {OpKind::SendRecv, 2, CommAlgorithm::Flat, 25, 400, {}, {}, {}, 0.07}};
+  p.communication = {
+      {OpKind::Allreduce, 2, CommAlgorithm::Flat, 25, 370, {1024, 65536}, {30.5, 40.25}, {0.1, 0.3}, 0.3},
+      {OpKind::SendRecv, 2, CommAlgorithm::Flat, 25, 400, {}, {}, {}, 0.07}};
   p.overheads = Overheads{4.5, 5, 2, 1, {{OpKind::Linear, 40.5}, {OpKind::Allreduce, 120}}, 0.25, 0, 0.125, 10};
   p.contention = {{WorkClass::Communication, WorkClass::Gemm, 0.2, 0.35},
                   {WorkClass::Gemm, WorkClass::Communication, 0.925, 0},

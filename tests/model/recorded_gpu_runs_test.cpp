@@ -131,7 +131,9 @@ INSTANTIATE_TEST_SUITE_P(SharedGpus, RecordedGpuRuns,
                                            Recording{"h200-2026-11-26", "h200-shared"}),
                          [](const auto& info) { return std::string(info.param.machine).substr(0, 4); });
 
-std::string describe(const Shape& s) { return std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n); }
+std::string describe(const Shape& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n);
+}
 
 TEST_P(RecordedGpuRuns, TheTablesHoldEveryCase) {
   ASSERT_EQ(recorded().size(), 4u);

@@ -192,7 +192,6 @@ TEST(TimelineSimulator, ACommunicationOneRankNeverIssuesIsAnError) {
   EXPECT_EQ(t.error(), "rank 1 never issues communication #1, which other ranks wait for");
 }
 
-
 // Contention (docs/cost-model.md): on a Concurrent rank with a contention
 // table, each class of work runs at its unit share times its rate beside
 // every other class running.
@@ -240,8 +239,9 @@ TEST(TimelineSimulator, ContentionMultipliesOverTheOtherClassesAndNotWithinOne) 
   // GEMM at 0.5 * 0.9, the copy at 0.2 (one GEMM class beside it, counted once).
   WorkBuilder b(4);
   b.gemm(1, 0.9, 100).gemm(2, 0.9, 100).copy(3, 0.2, 0);
-  Timeline t = simulate({b.work}, contended({{WorkClass::Gemm, WorkClass::Memory, 0.9, 0},
-                                             {WorkClass::Memory, WorkClass::Gemm, 0.2, 0}}));
+  Timeline t =
+      simulate({b.work},
+               contended({{WorkClass::Gemm, WorkClass::Memory, 0.9, 0}, {WorkClass::Memory, WorkClass::Gemm, 0.2, 0}}));
   // The copy ends at 1 s; the GEMMs have done 0.45 s each by then, and the
   // remaining 0.45 s each at 0.5: 0.9 s more.
   expectItem(t.ranks[0], 2, 0, 1);
@@ -257,7 +257,7 @@ TEST(TimelineSimulator, ACommunicationMovesAtItsSlowestRanksRate) {
   r0.gemm(1, 2).communicate(2, 1);
   r1.communicate(2, 1);
   Timeline t = simulate({r0.work, r1.work}, contended({{WorkClass::Communication, WorkClass::Gemm, 0.25, 0},
-                                                        {WorkClass::Gemm, WorkClass::Communication, 1, 0}}));
+                                                       {WorkClass::Gemm, WorkClass::Communication, 1, 0}}));
   // By 2 s the allreduce did 0.5 s of its work; the other 0.5 s ends it at 2.5 s on both ranks.
   expectItem(t.ranks[0], 0, 0, 2);
   expectItem(t.ranks[0], 1, 0, 2.5);
@@ -272,7 +272,7 @@ TEST(TimelineSimulator, WaitsAreNotWorkAndCommunicationsWaitingForPeersMoveNothi
   r0.communicate(1, 1).gemm(2, 1).wait(0, 1, 1);
   r1.gemm(1, 1).communicate(1, 1);
   Timeline t = simulate({r0.work, r1.work}, contended({{WorkClass::Communication, WorkClass::Gemm, 0.25, 0},
-                                                        {WorkClass::Gemm, WorkClass::Communication, 0.5, 0}}));
+                                                       {WorkClass::Gemm, WorkClass::Communication, 0.5, 0}}));
   expectItem(t.ranks[0], 1, 0, 1);
   expectItem(t.ranks[0], 0, 1, 2);
   expectItem(t.ranks[1], 1, 1, 2);

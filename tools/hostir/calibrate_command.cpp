@@ -105,13 +105,14 @@ std::string describe(const Team& team, const CalibrationRequest& request, double
                                   ::sysconf(_SC_NPROCESSORS_ONLN), busy * 100);
   if (request.backend == BackendKind::Cuda) {
     const std::optional<CudaDeviceFacts> device = cudaDeviceFacts(0);
-    std::string gpu = device ? fmt::format("{} ({} SMs, {:.0f} GiB, sm_{}{})", device->name, device->multiprocessors,
-                                           static_cast<double>(device->memoryBytes) / (1 << 30), device->major,
-                                           device->minor)
-                             : std::string("a CUDA device");
-    return fmt::format("calibrated by `hostir calibrate --backend cuda` on {} of {} at {}: {} ranks as {} on {} GPU(s); "
-                       "{}; took {:.1f} s",
-                       gpu, where, utcNow(), team.world, teamText, cudaDeviceCount(), measured, seconds);
+    std::string gpu =
+        device ? fmt::format("{} ({} SMs, {:.0f} GiB, sm_{}{})", device->name, device->multiprocessors,
+                             static_cast<double>(device->memoryBytes) / (1 << 30), device->major, device->minor)
+               : std::string("a CUDA device");
+    return fmt::format(
+        "calibrated by `hostir calibrate --backend cuda` on {} of {} at {}: {} ranks as {} on {} GPU(s); "
+        "{}; took {:.1f} s",
+        gpu, where, utcNow(), team.world, teamText, cudaDeviceCount(), measured, seconds);
   }
   const char* blas = cpu::blasLibrary().config();
   std::string collectives = team.world > 1 ? fmt::format("; collectives use {}'s own algorithms, recorded as ring",

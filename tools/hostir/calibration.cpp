@@ -274,9 +274,7 @@ struct Measured {
 class Calibrator {
  public:
   Calibrator(const CalibrationRequest& request, const TeamRunner& runTeam)
-      : request_(request),
-        runs_(request, runTeam),
-        plan_(onGpu() ? cudaPlan(request.quick) : cpuPlan(request.quick)) {}
+      : request_(request), runs_(request, runTeam), plan_(onGpu() ? cudaPlan(request.quick) : cpuPlan(request.quick)) {}
 
   Calibration run() {
     MachineProfile profile = rankFacts();
@@ -433,9 +431,8 @@ class Calibrator {
           auto [warmup, repeat] = runsFor(flops * static_cast<double>(loop) / guess);
           const double blockBytes = static_cast<double>(m * (k + n)) * static_cast<double>(dtypeSize(dtype));
           const int64_t blocks = std::clamp<int64_t>(ceilDiv(plan_.gemmBlockBytes, blockBytes), 1, loop);
-          Measured measured =
-              perIteration(fmt::format("gemm {} m={} n={} k={}", dtypeName(dtype), m, n, k), program,
-                           {{"M", m}, {"N", n}, {"K", k}, {"B", blocks}}, loop, warmup, repeat);
+          Measured measured = perIteration(fmt::format("gemm {} m={} n={} k={}", dtypeName(dtype), m, n, k), program,
+                                           {{"M", m}, {"N", n}, {"K", k}, {"B", blocks}}, loop, warmup, repeat);
           grid.tflops.push_back(flops / measured.seconds / 1e12);
           grid.spread.push_back(measured.spread);
         }

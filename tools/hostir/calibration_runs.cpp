@@ -94,8 +94,10 @@ std::vector<RecordedSlice> CalibrationRuns::tracedRun(const Program& program, co
     if (comm.rank() != 0) return TraceSummary{};
     auto read = recordedSlices(recorder);
     std::lock_guard lock(mutex);
-    if (!read) problem = read.error();
-    else slices = std::move(*read);
+    if (!read)
+      problem = read.error();
+    else
+      slices = std::move(*read);
     return TraceSummary{};
   };
   RunResult result = runOrFail(run);

@@ -22,7 +22,8 @@ double spreadOf(std::vector<double> values);
 
 class CalibrationRuns {
  public:
-  CalibrationRuns(const CalibrationRequest& request, const TeamRunner& runTeam) : request_(request), runTeam_(runTeam) {}
+  CalibrationRuns(const CalibrationRequest& request, const TeamRunner& runTeam)
+      : request_(request), runTeam_(runTeam) {}
 
   // A calibration program; a program that does not parse is a bug.
   Program parse(std::string_view text) const;

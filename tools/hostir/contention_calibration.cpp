@@ -20,15 +20,14 @@ struct ClassLoop {
 };
 
 const ClassLoop kLoops[] = {
-    {WorkClass::Gemm, "linear",
-     "  input x : f32[G, G]\n  input w : f32[G, G]\n  input y : f32[G, G]\n", "    linear(x, w, out=y)\n"},
+    {WorkClass::Gemm, "linear", "  input x : f32[G, G]\n  input w : f32[G, G]\n  input y : f32[G, G]\n",
+     "    linear(x, w, out=y)\n"},
     {WorkClass::Memory, "copy", "  input a : f32[C]\n  input b : f32[C]\n", "    copy(a, out=b)\n"},
     {WorkClass::Elementwise, "add", "  input p : f32[C]\n  input q : f32[C]\n  input r : f32[C]\n",
      "    add(p, q, out=r)\n"},
     // Issued last in a pair: a collective's issue may wait on the host for its peers.
     {WorkClass::Communication, "allreduce", "  input t : f32[C]\n", "    h = allreduce(t, op=sum)\n    wait(h)\n"},
 };
-
 
 // `first` on stream(1) and, when given, `second` on stream(2), R1 and R2 times.
 std::string pairProgram(const ClassLoop& first, const ClassLoop* second) {
@@ -104,9 +103,12 @@ class ContentionCalibrator {
     // f32 [2048, 2048]: about a millisecond per GEMM on a shared H100; a CPU core's millisecond is [256, 256].
     gemmSize_ = gpu ? 2048 : 256;
     windowMicros_ = request.quick ? 4000 : 20000;
-    if (!gpu) sizes_ = {int64_t{1} << 20};
-    else if (request.quick) sizes_ = {int64_t{16} << 20};
-    else sizes_ = {int64_t{64} << 20, int64_t{256} << 20};
+    if (!gpu)
+      sizes_ = {int64_t{1} << 20};
+    else if (request.quick)
+      sizes_ = {int64_t{16} << 20};
+    else
+      sizes_ = {int64_t{64} << 20, int64_t{256} << 20};
   }
 
   std::vector<Contention> run() {
@@ -121,7 +123,6 @@ class ContentionCalibrator {
   }
 
  private:
-
   std::map<std::string, int64_t> params(int64_t bytes) const {
     return {{"G", gemmSize_}, {"C", std::max<int64_t>(bytes / 4, 1)}};
   }

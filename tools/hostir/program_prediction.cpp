@@ -16,8 +16,8 @@ ToolResult<std::optional<PredictionRange>> predictRange(const SourceProgram& sou
                                                         const MachineProfile& machine) {
   if (!hasSpread(machine)) return std::optional<PredictionRange>();
   PredictionRange range;
-  for (auto [edge, seconds] : {std::pair{SpreadEdge::Fast, &range.fastSeconds},
-                               std::pair{SpreadEdge::Slow, &range.slowSeconds}}) {
+  for (auto [edge, seconds] :
+       {std::pair{SpreadEdge::Fast, &range.fastSeconds}, std::pair{SpreadEdge::Slow, &range.slowSeconds}}) {
     const MachineProfile atEdge = atSpreadEdge(machine, edge);
     try {
       *seconds = api::predictProgram(source, program, bindings, streams, atEdge).seconds();

@@ -25,9 +25,10 @@ std::string formatPrediction(const ProgramPrediction& p, const std::optional<Pre
                   p.exposedCommunicationSeconds() * 1e3, p.overlapEfficiency());
   // Only a profile with spreads has a range: without, the output is as it always was.
   if (range)
-    out += fmt::format("range: median_ms={:.4f}..{:.4f} (the profile's figures at the fast and the slow ends of "
-                       "their spreads)\n",
-                       range->fastSeconds * 1e3, range->slowSeconds * 1e3);
+    out += fmt::format(
+        "range: median_ms={:.4f}..{:.4f} (the profile's figures at the fast and the slow ends of "
+        "their spreads)\n",
+        range->fastSeconds * 1e3, range->slowSeconds * 1e3);
   std::vector<double> busy = streamBusySeconds(p.whole, 0);
   out += fmt::format("busy_ms: host={:.4f}", p.whole.timeline.ranks[0].hostEnd * 1e3);
   for (size_t s = 0; s < busy.size(); ++s) {
