@@ -32,6 +32,8 @@ BlasLibrary load() {
   blas.sgemm = reinterpret_cast<decltype(&cblas_sgemm)>(symbol("cblas_sgemm"));
   blas.dgemm = reinterpret_cast<decltype(&cblas_dgemm)>(symbol("cblas_dgemm"));
   blas.config = reinterpret_cast<const char* (*)()>(symbol("openblas_get_config"));
+  blas.memoryAlloc = reinterpret_cast<void* (*)(int)>(::dlsym(handle, "blas_memory_alloc"));
+  blas.memoryFree = reinterpret_cast<void (*)(void*)>(::dlsym(handle, "blas_memory_free"));
   // Also when another part of the process loaded it first, with more threads.
   reinterpret_cast<void (*)(int)>(symbol("openblas_set_num_threads"))(1);
   return blas;

@@ -14,6 +14,9 @@ struct BlasLibrary {
   decltype(&cblas_sgemm) sgemm = nullptr;
   decltype(&cblas_dgemm) dgemm = nullptr;
   const char* (*config)() = nullptr;  // the build's description ("OpenBLAS 0.3.21 DYNAMIC_ARCH ...")
+  // OpenBLAS's work-buffer allocator, where the library exports it (see blas_buffers.h); else null.
+  void* (*memoryAlloc)(int) = nullptr;
+  void (*memoryFree)(void*) = nullptr;
 };
 
 // The loaded library; throws std::runtime_error saying which library could

@@ -1,15 +1,12 @@
 #include "executor/cpu/cpu_kernels.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <array>
 
 #include <cstring>
-#include <mutex>
-#include <new>
 #include <vector>
 
+#include "executor/cpu/blas_buffers.h"
 #include "executor/cpu/blas_library.h"
 #include "hostir/element.h"
 
@@ -139,44 +136,11 @@ std::vector<float> toFloatMatrix(const Matrix& m) {
 blasint ld(const Matrix& m) { return static_cast<blasint>(std::max(std::max(m.ld, m.cols), int64_t{1})); }
 
 // C = A · op(B) (+ C when accumulate), op(B) = Bᵀ when transB. A [M, K], C [M, N].
-// OpenBLAS maps a workspace of its BUFFER_SIZE (128 MiB on x86-64) for each
-// thread on that thread's first call, and retries for ever when the address
-// space cannot take it (`ulimit -v`): a hang no caller could explain. So a
-// thread's first GEMM first checks, one thread at a time, that that much
-// address space is free with a margin (for what other threads may map
-// meanwhile), and is std::bad_alloc (an error at the statement) when not.
-class BlasWorkspaceGuard {
- public:
-  BlasWorkspaceGuard() {
-    if (ready()) return;
-    lock_ = std::unique_lock(firstCalls());
-    constexpr size_t kProbe = size_t{128 + 32} << 20;
-    void* probe = ::mmap(nullptr, kProbe, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (probe == MAP_FAILED) throw std::bad_alloc();
-    ::munmap(probe, kProbe);
-  }
-  // After the call: the workspace is the thread's for good.
-  ~BlasWorkspaceGuard() {
-    if (lock_) ready() = true;
-  }
-
- private:
-  static bool& ready() {
-    thread_local bool done = false;
-    return done;
-  }
-  static std::mutex& firstCalls() {
-    static std::mutex m;
-    return m;
-  }
-  std::unique_lock<std::mutex> lock_;
-};
-
 void blasGemm(const Matrix& A, const Matrix& B, bool transB, const Matrix& C, bool accumulate) {
   int64_t M = C.rows, N = C.cols, K = A.cols;
   if (M == 0 || N == 0) return;
   const BlasLibrary& blas = blasLibrary();
-  BlasWorkspaceGuard workspace;
+  BlasBufferLease buffer(BlasBufferPool::process());
   auto tb = transB ? CblasTrans : CblasNoTrans;
   switch (C.dtype) {
     case DType::F32:
