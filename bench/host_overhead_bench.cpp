@@ -22,11 +22,21 @@
 // as `hostir run` configures one rank (computations start in issue order on
 // at most one per core).
 //
+// BM_TwoRanksRowParallel runs the tiny row-parallel layer (M = 16 S, K = N =
+// 16, after assign-streams) on two in-process ranks, over the in-process
+// communicator (`in_process`) or over copy engines on the host engine
+// (`copy_engine`, as `--communicator copy-engine` runs it on the CPU), so the
+// two show what a copy-engine collective costs the host. Its ns_per_iteration
+// is wall time per iteration of the program's loop.
+//
 //   host_overhead_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
+#include <barrier>
 #include <chrono>
 #include <ctime>
 #include <map>
@@ -38,6 +48,8 @@
 #include <sys/resource.h>
 
 #include "bench/example_program.h"
+#include "comm/copy_engine_communicator.h"
+#include "comm/host_transfer_engine.h"
 #include "comm/in_process_communicator.h"
 #include "executor/cpu/cpu_backend.h"
 #include "executor/evaluator.h"
@@ -242,6 +254,70 @@ void BM_CpuBackendPerOperation(benchmark::State& state, Workload workload, bool 
   timeRuns(state, evaluator, backend, inputs);
 }
 
+enum class TeamCommunicator { InProcess, CopyEngines };
+
+// One rank of BM_TwoRanksRowParallel, built on its own thread: the copy
+// engines' construction is collective.
+struct TeamRank {
+  std::unique_ptr<Communicator> hostComm, copyEngines;
+  std::unique_ptr<cpu::CpuBackend> backend;
+  std::unique_ptr<Evaluator> evaluator;
+  std::map<std::string, TensorView> inputs;
+
+  TeamRank(InProcessTeam& team, int rank, TeamCommunicator choice, const Program& program,
+           const std::map<std::string, int64_t>& params)
+      : hostComm(team.communicator(rank)) {
+    if (choice == TeamCommunicator::CopyEngines)
+      copyEngines = std::make_unique<CopyEngineCommunicator>(*hostComm, std::make_unique<HostTransferEngine>());
+    backend = std::make_unique<cpu::CpuBackend>(cpu::CpuBackendOptions{}, copyEngines ? *copyEngines : *hostComm);
+    evaluator = std::make_unique<Evaluator>(program, params, rank, 2);
+    for (const TensorSpec& spec : evaluator->inputs()) {
+      TensorView t = backend->allocate(spec.dtype, spec.localShape, backend->mainStream(), /*zero=*/false);
+      std::vector<float> ones(static_cast<size_t>(t.numel()), 1.0f);
+      backend->upload(ones.data(), t);
+      inputs[spec.name] = t;
+    }
+  }
+  void run() { benchmark::DoNotOptimize(evaluator->run(*backend, inputs)); }
+};
+
+void BM_TwoRanksRowParallel(benchmark::State& state, TeamCommunicator choice) {
+  const int64_t S = state.range(0);
+  const Bindings bindings{{{"S", S}, {"M", 16 * S}, {"K", 16}, {"N", 16}}, 2};
+  Program program = bench::exampleProgram("row_parallel_linear");
+  bench::assignStreams(program, bindings);
+  const std::map<std::string, int64_t> params = bench::verifiedParams(program, bindings);
+  InProcessTeam team(2);
+  // Rank 1 runs once per benchmark iteration, between two meetings with rank 0.
+  std::barrier meet(2);
+  std::atomic<bool> done{false};
+  std::thread peer([&] {
+    TeamRank rank(team, 1, choice, program, params);
+    meet.arrive_and_wait();
+    while (true) {
+      meet.arrive_and_wait();
+      if (done) break;
+      rank.run();
+      meet.arrive_and_wait();
+    }
+  });
+  auto rank = std::make_unique<TeamRank>(team, 0, choice, program, params);
+  meet.arrive_and_wait();
+  const auto wallStart = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    meet.arrive_and_wait();
+    rank->run();
+    meet.arrive_and_wait();
+  }
+  const double wallNanos =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - wallStart).count();
+  done = true;
+  meet.arrive_and_wait();
+  rank.reset();  // the copy engines' destruction is collective too
+  peer.join();
+  state.counters["ns_per_iteration"] = wallNanos / static_cast<double>(state.iterations() * S);
+}
+
 // The warm-up keeps start-up out of the figures: OpenBLAS's server thread
 // spins for about 0.1 s after the library loads, on the core the stream
 // threads would use, and the memory pool fills on the first runs.
@@ -261,6 +337,8 @@ HOSTIR_PER_OPERATION_BENCHMARK(BM_CpuBackendPerOperation, row_parallel, Workload
 HOSTIR_PER_OPERATION_BENCHMARK(BM_CpuBackendPerOperation, row_parallel_gated, Workload::RowParallel, true);
 HOSTIR_PER_OPERATION_BENCHMARK(BM_CpuBackendPerOperation, elementwise, Workload::Elementwise, false);
 HOSTIR_PER_OPERATION_BENCHMARK(BM_CpuBackendPerOperation, allreduce, Workload::Allreduce, false);
+HOSTIR_PER_OPERATION_BENCHMARK(BM_TwoRanksRowParallel, in_process, TeamCommunicator::InProcess);
+HOSTIR_PER_OPERATION_BENCHMARK(BM_TwoRanksRowParallel, copy_engine, TeamCommunicator::CopyEngines);
 
 }  // namespace
 

@@ -17,21 +17,6 @@
 namespace hostir {
 namespace {
 
-// What every rank publishes at a call, exchanged as raw words through the
-// host team (all ranks share one address space).
-struct Posting {
-  CollectiveSignature signature;
-  uint64_t send = 0;
-  uint64_t recv = 0;
-  uint64_t scratch = 0;
-  TransferEngine::Fence ready = 0;  // the rank's stream once its inputs are written
-  // Phase k's fence, recorded once the rank has issued phase k; its count on
-  // the board reaches `recorded` + k + 1 after the record.
-  std::array<TransferEngine::Fence, kMaxTransferPhases> phases{};
-  uint64_t recorded = 0;
-};
-static_assert(std::is_trivially_copyable_v<Posting> && sizeof(Posting) % sizeof(float) == 0);
-
 struct Identity {
   uint64_t process = 0;
   int64_t device = 0;
@@ -67,15 +52,39 @@ class Scratch {
 
 }  // namespace
 
-// Written by one rank each, read by all: padded so that a rank's count
-// shares no cache line with another's.
+// What every rank publishes at a call, on the board (all ranks share one
+// address space).
+struct CopyEngineCommunicator::Posting {
+  CollectiveSignature signature;
+  uint64_t send = 0;
+  uint64_t recv = 0;
+  uint64_t scratch = 0;
+  TransferEngine::Fence ready = 0;  // the rank's stream once its inputs are written
+  // Phase k's fence, recorded once the rank has issued phase k; its count on
+  // the board reaches `recorded` + k + 1 after the record.
+  std::array<TransferEngine::Fence, kMaxTransferPhases> phases{};
+  uint64_t recorded = 0;
+};
+
+// Written by one rank each, read by all: padded so that a rank's entries
+// share no cache line with another's.
 struct CopyEngineCommunicator::Board {
-  explicit Board(int ranks) : references(ranks), recorded(static_cast<size_t>(ranks)) {}
+  explicit Board(int ranks)
+      : references(ranks), recorded(static_cast<size_t>(ranks)), posted(static_cast<size_t>(ranks)) {}
   struct alignas(64) Count {
     std::atomic<uint64_t> value{0};
   };
+  // A rank's posting for its call n sits in postings[n % 2], published by
+  // `calls` reaching n. Two slots suffice: a rank posts call n + 2 only once
+  // every peer has posted call n + 1, which each does only after reading
+  // every posting of call n.
+  struct alignas(64) Postings {
+    std::atomic<uint64_t> calls{0};
+    std::array<Posting, 2> postings{};
+  };
   std::atomic<int> references;  // one per rank that holds the board
   std::vector<Count> recorded;
+  std::vector<Postings> posted;
 };
 
 void CopyEngineCommunicator::BoardRelease::operator()(Board* board) const noexcept {
@@ -115,6 +124,26 @@ CopyEngineCommunicator::~CopyEngineCommunicator() {
   }
 }
 
+// The one host exchange of a call: every rank's posting, through the board,
+// once every rank has called the same collective.
+std::vector<CopyEngineCommunicator::Posting> CopyEngineCommunicator::post(const Posting& mine) {
+  if (size() == 1) return {mine};
+  const uint64_t call = ++calls_;
+  Board::Postings& own = board_->posted[static_cast<size_t>(rank())];
+  own.postings[call % 2] = mine;
+  own.calls.store(call);
+  team_->signal();
+  std::vector<Posting> postings;
+  std::vector<CollectiveSignature> signatures;
+  for (const Board::Postings& peer : board_->posted) {
+    if (peer.calls.load() < call) team_->waitUntil([&] { return peer.calls.load() >= call; });
+    postings.push_back(peer.postings[call % 2]);
+    signatures.push_back(postings.back().signature);
+  }
+  if (std::string mismatch = findMismatch(signatures); !mismatch.empty()) throw CommError(mismatch);
+  return postings;
+}
+
 void CopyEngineCommunicator::run(const Call& call, void* stream) {
   void* s = stream ? stream : engine_->defaultStream();
   const int me = rank();
@@ -141,10 +170,7 @@ void CopyEngineCommunicator::run(const Call& call, void* stream) {
                recorded_};
   if (size() > 1)
     for (size_t k = 0; k < schedule.phases.size(); ++k) mine.phases[k] = engine_->newFence();
-  const std::vector<Posting> postings = exchange(hostComm_, mine);
-  std::vector<CollectiveSignature> signatures;
-  for (const Posting& p : postings) signatures.push_back(p.signature);
-  if (std::string mismatch = findMismatch(signatures); !mismatch.empty()) throw CommError(mismatch);
+  const std::vector<Posting> postings = post(mine);
 
   auto address = [&](const Place& place) {
     const Posting& p = postings[static_cast<size_t>(place.rank)];
@@ -249,7 +275,9 @@ void CopyEngineCommunicator::sendRecv(const void* send, size_t sendCount, int to
       stream);
 }
 
-void CopyEngineCommunicator::barrier() { hostComm_.barrier(); }
+// Through the board, as every other call is, so that a barrier facing a
+// peer's collective is a mismatch rather than a wait for ever.
+void CopyEngineCommunicator::barrier() { post(Posting{}); }
 
 void CopyEngineCommunicator::abort(const std::string& reason) { hostComm_.abort(reason); }
 

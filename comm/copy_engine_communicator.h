@@ -74,9 +74,11 @@ class CopyEngineCommunicator final : public Communicator {
     bool stage;    // send overlaps recv some other way: peers read a copy of it
   };
   void run(const Call& call, void* stream);
+  struct Posting;
+  std::vector<Posting> post(const Posting& mine);
 
-  // Per rank, how many phase fences it has recorded; shared by the team's
-  // communicators (the last one frees it).
+  // Per rank, its postings and how many phase fences it has recorded;
+  // shared by the team's communicators (the last one frees it).
   struct Board;
   struct BoardRelease {
     void operator()(Board* board) const noexcept;
@@ -88,6 +90,7 @@ class CopyEngineCommunicator final : public Communicator {
   std::shared_ptr<TeamBarrier> team_;  // its abort ends the waits for the board
   std::unique_ptr<Board, BoardRelease> board_;
   uint64_t recorded_ = 0;  // this rank's count on the board
+  uint64_t calls_ = 0;     // this rank's calls posted on the board
 };
 
 }  // namespace hostir

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <random>
 #include <stdexcept>
 #include <thread>
 #include <tuple>
@@ -169,6 +170,51 @@ TEST(CopyEngineCommunicatorTest, MismatchedCallsFailOnEveryRankWithTheInProcessW
   for (const auto& t : thrown)
     EXPECT_THAT(commErrorMessage(t), ::testing::HasSubstr("rank 0 called allreduce(count=8, f32, sum) but rank 1 "
                                                           "called broadcast(count=8, f32, root=0)"));
+}
+
+TEST(CopyEngineCommunicatorTest, ABarrierFacingACollectiveIsAMismatchNotAHang) {
+  auto thrown = runCopyEngineTeam(2, Engine::Host, [](CopyEngineCommunicator& comm) {
+    std::vector<float> buffer(4, 1.0f);
+    if (comm.rank() == 0)
+      comm.barrier();
+    else
+      comm.allgather(buffer.data(), buffer.data(), 2, DType::F32);
+  });
+  for (const auto& t : thrown) EXPECT_THAT(commErrorMessage(t), ::testing::HasSubstr("but rank 1 called allgather"));
+}
+
+// Every call is one host exchange on the board, each rank's posting in one of
+// two slots. Calls of differing kinds and counts (some with no transfer
+// phase, which do not wait for the peers' phases) follow each other at once
+// while the ranks dawdle at random: a posting overwritten before a peer read
+// it would show as a mismatch, or as a wrong sum.
+TEST(CopyEngineCommunicatorTest, BackToBackCallsReadEachOthersPostingsOfTheSameCall) {
+  constexpr int kRanks = 3;
+  constexpr int kCalls = 300;
+  auto thrown = runCopyEngineTeam(kRanks, Engine::Host, [](CopyEngineCommunicator& comm) {
+    std::mt19937 random(static_cast<unsigned>(comm.rank()) + 7);
+    std::uniform_int_distribution<int> dawdle(0, 30);
+    for (int call = 0; call < kCalls; ++call) {
+      std::this_thread::sleep_for(std::chrono::microseconds(dawdle(random)));
+      const size_t count = static_cast<size_t>(call % 3);
+      std::vector<float> buffer(count * kRanks, static_cast<float>(comm.rank() + call));
+      switch (call % 3) {
+        case 0: comm.barrier(); break;
+        case 1: {
+          comm.allreduce(buffer.data(), buffer.data(), count, DType::F32, ReduceOp::Sum);
+          const float expected = static_cast<float>(kRanks * call + (kRanks * (kRanks - 1)) / 2);
+          if (buffer[0] != expected) throw std::runtime_error(fmt::format("call {}: sum {}", call, buffer[0]));
+          break;
+        }
+        default:
+          comm.allgather(buffer.data() + comm.rank() * count, buffer.data(), count, DType::F32);
+          for (size_t i = 0; i < buffer.size(); ++i)
+            if (buffer[i] != static_cast<float>(static_cast<int>(i / count) + call))
+              throw std::runtime_error(fmt::format("call {}: element {} is {}", call, i, buffer[i]));
+      }
+    }
+  });
+  for (const auto& t : thrown) EXPECT_EQ(t, nullptr) << commErrorMessage(t);
 }
 
 TEST(CopyEngineCommunicatorTest, SendRecvPairsThatDoNotMatchFailOnEveryRank) {
