@@ -77,6 +77,43 @@ struct TensorView {
 
 Dims rowMajorStrides(const Dims& shape);
 
+// N views of one shape, with adjacent dimensions merged wherever every view
+// lays them out contiguously: a row-major [R, 8] is one row of 8R elements,
+// not R rows of 8. Kernels walk this layout row by row; the cost model
+// prices a copy by its innermost row.
+template <size_t N>
+struct MergedLayout {
+  Dims shape;
+  std::array<Dims, N> strides;
+};
+template <size_t N>
+MergedLayout<N> mergeContiguousDims(const std::array<const TensorView*, N>& views) {
+  MergedLayout<N> merged;
+  const Dims& shape = views[0]->shape;
+  // Innermost first, then reversed.
+  std::array<int64_t, kMaxTensorRank> extents{};
+  std::array<std::array<int64_t, kMaxTensorRank>, N> strides{};
+  size_t count = 0;
+  for (size_t d = shape.size; d-- > 0;) {
+    bool joins = count > 0;
+    for (size_t v = 0; v < N && joins; ++v) joins = views[v]->strides[d] == extents[count - 1] * strides[v][count - 1];
+    if (joins) {
+      extents[count - 1] *= shape[d];
+      continue;
+    }
+    extents[count] = shape[d];
+    for (size_t v = 0; v < N; ++v) strides[v][count] = views[v]->strides[d];
+    ++count;
+  }
+  merged.shape.size = count;
+  for (size_t v = 0; v < N; ++v) merged.strides[v].size = count;
+  for (size_t i = 0; i < count; ++i) {
+    merged.shape[i] = extents[count - 1 - i];
+    for (size_t v = 0; v < N; ++v) merged.strides[v][i] = strides[v][count - 1 - i];
+  }
+  return merged;
+}
+
 // A view's place in its buffer's row-major index space. Views keep the
 // strides of the tensor they were cut from (shard_by_stream changes only
 // the offset and the shape), so the base extents follow from the strides,

@@ -129,6 +129,16 @@ double memorySeconds(const MachineProfile& profile, int64_t bytes) {
   return static_cast<double>(bytes) / (bandwidthGbps(profile.memory, static_cast<double>(bytes)) * 1e9);
 }
 
+double copySeconds(const MachineProfile& profile, int64_t bytes, int64_t runBytes) {
+  const double contiguous = memorySeconds(profile, bytes);
+  const MemoryCurve& memory = profile.memory;
+  if (runBytes <= 0 || 2 * runBytes >= bytes || memory.stridedRunBytes.empty()) return contiguous;
+  AxisPosition at = positionOn(memory.stridedRunBytes, static_cast<double>(runBytes));
+  double slowdown = memory.stridedSlowdown[at.lower];
+  if (at.fraction > 0) slowdown += at.fraction * (memory.stridedSlowdown[at.lower + 1] - slowdown);
+  return contiguous * std::max(slowdown, 1.0);
+}
+
 double busFactor(OpKind kind, int64_t ranks) {
   if (ranks <= 1) return 0;  // a team of one moves nothing
   double n = static_cast<double>(ranks);

@@ -26,6 +26,12 @@ Result<double, std::string> gemmSeconds(const MachineProfile& profile, DType dty
 // (interpolated in log2(bytes), clamped at the ends).
 double memorySeconds(const MachineProfile& profile, int64_t bytes);
 
+// A copy that touches `bytes` in runs of `runBytes` contiguous bytes (0 or
+// at least half the bytes: contiguous): memorySeconds times the profile's
+// strided slowdown at that run length (interpolated in log2, clamped at the
+// ends, never below 1).
+double copySeconds(const MachineProfile& profile, int64_t bytes, int64_t runBytes);
+
 // nccl-tests' factor from algorithm bandwidth to bus bandwidth:
 // allreduce 2(n-1)/n, allgather and reduce-scatter (n-1)/n, broadcast and
 // sendrecv 1.

@@ -112,6 +112,8 @@ constexpr Range kSpread{0, 10, "(relative)"};
 // A contention rate: the share of its rate alone that work keeps beside
 // other work. Below 1/1000 no measurement could tell it from a stall.
 constexpr Range kContentionRate{1e-3, 1, "(of the rate alone)"};
+// How many times as long a strided copy takes as a contiguous one.
+constexpr Range kSlowdown{1e-3, 1e3, "(times a contiguous copy)"};
 
 double readInRange(const Json& value, const std::string& path, const Range& range) {
   double number = readNumber(value, path);
@@ -255,13 +257,25 @@ void readGemm(const Json& gemm, MachineProfile& profile, int64_t version) {
 
 void readMemory(const Json& memory, MachineProfile& profile, int64_t version) {
   const std::string path = "memory";
-  requireKeys(memory, path, {"bytes", "gbps"}, {"bytes", "gbps"}, {"spread"}, version);
+  requireKeys(memory, path, {"bytes", "gbps"}, {"bytes", "gbps"}, {"spread", "strided"}, version);
   profile.memory.bytes = readAxis(memory, path, "bytes");
   profile.memory.gbps = readRates(memory, path, "gbps", kGbps);
   if (profile.memory.gbps.size() != profile.memory.bytes.size())
     reject(child(path, "gbps"), fmt::format("expected {} values (one per bytes value), got {}",
                                             profile.memory.bytes.size(), profile.memory.gbps.size()));
   profile.memory.spread = readSpreads(memory, path, "spread", profile.memory.gbps.size(), "gbps");
+  if (!memory.contains("strided")) return;
+  const Json& strided = memory["strided"];
+  const std::string stridedPath = child(path, "strided");
+  requireKeys(strided, stridedPath, {"run_bytes", "slowdown", "spread"}, {"run_bytes", "slowdown"});
+  profile.memory.stridedRunBytes = readAxis(strided, stridedPath, "run_bytes");
+  profile.memory.stridedSlowdown = readRates(strided, stridedPath, "slowdown", kSlowdown);
+  if (profile.memory.stridedSlowdown.size() != profile.memory.stridedRunBytes.size())
+    reject(child(stridedPath, "slowdown"),
+           fmt::format("expected {} values (one per run_bytes value), got {}", profile.memory.stridedRunBytes.size(),
+                       profile.memory.stridedSlowdown.size()));
+  profile.memory.stridedSpread =
+      readSpreads(strided, stridedPath, "spread", profile.memory.stridedSlowdown.size(), "slowdown");
 }
 
 CommunicationCost readCommunicationCost(const Json& entry, const std::string& path, int64_t version) {
@@ -513,6 +527,12 @@ std::string machineProfileJson(const MachineProfile& profile) {
   root["memory"]["bytes"] = axisJson(profile.memory.bytes);
   root["memory"]["gbps"] = profile.memory.gbps;
   if (!profile.memory.spread.empty()) root["memory"]["spread"] = profile.memory.spread;
+  if (!profile.memory.stridedRunBytes.empty()) {
+    Json& strided = root["memory"]["strided"];
+    strided["run_bytes"] = axisJson(profile.memory.stridedRunBytes);
+    strided["slowdown"] = profile.memory.stridedSlowdown;
+    if (!profile.memory.stridedSpread.empty()) strided["spread"] = profile.memory.stridedSpread;
+  }
   Json communication = Json::array();
   for (const CommunicationCost& cost : profile.communication) {
     Json entry;
@@ -594,7 +614,7 @@ bool hasSpread(const MachineProfile& profile) {
   };
   for (const auto& [dtype, grid] : profile.gemm)
     if (any(grid.spread)) return true;
-  if (any(profile.memory.spread)) return true;
+  if (any(profile.memory.spread) || any(profile.memory.stridedSpread)) return true;
   for (const CommunicationCost& cost : profile.communication)
     if (cost.spread > 0 || any(cost.measuredSpread)) return true;
   const Overheads& o = profile.overheads;
@@ -611,6 +631,9 @@ MachineProfile atSpreadEdge(const MachineProfile& profile, SpreadEdge edge) {
       grid.tflops[i] = atEdge(grid.tflops[i], spreadAt(grid.spread, i), edge, false, kTflops);
   for (size_t i = 0; i < p.memory.gbps.size(); ++i)
     p.memory.gbps[i] = atEdge(p.memory.gbps[i], spreadAt(p.memory.spread, i), edge, false, kGbps);
+  for (size_t i = 0; i < p.memory.stridedSlowdown.size(); ++i)
+    p.memory.stridedSlowdown[i] =
+        atEdge(p.memory.stridedSlowdown[i], spreadAt(p.memory.stridedSpread, i), edge, true, kSlowdown);
   for (CommunicationCost& cost : p.communication) {
     cost.latencyMicros = atEdge(cost.latencyMicros, cost.spread, edge, true, kOverheadMicros);
     cost.busGbps = atEdge(cost.busGbps, cost.spread, edge, false, kGbps);

@@ -47,6 +47,14 @@ struct MemoryCurve {
   std::vector<int64_t> bytes;
   std::vector<double> gbps;    // GB/s, 1e9 bytes per second
   std::vector<double> spread;  // parallel to gbps, or empty
+  // Copies between strided views (a column block; the pack and unpack
+  // around a communication along an inner axis) move their bytes in runs
+  // of `runBytes` contiguous bytes, and take `slowdown` times as long as a
+  // contiguous copy of as many bytes. Ascending runBytes; empty: not
+  // measured, priced as contiguous.
+  std::vector<int64_t> stridedRunBytes;
+  std::vector<double> stridedSlowdown;
+  std::vector<double> stridedSpread;  // parallel to stridedSlowdown, or empty
 };
 
 // Communication algorithms, for the latency's growth with the team size.

@@ -28,6 +28,18 @@ TensorView shapeOnly(DType dtype, const Dims& shape) {
 
 int64_t bytesOf(const TensorView& v) { return static_cast<int64_t>(v.bytes()); }
 
+// A copy's time: its bytes (read plus written), moved in the innermost rows
+// the CPU kernels walk (see mergeContiguousDims).
+double copySecondsOf(const MachineProfile& profile, const TensorView& src, const TensorView& dst) {
+  const int64_t bytes = bytesOf(src) + bytesOf(dst);
+  const MergedLayout<2> layout = mergeContiguousDims<2>({&src, &dst});
+  if (layout.shape.size == 0) return copySeconds(profile, bytes, 0);
+  const size_t last = layout.shape.size - 1;
+  const int64_t element = static_cast<int64_t>(dtypeSize(src.dtype));
+  const bool unitStride = layout.strides[0][last] == 1 && layout.strides[1][last] == 1;
+  return copySeconds(profile, bytes, unitStride ? layout.shape[last] * element : element);
+}
+
 // 0 in a profile means "all of the rank's units".
 double unitsOf(double units, const MachineProfile& profile) { return units > 0 ? units : profile.computeUnits; }
 
@@ -149,7 +161,7 @@ void SimulationBackend::matmul(Stream* stream, const TensorView& a, const Tensor
 
 void SimulationBackend::copy(Stream* stream, const TensorView& src, const TensorView& dst) {
   const int64_t bytes = bytesOf(src) + bytesOf(dst);
-  WorkItem& item = issue(stream, WorkItem::Kind::Memory, memorySeconds(profile_, bytes), copyUnits(profile_));
+  WorkItem& item = issue(stream, WorkItem::Kind::Memory, copySecondsOf(profile_, src, dst), copyUnits(profile_));
   item.bytes = bytes;
 }
 
@@ -177,7 +189,7 @@ void SimulationBackend::collective(Stream* stream, const CollectiveCall& call) {
   double seconds = *transfer;
   CollectivePlan plan = planCollective(call, static_cast<int>(world_), shapeOnly);
   for (const auto* steps : {&plan.pack, &plan.unpack})
-    for (const CopyStep& step : *steps) seconds += memorySeconds(profile_, bytesOf(step.src) + bytesOf(step.dst));
+    for (const CopyStep& step : *steps) seconds += copySecondsOf(profile_, step.src, step.dst);
   WorkItem& item =
       issue(stream, WorkItem::Kind::Communication, seconds, unitsOf(profile_.communicationUnits, profile_));
   item.bytes = bytes;

@@ -24,19 +24,21 @@ void store(DType dtype, std::byte* p, Compute value) {
 }
 
 // Calls row(ptrs, n, innerStrides) for every innermost row of the common
-// shape of `views`; pointers are to the row's first element.
+// shape of `views`, with the dimensions they all hold contiguously merged;
+// pointers are to the row's first element.
 template <size_t N, typename Row>
 void forEachRow(const std::array<const TensorView*, N>& views, Row&& row) {
-  const Dims& shape = views[0]->shape;
-  for (int64_t extent : shape)
+  for (int64_t extent : views[0]->shape)
     if (extent == 0) return;
+  const MergedLayout<N> layout = mergeContiguousDims(views);
+  const Dims& shape = layout.shape;
   std::array<std::byte*, N> base{};
   std::array<int64_t, N> inner{};
   std::array<int64_t, N> elementSize{};
   for (size_t v = 0; v < N; ++v) {
     base[v] = views[v]->data();
     elementSize[v] = static_cast<int64_t>(dtypeSize(views[v]->dtype));
-    inner[v] = shape.size ? views[v]->strides[shape.size - 1] : 1;
+    inner[v] = shape.size ? layout.strides[v][shape.size - 1] : 1;
   }
   int64_t length = shape.size ? shape[shape.size - 1] : 1;
   size_t outer = shape.size ? shape.size - 1 : 0;
@@ -45,7 +47,7 @@ void forEachRow(const std::array<const TensorView*, N>& views, Row&& row) {
     std::array<std::byte*, N> ptrs{};
     for (size_t v = 0; v < N; ++v) {
       int64_t offset = 0;
-      for (size_t d = 0; d < outer; ++d) offset += index[d] * views[v]->strides[d];
+      for (size_t d = 0; d < outer; ++d) offset += index[d] * layout.strides[v][d];
       ptrs[v] = base[v] + offset * elementSize[v];
     }
     row(ptrs, length, inner);

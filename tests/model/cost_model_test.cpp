@@ -41,6 +41,27 @@ double communication(const MachineProfile& p, OpKind kind, int64_t bytes, int64_
   return seconds.ok() ? *seconds : -1;
 }
 
+// Rows of 64 bytes take 3x a contiguous copy, of 4096 bytes 1.5x; between
+// them the slowdown follows log2 of the row; past the ends it clamps; a
+// copy whose row is half its bytes or more is contiguous, and no strided
+// copy is priced below a contiguous one.
+TEST(CostModelTest, StridedCopiesCostTheirSlowdownAtTheirRowLength) {
+  MachineProfile p = testProfile();
+  const int64_t bytes = 1 << 20;
+  const double contiguous = memorySeconds(p, bytes);
+  EXPECT_EQ(copySeconds(p, bytes, 64), contiguous);  // no strided figures: contiguous
+  p.memory.stridedRunBytes = {64, 4096};
+  p.memory.stridedSlowdown = {3, 1.5};
+  EXPECT_NEAR(copySeconds(p, bytes, 64), 3 * contiguous, kTolerance);
+  EXPECT_NEAR(copySeconds(p, bytes, 512), 2.25 * contiguous, kTolerance);  // log2: halfway from 6 to 12
+  EXPECT_NEAR(copySeconds(p, bytes, 8), 3 * contiguous, kTolerance);
+  EXPECT_NEAR(copySeconds(p, bytes, 65536), 1.5 * contiguous, kTolerance);
+  EXPECT_EQ(copySeconds(p, bytes, bytes / 2), contiguous);
+  EXPECT_EQ(copySeconds(p, bytes, 0), contiguous);
+  p.memory.stridedSlowdown = {0.5, 0.5};
+  EXPECT_EQ(copySeconds(p, bytes, 64), contiguous);
+}
+
 TEST(CostModelTest, GemmAtGridPointsUsesTheirRates) {
   MachineProfile p = testProfile();
   EXPECT_NEAR(gemm(p, 64, 128, 32), flops(64, 128, 32) / 10e12, kTolerance);

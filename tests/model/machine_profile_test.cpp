@@ -72,6 +72,9 @@ void expectSameProfile(const MachineProfile& a, const MachineProfile& b) {
   EXPECT_EQ(a.memory.bytes, b.memory.bytes);
   EXPECT_EQ(a.memory.gbps, b.memory.gbps);
   EXPECT_EQ(a.memory.spread, b.memory.spread);
+  EXPECT_EQ(a.memory.stridedRunBytes, b.memory.stridedRunBytes);
+  EXPECT_EQ(a.memory.stridedSlowdown, b.memory.stridedSlowdown);
+  EXPECT_EQ(a.memory.stridedSpread, b.memory.stridedSpread);
   ASSERT_EQ(a.communication.size(), b.communication.size());
   for (size_t i = 0; i < a.communication.size(); ++i) {
     EXPECT_EQ(a.communication[i].kind, b.communication[i].kind) << i;
@@ -572,6 +575,41 @@ TEST(MachineProfileTest, RejectsBadVersion2Values) {
             "p.json: error: contention[1]: a second entry for communication beside gemm (the first is contention[0])");
   EXPECT_EQ(errorOfVersion2("\"rate\": 0.9}", "\"rat\": 0.9}"),
             "p.json: error: contention[1].rat: unknown key (expected one of slowed, beside, rate, spread)");
+}
+
+constexpr std::string_view kMemorySpread = "\"spread\": [0.1, 0.02]";
+
+std::string withStrided(std::string_view strided) {
+  std::string text = version2();
+  size_t at = text.find(kMemorySpread);
+  EXPECT_NE(at, std::string::npos);
+  text.insert(at + kMemorySpread.size(), ", \"strided\": " + std::string(strided));
+  return text;
+}
+
+TEST(MachineProfileTest, ReadsWritesAndRejectsStridedCopies) {
+  const std::string text =
+      withStrided(R"({"run_bytes": [64, 4096], "slowdown": [2, 1.25], "spread": [0.1, 0], "source": "calibrate"})");
+  auto parsed = parseMachineProfile(text, "p.json");
+  ASSERT_TRUE(parsed.ok()) << renderDiagnostic(parsed.error(), "p.json", text);
+  EXPECT_EQ(parsed->memory.stridedRunBytes, (std::vector<int64_t>{64, 4096}));
+  EXPECT_EQ(parsed->memory.stridedSlowdown, (std::vector<double>{2, 1.25}));
+  EXPECT_EQ(parsed->memory.stridedSpread, (std::vector<double>{0.1, 0}));
+  auto reparsed = parseMachineProfile(machineProfileJson(*parsed), "written.json");
+  ASSERT_TRUE(reparsed.ok());
+  expectSameProfile(*parsed, *reparsed);
+  EXPECT_DOUBLE_EQ(atSpreadEdge(*parsed, SpreadEdge::Slow).memory.stridedSlowdown[0], 2 * 1.1);
+  EXPECT_DOUBLE_EQ(atSpreadEdge(*parsed, SpreadEdge::Fast).memory.stridedSlowdown[1], 1.25);
+  EXPECT_EQ(errorOf(withStrided(R"({"run_bytes": [64, 4096], "slowdown": [2]})")),
+            "p.json: error: memory.strided.slowdown: expected 2 values (one per run_bytes value), got 1");
+  EXPECT_EQ(errorOf(withStrided(R"({"run_bytes": [4096, 64], "slowdown": [2, 1]})")),
+            "p.json: error: memory.strided.run_bytes[1]: 64 does not exceed the value before it, 4096 (the values "
+            "must ascend)");
+  EXPECT_EQ(errorOf(withStrided(R"({"run_bytes": [64], "slowdown": [0]})")),
+            "p.json: error: memory.strided.slowdown[0]: expected a number from 0.001 to 1000 (times a contiguous "
+            "copy), got 0");
+  EXPECT_EQ(errorOf(edited("\"gbps\": [10, 100]", "\"gbps\": [10, 100], \"strided\": {}")),
+            "p.json: error: memory.strided: a version 2 key in a version 1 profile (write \"version\": 2)");
 }
 
 // Every figure with a spread moves to the edge asked for; figures without

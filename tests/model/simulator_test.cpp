@@ -445,5 +445,32 @@ TEST(Simulation, ADtypeTheProfileCannotPriceIsAnErrorAtItsStatement) {
   EXPECT_EQ(simulation.error().message, "the profile 'test' has no f64 GEMM rates");
 }
 
+// A copy into a column block moves its bytes in rows of W elements: it is
+// priced at the profile's strided slowdown for W * 4 bytes, and the same
+// copy between contiguous tensors at the memory curve's rate. The same
+// holds for the pack before a reduce_scatter along axis 1.
+TEST(SimulationBackend, StridedCopiesAndPacksCostTheirSlowdown) {
+  MachineProfile p = profile(Admission::IssueOrder, 1);
+  p.memory = MemoryCurve{{1}, {1e-3}};  // 1 MB/s
+  p.memory.stridedRunBytes = {64, 4096};
+  p.memory.stridedSlowdown = {3, 1.5};
+  p.communication.push_back(CommunicationCost{OpKind::ReduceScatter, 2, CommAlgorithm::Flat, 0, 1e6, {}, {}});
+  auto seconds = [&](const std::string& body) {
+    return simulateText(
+               "program c(H = 64, W = 16) {\n  input a : f32[H, W]\n  input b : f32[H, 2 * W]\n" + body + "}\n", 2, p)
+        .seconds();
+  };
+  const double bytes = 2.0 * 64 * 16 * 4;  // read and written
+  const double contiguous = seconds("  t = allocate(f32[H, W])\n  copy(a, out=t)\n");
+  const double strided = seconds("  bi = shard_by_stream(b, axis=1, index=1, chunks=2)\n  copy(a, out=bi)\n");
+  EXPECT_NEAR(contiguous, bytes / 1e6, 1e-3 * bytes / 1e6);
+  EXPECT_NEAR(strided - contiguous, 2 * bytes / 1e6, 1e-3 * bytes / 1e6);  // rows of 64 bytes: 3x
+  // reduce_scatter of b [64, 32] along axis 1: each rank's half of every row packed into a contiguous send.
+  const double packed = seconds(
+      "  o = allocate(f32[H, W])\n  h = reduce_scatter(b, out=o, axis=1, op=sum)\n"
+      "  wait(h)\n");
+  EXPECT_GE(packed, 3 * 2.0 * 64 * 32 * 4 / 1e6 - 1e-3);
+}
+
 }  // namespace
 }  // namespace hostir

@@ -53,6 +53,19 @@ constexpr const char* kCopyProgram =
     "  }\n"
     "}\n";
 
+// A contiguous [H, W] block copied into alternate column halves of [H, 2W]:
+// the destination's rows are W elements apart from the next, as an unpack
+// after a communication along axis 1 writes them.
+constexpr const char* kStridedCopyProgram =
+    "program strided_copy(H = 1, W = 1, R = 1) {\n"
+    "  input a : f32[H, W]\n"
+    "  input b : f32[H, 2 * W]\n"
+    "  for i in range(R) {\n"
+    "    bi = shard_by_stream(b, axis=1, index=i % 2, chunks=2)\n"
+    "    copy(a, out=bi)\n"
+    "  }\n"
+    "}\n";
+
 // Two hops per iteration: the main stream hands a tiny copy's result to
 // stream(1), which hands its own back; each hop wakes the other stream.
 constexpr const char* kPingPongProgram =
@@ -177,6 +190,8 @@ struct Plan {
   double guessFlopsPerSecond;                // sizes the runs only
   std::vector<int64_t> memoryBytes;          // bytes a copy touches (read + written)
   double memoryBytesPerRun;
+  std::vector<int64_t> stridedRunBytes;  // strided copies: contiguous bytes per row...
+  int64_t stridedBytes;                  // ...and the bytes each touches (beyond the caches)
   double guessBytesPerSecond;
   std::vector<int64_t> messageBytes;  // collectives, nccl-tests' bytes
   double messageBytesPerRun;
@@ -200,6 +215,8 @@ Plan cpuPlan(bool quick) {
     p.gemmMaxLoop = 200;
     p.memoryBytes = {16 * kKiB, 4 * kMiB};
     p.memoryBytesPerRun = 16 * kMiB;
+    p.stridedRunBytes = {64, 1024};
+    p.stridedBytes = 4 * kMiB;
     p.messageBytes = {16 * kKiB, 1 * kMiB};
     p.messageBytesPerRun = 4 * kMiB;
     p.maxLoop = 100;
@@ -217,6 +234,8 @@ Plan cpuPlan(bool quick) {
   p.gemmMaxLoop = 2000;
   for (int64_t bytes = 4 * kKiB; bytes <= 256 * kMiB; bytes *= 4) p.memoryBytes.push_back(bytes);
   p.memoryBytesPerRun = 512 * kMiB;
+  p.stridedRunBytes = {64, 256, 1024, 4096};
+  p.stridedBytes = 64 * kMiB;
   // Every power of two from 4 MiB: large messages leave the cache, and their time per byte changes most there.
   for (int64_t bytes = 1 * kKiB; bytes <= 64 * kMiB; bytes *= bytes < 4 * kMiB ? 4 : 2) p.messageBytes.push_back(bytes);
   p.messageBytesPerRun = 64 * kMiB;
@@ -241,6 +260,8 @@ Plan cudaPlan(bool quick) {
     p.gemmFlopsPerRun = 2e10;
     p.memoryBytes = {64 * kKiB, 64 * kMiB};
     p.memoryBytesPerRun = 1024 * kMiB;
+    p.stridedRunBytes = {64, 1024};
+    p.stridedBytes = 64 * kMiB;
     p.messageBytes = {64 * kKiB, 16 * kMiB};
     p.messageBytesPerRun = 256 * kMiB;
     p.overheadRepeat = 5;
@@ -252,6 +273,8 @@ Plan cudaPlan(bool quick) {
   p.gemmFlopsPerRun = 2e11;
   for (int64_t bytes = 4 * kKiB; bytes <= 1024 * kMiB; bytes *= 4) p.memoryBytes.push_back(bytes);
   p.memoryBytesPerRun = 4096 * kMiB;
+  p.stridedRunBytes = {64, 256, 1024, 4096};
+  p.stridedBytes = 256 * kMiB;
   for (int64_t bytes = 1 * kKiB; bytes <= 512 * kMiB; bytes *= bytes < 16 * kMiB ? 4 : 2)
     p.messageBytes.push_back(bytes);
   p.messageBytesPerRun = 1024 * kMiB;
@@ -295,6 +318,8 @@ class Calibrator {
     }
     progress("memory");
     profile.memory = measureMemory();
+    progress("strided copies");
+    measureStridedCopies(profile);
     for (DType dtype : {DType::F32, DType::F64, DType::BF16, DType::F16}) {
       progress(fmt::format("gemm {}", dtypeName(dtype)));
       GemmGrid grid = measureGemm(dtype);
@@ -455,6 +480,26 @@ class Calibrator {
       curve.spread.push_back(measured.spread);
     }
     return curve;
+  }
+
+  // Each run length's time over a contiguous copy's of as many bytes, on
+  // the memory curve just measured.
+  void measureStridedCopies(MachineProfile& profile) {
+    Program program = runs_.parse(kStridedCopyProgram);
+    MemoryCurve& memory = profile.memory;
+    for (int64_t runBytes : plan_.stridedRunBytes) {
+      const int64_t width = runBytes / 4;                                             // f32
+      const int64_t height = std::max<int64_t>(plan_.stridedBytes / (8 * width), 1);  // 4 bytes read, 4 written
+      const int64_t touched = height * width * 8;
+      const int64_t loop =
+          std::clamp<int64_t>(ceilDiv(plan_.memoryBytesPerRun, static_cast<double>(touched)), 2, plan_.maxLoop * 2);
+      auto [warmup, repeat] = runsFor(static_cast<double>(touched * loop) / plan_.guessBytesPerSecond);
+      Measured measured = perIteration(fmt::format("strided copy, {} rows", sizeName(runBytes)), program,
+                                       {{"H", height}, {"W", width}}, loop, warmup, repeat);
+      memory.stridedRunBytes.push_back(runBytes);
+      memory.stridedSlowdown.push_back(std::clamp(measured.seconds / memorySeconds(profile, touched), 1e-3, 1e3));
+      memory.stridedSpread.push_back(measured.spread);
+    }
   }
 
   CommunicationCost measureCollective(const CollectiveBench& bench) {
