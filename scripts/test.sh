@@ -28,7 +28,17 @@ FAILED=0
 TOTAL_PASSED=0
 TOTAL_FAILED=0
 TOTAL_SKIPPED=0
-record() { SUMMARY+=("$(printf '  %-12s %s' "$1" "$2")"); }
+# Each step's line ends with the seconds since the step before it ended,
+# so that the summary shows where CI's minutes go.
+STEP_START=$SECONDS
+record() {
+  if [[ -z "$1" ]]; then
+    SUMMARY+=("$(printf '  %-12s %s' "$1" "$2")")
+    return
+  fi
+  SUMMARY+=("$(printf '  %-12s %s [%ds]' "$1" "$2" $((SECONDS - STEP_START)))")
+  STEP_START=$SECONDS
+}
 # shellcheck disable=SC2317  # run by the EXIT trap
 print_summary() {
   local rc=$?
