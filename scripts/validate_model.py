@@ -73,13 +73,16 @@ def merge_profiles(profiles):
         grid["tflops"] = median_of([p["gemm"][dtype]["tflops"] for p in profiles])
         grid["peak_tflops"] = max(grid["tflops"])
     merged["memory"]["gbps"] = median_of([p["memory"]["gbps"] for p in profiles])
+    if "strided" in merged["memory"]:
+        merged["memory"]["strided"]["slowdown"] = median_of([p["memory"]["strided"]["slowdown"] for p in profiles])
     for i, entry in enumerate(merged["communication"]):
         entries = [p["communication"][i] for p in profiles]
         entry["us"] = median_of([e["us"] for e in entries])
         entry["latency_us"] = statistics.median(e["latency_us"] for e in entries)
         entry["busbw_gbps"] = statistics.median(e["busbw_gbps"] for e in entries)
-    for key in merged["overheads_us"]:
-        merged["overheads_us"][key] = statistics.median(p["overheads_us"][key] for p in profiles)
+    for key, value in merged["overheads_us"].items():
+        if isinstance(value, (int, float)):  # the spreads and per-kind costs stay the first job's
+            merged["overheads_us"][key] = statistics.median(p["overheads_us"][key] for p in profiles)
     merged["description"] += f" Merged from {len(profiles)} calibration jobs, each figure's median."
     return merged
 
@@ -89,12 +92,14 @@ def calibrate(args):
     profiles = []
     for job in range(args.calibrations):
         path = os.path.join(ROOT, "build", f"calibrated-{job + 1}.json")
-        command = ["mpirun", "-np", str(args.ranks), args.hostir, "calibrate", "-o", path]
+        # --force: a job that spreads too much is outvoted by the others'
+        # medians rather than refused.
+        command = ["mpirun", "-np", str(args.ranks), args.hostir, "calibrate", "--force", "-o", path]
         print(f"# calibrating: {' '.join(command)}", flush=True)
-        result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+        result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
         print(result.stdout.rstrip())
         if result.returncode != 0:
-            sys.exit(f"error: hostir calibrate failed (exit {result.returncode})")
+            sys.exit(f"error: hostir calibrate failed (exit {result.returncode}):\n{result.stderr.rstrip()}")
         with open(path, encoding="utf-8") as f:
             profiles.append(json.load(f))
     with open(args.profile, "w", encoding="utf-8") as f:
