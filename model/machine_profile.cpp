@@ -497,6 +497,24 @@ Result<MachineProfile> parseMachineProfile(std::string_view jsonText, std::strin
   }
 }
 
+namespace {
+
+Json memoryJson(const MemoryCurve& memory) {
+  Json json;
+  json["bytes"] = axisJson(memory.bytes);
+  json["gbps"] = memory.gbps;
+  if (!memory.spread.empty()) json["spread"] = memory.spread;
+  if (!memory.stridedRunBytes.empty()) {
+    Json& strided = json["strided"];
+    strided["run_bytes"] = axisJson(memory.stridedRunBytes);
+    strided["slowdown"] = memory.stridedSlowdown;
+    if (!memory.stridedSpread.empty()) strided["spread"] = memory.stridedSpread;
+  }
+  return json;
+}
+
+}  // namespace
+
 std::string machineProfileJson(const MachineProfile& profile) {
   Json root;
   root["format"] = kFormat;
@@ -524,15 +542,7 @@ std::string machineProfileJson(const MachineProfile& profile) {
     gemm[std::string(dtypeName(dtype))] = std::move(rates);
   }
   root["gemm"] = std::move(gemm);
-  root["memory"]["bytes"] = axisJson(profile.memory.bytes);
-  root["memory"]["gbps"] = profile.memory.gbps;
-  if (!profile.memory.spread.empty()) root["memory"]["spread"] = profile.memory.spread;
-  if (!profile.memory.stridedRunBytes.empty()) {
-    Json& strided = root["memory"]["strided"];
-    strided["run_bytes"] = axisJson(profile.memory.stridedRunBytes);
-    strided["slowdown"] = profile.memory.stridedSlowdown;
-    if (!profile.memory.stridedSpread.empty()) strided["spread"] = profile.memory.stridedSpread;
-  }
+  root["memory"] = memoryJson(profile.memory);
   Json communication = Json::array();
   for (const CommunicationCost& cost : profile.communication) {
     Json entry;

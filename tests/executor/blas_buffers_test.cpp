@@ -4,13 +4,11 @@
 // even one says so. Each case runs in a child process that limits its own
 // address space to what it uses plus 64 MiB, less than one buffer needs.
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <new>
 #include <string>
@@ -18,19 +16,12 @@
 #include <vector>
 
 #include "executor/cpu/blas_buffers.h"
+#include "harness.h"
 
 namespace hostir::cpu {
 namespace {
 
-void limitAddressSpaceToUsedPlus64MiB() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  uint64_t kib = 0;
-  while (std::getline(status, line))
-    if (line.rfind("VmSize:", 0) == 0) kib = std::stoull(line.substr(7));
-  rlimit limit{(kib + 64 * 1024) * 1024, RLIM_INFINITY};
-  ::setrlimit(RLIMIT_AS, &limit);
-}
+using reftest::limitAddressSpaceToUsedPlus64MiB;
 
 // Runs `body` in a child process, killed after 60 s; returns its exit status
 // (128 + the signal when a signal ended it).

@@ -1,6 +1,7 @@
 #include "harness.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 
 #include <fstream>
 #include <future>
@@ -118,6 +119,16 @@ std::string describe(const std::string& program, const Params& params, int64_t w
   for (const auto& [k, v] : params) items.push_back(fmt::format("{}={}", k, v));
   return fmt::format("{}({}) world={} {} streams={}", program, fmt::join(items, ", "), world,
                      assigned ? "assign-streams" : "original", streams);
+}
+
+void limitAddressSpaceToUsedPlus64MiB() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  uint64_t kib = 0;
+  while (std::getline(status, line))
+    if (line.rfind("VmSize:", 0) == 0) kib = std::stoull(line.substr(7));
+  rlimit limit{(kib + 64 * 1024) * 1024, RLIM_INFINITY};
+  ::setrlimit(RLIMIT_AS, &limit);
 }
 
 }  // namespace hostir::reftest

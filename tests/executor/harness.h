@@ -25,6 +25,10 @@ std::string examplePath(const std::string& name);
 
 // Parses `text` or throws std::runtime_error with the rendered diagnostic.
 Program parseOrThrow(const std::string& text, const std::string& file = "test.hir");
+
+// Limits this process's address space to what it uses now plus 64 MiB:
+// less than one OpenBLAS work buffer (128 MiB). For a forked child.
+void limitAddressSpaceToUsedPlus64MiB();
 Program loadExample(const std::string& name);
 // Substitutes every "$T" in `text` with the dtype's name.
 std::string withDType(std::string text, DType dtype);

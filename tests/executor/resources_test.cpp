@@ -4,14 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <new>
 
 #include "comm/in_process_communicator.h"
@@ -146,13 +144,7 @@ TEST(OutOfMemory, InsideAKernelIsAnErrorAtItsStatement) {
 }
 )",
                                      "p.hir");
-      std::ifstream status("/proc/self/status");
-      std::string line;
-      uint64_t kib = 0;
-      while (std::getline(status, line))
-        if (line.rfind("VmSize:", 0) == 0) kib = std::stoull(line.substr(7));
-      rlimit limit{(kib + 64 * 1024) * 1024, RLIM_INFINITY};
-      ::setrlimit(RLIMIT_AS, &limit);
+      limitAddressSpaceToUsedPlus64MiB();
       auto result = runInProcess(makeRequest(program, bindAll(program, {}), 1, 1), 1);
       message = result
                     ? "the run succeeded"
