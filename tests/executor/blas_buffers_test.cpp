@@ -54,11 +54,18 @@ bool gemmIsExact(const BlasLibrary& blas) {
   return true;
 }
 
-TEST(BlasBuffers, GemmsBeyondTheReservedBuffersWaitForOne) {
+// Each case forks a child that caps its own address space.
+class BlasBuffers : public ::testing::Test {
+ protected:
+  void SetUp() override {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "a sanitizer's shadow memory does not fit under an address-space limit";
+    GTEST_SKIP() << "a sanitizer's shadow memory does not fit under an address-space limit";
 #endif
+  }
   const BlasLibrary& blas = blasLibrary();
+};
+
+TEST_F(BlasBuffers, GemmsBeyondTheReservedBuffersWaitForOne) {
   int status = inChild([&] {
     BlasBufferPool pool(blas);
     pool.acquire();  // reserves the one buffer there is room for
@@ -85,11 +92,7 @@ TEST(BlasBuffers, GemmsBeyondTheReservedBuffersWaitForOne) {
   EXPECT_EQ(status, 0) << "1: a wrong product; 2: more than the one reserved buffer in use; 142: hung";
 }
 
-TEST(BlasBuffers, NoRoomForEvenOneBufferIsBadAlloc) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "a sanitizer's shadow memory does not fit under an address-space limit";
-#endif
-  const BlasLibrary& blas = blasLibrary();
+TEST_F(BlasBuffers, NoRoomForEvenOneBufferIsBadAlloc) {
   int status = inChild([&] {
     BlasBufferPool pool(blas);
     limitAddressSpaceToUsedPlus64MiB();
