@@ -8,13 +8,12 @@
 #include <cstring>
 
 #include "analysis/program_check.h"
+#include "api/backend_choice.h"
 #include "api/dtype_conversion.h"
 #include "api/pass_pipeline.h"
 #include "api/program_impl.h"
 #include "api/program_prediction.h"
 #include "api/run_request.h"
-#include "executor/backend_factory.h"
-#include "executor/backend_selection.h"
 #include "executor/host_tensor.h"
 
 namespace hostir::api {
@@ -73,19 +72,16 @@ const TensorSpec& matchingSpec(const std::vector<TensorSpec>& specs, const std::
 }  // namespace
 
 PreparedRun prepareRun(const Program& program, const std::map<std::string, HostBuffer>& inputs,
-                       const std::map<std::string, HostBuffer>& outputs, const RunOptions& options, int64_t world) {
+                       const std::map<std::string, HostBuffer>& outputs, const RunOptions& options,
+                       const TeamPlace& team) {
   const Program::Impl& source = program.impl();
+  const int64_t world = team.world;
   checkStreams(options.streams);
   if (options.warmup < 0 || options.repeat < 1)
     throw plainError(ErrorKind::Usage, fmt::format("warmup must be at least 0 and repeat at least 1, got {} and {}",
                                                    options.warmup, options.repeat));
-  if (options.backend != "auto" && options.backend != "cpu" && options.backend != "cuda")
-    throw plainError(ErrorKind::Usage,
-                     fmt::format("backend must be \"auto\", \"cpu\" or \"cuda\", got \"{}\"", options.backend));
-  if (!parseCommunicatorChoice(options.communicator))
-    throw plainError(
-        ErrorKind::Usage,
-        fmt::format("communicator must be \"auto\", \"nccl\" or \"copy-engine\", got \"{}\"", options.communicator));
+  backendRequest(options.backend);
+  const CommunicatorChoice communicator = communicatorRequest(options.communicator);
   std::string pipeline = fmt::format("{}", fmt::join(options.passes, ","));
   checkPipeline(pipeline, !options.machine.empty());
   Bindings bindings = verifiedBindings(source, options.params, world);
@@ -107,9 +103,7 @@ PreparedRun prepareRun(const Program& program, const std::map<std::string, HostB
                                   summarizeFindings(proof)));
   }
 
-  bool cudaUsable = !cudaUnavailableReason();
-  if (options.backend == "cuda" && !cudaUsable)
-    throw plainError(ErrorKind::Runtime, fmt::format("backend cuda: {}", *cudaUnavailableReason()));
+  const BackendKind backend = chooseRunBackend(options.backend, options.communicator, team);
 
   PreparedRun prepared;
   RunRequest& request = prepared.request;
@@ -123,9 +117,8 @@ PreparedRun prepareRun(const Program& program, const std::map<std::string, HostB
   for (const auto& [name, buffer] : outputs) matchingSpec(evaluator.outputs(), name, buffer, "output");
   request.program = std::move(rewritten);
   request.params = std::move(params);
-  request.backend =
-      options.backend == "cuda" || (options.backend == "auto" && cudaUsable) ? BackendKind::Cuda : BackendKind::Cpu;
-  request.communicator = *parseCommunicatorChoice(options.communicator);
+  request.backend = backend;
+  request.communicator = communicator;
   request.seed = options.seed;
   request.streams = options.streams;
   request.warmup = options.warmup;
@@ -157,20 +150,7 @@ RunStats run(const Program& program, const std::map<std::string, HostBuffer>& in
              const std::map<std::string, HostBuffer>& outputs, const RunOptions& options) {
   if (options.mainStream && options.ranks > 1)
     throw plainError(ErrorKind::Usage, "a caller's main stream serves one rank: run with ranks=1, or use runOnMpi");
-  PreparedRun prepared = prepareRun(program, inputs, outputs, options, options.ranks);
-  // NCCL needs a device per rank (copy engines let in-process ranks share
-  // them); where CUDA cannot serve the team, "auto" falls back to the CPU.
-  RunRequest& request = prepared.request;
-  if (request.backend == BackendKind::Cuda) {
-    if (auto problem =
-            communicatorProblem(request.communicator, true, true, options.ranks, options.ranks, cudaDeviceCount())) {
-      if (options.backend == "cuda") throw plainError(ErrorKind::Runtime, fmt::format("backend cuda {}", *problem));
-      request.backend = BackendKind::Cpu;
-    }
-  }
-  if (request.backend == BackendKind::Cpu)
-    if (auto problem = communicatorProblem(request.communicator, false, true, options.ranks, options.ranks, 0))
-      throw plainError(ErrorKind::Usage, fmt::format("backend cpu {}", *problem));
+  PreparedRun prepared = prepareRun(program, inputs, outputs, options, TeamPlace{true, options.ranks, options.ranks});
   prepared.request.describeFailure = nullptr;  // in process: the failing rank's diagnostic comes back as a value
   return finishRun(program, runInProcess(prepared.request, options.ranks), outputs, true);
 }

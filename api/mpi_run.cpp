@@ -1,6 +1,4 @@
 // runOnMpi: the run on a communicator the caller owns.
-#include <fmt/format.h>
-
 #include <cstdio>
 #include <memory>
 
@@ -26,33 +24,24 @@ RunStats runOnMpi(MPI_Comm comm, const Program& program, const std::map<std::str
                      "MPI_THREAD_SERIALIZED): communications are issued from stream threads");
   int world = 0;
   MPI_Comm_size(comm, &world);
+  MpiCommunicator team(comm);
+  const TeamPlace place{false, world, ranksOnThisNode(team).value_or(world)};
 
   // Every rank prepares alike (the same program and options); a rank whose
   // preparation fails must not leave the others waiting in the run.
   std::optional<PreparedRun> prepared;
   std::optional<Error> failure;
   try {
-    prepared = prepareRun(program, inputs, outputs, options, world);
+    prepared = prepareRun(program, inputs, outputs, options, place);
   } catch (const Error& error) {
     failure = error;
   }
-  MpiCommunicator team(comm);
   int failed = failure ? 1 : 0, anyFailed = 0;
   MPI_Allreduce(&failed, &anyFailed, 1, MPI_INT, MPI_MAX, comm);
   if (failure) throw *failure;
   if (anyFailed) throw plainError(ErrorKind::Run, "another rank could not prepare the run");
 
   RunRequest& request = prepared->request;
-  const int64_t onNode = ranksOnThisNode(team).value_or(world);
-  if (request.backend == BackendKind::Cuda) {
-    if (auto problem = communicatorProblem(request.communicator, true, false, world, onNode, cudaDeviceCount())) {
-      if (options.backend == "cuda") throw plainError(ErrorKind::Runtime, fmt::format("backend cuda {}", *problem));
-      request.backend = BackendKind::Cpu;
-    }
-  }
-  if (request.backend == BackendKind::Cpu)
-    if (auto problem = communicatorProblem(request.communicator, false, false, world, onNode, 0))
-      throw plainError(ErrorKind::Usage, fmt::format("backend cpu {}", *problem));
   // A rank that stops answering ends the job rather than hanging the others.
   HostWatchdog watchdog(request.commTimeout, [comm](const std::string& why) {
     int rank = -1;

@@ -10,14 +10,15 @@
 #include <string_view>
 
 #include "api/program_impl.h"
+#include "hostir/defaults.h"
 #include "model/machine_profile.h"
 #include "passes/pass.h"
 
 namespace hostir::api {
 
 struct PipelineOptions {
-  int64_t streams = 4;    // the worker pool the output is race-checked for
-  bool raceCheck = true;  // false: no race proof (assign-streams then rewrites nothing)
+  int64_t streams = kDefaultStreams;  // the worker pool the output is race-checked for
+  bool raceCheck = true;              // false: no race proof (assign-streams then rewrites nothing)
   // The machine that passes consulting the cost model schedule for; null: none.
   std::shared_ptr<const MachineProfile> machine;
   double minimumGain = 0.05;

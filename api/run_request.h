@@ -15,11 +15,12 @@ struct PreparedRun {
   RunRequest request;
 };
 
-// Verifies for `world` ranks, applies the passes, proves the program (unless
-// options.checked is false), and checks the buffers against the
-// declarations; throws Error.
+// Verifies for the team's ranks, applies the passes, proves the program
+// (unless options.checked is false), checks the buffers against the
+// declarations and chooses the backend (api/backend_choice.h); throws Error.
 PreparedRun prepareRun(const Program& program, const std::map<std::string, HostBuffer>& inputs,
-                       const std::map<std::string, HostBuffer>& outputs, const RunOptions& options, int64_t world);
+                       const std::map<std::string, HostBuffer>& outputs, const RunOptions& options,
+                       const TeamPlace& team);
 
 // The outputs copied into the caller's buffers (by the leader, which has
 // the global tensors), or the run's failure as Error (kind Run).

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 
+#include "api/backend_choice.h"
 #include "api/program_impl.h"
 #include "executor/backend_factory.h"
 #include "executor/native_streams.h"
@@ -80,13 +81,9 @@ bool Event::valid() const {
 }
 
 Runtime::Runtime(const std::string& backend) : state_(std::make_shared<RuntimeState>()) {
-  if (backend != "auto" && backend != "cpu" && backend != "cuda")
-    throw plainError(ErrorKind::Usage,
-                     fmt::format("backend must be \"auto\", \"cpu\" or \"cuda\", got \"{}\"", backend));
-  auto unavailable = cudaUnavailableReason();
-  if (backend == "cuda" && unavailable)
-    throw plainError(ErrorKind::Runtime, fmt::format("backend cuda: {}", *unavailable));
-  state_->backend = backend == "cpu" || unavailable ? "cpu" : "cuda";
+  // One rank of this process, on whatever communicator.
+  const BackendKind kind = chooseRunBackend(backend, "auto", TeamPlace{});
+  state_->backend = kind == BackendKind::Cuda ? "cuda" : "cpu";
 }
 
 Runtime::~Runtime() { reset(); }

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "hostir/defaults.h"
 #include "hostir/parser.h"
 #include "hostir/verifier.h"
 #include "passes/assign_streams.h"
@@ -32,7 +33,7 @@ inline Program exampleProgram(const std::string& name) {
 // the race check for these bindings. The benchmarks need the loop
 // rewritten, so a loop left as it is is an error here.
 inline void assignStreams(Program& program, const Bindings& bindings) {
-  auto context = raceCheckedContext(program, bindings, 4);
+  auto context = raceCheckedContext(program, bindings, kDefaultStreams);
   if (!context) throw std::runtime_error(context.error().message);
   const Program before = program;
   if (auto error = AssignStreamsPass().run(program, *context)) throw std::runtime_error(error->message);

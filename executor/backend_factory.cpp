@@ -8,13 +8,37 @@
 
 namespace hostir {
 
+std::optional<BackendRequest> parseBackendRequest(std::string_view name) {
+  if (name == "auto") return BackendRequest::Auto;
+  if (name == "cpu") return BackendRequest::Cpu;
+  if (name == "cuda") return BackendRequest::Cuda;
+  return std::nullopt;
+}
+
+BackendChoice chooseBackend(BackendRequest requested, CommunicatorChoice communicator, const TeamPlace& team) {
+  std::optional<std::string> unavailable = requested == BackendRequest::Cpu ? std::nullopt : cudaUnavailableReason();
+  const int devices = unavailable ? 0 : cudaDeviceCount();
+  auto problemOn = [&](bool cuda) {
+    return communicatorProblem(communicator, cuda, team.inProcess, team.world, team.ranksOnNode, cuda ? devices : 0);
+  };
+  if (requested == BackendRequest::Cuda) {
+    if (unavailable) return {BackendKind::Cuda, "cuda: " + *unavailable};
+    if (auto problem = problemOn(true)) return {BackendKind::Cuda, "cuda " + *problem};
+    return {BackendKind::Cuda, std::nullopt};
+  }
+  // Auto falls back to the CPU where CUDA cannot serve this team.
+  if (requested == BackendRequest::Auto && !unavailable && !problemOn(true)) return {BackendKind::Cuda, std::nullopt};
+  if (auto problem = problemOn(false)) return {BackendKind::Cpu, "cpu " + *problem};
+  return {BackendKind::Cpu, std::nullopt};
+}
+
 RankBackend createBackend(BackendKind kind, const BackendOptions& options, Communicator& hostComm) {
   if (kind == BackendKind::Cuda) return createCudaBackend(options, hostComm);
   if (std::optional<std::string> problem =
           communicatorProblem(options.communicator, false, isInProcessTeam(hostComm), hostComm.size(), 1, 0))
     throw std::runtime_error("the CPU backend " + *problem);
   cpu::CpuBackendOptions cpuOptions;
-  cpuOptions.poolSize = options.streams;
+  cpuOptions.streams = options.streams;
   cpuOptions.reference = options.cpu.reference;
   cpuOptions.delays = options.cpu.delays;
   cpuOptions.commTimeout = options.commTimeout;

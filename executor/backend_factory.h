@@ -9,11 +9,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "comm/communicator.h"
 #include "executor/backend.h"
 #include "executor/backend_selection.h"
 #include "executor/delay_injection.h"
+#include "hostir/defaults.h"
 
 namespace hostir {
 
@@ -29,7 +31,7 @@ struct CpuOptions {
 };
 
 struct BackendOptions {
-  int64_t streams = 4;
+  int64_t streams = kDefaultStreams;
   void* externalMainStream = nullptr;  // CUDA: the caller's stream as the main stream (never destroyed)
   std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
   CommunicatorChoice communicator = CommunicatorChoice::Auto;
@@ -51,6 +53,30 @@ RankBackend createBackend(BackendKind kind, const BackendOptions& options, Commu
 // Why the CUDA backend cannot run here (not built, no driver, no device),
 // or nullopt when it can.
 std::optional<std::string> cudaUnavailableReason();
+
+// What `--backend` (or the API's `backend`) asks for.
+enum class BackendRequest { Auto, Cpu, Cuda };
+std::optional<BackendRequest> parseBackendRequest(std::string_view name);  // auto, cpu, cuda
+
+// Where a team's ranks are, as the choice of backend needs it.
+struct TeamPlace {
+  bool inProcess = true;    // threads of this process (not mpirun)
+  int64_t world = 1;        // the team's ranks
+  int64_t ranksOnNode = 1;  // those on this node
+};
+
+// The backend a run uses. `refusal`, when set, says why the request cannot
+// run here, as what follows "backend " in a sentence ("cuda: no CUDA device
+// is visible", "cpu cannot use the nccl communicator, ...") about `kind`.
+struct BackendChoice {
+  BackendKind kind = BackendKind::Cpu;
+  std::optional<std::string> refusal;
+};
+
+// The one place a run's backend is chosen, for the command line, the API
+// and calibrate alike. Auto: CUDA when a device is usable here and
+// `communicator` can serve this team on it, else the CPU.
+BackendChoice chooseBackend(BackendRequest requested, CommunicatorChoice communicator, const TeamPlace& team);
 
 // The CUDA devices this process can use (0 without the CUDA backend).
 int cudaDeviceCount();

@@ -17,6 +17,7 @@
 #include "executor/backend_factory.h"
 #include "executor/host_tensor.h"
 #include "executor/trace.h"
+#include "hostir/defaults.h"
 #include "hostir/ir.h"
 
 namespace hostir {
@@ -28,7 +29,7 @@ struct RunRequest {
   uint64_t seed = 0;
   BackendKind backend = BackendKind::Cpu;
   CommunicatorChoice communicator = CommunicatorChoice::Auto;
-  int64_t streams = 4;
+  int64_t streams = kDefaultStreams;
   bool reference = false;  // the serial reference: one stream, f64-accumulating GEMMs
   bool raceCheck = false;  // check the issued work for stream races while it runs
   int warmup = 0;

@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "hostir/defaults.h"
 #include "hostir/diagnostic.h"
 #include "hostir/dtype.h"
 #include "hostir/expr.h"
@@ -142,8 +143,8 @@ struct Decl {
 // rank), so running the program on another team proves it again, and
 // `--unchecked` refuses it.
 struct ProvedFor {
-  int64_t world = 1;    // ranks
-  int64_t streams = 4;  // the worker stream pool
+  int64_t world = 1;                  // ranks
+  int64_t streams = kDefaultStreams;  // the worker stream pool
   SourceLoc loc;
   friend bool operator==(const ProvedFor& a, const ProvedFor& b) {
     return a.world == b.world && a.streams == b.streams;

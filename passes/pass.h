@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/race_finding.h"
+#include "hostir/defaults.h"
 #include "hostir/ir.h"
 #include "hostir/verifier.h"
 
@@ -45,11 +46,11 @@ using CostOracle = std::function<Result<CostPrediction>(const Program&)>;
 
 // What a pass may rely on besides the program.
 struct PassContext {
-  Bindings bindings;     // the params and team size the program is verified for
-  RaceOracle raceCheck;  // empty: nothing can be proved race-free
-  int64_t streams = 4;   // the worker stream pool raceCheck proves for
-  RemarkSink remarks;    // empty: remarks are dropped
-  CostOracle predict;    // empty: no machine (`--machine`), so no pass may consult a cost model
+  Bindings bindings;                  // the params and team size the program is verified for
+  RaceOracle raceCheck;               // empty: nothing can be proved race-free
+  int64_t streams = kDefaultStreams;  // the worker stream pool raceCheck proves for
+  RemarkSink remarks;                 // empty: remarks are dropped
+  CostOracle predict;                 // empty: no machine (`--machine`), so no pass may consult a cost model
   // The smallest predicted gain, as a fraction of the time without the
   // change, for which a pass that consults the cost model makes the change.
   double minimumGain = 0.05;

@@ -94,6 +94,7 @@ std::vector<TensorRow> tensorRows(const api::Program& program, const api::Params
 
 PYBIND11_MODULE(_hostir, m) {
   m.doc() = "hostir's C++ API; use the package `hostir`, which wraps it.";
+  m.attr("DEFAULT_STREAMS") = hostir::kDefaultStreams;
 
   py::register_exception_translator([](std::exception_ptr thrown) {
     try {

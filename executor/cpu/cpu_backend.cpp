@@ -37,7 +37,7 @@ CpuBackend::CpuBackend(CpuBackendOptions options, Communicator& comm)
   delays.seed = delays.seed * 1000003u + static_cast<uint64_t>(comm.rank());
   main_ = std::make_unique<CpuStream>(-1, delays, skip, onFailure);
   if (!options_.reference)
-    for (int64_t slot = 0; slot < options_.poolSize; ++slot)
+    for (int64_t slot = 0; slot < options_.streams; ++slot)
       pool_.push_back(std::make_unique<CpuStream>(static_cast<int>(slot), delays, skip, onFailure));
   watchdog_ = startThread("the CPU backend's watchdog", [this] { watch(); });
 }
@@ -63,7 +63,7 @@ void CpuBackend::beginRun() {
 
 Stream* CpuBackend::workerStream(int64_t number) {
   if (options_.reference) return main_.get();  // one stream for everything
-  return pool_[static_cast<size_t>(number % options_.poolSize)].get();
+  return pool_[static_cast<size_t>(number % options_.streams)].get();
 }
 
 void CpuBackend::beginOperation(const OperationInfo& info) {

@@ -20,11 +20,12 @@
 #include "executor/cpu/host_memory_pool.h"
 #include "executor/cpu/ticket_waiters.h"
 #include "executor/trace.h"
+#include "hostir/defaults.h"
 
 namespace hostir::cpu {
 
 struct CpuBackendOptions {
-  int64_t poolSize = 4;
+  int64_t streams = kDefaultStreams;
   // The serial reference: one stream for everything, f64-accumulating GEMMs.
   bool reference = false;
   DelayInjection delays;

@@ -32,7 +32,7 @@ CudaBackend::CudaBackend(CudaBackendOptions options, Communicator& comm) : optio
   memory_->grantAccess(options_.peerDevices);
   if (options_.trace) trace_ = std::make_unique<CudaTrace>(*options_.trace);
   main_ = std::make_unique<CudaStream>(-1, options_.externalMainStream);
-  for (int64_t slot = 0; slot < std::max<int64_t>(options_.poolSize, 1); ++slot)
+  for (int64_t slot = 0; slot < std::max<int64_t>(options_.streams, 1); ++slot)
     pool_.push_back(std::make_unique<CudaStream>(static_cast<int>(slot)));
 }
 

@@ -27,12 +27,13 @@
 #include "executor/cuda/cuda_stream.h"
 #include "executor/cuda/cuda_trace.h"
 #include "executor/cuda/nvtx_ranges.h"
+#include "hostir/defaults.h"
 
 namespace hostir::cuda {
 
 struct CudaBackendOptions {
   int device = 0;
-  int64_t poolSize = 4;
+  int64_t streams = kDefaultStreams;
   // A wait for the streams that has not ended after this long, with
   // communications pending, is reported and the team aborted.
   std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};

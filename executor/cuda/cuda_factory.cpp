@@ -44,7 +44,7 @@ RankBackend createCudaBackend(const BackendOptions& options, Communicator& hostC
   const int device = deviceForRank(localRank(hostComm), devices);
   cuda::CudaBackendOptions cudaOptions;
   cudaOptions.device = device;
-  cudaOptions.poolSize = options.streams;
+  cudaOptions.streams = options.streams;
   cudaOptions.commTimeout = options.commTimeout;
   cudaOptions.externalMainStream = static_cast<cudaStream_t>(options.externalMainStream);
   cudaOptions.trace = options.trace;

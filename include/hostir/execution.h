@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hostir/defaults.h"
 #include "hostir/host_buffer.h"
 #include "hostir/program.h"
 
@@ -17,7 +18,7 @@ class Stream;
 struct CheckOptions {
   Params params;
   int64_t ranks = 1;
-  int64_t streams = 4;
+  int64_t streams = kDefaultStreams;
 };
 
 // `hostir check`: verifies with the parameters bound, then proves the
@@ -29,7 +30,7 @@ void check(const Program& program, const CheckOptions& options = {});
 struct SimulateOptions {
   Params params;
   int64_t ranks = 1;
-  int64_t streams = 4;
+  int64_t streams = kDefaultStreams;
   std::vector<std::string> passes;
 };
 
@@ -49,7 +50,7 @@ Prediction simulate(const Program& program, const std::string& machine, const Si
 struct RunOptions {
   Params params;
   int64_t ranks = 1;  // in-process ranks (threads); ignored by runOnMpi, whose team is the communicator's
-  int64_t streams = 4;
+  int64_t streams = kDefaultStreams;
   std::vector<std::string> passes;
   std::string machine;           // for passes that consult the cost model
   std::string backend = "auto";  // "auto", "cpu" or "cuda"

@@ -4,6 +4,7 @@
 // hostir::api::Error on failure.
 #pragma once
 
+#include "hostir/defaults.h"
 #include "hostir/error.h"
 #include "hostir/execution.h"
 #include "hostir/host_buffer.h"

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "hostir/defaults.h"
 #include "hostir/host_buffer.h"
 
 namespace hostir::api {
@@ -64,7 +65,7 @@ class Program {
 struct PassOptions {
   Params params;
   int64_t ranks = 1;
-  int64_t streams = 4;
+  int64_t streams = kDefaultStreams;
   // The machine profile (a shipped name such as "h100-nvlink", or a profile
   // file) for passes that consult the cost model (`overlap`).
   std::string machine;

@@ -166,7 +166,7 @@ def parse(path_or_text):
 
 
 @_raising_hostir_errors
-def check(program, ranks=1, params=None, streams=4):
+def check(program, ranks=1, params=None, streams=_hostir.DEFAULT_STREAMS):
     """Verifies the program with the parameters bound and proves it free of
     races, uninitialized reads and mismatched communications on `ranks`
     ranks. Returns None; raises Error (kind "program" or "check")."""
@@ -184,7 +184,7 @@ def simulate(program, machine, ranks=1, passes=(), params=None):
 
 
 @_raising_hostir_errors
-def run(program, inputs=None, ranks=1, passes=(), params=None, streams=4, seed=0):
+def run(program, inputs=None, ranks=1, passes=(), params=None, streams=_hostir.DEFAULT_STREAMS, seed=0):
     """Runs the program (after `passes`, checked first) on `ranks` in-process
     ranks. `inputs` maps input names to global arrays; inputs not given are
     filled from `seed`. Returns every output's global tensor by name."""

@@ -67,7 +67,7 @@ TEST(LazyStreams, ATeamOfLargePoolsStartsOnlyTheStreamsItUses) {
   for (int rank = 0; rank < world; ++rank) {
     comms.push_back(team.communicator(rank));
     cpu::CpuBackendOptions options;
-    options.poolSize = poolSize;
+    options.streams = poolSize;
     backends.push_back(std::make_unique<cpu::CpuBackend>(options, *comms.back()));
   }
   // Nothing issued yet: each rank has its watchdog only.
@@ -109,7 +109,7 @@ TEST(LazyStreams, AnEventOnAStreamThatNeverRanIsReachedAtOnce) {
   InProcessTeam team(1);
   auto comm = team.communicator(0);
   cpu::CpuBackendOptions options;
-  options.poolSize = 16;
+  options.streams = 16;
   cpu::CpuBackend backend(options, *comm);
   backend.beginRun();
   // stream(5) never ran anything: waiting for it queues nothing and starts nothing.

@@ -169,12 +169,9 @@ std::string summary(const MachineProfile& p, const std::string& path, double sec
 // Why the team cannot measure the backend asked for (exit 1), found alike
 // on every rank before anything runs; nullopt when it can.
 std::optional<std::string> backendProblem(const CalibrateOptions& o, const Team& team) {
-  const bool cuda = o.backend == "cuda";
-  if (cuda)
-    if (auto problem = cudaUnavailableReason()) return fmt::format("--backend cuda: {}", *problem);
-  if (auto problem = communicatorProblem(*parseCommunicatorChoice(o.communicator), cuda, !team.mpi, team.world,
-                                         team.ranksOnThisNode, cuda ? cudaDeviceCount() : 0))
-    return fmt::format("--backend {} {}", o.backend, *problem);
+  const BackendChoice choice = chooseBackend(*parseBackendRequest(o.backend), *parseCommunicatorChoice(o.communicator),
+                                             TeamPlace{!team.mpi, team.world, team.ranksOnThisNode});
+  if (choice.refusal) return "--backend " + *choice.refusal;
   return std::nullopt;
 }
 

@@ -19,6 +19,7 @@
 
 #include "executor/backend_factory.h"
 #include "executor/runner.h"
+#include "hostir/defaults.h"
 #include "hostir/diagnostic.h"
 #include "model/machine_profile.h"
 
@@ -30,10 +31,10 @@ struct CalibrationRequest {
   // The communicator the runs use; for the CUDA backend the tool resolves
   // Auto first (cudaCommunicator), since the profile records which it measured.
   CommunicatorChoice communicator = CommunicatorChoice::Auto;
-  int computeSlots = 1;              // cores per rank, as `hostir run` sets RunRequest::computeSlots
-  int64_t streams = 4;               // the worker stream pool, as `hostir run --streams`
-  bool quick = false;                // a coarse grid and one or two sizes each: seconds, not minutes
-  HostWatchdog* watchdog = nullptr;  // MPI teams: the deadline of every blocking step (RunRequest::watchdog)
+  int computeSlots = 1;               // cores per rank, as `hostir run` sets RunRequest::computeSlots
+  int64_t streams = kDefaultStreams;  // the worker stream pool, as `hostir run --streams`
+  bool quick = false;                 // a coarse grid and one or two sizes each: seconds, not minutes
+  HostWatchdog* watchdog = nullptr;   // MPI teams: the deadline of every blocking step (RunRequest::watchdog)
   // Called before each group of measurements ("gemm f32", "memory", ...); may be empty.
   std::function<void(std::string_view)> progress;
   // Rank 0's value of a decision, on every rank (MPI teams: a broadcast);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "hostir/defaults.h"
 #include "hostir/verifier.h"
 #include "model/machine_profile.h"
 #include "tools/hostir/exit_codes.h"
@@ -22,7 +23,7 @@ struct CommonOptions {
   std::vector<std::string> settings;  // NAME=INT
   int64_t ranks = 1;
   bool ranksGiven = false;
-  int64_t streams = 4;
+  int64_t streams = kDefaultStreams;
 };
 
 // The cost model that passes such as `overlap` consult.
@@ -129,10 +130,10 @@ int runTune(const TuneOptions& options);
 ToolResult<std::shared_ptr<const MachineProfile>> loadModel(const ModelOptions& model);
 
 struct ApplyPassesOptions {
-  int64_t streams = 4;           // the worker pool the passes' output is race-checked for (--streams)
-  bool raceCheck = true;         // false: no race proof (assign-streams then rewrites nothing)
-  bool printRemarks = false;     // --remarks: every remark of the passes, rendered against the file, to `log`
-  bool printIrAfterAll = false;  // the program after every pass, to `log`
+  int64_t streams = kDefaultStreams;  // the worker pool the passes' output is race-checked for (--streams)
+  bool raceCheck = true;              // false: no race proof (assign-streams then rewrites nothing)
+  bool printRemarks = false;          // --remarks: every remark of the passes, rendered against the file, to `log`
+  bool printIrAfterAll = false;       // the program after every pass, to `log`
   std::vector<std::string> printIrAfter;
   // The machine that passes consulting the cost model (overlap) schedule
   // for, and the gain a change must reach; null: no cost model.

@@ -19,6 +19,7 @@
 #include "analysis/race_check.h"
 #include "comm/host_watchdog.h"
 #include "comm/mpi_communicator.h"
+#include "executor/backend_factory.h"
 #include "executor/backend_selection.h"
 #include "executor/runner.h"
 #include "hostir/printer.h"
@@ -87,11 +88,11 @@ std::string namesShown(const std::vector<std::string>& names) {
 // every option of the command line (launch_agreement.h), then what the
 // options that name files or parameters stand for, and what the options
 // made of the program. Every rank has the same parts, in the same order.
-LaunchFingerprint fingerprintOf(const RunOptions& o, const PreparedRun& prepared, bool useCuda) {
+LaunchFingerprint fingerprintOf(const RunOptions& o, const PreparedRun& prepared, BackendKind backend) {
   LaunchFingerprint f;
   if (prepared.source) f.programText = prepared.source->text;
   f.options = commandLineParts(o.commandLine);
-  f.options.push_back(textPart("the backend chosen", useCuda ? "cuda" : "cpu"));
+  f.options.push_back(textPart("the backend chosen", backend == BackendKind::Cuda ? "cuda" : "cpu"));
   // The program the passes made: options and files the command line does
   // not show (a --machine file's content, say) shape it too.
   const bool ready = !prepared.error;
@@ -119,7 +120,8 @@ LaunchFingerprint fingerprintOf(const RunOptions& o, const PreparedRun& prepared
 }
 
 // Everything before the run; the first failure is returned, nothing printed.
-ToolStatus prepareSteps(PreparedRun& p, const RunOptions& o, const Team& team, bool useCuda, std::ostream& remarks) {
+ToolStatus prepareSteps(PreparedRun& p, const RunOptions& o, const Team& team, const BackendChoice& backend,
+                        std::ostream& remarks) {
   // The malformed items of --set, --input and --output are reported together.
   auto settings = parseSettings(o.common.settings);
   auto inputFiles = namedFiles(o.inputs, "--input");
@@ -138,16 +140,9 @@ ToolStatus prepareSteps(PreparedRun& p, const RunOptions& o, const Team& team, b
   if (team.mpi && o.common.ranksGiven && o.common.ranks != team.world)
     return ToolError{kUsageError, fmt::format("error: --ranks {} disagrees with the {} ranks mpirun started\n",
                                               o.common.ranks, team.world)};
-  if (o.backend == "cuda") {
-    if (auto problem = cudaUnavailableReason())
-      return ToolError{kProgramError, fmt::format("error: --backend cuda: {}\n", *problem)};
-  }
   // NCCL drives one device per rank, copy engines need one process; every
   // rank finds this alike.
-  const CommunicatorChoice communicator = *parseCommunicatorChoice(o.communicator);
-  if (auto problem = communicatorProblem(communicator, useCuda, !team.mpi, team.world, team.ranksOnThisNode,
-                                         useCuda ? cudaDeviceCount() : 0))
-    return ToolError{kProgramError, fmt::format("error: --backend {} {}\n", useCuda ? "cuda" : "cpu", *problem)};
+  if (backend.refusal) return ToolError{kProgramError, fmt::format("error: --backend {}\n", *backend.refusal)};
 
   auto loaded = loadProgram(o.common.file);
   if (!loaded) return loaded.error();
@@ -185,8 +180,8 @@ ToolStatus prepareSteps(PreparedRun& p, const RunOptions& o, const Team& team, b
   RunRequest& request = p.request;
   request.program = std::move(*program);
   request.params = std::move(params);
-  request.backend = useCuda ? BackendKind::Cuda : BackendKind::Cpu;
-  request.communicator = communicator;
+  request.backend = backend.kind;
+  request.communicator = *parseCommunicatorChoice(o.communicator);
   request.seed = o.seed;
   request.raceCheck = o.raceCheck;
   request.matchCommunications = o.unchecked;
@@ -209,18 +204,18 @@ ToolStatus prepareSteps(PreparedRun& p, const RunOptions& o, const Team& team, b
   return std::nullopt;
 }
 
-PreparedRun prepare(const RunOptions& o, const Team& team, bool useCuda) {
+PreparedRun prepare(const RunOptions& o, const Team& team, const BackendChoice& backend) {
   PreparedRun p;
   std::ostringstream remarks;
   try {
-    p.error = prepareSteps(p, o, team, useCuda, remarks);
+    p.error = prepareSteps(p, o, team, backend, remarks);
   } catch (const std::bad_alloc&) {
     p.error = ToolError{kProgramError,
                         "error: out of memory while preparing the run (reading, verifying or "
                         "checking the program)\n"};
   }
   p.remarks = remarks.str();
-  p.fingerprint = fingerprintOf(o, p, useCuda);
+  p.fingerprint = fingerprintOf(o, p, backend.kind);
   return p;
 }
 
@@ -312,15 +307,11 @@ int runRun(const RunOptions& o) {
     return code;
   };
 
-  // auto: CUDA when a device is usable here and the communicator can serve
-  // this node's ranks on it, else the CPU.
-  const bool useCuda =
-      o.backend == "cuda" || (o.backend == "auto" && !cudaUnavailableReason() &&
-                              !communicatorProblem(*parseCommunicatorChoice(o.communicator), true, !team.mpi,
-                                                   team.world, team.ranksOnThisNode, cudaDeviceCount()));
+  const BackendChoice backend = chooseBackend(*parseBackendRequest(o.backend), *parseCommunicatorChoice(o.communicator),
+                                              TeamPlace{!team.mpi, team.world, team.ranksOnThisNode});
   // Preparing is each rank's own work: its peers wait for it at the agreement.
   MpiTeam* beats = mpi ? &*mpi : nullptr;
-  PreparedRun prepared = whileBeating(beats, [&] { return prepare(o, team, useCuda); });
+  PreparedRun prepared = whileBeating(beats, [&] { return prepare(o, team, backend); });
   // What a failed preparation prints: the remarks made before the failure, then the failure.
   std::string failure = prepared.error ? prepared.remarks + prepared.error->text : std::string();
   if (mpi) {

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "hostir/defaults.h"
 #include "tools/hostir/commands.h"
 #include "tools/hostir/program_prediction.h"
 
@@ -94,7 +95,7 @@ ToolResult<std::vector<int64_t>> poolSizes(const TuneOptions& o) {
 // One point of the product: a value per tuned param (parallel to them) and a pool size.
 struct Binding {
   std::vector<int64_t> values;
-  int64_t streams = 4;
+  int64_t streams = kDefaultStreams;
 };
 
 // The cartesian product, the first --param varying slowest and the pool size fastest.
