@@ -5,7 +5,7 @@ For each program (row-parallel linear, reduce-scatter, all-gather) and each
 shape, runs `mpirun -np N hostir run` with assign-streams for every chunk
 count S, plus the compute-only (strip-communication) and communication-only
 (strip-compute) variants of the same program at the same S, and, for the
-row-parallel linear, the PyTorch + gloo peer (scripts/peer-torch.py). Prints
+row-parallel linear, the PyTorch + gloo peer (scripts/peer_torch.py). Prints
 one table per program and shape:
 
   T_S         median ms of the whole program with S chunks (each figure: the
@@ -153,7 +153,7 @@ def ring_ms(args, ring, shape, variant):
 
 def torch_ms(args, shape, chunks):
     m, k, n = shape
-    command = ["mpirun", "-np", str(args.ranks), sys.executable, os.path.join(ROOT, "scripts", "peer-torch.py"),
+    command = ["mpirun", "-np", str(args.ranks), sys.executable, os.path.join(ROOT, "scripts", "peer_torch.py"),
                "--m", str(m), "--k", str(k), "--n", str(n), "--chunks", str(chunks),
                "--warmup", str(args.warmup), "--repeat", str(args.repeat)]
     return run_timed(command, f"the PyTorch peer S={chunks}")

@@ -87,10 +87,10 @@ sets=(--set "M=$m" --set "K=$k" --set "N=$n" --set S=4)
 "$HOSTIR" simulate examples/row_parallel_linear.hir --machine h100-shared --ranks 2 "${sets[@]}" \
   --passes assign-streams --trace "$out/predicted.json"
 if python3 -c "import matplotlib" 2>/dev/null; then
-  python3 scripts/render-trace.py "$out/measured.json" "$out/predicted.json" "$out/overlap-trace.png" \
+  python3 scripts/render_trace.py "$out/measured.json" "$out/predicted.json" "$out/overlap-trace.png" \
     --labels "measured (2 ranks, one GPU, copy engines),predicted (h100-shared)"
 else
-  echo "matplotlib is missing: draw the picture elsewhere with scripts/render-trace.py $out/measured.json $out/predicted.json PNG"
+  echo "matplotlib is missing: draw the picture elsewhere with scripts/render_trace.py $out/measured.json $out/predicted.json PNG"
 fi
 
 if command -v compute-sanitizer >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/compute-sanitizer ]]; then

@@ -10,8 +10,8 @@ panel per trace, stacked on one time axis, each titled by its --labels entry.
 
 Run (matplotlib from the Debian python3-matplotlib package is importable by
 /usr/bin/python3):
-    /usr/bin/python3 scripts/render-trace.py trace.json trace.png [--title TEXT] [--width 12]
-    /usr/bin/python3 scripts/render-trace.py run.json predicted.json both.png --labels measured,predicted
+    /usr/bin/python3 scripts/render_trace.py trace.json trace.png [--title TEXT] [--width 12]
+    /usr/bin/python3 scripts/render_trace.py run.json predicted.json both.png --labels measured,predicted
 """
 
 import argparse
@@ -182,20 +182,20 @@ def shade_alternate_ranks(axes, tracks):
 def main():
     args = parse_arguments()
     if args.width <= 0:
-        sys.stderr.write("render-trace.py: error: --width must be positive\n")
+        sys.stderr.write("render_trace.py: error: --width must be positive\n")
         return 1
     labels = args.labels.split(",") if args.labels else args.traces
     if len(labels) != len(args.traces):
-        sys.stderr.write(f"render-trace.py: error: --labels has {len(labels)} entries for {len(args.traces)} traces\n")
+        sys.stderr.write(f"render_trace.py: error: --labels has {len(labels)} entries for {len(args.traces)} traces\n")
         return 1
     try:
         panels = [(complete_slices(load_trace_events(path), path), label) for path, label in zip(args.traces, labels)]
         render_timeline(panels, args.output, args.title or ", ".join(args.traces), args.width)
     except TraceError as e:
-        sys.stderr.write(f"render-trace.py: error: {e}\n")
+        sys.stderr.write(f"render_trace.py: error: {e}\n")
         return 1
     except OSError as e:
-        sys.stderr.write(f"render-trace.py: error: cannot write {args.output}: {e.strerror or e}\n")
+        sys.stderr.write(f"render_trace.py: error: cannot write {args.output}: {e.strerror or e}\n")
         return 1
     return 0
 

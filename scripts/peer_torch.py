@@ -12,8 +12,8 @@ Rank 0 prints `timing: median_ms=X min_ms=Y max_ms=Z runs=R`, the line
 `hostir run --repeat` prints, so one regex parses both.
 
 Run (the Debian python3-torch package is importable by /usr/bin/python3):
-    mpirun -np 2 /usr/bin/python3 scripts/peer-torch.py --m 1024 --k 2048 --n 1024 --chunks 4 --check
-    /usr/bin/python3 scripts/peer-torch.py --m 256 --k 512 --n 128   # one rank, no mpirun
+    mpirun -np 2 /usr/bin/python3 scripts/peer_torch.py --m 1024 --k 2048 --n 1024 --chunks 4 --check
+    /usr/bin/python3 scripts/peer_torch.py --m 256 --k 512 --n 128   # one rank, no mpirun
 """
 
 import argparse
@@ -27,7 +27,7 @@ try:
     import torch.distributed as dist
 except ImportError:
     sys.stderr.write(
-        f"peer-torch.py: cannot import torch with {sys.executable}; "
+        f"peer_torch.py: cannot import torch with {sys.executable}; "
         "the Debian python3-torch package is for /usr/bin/python3\n")
     sys.exit(1)
 
@@ -165,7 +165,7 @@ def main():
     problem = validation_error(args, world)
     if problem:
         if rank == 0:
-            sys.stderr.write(f"peer-torch.py: error: {problem}\n")
+            sys.stderr.write(f"peer_torch.py: error: {problem}\n")
         sys.exit(2)
 
     threads = args.threads or max(1, (os.cpu_count() or 1) // ranks_on_node)
@@ -175,7 +175,7 @@ def main():
     dtype = DTYPES[args.dtype]
     if not backend_reduces(dtype):
         if rank == 0:
-            sys.stderr.write(f"peer-torch.py: error: gloo in torch {torch.__version__} cannot allreduce "
+            sys.stderr.write(f"peer_torch.py: error: gloo in torch {torch.__version__} cannot allreduce "
                              f"{args.dtype}; use --dtype f32\n")
         sys.exit(2)
     x, w = global_inputs(args, dtype)
