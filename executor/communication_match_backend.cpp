@@ -58,7 +58,7 @@ std::string describe(const Signature& s) {
 }  // namespace
 
 CommunicationMatchBackend::CommunicationMatchBackend(Backend& forward, Communicator& signatures)
-    : forward_(forward), signatures_(signatures) {}
+    : ForwardingBackend(forward), signatures_(signatures) {}
 
 void CommunicationMatchBackend::beginRun() {
   issued_ = 0;
