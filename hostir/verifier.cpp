@@ -7,6 +7,7 @@
 
 #include "hostir/names.h"
 #include "hostir/rank_dependence.h"
+#include "hostir/shape_checker.h"
 #include "hostir/shapes.h"
 
 namespace hostir {
@@ -17,8 +18,6 @@ std::string at(SourceLoc loc) { return loc.valid() ? fmt::format(" at {}:{}", lo
 std::string withArticle(ValueKind kind) {
   return fmt::format("{} {}", kind == ValueKind::Int || kind == ValueKind::Event ? "an" : "a", valueKindName(kind));
 }
-
-std::string shapeString(const std::vector<int64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 SourceLoc firstValid(SourceLoc a, SourceLoc b) { return a.valid() ? a : b; }
 
@@ -234,49 +233,65 @@ class StructureChecker {
         case OperandKind::Bool:
         case OperandKind::ReduceOp: break;
         case OperandKind::Tensor: {
-          NameInfo info = namedValue(op, spec, arg, ValueKind::Tensor);
-          // Every tensor operation reads and writes one dtype.
+          NameInfo info = checkTensorOperand(op, spec, arg, firstTensor ? &*firstTensor : nullptr, firstTensorArg);
           if (!firstTensor) {
             firstTensor = info;
             firstTensorArg = &arg;
-          } else if (info.dtype != firstTensor->dtype && sig.category != OpCategory::View) {
-            fail(arg.loc,
-                 fmt::format("dtype mismatch in '{}': '{}' is {} but '{}' is {}", sig.name, firstTensorArg->nameValue(),
-                             dtypeName(firstTensor->dtype), arg.nameValue(), dtypeName(info.dtype)));
-          }
-          if (spec.effect == Effect::Free && info.origin != TensorOrigin::Allocated) {
-            std::string_view what = info.origin == TensorOrigin::Input    ? "the program input"
-                                    : info.origin == TensorOrigin::Output ? "the program output"
-                                                                          : "a view";
-            fail(arg.loc, fmt::format("'{}' is {}; only tensors the program allocates can be deallocated",
-                                      arg.nameValue(), what));
           }
           break;
         }
       }
     }
-    const NameDef* result = op.result();
-    if (!result) return;
-    NameInfo info{sig.resultKind, result->loc};
+    if (const NameDef* result = op.result()) defineResult(op, *result, firstTensor, topLevel);
+  }
+
+  // A tensor operand: every tensor operation reads and writes one dtype (that
+  // of `first`, the operation's first tensor operand, if this is not it), and
+  // only what the program allocates can be deallocated.
+  NameInfo checkTensorOperand(const Operation& op, const OperandSpec& spec, const Arg& arg, const NameInfo* first,
+                              const Arg* firstArg) const {
+    const OpSignature& sig = op.signature();
+    NameInfo info = namedValue(op, spec, arg, ValueKind::Tensor);
+    if (first && info.dtype != first->dtype && sig.category != OpCategory::View) {
+      fail(arg.loc, fmt::format("dtype mismatch in '{}': '{}' is {} but '{}' is {}", sig.name, firstArg->nameValue(),
+                                dtypeName(first->dtype), arg.nameValue(), dtypeName(info.dtype)));
+    }
+    if (spec.effect == Effect::Free && info.origin != TensorOrigin::Allocated) {
+      std::string_view what = info.origin == TensorOrigin::Input    ? "the program input"
+                              : info.origin == TensorOrigin::Output ? "the program output"
+                                                                    : "a view";
+      fail(arg.loc,
+           fmt::format("'{}' is {}; only tensors the program allocates can be deallocated", arg.nameValue(), what));
+    }
+    return info;
+  }
+
+  // The name an operation defines; a tensor takes the dtype of its first
+  // tensor operand (allocate's, of its type). A declared output must be a
+  // tensor of its declared dtype, defined at the top level.
+  void defineResult(const Operation& op, const NameDef& result, const std::optional<NameInfo>& firstTensor,
+                    bool topLevel) {
+    const OpSignature& sig = op.signature();
+    NameInfo info{sig.resultKind, result.loc};
     if (sig.resultKind == ValueKind::Tensor) {
       info.dtype = op.kind == OpKind::Allocate ? op.operands[operands::Allocate::type]->type.dtype : firstTensor->dtype;
       info.origin = sig.category == OpCategory::View ? TensorOrigin::View : TensorOrigin::Allocated;
     }
-    if (auto out = outputs_.find(result->name); out != outputs_.end()) {
+    if (auto out = outputs_.find(result.name); out != outputs_.end()) {
       const Decl& decl = *out->second;
       if (!topLevel)
-        fail(result->loc,
-             fmt::format("output '{}' must be defined at the top level of the program, not in a loop", result->name));
+        fail(result.loc,
+             fmt::format("output '{}' must be defined at the top level of the program, not in a loop", result.name));
       if (info.kind != ValueKind::Tensor)
-        fail(result->loc, fmt::format("output '{}' must be a tensor, but '{}' defines {}", result->name,
-                                      op.kind == OpKind::IntValue ? intFunctionName(op.intFunction) : sig.name,
-                                      withArticle(info.kind)));
+        fail(result.loc, fmt::format("output '{}' must be a tensor, but '{}' defines {}", result.name,
+                                     op.kind == OpKind::IntValue ? intFunctionName(op.intFunction) : sig.name,
+                                     withArticle(info.kind)));
       if (info.dtype != decl.type.dtype)
-        fail(result->loc, fmt::format("output '{}' is declared {} but defined as {}", result->name,
-                                      dtypeName(decl.type.dtype), dtypeName(info.dtype)));
+        fail(result.loc, fmt::format("output '{}' is declared {} but defined as {}", result.name,
+                                     dtypeName(decl.type.dtype), dtypeName(info.dtype)));
       info.origin = TensorOrigin::Output;
     }
-    define(result->name, result->loc, info);
+    define(result.name, result.loc, info);
   }
 
   const Program& program_;
@@ -286,37 +301,21 @@ class StructureChecker {
   std::unordered_map<std::string, SourceLoc> everDefined_;
 };
 
+}  // namespace
+
 // ---------------------------------------------------------------------------
-// Shapes and integers, with the params bound and the loops unrolled.
+// Shapes and integers, with the params bound and the loops unrolled
+// (hostir/shape_checker.h; the rules of each category in verify_*.cpp).
 
-struct BufferState {
-  const std::string* name;  // the defining name, owned by the program (one record per allocation)
-  SourceLoc deallocatedAt;
-  bool deallocated = false;
-};
-
-struct BoundTensor {
-  DType dtype;
-  std::vector<int64_t> shape;
-  // The allocation the tensor or view lives in; dropped with the last value
-  // that refers to it, so a long loop of allocations needs no memory per iteration.
-  std::shared_ptr<BufferState> buffer;
-};
-
-struct BoundValue {
-  ValueKind kind;
-  int64_t integer = 0;
-  BoundTensor tensor{};
-};
+namespace verification {
+namespace {
 
 std::string typeString(DType dtype, const std::vector<int64_t>& shape) {
   return fmt::format("{}{}", dtypeName(dtype), shapeString(shape));
 }
 
-// Fails unless the tensor's byte size fits in int64, so that no element
-// count, stride, offset or byte count derived from the shape downstream can
-// wrap. Zero extents do not excuse the others: strides multiply them anyway.
-// `what` names a tensor that has no type written out ("the result of 'matmul'").
+}  // namespace
+
 void checkByteSize(SourceLoc loc, std::string_view what, DType dtype, const std::vector<int64_t>& shape) {
   int64_t bytes = static_cast<int64_t>(dtypeSize(dtype));
   bool empty = false;
@@ -332,394 +331,238 @@ void checkByteSize(SourceLoc loc, std::string_view what, DType dtype, const std:
   fail(loc, fmt::format("{} needs {}", tensor, limit));
 }
 
-class ShapeChecker {
- public:
-  ShapeChecker(const Program& p, const std::map<std::string, int64_t>& params, int64_t rank, int64_t world)
-      : program_(p), world_(world) {
-    values_.resize(names_.slotCount());
-    values_[kRankSlot] = BoundValue{ValueKind::Int, rank};
-    values_[kWorldSlot] = BoundValue{ValueKind::Int, world};
-    for (const auto& [name, value] : params) bind(name, BoundValue{ValueKind::Int, value});
-  }
+ShapeChecker::ShapeChecker(const Program& p, const std::map<std::string, int64_t>& params, int64_t rank, int64_t world)
+    : program_(p), world_(world) {
+  values_.resize(names_.slotCount());
+  values_[kRankSlot] = BoundValue{ValueKind::Int, rank};
+  values_[kWorldSlot] = BoundValue{ValueKind::Int, world};
+  for (const auto& [name, value] : params) bind(name, BoundValue{ValueKind::Int, value});
+}
 
-  void run() {
-    for (const Decl& d : program_.decls) {
-      // extents() checked the global shape's byte size; the rank-local one is no larger.
-      std::vector<int64_t> shape = localShape(d);
-      if (d.kind == DeclKind::Input) bindTensor(d.name, d.type.dtype, shape, d.name);
-    }
-    walk(program_.body);
-    for (const Decl& d : program_.decls) {
-      if (d.kind != DeclKind::Output) continue;
-      const BoundTensor& t = lookup(d.name).tensor;
-      std::vector<int64_t> want = localShape(d);
-      if (t.shape != want)
-        fail(d.loc, fmt::format("output '{}' is declared with rank-local shape {} but the program defines it as {}",
-                                d.name, shapeString(want), shapeString(t.shape)));
-    }
+void ShapeChecker::run() {
+  for (const Decl& d : program_.decls) {
+    // extents() checked the global shape's byte size; the rank-local one is no larger.
+    std::vector<int64_t> shape = localShape(d);
+    if (d.kind == DeclKind::Input) bindTensor(d.name, d.type.dtype, shape, d.name);
   }
-
-  int64_t statementsWalked() const { return walked_; }
-  int64_t exprNodesEvaluated() const { return evaluated_; }
-  void setBudget(int64_t statements, int64_t exprNodes) {
-    budget_ = statements;
-    exprBudget_ = exprNodes;
-  }
-
- private:
-  std::vector<int64_t> localShape(const Decl& d) {
-    std::vector<int64_t> shape = extents(d.type);
-    if (d.shardAxis) {
-      int64_t& extent = shape[static_cast<size_t>(*d.shardAxis)];
-      if (extent % world_ != 0)
-        fail(d.shardLoc, fmt::format("extent {} of axis {} of '{}' does not divide evenly over {} ranks", extent,
-                                     *d.shardAxis, d.name, world_));
-      extent = shardExtent(extent, world_);
-    }
-    return shape;
-  }
-
-  [[noreturn]] void tooManyTerms(SourceLoc loc) const {
-    fail(loc,
-         fmt::format("the program evaluates more than {} expression terms with these parameters; too large to verify",
-                     kMaxEvaluatedExprNodes));
-  }
-
-  int64_t eval(const Expr& e, SourceLoc fallback = {}) {
-    // Charged before the walk: a huge expression in a long loop is refused, not a hang.
-    if (__builtin_add_overflow(evaluated_, e.nodeCount(), &evaluated_) || evaluated_ > exprBudget_)
-      tooManyTerms(firstValid(e.loc(), fallback));
-    auto v = evaluate(
-        e, [&](const std::string& name) -> std::optional<int64_t> { return lookup(name).integer; }, fallback);
-    if (!v) throw DiagnosticError{v.error()};
-    return *v;
-  }
-
-  std::vector<int64_t> extents(const TensorType& type) {
-    std::vector<int64_t> shape;
-    for (const Expr& dim : type.dims) {
-      int64_t extent = eval(dim, type.loc);
-      if (extent < 0) fail(dim.loc().valid() ? dim.loc() : type.loc, fmt::format("negative extent {}", extent));
-      shape.push_back(extent);
-    }
-    // The byte size must fit too, or element and byte counts wrap later.
-    checkByteSize(type.loc, "", type.dtype, shape);
-    return shape;
-  }
-
-  const BoundValue& lookup(const std::string& name) const {
-    if (const NameSlot* slot = names_.lookup(name)) return values_[static_cast<size_t>(slot->slot)];
-    // The structure check guarantees every name resolves.
-    throw DiagnosticError{Diagnostic{{}, fmt::format("internal error: unbound name '{}'", name)}};
-  }
-
-  void bind(const std::string& name, BoundValue value) {
-    const NameSlot& slot = names_.define(name, value.kind);
-    if (values_.size() < names_.slotCount()) values_.resize(names_.slotCount());
-    values_[static_cast<size_t>(slot.slot)] = std::move(value);
-  }
-
-  void bindTensor(const std::string& name, DType dtype, std::vector<int64_t> shape, const std::string& bufferName) {
-    auto buffer = std::make_shared<BufferState>(BufferState{&bufferName, {}, false});
-    bind(name, BoundValue{ValueKind::Tensor, 0, BoundTensor{dtype, std::move(shape), std::move(buffer)}});
-  }
-
-  const BoundTensor& tensor(const Operation& op, size_t operand) {
-    const Arg& arg = *op.operands[operand];
-    const BoundValue& v = lookup(arg.nameValue());
-    const BufferState& buffer = *v.tensor.buffer;
-    if (buffer.deallocated)
-      fail(arg.loc, fmt::format("'{}' is used after '{}' was deallocated{}", arg.nameValue(), *buffer.name,
-                                at(buffer.deallocatedAt)));
-    return v.tensor;
-  }
-
-  int64_t intOperand(const Operation& op, size_t operand, int64_t defaultValue = 0) {
-    const auto& arg = op.operands[operand];
-    return arg ? eval(arg->expr, arg->loc) : defaultValue;
-  }
-
-  [[noreturn]] void tooLarge(SourceLoc loc) const {
-    fail(loc, fmt::format("the program runs more than {} statements with these parameters; too large to verify",
-                          kMaxUnrolledStatements));
-  }
-
-  void walk(const std::vector<Statement>& body) {
-    for (const Statement& stmt : body) {
-      if (++walked_ > budget_) tooLarge(stmt.loc());
-      if (stmt.isOp()) {
-        checkOperation(stmt.op());
-        continue;
-      }
-      if (stmt.isWith()) {
-        checkStreamNumber(stmt.with().stream);
-        walk(stmt.with().body);
-        continue;
-      }
-      const ForLoop& loop = stmt.loop();
-      int64_t start = loop.start.empty() ? 0 : eval(loop.start, loop.loc);
-      int64_t end = eval(loop.end, loop.loc);
-      // Refuse a loop the budget cannot cover before unrolling it: every
-      // iteration costs at least one step, so an empty body cannot spin for ever.
-      int64_t trips = 0;
-      if (end > start && __builtin_sub_overflow(end, start, &trips)) trips = INT64_MAX;
-      int64_t cost = std::max<int64_t>(1, static_cast<int64_t>(loop.body.size()));
-      if (trips > (budget_ - walked_) / cost) tooLarge(loop.loc);
-      int64_t terms = exprNodesPerIteration(loop.body);
-      if (terms > 0 && trips > (exprBudget_ - evaluated_) / terms) tooManyTerms(loop.loc);
-      if (loop.body.empty()) {
-        walked_ += trips;
-        continue;
-      }
-      for (int64_t i = start; i < end; ++i) {
-        names_.openScope();
-        bind(loop.index.name, BoundValue{ValueKind::Int, i});
-        walk(loop.body);
-        // The iteration's slots serve the next one; its values (and the
-        // buffers only they refer to) go now.
-        names_.closeScope(/*reuseSlots=*/true);
-        values_.resize(names_.slotCount());
-      }
-    }
-  }
-
-  // Expression nodes one iteration of `body` evaluates at least (its own
-  // statements' operands and loop bounds, not nested bodies), saturating.
-  static int64_t exprNodesPerIteration(const std::vector<Statement>& body) {
-    int64_t total = 0;
-    auto add = [&](const Expr& e) {
-      if (__builtin_add_overflow(total, e.nodeCount(), &total)) total = INT64_MAX;
-    };
-    for (const Statement& stmt : body) {
-      if (stmt.isFor()) {
-        add(stmt.loop().start);
-        add(stmt.loop().end);
-        continue;
-      }
-      if (stmt.isWith()) {
-        if (stmt.with().stream.form == Arg::Form::Stream) add(stmt.with().stream.expr);
-        continue;
-      }
-      for (const auto& arg : stmt.op().operands) {
-        if (!arg) continue;
-        if (arg->form == Arg::Form::Type) {
-          for (const Expr& dim : arg->type.dims) add(dim);
-        } else if (arg->form == Arg::Form::Stream || (arg->form == Arg::Form::Expr && !arg->isName())) {
-          add(arg->expr);
-        }
-      }
-    }
-    return total;
-  }
-
-  void requireShape(const Operation& op, size_t operand, const std::vector<int64_t>& want, std::string_view why) {
-    const BoundTensor& t = tensor(op, operand);
-    const Arg& arg = *op.operands[operand];
+  walk(program_.body);
+  for (const Decl& d : program_.decls) {
+    if (d.kind != DeclKind::Output) continue;
+    const BoundTensor& t = lookup(d.name).tensor;
+    std::vector<int64_t> want = localShape(d);
     if (t.shape != want)
-      fail(arg.loc, fmt::format("'{}' has shape {}, but {} needs {}", arg.nameValue(), shapeString(t.shape), why,
-                                shapeString(want)));
+      fail(d.loc, fmt::format("output '{}' is declared with rank-local shape {} but the program defines it as {}",
+                              d.name, shapeString(want), shapeString(t.shape)));
   }
+}
 
-  // Binds the result of an operation that computes a new tensor, or checks its out= operand.
-  void produce(const Operation& op, size_t out, DType dtype, const std::vector<int64_t>& shape) {
-    // A derived shape ([M, K] x [K, N] -> [M, N]) can be larger than every operand.
-    checkByteSize(op.loc, fmt::format("the result of '{}'", op.signature().name), dtype, shape);
-    if (op.operands[out]) {
-      requireShape(op, out, shape, fmt::format("the result of '{}'", op.signature().name));
-    } else {
-      bindTensor(op.result()->name, dtype, shape, op.result()->name);
+std::vector<int64_t> ShapeChecker::localShape(const Decl& d) {
+  std::vector<int64_t> shape = extents(d.type);
+  if (d.shardAxis) {
+    int64_t& extent = shape[static_cast<size_t>(*d.shardAxis)];
+    if (extent % world_ != 0)
+      fail(d.shardLoc, fmt::format("extent {} of axis {} of '{}' does not divide evenly over {} ranks", extent,
+                                   *d.shardAxis, d.name, world_));
+    extent = shardExtent(extent, world_);
+  }
+  return shape;
+}
+
+void ShapeChecker::tooManyTerms(SourceLoc loc) const {
+  fail(loc,
+       fmt::format("the program evaluates more than {} expression terms with these parameters; too large to verify",
+                   kMaxEvaluatedExprNodes));
+}
+
+int64_t ShapeChecker::eval(const Expr& e, SourceLoc fallback) {
+  // Charged before the walk: a huge expression in a long loop is refused, not a hang.
+  if (__builtin_add_overflow(evaluated_, e.nodeCount(), &evaluated_) || evaluated_ > exprBudget_)
+    tooManyTerms(firstValid(e.loc(), fallback));
+  auto v = evaluate(
+      e, [&](const std::string& name) -> std::optional<int64_t> { return lookup(name).integer; }, fallback);
+  if (!v) throw DiagnosticError{v.error()};
+  return *v;
+}
+
+std::vector<int64_t> ShapeChecker::extents(const TensorType& type) {
+  std::vector<int64_t> shape;
+  for (const Expr& dim : type.dims) {
+    int64_t extent = eval(dim, type.loc);
+    if (extent < 0) fail(dim.loc().valid() ? dim.loc() : type.loc, fmt::format("negative extent {}", extent));
+    shape.push_back(extent);
+  }
+  // The byte size must fit too, or element and byte counts wrap later.
+  checkByteSize(type.loc, "", type.dtype, shape);
+  return shape;
+}
+
+const BoundValue& ShapeChecker::lookup(const std::string& name) const {
+  if (const NameSlot* slot = names_.lookup(name)) return values_[static_cast<size_t>(slot->slot)];
+  // The structure check guarantees every name resolves.
+  throw DiagnosticError{Diagnostic{{}, fmt::format("internal error: unbound name '{}'", name)}};
+}
+
+void ShapeChecker::bind(const std::string& name, BoundValue value) {
+  const NameSlot& slot = names_.define(name, value.kind);
+  if (values_.size() < names_.slotCount()) values_.resize(names_.slotCount());
+  values_[static_cast<size_t>(slot.slot)] = std::move(value);
+}
+
+void ShapeChecker::bindTensor(const std::string& name, DType dtype, std::vector<int64_t> shape,
+                              const std::string& bufferName) {
+  auto buffer = std::make_shared<BufferState>(BufferState{&bufferName, {}, false});
+  bind(name, BoundValue{ValueKind::Tensor, 0, BoundTensor{dtype, std::move(shape), std::move(buffer)}});
+}
+
+const BoundTensor& ShapeChecker::tensor(const Operation& op, size_t operand) {
+  const Arg& arg = *op.operands[operand];
+  const BoundValue& v = lookup(arg.nameValue());
+  const BufferState& buffer = *v.tensor.buffer;
+  if (buffer.deallocated)
+    fail(arg.loc, fmt::format("'{}' is used after '{}' was deallocated{}", arg.nameValue(), *buffer.name,
+                              at(buffer.deallocatedAt)));
+  return v.tensor;
+}
+
+int64_t ShapeChecker::intOperand(const Operation& op, size_t operand, int64_t defaultValue) {
+  const auto& arg = op.operands[operand];
+  return arg ? eval(arg->expr, arg->loc) : defaultValue;
+}
+
+void ShapeChecker::tooLarge(SourceLoc loc) const {
+  fail(loc, fmt::format("the program runs more than {} statements with these parameters; too large to verify",
+                        kMaxUnrolledStatements));
+}
+
+void ShapeChecker::walk(const std::vector<Statement>& body) {
+  for (const Statement& stmt : body) {
+    if (++walked_ > budget_) tooLarge(stmt.loc());
+    if (stmt.isOp()) {
+      checkOperation(stmt.op());
+      continue;
+    }
+    if (stmt.isWith()) {
+      checkStreamNumber(stmt.with().stream);
+      walk(stmt.with().body);
+      continue;
+    }
+    const ForLoop& loop = stmt.loop();
+    int64_t start = loop.start.empty() ? 0 : eval(loop.start, loop.loc);
+    int64_t end = eval(loop.end, loop.loc);
+    // Refuse a loop the budget cannot cover before unrolling it: every
+    // iteration costs at least one step, so an empty body cannot spin for ever.
+    int64_t trips = 0;
+    if (end > start && __builtin_sub_overflow(end, start, &trips)) trips = INT64_MAX;
+    int64_t cost = std::max<int64_t>(1, static_cast<int64_t>(loop.body.size()));
+    if (trips > (budget_ - walked_) / cost) tooLarge(loop.loc);
+    int64_t terms = exprNodesPerIteration(loop.body);
+    if (terms > 0 && trips > (exprBudget_ - evaluated_) / terms) tooManyTerms(loop.loc);
+    if (loop.body.empty()) {
+      walked_ += trips;
+      continue;
+    }
+    for (int64_t i = start; i < end; ++i) {
+      names_.openScope();
+      bind(loop.index.name, BoundValue{ValueKind::Int, i});
+      walk(loop.body);
+      // The iteration's slots serve the next one; its values (and the
+      // buffers only they refer to) go now.
+      names_.closeScope(/*reuseSlots=*/true);
+      values_.resize(names_.slotCount());
     }
   }
+}
 
-  void checkAxis(const Operation& op, size_t axisOperand, int64_t axis, const BoundTensor& t) {
-    if (axis < 0 || axis >= static_cast<int64_t>(t.shape.size())) {
-      const auto& arg = op.operands[axisOperand];
-      fail(arg ? arg->loc : op.loc,
-           fmt::format("axis {} is out of range for a tensor of rank {}", axis, t.shape.size()));
+int64_t ShapeChecker::exprNodesPerIteration(const std::vector<Statement>& body) {
+  int64_t total = 0;
+  auto add = [&](const Expr& e) {
+    if (__builtin_add_overflow(total, e.nodeCount(), &total)) total = INT64_MAX;
+  };
+  for (const Statement& stmt : body) {
+    if (stmt.isFor()) {
+      add(stmt.loop().start);
+      add(stmt.loop().end);
+      continue;
+    }
+    if (stmt.isWith()) {
+      if (stmt.with().stream.form == Arg::Form::Stream) add(stmt.with().stream.expr);
+      continue;
+    }
+    for (const auto& arg : stmt.op().operands) {
+      if (!arg) continue;
+      if (arg->form == Arg::Form::Type) {
+        for (const Expr& dim : arg->type.dims) add(dim);
+      } else if (arg->form == Arg::Form::Stream || (arg->form == Arg::Form::Expr && !arg->isName())) {
+        add(arg->expr);
+      }
     }
   }
+  return total;
+}
 
-  void checkOperation(const Operation& op) {
-    const OpSignature& sig = op.signature();
-    // Every tensor operand must still be alive.
-    for (size_t i = 0; i < sig.operands.size(); ++i)
-      if (op.operands[i] && sig.operands[i].kind == OperandKind::Tensor) tensor(op, i);
-    switch (op.kind) {
-      case OpKind::Allocate: {
-        const TensorType& type = op.operands[operands::Allocate::type]->type;
-        bindTensor(op.result()->name, type.dtype, extents(type), op.result()->name);
-        break;
-      }
-      case OpKind::Deallocate: {
-        const Arg& arg = *op.operands[operands::Deallocate::t];
-        BufferState& buffer = *lookup(arg.nameValue()).tensor.buffer;
-        buffer.deallocated = true;
-        buffer.deallocatedAt = op.loc;
-        break;
-      }
-      case OpKind::ShardByStream: {
-        const BoundTensor& t = tensor(op, operands::ShardByStream::t);
-        int64_t axis = intOperand(op, operands::ShardByStream::axis);
-        int64_t chunks = intOperand(op, operands::ShardByStream::chunks);
-        int64_t index = intOperand(op, operands::ShardByStream::index);
-        checkAxis(op, operands::ShardByStream::axis, axis, t);
-        if (chunks < 1)
-          fail(op.operands[operands::ShardByStream::chunks]->loc,
-               fmt::format("chunks must be at least 1, got {}", chunks));
-        if (index < 0 || index >= chunks)
-          fail(op.operands[operands::ShardByStream::index]->loc,
-               fmt::format("index {} is out of range for {} chunks", index, chunks));
-        std::vector<int64_t> shape = t.shape;
-        int64_t& extent = shape[static_cast<size_t>(axis)];
-        extent = chunkExtent(extent, index, chunks);
-        BoundTensor view{t.dtype, std::move(shape), t.buffer};
-        bind(op.result()->name, BoundValue{ValueKind::Tensor, 0, std::move(view)});
-        break;
-      }
-      case OpKind::Linear: {
-        const BoundTensor& x = tensor(op, operands::Linear::x);
-        const BoundTensor& w = tensor(op, operands::Linear::w);
-        if (x.shape.empty()) fail(op.operands[operands::Linear::x]->loc, "'linear' needs an input x of rank 1 or more");
-        if (w.shape.size() != 2)
-          fail(op.operands[operands::Linear::w]->loc,
-               fmt::format("'linear' needs a weight of shape [N, K], got {}", shapeString(w.shape)));
-        if (w.shape[1] != x.shape.back())
-          fail(op.operands[operands::Linear::w]->loc,
-               fmt::format("'linear' contracts K: x is {} but w is {} (w must be [N, {}])", shapeString(x.shape),
-                           shapeString(w.shape), x.shape.back()));
-        if (op.operands[operands::Linear::bias])
-          requireShape(op, operands::Linear::bias, {w.shape[0]}, "the bias of 'linear'");
-        std::vector<int64_t> shape = x.shape;
-        shape.back() = w.shape[0];
-        produce(op, operands::Linear::out, x.dtype, shape);
-        break;
-      }
-      case OpKind::Matmul: {
-        const BoundTensor& a = tensor(op, operands::Matmul::a);
-        const BoundTensor& b = tensor(op, operands::Matmul::b);
-        if (a.shape.size() != 2)
-          fail(op.operands[operands::Matmul::a]->loc,
-               fmt::format("'matmul' needs a of shape [M, K], got {}", shapeString(a.shape)));
-        if (b.shape.size() != 2)
-          fail(op.operands[operands::Matmul::b]->loc,
-               fmt::format("'matmul' needs b of shape [K, N], got {}", shapeString(b.shape)));
-        if (a.shape[1] != b.shape[0])
-          fail(op.operands[operands::Matmul::b]->loc,
-               fmt::format("'matmul' contracts K: a is {} but b is {}", shapeString(a.shape), shapeString(b.shape)));
-        produce(op, operands::Matmul::out, a.dtype, {a.shape[0], b.shape[1]});
-        break;
-      }
-      case OpKind::Copy: {
-        const BoundTensor& src = tensor(op, operands::Copy::src);
-        produce(op, operands::Copy::out, src.dtype, src.shape);
-        break;
-      }
-      case OpKind::Add: {
-        const BoundTensor& a = tensor(op, operands::Add::a);
-        requireShape(op, operands::Add::b, a.shape, "'add' (no broadcasting)");
-        produce(op, operands::Add::out, a.dtype, a.shape);
-        break;
-      }
-      case OpKind::Allreduce: {
-        const BoundTensor& t = tensor(op, operands::Allreduce::t);
-        if (op.operands[operands::Allreduce::out])
-          requireShape(op, operands::Allreduce::out, t.shape, "the result of 'allreduce'");
-        bindHandle(op);
-        break;
-      }
-      case OpKind::Allgather: {
-        const BoundTensor& t = tensor(op, operands::Allgather::t);
-        int64_t axis = intOperand(op, operands::Allgather::axis, 0);
-        checkAxis(op, operands::Allgather::axis, axis, t);
-        std::vector<int64_t> shape = t.shape;
-        int64_t& extent = shape[static_cast<size_t>(axis)];
-        if (__builtin_mul_overflow(extent, world_, &extent))
-          fail(
-              op.loc,
-              fmt::format("'allgather' over {} ranks: the gathered extent of axis {}, {} x {}, does not fit in 64 bits",
-                          world_, axis, t.shape[static_cast<size_t>(axis)], world_));
-        checkByteSize(op.loc, "the gathered tensor", t.dtype, shape);
-        requireShape(op, operands::Allgather::out, shape, fmt::format("'allgather' over {} ranks", world_));
-        bindHandle(op);
-        break;
-      }
-      case OpKind::ReduceScatter: {
-        const BoundTensor& t = tensor(op, operands::ReduceScatter::t);
-        int64_t axis = intOperand(op, operands::ReduceScatter::axis, 0);
-        checkAxis(op, operands::ReduceScatter::axis, axis, t);
-        std::vector<int64_t> shape = t.shape;
-        int64_t& extent = shape[static_cast<size_t>(axis)];
-        if (extent % world_ != 0)
-          fail(op.operands[operands::ReduceScatter::t]->loc,
-               fmt::format("'reduce_scatter' splits axis {} of extent {} over {} ranks: it must divide evenly", axis,
-                           extent, world_));
-        extent = shardExtent(extent, world_);
-        requireShape(op, operands::ReduceScatter::out, shape, fmt::format("'reduce_scatter' over {} ranks", world_));
-        bindHandle(op);
-        break;
-      }
-      case OpKind::Broadcast: {
-        int64_t root = intOperand(op, operands::Broadcast::root);
-        if (root < 0 || root >= world_)
-          fail(op.operands[operands::Broadcast::root]->loc,
-               fmt::format("root {} is not a rank of a team of {}", root, world_));
-        bindHandle(op);
-        break;
-      }
-      case OpKind::SendRecv: {
-        // The structure check gave src and out one dtype; their element
-        // counts may differ (a ring of uneven blocks), pairing is checked
-        // across ranks by `hostir check`.
-        for (size_t operand : {size_t{operands::SendRecv::to}, size_t{operands::SendRecv::from}}) {
-          int64_t peer = intOperand(op, operand);
-          if (peer < 0 || peer >= world_)
-            fail(op.operands[operand]->loc,
-                 fmt::format("'sendrecv' {} rank {}, which is not a rank of a team of {}",
-                             operand == operands::SendRecv::to ? "sends to" : "receives from", peer, world_));
-        }
-        bindHandle(op);
-        break;
-      }
-      case OpKind::SetCurrentStream:
-      case OpKind::Synchronize: checkStreamNumber(*op.operands[operands::SetCurrentStream::s]); break;
-      case OpKind::GetCurrentStream:
-      case OpKind::RecordEvent: bind(op.result()->name, BoundValue{sig.resultKind}); break;
-      case OpKind::IntValue: {
-        // Each operand on its own: a call around them would be one level deeper than the limit allows.
-        const Arg& a = *op.operands[operands::IntValue::a];
-        const Arg& b = *op.operands[operands::IntValue::b];
-        auto value = applyIntFunction(op.intFunction, eval(a.expr, a.loc), eval(b.expr, b.loc), op.loc);
-        if (!value) throw DiagnosticError{value.error()};
-        bind(op.result()->name, BoundValue{ValueKind::Int, *value});
-        break;
-      }
-      case OpKind::Wait:
-      case OpKind::WaitEvent: break;
-    }
+// Every tensor operand must still be alive; then the operation's own rule.
+void ShapeChecker::checkOperation(const Operation& op) {
+  const OpSignature& sig = op.signature();
+  for (size_t i = 0; i < sig.operands.size(); ++i)
+    if (op.operands[i] && sig.operands[i].kind == OperandKind::Tensor) tensor(op, i);
+  switch (op.kind) {
+    case OpKind::Allocate: checkAllocate(op); break;
+    case OpKind::Deallocate: checkDeallocate(op); break;
+    case OpKind::ShardByStream: checkShardByStream(op); break;
+    case OpKind::Linear: checkLinear(op); break;
+    case OpKind::Matmul: checkMatmul(op); break;
+    case OpKind::Copy: checkCopy(op); break;
+    case OpKind::Add: checkAdd(op); break;
+    case OpKind::Allreduce: checkAllreduce(op); break;
+    case OpKind::Allgather: checkAllgather(op); break;
+    case OpKind::ReduceScatter: checkReduceScatter(op); break;
+    case OpKind::Broadcast: checkBroadcast(op); break;
+    case OpKind::SendRecv: checkSendRecv(op); break;
+    case OpKind::SetCurrentStream:
+    case OpKind::Synchronize: checkStreamOperand(op); break;
+    case OpKind::GetCurrentStream:
+    case OpKind::RecordEvent: bindStreamResult(op); break;
+    case OpKind::IntValue: checkIntValue(op); break;
+    case OpKind::Wait:
+    case OpKind::WaitEvent: break;
   }
+}
 
-  void checkStreamNumber(const Arg& s) {
-    if (s.form != Arg::Form::Stream) return;
-    int64_t number = eval(s.expr, s.loc);
-    if (number < 0)
-      fail(s.expr.loc().valid() ? s.expr.loc() : s.loc, fmt::format("stream number {} is negative", number));
+void ShapeChecker::requireShape(const Operation& op, size_t operand, const std::vector<int64_t>& want,
+                                std::string_view why) {
+  const BoundTensor& t = tensor(op, operand);
+  const Arg& arg = *op.operands[operand];
+  if (t.shape != want)
+    fail(arg.loc, fmt::format("'{}' has shape {}, but {} needs {}", arg.nameValue(), shapeString(t.shape), why,
+                              shapeString(want)));
+}
+
+void ShapeChecker::produce(const Operation& op, size_t out, DType dtype, const std::vector<int64_t>& shape) {
+  // A derived shape ([M, K] x [K, N] -> [M, N]) can be larger than every operand.
+  checkByteSize(op.loc, fmt::format("the result of '{}'", op.signature().name), dtype, shape);
+  if (op.operands[out]) {
+    requireShape(op, out, shape, fmt::format("the result of '{}'", op.signature().name));
+  } else {
+    bindTensor(op.result()->name, dtype, shape, op.result()->name);
   }
+}
 
-  void bindHandle(const Operation& op) {
-    if (op.result()) bind(op.result()->name, BoundValue{ValueKind::Handle});
+void ShapeChecker::checkAxis(const Operation& op, size_t axisOperand, int64_t axis, const BoundTensor& t) {
+  if (axis < 0 || axis >= static_cast<int64_t>(t.shape.size())) {
+    const auto& arg = op.operands[axisOperand];
+    fail(arg ? arg->loc : op.loc, fmt::format("axis {} is out of range for a tensor of rank {}", axis, t.shape.size()));
   }
+}
 
-  const Program& program_;
-  int64_t world_;
-  NameResolver names_;
-  std::vector<BoundValue> values_;  // by slot
-  int64_t walked_ = 0;
-  int64_t budget_ = kMaxUnrolledStatements;
-  int64_t evaluated_ = 0;
-  int64_t exprBudget_ = kMaxEvaluatedExprNodes;
-};
+// The stream of `with`, set_current_stream or synchronize: a `stream(e)` number must not be negative.
+void ShapeChecker::checkStreamNumber(const Arg& s) {
+  if (s.form != Arg::Form::Stream) return;
+  int64_t number = eval(s.expr, s.loc);
+  if (number < 0)
+    fail(s.expr.loc().valid() ? s.expr.loc() : s.loc, fmt::format("stream number {} is negative", number));
+}
 
-}  // namespace
+}  // namespace verification
 
 Result<std::map<std::string, int64_t>> bindParams(const Program& program, const Bindings& bindings) {
   std::map<std::string, int64_t> values;
@@ -758,7 +601,7 @@ Status verifyProgram(const Program& program, const Bindings& bindings) {
     int64_t exprBudget = kMaxEvaluatedExprNodes;
     int64_t ranksToCheck = namesRank(program) ? bindings.world : 1;
     for (int64_t rank = 0; rank < ranksToCheck; ++rank) {
-      ShapeChecker checker(program, *params, rank, bindings.world);
+      verification::ShapeChecker checker(program, *params, rank, bindings.world);
       checker.setBudget(budget, exprBudget);
       checker.run();
       budget -= checker.statementsWalked();
