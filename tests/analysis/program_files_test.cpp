@@ -1,0 +1,746 @@
+// Checked programs as .hir files: every tests/analysis/programs/DIR/*.hir
+// file holds programs whose expected findings (races, uninitialized reads,
+// unwritten outputs, communications that differ between ranks) are written
+// inside them as comments, in the style of tests/diagnostics/.
+// programs/README.md says the same with examples.
+//
+//   # RUN: check ranks=2,3,4 streams=4 set N=64
+//   # expected-summary: a communication mismatch between ranks
+//   # expected-ranks-checked: all
+//   program p(N = 64) {
+//     ...
+//     # expected-error@+1 col 9: ranks issue different communications: ...
+//     c = allreduce(y, op=sum)
+//   }
+//   # -----
+//   ...the next case...
+//
+// Cases. A line `# -----` splits a file into independent cases, with the
+// line numbers of the whole file (a case is checked with every line before
+// it left blank), as in tests/diagnostics/.
+//
+// RUN lines. `# RUN: check [ranks=N[,N]...] [streams=P] [set NAME=VALUE]...`:
+// the program must parse and verify for the params and each team, and is
+// then checked as `hostir check` does (checkProgram) with `ranks` ranks
+// (default 1) and a pool of `streams` worker streams (default 4). A list of
+// team sizes makes one test per size. The RUN line of the file's first case
+// applies to every case without its own; a case's own replaces it.
+//
+// Expectations. The findings are matched as rendered by formatProgramCheck:
+// `# expected-error[@WHERE][ col N]: MESSAGE` and `expected-note`, as in
+// tests/diagnostics/ (WHERE is +N, -N or unknown; MESSAGE is a substring,
+// with [[@LINE]], [[@LINE+N]], [[@LINE-N]] and [[FILE]] for the file's name
+// as the report gives it, e.g. in a race's "while copy at FILE:8:3").
+// `# expected-summary: TEXT`: summarizeFindings gives exactly TEXT.
+// `# expected-ranks-checked: N` or `all` (the team size): the ranks issued.
+//
+// Matching. Every finding (each error and each of its notes) must meet an
+// expectation and every expectation must be met; a case without expectations
+// must be found ok. Each positioned finding must render with its source line
+// and a caret under its column; checkRaces must find as many races as
+// checkProgram.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/program_check.h"
+#include "analysis/race_check.h"
+#include "hostir/parser.h"
+#include "hostir/verifier.h"
+
+namespace {
+
+using namespace hostir;
+
+struct Settings {
+  std::vector<int64_t> teams{1};
+  int64_t streams = 4;
+  std::map<std::string, int64_t> params;
+};
+
+struct Expected {
+  bool note = false;
+  uint32_t line = 0;            // 0: @unknown, a finding without a position
+  std::optional<uint32_t> col;  // checked when given
+  std::string message;          // a substring of the finding's message
+  uint32_t directiveLine = 0;   // the line of the comment
+};
+
+constexpr int64_t kAllRanks = -1;  // expected-ranks-checked: all
+
+struct Case {
+  std::string file;  // relative to the programs folder, as the report names it
+  int index = 0;     // 1-based within the file
+  uint32_t firstLine = 0, lastLine = 0;
+  std::string source;  // what the parser sees: earlier lines blank
+  Settings settings;
+  std::vector<Expected> expected;
+  std::optional<std::string> summary;
+  std::optional<int64_t> ranksChecked;
+  std::vector<std::string> problems;  // malformed directives: the case fails with these
+
+  std::string name() const {
+    std::string stem = std::filesystem::path(file).replace_extension().generic_string();
+    for (char& ch : stem)
+      if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    std::string number = std::to_string(index);
+    return stem + "_" + std::string(number.size() < 2 ? 2 - number.size() : 0, '0') + number;
+  }
+};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+bool isSeparator(std::string_view line) { return trim(line) == "# -----"; }
+
+template <typename T>
+std::optional<T> parseInt(std::string_view text) {
+  T value{};
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+std::vector<std::string_view> words(std::string_view text) {
+  std::vector<std::string_view> out;
+  while (true) {
+    text = trim(text);
+    if (text.empty()) return out;
+    size_t end = text.find_first_of(" \t");
+    out.push_back(text.substr(0, end));
+    if (end == std::string_view::npos) return out;
+    text.remove_prefix(end);
+  }
+}
+
+// `# RUN: ...` after the "RUN:"; what is wrong goes to `problem`.
+Settings parseRun(std::string_view text, std::string& problem) {
+  Settings s;
+  std::vector<std::string_view> w = words(text);
+  if (w.empty() || w[0] != "check") {
+    problem = "expected 'check'";
+    return s;
+  }
+  for (size_t k = 1; k < w.size() && problem.empty(); ++k) {
+    if (w[k].starts_with("ranks=")) {
+      s.teams.clear();
+      std::string_view list = w[k].substr(6);
+      while (true) {
+        size_t comma = list.find(',');
+        auto n = parseInt<int64_t>(list.substr(0, comma));
+        if (!n || *n < 1) {
+          problem = "expected ranks=N or ranks=N,N,... (N >= 1), got '" + std::string(w[k]) + "'";
+          break;
+        }
+        s.teams.push_back(*n);
+        if (comma == std::string_view::npos) break;
+        list.remove_prefix(comma + 1);
+      }
+    } else if (w[k].starts_with("streams=")) {
+      auto n = parseInt<int64_t>(w[k].substr(8));
+      if (!n || *n < 1)
+        problem = "expected streams=N (N >= 1), got '" + std::string(w[k]) + "'";
+      else
+        s.streams = *n;
+    } else if (w[k] == "set") {
+      size_t eq = k + 1 < w.size() ? w[k + 1].find('=') : std::string_view::npos;
+      std::optional<int64_t> value =
+          eq == std::string_view::npos ? std::nullopt : parseInt<int64_t>(w[k + 1].substr(eq + 1));
+      if (!value || eq == 0)
+        problem = "expected 'set NAME=INTEGER'";
+      else
+        s.params[std::string(w[k + 1].substr(0, eq))] = *value;
+      ++k;
+    } else {
+      problem = "unknown setting '" + std::string(w[k]) + "'";
+    }
+  }
+  return s;
+}
+
+// `[[@LINE]]`, `[[@LINE+N]]`, `[[@LINE-N]]` and `[[FILE]]` in an expected message.
+std::string substitute(std::string_view message, uint32_t line, const std::string& file, std::string& problem) {
+  std::string out;
+  while (true) {
+    size_t at = message.find("[[");
+    if (at == std::string_view::npos) return out + std::string(message);
+    size_t close = message.find("]]", at);
+    if (close == std::string_view::npos) {
+      problem = "unterminated [[";
+      return out;
+    }
+    std::string_view inner = message.substr(at + 2, close - at - 2);
+    out += std::string(message.substr(0, at));
+    message.remove_prefix(close + 2);
+    if (inner == "FILE") {
+      out += file;
+      continue;
+    }
+    if (!inner.starts_with("@LINE")) {
+      problem = "expected [[@LINE]], [[@LINE+N]], [[@LINE-N]] or [[FILE]]";
+      return out;
+    }
+    std::string_view offset = inner.substr(5);
+    int64_t value = line;
+    if (!offset.empty()) {
+      auto n = parseInt<int64_t>(offset.substr(offset[0] == '+' ? 1 : 0));
+      if (!n || (offset[0] != '+' && offset[0] != '-')) {
+        problem = "expected [[@LINE]], [[@LINE+N]] or [[@LINE-N]]";
+        return out;
+      }
+      value += *n;
+    }
+    out += std::to_string(value);
+  }
+}
+
+// The text after "expected-" in a comment on line `line`.
+std::optional<Expected> parseExpectation(std::string_view text, uint32_t line, const std::string& file,
+                                         std::string& problem) {
+  Expected e;
+  e.directiveLine = line;
+  if (text.starts_with("error")) {
+    text.remove_prefix(5);
+  } else if (text.starts_with("note")) {
+    e.note = true;
+    text.remove_prefix(4);
+  } else {
+    problem = "unknown directive; expected expected-error, expected-note, expected-summary or expected-ranks-checked";
+    return std::nullopt;
+  }
+  int64_t target = line;
+  if (text.starts_with("@")) {
+    text.remove_prefix(1);
+    if (text.starts_with("unknown")) {
+      text.remove_prefix(7);
+      target = 0;
+    } else {
+      size_t end = 1;
+      while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+      auto n = text.empty() ? std::nullopt : parseInt<int64_t>(text.substr(1, end - 1));
+      if (!n || (text[0] != '+' && text[0] != '-')) {
+        problem = "expected @+N, @-N or @unknown";
+        return std::nullopt;
+      }
+      target += text[0] == '+' ? *n : -*n;
+      text.remove_prefix(end);
+    }
+  }
+  if (target < 0) {
+    problem = "the expectation points before the start of the file";
+    return std::nullopt;
+  }
+  e.line = static_cast<uint32_t>(target);
+  text = trim(text);
+  if (text.starts_with("col ")) {
+    text = trim(text.substr(4));
+    size_t end = 0;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+    auto col = parseInt<uint32_t>(text.substr(0, end));
+    if (!col || *col == 0) {
+      problem = "expected a column number after 'col'";
+      return std::nullopt;
+    }
+    if (e.line == 0) {
+      problem = "@unknown takes no column";
+      return std::nullopt;
+    }
+    e.col = col;
+    text = trim(text.substr(end));
+  }
+  if (!text.starts_with(":")) {
+    problem = "expected ':' before the message";
+    return std::nullopt;
+  }
+  std::string_view message = trim(text.substr(1));
+  if (message.empty()) {
+    problem = "the expected message is empty";
+    return std::nullopt;
+  }
+  e.message = substitute(message, line, file, problem);
+  if (!problem.empty()) return std::nullopt;
+  return e;
+}
+
+// The case-wide directives: `expected-summary: TEXT`, `expected-ranks-checked: N|all`.
+// False when `comment` is neither.
+bool parseCaseDirective(std::string_view comment, Case& c, std::string& problem) {
+  if (comment.starts_with("expected-summary:")) {
+    if (c.summary) problem = "a case has at most one expected-summary";
+    c.summary = std::string(trim(comment.substr(17)));
+    return true;
+  }
+  if (comment.starts_with("expected-ranks-checked:")) {
+    std::string_view value = trim(comment.substr(23));
+    auto n = parseInt<int64_t>(value);
+    if (c.ranksChecked) problem = "a case has at most one expected-ranks-checked";
+    if (value == "all")
+      c.ranksChecked = kAllRanks;
+    else if (n && *n >= 1)
+      c.ranksChecked = *n;
+    else
+      problem = "expected 'expected-ranks-checked: N' or 'all'";
+    return true;
+  }
+  return false;
+}
+
+// Splits a .hir file's text into its cases.
+std::vector<Case> splitCases(const std::string& file, std::string_view text) {
+  std::vector<std::string_view> lines;
+  for (size_t begin = 0; begin < text.size();) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string_view::npos) end = text.size();
+    lines.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+
+  std::vector<Case> cases;
+  std::optional<Settings> fileSettings;
+  size_t begin = 0;
+  while (begin <= lines.size()) {
+    size_t end = begin;
+    while (end < lines.size() && !isSeparator(lines[end])) ++end;
+    Case c;
+    c.file = file;
+    c.index = static_cast<int>(cases.size()) + 1;
+    c.firstLine = static_cast<uint32_t>(begin + 1);
+    size_t last = end;  // one past the last non-blank line
+    while (last > begin && trim(lines[last - 1]).empty()) --last;
+    c.lastLine = static_cast<uint32_t>(last);
+    if (last == begin) c.problems.push_back(file + ":" + std::to_string(begin + 1) + ": empty case");
+
+    std::optional<Settings> own;
+    for (size_t k = begin; k < last; ++k) {
+      const uint32_t lineNo = static_cast<uint32_t>(k + 1);
+      size_t hash = lines[k].find('#');
+      if (hash == std::string_view::npos) continue;
+      std::string_view comment = trim(lines[k].substr(hash + 1));
+      std::string where = file + ":" + std::to_string(lineNo) + ": ";
+      std::string problem;
+      if (comment.starts_with("RUN:")) {
+        if (own) c.problems.push_back(where + "a case has at most one RUN line");
+        own = parseRun(comment.substr(4), problem);
+        if (!problem.empty()) c.problems.push_back(where + "bad RUN line: " + problem);
+      } else if (parseCaseDirective(comment, c, problem)) {
+        if (!problem.empty()) c.problems.push_back(where + problem);
+      } else if (comment.starts_with("expected-")) {
+        auto e = parseExpectation(comment.substr(9), lineNo, file, problem);
+        if (!e) {
+          c.problems.push_back(where + "bad expectation: " + problem);
+        } else if (e->line != 0 && (e->line < c.firstLine || e->line > c.lastLine)) {
+          c.problems.push_back(where + "the expectation points at line " + std::to_string(e->line) +
+                               ", outside its case (lines " + std::to_string(c.firstLine) + "-" +
+                               std::to_string(c.lastLine) + ")");
+        } else {
+          c.expected.push_back(std::move(*e));
+        }
+      }
+    }
+    if (cases.empty()) fileSettings = own;
+    if (own)
+      c.settings = *own;
+    else if (fileSettings)
+      c.settings = *fileSettings;
+    else
+      c.problems.push_back(file + ": the file needs a '# RUN:' line in its first case");
+
+    c.source = std::string(begin, '\n');
+    for (size_t k = begin; k < last; ++k) c.source += std::string(lines[k]) + "\n";
+    cases.push_back(std::move(c));
+    begin = end + 1;
+  }
+  return cases;
+}
+
+// A finding as formatProgramCheck renders it.
+struct Actual {
+  bool note = false;
+  uint32_t line = 0, col = 0;  // 0: no position
+  std::string message;
+};
+
+std::string describe(const Expected& e, const std::string& file) {
+  std::string where = file;
+  if (e.line) where += ":" + std::to_string(e.line) + (e.col ? ":" + std::to_string(*e.col) : "");
+  return where + ": " + (e.note ? "note" : "error") + ": ..." + e.message + "...  (expected-" +
+         (e.note ? "note" : "error") + " on line " + std::to_string(e.directiveLine) + ")";
+}
+
+std::string describe(const Actual& a, const std::string& file) {
+  std::string where = a.line ? file + ":" + std::to_string(a.line) + ":" + std::to_string(a.col) : file;
+  return where + ": " + (a.note ? "note" : "error") + ": " + a.message;
+}
+
+bool meets(const Actual& a, const Expected& e) {
+  if (a.note != e.note || a.line != e.line || (e.col && a.col != *e.col)) return false;
+  return a.message.find(e.message) != std::string::npos;
+}
+
+// The source line `line` (1-based) of `source`.
+std::string lineOf(const std::string& source, uint32_t line) {
+  size_t begin = 0;
+  for (uint32_t l = 1; l < line; ++l) {
+    size_t nl = source.find('\n', begin);
+    if (nl == std::string::npos) return "";
+    begin = nl + 1;
+  }
+  size_t end = source.find('\n', begin);
+  return source.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+// Reads formatProgramCheck's text back into findings: each a header line
+// "FILE:LINE:COL: error: MESSAGE" (or "FILE: note: MESSAGE" without a
+// position), a positioned one followed by its source line and a caret under
+// the column. What does not read so goes to `problems`.
+std::vector<Actual> readFindings(const std::string& text, const std::string& file, const std::string& source,
+                                 std::vector<std::string>& problems) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  if (!text.empty() && text.back() != '\n') problems.push_back("the report does not end with a newline");
+  std::vector<Actual> found;
+  for (size_t k = 0; k < lines.size(); ++k) {
+    std::string_view rest = lines[k];
+    if (!rest.starts_with(file + ":")) {
+      problems.push_back("a stray line in the report: " + lines[k]);
+      continue;
+    }
+    rest.remove_prefix(file.size());
+    Actual a;
+    if (!rest.starts_with(": ")) {  // ":LINE:COL: "
+      rest.remove_prefix(1);
+      size_t colon = rest.find(':');
+      size_t colon2 = colon == std::string_view::npos ? colon : rest.find(':', colon + 1);
+      auto line = parseInt<uint32_t>(rest.substr(0, colon));
+      auto col = colon2 == std::string_view::npos ? std::nullopt
+                                                  : parseInt<uint32_t>(rest.substr(colon + 1, colon2 - colon - 1));
+      if (!line || !col) {
+        problems.push_back("a header without LINE:COL: " + lines[k]);
+        continue;
+      }
+      a.line = *line;
+      a.col = *col;
+      rest.remove_prefix(colon2);
+    }
+    if (rest.starts_with(": error: ")) {
+      rest.remove_prefix(9);
+    } else if (rest.starts_with(": note: ")) {
+      a.note = true;
+      rest.remove_prefix(8);
+    } else {
+      problems.push_back("a header that is neither an error nor a note: " + lines[k]);
+      continue;
+    }
+    a.message = std::string(rest);
+    if (a.line) {
+      std::string shown = k + 1 < lines.size() ? lines[k + 1] : "";
+      std::string caret = k + 2 < lines.size() ? lines[k + 2] : "";
+      if (shown != lineOf(source, a.line) || caret != std::string(a.col - 1, ' ') + "^")
+        problems.push_back("not its source line and a caret under column " + std::to_string(a.col) + " after " +
+                           lines[k] + "\n" + shown + "\n" + caret);
+      k += 2;
+    }
+    found.push_back(std::move(a));
+  }
+  return found;
+}
+
+// Empty when the case passes on a team of `world`; else one report that
+// shows expected against actual.
+std::string checkCase(const Case& c, int64_t world) {
+  std::string head = c.file + " case " + std::to_string(c.index) + " (lines " + std::to_string(c.firstLine) + "-" +
+                     std::to_string(c.lastLine) + ") on " + std::to_string(world) + " rank(s) and " +
+                     std::to_string(c.settings.streams) + " worker streams";
+  if (!c.problems.empty()) {
+    std::string out = head + ": malformed case\n";
+    for (const std::string& p : c.problems) out += "  " + p + "\n";
+    return out;
+  }
+  auto program = parseProgram(c.source);
+  if (!program) return head + ": the program must parse:\n" + renderDiagnostic(program.error(), c.file, c.source);
+  Bindings bindings{c.settings.params, world};
+  if (auto error = verifyProgram(*program, bindings))
+    return head + ": the program must verify:\n" + renderDiagnostic(*error, c.file, c.source);
+  auto params = bindParams(*program, bindings);
+  if (!params) return head + ": the params do not bind: " + params.error().message + "\n";
+
+  ProgramCheck check = checkProgram(*program, *params, world, c.settings.streams);
+  std::string text = formatProgramCheck(check, c.file, c.source);
+  std::vector<std::string> complaints;
+  std::vector<Actual> actual = readFindings(text, c.file, c.source, complaints);
+  std::vector<bool> used(c.expected.size(), false);
+  for (const Actual& a : actual) {
+    bool found = false;
+    for (size_t k = 0; k < c.expected.size() && !found; ++k) {
+      if (!used[k] && meets(a, c.expected[k])) used[k] = found = true;
+    }
+    if (!found) complaints.push_back("unexpected: " + describe(a, c.file));
+  }
+  for (size_t k = 0; k < c.expected.size(); ++k)
+    if (!used[k]) complaints.push_back("missing:    " + describe(c.expected[k], c.file));
+  if (check.ok() != text.empty())
+    complaints.push_back(std::string("the check is ") + (check.ok() ? "ok" : "not ok") + " but its report is " +
+                         (text.empty() ? "empty" : "not"));
+  // What the passes' race oracle runs finds the same races as `hostir check`.
+  size_t races = checkRaces(*program, *params, world, c.settings.streams).size();
+  if (races != check.races.size())
+    complaints.push_back("checkRaces finds " + std::to_string(races) + " race(s), checkProgram " +
+                         std::to_string(check.races.size()));
+  std::string summary = summarizeFindings(check);
+  if (c.summary && summary != *c.summary)
+    complaints.push_back("the summary is '" + summary + "', expected '" + *c.summary + "'");
+  if (c.ranksChecked) {
+    int64_t expected = *c.ranksChecked == kAllRanks ? world : *c.ranksChecked;
+    if (check.ranksChecked != expected)
+      complaints.push_back(std::to_string(check.ranksChecked) + " rank(s) checked, expected " +
+                           std::to_string(expected));
+  }
+  if (complaints.empty()) return "";
+
+  std::string out = head + ":\n";
+  for (const std::string& line : complaints) out += "  " + line + "\n";
+  out += "expected:\n";
+  if (c.expected.empty()) out += "  no finding\n";
+  for (const Expected& e : c.expected) out += "  " + describe(e, c.file) + "\n";
+  out += "actual:\n";
+  if (actual.empty()) out += "  no finding\n";
+  for (const Actual& a : actual) out += "  " + describe(a, c.file) + "\n";
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// The .hir files of tests/analysis/programs/.
+
+std::string readFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+const std::vector<Case>& folderCases() {
+  static const std::vector<Case> cases = [] {
+    std::vector<std::filesystem::path> files;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(HOSTIR_PROGRAMS_DIR, ec))
+      if (entry.is_regular_file() && entry.path().extension() == ".hir") files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    std::vector<Case> all;
+    for (const auto& path : files) {
+      std::string file = std::filesystem::relative(path, HOSTIR_PROGRAMS_DIR).generic_string();
+      for (Case& c : splitCases(file, readFile(path))) all.push_back(std::move(c));
+    }
+    return all;
+  }();
+  return cases;
+}
+
+// A case on one of its teams: the unit of a test.
+struct Run {
+  const Case* c;
+  int64_t world;
+};
+
+std::string runName(const Run& r) {
+  if (r.c->settings.teams.size() == 1) return r.c->name();
+  return r.c->name() + "_" + std::to_string(r.world) + "ranks";
+}
+
+void PrintTo(const Run& r, std::ostream* os) { *os << r.c->file << " case " << r.c->index << " on " << r.world; }
+
+std::vector<Run> folderRuns() {
+  std::vector<Run> runs;
+  for (const Case& c : folderCases())
+    for (int64_t world : c.settings.teams) runs.push_back({&c, world});
+  return runs;
+}
+
+class ProgramFile : public ::testing::TestWithParam<Run> {};
+
+TEST_P(ProgramFile, Case) {
+  std::string report = checkCase(*GetParam().c, GetParam().world);
+  if (!report.empty()) ADD_FAILURE() << report;
+}
+
+INSTANTIATE_TEST_SUITE_P(Hir, ProgramFile, ::testing::ValuesIn(folderRuns()),
+                         [](const ::testing::TestParamInfo<Run>& info) { return runName(info.param); });
+
+// Comment lines dropped, so that two cases differ in what the checker sees.
+std::string codeOf(const Case& c) {
+  std::string code;
+  std::istringstream in(c.source);
+  for (std::string line; std::getline(in, line);) {
+    std::string_view t = trim(line);
+    if (!t.empty() && t[0] != '#') code += line + "\n";
+  }
+  return code;
+}
+
+TEST(ProgramFiles, EveryFolderKeepsItsCases) {
+  // The programs converted from the C++ tables; the folders only grow.
+  const std::map<std::string, size_t> atLeast = {{"race", 59}};
+  std::map<std::string, size_t> counts;
+  std::set<std::string> names, keys;
+  for (const Case& c : folderCases()) {
+    ++counts[std::filesystem::path(c.file).begin()->string()];
+    EXPECT_TRUE(names.insert(c.name()).second) << "two cases named " << c.name();
+    std::string key = codeOf(c) + "|" + std::to_string(c.settings.streams);
+    for (int64_t world : c.settings.teams) key += "|" + std::to_string(world);
+    for (const auto& [name, value] : c.settings.params) key += "|" + name + "=" + std::to_string(value);
+    EXPECT_TRUE(keys.insert(key).second) << c.file << " case " << c.index << " repeats an earlier case";
+  }
+  for (const auto& [folder, least] : atLeast)
+    EXPECT_GE(counts[folder], least) << "cases went missing from " << HOSTIR_PROGRAMS_DIR << "/" << folder;
+}
+
+TEST(ProgramFiles, EnoughRacyAndRaceFreePrograms) {
+  int racy = 0, free = 0;
+  for (const Case& c : folderCases()) {
+    if (!c.file.starts_with("race/")) continue;
+    (c.expected.empty() ? free : racy)++;
+  }
+  EXPECT_GE(racy, 22);
+  EXPECT_GE(free, 22);
+}
+
+// ---------------------------------------------------------------------------
+// The runner itself: it must fail what is wrong, or the files prove nothing.
+
+const char* const kGood =
+    "# RUN: check streams=2\n"                                                         // 1
+    "program p(M = 8, N = 8) {\n"                                                      // 2
+    "  input  x : f32[M, N]\n"                                                         // 3
+    "  y = allocate(f32[M, N])\n"                                                      // 4
+    "  main = get_current_stream()\n"                                                  // 5
+    "  set_current_stream(stream(0))\n"                                                // 6
+    "  synchronize(main)\n"                                                            // 7
+    "  # expected-note@+1 col 3: the other access\n"                                   // 8
+    "  copy(x, out=y)\n"                                                               // 9
+    "  set_current_stream(stream(1))\n"                                                // 10
+    "  synchronize(main)\n"                                                            // 11
+    "  # expected-error@+2 col 3: race on 'y'[0:8, 0:8]: add on stream(1) writes it "  // 12
+    "while copy at [[FILE]]:[[@LINE-3]]:3 on stream(0) writes it, unordered (rank 0)\n"
+    "  # expected-note@unknown: missing edge: nothing makes stream(1) wait for stream(0)\n"  // 13
+    "  add(x, x, out=y)\n"                                                                   // 14
+    "}\n"                                                                                    // 15
+    "# -----\n"                                                                              // 16
+    "# RUN: check streams=1\n"                                                               // 17
+    "# expected-summary: 1 uninitialized read\n"                                             // 18
+    "# expected-ranks-checked: all\n"                                                        // 19
+    "program q(N = 8) {\n"                                                                   // 20
+    "  output z : f32[N]\n"                                                                  // 21
+    "  # expected-note@+1 col 7: 't' is allocated here, uninitialized\n"                     // 22
+    "  t = allocate(f32[N])\n"                                                               // 23
+    "  # expected-error@+1 col 7: copy on the main stream reads 't'[0:8] before anything\n"  // 24
+    "  z = copy(t)\n"                                                                        // 25
+    "}\n";                                                                                   // 26
+
+std::string reportFor(const std::string& text, int index = 1, int64_t world = 1) {
+  std::vector<Case> cases = splitCases("t.hir", text);
+  EXPECT_GE(static_cast<int>(cases.size()), index);
+  return static_cast<int>(cases.size()) >= index ? checkCase(cases[static_cast<size_t>(index - 1)], world) : "";
+}
+
+// `kGood` with `from` replaced by `to`.
+std::string edited(const std::string& from, const std::string& to) {
+  std::string text = kGood;
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+TEST(ProgramFilesRunner, SplitsCasesAndReadsTheirDirectives) {
+  std::vector<Case> cases = splitCases("t.hir", kGood);
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[0].name(), "t_01");
+  EXPECT_EQ(cases[0].settings.streams, 2);
+  EXPECT_EQ(cases[1].settings.streams, 1);
+  EXPECT_EQ(cases[1].summary, "1 uninitialized read");
+  EXPECT_EQ(cases[1].ranksChecked, kAllRanks);
+  ASSERT_EQ(cases[0].expected.size(), 3u);
+  EXPECT_EQ(cases[0].expected[1].line, 14u);
+  EXPECT_NE(cases[0].expected[1].message.find("while copy at t.hir:9:3 on stream(0)"), std::string::npos);
+  EXPECT_EQ(cases[0].expected[2].line, 0u);
+  EXPECT_EQ(reportFor(kGood, 1), "");
+  EXPECT_EQ(reportFor(kGood, 2), "");
+  // The pool of one merges the streams: the race is gone, and expected.
+  std::string merged = reportFor(edited("streams=2", "streams=1"));
+  EXPECT_NE(merged.find("missing:    t.hir:14:3: error: ...race on 'y'"), std::string::npos) << merged;
+  EXPECT_NE(merged.find("actual:\n  no finding"), std::string::npos) << merged;
+}
+
+TEST(ProgramFilesRunner, MissingOrWrongExpectationsFail) {
+  std::string report = reportFor(edited("  # expected-note@+1 col 3: the other access\n", "\n"));
+  EXPECT_NE(report.find("unexpected: t.hir:9:3: note: the other access"), std::string::npos) << report;
+  report = reportFor(edited("col 3: the other", "col 4: the other"));
+  EXPECT_NE(report.find("missing:    t.hir:9:4: note: ...the other access..."), std::string::npos) << report;
+  report = reportFor(edited("[[@LINE-3]]", "[[@LINE-4]]"));
+  EXPECT_NE(report.find("missing:    t.hir:14:3: error: ...race on 'y'"), std::string::npos) << report;
+  report = reportFor(edited("error@+1 col 7: copy", "error@+2 col 7: copy"), 2);
+  EXPECT_NE(report.find("unexpected: t.hir:25:7: error: copy on the main stream"), std::string::npos) << report;
+  report = reportFor(edited("wait for stream(0)", "wait for stream(2)"));
+  EXPECT_NE(report.find("unexpected: t.hir: note: missing edge"), std::string::npos) << report;
+  // A finding where none is expected, and one expected where there is none.
+  report = reportFor(edited("  t = allocate(f32[N])\n", "  t = allocate(f32[N], zero=true)\n"), 2);
+  EXPECT_NE(report.find("missing:    t.hir:25:7: error:"), std::string::npos) << report;
+}
+
+TEST(ProgramFilesRunner, SummaryAndRanksCheckedAreChecked) {
+  std::string report = reportFor(edited("1 uninitialized read", "2 uninitialized reads"), 2);
+  EXPECT_NE(report.find("the summary is '1 uninitialized read', expected '2 uninitialized reads'"), std::string::npos)
+      << report;
+  report = reportFor(edited("# expected-ranks-checked: all", "# expected-ranks-checked: 1"), 2, 3);
+  EXPECT_EQ(report, "");  // the program never names `rank`: one rank stands for all
+  report = reportFor(edited("# expected-ranks-checked: all", "# expected-ranks-checked: 2"), 2, 2);
+  EXPECT_NE(report.find("1 rank(s) checked, expected 2"), std::string::npos) << report;
+}
+
+TEST(ProgramFilesRunner, ATeamListMakesOneTestPerTeam) {
+  std::vector<Case> cases = splitCases("t.hir", edited("# RUN: check streams=2", "# RUN: check ranks=1,2,4 streams=2"));
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[0].settings.teams, (std::vector<int64_t>{1, 2, 4}));
+  EXPECT_EQ(runName({&cases[0], 2}), "t_01_2ranks");
+  EXPECT_EQ(runName({&cases[1], 1}), "t_02");
+  // The program must verify on every team.
+  std::string report = reportFor("# RUN: check ranks=3\nprogram p(N = 8) {\n  input x : f32[N] shard(0)\n}\n", 1, 3);
+  EXPECT_NE(report.find("the program must verify"), std::string::npos) << report;
+}
+
+TEST(ProgramFilesRunner, MalformedDirectivesFailTheCase) {
+  for (std::string bad : {
+           "# expected-nite@+1 col 3: the other access",       // misspelt kind
+           "# expected-note@1 col 3: the other access",        // no sign
+           "# expected-note@+1 col 3 the other access",        // no colon
+           "# expected-note@+1 col 3:",                        // no message
+           "# expected-note@+90 col 3: the other access",      // outside its case
+           "# expected-note@unknown col 3: the other access",  // a column without a position
+           "# expected-note@+1 col 3: at [[@LINE+x]]",         // bad substitution
+           "# expected-note@+1 col 3: at [[FILE]",             // unterminated
+           "# expected-ranks-checked: some",                   // neither a count nor all
+       }) {
+    std::string report = reportFor(edited("# expected-note@+1 col 3: the other access", bad));
+    EXPECT_NE(report.find("malformed case"), std::string::npos) << bad << "\n" << report;
+  }
+  for (std::string run : {"# RUN: verify\n", "# RUN: check ranks=0\n", "# RUN: check ranks=2,\n",
+                          "# RUN: check streams=x\n", "# RUN: check set M\n", "# RUN: check colour=red\n", "\n"}) {
+    std::string report = reportFor(edited("# RUN: check streams=2\n", run));
+    EXPECT_NE(report.find("malformed case"), std::string::npos) << run << report;
+  }
+}
+
+}  // namespace
