@@ -107,93 +107,97 @@ Program assemble(const Program& shell, std::initializer_list<std::pair<const Sta
   return p;
 }
 
-}  // namespace
+// One run of the pass over a program's top-level statements: the body
+// rewritten so far, and what later loops reuse (the captured main stream,
+// the races of the program so far).
+class TopLevelRewriter {
+ public:
+  TopLevelRewriter(Program& program, const PassContext& context, const AssignStreamsPass::KeepRewrite& keep)
+      : program_(program),
+        context_(context),
+        keep_(keep),
+        names_(program),
+        // Join loops are siblings, so they can all share one index name.
+        joinIndex_(names_.takeForLoopIndex("j")) {}
 
-bool assignStreamsApplies(const ForLoop& loop) { return bodyDoesWork(loop.body) && !bodySetsStream(loop.body); }
-
-Status AssignStreamsPass::run(Program& program, const PassContext& context) {
-  auto remark = [&](const ForLoop& loop, std::string message, std::vector<Note> notes = {}) {
-    context.remark(kName, loop.loc, std::move(message), std::move(notes));
-  };
-  FreshNames names(program);
-  // Join loops are siblings, so they can all share one index name.
-  const std::string joinIndex = names.takeForLoopIndex("j");
-  // The captured main stream is reused by later loops while nothing at the
-  // top level switches the current stream.
-  std::optional<std::string> capture;
-  std::optional<std::string> unusedMainName;  // taken from `names`, not yet defined
-  // The races of the program as rewritten so far: a rewrite is kept only
-  // if it adds none. Computed at the first loop that needs them.
-  std::optional<std::vector<RaceFinding>> races;
-  Status unprovable;  // why nothing can be race-checked, once known
-
-  const std::vector<Statement> original = std::move(program.body);
-  std::vector<Statement> body;
-  body.reserve(original.size());
-  for (size_t k = 0; k < original.size(); ++k) {
-    const Statement& stmt = original[k];
-    if (stmt.isWith()) {
-      // The block gives the current stream back, so a capture stays valid;
-      // its loops run on the block's stream, which the block chose.
-      std::vector<const ForLoop*> inside;
-      collectUnscopedLoops(stmt.with().body, inside);
-      for (const ForLoop* loop : inside)
-        if (bodyDoesWork(loop->body))
-          remark(*loop, fmt::format("loop left as it is: it is inside 'with {}', which chooses its stream",
-                                    stmt.with().stream.toString()));
-      body.push_back(stmt);
-      continue;
+  void run() {
+    const std::vector<Statement> original = std::move(program_.body);
+    body_.reserve(original.size());
+    for (size_t k = 0; k < original.size(); ++k) {
+      const Statement& stmt = original[k];
+      if (stmt.isWith()) {
+        remarkLoopsInWith(stmt.with());
+      } else if (stmt.isOp()) {
+        if (stmt.op().kind == OpKind::SetCurrentStream) capture_.reset();
+      } else if (tryRewrite(stmt.loop(), original.data() + k, original.data() + original.size())) {
+        continue;
+      }
+      body_.push_back(stmt);
     }
-    if (stmt.isOp()) {
-      if (stmt.op().kind == OpKind::SetCurrentStream) capture.reset();
-      body.push_back(stmt);
-      continue;
-    }
-    const ForLoop& loop = stmt.loop();
+    program_.body = std::move(body_);
+  }
+
+ private:
+  using Span = std::pair<const Statement*, const Statement*>;
+
+  void remark(const ForLoop& loop, std::string message, std::vector<Note> notes = {}) const {
+    context_.remark(AssignStreamsPass::kName, loop.loc, std::move(message), std::move(notes));
+  }
+
+  Span bodySoFar() const { return {body_.data(), body_.data() + body_.size()}; }
+
+  // The block gives the current stream back, so a capture stays valid; its
+  // loops run on the block's stream, which the block chose.
+  void remarkLoopsInWith(const WithBlock& with) const {
+    std::vector<const ForLoop*> inside;
+    collectUnscopedLoops(with.body, inside);
+    for (const ForLoop* loop : inside)
+      if (bodyDoesWork(loop->body))
+        remark(*loop, fmt::format("loop left as it is: it is inside 'with {}', which chooses its stream",
+                                  with.stream.toString()));
+  }
+
+  // Whether `loop`, at `rest` of the original body ending at `end`, is worth
+  // rewriting and can be race-checked; a remark says why not.
+  bool rewritable(const ForLoop& loop, const Statement* rest, const Statement* end) {
     if (!bodyDoesWork(loop.body)) {
       remark(loop, "loop left as it is: it issues no computation or communication, so there is nothing to overlap");
-      body.push_back(stmt);
-      continue;
+      return false;
     }
     if (bodySetsStream(loop.body)) {
-      if (bodyLeavesAnotherStream(loop.body)) capture.reset();
+      if (bodyLeavesAnotherStream(loop.body)) capture_.reset();
       remark(loop, "loop left as it is: it chooses its own streams (set_current_stream or with)");
-      body.push_back(stmt);
-      continue;
+      return false;
     }
-    if (!context.raceCheck) {
+    if (!context_.raceCheck) {
       remark(loop, "loop left as it is: no race check is available to prove its iterations independent");
-      body.push_back(stmt);
-      continue;
+      return false;
     }
-    const Statement* rest = original.data() + k;
-    const Statement* end = original.data() + original.size();
-    if (!races && !unprovable) {
-      Program current = assemble(program, {{body.data(), body.data() + body.size()}, {rest, end}});
-      unprovable = verifyProgram(current, context.bindings);
-      if (!unprovable) races = context.raceCheck(current);
+    // Computed at the first loop that needs them, for the program as
+    // rewritten so far.
+    if (!races_ && !unprovable_) {
+      Program current = assemble(program_, {bodySoFar(), {rest, end}});
+      unprovable_ = verifyProgram(current, context_.bindings);
+      if (!unprovable_) races_ = context_.raceCheck(current);
     }
-    if (unprovable) {
+    if (unprovable_) {
       remark(loop, fmt::format("loop left as it is: the program does not verify with the bound parameters, so its "
                                "iterations cannot be proved independent: {}",
-                               unprovable->message));
-      body.push_back(stmt);
-      continue;
+                               unprovable_->message));
+      return false;
     }
+    return true;
+  }
 
-    if (!capture && !unusedMainName) unusedMainName = names.take("main");
-    const std::string main = capture ? *capture : *unusedMainName;
-    std::vector<Statement> rewritten = rewriteLoop(loop, !capture, main, joinIndex);
-    Program candidate = assemble(program, {{body.data(), body.data() + body.size()},
-                                           {rewritten.data(), rewritten.data() + rewritten.size()},
-                                           {rest + 1, end}});
-    if (auto error = verifyProgram(candidate, context.bindings)) {
+  // The races of `withRewrite`, the program with `loop` rewritten, when it
+  // verifies and adds no race; a remark says why not.
+  std::optional<std::vector<RaceFinding>> checkRewrite(const ForLoop& loop, const Program& withRewrite) const {
+    if (auto error = verifyProgram(withRewrite, context_.bindings)) {
       remark(loop, fmt::format("loop left as it is: on worker streams it would not verify: {}", error->message));
-      body.push_back(stmt);
-      continue;
+      return std::nullopt;
     }
-    std::vector<RaceFinding> after = context.raceCheck(candidate);
-    std::vector<RaceFinding> added = newRaces(*races, after);
+    std::vector<RaceFinding> after = context_.raceCheck(withRewrite);
+    std::vector<RaceFinding> added = newRaces(*races_, after);
     if (!added.empty()) {
       std::string more = added.size() > 1 ? fmt::format(" (and {} more)", added.size() - 1) : "";
       remark(loop,
@@ -201,24 +205,57 @@ Status AssignStreamsPass::run(Program& program, const PassContext& context) {
                          "a {}{}",
                          describeRace(added.front()), more),
              raceNotes(added.front()));
-      body.push_back(stmt);
-      continue;
+      return std::nullopt;
     }
-    if (keep_ && !keep_(assemble(program, {{body.data(), body.data() + body.size()}, {rest, end}}), candidate, loop)) {
-      body.push_back(stmt);
-      continue;
-    }
+    return after;
+  }
+
+  // Appends `loop`'s rewrite to the body when it is safe and kept; false
+  // leaves the loop to the caller as it is.
+  bool tryRewrite(const ForLoop& loop, const Statement* rest, const Statement* end) {
+    if (!rewritable(loop, rest, end)) return false;
+    if (!capture_ && !unusedMainName_) unusedMainName_ = names_.take("main");
+    const std::string main = capture_ ? *capture_ : *unusedMainName_;
+    std::vector<Statement> rewritten = rewriteLoop(loop, !capture_, main, joinIndex_);
+    Program withRewrite =
+        assemble(program_, {bodySoFar(), {rewritten.data(), rewritten.data() + rewritten.size()}, {rest + 1, end}});
+    std::optional<std::vector<RaceFinding>> after = checkRewrite(loop, withRewrite);
+    if (!after) return false;
+    if (keep_ && !keep_(assemble(program_, {bodySoFar(), {rest, end}}), withRewrite, loop)) return false;
     remark(loop, fmt::format("iteration {} runs on stream({}), joined after the loop: the iterations are independent "
                              "(race-checked with the bound parameters)",
                              loop.index.name, iterationStream(loop.index.name, loop.start).toString()));
-    if (!capture) {
-      capture = main;
-      unusedMainName.reset();
+    if (!capture_) {
+      capture_ = main;
+      unusedMainName_.reset();
     }
-    races = std::move(after);
-    for (Statement& s : rewritten) body.push_back(std::move(s));
+    races_ = std::move(*after);
+    for (Statement& s : rewritten) body_.push_back(std::move(s));
+    return true;
   }
-  program.body = std::move(body);
+
+  Program& program_;
+  const PassContext& context_;
+  const AssignStreamsPass::KeepRewrite& keep_;
+  FreshNames names_;
+  const std::string joinIndex_;
+  std::vector<Statement> body_;
+  // The captured main stream is reused by later loops while nothing at the
+  // top level switches the current stream.
+  std::optional<std::string> capture_;
+  std::optional<std::string> unusedMainName_;  // taken from `names_`, not yet defined
+  // The races of the program as rewritten so far: a rewrite is kept only
+  // if it adds none.
+  std::optional<std::vector<RaceFinding>> races_;
+  Status unprovable_;  // why nothing can be race-checked, once known
+};
+
+}  // namespace
+
+bool assignStreamsApplies(const ForLoop& loop) { return bodyDoesWork(loop.body) && !bodySetsStream(loop.body); }
+
+Status AssignStreamsPass::run(Program& program, const PassContext& context) {
+  TopLevelRewriter(program, context, keep_).run();
   return std::nullopt;
 }
 
