@@ -165,118 +165,160 @@ Statement streamOp(OpKind kind, Arg stream) {
   return op;
 }
 
-// The region's statements in the schedule's issue order: computations on
+// Emits a region's statements in a schedule's issue order: computations on
 // the stream current at the region (captured as `current`), communications
 // on the communication stream, and events or waits only where a dependence
 // crosses the two.
-std::vector<Statement> emitSchedule(const std::vector<Statement>& body, Region region, const RegionGraph& graph,
-                                    const Schedule& schedule, FreshNames& names) {
-  const size_t n = graph.taskStatement.size();
-  bool usesCommunicationStream = false;
-  for (size_t t = 0; t < n; ++t) usesCommunicationStream |= schedule.processor[t] == kCommunicationClass;
+class ScheduleEmitter {
+ public:
+  ScheduleEmitter(const std::vector<Statement>& body, Region region, const RegionGraph& graph, const Schedule& schedule,
+                  FreshNames& names)
+      : body_(body),
+        region_(region),
+        graph_(graph),
+        schedule_(schedule),
+        names_(names),
+        emitted_(body.size(), false),
+        completion_(graph.taskStatement.size()),
+        positionOnProcessor_(graph.taskStatement.size(), 0) {}
 
-  std::map<std::string, size_t> definedAt;  // name -> statement that defines it, in the region
-  for (size_t k = region.begin; k < region.end; ++k)
-    for (const NameDef& r : body[k].op().results) definedAt[r.name] = k;
-
-  std::vector<Statement> out;
-  std::vector<bool> emitted(body.size(), false);
-  // Host statements (views, integers) go right before their first user.
-  std::function<void(size_t)> emitDefinitionsFor = [&](size_t k) {
-    for (const std::string& name : namesUsedBy(body[k].op())) {
-      auto it = definedAt.find(name);
-      if (it == definedAt.end() || emitted[it->second] || graph.taskOf.count(it->second)) continue;
-      emitDefinitionsFor(it->second);
-      emitted[it->second] = true;
-      out.push_back(body[it->second]);
+  std::vector<Statement> emit() {
+    const size_t n = graph_.taskStatement.size();
+    for (size_t t = 0; t < n; ++t) usesCommunicationStream_ |= schedule_.processor[t] == kCommunicationClass;
+    for (size_t k = region_.begin; k < region_.end; ++k)
+      for (const NameDef& r : body_[k].op().results) definedAt_[r.name] = k;
+    if (usesCommunicationStream_) startCommunicationStream();
+    markCrossSuccessors();
+    for (size_t t : schedule_.order) emitTask(t);
+    emitUnusedHostStatements();
+    if (usesCommunicationStream_) {
+      switchTo(kComputeClass);
+      out_.push_back(streamOp(OpKind::Synchronize, communicationStream_));
     }
-  };
-
-  const std::string current = usesCommunicationStream ? names.take("current") : std::string();
-  const Arg communicationStream = Arg::stream(Expr::literal(kCommunicationStream));
-  size_t on = kComputeClass;  // the processor whose stream is current
-  if (usesCommunicationStream) {
-    Operation capture(OpKind::GetCurrentStream);
-    capture.results.push_back(NameDef{current, {}});
-    out.push_back(std::move(capture));
-    // The communication stream starts after everything issued before the region.
-    out.push_back(streamOp(OpKind::SetCurrentStream, communicationStream));
-    out.push_back(streamOp(OpKind::Synchronize, Arg::name(current)));
-    on = kCommunicationClass;
+    return std::move(out_);
   }
-  auto switchTo = [&](size_t processor) {
-    if (processor == on) return;
-    out.push_back(
-        streamOp(OpKind::SetCurrentStream, processor == kComputeClass ? Arg::name(current) : communicationStream));
-    on = processor;
-  };
 
-  // Successors on another processor, to know which tasks must mark their completion.
-  std::vector<bool> crossSuccessor(n, false);
-  for (size_t t = 0; t < n; ++t)
-    for (size_t p : graph.problem.tasks[t].predecessors)
-      if (schedule.processor[p] != schedule.processor[t]) crossSuccessor[p] = true;
-  std::vector<std::optional<std::string>> completion(n);  // the handle or event that marks a task done
-  std::vector<size_t> positionOnProcessor(n, 0);
-  std::vector<size_t> issuedOn(2, 0);
-  // waited[a][b]: tasks of processor b that processor a has already waited for (a prefix).
-  size_t waited[2][2] = {{0, 0}, {0, 0}};
+ private:
+  // Host statements (views, integers) go right before their first user.
+  void emitDefinitionsFor(size_t k) {
+    for (const std::string& name : namesUsedBy(body_[k].op())) {
+      auto it = definedAt_.find(name);
+      if (it == definedAt_.end() || emitted_[it->second] || graph_.taskOf.count(it->second)) continue;
+      emitDefinitionsFor(it->second);
+      emitted_[it->second] = true;
+      out_.push_back(body_[it->second]);
+    }
+  }
 
-  for (size_t t : schedule.order) {
-    const size_t k = graph.taskStatement[t];
-    const size_t processor = schedule.processor[t];
+  // Captures the current stream; the communication stream starts after
+  // everything issued before the region.
+  void startCommunicationStream() {
+    current_ = names_.take("current");
+    Operation capture(OpKind::GetCurrentStream);
+    capture.results.push_back(NameDef{current_, {}});
+    out_.push_back(std::move(capture));
+    out_.push_back(streamOp(OpKind::SetCurrentStream, communicationStream_));
+    out_.push_back(streamOp(OpKind::Synchronize, Arg::name(current_)));
+    on_ = kCommunicationClass;
+  }
+
+  void switchTo(size_t processor) {
+    if (processor == on_) return;
+    out_.push_back(
+        streamOp(OpKind::SetCurrentStream, processor == kComputeClass ? Arg::name(current_) : communicationStream_));
+    on_ = processor;
+  }
+
+  // Tasks with a successor on another processor must mark their completion.
+  void markCrossSuccessors() {
+    crossSuccessor_.assign(graph_.taskStatement.size(), false);
+    for (size_t t = 0; t < graph_.taskStatement.size(); ++t)
+      for (size_t p : graph_.problem.tasks[t].predecessors)
+        if (schedule_.processor[p] != schedule_.processor[t]) crossSuccessor_[p] = true;
+  }
+
+  void emitTask(size_t t) {
+    const size_t k = graph_.taskStatement[t];
+    const size_t processor = schedule_.processor[t];
     emitDefinitionsFor(k);
     switchTo(processor);
-    // Wait for the latest cross-stream predecessor; earlier ones on its stream come with it.
+    if (std::optional<size_t> latest = latestUnwaitedCrossPredecessor(t)) waitFor(*latest, processor);
+    emitted_[k] = true;
+    out_.push_back(body_[k]);
+    positionOnProcessor_[t] = issuedOn_[processor]++;
+    if (crossSuccessor_[t]) markCompletion(t, body_[k].op());
+  }
+
+  // Waiting for the latest cross-stream predecessor covers the earlier ones
+  // on its stream.
+  std::optional<size_t> latestUnwaitedCrossPredecessor(size_t t) const {
+    const size_t processor = schedule_.processor[t];
     std::optional<size_t> latest;
-    for (size_t p : graph.problem.tasks[t].predecessors) {
-      const size_t from = schedule.processor[p];
-      if (from == processor || positionOnProcessor[p] < waited[processor][from]) continue;
-      if (!latest || positionOnProcessor[p] > positionOnProcessor[*latest]) latest = p;
+    for (size_t p : graph_.problem.tasks[t].predecessors) {
+      const size_t from = schedule_.processor[p];
+      if (from == processor || positionOnProcessor_[p] < waited_[processor][from]) continue;
+      if (!latest || positionOnProcessor_[p] > positionOnProcessor_[*latest]) latest = p;
     }
-    if (latest) {
-      const Operation& producer = body[graph.taskStatement[*latest]].op();
-      bool isHandle = producer.signature().category == OpCategory::Communication && producer.result();
-      out.push_back(isHandle ? [&] {
-        Operation wait(OpKind::Wait);
-        wait.operand("h") = Arg::name(*completion[*latest]);
-        return Statement(std::move(wait));
-      }()
-                             : [&] {
-                                 Operation wait(OpKind::WaitEvent);
-                                 wait.operand("ev") = Arg::name(*completion[*latest]);
-                                 return Statement(std::move(wait));
-                               }());
-      waited[processor][schedule.processor[*latest]] = positionOnProcessor[*latest] + 1;
+    return latest;
+  }
+
+  // `processor` waits for task `p`: on its handle when it is a communication
+  // with one, else on the event recorded after it.
+  void waitFor(size_t p, size_t processor) {
+    const Operation& producer = body_[graph_.taskStatement[p]].op();
+    bool isHandle = producer.signature().category == OpCategory::Communication && producer.result();
+    Operation wait(isHandle ? OpKind::Wait : OpKind::WaitEvent);
+    wait.operand(isHandle ? "h" : "ev") = Arg::name(*completion_[p]);
+    out_.push_back(std::move(wait));
+    waited_[processor][schedule_.processor[p]] = positionOnProcessor_[p] + 1;
+  }
+
+  void markCompletion(size_t t, const Operation& op) {
+    if (op.signature().category == OpCategory::Communication && op.result()) {
+      completion_[t] = op.result()->name;
+      return;
     }
-    emitted[k] = true;
-    out.push_back(body[k]);
-    positionOnProcessor[t] = issuedOn[processor]++;
-    if (crossSuccessor[t]) {
-      const Operation& op = body[k].op();
-      if (op.signature().category == OpCategory::Communication && op.result()) {
-        completion[t] = op.result()->name;
-      } else {
-        completion[t] = names.take("done");
-        Operation record(OpKind::RecordEvent);
-        record.results.push_back(NameDef{*completion[t], {}});
-        out.push_back(std::move(record));
-      }
+    completion_[t] = names_.take("done");
+    Operation record(OpKind::RecordEvent);
+    record.results.push_back(NameDef{*completion_[t], {}});
+    out_.push_back(std::move(record));
+  }
+
+  // Host statements nothing used, in their order (the region's waits are
+  // re-derived by the schedule).
+  void emitUnusedHostStatements() {
+    for (size_t k = region_.begin; k < region_.end; ++k) {
+      const Operation& op = body_[k].op();
+      if (emitted_[k] || op.kind == OpKind::Wait) continue;
+      emitDefinitionsFor(k);
+      if (!emitted_[k]) out_.push_back(body_[k]);
+      emitted_[k] = true;
     }
   }
-  // Host statements nothing used, in their order; then the join.
-  for (size_t k = region.begin; k < region.end; ++k) {
-    const Operation& op = body[k].op();
-    if (emitted[k] || op.kind == OpKind::Wait) continue;
-    emitDefinitionsFor(k);
-    if (!emitted[k]) out.push_back(body[k]);
-    emitted[k] = true;
-  }
-  if (usesCommunicationStream) {
-    switchTo(kComputeClass);
-    out.push_back(streamOp(OpKind::Synchronize, communicationStream));
-  }
-  return out;
+
+  const std::vector<Statement>& body_;
+  const Region region_;
+  const RegionGraph& graph_;
+  const Schedule& schedule_;
+  FreshNames& names_;
+  const Arg communicationStream_ = Arg::stream(Expr::literal(kCommunicationStream));
+  bool usesCommunicationStream_ = false;
+  std::string current_;                      // the stream current at the region, when captured
+  size_t on_ = kComputeClass;                // the processor whose stream is current
+  std::map<std::string, size_t> definedAt_;  // name -> statement that defines it, in the region
+  std::vector<Statement> out_;
+  std::vector<bool> emitted_;
+  std::vector<bool> crossSuccessor_;
+  std::vector<std::optional<std::string>> completion_;  // the handle or event that marks a task done
+  std::vector<size_t> positionOnProcessor_;
+  size_t issuedOn_[2] = {0, 0};
+  // waited_[a][b]: tasks of processor b that processor a has already waited for (a prefix).
+  size_t waited_[2][2] = {{0, 0}, {0, 0}};
+};
+
+std::vector<Statement> emitSchedule(const std::vector<Statement>& body, Region region, const RegionGraph& graph,
+                                    const Schedule& schedule, FreshNames& names) {
+  return ScheduleEmitter(body, region, graph, schedule, names).emit();
 }
 
 // The regions of straight-line code worth scheduling: runs of region
