@@ -97,70 +97,77 @@ void RaceAnalysis::release(BufferHistory& history, uint32_t index) {
   if (--r.bucketRefs == 0) history.freeSlots.push_back(index);
 }
 
-void RaceAnalysis::access(size_t buffer, const Box& box, bool write, size_t stream, const AccessSite& site) {
-  ++accesses_;
-  if (box.empty()) return;
+RaceAnalysis::BufferHistory& RaceAnalysis::historyFor(size_t buffer, const Box& box) {
   auto found = buffers_.find(buffer);
   if (found == buffers_.end()) {
     declareBuffer(buffer, "a tensor", box);
     found = buffers_.find(buffer);
   }
   BufferHistory& history = found->second;
-  const size_t rank = history.rank;
-  if (box.rank != rank)
+  if (box.rank != history.rank)
     throw std::logic_error(
-        fmt::format("internal error: a {}-d access to the {}-d buffer '{}'", box.rank, rank, history.name));
-  auto bucketRange = [&](const Box& b) {
-    if (b.rank == 0) return std::pair<size_t, size_t>{0, 1};
-    size_t first = static_cast<size_t>(b.lo[history.bucketDim] / history.bucketWidth);
-    size_t last = static_cast<size_t>((b.hi[history.bucketDim] - 1) / history.bucketWidth);
-    return std::pair<size_t, size_t>{std::min(first, history.buckets.size() - 1),
-                                     std::min(last, history.buckets.size() - 1) + 1};
-  };
-  auto [firstBucket, endBucket] = bucketRange(box);
-  ++stamp_;
-  for (size_t b = firstBucket; b < endBucket; ++b) {
-    // Dead records are dropped from the bucket as it is scanned, so that a
-    // bucket holds only records that can still race: a buffer every
-    // operation reads whole (a weight) would otherwise make each access scan
-    // every earlier one.
-    std::vector<uint32_t>& bucket = history.buckets[b];
-    size_t kept = 0;
-    for (size_t at = 0; at < bucket.size(); ++at) {
-      uint32_t index = bucket[at];
-      Record& r = history.records[index];
-      if (!r.alive) {
-        release(history, index);
-        continue;
-      }
-      bucket[kept++] = index;
-      if (r.stamp == stamp_) continue;
-      r.stamp = stamp_;
-      const int64_t* stored = history.coords.data() + index * 2 * rank;
-      bool ordered = orderedBefore(r, stream);
-      if (!ordered && (r.write || write) && overlapsStored(stored, rank, box)) {
-        const AccessSite& earlier = sites_[r.site];
-        std::string key =
-            fmt::format("{}:{}|{}:{}|{}", earlier.loc.line, earlier.loc.col, site.loc.line, site.loc.col, history.name);
-        if (reported_.emplace(key, true).second) {
-          AccessSite first = earlier;
-          first.write = r.write;
-          AccessSite second = site;
-          second.write = write;
-          races_.push_back(Race{first, second, history.name, intersection(loadBox(stored, rank), box)});
-        }
-      }
-      // An earlier access ordered before this one and inside its box can only
-      // race with a later access that also races with this one (this one
-      // writes, or both read), so it need not be kept.
-      if (ordered && (write || !r.write) && containsStored(box, stored, rank)) {
-        r.alive = false;
-        release(history, index);
-        --kept;
-      }
+        fmt::format("internal error: a {}-d access to the {}-d buffer '{}'", box.rank, history.rank, history.name));
+  return history;
+}
+
+std::pair<size_t, size_t> RaceAnalysis::bucketRange(const BufferHistory& history, const Box& box) {
+  if (box.rank == 0) return {0, 1};
+  size_t first = static_cast<size_t>(box.lo[history.bucketDim] / history.bucketWidth);
+  size_t last = static_cast<size_t>((box.hi[history.bucketDim] - 1) / history.bucketWidth);
+  return {std::min(first, history.buckets.size() - 1), std::min(last, history.buckets.size() - 1) + 1};
+}
+
+void RaceAnalysis::scanBucket(BufferHistory& history, std::vector<uint32_t>& bucket, const Box& box, bool write,
+                              size_t stream, const AccessSite& site) {
+  // Dead records are dropped from the bucket as it is scanned, so that a
+  // bucket holds only records that can still race: a buffer every
+  // operation reads whole (a weight) would otherwise make each access scan
+  // every earlier one.
+  const size_t rank = history.rank;
+  size_t kept = 0;
+  for (size_t at = 0; at < bucket.size(); ++at) {
+    uint32_t index = bucket[at];
+    Record& r = history.records[index];
+    if (!r.alive) {
+      release(history, index);
+      continue;
     }
-    bucket.resize(kept);
+    bucket[kept++] = index;
+    // A record in several of the access's buckets is checked once.
+    if (r.stamp == stamp_) continue;
+    r.stamp = stamp_;
+    const int64_t* stored = history.coords.data() + index * 2 * rank;
+    bool ordered = orderedBefore(r, stream);
+    if (!ordered && (r.write || write) && overlapsStored(stored, rank, box))
+      reportRace(history, r, stored, box, write, site);
+    // An earlier access ordered before this one and inside its box can only
+    // race with a later access that also races with this one (this one
+    // writes, or both read), so it need not be kept.
+    if (ordered && (write || !r.write) && containsStored(box, stored, rank)) {
+      r.alive = false;
+      release(history, index);
+      --kept;
+    }
   }
+  bucket.resize(kept);
+}
+
+void RaceAnalysis::reportRace(const BufferHistory& history, const Record& earlierRecord, const int64_t* stored,
+                              const Box& box, bool write, const AccessSite& site) {
+  const AccessSite& earlier = sites_[earlierRecord.site];
+  std::string key =
+      fmt::format("{}:{}|{}:{}|{}", earlier.loc.line, earlier.loc.col, site.loc.line, site.loc.col, history.name);
+  if (!reported_.emplace(key, true).second) return;
+  AccessSite first = earlier;
+  first.write = earlierRecord.write;
+  AccessSite second = site;
+  second.write = write;
+  races_.push_back(Race{first, second, history.name, intersection(loadBox(stored, history.rank), box)});
+}
+
+void RaceAnalysis::addRecord(BufferHistory& history, std::pair<size_t, size_t> buckets, const Box& box, bool write,
+                             size_t stream, const AccessSite& site) {
+  const size_t rank = history.rank;
   uint32_t index;
   if (!history.freeSlots.empty()) {
     index = history.freeSlots.back();
@@ -177,13 +184,24 @@ void RaceAnalysis::access(size_t buffer, const Box& box, bool write, size_t stre
   r.site = siteIndex(site);
   r.write = write;
   r.alive = true;
-  r.bucketRefs = static_cast<uint32_t>(endBucket - firstBucket);
+  r.bucketRefs = static_cast<uint32_t>(buckets.second - buckets.first);
   int64_t* stored = history.coords.data() + index * 2 * rank;
   for (size_t d = 0; d < rank; ++d) {
     stored[d] = box.lo[d];
     stored[rank + d] = box.hi[d];
   }
-  for (size_t b = firstBucket; b < endBucket; ++b) history.buckets[b].push_back(index);
+  for (size_t b = buckets.first; b < buckets.second; ++b) history.buckets[b].push_back(index);
+}
+
+void RaceAnalysis::access(size_t buffer, const Box& box, bool write, size_t stream, const AccessSite& site) {
+  ++accesses_;
+  if (box.empty()) return;
+  BufferHistory& history = historyFor(buffer, box);
+  const std::pair<size_t, size_t> buckets = bucketRange(history, box);
+  ++stamp_;  // a new query: its records are met once however many buckets hold them
+  for (size_t b = buckets.first; b < buckets.second; ++b)
+    scanBucket(history, history.buckets[b], box, write, stream, site);
+  addRecord(history, buckets, box, write, stream, site);
 }
 
 }  // namespace hostir

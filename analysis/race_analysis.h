@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "analysis/box.h"
@@ -93,6 +94,17 @@ class RaceAnalysis {
   };
   bool orderedBefore(const Record& earlier, size_t stream) const;
   uint32_t siteIndex(const AccessSite& site);
+  // The steps of access(): the buffer's history (declared on first use),
+  // the buckets [first, second) the box meets, the check of each bucket's
+  // records against the access, and the access's own record.
+  BufferHistory& historyFor(size_t buffer, const Box& box);
+  static std::pair<size_t, size_t> bucketRange(const BufferHistory& history, const Box& box);
+  void scanBucket(BufferHistory& history, std::vector<uint32_t>& bucket, const Box& box, bool write, size_t stream,
+                  const AccessSite& site);
+  void reportRace(const BufferHistory& history, const Record& earlierRecord, const int64_t* stored, const Box& box,
+                  bool write, const AccessSite& site);
+  void addRecord(BufferHistory& history, std::pair<size_t, size_t> buckets, const Box& box, bool write, size_t stream,
+                 const AccessSite& site);
   // Drops one bucket entry of a dead record; frees its slot after the last.
   static void release(BufferHistory& history, uint32_t index);
 
