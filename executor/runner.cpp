@@ -73,6 +73,20 @@ struct RankRun {
 
   Result<RunResult> run();
 
+  // The backend of this rank, with the race checker and the communication
+  // matcher on top when asked for; returns the one to issue work to.
+  Backend* setUpBackend();
+  // Run number `run` of `runs` (the warmup ones first), timed between two
+  // barriers; the last one also measures the peak memory and records the trace.
+  void timedRun(int run, int runs, Evaluator& evaluator, Backend& backend,
+                const std::map<std::string, HostTensor>& hostInputs, const std::map<std::string, TensorView>& inputs,
+                std::map<std::string, TensorView>& outputs, RunResult& result);
+  // The team's peak memory: every rank's backend holds memory of the same kind.
+  void teamPeakMemory(RunResult& result);
+  // The global outputs, gathered onto rank 0.
+  void gatherOutputs(const Evaluator& evaluator, Backend& backend, const std::map<std::string, TensorView>& outputs,
+                     RunResult& result);
+
   // This rank's shard of every input, from the given global tensor or the
   // seed, on the host and in the backend; the reason a given tensor does
   // not fit its declaration, or "".
@@ -105,10 +119,7 @@ std::string RankRun::prepareInputs(const Evaluator& evaluator, Backend& backend,
   return {};
 }
 
-Result<RunResult> RankRun::run() {
-  const int64_t rank = comm.rank(), world = comm.size();
-  Evaluator evaluator(request.program, request.params, rank, world);
-
+Backend* RankRun::setUpBackend() {
   BackendOptions options;
   options.streams = request.streams;
   options.commTimeout = request.commTimeout;
@@ -132,6 +143,63 @@ Result<RunResult> RankRun::run() {
     matcher = std::make_unique<CommunicationMatchBackend>(*backend, *signatures);
     backend = matcher.get();
   }
+  return backend;
+}
+
+void RankRun::timedRun(int run, int runs, Evaluator& evaluator, Backend& backend,
+                       const std::map<std::string, HostTensor>& hostInputs,
+                       const std::map<std::string, TensorView>& inputs, std::map<std::string, TensorView>& outputs,
+                       RunResult& result) {
+  const int64_t rank = comm.rank(), world = comm.size();
+  const bool last = run == runs - 1;
+  outputs.clear();  // the previous run's outputs would count in this one's memory
+  MemoryHighWater* memory = rankBackend.backend->tensorMemory();
+  if (memory && last) {
+    // The streams are idle: this frees what earlier runs left retired
+    // (CUDA), so the peak is this run's alone.
+    rankBackend.backend->synchronizeHost();
+    memory->resetPeak();
+  }
+  // A program may write its inputs: every run starts from the same ones.
+  for (auto& [name, host] : hostInputs) backend.upload(host.data.data(), inputs.at(name));
+  if (request.atRun) request.atRun(run, false);
+  hostStep(fmt::format("the barrier before run {}", run + 1), [&] { comm.barrier(); });  // all ranks start together
+  if (request.atRun) request.atRun(run, true);
+  auto start = std::chrono::steady_clock::now();
+  // The barrier's exit is the time origin every rank's trace shares.
+  if (request.writeTrace && last)
+    recorder.start(start, TraceSettings{static_cast<int>(rank), static_cast<int>(world), request.traceSourceName,
+                                        request.traceLimitBytes});
+  outputs = evaluator.run(backend, inputs);
+  recorder.stop();
+  if (memory && last) result.peakMemoryBytes = memory->peak();
+  hostStep(fmt::format("the barrier after run {}", run + 1), [&] { comm.barrier(); });
+  auto millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (run >= request.warmup) result.runMillis.push_back(millis);
+  if (raceChecker && result.races.empty())
+    for (const Race& race : raceChecker->analysis().races()) result.races.push_back(RaceReport{race, rank});
+}
+
+void RankRun::teamPeakMemory(RunResult& result) {
+  double peak = static_cast<double>(*result.peakMemoryBytes);
+  hostStep("the maximum of the peak memory", [&] { comm.allreduce(&peak, &peak, 1, DType::F64, ReduceOp::Max); });
+  result.peakMemoryBytes = static_cast<uint64_t>(peak);
+}
+
+void RankRun::gatherOutputs(const Evaluator& evaluator, Backend& backend,
+                            const std::map<std::string, TensorView>& outputs, RunResult& result) {
+  for (const TensorSpec& spec : evaluator.outputs()) {
+    HostTensor local = makeHostTensor(spec.dtype, spec.localShape);
+    backend.download(outputs.at(spec.name), local.data.data());
+    HostTensor global = hostStep(fmt::format("the gathering of output '{}'", spec.name),
+                                 [&] { return gatherGlobal(comm, local, spec); });
+    if (comm.rank() == 0) result.outputs[spec.name] = std::move(global);
+  }
+}
+
+Result<RunResult> RankRun::run() {
+  Evaluator evaluator(request.program, request.params, comm.rank(), comm.size());
+  Backend* backend = setUpBackend();
 
   std::map<std::string, HostTensor> hostInputs;
   std::map<std::string, TensorView> inputs;
@@ -142,51 +210,12 @@ Result<RunResult> RankRun::run() {
   RunResult result;
   std::map<std::string, TensorView> outputs;
   const int runs = request.warmup + request.repeat;
-  for (int run = 0; run < runs; ++run) {
-    outputs.clear();  // the previous run's outputs would count in this one's memory
-    MemoryHighWater* memory = rankBackend.backend->tensorMemory();
-    if (memory && run == runs - 1) {
-      // The streams are idle: this frees what earlier runs left retired
-      // (CUDA), so the peak is this run's alone.
-      rankBackend.backend->synchronizeHost();
-      memory->resetPeak();
-    }
-    // A program may write its inputs: every run starts from the same ones.
-    for (auto& [name, host] : hostInputs) backend->upload(host.data.data(), inputs.at(name));
-    if (request.atRun) request.atRun(run, false);
-    hostStep(fmt::format("the barrier before run {}", run + 1), [&] { comm.barrier(); });  // all ranks start together
-    if (request.atRun) request.atRun(run, true);
-    auto start = std::chrono::steady_clock::now();
-    // The barrier's exit is the time origin every rank's trace shares.
-    if (request.writeTrace && run == runs - 1)
-      recorder.start(start, TraceSettings{static_cast<int>(rank), static_cast<int>(world), request.traceSourceName,
-                                          request.traceLimitBytes});
-    outputs = evaluator.run(*backend, inputs);
-    recorder.stop();
-    if (memory && run == runs - 1) result.peakMemoryBytes = memory->peak();
-    hostStep(fmt::format("the barrier after run {}", run + 1), [&] { comm.barrier(); });
-    auto millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (run >= request.warmup) result.runMillis.push_back(millis);
-    if (raceChecker && result.races.empty())
-      for (const Race& race : raceChecker->analysis().races()) result.races.push_back(RaceReport{race, rank});
-  }
+  for (int run = 0; run < runs; ++run) timedRun(run, runs, evaluator, *backend, hostInputs, inputs, outputs, result);
   result.issuedOperationsPerRun = evaluator.issuedOperations();
-  if (result.peakMemoryBytes) {
-    // The team's peak: every rank's backend holds memory of the same kind.
-    double peak = static_cast<double>(*result.peakMemoryBytes);
-    hostStep("the maximum of the peak memory", [&] { comm.allreduce(&peak, &peak, 1, DType::F64, ReduceOp::Max); });
-    result.peakMemoryBytes = static_cast<uint64_t>(peak);
-  }
+  if (result.peakMemoryBytes) teamPeakMemory(result);
   if (request.writeTrace)
     result.trace = hostStep("the writing of the trace", [&] { return request.writeTrace(comm, recorder); });
-
-  for (const TensorSpec& spec : evaluator.outputs()) {
-    HostTensor local = makeHostTensor(spec.dtype, spec.localShape);
-    backend->download(outputs.at(spec.name), local.data.data());
-    HostTensor global = hostStep(fmt::format("the gathering of output '{}'", spec.name),
-                                 [&] { return gatherGlobal(comm, local, spec); });
-    if (rank == 0) result.outputs[spec.name] = std::move(global);
-  }
+  gatherOutputs(evaluator, *backend, outputs, result);
   return result;
 }
 
