@@ -392,6 +392,211 @@ uint32_t readLE(const unsigned char* p, size_t n) {
   return v;
 }
 
+// The size of the file at `path` when it is a regular file (a pipe has none).
+std::optional<uint64_t> regularFileSize(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  auto size = std::filesystem::file_size(path, ec);
+  if (ec) return std::nullopt;
+  return size;
+}
+
+// The header dict's entries.
+struct HeaderEntries {
+  const PyValue* descr = nullptr;
+  const PyValue* fortran = nullptr;
+  const PyValue* shape = nullptr;
+};
+
+// One open .npy file, read front to back: the preamble, the header dict,
+// then the data. Every step checks what it reads before trusting it, and
+// each error is a Diagnostic that names the file.
+class NpyReader {
+ public:
+  NpyReader(const std::string& path, std::FILE* f) : path_(path), f_(f) {}
+
+  Result<HostTensor> read(std::optional<DType> expected) {
+    if (Status failed = readPreamble()) return *failed;
+    fileSize_ = regularFileSize(path_);
+    Result<std::string> header = readHeader();
+    if (!header) return header.error();
+    HeaderParser parser(*header);
+    std::optional<PyValue> dict = parser.parseAll();
+    if (!dict) return malformed(parser.error());
+    Result<HeaderEntries> entries = headerEntries(*dict);
+    if (!entries) return entries.error();
+    Result<Descr> d = descrOf(*entries->descr, expected);
+    if (!d) return d.error();
+    if (entries->fortran->kind != PyValue::Kind::Bool)
+      return malformed(std::string("'fortran_order' is ") + kindName(entries->fortran->kind) + ", not True or False");
+
+    HostTensor array;
+    array.dtype = d->dtype;
+    if (Status failed = readShape(*entries->shape, array.shape)) return *failed;
+    size_t itemSize = dtypeSize(d->dtype);
+    Result<uint64_t> dataBytes = dataBytesOf(array.shape, itemSize);
+    if (!dataBytes) return dataBytes.error();
+    if (Status failed = readData(array, *dataBytes)) return *failed;
+    if (d->bigEndian) byteSwap(array.data, itemSize);
+    if (entries->fortran->boolean) array.data = fortranToC(array.data, array.shape, itemSize);
+    return array;
+  }
+
+ private:
+  Diagnostic readFailed(const std::string& what) const {
+    if (std::ferror(f_)) return error(path_, "cannot read " + what + ": " + std::strerror(errno));
+    return error(path_, what);
+  }
+
+  Diagnostic malformed(const std::string& why) const { return error(path_, "malformed .npy header: " + why); }
+
+  // Magic, version and header length.
+  Status readPreamble() {
+    unsigned char pre[12];
+    size_t got = readBytes(f_, pre, 8);
+    if (got == 0) return readFailed("empty file, not a NumPy .npy file");
+    if (std::memcmp(pre, kMagic, std::min(got, kMagicLen)) != 0)
+      return error(path_, "not a NumPy .npy file (bad magic: it must start with \"\\x93NUMPY\")");
+    if (got < kMagicLen) return readFailed("not a NumPy .npy file (truncated inside the magic string)");
+    if (got < 8) return readFailed("truncated .npy file (it ends inside the format version)");
+    unsigned major = pre[6], minor = pre[7];
+    if ((major != 1 && major != 2 && major != 3) || minor != 0)
+      return error(path_, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor) +
+                              " (supported: 1.0, 2.0, 3.0)");
+    lenBytes_ = major == 1 ? 2 : 4;
+    if (readBytes(f_, pre + 8, lenBytes_) != lenBytes_)
+      return readFailed("truncated .npy header (the file ends inside the header length)");
+    headerLen_ = readLE(pre + 8, lenBytes_);
+    dataOffset_ = 8 + lenBytes_ + headerLen_;
+    if (headerLen_ > kMaxHeaderLen)
+      return error(path_, "the .npy header claims " + std::to_string(headerLen_) + " bytes, more than the limit of " +
+                              std::to_string(kMaxHeaderLen));
+    return std::nullopt;
+  }
+
+  // The header's text, once the file is known to hold as much as it claims.
+  Result<std::string> readHeader() {
+    if (fileSize_ && *fileSize_ < dataOffset_)
+      return error(path_, "truncated .npy header: it claims " + std::to_string(headerLen_) +
+                              " bytes but the file has only " +
+                              std::to_string(*fileSize_ - std::min<uint64_t>(*fileSize_, 8 + lenBytes_)) +
+                              " after the preamble");
+    std::string header(headerLen_, '\0');
+    if (readBytes(f_, header.data(), header.size()) != header.size())
+      return readFailed("truncated .npy header (header length " + std::to_string(headerLen_) + ")");
+    return header;
+  }
+
+  // 'descr', 'fortran_order' and 'shape', each exactly once and nothing
+  // else; 'shape' a tuple.
+  Result<HeaderEntries> headerEntries(const PyValue& dict) const {
+    if (dict.kind != PyValue::Kind::Dict)
+      return malformed(std::string("expected a dict, found ") + kindName(dict.kind));
+    HeaderEntries entries;
+    for (size_t i = 0; i < dict.items.size(); ++i) {
+      const PyValue& key = dict.items[i];
+      if (key.kind != PyValue::Kind::Str)
+        return malformed(std::string("a key is ") + kindName(key.kind) + ", not a string");
+      const PyValue** slot = key.str == "descr"           ? &entries.descr
+                             : key.str == "fortran_order" ? &entries.fortran
+                             : key.str == "shape"         ? &entries.shape
+                                                          : nullptr;
+      if (!slot)
+        return malformed("unexpected key " + quote(key.str) + " (the keys are 'descr', 'fortran_order' and 'shape')");
+      if (*slot) return malformed("duplicate key " + quote(key.str));
+      *slot = &dict.values[i];
+    }
+    for (auto [value, name] : {std::pair{entries.descr, "descr"}, std::pair{entries.fortran, "fortran_order"},
+                               std::pair{entries.shape, "shape"}})
+      if (!value) return malformed(std::string("missing key '") + name + "'");
+    return entries;
+  }
+
+  Result<Descr> descrOf(const PyValue& descr, std::optional<DType> expected) const {
+    if (descr.kind == PyValue::Kind::List)
+      return error(path_,
+                   "structured dtypes (a list as descr) are not supported; only plain "
+                   "floating-point arrays are");
+    if (descr.kind != PyValue::Kind::Str)
+      return malformed(std::string("'descr' is ") + kindName(descr.kind) + ", not a string");
+    auto parsed = parseDescr(descr.str, expected);
+    if (auto* why = std::get_if<std::string>(&parsed)) return error(path_, *why);
+    return std::get<Descr>(parsed);
+  }
+
+  // The dimensions of 'shape', which must be non-negative 64-bit integers.
+  Status readShape(const PyValue& shapeValue, std::vector<int64_t>& shape) const {
+    if (shapeValue.kind != PyValue::Kind::Tuple)
+      return malformed(std::string("'shape' is ") + kindName(shapeValue.kind) + ", not a tuple of integers");
+    for (const PyValue& dim : shapeValue.items) {
+      if (dim.kind != PyValue::Kind::Int)
+        return malformed(std::string("a 'shape' entry is ") + kindName(dim.kind) + ", not an integer");
+      if (dim.intOverflow) return error(path_, "shape overflows: a dimension does not fit in 64 bits");
+      if (dim.integer < 0) return malformed("negative dimension " + std::to_string(dim.integer) + " in 'shape'");
+      shape.push_back(dim.integer);
+    }
+    return std::nullopt;
+  }
+
+  // The data's size in bytes, which must fit in an int64 (an empty
+  // dimension makes it 0 whatever the others).
+  Result<uint64_t> dataBytesOf(const std::vector<int64_t>& shape, size_t itemSize) const {
+    uint64_t count = 1;
+    bool overflow = false;
+    for (int64_t dim : shape) {
+      auto u = static_cast<uint64_t>(dim);
+      if (u == 0) {
+        count = 0;
+        overflow = false;
+        break;
+      }
+      if (count > std::numeric_limits<uint64_t>::max() / u)
+        overflow = true;
+      else
+        count *= u;
+    }
+    constexpr auto kMaxBytes = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    if (overflow || count > kMaxBytes / itemSize)
+      return error(path_, "shape " + shapeText(shape) +
+                              " overflows: its size in bytes "
+                              "does not fit in 64 bits");
+    return count * itemSize;
+  }
+
+  // Exactly `dataBytes` bytes to the end of the file, read in pieces so
+  // that a file shorter than it claims never makes us allocate the claim.
+  Status readData(HostTensor& array, uint64_t dataBytes) {
+    std::string needs = "shape " + shapeText(array.shape) + " of " + std::string(dtypeName(array.dtype)) + " needs " +
+                        std::to_string(dataBytes) + " bytes of data";
+    if (fileSize_) {
+      uint64_t have = *fileSize_ - dataOffset_;
+      if (have < dataBytes)
+        return error(path_, "data is truncated: " + needs + " but the file has " + std::to_string(have));
+      if (have > dataBytes)
+        return error(path_,
+                     "the file has " + std::to_string(have - dataBytes) + " bytes after the data (" + needs + ")");
+    }
+    while (array.data.size() < dataBytes) {
+      size_t old = array.data.size();
+      size_t piece = static_cast<size_t>(std::min<uint64_t>(kReadChunk, dataBytes - old));
+      array.data.resize(old + piece);
+      size_t n = readBytes(f_, array.data.data() + old, piece);
+      if (n != piece) return readFailed("data is truncated: " + needs + " but the file has " + std::to_string(old + n));
+    }
+    unsigned char extra;
+    if (readBytes(f_, &extra, 1) != 0) return error(path_, "the file has more bytes after the data (" + needs + ")");
+    if (std::ferror(f_)) return readFailed("data");
+    return std::nullopt;
+  }
+
+  const std::string& path_;
+  std::FILE* f_;
+  size_t lenBytes_ = 0;     // of the header length: 2 in version 1.0, else 4
+  uint64_t headerLen_ = 0;  // as the preamble claims it
+  uint64_t dataOffset_ = 0;
+  std::optional<uint64_t> fileSize_;
+};
+
 }  // namespace
 
 Result<HostTensor> readNpy(const std::string& path, std::optional<DType> expected) {
@@ -403,143 +608,7 @@ Result<HostTensor> readNpy(const std::string& path, std::optional<DType> expecte
     int err = errno;
     return error(path, std::string("cannot open .npy file: ") + (err ? std::strerror(err) : "unknown error"));
   }
-  std::FILE* f = file.get();
-  auto readFailed = [&](const std::string& what) -> Diagnostic {
-    if (std::ferror(f)) return error(path, "cannot read " + what + ": " + std::strerror(errno));
-    return error(path, what);
-  };
-
-  // Preamble: magic, version, header length.
-  unsigned char pre[12];
-  size_t got = readBytes(f, pre, 8);
-  if (got == 0) return readFailed("empty file, not a NumPy .npy file");
-  if (std::memcmp(pre, kMagic, std::min(got, kMagicLen)) != 0)
-    return error(path, "not a NumPy .npy file (bad magic: it must start with \"\\x93NUMPY\")");
-  if (got < kMagicLen) return readFailed("not a NumPy .npy file (truncated inside the magic string)");
-  if (got < 8) return readFailed("truncated .npy file (it ends inside the format version)");
-  unsigned major = pre[6], minor = pre[7];
-  if ((major != 1 && major != 2 && major != 3) || minor != 0)
-    return error(path, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor) +
-                           " (supported: 1.0, 2.0, 3.0)");
-  size_t lenBytes = major == 1 ? 2 : 4;
-  if (readBytes(f, pre + 8, lenBytes) != lenBytes)
-    return readFailed("truncated .npy header (the file ends inside the header length)");
-  uint64_t headerLen = readLE(pre + 8, lenBytes);
-  uint64_t dataOffset = 8 + lenBytes + headerLen;
-  if (headerLen > kMaxHeaderLen)
-    return error(path, "the .npy header claims " + std::to_string(headerLen) + " bytes, more than the limit of " +
-                           std::to_string(kMaxHeaderLen));
-
-  std::optional<uint64_t> fileSize;
-  if (std::filesystem::is_regular_file(path, ec)) {
-    auto size = std::filesystem::file_size(path, ec);
-    if (!ec) fileSize = size;
-  }
-  if (fileSize && *fileSize < dataOffset)
-    return error(path,
-                 "truncated .npy header: it claims " + std::to_string(headerLen) + " bytes but the file has only " +
-                     std::to_string(*fileSize - std::min<uint64_t>(*fileSize, 8 + lenBytes)) + " after the preamble");
-  std::string header(headerLen, '\0');
-  if (readBytes(f, header.data(), header.size()) != header.size())
-    return readFailed("truncated .npy header (header length " + std::to_string(headerLen) + ")");
-
-  // Header dict.
-  HeaderParser parser(header);
-  std::optional<PyValue> dict = parser.parseAll();
-  auto malformed = [&](const std::string& why) { return error(path, "malformed .npy header: " + why); };
-  if (!dict) return malformed(parser.error());
-  if (dict->kind != PyValue::Kind::Dict)
-    return malformed(std::string("expected a dict, found ") + kindName(dict->kind));
-  const PyValue* descr = nullptr;
-  const PyValue* fortran = nullptr;
-  const PyValue* shapeValue = nullptr;
-  for (size_t i = 0; i < dict->items.size(); ++i) {
-    const PyValue& key = dict->items[i];
-    if (key.kind != PyValue::Kind::Str)
-      return malformed(std::string("a key is ") + kindName(key.kind) + ", not a string");
-    const PyValue** slot = key.str == "descr"           ? &descr
-                           : key.str == "fortran_order" ? &fortran
-                           : key.str == "shape"         ? &shapeValue
-                                                        : nullptr;
-    if (!slot)
-      return malformed("unexpected key " + quote(key.str) + " (the keys are 'descr', 'fortran_order' and 'shape')");
-    if (*slot) return malformed("duplicate key " + quote(key.str));
-    *slot = &dict->values[i];
-  }
-  for (auto [value, name] :
-       {std::pair{descr, "descr"}, std::pair{fortran, "fortran_order"}, std::pair{shapeValue, "shape"}})
-    if (!value) return malformed(std::string("missing key '") + name + "'");
-
-  if (descr->kind == PyValue::Kind::List)
-    return error(path,
-                 "structured dtypes (a list as descr) are not supported; only plain "
-                 "floating-point arrays are");
-  if (descr->kind != PyValue::Kind::Str)
-    return malformed(std::string("'descr' is ") + kindName(descr->kind) + ", not a string");
-  auto parsed = parseDescr(descr->str, expected);
-  if (auto* why = std::get_if<std::string>(&parsed)) return error(path, *why);
-  Descr d = std::get<Descr>(parsed);
-
-  if (fortran->kind != PyValue::Kind::Bool)
-    return malformed(std::string("'fortran_order' is ") + kindName(fortran->kind) + ", not True or False");
-  if (shapeValue->kind != PyValue::Kind::Tuple)
-    return malformed(std::string("'shape' is ") + kindName(shapeValue->kind) + ", not a tuple of integers");
-
-  HostTensor array;
-  array.dtype = d.dtype;
-  size_t itemSize = dtypeSize(d.dtype);
-  uint64_t count = 1;
-  bool overflow = false;
-  for (const PyValue& dim : shapeValue->items) {
-    if (dim.kind != PyValue::Kind::Int)
-      return malformed(std::string("a 'shape' entry is ") + kindName(dim.kind) + ", not an integer");
-    if (dim.intOverflow) return error(path, "shape overflows: a dimension does not fit in 64 bits");
-    if (dim.integer < 0) return malformed("negative dimension " + std::to_string(dim.integer) + " in 'shape'");
-    array.shape.push_back(dim.integer);
-  }
-  for (int64_t dim : array.shape) {
-    auto u = static_cast<uint64_t>(dim);
-    if (u == 0) {
-      count = 0;
-      overflow = false;
-      break;
-    }
-    if (count > std::numeric_limits<uint64_t>::max() / u)
-      overflow = true;
-    else
-      count *= u;
-  }
-  constexpr auto kMaxBytes = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-  if (overflow || count > kMaxBytes / itemSize)
-    return error(path, "shape " + shapeText(array.shape) +
-                           " overflows: its size in bytes "
-                           "does not fit in 64 bits");
-  uint64_t dataBytes = count * itemSize;
-  std::string needs = "shape " + shapeText(array.shape) + " of " + std::string(dtypeName(d.dtype)) + " needs " +
-                      std::to_string(dataBytes) + " bytes of data";
-
-  // Data.
-  if (fileSize) {
-    uint64_t have = *fileSize - dataOffset;
-    if (have < dataBytes)
-      return error(path, "data is truncated: " + needs + " but the file has " + std::to_string(have));
-    if (have > dataBytes)
-      return error(path, "the file has " + std::to_string(have - dataBytes) + " bytes after the data (" + needs + ")");
-  }
-  while (array.data.size() < dataBytes) {
-    size_t old = array.data.size();
-    size_t piece = static_cast<size_t>(std::min<uint64_t>(kReadChunk, dataBytes - old));
-    array.data.resize(old + piece);
-    size_t n = readBytes(f, array.data.data() + old, piece);
-    if (n != piece) return readFailed("data is truncated: " + needs + " but the file has " + std::to_string(old + n));
-  }
-  unsigned char extra;
-  if (readBytes(f, &extra, 1) != 0) return error(path, "the file has more bytes after the data (" + needs + ")");
-  if (std::ferror(f)) return readFailed("data");
-
-  if (d.bigEndian) byteSwap(array.data, itemSize);
-  if (fortran->boolean) array.data = fortranToC(array.data, array.shape, itemSize);
-  return array;
+  return NpyReader(path, file.get()).read(expected);
 }
 
 Status writeNpy(const std::string& path, DType dtype, const std::vector<int64_t>& shape, const void* data) {
