@@ -13,6 +13,7 @@
 #include "api/pass_pipeline.h"
 #include "api/program_impl.h"
 #include "api/program_prediction.h"
+#include "api/run_preparation.h"
 #include "api/run_request.h"
 #include "executor/host_tensor.h"
 
@@ -75,39 +76,25 @@ PreparedRun prepareRun(const Program& program, const std::map<std::string, HostB
                        const std::map<std::string, HostBuffer>& outputs, const RunOptions& options,
                        const TeamPlace& team) {
   const Program::Impl& source = program.impl();
-  const int64_t world = team.world;
   checkStreams(options.streams);
   if (options.warmup < 0 || options.repeat < 1)
     throw plainError(ErrorKind::Usage, fmt::format("warmup must be at least 0 and repeat at least 1, got {} and {}",
                                                    options.warmup, options.repeat));
-  backendRequest(options.backend);
-  const CommunicatorChoice communicator = communicatorRequest(options.communicator);
-  std::string pipeline = fmt::format("{}", fmt::join(options.passes, ","));
-  checkPipeline(pipeline, !options.machine.empty());
-  Bindings bindings = verifiedBindings(source, options.params, world);
-  PipelineOptions pipelineOptions;
-  pipelineOptions.streams = options.streams;
-  pipelineOptions.machine = loadMachine(options.machine);
-  hostir::Program rewritten = applyPipeline(source, source.program, pipeline, bindings, pipelineOptions);
-  std::map<std::string, int64_t> params = boundParams(source, bindings);
-  if (!options.checked) {
-    if (auto refusal = uncheckedRefusal(rewritten, world, options.streams, source.path))
-      throw Error(ErrorKind::Check, "the program was proved for another team", *refusal);
-  } else {
-    ProgramCheck proof = checkProgram(rewritten, params, world, options.streams);
-    if (!proof.ok())
-      throw Error(ErrorKind::Check, summarizeFindings(proof),
-                  formatProgramCheck(proof, source.path, source.text) +
-                      provedForNote(rewritten, world, options.streams, source.path) +
-                      fmt::format("{}: error: refusing to run a program that `check` rejects ({})\n", source.path,
-                                  summarizeFindings(proof)));
-  }
-
-  const BackendKind backend = chooseRunBackend(options.backend, options.communicator, team);
-
-  PreparedRun prepared;
+  RunPreparation how;
+  how.backend = chooseRunBackend(options.backend, options.communicator, team);
+  how.communicator = communicatorRequest(options.communicator);
+  how.passes = fmt::format("{}", fmt::join(options.passes, ","));
+  checkPipeline(how.passes, !options.machine.empty());
+  Bindings bindings = verifiedBindings(source, options.params, team.world);
+  how.pipeline.streams = options.streams;
+  how.pipeline.machine = loadMachine(options.machine);
+  how.checked = options.checked;
+  how.seed = options.seed;
+  how.warmup = options.warmup;
+  how.repeat = options.repeat;
+  PreparedRun prepared{prepareRunRequest(source, bindings, how)};
   RunRequest& request = prepared.request;
-  Evaluator evaluator(rewritten, params, 0, world);
+  Evaluator evaluator(request.program, request.params, 0, team.world);
   for (const auto& [name, buffer] : inputs) {
     const TensorSpec& spec = matchingSpec(evaluator.inputs(), name, buffer, "input");
     HostTensor tensor = makeHostTensor(spec.dtype, spec.globalShape);
@@ -115,18 +102,8 @@ PreparedRun prepareRun(const Program& program, const std::map<std::string, HostB
     request.inputs[name] = std::move(tensor);
   }
   for (const auto& [name, buffer] : outputs) matchingSpec(evaluator.outputs(), name, buffer, "output");
-  request.program = std::move(rewritten);
-  request.params = std::move(params);
-  request.backend = backend;
-  request.communicator = communicator;
-  request.seed = options.seed;
-  request.streams = options.streams;
-  request.warmup = options.warmup;
-  request.repeat = options.repeat;
-  request.matchCommunications = !options.checked;
   // The caller's stream (refused when destroyed or its runtime reset).
   if (options.mainStream) request.externalMainStream = options.mainStream->nativeHandle();
-  request.traceSourceName = source.path;
   request.describeFailure = [&source](const Diagnostic& diag) {
     return renderDiagnostic(diag, source.path, source.text);
   };

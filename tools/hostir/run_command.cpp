@@ -15,8 +15,8 @@
 #include <new>
 #include <sstream>
 
-#include "analysis/program_check.h"
 #include "analysis/race_check.h"
+#include "api/run_preparation.h"
 #include "comm/host_watchdog.h"
 #include "comm/mpi_communicator.h"
 #include "executor/backend_factory.h"
@@ -152,46 +152,33 @@ ToolStatus prepareSteps(PreparedRun& p, const RunOptions& o, const Team& team, c
   if (auto error = verifyBound(source, source.program, bindings)) return error;
   if (auto error = checkNames(source.program, *inputFiles, DeclKind::Input, "--input")) return error;
   if (auto error = checkNames(source.program, *outputFiles, DeclKind::Output, "--output")) return error;
-  ApplyPassesOptions passOptions;
-  passOptions.streams = o.common.streams;
-  passOptions.printRemarks = o.remarks;
-  passOptions.machine = *machine;
-  passOptions.minimumGain = o.model.minimumGain;
-  passOptions.log = &remarks;
-  auto program = applyPasses(source, source.program, o.passes, bindings, passOptions);
-  if (!program) return program.error();
-  auto params = *bindParams(source.program, bindings);
-  // `run` refuses what `check` rejects, with the same report; --unchecked
-  // skips the proof (never the verifier) for programs too large to check.
-  if (o.unchecked) {
-    if (auto refusal = uncheckedRefusal(*program, team.world, o.common.streams, o.common.file))
-      return ToolError{kProgramError, *refusal};
-  } else {
-    ProgramCheck proof = checkProgram(*program, params, team.world, o.common.streams);
-    if (!proof.ok())
-      return ToolError{kProgramError,
-                       formatProgramCheck(proof, o.common.file, source.text) +
-                           provedForNote(*program, team.world, o.common.streams, o.common.file) +
-                           fmt::format("{}: error: `hostir run` refuses a program that `hostir check` rejects ({}; "
-                                       "--unchecked skips this proof)\n",
-                                       o.common.file, summarizeFindings(proof))};
+  api::RunPreparation how;
+  how.passes = o.passes;
+  how.pipeline.streams = o.common.streams;
+  how.pipeline.machine = *machine;
+  how.pipeline.minimumGain = o.model.minimumGain;
+  if (o.remarks) how.pipeline.remarks = [&](const Remark& remark) { remarks << api::renderRemark(source, remark); };
+  // --unchecked skips the proof (never the verifier) for programs too large to check.
+  how.checked = !o.unchecked;
+  how.backend = backend.kind;
+  how.communicator = *parseCommunicatorChoice(o.communicator);
+  how.seed = o.seed;
+  how.warmup = o.warmup;
+  how.repeat = std::max(o.repeat, 1);
+  how.words = {"hostir run", "hostir check", "--unchecked"};
+  try {
+    p.request = api::prepareRunRequest(source, bindings, how);
+  } catch (const api::Error& error) {
+    // The command line was checked before: what fails here is the program.
+    ToolError failure = toolError(error);
+    failure.exitCode = kProgramError;
+    return failure;
   }
-
   RunRequest& request = p.request;
-  request.program = std::move(*program);
-  request.params = std::move(params);
-  request.backend = backend.kind;
-  request.communicator = *parseCommunicatorChoice(o.communicator);
-  request.seed = o.seed;
   request.raceCheck = o.raceCheck;
-  request.matchCommunications = o.unchecked;
-  request.streams = o.common.streams;
-  request.warmup = o.warmup;
-  request.repeat = std::max(o.repeat, 1);
   request.delays = {o.injectDelaysMicros, o.seed};
   request.commTimeout = std::chrono::milliseconds(static_cast<int64_t>(o.commTimeoutSeconds * 1000));
   if (!o.tracePath.empty()) request.writeTrace = teamTraceWriter(o.tracePath);
-  request.traceSourceName = o.common.file;
   request.traceLimitBytes = std::min<uint64_t>(o.traceLimitMiB, UINT64_MAX >> 20) << 20;
   request.computeSlots = coresPerRank(o.coresPerRank, team.ranksOnThisNode);
 
