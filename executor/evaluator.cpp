@@ -2,89 +2,17 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <limits>
 #include <new>
 
-#include "hostir/byte_size.h"
+#include "executor/compiled_program.h"
+#include "executor/issue_rules.h"
 #include "hostir/names.h"
 #include "hostir/shapes.h"
 
 namespace hostir {
 
 // ---------------------------------------------------------------------------
-// Compiled form
-
-namespace {
-
-enum class IntOpcode : uint8_t { Const, Slot, Add, Sub, Mul, Div, Mod, CeilDiv, Min, Max };
-
-struct IntInstr {
-  IntOpcode op;
-  int64_t operand;  // Const: the value; Slot: the slot
-};
-
-// An integer expression in postfix form.
-struct IntCode {
-  std::vector<IntInstr> code;
-};
-
-struct Instruction {
-  enum class Kind : uint8_t { Op, LoopBegin, LoopEnd, WithBegin, WithEnd };
-  Kind kind = Kind::Op;
-  OpKind op = OpKind::Wait;
-  SourceLoc loc;
-  int32_t result = -1;
-  // Per signature operand, read by the typed positions of hostir/ops.h
-  // (operands::Linear::bias): a value slot (names), an IntCode index
-  // (integers and stream numbers), or -1 when absent.
-  std::array<int32_t, kMaxOperands> operand{-1, -1, -1, -1};
-  std::array<SourceLoc, kMaxOperands> operandLoc{};  // for run-time errors about one operand
-  // Per signature operand: the slot of the tensor it accesses (for `out`,
-  // the result of `y = op(...)`) and the effect, for OperationInfo.
-  std::array<int32_t, kMaxOperands> accessSlot{-1, -1, -1, -1};
-  std::array<Effect, kMaxOperands> effect{};
-  uint8_t streamNumberMask = 0;  // which operands are `stream(e)` numbers
-  bool issuesWork = false;       // counted in issuedOperations (hostir::issuesWork)
-  std::vector<int32_t> dims;     // allocate: IntCode per dim
-  DType dtype = DType::F32;
-  bool zero = false;
-  ReduceOp reduceOp = ReduceOp::Sum;
-  IntFunction function = IntFunction::Min;
-  // Loops: operand[kLoopStart] start, operand[kLoopEnd] end (IntCode); result
-  // is the index slot, endSlot holds the bound; jump is the matching instruction.
-  int32_t endSlot = -1;
-  int32_t jump = -1;
-  std::string resultName;  // for observers (race checker, traces)
-};
-
-// The operands of LoopBegin and LoopEnd.
-enum : size_t { kLoopStart, kLoopEnd };
-
-// WithBegin: operand[kWithStream] is the block's stream (a slot, or an
-// IntCode with streamNumberMask); result is the slot that keeps the stream
-// current before the block, which WithEnd (result, the same slot) restores.
-enum : size_t { kWithStream };
-
-}  // namespace
-
-struct RuntimeValue {
-  int64_t integer = 0;
-  TensorView tensor;
-  Stream* stream = nullptr;
-  Event event;
-};
-
-class CompiledProgram {
- public:
-  std::vector<Instruction> code;
-  std::vector<IntCode> ints;
-  size_t slotCount = 0;
-  std::vector<std::pair<int32_t, int64_t>> paramSlots;
-  std::vector<std::pair<int32_t, std::string>> inputSlots;
-  std::vector<std::pair<int32_t, std::string>> outputSlots;
-  std::vector<TensorSpec> inputs, outputs;
-};
+// Compiling into the form of executor/compiled_program.h
 
 namespace {
 
@@ -249,101 +177,61 @@ class Compiler {
 }  // namespace
 
 // ---------------------------------------------------------------------------
-// Running
+// Running: the interpreter loop; each operation's work is issued by its
+// rule in executor/issue_*.cpp (executor/issue_rules.h).
+
+RunFrame::RunFrame(const CompiledProgram& compiled, Backend& target, int64_t rankInTeam, int64_t teamSize)
+    : program(compiled), backend(target), rank(rankInTeam), world(teamSize), values(compiled.slotCount) {
+  for (auto [slot, v] : program.paramSlots) value(slot).integer = v;
+  value(kRankSlot).integer = rank;
+  value(kWorldSlot).integer = world;
+}
 
 namespace {
 
-// Evaluates verified integer code: the verifier already ruled out overflow,
-// division by zero and negative operands for these params and this rank.
-int64_t evalInt(const IntCode& code, const std::vector<RuntimeValue>& values) {
-  int64_t stack[64];
-  std::vector<int64_t> deep;  // only for expressions nested deeper than the fixed stack
-  int64_t* top = stack;
-  if (code.code.size() > 64) {
-    deep.resize(code.code.size());
-    top = deep.data();
+// What each statement tells the backend before its work, built once per
+// run rather than per issued operation: the accesses point into this
+// run's values, which stay where they are until the run ends.
+std::vector<OperationInfo> operationInfos(RunFrame& frame) {
+  const std::vector<Instruction>& code = frame.program.code;
+  std::vector<OperationInfo> infos(code.size());
+  for (size_t pc = 0; pc < code.size(); ++pc) {
+    const Instruction& in = code[pc];
+    if (in.kind != Instruction::Kind::Op) continue;
+    OperationInfo& info = infos[pc];
+    info.kind = in.op;
+    info.loc = in.loc;
+    info.result = in.resultName;
+    for (size_t i = 0; i < kMaxOperands; ++i)
+      if (in.accessSlot[i] >= 0) info.tensors[i] = TensorAccess{&frame.value(in.accessSlot[i]).tensor, in.effect[i]};
   }
-  int64_t* sp = top;
-  for (const IntInstr& i : code.code) {
-    switch (i.op) {
-      case IntOpcode::Const: *sp++ = i.operand; break;
-      case IntOpcode::Slot: *sp++ = values[static_cast<size_t>(i.operand)].integer; break;
-      default: {
-        int64_t b = *--sp;
-        int64_t a = *--sp;
-        int64_t r = 0;
-        switch (i.op) {
-          case IntOpcode::Add: r = a + b; break;
-          case IntOpcode::Sub: r = a - b; break;
-          case IntOpcode::Mul: r = a * b; break;
-          case IntOpcode::Div: r = a / b; break;
-          case IntOpcode::Mod: r = a % b; break;
-          case IntOpcode::CeilDiv: r = ceilDiv(a, b); break;
-          case IntOpcode::Min: r = std::min(a, b); break;
-          case IntOpcode::Max: r = std::max(a, b); break;
-          default: break;
-        }
-        *sp++ = r;
-      }
+  return infos;
+}
+
+// Runs the control instruction at `pc` (a loop's or a with block's begin
+// or end); returns the next instruction's index.
+size_t stepControl(RunFrame& frame, const Instruction& in, size_t pc) {
+  switch (in.kind) {
+    case Instruction::Kind::LoopBegin: {
+      int64_t start = frame.integer(in.operand[kLoopStart]);
+      int64_t end = frame.integer(in.operand[kLoopEnd]);
+      if (start >= end) return static_cast<size_t>(in.jump);
+      frame.value(in.result).integer = start;
+      frame.value(in.endSlot).integer = end;
+      return pc + 1;
     }
+    case Instruction::Kind::LoopEnd: {
+      int64_t next = ++frame.value(in.result).integer;
+      return next < frame.value(in.endSlot).integer ? static_cast<size_t>(in.jump) + 1 : pc + 1;
+    }
+    case Instruction::Kind::WithBegin:
+      frame.value(in.result).stream = frame.current;
+      frame.current = frame.stream(in, kWithStream);
+      return pc + 1;
+    case Instruction::Kind::WithEnd: frame.current = frame.value(in.result).stream; return pc + 1;
+    case Instruction::Kind::Op: break;
   }
-  return *(sp - 1);
-}
-
-// The backend's memory for `what` (the result of `in`, or a temporary of
-// it); a request it cannot satisfy becomes an error at the statement,
-// naming the size and the tensor.
-TensorView allocateAt(Backend& backend, const Instruction& in, DType dtype, const Dims& shape, Stream* stream,
-                      bool zero, std::string_view what) {
-  try {
-    return backend.allocate(dtype, shape, stream, zero);
-  } catch (const std::bad_alloc&) {
-    throw DiagnosticError{
-        Diagnostic{in.loc, fmt::format("cannot allocate {} for {}",
-                                       formatBytes(tensorBytes(dtypeSize(dtype), {shape.begin(), shape.size})), what)}};
-  }
-}
-
-TensorView allocateResult(Backend& backend, const Instruction& in, DType dtype, const Dims& shape, Stream* stream,
-                          bool zero) {
-  return allocateAt(backend, in, dtype, shape, stream, zero, fmt::format("'{}'", in.resultName));
-}
-
-// Read-then-write (docs/hostir-language.md, §1): every operation behaves as
-// if it read all its inputs before writing its output. A kernel honours
-// that by itself when its output shares no element with an input, and an
-// elementwise one also when the output is the very input view (each element
-// is read before it is written); otherwise the result goes to a temporary
-// first and is copied into place. GEMMs stage on any sharing.
-bool needsStaging(const TensorView& out, std::initializer_list<const TensorView*> inputs, bool elementwise) {
-  for (const TensorView* input : inputs) {
-    if (!input) continue;
-    ViewOverlap overlap = overlapOf(out, *input);
-    if (overlap == ViewOverlap::Partial || (overlap == ViewOverlap::Identical && !elementwise)) return true;
-  }
-  return false;
-}
-
-// Issues `kernel` into `out`, through a temporary when needsStaging says so.
-template <typename Kernel>
-void issueReadThenWrite(Backend& backend, const Instruction& in, Stream* stream, const TensorView& out,
-                        std::initializer_list<const TensorView*> inputs, bool elementwise, Kernel&& kernel) {
-  if (!needsStaging(out, inputs, elementwise)) {
-    kernel(out);
-    return;
-  }
-  TensorView temporary =
-      allocateAt(backend, in, out.dtype, out.shape, stream, false, "the temporary of an output that overlaps an input");
-  kernel(temporary);
-  backend.copy(stream, temporary, out);
-  backend.deallocate(temporary, stream);
-}
-
-Dims evalDims(const CompiledProgram& cp, const std::vector<int32_t>& dims, const std::vector<RuntimeValue>& values) {
-  Dims shape;
-  shape.size = dims.size();
-  for (size_t d = 0; d < dims.size(); ++d) shape[d] = evalInt(cp.ints[static_cast<size_t>(dims[d])], values);
-  return shape;
+  return pc + 1;
 }
 
 }  // namespace
@@ -390,205 +278,22 @@ const std::vector<TensorSpec>& Evaluator::outputs() const { return compiled_->ou
 
 std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::map<std::string, TensorView>& inputs) {
   const CompiledProgram& cp = *compiled_;
-  std::vector<RuntimeValue> values(cp.slotCount);
-  for (auto [slot, value] : cp.paramSlots) values[static_cast<size_t>(slot)].integer = value;
-  values[static_cast<size_t>(kRankSlot)].integer = rank_;
-  values[static_cast<size_t>(kWorldSlot)].integer = world_;
-  for (const auto& [slot, name] : cp.inputSlots) values[static_cast<size_t>(slot)].tensor = inputs.at(name);
-
+  RunFrame frame(cp, backend, rank_, world_);
+  for (const auto& [slot, name] : cp.inputSlots) frame.value(slot).tensor = inputs.at(name);
   backend.beginRun();
-  Stream* current = backend.mainStream();
+  frame.current = backend.mainStream();
   issued_ = 0;
-  auto value = [&](int32_t slot) -> RuntimeValue& { return values[static_cast<size_t>(slot)]; };
-  auto integer = [&](int32_t code) { return evalInt(cp.ints[static_cast<size_t>(code)], values); };
-  auto tensor = [&](const Instruction& in, size_t operand) -> const TensorView& {
-    return value(in.operand[operand]).tensor;
-  };
-  auto streamOperand = [&](const Instruction& in, size_t operand) -> Stream* {
-    if (in.streamNumberMask & (1u << operand)) return backend.workerStream(integer(in.operand[operand]));
-    return value(in.operand[operand]).stream;
-  };
-  // `y = op(...)` allocates its result on the current stream; `op(..., out=y)` writes into y.
-  // A reference into the result's slot (never an operand's), so issuing copies no view.
-  auto output = [&](const Instruction& in, size_t outOperand, DType dtype, const Dims& shape) -> const TensorView& {
-    if (in.operand[outOperand] >= 0) return value(in.operand[outOperand]).tensor;
-    TensorView& result = value(in.result).tensor;
-    result = allocateResult(backend, in, dtype, shape, current, false);
-    return result;
-  };
-
-  const size_t n = cp.code.size();
-  // What each statement tells the backend before its work, built once per
-  // run rather than per issued operation: the accesses point into this
-  // run's values, which stay where they are until the run ends.
-  std::vector<OperationInfo> infos(n);
-  for (size_t pc = 0; pc < n; ++pc) {
+  const std::vector<OperationInfo> infos = operationInfos(frame);
+  for (size_t pc = 0; pc < cp.code.size();) {
     const Instruction& in = cp.code[pc];
-    if (in.kind != Instruction::Kind::Op) continue;
-    OperationInfo& info = infos[pc];
-    info.kind = in.op;
-    info.loc = in.loc;
-    info.result = in.resultName;
-    for (size_t i = 0; i < kMaxOperands; ++i)
-      if (in.accessSlot[i] >= 0) info.tensors[i] = TensorAccess{&value(in.accessSlot[i]).tensor, in.effect[i]};
-  }
-  // Issues one operation's work on the current stream.
-  auto issue = [&](const Instruction& in) {
-    switch (in.op) {
-      case OpKind::Allocate: {
-        value(in.result).tensor =
-            allocateResult(backend, in, in.dtype, evalDims(cp, in.dims, values), current, in.zero);
-        break;
-      }
-      case OpKind::Deallocate: {
-        using O = operands::Deallocate;
-        backend.deallocate(tensor(in, O::t), current);
-        value(in.operand[O::t]).tensor = TensorView{};
-        break;
-      }
-      case OpKind::ShardByStream: {
-        using O = operands::ShardByStream;
-        value(in.result).tensor = tensor(in, O::t).chunk(static_cast<size_t>(integer(in.operand[O::axis])),
-                                                         integer(in.operand[O::index]), integer(in.operand[O::chunks]));
-        break;
-      }
-      case OpKind::Linear: {
-        using O = operands::Linear;
-        const TensorView& x = tensor(in, O::x);
-        const TensorView& w = tensor(in, O::w);
-        const TensorView* bias = in.operand[O::bias] >= 0 ? &tensor(in, O::bias) : nullptr;
-        Dims shape = x.shape;
-        shape[shape.size - 1] = w.shape[0];
-        issueReadThenWrite(backend, in, current, output(in, O::out, x.dtype, shape), {&x, &w, bias}, false,
-                           [&](const TensorView& out) { backend.linear(current, x, w, bias, out); });
-        break;
-      }
-      case OpKind::Matmul: {
-        using O = operands::Matmul;
-        const TensorView& a = tensor(in, O::a);
-        const TensorView& b = tensor(in, O::b);
-        issueReadThenWrite(backend, in, current, output(in, O::out, a.dtype, Dims{a.shape[0], b.shape[1]}), {&a, &b},
-                           false, [&](const TensorView& out) { backend.matmul(current, a, b, out); });
-        break;
-      }
-      case OpKind::Copy: {
-        using O = operands::Copy;
-        const TensorView& src = tensor(in, O::src);
-        issueReadThenWrite(backend, in, current, output(in, O::out, src.dtype, src.shape), {&src}, true,
-                           [&](const TensorView& out) { backend.copy(current, src, out); });
-        break;
-      }
-      case OpKind::Add: {
-        using O = operands::Add;
-        const TensorView& a = tensor(in, O::a);
-        const TensorView& b = tensor(in, O::b);
-        issueReadThenWrite(backend, in, current, output(in, O::out, a.dtype, a.shape), {&a, &b}, true,
-                           [&](const TensorView& out) { backend.add(current, a, b, out); });
-        break;
-      }
-      case OpKind::Allreduce:
-      case OpKind::Allgather:
-      case OpKind::ReduceScatter:
-      case OpKind::Broadcast:
-      case OpKind::SendRecv: {
-        // Every communication's tensor is its first operand; all but
-        // broadcast write `out` (allreduce in place without it).
-        static_assert(operands::Allreduce::t == 0 && operands::Allgather::t == 0 && operands::ReduceScatter::t == 0 &&
-                      operands::Broadcast::t == 0 && operands::SendRecv::src == 0);
-        static_assert(size_t{operands::Allreduce::out} == size_t{operands::Allgather::out} &&
-                      size_t{operands::Allgather::out} == size_t{operands::ReduceScatter::out} &&
-                      size_t{operands::ReduceScatter::out} == size_t{operands::SendRecv::out});
-        static_assert(size_t{operands::Allgather::axis} == size_t{operands::ReduceScatter::axis});
-        CollectiveCall call;
-        call.kind = in.op;
-        call.input = tensor(in, operands::Allreduce::t);
-        call.output = in.op != OpKind::Broadcast && in.operand[operands::Allreduce::out] >= 0
-                          ? tensor(in, operands::Allreduce::out)
-                          : call.input;
-        call.op = in.reduceOp;
-        call.loc = in.loc;
-        if (in.op == OpKind::Allgather || in.op == OpKind::ReduceScatter) {
-          int32_t axis = in.operand[operands::Allgather::axis];
-          call.axis = axis >= 0 ? integer(axis) : 0;
-        }
-        if (in.op == OpKind::Broadcast) call.root = integer(in.operand[operands::Broadcast::root]);
-        if (in.op == OpKind::SendRecv) {
-          // A peer outside the team would leave the call unmatched: an error
-          // at the operand on this rank, before anything is issued.
-          auto peer = [&](size_t operand, std::string_view what) {
-            int64_t r = integer(in.operand[operand]);
-            if (r < 0 || r >= world_)
-              throw DiagnosticError{
-                  Diagnostic{in.operandLoc[operand],
-                             fmt::format("'sendrecv' {} rank {}, which is not a rank of a team of {} (on rank {})",
-                                         what, r, world_, rank_)}};
-            return r;
-          };
-          call.to = peer(operands::SendRecv::to, "sends to");
-          call.from = peer(operands::SendRecv::from, "receives from");
-        }
-        backend.collective(current, call);
-        // The communication occupies its stream: its completion is the stream's next position.
-        if (in.result >= 0) value(in.result).event = backend.recordEvent(current);
-        break;
-      }
-      case OpKind::Wait: backend.waitEvent(current, value(in.operand[operands::Wait::h]).event); break;
-      case OpKind::GetCurrentStream: value(in.result).stream = current; break;
-      case OpKind::SetCurrentStream: current = streamOperand(in, operands::SetCurrentStream::s); break;
-      case OpKind::Synchronize: {
-        Stream* target = streamOperand(in, operands::Synchronize::s);
-        if (target != current) backend.waitEvent(current, backend.recordEvent(target));
-        break;
-      }
-      case OpKind::RecordEvent: value(in.result).event = backend.recordEvent(current); break;
-      case OpKind::WaitEvent: backend.waitEvent(current, value(in.operand[operands::WaitEvent::ev]).event); break;
-      case OpKind::IntValue: {
-        int64_t a = integer(in.operand[operands::IntValue::a]), b = integer(in.operand[operands::IntValue::b]);
-        value(in.result).integer = in.function == IntFunction::Min   ? std::min(a, b)
-                                   : in.function == IntFunction::Max ? std::max(a, b)
-                                                                     : ceilDiv(a, b);
-        break;
-      }
-    }
-  };
-
-  for (size_t pc = 0; pc < n;) {
-    const Instruction& in = cp.code[pc];
-    switch (in.kind) {
-      case Instruction::Kind::LoopBegin: {
-        int64_t start = integer(in.operand[kLoopStart]);
-        int64_t end = integer(in.operand[kLoopEnd]);
-        if (start >= end) {
-          pc = static_cast<size_t>(in.jump);
-          continue;
-        }
-        value(in.result).integer = start;
-        value(in.endSlot).integer = end;
-        ++pc;
-        continue;
-      }
-      case Instruction::Kind::LoopEnd: {
-        int64_t next = ++value(in.result).integer;
-        pc = next < value(in.endSlot).integer ? static_cast<size_t>(in.jump) + 1 : pc + 1;
-        continue;
-      }
-      case Instruction::Kind::WithBegin: {
-        value(in.result).stream = current;
-        current = streamOperand(in, kWithStream);
-        ++pc;
-        continue;
-      }
-      case Instruction::Kind::WithEnd: {
-        current = value(in.result).stream;
-        ++pc;
-        continue;
-      }
-      case Instruction::Kind::Op: break;
+    if (in.kind != Instruction::Kind::Op) {
+      pc = stepControl(frame, in, pc);
+      continue;
     }
     backend.beginOperation(infos[pc]);
     ++pc;
     try {
-      issue(in);
+      issueOperation(frame, in);
     } catch (const std::bad_alloc&) {
       // Host memory for issuing it (a staging buffer, a queue): an error at the statement.
       throw DiagnosticError{Diagnostic{in.loc, fmt::format("out of memory while issuing {}", signatureOf(in.op).name)}};
@@ -597,8 +302,8 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
   }
 
   std::map<std::string, TensorView> outputs;
-  for (const auto& [slot, name] : cp.outputSlots) outputs[name] = value(slot).tensor;
-  values.clear();  // drop the host's references before waiting, so finished work frees its buffers
+  for (const auto& [slot, name] : cp.outputSlots) outputs[name] = frame.value(slot).tensor;
+  frame.values.clear();  // drop the host's references before waiting, so finished work frees its buffers
   backend.synchronizeHost();
   return outputs;
 }

@@ -2,7 +2,9 @@
 // flow and integers run here; every tensor operation and communication is
 // issued on the current stream through the Backend, so the CPU and CUDA
 // backends share all of it. The program is compiled once into a flat list
-// of instructions with resolved value slots, so a run does no name lookups.
+// of instructions with resolved value slots (executor/compiled_program.h),
+// so a run does no name lookups; each operation's issue rule lives in
+// executor/issue_*.cpp (executor/issue_rules.h).
 #pragma once
 
 #include <map>
