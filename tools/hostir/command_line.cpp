@@ -92,6 +92,22 @@ CommandLine::CommandLine() {
       "  hostir tune examples/row_parallel_linear.hir --machine h100-nvlink --ranks 8 --param S=1,2,4,8 --passes "
       "overlap");
 
+  addOpt();
+  addCheck();
+  addRun();
+  addRunControls();
+  addSimulate();
+  addCalibrate();
+  addTune();
+
+  // An empty list has no default worth showing ("[]").
+  for (CLI::App* cmd : app.get_subcommands({}))
+    for (CLI::Option* option : cmd->get_options())
+      if (option->get_default_str() == "[]") option->default_str("");
+  runCmd->callback([this] { run.commandLine = givenOptions(*runCmd); });
+}
+
+void CommandLine::addOpt() {
   optCmd = app.add_subcommand("opt", "Run passes over a program and print the result (like mlir-opt)");
   addCommonOptions(*optCmd, opt.common);
   optCmd->add_option("--passes", opt.passes, "Comma-separated pass pipeline, e.g. assign-streams")
@@ -106,11 +122,16 @@ CommandLine::CommandLine() {
                    "Print the passes' decisions (which loops they rewrote, and why not) to stderr");
   addModelOptions(*optCmd, opt.model, false);
   optCmd->footer(passList());
+}
 
+void CommandLine::addCheck() {
   checkCmd = app.add_subcommand(
       "check", "Verify a program with its parameters bound and prove it free of stream races (exit 1 on a race)");
   addCommonOptions(*checkCmd, check);
+}
 
+// run: the program, its passes, the backend and the files.
+void CommandLine::addRun() {
   runCmd = app.add_subcommand("run", "Run a program on every rank of a team");
   addCommonOptions(*runCmd, run.common);
   runCmd->add_option("--passes", run.passes, "Passes to apply before running, e.g. assign-streams")
@@ -133,6 +154,10 @@ CommandLine::CommandLine() {
   runCmd->add_flag("--check", run.check, "Compare every output with a serial f64-accumulating reference run");
   runCmd->add_flag("--race-check", run.raceCheck,
                    "Check the work for stream races as it is issued (exit 1 and report each race)");
+}
+
+// run: how often, how long, what it records, and the testing aids.
+void CommandLine::addRunControls() {
   runCmd->add_option("--warmup", run.warmup, "Untimed runs before the timed ones")->check(integerFrom(0, kMaxRuns));
   runCmd->add_option("--repeat", run.repeat, "Timed runs; rank 0 prints a timing line")
       ->check(integerFrom(0, kMaxRuns));
@@ -168,7 +193,9 @@ CommandLine::CommandLine() {
                    "Testing aid: sleep up to this many microseconds before every task and communication")
       ->type_name("MICROSECONDS")
       ->check(integerFrom(0, 1'000'000));
+}
 
+void CommandLine::addSimulate() {
   simulateCmd = app.add_subcommand(
       "simulate", "Predict a program's timeline on a machine profile, without running it (docs/cost-model.md)");
   addCommonOptions(*simulateCmd, simulate.common);
@@ -178,9 +205,9 @@ CommandLine::CommandLine() {
   simulateCmd->add_flag("--remarks", simulate.remarks, "Print the passes' decisions to stderr");
   simulateCmd->add_option("--trace", simulate.tracePath, "Write the predicted timeline as a Chrome trace")
       ->type_name("FILE.json");
+}
 
-  addCalibrate();
-
+void CommandLine::addTune() {
   tuneCmd = app.add_subcommand(
       "tune", "Pick parameter values by simulation: predict every binding on a machine profile, print the best");
   addCommonOptions(*tuneCmd, tune.common, false);
@@ -196,12 +223,6 @@ CommandLine::CommandLine() {
       ->type_name("PASS[,PASS...]");
   tuneCmd->add_flag("--remarks", tune.remarks, "Print the passes' decisions to stderr");
   addModelOptions(*tuneCmd, tune.model, true);
-
-  // An empty list has no default worth showing ("[]").
-  for (CLI::App* cmd : app.get_subcommands({}))
-    for (CLI::Option* option : cmd->get_options())
-      if (option->get_default_str() == "[]") option->default_str("");
-  runCmd->callback([this] { run.commandLine = givenOptions(*runCmd); });
 }
 
 void CommandLine::addCalibrate() {

@@ -34,7 +34,14 @@ struct CommandLine {
   CLI::App* tuneCmd = nullptr;
 
  private:
+  // One subcommand's options each.
+  void addOpt();
+  void addCheck();
+  void addRun();
+  void addRunControls();
+  void addSimulate();
   void addCalibrate();
+  void addTune();
 };
 
 // Every option of `cmd` but --help, as parsed: its name and the values

@@ -260,6 +260,128 @@ int finish(const RunOptions& o, const RunRequest& request, const RunResult& resu
 
 }  // namespace
 
+namespace {
+
+// One `hostir run` on its team: the fault to inject, the MPI side when
+// mpirun started it, and the steps that every rank takes together.
+class RunCommand {
+ public:
+  RunCommand(const RunOptions& o, std::optional<FaultInjection> fault) : o_(o), fault_(std::move(fault)) {
+    // Under mpirun the team is MPI's; otherwise --ranks threads of this process.
+    if (MpiSession::launchedByMpirun())
+      mpi_ = startMpi(std::chrono::milliseconds(static_cast<int64_t>(o.commTimeoutSeconds * 1000)));
+    team_.mpi = mpi_.has_value();
+    team_.world = mpi_ ? mpi_->comm->size() : o.common.ranks;
+    team_.rank = mpi_ ? mpi_->comm->rank() : 0;
+    team_.ranksOnThisNode = ranksOnThisNode(!team_.mpi, team_.world).value_or(team_.world);
+    watchdog_ = mpi_ ? mpi_->watchdog.get() : nullptr;
+    beats_ = mpi_ ? &*mpi_ : nullptr;
+  }
+
+  int run() {
+    const BackendChoice backend =
+        chooseBackend(*parseBackendRequest(o_.backend), *parseCommunicatorChoice(o_.communicator),
+                      TeamPlace{!team_.mpi, team_.world, team_.ranksOnThisNode});
+    // Preparing is each rank's own work: its peers wait for it at the agreement.
+    PreparedRun prepared = whileBeating(beats_, [&] { return prepare(o_, team_, backend); });
+    if (std::optional<int> stop = agree(prepared)) return *stop;
+    // Remarks: every rank has the same, rank 0 prints them.
+    if (team_.leader()) std::cerr << prepared.remarks;
+    const SourceProgram& source = *prepared.source;
+    RunRequest& request = prepared.request;
+    hookUp(request, source);
+    Result<RunResult> result =
+        mpi_ ? runOnRank(request, *mpi_->comm, mpi_->signatures.get()) : runInProcess(request, team_.world);
+    if (!result) {
+      if (team_.leader()) std::cerr << renderDiagnostic(result.error(), o_.common.file, source.text);
+      return endTeam(kProgramError);
+    }
+    for (const RaceReport& race : result->races) std::cerr << formatRace(race, o_.common.file, source.text);
+    // Rank 0's outputs and serial reference are its own work, which may take
+    // longer than --comm-timeout: its peers, waiting at the vote, hear it beat.
+    int code =
+        team_.leader()
+            ? whileBeating(
+                  beats_,
+                  [&] { return finish(o_, request, *result, team_.world, source.program, prepared.outputFiles); })
+            : 0;
+    return endTeam(verdict(code, !result->races.empty()));
+  }
+
+ private:
+  void injectFault(FaultInjection::Point point, int run = 0) {
+    if (fault_) fault_->at(team_.rank, point, run);
+  }
+
+  // Before the last barrier of an MPI job: MPI_Finalize waits for every
+  // rank, so a rank that stopped would hang it without this deadline.
+  int endTeam(int code) {
+    if (mpi_) {
+      injectFault(FaultInjection::Point::Exit);
+      withDeadline(watchdog_, "the barrier that ends the job", [&] { mpi_->comm->barrier(); });
+    }
+    return code;
+  }
+
+  // The exit code when the run must not start (every rank of an MPI job
+  // learns it at the agreement); nullopt when it may.
+  std::optional<int> agree(const PreparedRun& prepared) {
+    // What a failed preparation prints: the remarks made before the failure, then the failure.
+    std::string failure = prepared.error ? prepared.remarks + prepared.error->text : std::string();
+    if (mpi_) {
+      injectFault(FaultInjection::Point::Setup);
+      LaunchOutcome outcome = agreeOnLaunch(*mpi_->comm, watchdog_, failure,
+                                            prepared.error ? prepared.error->exitCode : kSuccess, prepared.fingerprint);
+      if (!outcome.proceed) return endTeam(outcome.exitCode);
+    } else if (prepared.error) {
+      std::cerr << failure;
+      return prepared.error->exitCode;
+    }
+    return std::nullopt;
+  }
+
+  // What only the command line gives a prepared run: the deadlines, the
+  // messages against the file, and the testing aids.
+  void hookUp(RunRequest& request, const SourceProgram& source) {
+    request.watchdog = watchdog_;
+    // Rank 0 writes the team's trace file between the chunks it receives: its
+    // own work, during which its peers hear it beat.
+    if (mpi_ && request.writeTrace)
+      request.writeTrace = [write = std::move(request.writeTrace), beats = beats_](Communicator& comm,
+                                                                                   const TraceRecorder& recorder) {
+        return whileBeating(comm.rank() == 0 ? beats : nullptr, [&] { return write(comm, recorder); });
+      };
+    request.describeFailure = [this, &source](const Diagnostic& diag) {
+      return renderDiagnostic(diag, o_.common.file, source.text);
+    };
+    if (fault_)
+      request.atRun = [this](int run, bool started) {
+        injectFault(started ? FaultInjection::Point::Running : FaultInjection::Point::Run, run);
+      };
+  }
+
+  // Every rank exits with rank 0's code, or 1 when any rank raced.
+  int verdict(int code, bool raced) {
+    if (mpi_) {
+      raced = withDeadline(watchdog_, "the vote on races", [&] { return anyRankFailed(*mpi_->comm, raced); });
+      double agreed = code;
+      withDeadline(watchdog_, "the broadcast of the verdict",
+                   [&] { mpi_->comm->broadcast(&agreed, 1, DType::F64, 0); });
+      code = static_cast<int>(agreed);
+    }
+    return raced ? kProgramError : code;
+  }
+
+  const RunOptions& o_;
+  std::optional<FaultInjection> fault_;
+  std::optional<MpiTeam> mpi_;
+  Team team_;
+  HostWatchdog* watchdog_ = nullptr;
+  MpiTeam* beats_ = nullptr;  // null: no peers to keep waiting
+};
+
+}  // namespace
+
 int runRun(const RunOptions& o) {
   std::optional<FaultInjection> fault;
   if (!o.injectFault.empty()) {
@@ -270,89 +392,7 @@ int runRun(const RunOptions& o) {
     }
     fault = *parsed;
   }
-
-  // Under mpirun the team is MPI's; otherwise --ranks threads of this process.
-  std::optional<MpiTeam> mpi;
-  if (MpiSession::launchedByMpirun())
-    mpi = startMpi(std::chrono::milliseconds(static_cast<int64_t>(o.commTimeoutSeconds * 1000)));
-  Team team;
-  team.mpi = mpi.has_value();
-  team.world = mpi ? mpi->comm->size() : o.common.ranks;
-  team.rank = mpi ? mpi->comm->rank() : 0;
-  team.ranksOnThisNode = ranksOnThisNode(!team.mpi, team.world).value_or(team.world);
-  HostWatchdog* watchdog = mpi ? mpi->watchdog.get() : nullptr;
-  auto injectFault = [&](FaultInjection::Point point, int run = 0) {
-    if (fault) fault->at(team.rank, point, run);
-  };
-  // Before the last barrier of an MPI job: MPI_Finalize waits for every
-  // rank, so a rank that stopped would hang it without this deadline.
-  auto endTeam = [&](int code) {
-    if (mpi) {
-      injectFault(FaultInjection::Point::Exit);
-      withDeadline(watchdog, "the barrier that ends the job", [&] { mpi->comm->barrier(); });
-    }
-    return code;
-  };
-
-  const BackendChoice backend = chooseBackend(*parseBackendRequest(o.backend), *parseCommunicatorChoice(o.communicator),
-                                              TeamPlace{!team.mpi, team.world, team.ranksOnThisNode});
-  // Preparing is each rank's own work: its peers wait for it at the agreement.
-  MpiTeam* beats = mpi ? &*mpi : nullptr;
-  PreparedRun prepared = whileBeating(beats, [&] { return prepare(o, team, backend); });
-  // What a failed preparation prints: the remarks made before the failure, then the failure.
-  std::string failure = prepared.error ? prepared.remarks + prepared.error->text : std::string();
-  if (mpi) {
-    injectFault(FaultInjection::Point::Setup);
-    LaunchOutcome outcome = agreeOnLaunch(*mpi->comm, watchdog, failure,
-                                          prepared.error ? prepared.error->exitCode : kSuccess, prepared.fingerprint);
-    if (!outcome.proceed) return endTeam(outcome.exitCode);
-  } else if (prepared.error) {
-    std::cerr << failure;
-    return prepared.error->exitCode;
-  }
-  // Remarks: every rank has the same, rank 0 prints them.
-  if (team.leader()) std::cerr << prepared.remarks;
-
-  const SourceProgram& source = *prepared.source;
-  RunRequest& request = prepared.request;
-  request.watchdog = watchdog;
-  // Rank 0 writes the team's trace file between the chunks it receives: its
-  // own work, during which its peers hear it beat.
-  if (mpi && request.writeTrace)
-    request.writeTrace = [write = std::move(request.writeTrace), beats](Communicator& comm,
-                                                                        const TraceRecorder& recorder) {
-      return whileBeating(comm.rank() == 0 ? beats : nullptr, [&] { return write(comm, recorder); });
-    };
-  request.describeFailure = [&](const Diagnostic& diag) { return renderDiagnostic(diag, o.common.file, source.text); };
-  if (fault)
-    request.atRun = [&](int run, bool started) {
-      injectFault(started ? FaultInjection::Point::Running : FaultInjection::Point::Run, run);
-    };
-
-  Result<RunResult> result =
-      mpi ? runOnRank(request, *mpi->comm, mpi->signatures.get()) : runInProcess(request, team.world);
-  if (!result) {
-    if (team.leader()) std::cerr << renderDiagnostic(result.error(), o.common.file, source.text);
-    return endTeam(kProgramError);
-  }
-  for (const RaceReport& race : result->races) std::cerr << formatRace(race, o.common.file, source.text);
-  // Rank 0's outputs and serial reference are its own work, which may take
-  // longer than --comm-timeout: its peers, waiting at the vote, hear it beat.
-  int code =
-      team.leader()
-          ? whileBeating(beats,
-                         [&] { return finish(o, request, *result, team.world, source.program, prepared.outputFiles); })
-          : 0;
-  bool raced = !result->races.empty();
-  if (mpi) {
-    raced = withDeadline(watchdog, "the vote on races", [&] { return anyRankFailed(*mpi->comm, raced); });
-    // Every rank exits with rank 0's verdict, or 1 when any rank raced.
-    double verdict = code;
-    withDeadline(watchdog, "the broadcast of the verdict", [&] { mpi->comm->broadcast(&verdict, 1, DType::F64, 0); });
-    code = static_cast<int>(verdict);
-  }
-  if (raced) code = kProgramError;
-  return endTeam(code);
+  return RunCommand(o, std::move(fault)).run();
 }
 
 }  // namespace hostir::tool
