@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "executor/backend.h"
+#include "runtime/backend.h"
 
 namespace hostir {
 

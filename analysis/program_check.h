@@ -22,7 +22,7 @@
 #include "analysis/communication_sequence.h"
 #include "analysis/initialization_analysis.h"
 #include "analysis/race_check.h"
-#include "hostir/ir.h"
+#include "ir/ir.h"
 
 namespace hostir {
 

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "analysis/box.h"
-#include "hostir/diagnostic.h"
-#include "hostir/ops.h"
+#include "ir/diagnostic.h"
+#include "ir/ops.h"
 
 namespace hostir {
 

@@ -5,8 +5,8 @@
 #include <set>
 
 #include "analysis/race_check_backend.h"
-#include "executor/evaluator.h"
-#include "hostir/rank_dependence.h"
+#include "ir/rank_dependence.h"
+#include "runtime/evaluator.h"
 
 namespace hostir {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "analysis/race_analysis.h"
-#include "hostir/ir.h"
+#include "ir/ir.h"
 
 namespace hostir {
 

@@ -16,7 +16,7 @@
 
 #include "analysis/initialization_analysis.h"
 #include "analysis/race_analysis.h"
-#include "executor/backend.h"
+#include "runtime/backend.h"
 
 namespace hostir {
 

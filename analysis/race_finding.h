@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "analysis/race_analysis.h"
-#include "hostir/diagnostic.h"
+#include "ir/diagnostic.h"
 
 namespace hostir {
 

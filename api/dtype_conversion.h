@@ -1,10 +1,10 @@
-// The public DType (include/hostir/host_buffer.h) and the IR's (hostir/dtype.h)
+// The public DType (include/hostir/host_buffer.h) and the IR's (ir/dtype.h)
 // name the same four element types; these convert between them, so that
 // names and sizes come from the IR alone.
 #pragma once
 
-#include "hostir/dtype.h"
 #include "hostir/host_buffer.h"
+#include "ir/dtype.h"
 
 namespace hostir::api {
 

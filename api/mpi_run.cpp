@@ -6,8 +6,8 @@
 #include "comm/host_watchdog.h"
 #include "comm/mpi_communicator.h"
 #include "executor/backend_factory.h"
-#include "executor/backend_selection.h"
 #include "hostir/mpi.h"
+#include "runtime/backend_selection.h"
 
 namespace hostir::api {
 

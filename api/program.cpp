@@ -8,10 +8,10 @@
 #include "api/pass_pipeline.h"
 #include "api/program_file.h"
 #include "api/program_impl.h"
-#include "executor/evaluator.h"
-#include "hostir/parser.h"
-#include "hostir/printer.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
 #include "passes/pass_manager.h"
+#include "runtime/evaluator.h"
 
 namespace hostir::api {
 

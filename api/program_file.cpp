@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "hostir/byte_size.h"
+#include "ir/byte_size.h"
 
 namespace hostir {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include "hostir/diagnostic.h"
+#include "ir/diagnostic.h"
 
 namespace hostir {
 

@@ -6,11 +6,11 @@
 #include <string>
 #include <string_view>
 
-#include "hostir/diagnostic.h"
 #include "hostir/error.h"
-#include "hostir/ir.h"
 #include "hostir/program.h"
-#include "hostir/verifier.h"
+#include "ir/diagnostic.h"
+#include "ir/ir.h"
+#include "ir/verifier.h"
 
 namespace hostir::api {
 

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "hostir/defaults.h"
-#include "hostir/parser.h"
-#include "hostir/verifier.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
 #include "passes/assign_streams.h"
 #include "passes/race_oracle.h"
 

@@ -52,8 +52,8 @@
 #include "comm/host_transfer_engine.h"
 #include "comm/in_process_communicator.h"
 #include "executor/cpu/cpu_backend.h"
-#include "executor/evaluator.h"
-#include "hostir/parser.h"
+#include "ir/parser.h"
+#include "runtime/evaluator.h"
 
 namespace {
 

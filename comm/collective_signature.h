@@ -9,8 +9,8 @@
 #include <string>
 #include <utility>
 
-#include "hostir/dtype.h"
-#include "hostir/ops.h"
+#include "ir/dtype.h"
+#include "ir/ops.h"
 
 namespace hostir {
 

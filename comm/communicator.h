@@ -10,8 +10,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "hostir/dtype.h"
-#include "hostir/ops.h"
+#include "ir/dtype.h"
+#include "ir/ops.h"
 
 namespace hostir {
 

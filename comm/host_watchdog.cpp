@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "hostir/thread_start.h"
+#include "ir/thread_start.h"
 
 #include <algorithm>
 

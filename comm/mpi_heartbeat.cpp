@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "comm/communicator.h"
-#include "hostir/thread_start.h"
+#include "ir/thread_start.h"
 
 namespace hostir {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "hostir/half.h"
+#include "ir/half.h"
 
 namespace hostir {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <cstddef>
 
-#include "hostir/dtype.h"
-#include "hostir/ops.h"
+#include "ir/dtype.h"
+#include "ir/ops.h"
 
 namespace hostir {
 

@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <string>
 
-#include "hostir/dtype.h"
-#include "hostir/ops.h"
+#include "ir/dtype.h"
+#include "ir/ops.h"
 
 namespace hostir {
 

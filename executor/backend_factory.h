@@ -12,14 +12,14 @@
 #include <string_view>
 
 #include "comm/communicator.h"
-#include "executor/backend.h"
-#include "executor/backend_selection.h"
 #include "executor/delay_injection.h"
 #include "hostir/defaults.h"
+#include "runtime/backend.h"
+#include "runtime/backend_selection.h"
 
 namespace hostir {
 
-class TraceRecorder;  // executor/trace.h
+class TraceRecorder;  // runtime/trace.h
 
 enum class BackendKind { Cpu, Cuda };
 

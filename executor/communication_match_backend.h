@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-#include "executor/forwarding_backend.h"
+#include "runtime/forwarding_backend.h"
 
 namespace hostir {
 

@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "executor/cpu/cpu_kernels.h"
-#include "hostir/element.h"
-#include "hostir/shapes.h"
+#include "ir/element.h"
+#include "ir/shapes.h"
 
 namespace hostir {
 namespace {

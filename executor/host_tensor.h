@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "comm/communicator.h"
-#include "executor/evaluator.h"
-#include "executor/tensor.h"
+#include "runtime/evaluator.h"
+#include "runtime/tensor.h"
 
 namespace hostir {
 

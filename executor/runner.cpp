@@ -12,9 +12,9 @@
 #include "comm/in_process_communicator.h"
 #include "executor/backend_factory.h"
 #include "executor/communication_match_backend.h"
-#include "executor/evaluator.h"
-#include "hostir/byte_size.h"
-#include "hostir/thread_start.h"
+#include "ir/byte_size.h"
+#include "ir/thread_start.h"
+#include "runtime/evaluator.h"
 
 namespace hostir {
 namespace {

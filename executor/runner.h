@@ -16,9 +16,9 @@
 #include "comm/host_watchdog.h"
 #include "executor/backend_factory.h"
 #include "executor/host_tensor.h"
-#include "executor/trace.h"
 #include "hostir/defaults.h"
-#include "hostir/ir.h"
+#include "ir/ir.h"
+#include "runtime/trace.h"
 
 namespace hostir {
 

@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <string>
 
-#include "hostir/diagnostic.h"
-#include "hostir/dtype.h"
-#include "hostir/ops.h"
+#include "ir/diagnostic.h"
+#include "ir/dtype.h"
+#include "ir/ops.h"
 #include "model/machine_profile.h"
 
 namespace hostir {

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "hostir/diagnostic.h"
-#include "hostir/dtype.h"
-#include "hostir/ops.h"
+#include "ir/diagnostic.h"
+#include "ir/dtype.h"
+#include "ir/ops.h"
 
 namespace hostir {
 

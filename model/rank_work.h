@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "hostir/diagnostic.h"
-#include "hostir/ops.h"
+#include "ir/diagnostic.h"
+#include "ir/ops.h"
 
 namespace hostir {
 

@@ -1,8 +1,8 @@
 #include "model/simulation.h"
 
-#include "executor/evaluator.h"
-#include "hostir/rank_dependence.h"
+#include "ir/rank_dependence.h"
 #include "model/simulation_backend.h"
+#include "runtime/evaluator.h"
 
 namespace hostir {
 

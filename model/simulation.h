@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "hostir/diagnostic.h"
-#include "hostir/ir.h"
+#include "ir/diagnostic.h"
+#include "ir/ir.h"
 #include "model/machine_profile.h"
 #include "model/rank_work.h"
 #include "model/timeline_simulator.h"

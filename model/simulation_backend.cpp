@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <span>
 
-#include "executor/collective_plan.h"
 #include "model/cost_model.h"
+#include "runtime/collective_plan.h"
 
 namespace hostir {
 namespace {

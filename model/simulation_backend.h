@@ -9,9 +9,9 @@
 #include <memory>
 #include <vector>
 
-#include "executor/backend.h"
 #include "model/machine_profile.h"
 #include "model/rank_work.h"
+#include "runtime/backend.h"
 
 namespace hostir {
 

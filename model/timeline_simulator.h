@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "hostir/diagnostic.h"
+#include "ir/diagnostic.h"
 #include "model/machine_profile.h"
 #include "model/rank_work.h"
 

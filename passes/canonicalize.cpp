@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "hostir/printer.h"
+#include "ir/printer.h"
 
 namespace hostir {
 namespace {

@@ -1,6 +1,6 @@
 #include "passes/cost_oracle.h"
 
-#include "hostir/verifier.h"
+#include "ir/verifier.h"
 #include "model/simulation.h"
 
 namespace hostir {

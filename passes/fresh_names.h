@@ -5,7 +5,7 @@
 #include <string>
 #include <unordered_set>
 
-#include "hostir/ir.h"
+#include "ir/ir.h"
 
 namespace hostir {
 

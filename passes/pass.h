@@ -10,8 +10,8 @@
 
 #include "analysis/race_finding.h"
 #include "hostir/defaults.h"
-#include "hostir/ir.h"
-#include "hostir/verifier.h"
+#include "ir/ir.h"
+#include "ir/verifier.h"
 
 namespace hostir {
 

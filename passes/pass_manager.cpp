@@ -4,8 +4,8 @@
 
 #include <ostream>
 
-#include "hostir/printer.h"
-#include "hostir/verifier.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
 #include "passes/assign_streams.h"
 #include "passes/canonicalize.h"
 #include "passes/overlap.h"

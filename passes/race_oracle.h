@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "hostir/verifier.h"
+#include "ir/verifier.h"
 #include "passes/pass.h"
 
 namespace hostir {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "hostir/symbolic_types.h"
+#include "ir/symbolic_types.h"
 
 namespace hostir {
 namespace {

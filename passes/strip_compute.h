@@ -3,7 +3,7 @@
 // comm_ms of `hostir simulate`). Removes every linear, matmul, add and copy
 // that writes into an existing tensor (`out=`), and turns each one written
 // `y = op(...)` into `y = allocate(...)` of its result's type
-// (hostir/symbolic_types.h), since later statements use the tensor it
+// (ir/symbolic_types.h), since later statements use the tensor it
 // defines. The result communicates data that was never computed: time it,
 // do not check it.
 #pragma once

@@ -5,7 +5,7 @@
 #include <functional>
 #include <vector>
 
-#include "hostir/ir.h"
+#include "ir/ir.h"
 
 namespace hostir {
 

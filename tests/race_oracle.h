@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "hostir/verifier.h"
+#include "ir/verifier.h"
 #include "passes/pass.h"
 #include "passes/race_oracle.h"
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "hostir/parser.h"
-#include "hostir/printer.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
 
 namespace hostir::testing {
 

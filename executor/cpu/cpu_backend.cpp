@@ -8,10 +8,10 @@
 #include <new>
 #include <span>
 
-#include "executor/collective_plan.h"
 #include "executor/cpu/blas_library.h"
-#include "executor/work_cost.h"
-#include "hostir/thread_start.h"
+#include "ir/thread_start.h"
+#include "runtime/collective_plan.h"
+#include "runtime/work_cost.h"
 
 namespace hostir::cpu {
 namespace {

@@ -13,14 +13,14 @@
 #include <thread>
 #include <vector>
 
-#include "executor/backend.h"
 #include "executor/cpu/compute_gate.h"
 #include "executor/cpu/cpu_kernels.h"
 #include "executor/cpu/cpu_stream.h"
 #include "executor/cpu/host_memory_pool.h"
 #include "executor/cpu/ticket_waiters.h"
-#include "executor/trace.h"
 #include "hostir/defaults.h"
+#include "runtime/backend.h"
+#include "runtime/trace.h"
 
 namespace hostir::cpu {
 

@@ -8,7 +8,7 @@
 
 #include "executor/cpu/blas_buffers.h"
 #include "executor/cpu/blas_library.h"
-#include "hostir/element.h"
+#include "ir/element.h"
 
 namespace hostir::cpu {
 namespace {

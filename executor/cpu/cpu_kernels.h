@@ -3,7 +3,7 @@
 // f32), and naive f64-accumulating GEMMs for the serial reference.
 #pragma once
 
-#include "executor/tensor.h"
+#include "runtime/tensor.h"
 
 namespace hostir::cpu {
 

@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "hostir/thread_start.h"
+#include "ir/thread_start.h"
 
 namespace hostir::cpu {
 

@@ -24,8 +24,8 @@
 #include <thread>
 #include <vector>
 
-#include "executor/backend.h"
 #include "executor/delay_injection.h"
+#include "runtime/backend.h"
 
 namespace hostir::cpu {
 

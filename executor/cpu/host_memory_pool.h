@@ -10,8 +10,8 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "executor/memory_high_water.h"
-#include "executor/tensor.h"
+#include "runtime/memory_high_water.h"
+#include "runtime/tensor.h"
 
 namespace hostir::cpu {
 

@@ -6,12 +6,12 @@
 #include <exception>
 #include <thread>
 
-#include "executor/collective_plan.h"
 #include "executor/cuda/cuda_check.h"
 #include "executor/cuda/cuda_gemm.h"
 #include "executor/cuda/cuda_kernels.cuh"
 #include "executor/cuda/cuda_layout.h"
-#include "executor/work_cost.h"
+#include "runtime/collective_plan.h"
+#include "runtime/work_cost.h"
 
 namespace hostir::cuda {
 namespace {

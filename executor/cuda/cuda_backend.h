@@ -21,13 +21,13 @@
 #include <vector>
 
 #include "comm/communicator.h"
-#include "executor/backend.h"
-#include "executor/buffer_users.h"
 #include "executor/cuda/cuda_memory.h"
 #include "executor/cuda/cuda_stream.h"
 #include "executor/cuda/cuda_trace.h"
 #include "executor/cuda/nvtx_ranges.h"
 #include "hostir/defaults.h"
+#include "runtime/backend.h"
+#include "runtime/buffer_users.h"
 
 namespace hostir::cuda {
 

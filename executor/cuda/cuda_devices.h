@@ -14,6 +14,6 @@ int usableDeviceCount();
 std::optional<std::string> deviceProblem();
 
 // Which device a rank drives, and how many ranks share a node, are
-// executor/backend_selection.h's.
+// runtime/backend_selection.h's.
 
 }  // namespace hostir::cuda

@@ -8,10 +8,10 @@
 #include "comm/copy_engine_communicator.h"
 #include "comm/nccl_communicator.h"
 #include "executor/backend_factory.h"
-#include "executor/backend_selection.h"
 #include "executor/cuda/cuda_backend.h"
 #include "executor/cuda/cuda_devices.h"
 #include "executor/cuda/cuda_transfer_engine.h"
+#include "runtime/backend_selection.h"
 
 namespace hostir {
 

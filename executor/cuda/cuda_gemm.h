@@ -11,7 +11,7 @@
 
 #include <cublas_v2.h>
 
-#include "executor/tensor.h"
+#include "runtime/tensor.h"
 
 namespace hostir::cuda {
 

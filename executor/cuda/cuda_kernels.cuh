@@ -10,7 +10,7 @@
 #include <cstddef>
 
 #include "executor/cuda/cuda_layout.h"
-#include "hostir/dtype.h"
+#include "ir/dtype.h"
 
 namespace hostir::cuda {
 

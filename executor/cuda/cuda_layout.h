@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <initializer_list>
 
-#include "executor/tensor.h"
+#include "runtime/tensor.h"
 
 namespace hostir::cuda {
 

@@ -4,7 +4,7 @@
 // * tensors (Backend::allocate): the program may use one on any stream.
 //   A tensor the program deallocates is freed in the order of the
 //   deallocating stream (freeInStreamOrder), which the backend first makes
-//   wait for every other stream that used it (executor/buffer_users.h), so
+//   wait for every other stream that used it (runtime/buffer_users.h), so
 //   its memory is reused within the run. A buffer whose last view is
 //   dropped without a deallocate is retired and freed at the next
 //   synchronizeHost (reclaim), when no work can touch it. Either way a block
@@ -20,8 +20,8 @@
 #include <mutex>
 #include <vector>
 
-#include "executor/memory_high_water.h"
-#include "executor/tensor.h"
+#include "runtime/memory_high_water.h"
+#include "runtime/tensor.h"
 
 namespace hostir::cuda {
 

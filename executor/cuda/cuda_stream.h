@@ -13,7 +13,7 @@
 #include <array>
 #include <cstdint>
 
-#include "executor/backend.h"
+#include "runtime/backend.h"
 
 namespace hostir::cuda {
 

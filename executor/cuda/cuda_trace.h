@@ -1,7 +1,7 @@
 // `hostir run --trace` on the CUDA backend: each operation's work is timed
 // on its stream between two timing events, taken from a pool that grows to
 // the work in flight and is reused, and written as the CPU backend writes
-// its slices (executor/trace.h), on the same time origin. GPU times become
+// its slices (runtime/trace.h), on the same time origin. GPU times become
 // host times through an anchor: an event recorded on an idle stream at the
 // start of the run, whose host time is taken as the middle of the record
 // and the host's wait for it (a few microseconds' uncertainty).
@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "executor/trace.h"
-#include "hostir/ops.h"
+#include "ir/ops.h"
+#include "runtime/trace.h"
 
 namespace hostir::cuda {
 

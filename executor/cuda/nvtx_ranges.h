@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <unordered_map>
 
-#include "executor/backend.h"
+#include "runtime/backend.h"
 
 namespace hostir::cuda {
 

@@ -10,9 +10,9 @@
 
 #include "analysis/race_check_backend.h"
 #include "analysis/recorded_clocks.h"
-#include "executor/evaluator.h"
-#include "hostir/parser.h"
-#include "hostir/verifier.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
+#include "runtime/evaluator.h"
 
 namespace hostir {
 namespace {

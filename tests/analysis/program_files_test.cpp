@@ -56,8 +56,8 @@
 
 #include "analysis/program_check.h"
 #include "analysis/race_check.h"
-#include "hostir/parser.h"
-#include "hostir/verifier.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
 
 namespace {
 

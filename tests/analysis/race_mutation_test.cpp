@@ -24,9 +24,9 @@
 #include <set>
 
 #include "analysis/race_check.h"
-#include "hostir/parser.h"
-#include "hostir/printer.h"
-#include "hostir/verifier.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
 #include "passes/assign_streams.h"
 #include "race_oracle.h"
 #include "test_util.h"

@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "analysis/race_check.h"
-#include "hostir/parser.h"
-#include "hostir/verifier.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
 #include "passes/pass_manager.h"
 #include "passes/strip_work.h"
 #include "race_oracle.h"

@@ -15,8 +15,8 @@
 
 #include "analysis/race_check.h"
 #include "cli_runner.h"
-#include "hostir/parser.h"
-#include "hostir/verifier.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
 #include "test_util.h"
 
 namespace hostir {

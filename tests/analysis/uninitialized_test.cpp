@@ -16,8 +16,8 @@
 
 #include "analysis/initialization_analysis.h"
 #include "analysis/program_check.h"
-#include "hostir/parser.h"
-#include "hostir/verifier.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
 #include "test_util.h"
 
 namespace hostir {

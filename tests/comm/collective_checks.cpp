@@ -6,7 +6,7 @@
 #include <functional>
 
 #include "fmt/format.h"
-#include "hostir/half.h"
+#include "ir/half.h"
 
 namespace hostir::commtest {
 

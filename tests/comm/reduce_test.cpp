@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "collective_checks.h"
-#include "hostir/half.h"
+#include "ir/half.h"
 
 namespace {
 

@@ -58,9 +58,9 @@
 #include <string_view>
 #include <vector>
 
-#include "hostir/diagnostic.h"
-#include "hostir/parser.h"
-#include "hostir/verifier.h"
+#include "ir/diagnostic.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
 
 namespace {
 

@@ -9,11 +9,11 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "executor/evaluator.h"
-#include "hostir/parser.h"
-#include "hostir/verifier.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
 #include "passes/assign_streams.h"
 #include "passes/race_oracle.h"
+#include "runtime/evaluator.h"
 
 namespace hostir::reftest {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "executor/runner.h"
-#include "hostir/ir.h"
+#include "ir/ir.h"
 #include "reference.h"
 
 namespace hostir::reftest {

@@ -10,8 +10,8 @@
 #include "comm/in_process_communicator.h"
 #include "executor/cpu/blas_library.h"
 #include "executor/cpu/cpu_backend.h"
-#include "executor/evaluator.h"
 #include "harness.h"
+#include "runtime/evaluator.h"
 
 namespace hostir::reftest {
 namespace {

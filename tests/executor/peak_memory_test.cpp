@@ -1,4 +1,4 @@
-// Peak tensor memory (executor/memory_high_water.h): the counter itself,
+// Peak tensor memory (runtime/memory_high_water.h): the counter itself,
 // the CPU backend's pool, and RunResult::peakMemoryBytes of whole runs.
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "executor/cpu/host_memory_pool.h"
-#include "executor/memory_high_water.h"
 #include "harness.h"
+#include "runtime/memory_high_water.h"
 
 namespace hostir::reftest {
 namespace {

@@ -9,7 +9,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "hostir/half.h"
+#include "ir/half.h"
 
 namespace hostir::reftest {
 namespace {

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "executor/host_tensor.h"
-#include "hostir/dtype.h"
-#include "hostir/ops.h"
+#include "ir/dtype.h"
+#include "ir/ops.h"
 
 namespace hostir::reftest {
 

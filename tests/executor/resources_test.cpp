@@ -15,8 +15,8 @@
 #include "comm/in_process_communicator.h"
 #include "executor/cpu/blas_buffers.h"
 #include "executor/cpu/cpu_backend.h"
-#include "executor/evaluator.h"
 #include "harness.h"
+#include "runtime/evaluator.h"
 
 namespace hostir::reftest {
 namespace {

@@ -18,8 +18,8 @@
 #include <thread>
 
 #include "comm/in_process_communicator.h"
-#include "executor/trace.h"
 #include "harness.h"
+#include "runtime/trace.h"
 #include "tools/hostir/trace_file.h"
 #include "trace_checks.h"
 

@@ -1,7 +1,7 @@
 // libFuzzer target for the .hir front end and what runs on its output.
 //
 // For every input that parses it checks the printer's contract
-// (hostir/printer.h): parse(print(p)) succeeds and equals p, and printing
+// (ir/printer.h): parse(print(p)) succeeds and equals p, and printing
 // that again gives the same text; the structural verifier runs on it. Input
 // that is not a program is also tried as a lone expression (parseExpr), with
 // the same round trip and an evaluation, so the expression paths see long
@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "analysis/race_check.h"
-#include "hostir/parser.h"
-#include "hostir/printer.h"
-#include "hostir/verifier.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
 #include "passes/assign_streams.h"
 #include "passes/race_oracle.h"
 

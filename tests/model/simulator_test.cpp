@@ -3,8 +3,8 @@
 // host issue cost; then whole programs through the evaluator.
 #include <gtest/gtest.h>
 
-#include "hostir/parser.h"
-#include "hostir/verifier.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
 #include "model/cost_model.h"
 #include "model/simulation.h"
 #include "model/timeline_simulator.h"

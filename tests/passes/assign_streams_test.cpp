@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "analysis/race_check.h"
-#include "hostir/printer.h"
-#include "hostir/verifier.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
 #include "passes/assign_streams.h"
 #include "passes/pass_manager.h"
 #include "race_oracle.h"

@@ -9,8 +9,8 @@
 
 #include "analysis/race_check.h"
 #include "cli_runner.h"
-#include "hostir/printer.h"
-#include "hostir/verifier.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
 #include "passes/assign_streams.h"
 #include "passes/canonicalize.h"
 #include "passes/pass_manager.h"

@@ -1,6 +1,6 @@
 // Golden tests in the spirit of MLIR's FileCheck tests: tests/golden/X.hir is
 // an input, and each X.SUFFIX.hir beside it is the exact expected output of
-// `hostir opt X.hir --passes SUFFIX` (SUFFIX "canonical": no passes), with
+// `hostir opt X.hir --passes SUFFIX` (SUFFIX "printed": no passes, the printer's form), with
 // the default parameters, one rank and 4 worker streams. An expected output
 // whose input is one of examples/ (X.hir there) has no copy of it here.
 // HOSTIR_UPDATE_GOLDEN=1 rewrites the expected files from the current output.
@@ -8,7 +8,7 @@
 
 #include <cstdlib>
 
-#include "hostir/verifier.h"
+#include "ir/verifier.h"
 #include "passes/pass_manager.h"
 #include "race_oracle.h"
 #include "test_util.h"
@@ -35,7 +35,7 @@ std::vector<GoldenCase> goldenCases() {
     std::string suffix = stem.substr(dot + 1);
     std::filesystem::path input = path.parent_path() / (stem.substr(0, dot) + ".hir");
     if (!std::filesystem::exists(input)) input = sourceDir() / "examples" / input.filename();
-    GoldenCase c{input, path, suffix == "canonical" ? "" : suffix};
+    GoldenCase c{input, path, suffix == "printed" ? "" : suffix};
     cases.push_back(c);
   }
   return cases;

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "cli_runner.h"
-#include "hostir/printer.h"
+#include "ir/printer.h"
 #include "model/machine_profile.h"
 #include "passes/cost_oracle.h"
 #include "passes/overlap.h"

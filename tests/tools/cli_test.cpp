@@ -60,7 +60,7 @@ TEST_F(Cli, OptWritesToAFileAndDumpsIr) {
 TEST_F(Cli, OptWithoutPassesPrintsCanonically) {
   auto r = run("opt " + golden("canonical_forms.hir"));
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_EQ(r.out, testing::readFile(golden("canonical_forms.canonical.hir")));
+  EXPECT_EQ(r.out, testing::readFile(golden("canonical_forms.printed.hir")));
 }
 
 TEST_F(Cli, MalformedProgramGetsOnePositionedError) {

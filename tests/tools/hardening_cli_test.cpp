@@ -13,8 +13,8 @@
 #include <cstdlib>
 
 #include "cli_runner.h"
-#include "hostir/expr.h"
-#include "hostir/verifier.h"
+#include "ir/expr.h"
+#include "ir/verifier.h"
 #include "test_util.h"
 #include "tools/hostir/source_program.h"
 

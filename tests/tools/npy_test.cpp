@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "hostir/half.h"
+#include "ir/half.h"
 
 namespace hostir {
 namespace {

@@ -18,10 +18,10 @@
 #include <thread>
 
 #include "executor/backend_factory.h"
-#include "executor/backend_selection.h"
 #include "executor/cpu/blas_library.h"
 #include "executor/runner.h"
 #include "model/machine_profile.h"
+#include "runtime/backend_selection.h"
 #include "tools/hostir/calibration.h"
 #include "tools/hostir/commands.h"
 #include "tools/hostir/mpi_team.h"

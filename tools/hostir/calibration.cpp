@@ -8,8 +8,8 @@
 #include <map>
 #include <vector>
 
-#include "executor/backend_selection.h"
 #include "model/cost_model.h"
+#include "runtime/backend_selection.h"
 #include "tools/hostir/calibration_runs.h"
 #include "tools/hostir/contention_calibration.h"
 

@@ -20,7 +20,7 @@
 #include "executor/backend_factory.h"
 #include "executor/runner.h"
 #include "hostir/defaults.h"
-#include "hostir/diagnostic.h"
+#include "ir/diagnostic.h"
 #include "model/machine_profile.h"
 
 namespace hostir {

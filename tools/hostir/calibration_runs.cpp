@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <mutex>
 
-#include "executor/evaluator.h"
 #include "executor/host_tensor.h"
-#include "hostir/parser.h"
-#include "hostir/verifier.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
+#include "runtime/evaluator.h"
 
 namespace hostir {
 

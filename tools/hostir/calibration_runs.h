@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hostir/ir.h"
+#include "ir/ir.h"
 #include "tools/hostir/calibration.h"
 #include "tools/hostir/recorded_slices.h"
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "hostir/defaults.h"
-#include "hostir/verifier.h"
+#include "ir/verifier.h"
 #include "model/machine_profile.h"
 #include "tools/hostir/exit_codes.h"
 #include "tools/hostir/source_program.h"

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "hostir/diagnostic.h"
+#include "ir/diagnostic.h"
 
 namespace hostir::tool {
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "hostir/diagnostic.h"
+#include "ir/diagnostic.h"
 
 namespace hostir::tool {
 

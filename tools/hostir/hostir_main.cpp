@@ -9,7 +9,7 @@
 #include <iostream>
 #include <new>
 
-#include "hostir/thread_start.h"
+#include "ir/thread_start.h"
 #include "tools/hostir/command_line.h"
 
 namespace hostir::tool {

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "executor/host_tensor.h"
-#include "hostir/diagnostic.h"
-#include "hostir/dtype.h"
+#include "ir/diagnostic.h"
+#include "ir/dtype.h"
 
 namespace hostir {
 

@@ -7,7 +7,7 @@
 #include "analysis/race_check.h"
 #include "api/pass_pipeline.h"
 #include "hostir/execution.h"
-#include "hostir/printer.h"
+#include "ir/printer.h"
 #include "passes/pass_manager.h"
 #include "tools/hostir/commands.h"
 #include "tools/hostir/output_file.h"

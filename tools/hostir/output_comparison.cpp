@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "hostir/element.h"
+#include "ir/element.h"
 
 namespace hostir {
 namespace {

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "hostir/diagnostic.h"
+#include "ir/diagnostic.h"
 
 namespace hostir::tool {
 

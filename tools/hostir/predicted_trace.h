@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "executor/trace.h"
 #include "model/simulation.h"
+#include "runtime/trace.h"
 
 namespace hostir {
 

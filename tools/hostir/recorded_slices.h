@@ -1,4 +1,4 @@
-// A rank's recorded trace (executor/trace.h) read back as slices, for
+// A rank's recorded trace (runtime/trace.h) read back as slices, for
 // `hostir calibrate`, which times single operations on the device from it:
 // a run's wall time cannot tell two concurrent loops apart.
 #pragma once
@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "executor/trace.h"
-#include "hostir/diagnostic.h"
+#include "ir/diagnostic.h"
+#include "runtime/trace.h"
 
 namespace hostir {
 

@@ -5,7 +5,7 @@
 #include <charconv>
 
 #include "api/program_file.h"
-#include "hostir/parser.h"
+#include "ir/parser.h"
 
 namespace hostir {
 

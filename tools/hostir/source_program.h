@@ -10,8 +10,8 @@
 
 #include "api/program_file.h"
 #include "api/program_impl.h"
-#include "hostir/ir.h"
-#include "hostir/verifier.h"
+#include "ir/ir.h"
+#include "ir/verifier.h"
 #include "tools/hostir/exit_codes.h"
 
 namespace hostir {

@@ -1,5 +1,5 @@
 // The Chrome trace file of `hostir run --trace FILE.json`: rank 0 assembles
-// the team's file from every rank's recording (executor/trace.h), chunk by
+// the team's file from every rank's recording (runtime/trace.h), chunk by
 // chunk, so that no rank holds more than one chunk of another's events.
 #pragma once
 
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "comm/communicator.h"
-#include "executor/trace.h"
-#include "hostir/diagnostic.h"
+#include "ir/diagnostic.h"
+#include "runtime/trace.h"
 
 namespace hostir {
 

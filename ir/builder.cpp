@@ -1,0 +1,184 @@
+#include "ir/builder.h"
+
+#include <fmt/format.h>
+
+namespace hostir {
+
+ProgramBuilder::ProgramBuilder(std::string programName) {
+  program_.name = std::move(programName);
+  bodies_.emplace_back();
+}
+
+std::string ProgramBuilder::fresh(std::string name) { return name.empty() ? fmt::format("t{}", nextName_++) : name; }
+
+Expr ProgramBuilder::param(std::string name, int64_t defaultValue) {
+  program_.params.push_back(Param{name, defaultValue, {}});
+  return Expr::name(std::move(name));
+}
+
+Value ProgramBuilder::input(std::string name, DType dtype, std::vector<Expr> dims, std::optional<int64_t> shardAxis) {
+  program_.decls.push_back(Decl{DeclKind::Input, name, {}, TensorType{dtype, std::move(dims), {}}, shardAxis, {}});
+  return Value{std::move(name), ValueKind::Tensor};
+}
+
+void ProgramBuilder::output(std::string name, DType dtype, std::vector<Expr> dims, std::optional<int64_t> shardAxis) {
+  program_.decls.push_back(
+      Decl{DeclKind::Output, std::move(name), {}, TensorType{dtype, std::move(dims), {}}, shardAxis, {}});
+}
+
+Operation ProgramBuilder::makeOp(OpKind kind, std::vector<std::pair<std::string_view, Arg>> operands,
+                                 std::string result) {
+  Operation op(kind);
+  for (auto& [name, arg] : operands) op.operand(name) = std::move(arg);
+  if (!result.empty()) op.results.push_back(NameDef{std::move(result), {}});
+  return op;
+}
+
+Value ProgramBuilder::emit(OpKind kind, std::vector<std::pair<std::string_view, Arg>> operands, std::string name) {
+  name = fresh(std::move(name));
+  append(makeOp(kind, std::move(operands), name));
+  return Value{std::move(name), signatureOf(kind).resultKind};
+}
+
+void ProgramBuilder::append(Operation op) { bodies_.back().push_back(std::move(op)); }
+
+Value ProgramBuilder::allocate(DType dtype, std::vector<Expr> dims, std::string name, bool zero) {
+  std::vector<std::pair<std::string_view, Arg>> operands = {
+      {"type", Arg::ofType(TensorType{dtype, std::move(dims), {}})}};
+  if (zero) operands.emplace_back("zero", Arg::boolean(true));
+  return emit(OpKind::Allocate, std::move(operands), std::move(name));
+}
+
+void ProgramBuilder::deallocate(const Value& t) { append(makeOp(OpKind::Deallocate, {{"t", t.arg()}})); }
+
+Value ProgramBuilder::shardByStream(const Value& t, Expr axis, Expr index, Expr chunks, std::string name) {
+  return emit(
+      OpKind::ShardByStream,
+      {{"t", t.arg()}, {"axis", Arg::integer(axis)}, {"index", Arg::integer(index)}, {"chunks", Arg::integer(chunks)}},
+      std::move(name));
+}
+
+Value ProgramBuilder::linear(const Value& x, const Value& w, std::optional<Value> bias, std::string name) {
+  std::vector<std::pair<std::string_view, Arg>> operands = {{"x", x.arg()}, {"w", w.arg()}};
+  if (bias) operands.emplace_back("bias", bias->arg());
+  return emit(OpKind::Linear, std::move(operands), std::move(name));
+}
+
+void ProgramBuilder::linearInto(const Value& x, const Value& w, const Value& out, std::optional<Value> bias) {
+  std::vector<std::pair<std::string_view, Arg>> operands = {{"x", x.arg()}, {"w", w.arg()}, {"out", out.arg()}};
+  if (bias) operands.emplace_back("bias", bias->arg());
+  append(makeOp(OpKind::Linear, std::move(operands)));
+}
+
+Value ProgramBuilder::matmul(const Value& a, const Value& b, std::string name) {
+  return emit(OpKind::Matmul, {{"a", a.arg()}, {"b", b.arg()}}, std::move(name));
+}
+
+void ProgramBuilder::matmulInto(const Value& a, const Value& b, const Value& out) {
+  append(makeOp(OpKind::Matmul, {{"a", a.arg()}, {"b", b.arg()}, {"out", out.arg()}}));
+}
+
+Value ProgramBuilder::copy(const Value& src, std::string name) {
+  return emit(OpKind::Copy, {{"src", src.arg()}}, std::move(name));
+}
+
+void ProgramBuilder::copyInto(const Value& src, const Value& out) {
+  append(makeOp(OpKind::Copy, {{"src", src.arg()}, {"out", out.arg()}}));
+}
+
+Value ProgramBuilder::add(const Value& a, const Value& b, std::string name) {
+  return emit(OpKind::Add, {{"a", a.arg()}, {"b", b.arg()}}, std::move(name));
+}
+
+void ProgramBuilder::addInto(const Value& a, const Value& b, const Value& out) {
+  append(makeOp(OpKind::Add, {{"a", a.arg()}, {"b", b.arg()}, {"out", out.arg()}}));
+}
+
+Value ProgramBuilder::allreduce(const Value& t, ReduceOp op, std::optional<Value> out, std::string name) {
+  std::vector<std::pair<std::string_view, Arg>> operands = {{"t", t.arg()}};
+  if (out) operands.emplace_back("out", out->arg());
+  operands.emplace_back("op", Arg::name(std::string(reduceOpName(op))));
+  return emit(OpKind::Allreduce, std::move(operands), std::move(name));
+}
+
+Value ProgramBuilder::allgather(const Value& t, const Value& out, Expr axis, std::string name) {
+  return emit(OpKind::Allgather, {{"t", t.arg()}, {"out", out.arg()}, {"axis", Arg::integer(axis)}}, std::move(name));
+}
+
+Value ProgramBuilder::reduceScatter(const Value& t, const Value& out, Expr axis, ReduceOp op, std::string name) {
+  return emit(OpKind::ReduceScatter,
+              {{"t", t.arg()},
+               {"out", out.arg()},
+               {"axis", Arg::integer(axis)},
+               {"op", Arg::name(std::string(reduceOpName(op)))}},
+              std::move(name));
+}
+
+Value ProgramBuilder::broadcast(const Value& t, Expr root, std::string name) {
+  return emit(OpKind::Broadcast, {{"t", t.arg()}, {"root", Arg::integer(root)}}, std::move(name));
+}
+
+Value ProgramBuilder::sendrecv(const Value& src, const Value& out, Expr to, Expr from, std::string name) {
+  return emit(OpKind::SendRecv,
+              {{"src", src.arg()}, {"out", out.arg()}, {"to", Arg::integer(to)}, {"from", Arg::integer(from)}},
+              std::move(name));
+}
+
+void ProgramBuilder::wait(const Value& handle) { append(makeOp(OpKind::Wait, {{"h", handle.arg()}})); }
+
+Value ProgramBuilder::getCurrentStream(std::string name) { return emit(OpKind::GetCurrentStream, {}, std::move(name)); }
+
+void ProgramBuilder::setCurrentStream(const StreamRef& stream) {
+  append(makeOp(OpKind::SetCurrentStream, {{"s", stream.arg}}));
+}
+
+void ProgramBuilder::synchronize(const StreamRef& stream) { append(makeOp(OpKind::Synchronize, {{"s", stream.arg}})); }
+
+Value ProgramBuilder::recordEvent(std::string name) { return emit(OpKind::RecordEvent, {}, std::move(name)); }
+
+void ProgramBuilder::waitEvent(const Value& event) { append(makeOp(OpKind::WaitEvent, {{"ev", event.arg()}})); }
+
+Expr ProgramBuilder::intValue(IntFunction fn, Expr a, Expr b, std::string name) {
+  Operation op(OpKind::IntValue);
+  op.intFunction = fn;
+  op.operands[operands::IntValue::a] = Arg::integer(std::move(a));
+  op.operands[operands::IntValue::b] = Arg::integer(std::move(b));
+  name = fresh(std::move(name));
+  op.results.push_back(NameDef{name, {}});
+  append(std::move(op));
+  return Expr::name(std::move(name));
+}
+
+void ProgramBuilder::forLoop(std::string index, Expr start, Expr end, const std::function<void(Expr)>& body) {
+  bodies_.emplace_back();
+  body(Expr::name(index));
+  ForLoop loop;
+  loop.index = NameDef{std::move(index), {}};
+  loop.start = std::move(start);
+  loop.end = std::move(end);
+  loop.body = std::move(bodies_.back());
+  bodies_.pop_back();
+  bodies_.back().push_back(std::move(loop));
+}
+
+void ProgramBuilder::forLoop(std::string index, Expr end, const std::function<void(Expr)>& body) {
+  forLoop(std::move(index), Expr(), std::move(end), body);
+}
+
+void ProgramBuilder::withStream(const StreamRef& stream, const std::function<void()>& body) {
+  bodies_.emplace_back();
+  body();
+  WithBlock with;
+  with.stream = stream.arg;
+  with.body = std::move(bodies_.back());
+  bodies_.pop_back();
+  bodies_.back().push_back(std::move(with));
+}
+
+Program ProgramBuilder::build() const {
+  Program p = program_;
+  p.body = bodies_.front();
+  return p;
+}
+
+}  // namespace hostir

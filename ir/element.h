@@ -1,0 +1,66 @@
+// Reading and writing one element of any dtype through a byte pointer,
+// computing in `Compute` (float or double); f16 and bf16 round on store.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+
+#include "ir/dtype.h"
+#include "ir/half.h"
+
+namespace hostir {
+
+template <typename Compute>
+Compute loadElement(DType dtype, const std::byte* p) {
+  switch (dtype) {
+    case DType::F32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return static_cast<Compute>(v);
+    }
+    case DType::F64: {
+      double v;
+      std::memcpy(&v, p, 8);
+      return static_cast<Compute>(v);
+    }
+    case DType::F16: {
+      Half h;
+      std::memcpy(&h.bits, p, 2);
+      return static_cast<Compute>(toFloat(h));
+    }
+    case DType::BF16: {
+      BFloat16 h;
+      std::memcpy(&h.bits, p, 2);
+      return static_cast<Compute>(toFloat(h));
+    }
+  }
+  return 0;
+}
+
+template <typename Compute>
+void storeElement(DType dtype, std::byte* p, Compute value) {
+  switch (dtype) {
+    case DType::F32: {
+      float v = static_cast<float>(value);
+      std::memcpy(p, &v, 4);
+      return;
+    }
+    case DType::F64: {
+      double v = static_cast<double>(value);
+      std::memcpy(p, &v, 8);
+      return;
+    }
+    case DType::F16: {
+      Half h = toHalf(static_cast<float>(value));
+      std::memcpy(p, &h.bits, 2);
+      return;
+    }
+    case DType::BF16: {
+      BFloat16 h = toBFloat16(static_cast<float>(value));
+      std::memcpy(p, &h.bits, 2);
+      return;
+    }
+  }
+}
+
+}  // namespace hostir

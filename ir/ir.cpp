@@ -1,0 +1,159 @@
+#include "ir/ir.h"
+
+#include <fmt/format.h>
+
+#include <array>
+
+#include "ir/names.h"
+
+namespace hostir {
+
+std::string TensorType::toString() const {
+  std::string out(dtypeName(dtype));
+  out += '[';
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) out += ", ";
+    out += dims[i].toString();
+  }
+  out += ']';
+  return out;
+}
+
+Arg Arg::name(std::string name, SourceLoc loc) { return integer(Expr::name(std::move(name), loc)); }
+
+Arg Arg::integer(Expr e) {
+  Arg a;
+  a.form = Form::Expr;
+  a.loc = e.loc();
+  a.expr = std::move(e);
+  return a;
+}
+
+Arg Arg::ofType(TensorType t) {
+  Arg a;
+  a.form = Form::Type;
+  a.loc = t.loc;
+  a.type = std::move(t);
+  return a;
+}
+
+Arg Arg::stream(Expr number, SourceLoc loc) {
+  Arg a;
+  a.form = Form::Stream;
+  a.loc = loc;
+  a.expr = std::move(number);
+  return a;
+}
+
+Arg Arg::boolean(bool value, SourceLoc loc) {
+  Arg a;
+  a.form = Form::Bool;
+  a.loc = loc;
+  a.boolValue = value;
+  return a;
+}
+
+std::string Arg::toString() const {
+  switch (form) {
+    case Form::Expr: return expr.toString();
+    case Form::Type: return type.toString();
+    case Form::Stream: return "stream(" + expr.toString() + ")";
+    case Form::Bool: return boolValue ? "true" : "false";
+  }
+  return "";
+}
+
+bool operator==(const Arg& a, const Arg& b) {
+  if (a.form != b.form) return false;
+  switch (a.form) {
+    case Arg::Form::Expr:
+    case Arg::Form::Stream: return a.expr == b.expr;
+    case Arg::Form::Type: return a.type == b.type;
+    case Arg::Form::Bool: return a.boolValue == b.boolValue;
+  }
+  return false;
+}
+
+Operation::Operation(OpKind k, SourceLoc l) : kind(k), loc(l), operands(signatureOf(k).operands.size()) {}
+
+const std::optional<Arg>& Operation::operand(std::string_view name) const {
+  static const std::optional<Arg> kNone;
+  auto index = operandIndex(signature(), name);
+  return index ? operands[*index] : kNone;
+}
+
+std::optional<Arg>& Operation::operand(std::string_view name) {
+  auto index = operandIndex(signature(), name);
+  return operands.at(index.value());
+}
+
+bool operator==(const Operation& a, const Operation& b) {
+  return a.kind == b.kind && a.results == b.results && a.operands == b.operands &&
+         (a.kind != OpKind::IntValue || a.intFunction == b.intFunction);
+}
+
+bool operator==(const ForLoop& a, const ForLoop& b) {
+  return a.index == b.index && a.start == b.start && a.end == b.end && a.body == b.body;
+}
+
+bool operator==(const WithBlock& a, const WithBlock& b) { return a.stream == b.stream && a.body == b.body; }
+
+std::vector<Statement>* Statement::nestedBody() {
+  if (isFor()) return &loop().body;
+  if (isWith()) return &with().body;
+  return nullptr;
+}
+
+const std::vector<Statement>* Statement::nestedBody() const {
+  if (isFor()) return &loop().body;
+  if (isWith()) return &with().body;
+  return nullptr;
+}
+
+SourceLoc Statement::loc() const {
+  if (isOp()) return op().loc;
+  return isFor() ? loop().loc : with().loc;
+}
+
+void Statement::setLoc(SourceLoc loc) {
+  if (isOp())
+    op().loc = loc;
+  else if (isFor())
+    loop().loc = loc;
+  else
+    with().loc = loc;
+}
+
+std::optional<std::string> provedForAnotherTeam(const Program& program, int64_t world, int64_t streams) {
+  if (!program.provedFor || (program.provedFor->world == world && program.provedFor->streams == streams))
+    return std::nullopt;
+  auto team = [](int64_t ranks, int64_t pool) {
+    return fmt::format("{} rank{} and {} worker stream{}", ranks, ranks == 1 ? "" : "s", pool, pool == 1 ? "" : "s");
+  };
+  return fmt::format("proved for {}, not for {}", team(program.provedFor->world, program.provedFor->streams),
+                     team(world, streams));
+}
+
+const Param* Program::findParam(std::string_view name) const {
+  for (const Param& p : params)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+const Decl* Program::findDecl(std::string_view name) const {
+  for (const Decl& d : decls)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+bool isReservedName(std::string_view name) {
+  static constexpr std::array<std::string_view, 18> kReserved = {
+      "program", "input", "output", "shard", "for",  "in",  "range",   "with", "stream",
+      "true",    "false", "f32",    "f16",   "bf16", "f64", "ceildiv", "min",  "max"};
+  for (std::string_view r : kReserved)
+    if (r == name) return true;
+  // The builtins (`rank`, `world`) are declared once, in ir/names.h.
+  return isBuiltinName(name);
+}
+
+}  // namespace hostir

@@ -1,0 +1,194 @@
+// The host IR: a Program of params, input/output declarations and a body of
+// statements (operations, `for` loops and `with` blocks). Names are text-SSA: each is
+// defined once where it is visible. Equality is structural and ignores
+// source positions, so parse(print(p)) == p can be checked directly.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "hostir/defaults.h"
+#include "ir/diagnostic.h"
+#include "ir/dtype.h"
+#include "ir/expr.h"
+#include "ir/ops.h"
+
+namespace hostir {
+
+// DTYPE[dim, ...]
+struct TensorType {
+  DType dtype = DType::F32;
+  std::vector<Expr> dims;
+  SourceLoc loc;
+  std::string toString() const;
+  friend bool operator==(const TensorType& a, const TensorType& b) { return a.dtype == b.dtype && a.dims == b.dims; }
+};
+
+// One operand as written. Names (tensors, streams, events, handles, words
+// such as `sum`) are kept as name expressions; the signature says which.
+struct Arg {
+  enum class Form { Expr, Type, Stream, Bool };
+  Form form = Form::Expr;
+  Expr expr;        // Form::Expr, and the stream number for Form::Stream
+  TensorType type;  // Form::Type
+  bool boolValue = false;
+  SourceLoc loc;
+
+  static Arg name(std::string name, SourceLoc loc = {});
+  static Arg integer(Expr e);
+  static Arg ofType(TensorType t);
+  static Arg stream(Expr number, SourceLoc loc = {});
+  static Arg boolean(bool value, SourceLoc loc = {});
+
+  bool isName() const { return form == Form::Expr && expr.isName(); }
+  const std::string& nameValue() const { return expr.nameValue(); }
+  std::string toString() const;
+  friend bool operator==(const Arg& a, const Arg& b);
+};
+
+// A name a statement defines, with where it was written.
+struct NameDef {
+  std::string name;
+  SourceLoc loc;
+  friend bool operator==(const NameDef& a, const NameDef& b) { return a.name == b.name; }
+};
+
+struct Operation {
+  OpKind kind;
+  SourceLoc loc;                             // the operation's name
+  std::vector<NameDef> results;              // zero or one name
+  std::vector<std::optional<Arg>> operands;  // one slot per signature operand
+  // IntValue only: which of ceildiv/min/max.
+  IntFunction intFunction = IntFunction::CeilDiv;
+
+  explicit Operation(OpKind k = OpKind::Wait, SourceLoc l = {});
+  const OpSignature& signature() const { return signatureOf(kind); }
+  const std::optional<Arg>& operand(std::string_view name) const;
+  std::optional<Arg>& operand(std::string_view name);
+  const NameDef* result() const { return results.empty() ? nullptr : &results[0]; }
+  friend bool operator==(const Operation& a, const Operation& b);
+};
+
+struct Statement;
+
+struct ForLoop {
+  NameDef index;
+  Expr start;  // empty: range(end)
+  Expr end;
+  std::vector<Statement> body;
+  SourceLoc loc;  // the `for` keyword
+  friend bool operator==(const ForLoop& a, const ForLoop& b);
+};
+
+// `with S { ... }`: S is the current stream for the body, and the stream
+// current before the block is current again after it. It opens no scope:
+// names the body defines stay visible after the block.
+struct WithBlock {
+  Arg stream;  // a captured stream's name or stream(e)
+  std::vector<Statement> body;
+  SourceLoc loc;  // the `with` keyword
+  friend bool operator==(const WithBlock& a, const WithBlock& b);
+};
+
+struct Statement {
+  std::variant<Operation, ForLoop, WithBlock> node;
+
+  Statement(Operation op) : node(std::move(op)) {}      // NOLINT
+  Statement(ForLoop loop) : node(std::move(loop)) {}    // NOLINT
+  Statement(WithBlock with) : node(std::move(with)) {}  // NOLINT
+  bool isOp() const { return node.index() == 0; }
+  bool isFor() const { return node.index() == 1; }
+  bool isWith() const { return node.index() == 2; }
+  Operation& op() { return std::get<0>(node); }
+  const Operation& op() const { return std::get<0>(node); }
+  ForLoop& loop() { return std::get<1>(node); }
+  const ForLoop& loop() const { return std::get<1>(node); }
+  WithBlock& with() { return std::get<2>(node); }
+  const WithBlock& with() const { return std::get<2>(node); }
+  // The statements a loop or with block holds; null for an operation.
+  std::vector<Statement>* nestedBody();
+  const std::vector<Statement>* nestedBody() const;
+  SourceLoc loc() const;
+  void setLoc(SourceLoc loc);
+  friend bool operator==(const Statement& a, const Statement& b) { return a.node == b.node; }
+};
+
+struct Param {
+  std::string name;
+  int64_t value = 0;
+  SourceLoc loc;
+  friend bool operator==(const Param& a, const Param& b) { return a.name == b.name && a.value == b.value; }
+};
+
+enum class DeclKind { Input, Output };
+
+struct Decl {
+  DeclKind kind = DeclKind::Input;
+  std::string name;
+  SourceLoc loc;    // the name
+  TensorType type;  // global shape
+  std::optional<int64_t> shardAxis;
+  SourceLoc shardLoc;
+  friend bool operator==(const Decl& a, const Decl& b) {
+    return a.kind == b.kind && a.name == b.name && a.type == b.type && a.shardAxis == b.shardAxis;
+  }
+};
+
+// The team a program's passes rewrote it for and proved it race-free on:
+// `program p(...) proved_for(world = 2, streams = 4) {`. A rewrite may be
+// correct for one team only (canonicalize drops a ring's waits on one
+// rank), so running the program on another team proves it again, and
+// `--unchecked` refuses it.
+struct ProvedFor {
+  int64_t world = 1;                  // ranks
+  int64_t streams = kDefaultStreams;  // the worker stream pool
+  SourceLoc loc;
+  friend bool operator==(const ProvedFor& a, const ProvedFor& b) {
+    return a.world == b.world && a.streams == b.streams;
+  }
+};
+
+// The largest team and worker stream pool anything accepts: the command
+// line, the API, the Python module and a proved_for clause.
+inline constexpr int64_t kMaxRanks = 1024;
+inline constexpr int64_t kMaxStreams = 1024;
+
+struct Program {
+  std::string name;
+  SourceLoc loc;
+  std::vector<Param> params;
+  std::optional<ProvedFor> provedFor;
+  std::vector<Decl> decls;
+  std::vector<Statement> body;
+
+  const Param* findParam(std::string_view name) const;
+  const Decl* findDecl(std::string_view name) const;
+  friend bool operator==(const Program& a, const Program& b) {
+    return a.name == b.name && a.params == b.params && a.provedFor == b.provedFor && a.decls == b.decls &&
+           a.body == b.body;
+  }
+};
+
+// When `program` carries a proved_for clause for another team than `world`
+// ranks with `streams` worker streams: what it was proved for and what it
+// is given, as a phrase ("proved for 1 rank and 4 worker streams, not for
+// 2 ranks and 4 worker streams"); nullopt otherwise.
+std::optional<std::string> provedForAnotherTeam(const Program& program, int64_t world, int64_t streams);
+
+// Names that can never be defined: keywords, builtins, dtypes, int functions.
+bool isReservedName(std::string_view name);
+
+// Calls `visit` on every statement in pre-order, loops and with blocks
+// before their bodies.
+template <typename Body, typename Visit>
+void walkStatements(Body& body, Visit&& visit) {
+  for (auto& stmt : body) {
+    visit(stmt);
+    if (auto* nested = stmt.nestedBody()) walkStatements(*nested, visit);
+  }
+}
+
+}  // namespace hostir

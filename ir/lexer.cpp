@@ -1,0 +1,115 @@
+#include "ir/lexer.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <limits>
+
+namespace hostir {
+
+std::string describeToken(const Token& token) {
+  switch (token.kind) {
+    case TokenKind::Newline: return "end of line";
+    case TokenKind::Eof: return "end of file";
+    default: return fmt::format("'{}'", token.text);
+  }
+}
+
+namespace {
+
+bool isIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+TokenKind punctuation(char c) {
+  switch (c) {
+    case '(': return TokenKind::LParen;
+    case ')': return TokenKind::RParen;
+    case '{': return TokenKind::LBrace;
+    case '}': return TokenKind::RBrace;
+    case '[': return TokenKind::LBracket;
+    case ']': return TokenKind::RBracket;
+    case ',': return TokenKind::Comma;
+    case ':': return TokenKind::Colon;
+    case ';': return TokenKind::Semicolon;
+    case '=': return TokenKind::Equals;
+    case '+': return TokenKind::Plus;
+    case '-': return TokenKind::Minus;
+    case '*': return TokenKind::Star;
+    case '/': return TokenKind::Slash;
+    case '%': return TokenKind::Percent;
+    default: return TokenKind::Eof;  // not punctuation
+  }
+}
+
+}  // namespace
+
+Result<std::vector<Token>> tokenize(std::string_view source) {
+  std::vector<Token> tokens;
+  uint32_t line = 1, col = 1;
+  int groupDepth = 0;  // open ( and [: newlines inside are spacing
+  size_t i = 0;
+  auto advance = [&](size_t n) {
+    i += n;
+    col += static_cast<uint32_t>(n);
+  };
+  while (i < source.size()) {
+    char c = source[i];
+    SourceLoc loc{line, col};
+    if (c == '\n') {
+      if (groupDepth == 0) tokens.push_back({TokenKind::Newline, source.substr(i, 1), loc});
+      ++i;
+      ++line;
+      col = 1;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r') {
+      advance(1);
+      continue;
+    }
+    if (c == '#') {
+      while (i < source.size() && source[i] != '\n') advance(1);
+      continue;
+    }
+    if (isIdentStart(c)) {
+      size_t start = i;
+      while (i < source.size() && isIdentChar(source[i])) advance(1);
+      tokens.push_back({TokenKind::Ident, source.substr(start, i - start), loc});
+      continue;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      size_t start = i;
+      uint64_t value = 0;
+      bool tooLarge = false;
+      while (i < source.size() && std::isdigit(static_cast<unsigned char>(source[i]))) {
+        uint64_t digit = static_cast<uint64_t>(source[i] - '0');
+        // Up to 2^63 so that a negated literal can reach INT64_MIN.
+        if (value > (uint64_t{1} << 63) / 10 || value * 10 + digit > (uint64_t{1} << 63))
+          tooLarge = true;
+        else
+          value = value * 10 + digit;
+        advance(1);
+      }
+      if (i < source.size() && isIdentStart(source[i]))
+        return Diagnostic{SourceLoc{line, col}, fmt::format("unexpected '{}' after a number", source[i])};
+      if (tooLarge)
+        return Diagnostic{loc, fmt::format("integer literal {} does not fit in 64 bits",
+                                           source.substr(start, std::min<size_t>(i - start, 40)))};
+      tokens.push_back({TokenKind::Int, source.substr(start, i - start), loc, value});
+      continue;
+    }
+    TokenKind kind = punctuation(c);
+    if (kind == TokenKind::Eof) {
+      unsigned char u = static_cast<unsigned char>(c);
+      std::string shown = (u >= 0x20 && u < 0x7f) ? fmt::format("'{}'", c) : fmt::format("byte 0x{:02x}", u);
+      return Diagnostic{loc, fmt::format("unexpected character {}", shown)};
+    }
+    if (kind == TokenKind::LParen || kind == TokenKind::LBracket) ++groupDepth;
+    if ((kind == TokenKind::RParen || kind == TokenKind::RBracket) && groupDepth > 0) --groupDepth;
+    tokens.push_back({kind, source.substr(i, 1), loc});
+    advance(1);
+  }
+  tokens.push_back({TokenKind::Eof, source.substr(source.size()), SourceLoc{line, col}});
+  return tokens;
+}
+
+}  // namespace hostir

@@ -1,0 +1,272 @@
+#include "ir/ops.h"
+
+#include <algorithm>
+#include <array>
+
+namespace hostir {
+namespace {
+
+using K = OperandKind;
+using E = Effect;
+using C = OpCategory;
+constexpr bool kReq = true, kOpt = false, kPos = true, kKw = false;
+
+constexpr OperandSpec kAllocate[] = {{"type", K::Type, kReq, kPos}, {"zero", K::Bool, kOpt, kKw}};
+constexpr OperandSpec kDeallocate[] = {{"t", K::Tensor, kReq, kPos, E::Free}};
+constexpr OperandSpec kShardByStream[] = {{"t", K::Tensor, kReq, kPos, E::None},
+                                          {"axis", K::Int, kReq, kKw},
+                                          {"index", K::Int, kReq, kKw},
+                                          {"chunks", K::Int, kReq, kKw}};
+constexpr OperandSpec kLinear[] = {{"x", K::Tensor, kReq, kPos, E::Read},
+                                   {"w", K::Tensor, kReq, kPos, E::Read},
+                                   {"bias", K::Tensor, kOpt, kPos, E::Read},
+                                   {"out", K::Tensor, kOpt, kKw, E::Write}};
+constexpr OperandSpec kMatmul[] = {{"a", K::Tensor, kReq, kPos, E::Read},
+                                   {"b", K::Tensor, kReq, kPos, E::Read},
+                                   {"out", K::Tensor, kOpt, kKw, E::Write}};
+constexpr OperandSpec kCopy[] = {{"src", K::Tensor, kReq, kPos, E::Read}, {"out", K::Tensor, kOpt, kKw, E::Write}};
+constexpr OperandSpec kAdd[] = {{"a", K::Tensor, kReq, kPos, E::Read},
+                                {"b", K::Tensor, kReq, kPos, E::Read},
+                                {"out", K::Tensor, kOpt, kKw, E::Write}};
+constexpr OperandSpec kAllreduce[] = {{"t", K::Tensor, kReq, kPos, E::ReadInPlace},
+                                      {"out", K::Tensor, kOpt, kKw, E::Write},
+                                      {"op", K::ReduceOp, kOpt, kKw}};
+constexpr OperandSpec kAllgather[] = {
+    {"t", K::Tensor, kReq, kPos, E::Read}, {"out", K::Tensor, kReq, kKw, E::Write}, {"axis", K::Int, kOpt, kKw}};
+constexpr OperandSpec kReduceScatter[] = {{"t", K::Tensor, kReq, kPos, E::Read},
+                                          {"out", K::Tensor, kReq, kKw, E::Write},
+                                          {"axis", K::Int, kOpt, kKw},
+                                          {"op", K::ReduceOp, kOpt, kKw}};
+constexpr OperandSpec kBroadcast[] = {{"t", K::Tensor, kReq, kPos, E::ReadOnRoot}, {"root", K::Int, kReq, kKw}};
+// `from` is a keyword of the operation, not of the language.
+constexpr OperandSpec kSendRecv[] = {{"src", K::Tensor, kReq, kPos, E::Read},
+                                     {"out", K::Tensor, kReq, kKw, E::Write},
+                                     {"to", K::Int, kReq, kKw},
+                                     {"from", K::Int, kReq, kKw}};
+constexpr OperandSpec kWait[] = {{"h", K::Handle, kReq, kPos}};
+constexpr OperandSpec kStreamOperand[] = {{"s", K::Stream, kReq, kPos}};
+constexpr OperandSpec kWaitEvent[] = {{"ev", K::Event, kReq, kPos}};
+constexpr OperandSpec kIntValue[] = {{"a", K::Int, kReq, kPos}, {"b", K::Int, kReq, kPos}};
+
+using R = ResultMode;
+using V = ValueKind;
+constexpr std::array<OpSignature, 19> kSignatures = {{
+    {OpKind::Allocate, "allocate", kAllocate, R::Required, V::Tensor, C::Allocation, CostRule::Fill},
+    {OpKind::Deallocate, "deallocate", kDeallocate, R::None, V::Tensor, C::Deallocation, CostRule::None},
+    {OpKind::ShardByStream, "shard_by_stream", kShardByStream, R::Required, V::Tensor, C::View, CostRule::None},
+    {OpKind::Linear, "linear", kLinear, R::OutOrResult, V::Tensor, C::Compute, CostRule::Linear},
+    {OpKind::Matmul, "matmul", kMatmul, R::OutOrResult, V::Tensor, C::Compute, CostRule::Matmul},
+    {OpKind::Copy, "copy", kCopy, R::OutOrResult, V::Tensor, C::Copy, CostRule::Copy},
+    {OpKind::Add, "add", kAdd, R::OutOrResult, V::Tensor, C::Compute, CostRule::Elementwise},
+    {OpKind::Allreduce, "allreduce", kAllreduce, R::Optional, V::Handle, C::Communication, CostRule::Collective},
+    {OpKind::Allgather, "allgather", kAllgather, R::Optional, V::Handle, C::Communication, CostRule::Collective},
+    {OpKind::ReduceScatter, "reduce_scatter", kReduceScatter, R::Optional, V::Handle, C::Communication,
+     CostRule::Collective},
+    {OpKind::Broadcast, "broadcast", kBroadcast, R::Optional, V::Handle, C::Communication, CostRule::Collective},
+    {OpKind::SendRecv, "sendrecv", kSendRecv, R::Optional, V::Handle, C::Communication, CostRule::Collective},
+    {OpKind::Wait, "wait", kWait, R::None, V::Handle, C::Synchronization, CostRule::None},
+    {OpKind::GetCurrentStream, "get_current_stream", {}, R::Required, V::Stream, C::Host, CostRule::None},
+    {OpKind::SetCurrentStream, "set_current_stream", kStreamOperand, R::None, V::Stream, C::Host, CostRule::None},
+    {OpKind::Synchronize, "synchronize", kStreamOperand, R::None, V::Stream, C::Synchronization, CostRule::None},
+    {OpKind::RecordEvent, "record_event", {}, R::Required, V::Event, C::Synchronization, CostRule::None},
+    {OpKind::WaitEvent, "wait_event", kWaitEvent, R::None, V::Event, C::Synchronization, CostRule::None},
+    // IntValue has three spellings; the table lists one, the parser maps all three.
+    {OpKind::IntValue, "ceildiv", kIntValue, R::Required, V::Int, C::Host, CostRule::None},
+}};
+
+// The table is in OpKind order, within the operand limit, and every tensor
+// operand says what the operation does to it (and only tensors do).
+constexpr bool wellFormed() {
+  for (size_t i = 0; i < kSignatures.size(); ++i) {
+    const OpSignature& sig = kSignatures[i];
+    if (static_cast<size_t>(sig.kind) != i || sig.operands.size() > kMaxOperands) return false;
+    for (const OperandSpec& spec : sig.operands) {
+      bool tensor = spec.kind == K::Tensor;
+      if (!tensor && spec.effect != E::None) return false;
+      if (tensor && spec.effect == E::None && sig.category != C::View) return false;
+    }
+  }
+  return true;
+}
+static_assert(wellFormed());
+
+// The typed operand positions in ops.h name the same slots as the table.
+constexpr bool at(std::span<const OperandSpec> specs, size_t index, std::string_view name) {
+  return index < specs.size() && specs[index].name == name;
+}
+static_assert(at(kAllocate, operands::Allocate::type, "type") && at(kAllocate, operands::Allocate::zero, "zero"));
+static_assert(at(kDeallocate, operands::Deallocate::t, "t"));
+static_assert(at(kShardByStream, operands::ShardByStream::t, "t") &&
+              at(kShardByStream, operands::ShardByStream::axis, "axis") &&
+              at(kShardByStream, operands::ShardByStream::index, "index") &&
+              at(kShardByStream, operands::ShardByStream::chunks, "chunks"));
+static_assert(at(kLinear, operands::Linear::x, "x") && at(kLinear, operands::Linear::w, "w") &&
+              at(kLinear, operands::Linear::bias, "bias") && at(kLinear, operands::Linear::out, "out"));
+static_assert(at(kMatmul, operands::Matmul::a, "a") && at(kMatmul, operands::Matmul::b, "b") &&
+              at(kMatmul, operands::Matmul::out, "out"));
+static_assert(at(kCopy, operands::Copy::src, "src") && at(kCopy, operands::Copy::out, "out"));
+static_assert(at(kAdd, operands::Add::a, "a") && at(kAdd, operands::Add::b, "b") &&
+              at(kAdd, operands::Add::out, "out"));
+static_assert(at(kAllreduce, operands::Allreduce::t, "t") && at(kAllreduce, operands::Allreduce::out, "out") &&
+              at(kAllreduce, operands::Allreduce::op, "op"));
+static_assert(at(kAllgather, operands::Allgather::t, "t") && at(kAllgather, operands::Allgather::out, "out") &&
+              at(kAllgather, operands::Allgather::axis, "axis"));
+static_assert(at(kReduceScatter, operands::ReduceScatter::t, "t") &&
+              at(kReduceScatter, operands::ReduceScatter::out, "out") &&
+              at(kReduceScatter, operands::ReduceScatter::axis, "axis") &&
+              at(kReduceScatter, operands::ReduceScatter::op, "op"));
+static_assert(at(kBroadcast, operands::Broadcast::t, "t") && at(kBroadcast, operands::Broadcast::root, "root"));
+static_assert(at(kSendRecv, operands::SendRecv::src, "src") && at(kSendRecv, operands::SendRecv::out, "out") &&
+              at(kSendRecv, operands::SendRecv::to, "to") && at(kSendRecv, operands::SendRecv::from, "from"));
+static_assert(at(kWait, operands::Wait::h, "h"));
+static_assert(at(kStreamOperand, operands::SetCurrentStream::s, "s") &&
+              at(kStreamOperand, operands::Synchronize::s, "s"));
+static_assert(at(kWaitEvent, operands::WaitEvent::ev, "ev"));
+static_assert(at(kIntValue, operands::IntValue::a, "a") && at(kIntValue, operands::IntValue::b, "b"));
+
+}  // namespace
+
+std::string_view valueKindName(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::Int: return "integer";
+    case ValueKind::Tensor: return "tensor";
+    case ValueKind::Stream: return "stream";
+    case ValueKind::Event: return "event";
+    case ValueKind::Handle: return "communication handle";
+  }
+  return "?";
+}
+
+std::string_view operandKindName(OperandKind kind) {
+  switch (kind) {
+    case K::Tensor: return "a tensor";
+    case K::Int: return "an integer expression";
+    case K::Type: return "a tensor type like f32[M, N]";
+    case K::Stream: return "a stream";
+    case K::Event: return "an event";
+    case K::Handle: return "a communication handle";
+    case K::Bool: return "true or false";
+    case K::ReduceOp: return "one of sum, prod, min, max, avg";
+  }
+  return "?";
+}
+
+std::string_view effectName(Effect effect) {
+  switch (effect) {
+    case E::None: return "none";
+    case E::Read: return "read";
+    case E::Write: return "write";
+    case E::ReadWrite: return "read-write";
+    case E::ReadInPlace: return "read, written in place";
+    case E::ReadOnRoot: return "read on the root, written";
+    case E::Free: return "free";
+  }
+  return "?";
+}
+
+std::string_view categoryName(OpCategory category) {
+  switch (category) {
+    case C::Compute: return "compute";
+    case C::Copy: return "copy";
+    case C::Communication: return "communication";
+    case C::Allocation: return "allocation";
+    case C::Deallocation: return "deallocation";
+    case C::Synchronization: return "synchronization";
+    case C::View: return "view";
+    case C::Host: return "host";
+  }
+  return "?";
+}
+
+const OpSignature& signatureOf(OpKind kind) { return kSignatures[static_cast<size_t>(kind)]; }
+
+std::span<const OpSignature> allSignatures() { return kSignatures; }
+
+Effect operandEffect(const OpSignature& sig, size_t index, bool hasOut) {
+  Effect effect = sig.operands[index].effect;
+  if (effect == E::ReadInPlace) return hasOut ? E::Read : E::ReadWrite;
+  return effect;
+}
+
+int64_t TensorExtent::numel() const {
+  int64_t n = 1;
+  for (int64_t extent : shape) n *= extent;
+  return n;
+}
+
+OpCost costOf(OpKind kind, std::span<const TensorExtent> tensors) {
+  const OpSignature& sig = signatureOf(kind);
+  auto at = [&](size_t index) -> const TensorExtent& {
+    static const TensorExtent kAbsent;
+    return index < tensors.size() ? tensors[index] : kAbsent;
+  };
+  // Bytes of every tensor operand (the result stands in its `out` slot).
+  int64_t touched = 0;
+  for (size_t i = 0; i < sig.operands.size(); ++i)
+    if (sig.operands[i].kind == K::Tensor && at(i).present()) touched += at(i).bytes();
+  OpCost cost;
+  switch (sig.cost) {
+    case CostRule::None: break;
+    case CostRule::Linear: {
+      const TensorExtent& x = at(operands::Linear::x);
+      double outputs = static_cast<double>(at(operands::Linear::out).numel());
+      double k = x.shape.empty() ? 0.0 : static_cast<double>(x.shape.back());
+      cost.flops = 2.0 * outputs * k + (at(operands::Linear::bias).present() ? outputs : 0.0);
+      cost.bytes = touched;
+      break;
+    }
+    case CostRule::Matmul: {
+      const TensorExtent& a = at(operands::Matmul::a);
+      double k = a.shape.empty() ? 0.0 : static_cast<double>(a.shape.back());
+      cost.flops = 2.0 * static_cast<double>(at(operands::Matmul::out).numel()) * k;
+      cost.bytes = touched;
+      break;
+    }
+    case CostRule::Elementwise:
+      // The result has the shape of the last tensor operand (`out`).
+      for (size_t i = 0; i < sig.operands.size(); ++i)
+        if (sig.operands[i].effect == E::Write) cost.flops = static_cast<double>(at(i).numel());
+      cost.bytes = touched;
+      break;
+    case CostRule::Copy: cost.bytes = touched; break;
+    case CostRule::Collective:
+      for (size_t i = 0; i < sig.operands.size(); ++i)
+        if (sig.operands[i].kind == K::Tensor && at(i).present()) cost.bytes = std::max(cost.bytes, at(i).bytes());
+      break;
+    case CostRule::Fill: cost.bytes = at(operands::Allocate::type).bytes(); break;
+  }
+  return cost;
+}
+
+std::optional<OpKind> opKindByName(std::string_view name) {
+  for (const OpSignature& sig : kSignatures)
+    if (sig.name == name && sig.kind != OpKind::IntValue) return sig.kind;
+  return std::nullopt;
+}
+
+std::optional<size_t> operandIndex(const OpSignature& sig, std::string_view name) {
+  for (size_t i = 0; i < sig.operands.size(); ++i)
+    if (sig.operands[i].name == name) return i;
+  return std::nullopt;
+}
+
+std::optional<size_t> outOperand(const OpSignature& sig) { return operandIndex(sig, "out"); }
+
+std::string_view reduceOpName(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return "sum";
+    case ReduceOp::Prod: return "prod";
+    case ReduceOp::Min: return "min";
+    case ReduceOp::Max: return "max";
+    case ReduceOp::Avg: return "avg";
+  }
+  return "?";
+}
+
+std::optional<ReduceOp> parseReduceOp(std::string_view name) {
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg})
+    if (reduceOpName(op) == name) return op;
+  return std::nullopt;
+}
+
+}  // namespace hostir

@@ -1,0 +1,249 @@
+// The operations of the language and their signatures: which operands each
+// takes (positional or keyword), of which kind, what it does to each tensor
+// operand, what it defines, what kind of work it is and how its cost is
+// counted. The parser, printer, verifier, builder, evaluator, passes, race
+// checker and backends all read this one table.
+//
+// Adding an operation: its OpKind, its typed operand positions below, its
+// operand specs and table row in ops.cpp; then its shape rule
+// (hostir/verify_<category>.cpp), its issue rule (runtime/issue_<category>.cpp)
+// and, for a new kernel, a Backend method (runtime/backend.h) that each
+// backend implements (docs/architecture.md lists them).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace hostir {
+
+enum class OpKind {
+  Allocate,
+  Deallocate,
+  ShardByStream,
+  Linear,
+  Matmul,
+  Copy,
+  Add,
+  Allreduce,
+  Allgather,
+  ReduceScatter,
+  Broadcast,
+  SendRecv,
+  Wait,
+  GetCurrentStream,
+  SetCurrentStream,
+  Synchronize,
+  RecordEvent,
+  WaitEvent,
+  // `n = ceildiv(a, b)`, `min`, `max`: binds a name to a host integer.
+  IntValue,
+};
+
+// The kinds of values names are bound to.
+enum class ValueKind { Int, Tensor, Stream, Event, Handle };
+std::string_view valueKindName(ValueKind kind);
+
+// What an operand slot accepts.
+enum class OperandKind {
+  Tensor,    // a name bound to a tensor
+  Int,       // an integer expression
+  Type,      // DTYPE[dims]
+  Stream,    // stream(e) or a name bound to a stream
+  Event,     // a name bound to an event
+  Handle,    // a name bound to a communication handle
+  Bool,      // true | false
+  ReduceOp,  // sum | prod | min | max | avg
+};
+std::string_view operandKindName(OperandKind kind);
+
+// What an operation does to the elements of a tensor operand. The race
+// checker records its accesses from these; other operands have None.
+enum class Effect : uint8_t {
+  None,         // not a tensor, or a tensor whose elements are not touched (a view's source)
+  Read,         // read
+  Write,        // written (an `out=` operand, or the result that stands in its place)
+  ReadWrite,    // read and written in place (what ReadInPlace is without `out`)
+  ReadInPlace,  // read; also written when the operation has no `out` (in-place allreduce)
+  ReadOnRoot,   // read on the root rank, written on every rank (broadcast's tensor)
+  Free,         // deallocated: the end of the whole buffer's life, ordered like a write
+};
+std::string_view effectName(Effect effect);
+
+struct OperandSpec {
+  std::string_view name;
+  OperandKind kind;
+  bool required;
+  bool positional;               // printed positionally; keyword operands are printed `name=value`
+  Effect effect = Effect::None;  // tensors only
+};
+
+// Operations have at most this many operands (Operation::operands, the
+// evaluator's compiled instructions); ops.cpp checks the table against it.
+inline constexpr size_t kMaxOperands = 4;
+
+// What kind of work an operation is. Passes select operations by category
+// (strip-compute, strip-communication), assign-streams overlaps the ones
+// that issue work, and traces name their slices after it.
+enum class OpCategory : uint8_t {
+  Compute,          // linear, matmul, add: kernels on the current stream
+  Copy,             // copy: moves elements on the current stream
+  Communication,    // allreduce, allgather, reduce_scatter, broadcast, sendrecv
+  Allocation,       // allocate: stream-ordered memory, zero-filled on request
+  Deallocation,     // deallocate: gives stream-ordered memory back
+  Synchronization,  // wait, synchronize, record_event, wait_event: ordering between streams only
+  View,             // shard_by_stream: names part of a tensor; touches no element
+  Host,             // get_current_stream, set_current_stream, ceildiv/min/max: host state only
+};
+std::string_view categoryName(OpCategory category);
+
+// Issues work on a stream: computes, copies, communicates or allocates (as
+// opposed to views, host values and pure ordering steps such as
+// synchronize). What assign-streams overlaps.
+constexpr bool issuesWork(OpCategory category) {
+  return category == OpCategory::Compute || category == OpCategory::Copy || category == OpCategory::Communication ||
+         category == OpCategory::Allocation;
+}
+
+// Computes or moves elements on the rank itself (strip-compute removes these).
+constexpr bool isLocalTensorWork(OpCategory category) {
+  return category == OpCategory::Compute || category == OpCategory::Copy;
+}
+
+// How the cost of an operation is counted (costOf).
+enum class CostRule : uint8_t {
+  None,         // no elements touched
+  Linear,       // 2·M·N·K flops (+ M·N with a bias); bytes of every operand and the result
+  Matmul,       // 2·M·N·K flops; bytes of a, b and the result
+  Elementwise,  // one flop per result element; bytes of every operand and the result
+  Copy,         // no flops; bytes read plus bytes written
+  Collective,   // no flops; the larger of the bytes sent and received (as nccl-tests counts; sendrecv too)
+  Fill,         // allocate: the bytes a zero fill writes
+};
+
+// How an operation defines names.
+enum class ResultMode {
+  None,         // defines nothing
+  Required,     // exactly one name
+  Optional,     // zero or one name (a communication's handle)
+  OutOrResult,  // `y = op(...)` allocates y; `op(..., out=y)` writes into y
+};
+
+struct OpSignature {
+  OpKind kind;
+  std::string_view name;
+  std::span<const OperandSpec> operands;
+  ResultMode resultMode;
+  ValueKind resultKind;  // meaningful unless resultMode is None
+  OpCategory category;
+  CostRule cost;
+};
+
+const OpSignature& signatureOf(OpKind kind);
+
+// Every operation, in OpKind order.
+std::span<const OpSignature> allSignatures();
+
+// What operand `index` of `sig` does to its tensor, with ReadInPlace
+// resolved: written too when the operation has no `out` operand.
+Effect operandEffect(const OpSignature& sig, size_t index, bool hasOut);
+constexpr bool readsTensor(Effect e) {
+  return e == Effect::Read || e == Effect::ReadWrite || e == Effect::ReadInPlace || e == Effect::ReadOnRoot;
+}
+constexpr bool writesTensor(Effect e) {
+  return e == Effect::Write || e == Effect::ReadWrite || e == Effect::ReadOnRoot || e == Effect::Free;
+}
+
+// The shape of one tensor operand, for costOf; elementBytes 0: absent.
+struct TensorExtent {
+  std::span<const int64_t> shape;
+  size_t elementBytes = 0;
+  bool present() const { return elementBytes != 0; }
+  int64_t numel() const;
+  int64_t bytes() const { return numel() * static_cast<int64_t>(elementBytes); }
+};
+
+struct OpCost {
+  double flops = 0;
+  int64_t bytes = 0;
+};
+
+// The floating-point operations and bytes of one operation, by its
+// signature's cost rule. `tensors` holds one entry per signature operand
+// (absent ones and non-tensors empty); the result of `y = linear(...)` goes
+// in the `out` slot it stands for, and allocate's tensor in the `type` slot.
+OpCost costOf(OpKind kind, std::span<const TensorExtent> tensors);
+std::optional<OpKind> opKindByName(std::string_view name);
+
+// Index of the operand called `name` in the signature, or nullopt.
+std::optional<size_t> operandIndex(const OpSignature& sig, std::string_view name);
+
+// Index of the `out=` operand (the tensor an operation writes its result
+// into instead of defining a name), or nullopt when it has none.
+std::optional<size_t> outOperand(const OpSignature& sig);
+
+// Typed operand positions: `operands::Linear::bias` is the index of linear's
+// `bias` slot in its signature (and in Operation::operands). ops.cpp checks
+// at compile time that each matches the table, so code that reads an
+// operand by position cannot drift from the signature.
+namespace operands {
+struct Allocate {
+  enum : size_t { type, zero };
+};
+struct Deallocate {
+  enum : size_t { t };
+};
+struct ShardByStream {
+  enum : size_t { t, axis, index, chunks };
+};
+struct Linear {
+  enum : size_t { x, w, bias, out };
+};
+struct Matmul {
+  enum : size_t { a, b, out };
+};
+struct Copy {
+  enum : size_t { src, out };
+};
+struct Add {
+  enum : size_t { a, b, out };
+};
+struct Allreduce {
+  enum : size_t { t, out, op };
+};
+struct Allgather {
+  enum : size_t { t, out, axis };
+};
+struct ReduceScatter {
+  enum : size_t { t, out, axis, op };
+};
+struct Broadcast {
+  enum : size_t { t, root };
+};
+struct SendRecv {
+  enum : size_t { src, out, to, from };
+};
+struct Wait {
+  enum : size_t { h };
+};
+struct SetCurrentStream {
+  enum : size_t { s };
+};
+struct Synchronize {
+  enum : size_t { s };
+};
+struct WaitEvent {
+  enum : size_t { ev };
+};
+struct IntValue {
+  enum : size_t { a, b };
+};
+}  // namespace operands
+
+enum class ReduceOp { Sum, Prod, Min, Max, Avg };
+std::string_view reduceOpName(ReduceOp op);
+std::optional<ReduceOp> parseReduceOp(std::string_view name);
+
+}  // namespace hostir

@@ -1,0 +1,607 @@
+#include "ir/parser.h"
+
+#include <fmt/format.h>
+
+#include <unordered_set>
+
+#include "ir/lexer.h"
+#include "ir/verifier.h"
+
+namespace hostir {
+namespace {
+
+// Limits (ir/expr.h, ir/verifier.h) keep every recursive walk of a
+// parsed program, here and downstream, within a bounded stack: the parser
+// recurses once per parenthesis, call and loop, and each operator it builds
+// adds a level to the tree that later walks recurse over.
+class Parser {
+ public:
+  explicit Parser(std::vector<Token> tokens) : tokens_(std::move(tokens)) {}
+
+  Program program() {
+    skipNewlines();
+    lineStart_ = pos_;
+    Program p;
+    const Token& kw = expectKeyword("program", "a program must start with 'program NAME(...)'");
+    p.loc = kw.loc;
+    p.name = std::string(expectIdent("a program name").text);
+    open(TokenKind::LParen, "'(' after the program name", "the parameter list");
+    if (!acceptClose(TokenKind::RParen)) {
+      do p.params.push_back(param());
+      while (accept(TokenKind::Comma));
+      close(TokenKind::RParen, "',' or ')' in the parameter list");
+    }
+    if (isKeyword(peek(), "proved_for")) p.provedFor = provedFor();
+    open(TokenKind::LBrace, "'{' to open the program body", "the program body");
+    bool sawStatement = false;
+    while (true) {
+      skipTerminators();
+      if (peek().kind == TokenKind::RBrace || peek().kind == TokenKind::Eof) break;
+      if (isKeyword(peek(), "input") || isKeyword(peek(), "output")) {
+        if (sawStatement) fail(peek().loc, "declarations must come before the first statement");
+        p.decls.push_back(decl());
+      } else {
+        sawStatement = true;
+        p.body.push_back(statement(0));
+      }
+      expectStatementEnd();
+    }
+    close(TokenKind::RBrace, "'}' to close the program body");
+    skipTerminators();
+    if (peek().kind != TokenKind::Eof)
+      fail(peek().loc, fmt::format("unexpected {} after the end of the program", describeToken(peek())));
+    return p;
+  }
+
+  Expr standaloneExpr() {
+    skipNewlines();
+    Expr e = expr(0);
+    skipNewlines();
+    if (peek().kind != TokenKind::Eof)
+      fail(peek().loc, fmt::format("unexpected {} after the expression", describeToken(peek())));
+    return e;
+  }
+
+  // Explains an error with the delimiter it leaves unclosed: an error at the
+  // end of the file, or one about a missing closing delimiter, gets a note
+  // at the innermost '{', '(' or '[' that is still open.
+  void annotate(Diagnostic& diag) const {
+    if (!diag.notes.empty() || openDelimiters_.empty()) return;
+    const OpenDelimiter& innermost = openDelimiters_.back();
+    if (diag.loc != tokens_.back().loc && !failedToClose_) return;
+    diag.notes.push_back(Note{innermost.loc, fmt::format("to match this '{}' ({})", innermost.text, innermost.what)});
+  }
+
+ private:
+  // A '{', '(' or '[' that has not been closed yet, for the note an error
+  // about the missing closing delimiter carries.
+  struct OpenDelimiter {
+    SourceLoc loc;
+    std::string_view text;
+    std::string what;  // "the loop body"
+  };
+
+  // Token access: newlines are skipped except where statements end.
+  const Token& peekRaw() const { return tokens_[pos_]; }
+  const Token& peek() {
+    skipNewlines();
+    return tokens_[pos_];
+  }
+  const Token& peekAhead(size_t n) {
+    skipNewlines();
+    size_t p = pos_;
+    for (size_t k = 0; k < n && tokens_[p].kind != TokenKind::Eof; ++k) {
+      ++p;
+      while (tokens_[p].kind == TokenKind::Newline) ++p;
+    }
+    return tokens_[p];
+  }
+  const Token& next() {
+    const Token& t = peek();
+    if (t.kind != TokenKind::Eof) ++pos_;
+    return t;
+  }
+  void skipNewlines() {
+    while (tokens_[pos_].kind == TokenKind::Newline) ++pos_;
+  }
+  void skipTerminators() {
+    while (tokens_[pos_].kind == TokenKind::Newline || tokens_[pos_].kind == TokenKind::Semicolon) ++pos_;
+    lineStart_ = pos_;
+  }
+  // The token an error about a missing token points at: the end of the line
+  // when the line ended before the construct did, not a token on a later line.
+  const Token& found() {
+    const Token& t = peek();
+    size_t p = pos_;
+    while (p > lineStart_ && tokens_[p - 1].kind == TokenKind::Newline) --p;
+    return p < pos_ && t.kind != TokenKind::Eof ? tokens_[p] : t;
+  }
+  bool accept(TokenKind kind) {
+    if (peek().kind != kind) return false;
+    next();
+    return true;
+  }
+  const Token& expect(TokenKind kind, std::string_view what) {
+    if (peek().kind != kind) fail(found().loc, fmt::format("expected {}, found {}", what, describeToken(found())));
+    return next();
+  }
+  // Consumes an opening delimiter and remembers it until close().
+  const Token& open(TokenKind kind, std::string_view expected, std::string_view what) {
+    const Token& t = expect(kind, expected);
+    openDelimiters_.push_back(OpenDelimiter{t.loc, t.text, std::string(what)});
+    return t;
+  }
+  // Consumes the closing delimiter of the innermost open one; its absence is
+  // an error with a note at the opening delimiter.
+  const Token& close(TokenKind kind, std::string_view expected) {
+    if (peek().kind != kind) failedToClose_ = true;
+    const Token& t = expect(kind, expected);
+    openDelimiters_.pop_back();
+    return t;
+  }
+  bool acceptClose(TokenKind kind) {
+    if (peek().kind != kind) return false;
+    close(kind, "");
+    return true;
+  }
+  static bool isKeyword(const Token& t, std::string_view word) { return t.kind == TokenKind::Ident && t.text == word; }
+  const Token& expectKeyword(std::string_view word, std::string_view message) {
+    if (!isKeyword(peek(), word)) fail(found().loc, std::string(message));
+    return next();
+  }
+  const Token& expectIdent(std::string_view what) {
+    if (peek().kind != TokenKind::Ident)
+      fail(found().loc, fmt::format("expected {}, found {}", what, describeToken(found())));
+    return next();
+  }
+  // A name being defined: an identifier that is not reserved.
+  NameDef definedName(std::string_view what) {
+    const Token& t = expectIdent(what);
+    if (isReservedName(t.text)) fail(t.loc, fmt::format("'{}' is a reserved word and cannot be defined", t.text));
+    return NameDef{std::string(t.text), t.loc};
+  }
+  void expectStatementEnd() {
+    const Token& t = peekRaw();
+    if (t.kind == TokenKind::Newline || t.kind == TokenKind::Semicolon || t.kind == TokenKind::RBrace ||
+        t.kind == TokenKind::Eof)
+      return;
+    fail(t.loc, fmt::format("expected end of statement, found {}", describeToken(t)));
+  }
+
+  int64_t nonNegativeInt(std::string_view what) {
+    const Token& t = expect(TokenKind::Int, what);
+    if (t.intValue > static_cast<uint64_t>(INT64_MAX))
+      fail(t.loc, fmt::format("integer literal {} does not fit in 64 bits", t.text));
+    return static_cast<int64_t>(t.intValue);
+  }
+
+  Param param() {
+    NameDef name = definedName("a parameter name");
+    // Sets, not Program::findParam: a long parameter list must not cost quadratic time.
+    if (!paramNames_.insert(name.name).second)
+      fail(name.loc, fmt::format("parameter '{}' is defined twice", name.name));
+    expect(TokenKind::Equals, fmt::format("'=' and a default value for parameter '{}'", name.name));
+    int64_t value = nonNegativeInt("an integer default value");
+    return Param{name.name, value, name.loc};
+  }
+
+  // proved_for(world = W, streams = P), after the parameters.
+  ProvedFor provedFor() {
+    ProvedFor proved;
+    proved.loc = next().loc;
+    open(TokenKind::LParen, "'(' after 'proved_for'", "the proved_for clause");
+    auto field = [&](std::string_view key, int64_t max) {
+      expectKeyword(key, fmt::format("expected '{} = N' in the proved_for clause", key));
+      expect(TokenKind::Equals,
+             fmt::format("'=' and the {} after '{}'", key == "world" ? "team size" : "pool size", key));
+      const SourceLoc at = peek().loc;
+      int64_t value = nonNegativeInt(fmt::format("an integer {}", key));
+      if (value < 1 || value > max) fail(at, fmt::format("'{}' must be from 1 to {}, got {}", key, max, value));
+      return value;
+    };
+    proved.world = field("world", kMaxRanks);
+    expect(TokenKind::Comma, "',' and 'streams = N' in the proved_for clause");
+    proved.streams = field("streams", kMaxStreams);
+    close(TokenKind::RParen, "')' to close the proved_for clause");
+    return proved;
+  }
+
+  Decl decl() {
+    Decl d;
+    d.kind = next().text == "input" ? DeclKind::Input : DeclKind::Output;
+    NameDef name = definedName("a tensor name");
+    if (paramNames_.count(name.name) || !declNames_.insert(name.name).second)
+      fail(name.loc, fmt::format("'{}' is defined twice", name.name));
+    d.name = name.name;
+    d.loc = name.loc;
+    expect(TokenKind::Colon, "':' and a tensor type");
+    d.type = tensorType();
+    if (isKeyword(peekRaw(), "shard")) {
+      d.shardLoc = next().loc;
+      open(TokenKind::LParen, "'(' after 'shard'", "the shard axis");
+      const Token& axisTok = peek();
+      int64_t axis = nonNegativeInt("the sharded axis");
+      if (axis >= static_cast<int64_t>(d.type.dims.size()))
+        fail(axisTok.loc,
+             fmt::format("shard axis {} is out of range for a tensor of rank {}", axis, d.type.dims.size()));
+      d.shardAxis = axis;
+      close(TokenKind::RParen, "')' after the shard axis");
+    }
+    return d;
+  }
+
+  TensorType tensorType() {
+    const Token& t = expectIdent("a dtype (f32, f16, bf16 or f64)");
+    auto dtype = parseDType(t.text);
+    if (!dtype) fail(t.loc, fmt::format("unknown dtype '{}'; expected f32, f16, bf16 or f64", t.text));
+    TensorType type;
+    type.dtype = *dtype;
+    type.loc = t.loc;
+    open(TokenKind::LBracket, "'[' and the dimensions of the tensor type", "the dimensions");
+    if (!acceptClose(TokenKind::RBracket)) {
+      do type.dims.push_back(expr(0));
+      while (accept(TokenKind::Comma));
+      close(TokenKind::RBracket, "',' or ']' in the dimensions");
+    }
+    return type;
+  }
+
+  // `depth`: how many loops and with blocks enclose the statement.
+  Statement statement(int depth) {
+    if (isKeyword(peek(), "for")) return forLoop(depth);
+    // `with = ...` goes on, to be refused as the definition of a reserved word.
+    if (isKeyword(peek(), "with") && peekAhead(1).kind != TokenKind::Equals && peekAhead(1).kind != TokenKind::Comma)
+      return withBlock(depth);
+    std::vector<NameDef> results;
+    if (peek().kind == TokenKind::Ident &&
+        (peekAhead(1).kind == TokenKind::Comma || peekAhead(1).kind == TokenKind::Equals)) {
+      do results.push_back(definedName("a name to define"));
+      while (accept(TokenKind::Comma));
+      expect(TokenKind::Equals, "'=' after the defined names");
+    }
+    const Token& callee = expectIdent("an operation, 'for' or 'with'");
+    open(TokenKind::LParen, fmt::format("'(' after '{}'", callee.text), "the operand list");
+    std::vector<ParsedArg> args;
+    if (!acceptClose(TokenKind::RParen)) {
+      do args.push_back(arg());
+      while (accept(TokenKind::Comma));
+      close(TokenKind::RParen, "',' or ')' in the operand list");
+    }
+    return buildOperation(callee, std::move(results), std::move(args));
+  }
+
+  Statement forLoop(int depth) {
+    ForLoop loop;
+    loop.loc = next().loc;
+    if (depth + 1 > kMaxLoopNesting) fail(loop.loc, nestedTooDeeply());
+    loop.index = definedName("a loop index name");
+    expectKeyword("in", "expected 'in' after the loop index");
+    expectKeyword("range", "expected 'range(...)' after 'in'");
+    open(TokenKind::LParen, "'(' after 'range'", "the range");
+    Expr first = expr(0);
+    if (accept(TokenKind::Comma)) {
+      loop.start = first;
+      loop.end = expr(0);
+    } else {
+      loop.end = first;
+    }
+    close(TokenKind::RParen, "')' to close 'range'");
+    loop.body = block(depth + 1, "the loop body");
+    return loop;
+  }
+
+  // with NAME { ... } | with stream(e) { ... }
+  Statement withBlock(int depth) {
+    WithBlock with;
+    with.loc = next().loc;
+    if (depth + 1 > kMaxLoopNesting) fail(with.loc, nestedTooDeeply());
+    const Token& t = peek();
+    if (isKeyword(t, "stream") && peekAhead(1).kind == TokenKind::LParen) {
+      SourceLoc loc = next().loc;
+      open(TokenKind::LParen, "'('", "the stream number");
+      Expr number = expr(0);
+      close(TokenKind::RParen, "')' to close 'stream('");
+      with.stream = Arg::stream(std::move(number), loc);
+    } else if (t.kind == TokenKind::Ident && !isReservedName(t.text)) {
+      next();
+      with.stream = Arg::name(std::string(t.text), t.loc);
+    } else {
+      fail(found().loc, fmt::format("expected a stream after 'with' (a captured stream or stream(e)), found {}",
+                                    describeToken(found())));
+    }
+    with.body = block(depth + 1, "the with block");
+    return with;
+  }
+
+  static std::string nestedTooDeeply() {
+    return fmt::format("blocks nested too deeply: more than {} levels of 'for' and 'with'", kMaxLoopNesting);
+  }
+
+  // '{' {stmt} '}' of a loop or with block, whose statements sit at `depth`.
+  std::vector<Statement> block(int depth, std::string_view what) {
+    open(TokenKind::LBrace, fmt::format("'{{' to open {}", what), what);
+    std::vector<Statement> body;
+    while (true) {
+      skipTerminators();
+      if (peek().kind == TokenKind::RBrace || peek().kind == TokenKind::Eof) break;
+      if (isKeyword(peek(), "input") || isKeyword(peek(), "output"))
+        fail(peek().loc, "declarations are only allowed at the top of the program");
+      body.push_back(statement(depth));
+      expectStatementEnd();
+    }
+    close(TokenKind::RBrace, fmt::format("'}}' to close {}", what));
+    return body;
+  }
+
+  struct ParsedArg {
+    std::string keyword;  // empty: positional
+    SourceLoc keywordLoc;
+    Arg value;
+  };
+
+  ParsedArg arg() {
+    ParsedArg a;
+    if (peek().kind == TokenKind::Ident && peekAhead(1).kind == TokenKind::Equals) {
+      const Token& kw = next();
+      a.keyword = std::string(kw.text);
+      a.keywordLoc = kw.loc;
+      next();  // '='
+    }
+    const Token& t = peek();
+    // NAME[ can only be a tensor type: an unknown dtype is reported as such.
+    if (t.kind == TokenKind::Ident && peekAhead(1).kind == TokenKind::LBracket) {
+      a.value = Arg::ofType(tensorType());
+    } else if (isKeyword(t, "stream") && peekAhead(1).kind == TokenKind::LParen) {
+      SourceLoc loc = next().loc;
+      open(TokenKind::LParen, "'('", "the stream number");
+      Expr number = expr(0);
+      close(TokenKind::RParen, "')' to close 'stream('");
+      a.value = Arg::stream(std::move(number), loc);
+    } else if (isKeyword(t, "true") || isKeyword(t, "false")) {
+      a.value = Arg::boolean(t.text == "true", t.loc);
+      next();
+    } else {
+      a.value = Arg::integer(expr(0));
+    }
+    return a;
+  }
+
+  // expr := term {('+'|'-') term}; term := factor {('*'|'/'|'%') factor}
+  //
+  // `nesting` counts the parentheses and calls around the expression. Every
+  // node is checked as it is built: its nesting plus its levels (operators
+  // and calls on its deepest path) may not pass kMaxExprLevels. Parentheses
+  // and calls recurse here; operator chains are built in loops, so a chain of
+  // any length costs no stack to parse but is refused at its 257th level.
+  Expr expr(int nesting) {
+    Expr lhs = term(nesting);
+    while (peek().kind == TokenKind::Plus || peek().kind == TokenKind::Minus) {
+      const Token& op = next();
+      Expr rhs = term(nesting);
+      lhs = limited(Expr::binary(op.kind == TokenKind::Plus ? BinaryOp::Add : BinaryOp::Sub, std::move(lhs),
+                                 std::move(rhs), op.loc),
+                    nesting);
+    }
+    return lhs;
+  }
+
+  Expr term(int nesting) {
+    Expr lhs = factor(nesting);
+    while (peek().kind == TokenKind::Star || peek().kind == TokenKind::Slash || peek().kind == TokenKind::Percent) {
+      const Token& op = next();
+      BinaryOp bop = op.kind == TokenKind::Star    ? BinaryOp::Mul
+                     : op.kind == TokenKind::Slash ? BinaryOp::Div
+                                                   : BinaryOp::Mod;
+      Expr rhs = factor(nesting);
+      lhs = limited(Expr::binary(bop, std::move(lhs), std::move(rhs), op.loc), nesting);
+    }
+    return lhs;
+  }
+
+  [[noreturn]] static void tooDeep(SourceLoc loc) {
+    fail(loc, fmt::format("expression nested too deeply: more than {} levels of operators, parentheses and calls",
+                          kMaxExprLevels));
+  }
+
+  // `e` if it is within the limits at this nesting, else an error at its operator or call.
+  static Expr limited(Expr e, int nesting) {
+    if (nesting + e.levels() > kMaxExprLevels) tooDeep(e.loc());
+    if (e.nodeCount() > kMaxExprNodes)
+      fail(e.loc(), fmt::format("expression too large: more than {} terms", kMaxExprNodes));
+    return e;
+  }
+
+  Expr factor(int nesting) {
+    const Token& t = peek();
+    switch (t.kind) {
+      case TokenKind::Int: {
+        next();
+        if (t.intValue > static_cast<uint64_t>(INT64_MAX))
+          fail(t.loc, fmt::format("integer literal {} does not fit in 64 bits", t.text));
+        return Expr::literal(static_cast<int64_t>(t.intValue), t.loc);
+      }
+      case TokenKind::Minus: {
+        // Only negative literals: the language has no unary minus on expressions.
+        next();
+        const Token& lit = peek();
+        if (lit.kind != TokenKind::Int) fail(t.loc, "'-' must be followed by an integer literal here");
+        next();
+        if (lit.intValue > (uint64_t{1} << 63))
+          fail(lit.loc, fmt::format("integer literal -{} does not fit in 64 bits", lit.text));
+        int64_t value = lit.intValue == (uint64_t{1} << 63) ? INT64_MIN : -static_cast<int64_t>(lit.intValue);
+        return Expr::literal(value, t.loc);
+      }
+      case TokenKind::LParen: {
+        if (nesting + 1 > kMaxExprLevels) tooDeep(t.loc);
+        open(TokenKind::LParen, "'('", "a parenthesized expression");
+        Expr inner = expr(nesting + 1);
+        close(TokenKind::RParen, "')' to close the parenthesis");
+        return inner;
+      }
+      case TokenKind::Ident: {
+        next();
+        if (peek().kind == TokenKind::LParen) {
+          auto fn = parseIntFunction(t.text);
+          if (!fn) fail(t.loc, fmt::format("'{}' is not an integer function; expected ceildiv, min or max", t.text));
+          if (nesting + 1 > kMaxExprLevels) tooDeep(t.loc);
+          open(TokenKind::LParen, "'('", fmt::format("the call of '{}'", t.text));
+          std::vector<Expr> args;
+          if (peek().kind != TokenKind::RParen) {
+            do args.push_back(expr(nesting + 1));
+            while (accept(TokenKind::Comma));
+          }
+          close(TokenKind::RParen, "',' or ')' in the call");
+          if (args.size() != 2) fail(t.loc, fmt::format("'{}' takes 2 arguments, got {}", t.text, args.size()));
+          return limited(Expr::call(*fn, std::move(args), t.loc), nesting);
+        }
+        return Expr::name(std::string(t.text), t.loc);
+      }
+      default: fail(t.loc, fmt::format("expected an expression, found {}", describeToken(t)));
+    }
+  }
+
+  // Matches the parsed operand list against the operation's signature.
+  Operation buildOperation(const Token& callee, std::vector<NameDef> results, std::vector<ParsedArg> args) {
+    if (auto fn = parseIntFunction(callee.text)) return buildIntValue(*fn, callee, std::move(results), args);
+    auto kind = opKindByName(callee.text);
+    if (!kind) fail(callee.loc, fmt::format("unknown operation '{}'", callee.text));
+    Operation op(*kind, callee.loc);
+    const OpSignature& sig = op.signature();
+    size_t positional = 0;
+    bool sawKeyword = false;
+    for (ParsedArg& a : args) {
+      size_t slot;
+      if (a.keyword.empty()) {
+        if (sawKeyword) fail(a.value.loc, "positional operand after a keyword operand");
+        if (positional >= sig.operands.size())
+          fail(a.value.loc, fmt::format("'{}' takes at most {} operand{}", sig.name, sig.operands.size(),
+                                        sig.operands.size() == 1 ? "" : "s"));
+        slot = positional++;
+      } else {
+        sawKeyword = true;
+        auto index = operandIndex(sig, a.keyword);
+        if (!index) fail(a.keywordLoc, fmt::format("'{}' has no operand named '{}'", sig.name, a.keyword));
+        slot = *index;
+        if (op.operands[slot]) fail(a.keywordLoc, fmt::format("operand '{}' is given twice", a.keyword));
+      }
+      checkOperandForm(sig.name, sig.operands[slot], a.value);
+      op.operands[slot] = std::move(a.value);
+    }
+    for (size_t i = 0; i < sig.operands.size(); ++i)
+      if (sig.operands[i].required && !op.operands[i])
+        fail(callee.loc, fmt::format("'{}' is missing its operand '{}'", sig.name, sig.operands[i].name));
+    checkResults(sig, op, results, callee);
+    op.results = std::move(results);
+    return op;
+  }
+
+  Operation buildIntValue(IntFunction fn, const Token& callee, std::vector<NameDef> results,
+                          std::vector<ParsedArg>& args) {
+    Operation op(OpKind::IntValue, callee.loc);
+    op.intFunction = fn;
+    if (args.size() != 2) fail(callee.loc, fmt::format("'{}' takes 2 arguments, got {}", callee.text, args.size()));
+    for (size_t i = 0; i < 2; ++i) {
+      if (!args[i].keyword.empty())
+        fail(args[i].keywordLoc, fmt::format("'{}' takes no keyword operands", callee.text));
+      checkOperandForm(callee.text, op.signature().operands[i], args[i].value);
+      op.operands[i] = std::move(args[i].value);
+    }
+    if (results.size() != 1)
+      fail(callee.loc, fmt::format("'{}' computes one integer; bind it to exactly one name", callee.text));
+    op.results = std::move(results);
+    return op;
+  }
+
+  static void checkOperandForm(std::string_view opName, const OperandSpec& spec, const Arg& value) {
+    auto wrong = [&](std::string_view got) {
+      fail(value.loc,
+           fmt::format("operand '{}' of '{}' must be {}, not {}", spec.name, opName, operandKindName(spec.kind), got));
+    };
+    std::string_view got = value.form == Arg::Form::Type     ? "a tensor type"
+                           : value.form == Arg::Form::Stream ? "stream(...)"
+                           : value.form == Arg::Form::Bool   ? "a boolean"
+                           : value.isName()                  ? "a name"
+                                                             : "an integer expression";
+    switch (spec.kind) {
+      case OperandKind::Type:
+        if (value.form != Arg::Form::Type) wrong(got);
+        break;
+      case OperandKind::Bool:
+        if (value.form != Arg::Form::Bool) wrong(got);
+        break;
+      case OperandKind::Int:
+        if (value.form != Arg::Form::Expr) wrong(got);
+        break;
+      case OperandKind::Stream:
+        if (value.form != Arg::Form::Stream && !value.isName()) wrong(got);
+        break;
+      case OperandKind::Tensor:
+      case OperandKind::Event:
+      case OperandKind::Handle:
+        if (!value.isName()) wrong(got);
+        break;
+      case OperandKind::ReduceOp:
+        if (!value.isName() || !parseReduceOp(value.nameValue()))
+          wrong(value.isName() ? "'" + value.nameValue() + "'" : std::string(got));
+        break;
+    }
+  }
+
+  static void checkResults(const OpSignature& sig, const Operation& op, const std::vector<NameDef>& results,
+                           const Token& callee) {
+    if (results.size() > 1)
+      fail(results[1].loc, fmt::format("'{}' defines one value, but {} names are given", sig.name, results.size()));
+    switch (sig.resultMode) {
+      case ResultMode::None:
+        if (!results.empty()) fail(results[0].loc, fmt::format("'{}' defines no value", sig.name));
+        break;
+      case ResultMode::Required:
+        if (results.empty()) fail(callee.loc, fmt::format("the result of '{}' must be bound to a name", sig.name));
+        break;
+      case ResultMode::Optional: break;
+      case ResultMode::OutOrResult: {
+        auto outSlot = outOperand(sig);
+        bool hasOut = outSlot && op.operands[*outSlot].has_value();
+        if (hasOut && !results.empty())
+          fail(results[0].loc,
+               fmt::format("'{}' writes into out=; it cannot also define '{}'", sig.name, results[0].name));
+        if (!hasOut && results.empty())
+          fail(callee.loc, fmt::format("'{}' needs a result name or an out= operand", sig.name));
+        break;
+      }
+    }
+  }
+
+  std::vector<Token> tokens_;
+  size_t pos_ = 0;
+  size_t lineStart_ = 0;  // where the current statement began: newlines before it ended earlier ones
+  std::vector<OpenDelimiter> openDelimiters_;
+  bool failedToClose_ = false;  // the error is a missing closing delimiter
+  std::unordered_set<std::string> paramNames_, declNames_;
+};
+
+template <typename T, typename F>
+Result<T> runParser(std::string_view source, F&& body) {
+  auto tokens = tokenize(source);
+  if (!tokens) return tokens.error();
+  Parser parser(std::move(*tokens));
+  try {
+    return body(parser);
+  } catch (const DiagnosticError& e) {
+    Diagnostic diag = e.diag;
+    parser.annotate(diag);
+    return diag;
+  }
+}
+
+}  // namespace
+
+Result<Program> parseProgram(std::string_view source) {
+  return runParser<Program>(source, [](Parser& p) { return p.program(); });
+}
+
+Result<Expr> parseExpr(std::string_view source) {
+  return runParser<Expr>(source, [](Parser& p) { return p.standaloneExpr(); });
+}
+
+}  // namespace hostir

@@ -1,0 +1,134 @@
+// The bound check of the verifier (private to hostir/): ShapeChecker runs a
+// program's host part for one rank with the params bound and the loops
+// unrolled, and checks every shape, extent and integer (verifyProgram).
+//
+// verifier.cpp holds the walk, the bindings and the dispatch
+// (ShapeChecker::checkOperation, one switch over OpKind); each operation's
+// rule is a member defined in the file of its category:
+//
+//   verify_compute.cpp        allocate, deallocate, shard_by_stream, linear,
+//                             matmul, copy, add
+//   verify_communication.cpp  allreduce, allgather, reduce_scatter,
+//                             broadcast, sendrecv
+//   verify_streams.cpp        set_current_stream, synchronize,
+//                             get_current_stream, record_event,
+//                             ceildiv/min/max
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/ir.h"
+#include "ir/names.h"
+#include "ir/verifier.h"
+
+namespace hostir::verification {
+
+inline std::string shapeString(const std::vector<int64_t>& shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
+
+// Fails unless the tensor's byte size fits in int64, so that no element
+// count, stride, offset or byte count derived from the shape downstream can
+// wrap. Zero extents do not excuse the others: strides multiply them anyway.
+// `what` names a tensor that has no type written out ("the result of 'matmul'").
+void checkByteSize(SourceLoc loc, std::string_view what, DType dtype, const std::vector<int64_t>& shape);
+
+struct BufferState {
+  const std::string* name;  // the defining name, owned by the program (one record per allocation)
+  SourceLoc deallocatedAt;
+  bool deallocated = false;
+};
+
+struct BoundTensor {
+  DType dtype;
+  std::vector<int64_t> shape;
+  // The allocation the tensor or view lives in; dropped with the last value
+  // that refers to it, so a long loop of allocations needs no memory per iteration.
+  std::shared_ptr<BufferState> buffer;
+};
+
+struct BoundValue {
+  ValueKind kind;
+  int64_t integer = 0;
+  BoundTensor tensor{};
+};
+
+class ShapeChecker {
+ public:
+  ShapeChecker(const Program& p, const std::map<std::string, int64_t>& params, int64_t rank, int64_t world);
+
+  void run();
+
+  int64_t statementsWalked() const { return walked_; }
+  int64_t exprNodesEvaluated() const { return evaluated_; }
+  void setBudget(int64_t statements, int64_t exprNodes) {
+    budget_ = statements;
+    exprBudget_ = exprNodes;
+  }
+
+ private:
+  // verifier.cpp: values, bindings and the walk.
+  std::vector<int64_t> localShape(const Decl& d);
+  [[noreturn]] void tooManyTerms(SourceLoc loc) const;
+  int64_t eval(const Expr& e, SourceLoc fallback = {});
+  std::vector<int64_t> extents(const TensorType& type);
+  const BoundValue& lookup(const std::string& name) const;
+  void bind(const std::string& name, BoundValue value);
+  void bindTensor(const std::string& name, DType dtype, std::vector<int64_t> shape, const std::string& bufferName);
+  // Operand `operand` of `op`, a tensor that must still be alive.
+  const BoundTensor& tensor(const Operation& op, size_t operand);
+  int64_t intOperand(const Operation& op, size_t operand, int64_t defaultValue = 0);
+  [[noreturn]] void tooLarge(SourceLoc loc) const;
+  void walk(const std::vector<Statement>& body);
+  // Expression nodes one iteration of `body` evaluates at least (its own
+  // statements' operands and loop bounds, not nested bodies), saturating.
+  static int64_t exprNodesPerIteration(const std::vector<Statement>& body);
+  void checkOperation(const Operation& op);
+
+  // verifier.cpp: what the rules of several categories share.
+  void requireShape(const Operation& op, size_t operand, const std::vector<int64_t>& want, std::string_view why);
+  // Binds the result of an operation that computes a new tensor, or checks its out= operand.
+  void produce(const Operation& op, size_t out, DType dtype, const std::vector<int64_t>& shape);
+  void checkAxis(const Operation& op, size_t axisOperand, int64_t axis, const BoundTensor& t);
+  void checkStreamNumber(const Arg& s);
+
+  // verify_compute.cpp
+  void checkAllocate(const Operation& op);
+  void checkDeallocate(const Operation& op);
+  void checkShardByStream(const Operation& op);
+  void checkLinear(const Operation& op);
+  void checkMatmul(const Operation& op);
+  void checkCopy(const Operation& op);
+  void checkAdd(const Operation& op);
+
+  // verify_communication.cpp
+  void checkAllreduce(const Operation& op);
+  void checkAllgather(const Operation& op);
+  void checkReduceScatter(const Operation& op);
+  void checkBroadcast(const Operation& op);
+  void checkSendRecv(const Operation& op);
+  void bindHandle(const Operation& op);
+
+  // verify_streams.cpp
+  void checkStreamOperand(const Operation& op);
+  void bindStreamResult(const Operation& op);
+  void checkIntValue(const Operation& op);
+
+  const Program& program_;
+  int64_t world_;
+  NameResolver names_;
+  std::vector<BoundValue> values_;  // by slot
+  int64_t walked_ = 0;
+  int64_t budget_ = kMaxUnrolledStatements;
+  int64_t evaluated_ = 0;
+  int64_t exprBudget_ = kMaxEvaluatedExprNodes;
+};
+
+}  // namespace hostir::verification

@@ -1,0 +1,132 @@
+#include "ir/symbolic_types.h"
+
+#include <algorithm>
+
+#include "ir/shapes.h"
+
+namespace hostir {
+namespace {
+
+// a op b, folded when both are literals (the folds keep the language's
+// meaning: ceildiv, min and max of literals, arithmetic that cannot overflow
+// for verified extents).
+Expr fold(IntFunction fn, Expr a, Expr b) {
+  auto x = a.literalValue(), y = b.literalValue();
+  if (x && y) {
+    if (fn == IntFunction::Min) return Expr(std::min(*x, *y));
+    if (fn == IntFunction::Max) return Expr(std::max(*x, *y));
+    if (*x >= 0 && *y > 0) return Expr(ceilDiv(*x, *y));
+  }
+  if (fn == IntFunction::CeilDiv && y == 1) return a;
+  return Expr::call(fn, {std::move(a), std::move(b)});
+}
+
+Expr fold(BinaryOp op, Expr a, Expr b) {
+  auto x = a.literalValue(), y = b.literalValue();
+  int64_t r = 0;
+  if (x && y) {
+    switch (op) {
+      case BinaryOp::Add:
+        if (!__builtin_add_overflow(*x, *y, &r)) return Expr(r);
+        break;
+      case BinaryOp::Sub:
+        if (!__builtin_sub_overflow(*x, *y, &r)) return Expr(r);
+        break;
+      case BinaryOp::Mul:
+        if (!__builtin_mul_overflow(*x, *y, &r)) return Expr(r);
+        break;
+      case BinaryOp::Div:
+        if (*x >= 0 && *y > 0) return Expr(*x / *y);
+        break;
+      case BinaryOp::Mod:
+        if (*x >= 0 && *y > 0) return Expr(*x % *y);
+        break;
+    }
+  }
+  if ((op == BinaryOp::Mul || op == BinaryOp::Div) && y == 1) return a;
+  if (op == BinaryOp::Mul && x == 1) return b;
+  if ((op == BinaryOp::Add || op == BinaryOp::Sub) && y == 0) return a;
+  if (op == BinaryOp::Mul && (x == 0 || y == 0)) return Expr(0);
+  return Expr::binary(op, std::move(a), std::move(b));
+}
+
+// The extent of chunk `index` of `chunks` along an axis of `extent` (ir/shapes.h's chunkExtent).
+Expr chunkExtentExpr(const Expr& extent, const Expr& index, const Expr& chunks) {
+  Expr size = fold(IntFunction::CeilDiv, extent, chunks);
+  Expr rest = fold(BinaryOp::Sub, extent, fold(BinaryOp::Mul, index, size));
+  return fold(IntFunction::Max, Expr(0), fold(IntFunction::Min, size, rest));
+}
+
+}  // namespace
+
+SymbolicTypes::SymbolicTypes(const Program& program) {
+  scopes_.emplace_back();
+  for (const Decl& d : program.decls) {
+    if (d.kind != DeclKind::Input) continue;
+    TensorType type = d.type;
+    if (d.shardAxis && static_cast<size_t>(*d.shardAxis) < type.dims.size()) {
+      Expr& dim = type.dims[static_cast<size_t>(*d.shardAxis)];
+      dim = fold(BinaryOp::Div, dim, Expr::name("world"));
+    }
+    scopes_.front()[d.name] = type;
+  }
+}
+
+const std::optional<TensorType>* SymbolicTypes::lookup(const std::string& name) const {
+  for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope)
+    if (auto found = scope->find(name); found != scope->end()) return &found->second;
+  return nullptr;
+}
+
+const std::optional<TensorType>* SymbolicTypes::operandType(const Operation& op, size_t operand) const {
+  const std::optional<Arg>& arg = op.operands[operand];
+  if (!arg || !arg->isName()) return nullptr;
+  const std::optional<TensorType>* type = lookup(arg->nameValue());
+  return type && *type ? type : nullptr;
+}
+
+std::optional<TensorType> SymbolicTypes::resultType(const Operation& op) const {
+  auto typeOf = [&](size_t operand) -> std::optional<TensorType> {
+    const std::optional<TensorType>* type = operandType(op, operand);
+    return type ? **type : std::optional<TensorType>();
+  };
+  auto intOf = [&](size_t operand) { return op.operands[operand] ? op.operands[operand]->expr : Expr(); };
+  switch (op.kind) {
+    case OpKind::Allocate: {
+      const std::optional<Arg>& type = op.operands[operands::Allocate::type];
+      return type ? std::optional<TensorType>(type->type) : std::nullopt;
+    }
+    case OpKind::ShardByStream: {
+      using O = operands::ShardByStream;
+      auto type = typeOf(O::t);
+      std::optional<int64_t> axis = intOf(O::axis).empty() ? std::nullopt : intOf(O::axis).literalValue();
+      if (!type || !axis || *axis < 0 || static_cast<size_t>(*axis) >= type->dims.size()) return std::nullopt;
+      Expr& extent = type->dims[static_cast<size_t>(*axis)];
+      extent = chunkExtentExpr(extent, intOf(O::index), intOf(O::chunks));
+      return type;
+    }
+    case OpKind::Linear: {
+      auto x = typeOf(operands::Linear::x), w = typeOf(operands::Linear::w);
+      if (!x || !w || x->dims.empty() || w->dims.empty()) return std::nullopt;
+      x->dims.back() = w->dims.front();
+      return x;
+    }
+    case OpKind::Matmul: {
+      auto a = typeOf(operands::Matmul::a), b = typeOf(operands::Matmul::b);
+      if (!a || !b || a->dims.size() != 2 || b->dims.size() != 2) return std::nullopt;
+      a->dims[1] = b->dims[1];
+      return a;
+    }
+    case OpKind::Copy: return typeOf(operands::Copy::src);
+    case OpKind::Add: return typeOf(operands::Add::a);
+    default: return std::nullopt;
+  }
+}
+
+void SymbolicTypes::define(const Operation& op) {
+  const NameDef* result = op.result();
+  if (!result || op.signature().resultKind != ValueKind::Tensor) return;
+  scopes_.back()[result->name] = resultType(op);
+}
+
+}  // namespace hostir

@@ -1,0 +1,48 @@
+// The type of every tensor a program names, with its dims as expressions
+// over the parameters, loop indices, integer names and `rank`/`world`, valid
+// where the name is in scope: what a statement would have to allocate to
+// stand for another statement's result (strip-compute replaces
+// `y = linear(x, w)` with `y = allocate(...)` of the same type).
+//
+// Rules: an input holds its rank's slice (the sharded extent divided by
+// `world`); `allocate` has its type; `shard_by_stream` cuts its axis by the
+// chunk rule of ir/shapes.h, written as max(0, min(size, extent -
+// index * size)) with size = ceildiv(extent, chunks); `linear` gives
+// [x's leading dims, w's first], `matmul` [a's first, b's second], `copy`
+// and `add` their first operand's type. Literal subexpressions are folded.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace hostir {
+
+class SymbolicTypes {
+ public:
+  // The program's inputs, as the rank holds them.
+  explicit SymbolicTypes(const Program& program);
+
+  // The type of the tensor `op` defines or writes (allocate, shard_by_stream,
+  // and the result of linear, matmul, copy and add), from the names before
+  // it; nullopt for other operations, or when a dim is not an expression
+  // here (a shard_by_stream whose axis is not a constant).
+  std::optional<TensorType> resultType(const Operation& op) const;
+  // Records the tensor `op` defines, if any.
+  void define(const Operation& op);
+
+  // Names defined in a loop body are visible only inside it.
+  void openScope() { scopes_.emplace_back(); }
+  void closeScope() { scopes_.pop_back(); }
+
+ private:
+  const std::optional<TensorType>* lookup(const std::string& name) const;
+  const std::optional<TensorType>* operandType(const Operation& op, size_t operand) const;
+
+  std::vector<std::map<std::string, std::optional<TensorType>>> scopes_;
+};
+
+}  // namespace hostir

@@ -1,0 +1,616 @@
+#include "ir/verifier.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <unordered_map>
+
+#include "ir/names.h"
+#include "ir/rank_dependence.h"
+#include "ir/shape_checker.h"
+#include "ir/shapes.h"
+
+namespace hostir {
+namespace {
+
+std::string at(SourceLoc loc) { return loc.valid() ? fmt::format(" at {}:{}", loc.line, loc.col) : ""; }
+
+std::string withArticle(ValueKind kind) {
+  return fmt::format("{} {}", kind == ValueKind::Int || kind == ValueKind::Event ? "an" : "a", valueKindName(kind));
+}
+
+SourceLoc firstValid(SourceLoc a, SourceLoc b) { return a.valid() ? a : b; }
+
+// ---------------------------------------------------------------------------
+// Structure: names, scopes, kinds, dtypes.
+
+enum class TensorOrigin { Input, Output, Allocated, View };
+
+struct NameInfo {
+  ValueKind kind;
+  SourceLoc loc;
+  DType dtype = DType::F32;  // tensors
+  TensorOrigin origin = TensorOrigin::Allocated;
+};
+
+// What the structure check knows of a tensor beyond its slot.
+struct TensorFacts {
+  DType dtype = DType::F32;
+  TensorOrigin origin = TensorOrigin::Allocated;
+};
+
+class StructureChecker {
+ public:
+  explicit StructureChecker(const Program& p) : program_(p) {}
+
+  void run() {
+    for (const Param& param : program_.params) define(param.name, param.loc, {ValueKind::Int, param.loc});
+    for (const Decl& d : program_.decls) {
+      checkType(d.type, d.loc);
+      if (d.shardAxis && (*d.shardAxis < 0 || *d.shardAxis >= static_cast<int64_t>(d.type.dims.size())))
+        fail(firstValid(d.shardLoc, d.loc),
+             fmt::format("shard axis {} is out of range for a tensor of rank {}", *d.shardAxis, d.type.dims.size()));
+      if (d.kind == DeclKind::Input) {
+        define(d.name, d.loc, {ValueKind::Tensor, d.loc, d.type.dtype, TensorOrigin::Input});
+      } else {
+        if (lookup(d.name) || outputs_.count(d.name)) fail(d.loc, fmt::format("'{}' is declared twice", d.name));
+        outputs_.emplace(d.name, &d);
+      }
+    }
+    walk(program_.body, /*depth=*/0, /*loops=*/0);
+    for (const Decl& d : program_.decls)
+      if (d.kind == DeclKind::Output && !lookup(d.name))
+        fail(d.loc, fmt::format("output '{}' is declared but the program never defines it", d.name));
+  }
+
+ private:
+  std::optional<NameInfo> lookup(const std::string& name) const {
+    const NameSlot* slot = names_.lookup(name);
+    if (!slot) return std::nullopt;
+    NameInfo info{slot->kind, slot->loc};
+    if (slot->kind == ValueKind::Tensor) {
+      const TensorFacts& facts = tensors_[static_cast<size_t>(slot->slot)];
+      info.dtype = facts.dtype;
+      info.origin = facts.origin;
+    }
+    return info;
+  }
+
+  [[noreturn]] void unknownName(const std::string& name, SourceLoc loc) const {
+    if (auto out = outputs_.find(name); out != outputs_.end())
+      fail(loc, fmt::format("output '{}' is used before the program defines it", name));
+    if (auto seen = everDefined_.find(name); seen != everDefined_.end())
+      fail(loc, fmt::format("'{}' is defined inside a loop{} and is not visible here", name, at(seen->second)));
+    fail(loc, fmt::format("unknown name '{}'", name));
+  }
+
+  void define(const std::string& name, SourceLoc loc, NameInfo info) {
+    if (const NameSlot* prior = names_.lookup(name)) {
+      if (names_.isBuiltin(*prior)) fail(loc, fmt::format("'{}' is a builtin name and cannot be defined", name));
+      fail(loc, fmt::format("'{}' is already defined{}", name, at(prior->loc)));
+    }
+    const NameSlot& slot = names_.define(name, info.kind, loc);
+    if (tensors_.size() < names_.slotCount()) tensors_.resize(names_.slotCount());
+    tensors_[static_cast<size_t>(slot.slot)] = TensorFacts{info.dtype, info.origin};
+    everDefined_.emplace(name, loc);
+  }
+
+  // The limits that bound every recursive walk (ir/expr.h), then the names.
+  void checkIntExpr(const Expr& e, SourceLoc where) const {
+    if (e.empty()) fail(where, "missing integer expression");
+    if (auto error = checkExprLimits(e, where)) throw DiagnosticError{*error};
+    forEachName(e, [&](const std::string& name, SourceLoc loc) {
+      std::optional<NameInfo> info = lookup(name);
+      if (!info) unknownName(name, loc);
+      if (info->kind != ValueKind::Int)
+        fail(loc, fmt::format("'{}' is {}, not an integer", name, withArticle(info->kind)));
+    });
+  }
+
+  NameInfo namedValue(const Operation& op, const OperandSpec& spec, const Arg& arg, ValueKind want) const {
+    const std::string& name = arg.nameValue();
+    std::optional<NameInfo> info = lookup(name);
+    if (!info) unknownName(name, arg.loc);
+    if (info->kind != want)
+      fail(arg.loc, fmt::format("'{}' is {}, but operand '{}' of '{}' must be {}", name, withArticle(info->kind),
+                                spec.name, op.signature().name, operandKindName(spec.kind)));
+    return *info;
+  }
+
+  void checkType(const TensorType& type, SourceLoc fallback) const {
+    SourceLoc loc = firstValid(type.loc, fallback);
+    if (type.dims.size() > kMaxTensorDims)
+      fail(loc, fmt::format("this tensor type has {} dimensions; tensors have at most {}", type.dims.size(),
+                            kMaxTensorDims));
+    for (const Expr& dim : type.dims) checkIntExpr(dim, loc);
+  }
+
+  // `depth`: how many loops and with blocks enclose `body`; `loops`: how
+  // many of them are loops. Recurses once per level, and the nesting limit
+  // is checked before each step down.
+  void walk(const std::vector<Statement>& body, int depth, int loops) {
+    for (const Statement& stmt : body) {
+      if (stmt.isOp()) {
+        checkOperation(stmt.op(), loops == 0);
+        continue;
+      }
+      if (depth + 1 > kMaxLoopNesting)
+        fail(stmt.loc(),
+             fmt::format("blocks nested too deeply: more than {} levels of 'for' and 'with'", kMaxLoopNesting));
+      if (stmt.isWith()) {
+        // No scope: what the body defines stays visible after the block.
+        checkWithStream(stmt.with());
+        walk(stmt.with().body, depth + 1, loops);
+        continue;
+      }
+      const ForLoop& loop = stmt.loop();
+      if (!loop.start.empty()) checkIntExpr(loop.start, loop.loc);
+      checkIntExpr(loop.end, loop.loc);
+      names_.openScope();
+      define(loop.index.name, loop.index.loc, {ValueKind::Int, loop.index.loc});
+      walk(loop.body, depth + 1, loops + 1);
+      names_.closeScope();
+    }
+  }
+
+  // The stream of `with`: a captured stream's name or stream(e), as the
+  // operand of set_current_stream.
+  void checkWithStream(const WithBlock& with) const {
+    const Arg& s = with.stream;
+    SourceLoc loc = firstValid(s.loc, with.loc);
+    if (s.form == Arg::Form::Stream && !s.expr.empty()) {
+      checkIntExpr(s.expr, loc);
+      return;
+    }
+    if (!s.isName()) fail(loc, "the stream of 'with' must be a captured stream or stream(e)");
+    std::optional<NameInfo> info = lookup(s.nameValue());
+    if (!info) unknownName(s.nameValue(), loc);
+    if (info->kind != ValueKind::Stream)
+      fail(loc, fmt::format("'{}' is {}, but the stream of 'with' must be a stream", s.nameValue(),
+                            withArticle(info->kind)));
+  }
+
+  // What the parser checks against the signature, for operations built in C++.
+  void checkSignature(const Operation& op) const {
+    const OpSignature& sig = op.signature();
+    if (op.operands.size() != sig.operands.size())
+      fail(op.loc, fmt::format("malformed '{}': {} operand slots for a signature of {}", sig.name, op.operands.size(),
+                               sig.operands.size()));
+    for (size_t i = 0; i < sig.operands.size(); ++i) {
+      const OperandSpec& spec = sig.operands[i];
+      if (!op.operands[i]) {
+        if (spec.required) fail(op.loc, fmt::format("'{}' is missing its operand '{}'", sig.name, spec.name));
+        continue;
+      }
+      const Arg& arg = *op.operands[i];
+      bool fits = false;
+      switch (spec.kind) {
+        case OperandKind::Type: fits = arg.form == Arg::Form::Type; break;
+        case OperandKind::Bool: fits = arg.form == Arg::Form::Bool; break;
+        case OperandKind::Int: fits = arg.form == Arg::Form::Expr && !arg.expr.empty(); break;
+        case OperandKind::Stream: fits = (arg.form == Arg::Form::Stream && !arg.expr.empty()) || arg.isName(); break;
+        case OperandKind::Tensor:
+        case OperandKind::Event:
+        case OperandKind::Handle: fits = arg.isName(); break;
+        case OperandKind::ReduceOp: fits = arg.isName() && parseReduceOp(arg.nameValue()).has_value(); break;
+      }
+      if (!fits)
+        fail(firstValid(arg.loc, op.loc),
+             fmt::format("operand '{}' of '{}' must be {}", spec.name, sig.name, operandKindName(spec.kind)));
+    }
+    size_t results = op.results.size();
+    auto outSlot = outOperand(sig);
+    bool hasOut = outSlot && op.operands[*outSlot].has_value();
+    bool resultsFit = sig.resultMode == ResultMode::None       ? results == 0
+                      : sig.resultMode == ResultMode::Required ? results == 1
+                      : sig.resultMode == ResultMode::Optional ? results <= 1
+                                                               : results == (hasOut ? 0u : 1u);
+    if (!resultsFit)
+      fail(op.loc, fmt::format("'{}' defines {} name{} here, which its signature does not allow", sig.name, results,
+                               results == 1 ? "" : "s"));
+  }
+
+  void checkOperation(const Operation& op, bool topLevel) {
+    checkSignature(op);
+    const OpSignature& sig = op.signature();
+    std::optional<NameInfo> firstTensor;
+    const Arg* firstTensorArg = nullptr;
+    for (size_t i = 0; i < sig.operands.size(); ++i) {
+      if (!op.operands[i]) continue;
+      const OperandSpec& spec = sig.operands[i];
+      const Arg& arg = *op.operands[i];
+      switch (spec.kind) {
+        case OperandKind::Int: checkIntExpr(arg.expr, firstValid(arg.loc, op.loc)); break;
+        case OperandKind::Type: checkType(arg.type, op.loc); break;
+        case OperandKind::Stream:
+          if (arg.form == Arg::Form::Stream)
+            checkIntExpr(arg.expr, firstValid(arg.loc, op.loc));
+          else
+            namedValue(op, spec, arg, ValueKind::Stream);
+          break;
+        case OperandKind::Event: namedValue(op, spec, arg, ValueKind::Event); break;
+        case OperandKind::Handle: namedValue(op, spec, arg, ValueKind::Handle); break;
+        case OperandKind::Bool:
+        case OperandKind::ReduceOp: break;
+        case OperandKind::Tensor: {
+          NameInfo info = checkTensorOperand(op, spec, arg, firstTensor ? &*firstTensor : nullptr, firstTensorArg);
+          if (!firstTensor) {
+            firstTensor = info;
+            firstTensorArg = &arg;
+          }
+          break;
+        }
+      }
+    }
+    if (const NameDef* result = op.result()) defineResult(op, *result, firstTensor, topLevel);
+  }
+
+  // A tensor operand: every tensor operation reads and writes one dtype (that
+  // of `first`, the operation's first tensor operand, if this is not it), and
+  // only what the program allocates can be deallocated.
+  NameInfo checkTensorOperand(const Operation& op, const OperandSpec& spec, const Arg& arg, const NameInfo* first,
+                              const Arg* firstArg) const {
+    const OpSignature& sig = op.signature();
+    NameInfo info = namedValue(op, spec, arg, ValueKind::Tensor);
+    if (first && info.dtype != first->dtype && sig.category != OpCategory::View) {
+      fail(arg.loc, fmt::format("dtype mismatch in '{}': '{}' is {} but '{}' is {}", sig.name, firstArg->nameValue(),
+                                dtypeName(first->dtype), arg.nameValue(), dtypeName(info.dtype)));
+    }
+    if (spec.effect == Effect::Free && info.origin != TensorOrigin::Allocated) {
+      std::string_view what = info.origin == TensorOrigin::Input    ? "the program input"
+                              : info.origin == TensorOrigin::Output ? "the program output"
+                                                                    : "a view";
+      fail(arg.loc,
+           fmt::format("'{}' is {}; only tensors the program allocates can be deallocated", arg.nameValue(), what));
+    }
+    return info;
+  }
+
+  // The name an operation defines; a tensor takes the dtype of its first
+  // tensor operand (allocate's, of its type). A declared output must be a
+  // tensor of its declared dtype, defined at the top level.
+  void defineResult(const Operation& op, const NameDef& result, const std::optional<NameInfo>& firstTensor,
+                    bool topLevel) {
+    const OpSignature& sig = op.signature();
+    NameInfo info{sig.resultKind, result.loc};
+    if (sig.resultKind == ValueKind::Tensor) {
+      info.dtype = op.kind == OpKind::Allocate ? op.operands[operands::Allocate::type]->type.dtype : firstTensor->dtype;
+      info.origin = sig.category == OpCategory::View ? TensorOrigin::View : TensorOrigin::Allocated;
+    }
+    if (auto out = outputs_.find(result.name); out != outputs_.end()) {
+      const Decl& decl = *out->second;
+      if (!topLevel)
+        fail(result.loc,
+             fmt::format("output '{}' must be defined at the top level of the program, not in a loop", result.name));
+      if (info.kind != ValueKind::Tensor)
+        fail(result.loc, fmt::format("output '{}' must be a tensor, but '{}' defines {}", result.name,
+                                     op.kind == OpKind::IntValue ? intFunctionName(op.intFunction) : sig.name,
+                                     withArticle(info.kind)));
+      if (info.dtype != decl.type.dtype)
+        fail(result.loc, fmt::format("output '{}' is declared {} but defined as {}", result.name,
+                                     dtypeName(decl.type.dtype), dtypeName(info.dtype)));
+      info.origin = TensorOrigin::Output;
+    }
+    define(result.name, result.loc, info);
+  }
+
+  const Program& program_;
+  NameResolver names_;
+  std::vector<TensorFacts> tensors_;  // by slot
+  std::unordered_map<std::string, const Decl*> outputs_;
+  std::unordered_map<std::string, SourceLoc> everDefined_;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Shapes and integers, with the params bound and the loops unrolled
+// (ir/shape_checker.h; the rules of each category in verify_*.cpp).
+
+namespace verification {
+namespace {
+
+std::string typeString(DType dtype, const std::vector<int64_t>& shape) {
+  return fmt::format("{}{}", dtypeName(dtype), shapeString(shape));
+}
+
+}  // namespace
+
+void checkByteSize(SourceLoc loc, std::string_view what, DType dtype, const std::vector<int64_t>& shape) {
+  int64_t bytes = static_cast<int64_t>(dtypeSize(dtype));
+  bool empty = false;
+  bool overflows = false;
+  for (int64_t extent : shape) {
+    empty |= extent == 0;
+    if (extent != 0 && __builtin_mul_overflow(bytes, extent, &bytes)) overflows = true;
+  }
+  if (!overflows) return;
+  std::string tensor = what.empty() ? typeString(dtype, shape) : fmt::format("{}, {},", what, typeString(dtype, shape));
+  std::string limit = "more than 8 EiB; a tensor's byte size must fit in 63 bits";
+  if (empty) fail(loc, fmt::format("{} is empty, but its non-zero extents span {}", tensor, limit));
+  fail(loc, fmt::format("{} needs {}", tensor, limit));
+}
+
+ShapeChecker::ShapeChecker(const Program& p, const std::map<std::string, int64_t>& params, int64_t rank, int64_t world)
+    : program_(p), world_(world) {
+  values_.resize(names_.slotCount());
+  values_[kRankSlot] = BoundValue{ValueKind::Int, rank};
+  values_[kWorldSlot] = BoundValue{ValueKind::Int, world};
+  for (const auto& [name, value] : params) bind(name, BoundValue{ValueKind::Int, value});
+}
+
+void ShapeChecker::run() {
+  for (const Decl& d : program_.decls) {
+    // extents() checked the global shape's byte size; the rank-local one is no larger.
+    std::vector<int64_t> shape = localShape(d);
+    if (d.kind == DeclKind::Input) bindTensor(d.name, d.type.dtype, shape, d.name);
+  }
+  walk(program_.body);
+  for (const Decl& d : program_.decls) {
+    if (d.kind != DeclKind::Output) continue;
+    const BoundTensor& t = lookup(d.name).tensor;
+    std::vector<int64_t> want = localShape(d);
+    if (t.shape != want)
+      fail(d.loc, fmt::format("output '{}' is declared with rank-local shape {} but the program defines it as {}",
+                              d.name, shapeString(want), shapeString(t.shape)));
+  }
+}
+
+std::vector<int64_t> ShapeChecker::localShape(const Decl& d) {
+  std::vector<int64_t> shape = extents(d.type);
+  if (d.shardAxis) {
+    int64_t& extent = shape[static_cast<size_t>(*d.shardAxis)];
+    if (extent % world_ != 0)
+      fail(d.shardLoc, fmt::format("extent {} of axis {} of '{}' does not divide evenly over {} ranks", extent,
+                                   *d.shardAxis, d.name, world_));
+    extent = shardExtent(extent, world_);
+  }
+  return shape;
+}
+
+void ShapeChecker::tooManyTerms(SourceLoc loc) const {
+  fail(loc,
+       fmt::format("the program evaluates more than {} expression terms with these parameters; too large to verify",
+                   kMaxEvaluatedExprNodes));
+}
+
+int64_t ShapeChecker::eval(const Expr& e, SourceLoc fallback) {
+  // Charged before the walk: a huge expression in a long loop is refused, not a hang.
+  if (__builtin_add_overflow(evaluated_, e.nodeCount(), &evaluated_) || evaluated_ > exprBudget_)
+    tooManyTerms(firstValid(e.loc(), fallback));
+  auto v = evaluate(
+      e, [&](const std::string& name) -> std::optional<int64_t> { return lookup(name).integer; }, fallback);
+  if (!v) throw DiagnosticError{v.error()};
+  return *v;
+}
+
+std::vector<int64_t> ShapeChecker::extents(const TensorType& type) {
+  std::vector<int64_t> shape;
+  for (const Expr& dim : type.dims) {
+    int64_t extent = eval(dim, type.loc);
+    if (extent < 0) fail(dim.loc().valid() ? dim.loc() : type.loc, fmt::format("negative extent {}", extent));
+    shape.push_back(extent);
+  }
+  // The byte size must fit too, or element and byte counts wrap later.
+  checkByteSize(type.loc, "", type.dtype, shape);
+  return shape;
+}
+
+const BoundValue& ShapeChecker::lookup(const std::string& name) const {
+  if (const NameSlot* slot = names_.lookup(name)) return values_[static_cast<size_t>(slot->slot)];
+  // The structure check guarantees every name resolves.
+  throw DiagnosticError{Diagnostic{{}, fmt::format("internal error: unbound name '{}'", name)}};
+}
+
+void ShapeChecker::bind(const std::string& name, BoundValue value) {
+  const NameSlot& slot = names_.define(name, value.kind);
+  if (values_.size() < names_.slotCount()) values_.resize(names_.slotCount());
+  values_[static_cast<size_t>(slot.slot)] = std::move(value);
+}
+
+void ShapeChecker::bindTensor(const std::string& name, DType dtype, std::vector<int64_t> shape,
+                              const std::string& bufferName) {
+  auto buffer = std::make_shared<BufferState>(BufferState{&bufferName, {}, false});
+  bind(name, BoundValue{ValueKind::Tensor, 0, BoundTensor{dtype, std::move(shape), std::move(buffer)}});
+}
+
+const BoundTensor& ShapeChecker::tensor(const Operation& op, size_t operand) {
+  const Arg& arg = *op.operands[operand];
+  const BoundValue& v = lookup(arg.nameValue());
+  const BufferState& buffer = *v.tensor.buffer;
+  if (buffer.deallocated)
+    fail(arg.loc, fmt::format("'{}' is used after '{}' was deallocated{}", arg.nameValue(), *buffer.name,
+                              at(buffer.deallocatedAt)));
+  return v.tensor;
+}
+
+int64_t ShapeChecker::intOperand(const Operation& op, size_t operand, int64_t defaultValue) {
+  const auto& arg = op.operands[operand];
+  return arg ? eval(arg->expr, arg->loc) : defaultValue;
+}
+
+void ShapeChecker::tooLarge(SourceLoc loc) const {
+  fail(loc, fmt::format("the program runs more than {} statements with these parameters; too large to verify",
+                        kMaxUnrolledStatements));
+}
+
+void ShapeChecker::walk(const std::vector<Statement>& body) {
+  for (const Statement& stmt : body) {
+    if (++walked_ > budget_) tooLarge(stmt.loc());
+    if (stmt.isOp()) {
+      checkOperation(stmt.op());
+      continue;
+    }
+    if (stmt.isWith()) {
+      checkStreamNumber(stmt.with().stream);
+      walk(stmt.with().body);
+      continue;
+    }
+    const ForLoop& loop = stmt.loop();
+    int64_t start = loop.start.empty() ? 0 : eval(loop.start, loop.loc);
+    int64_t end = eval(loop.end, loop.loc);
+    // Refuse a loop the budget cannot cover before unrolling it: every
+    // iteration costs at least one step, so an empty body cannot spin for ever.
+    int64_t trips = 0;
+    if (end > start && __builtin_sub_overflow(end, start, &trips)) trips = INT64_MAX;
+    int64_t cost = std::max<int64_t>(1, static_cast<int64_t>(loop.body.size()));
+    if (trips > (budget_ - walked_) / cost) tooLarge(loop.loc);
+    int64_t terms = exprNodesPerIteration(loop.body);
+    if (terms > 0 && trips > (exprBudget_ - evaluated_) / terms) tooManyTerms(loop.loc);
+    if (loop.body.empty()) {
+      walked_ += trips;
+      continue;
+    }
+    for (int64_t i = start; i < end; ++i) {
+      names_.openScope();
+      bind(loop.index.name, BoundValue{ValueKind::Int, i});
+      walk(loop.body);
+      // The iteration's slots serve the next one; its values (and the
+      // buffers only they refer to) go now.
+      names_.closeScope(/*reuseSlots=*/true);
+      values_.resize(names_.slotCount());
+    }
+  }
+}
+
+int64_t ShapeChecker::exprNodesPerIteration(const std::vector<Statement>& body) {
+  int64_t total = 0;
+  auto add = [&](const Expr& e) {
+    if (__builtin_add_overflow(total, e.nodeCount(), &total)) total = INT64_MAX;
+  };
+  for (const Statement& stmt : body) {
+    if (stmt.isFor()) {
+      add(stmt.loop().start);
+      add(stmt.loop().end);
+      continue;
+    }
+    if (stmt.isWith()) {
+      if (stmt.with().stream.form == Arg::Form::Stream) add(stmt.with().stream.expr);
+      continue;
+    }
+    for (const auto& arg : stmt.op().operands) {
+      if (!arg) continue;
+      if (arg->form == Arg::Form::Type) {
+        for (const Expr& dim : arg->type.dims) add(dim);
+      } else if (arg->form == Arg::Form::Stream || (arg->form == Arg::Form::Expr && !arg->isName())) {
+        add(arg->expr);
+      }
+    }
+  }
+  return total;
+}
+
+// Every tensor operand must still be alive; then the operation's own rule.
+void ShapeChecker::checkOperation(const Operation& op) {
+  const OpSignature& sig = op.signature();
+  for (size_t i = 0; i < sig.operands.size(); ++i)
+    if (op.operands[i] && sig.operands[i].kind == OperandKind::Tensor) tensor(op, i);
+  switch (op.kind) {
+    case OpKind::Allocate: checkAllocate(op); break;
+    case OpKind::Deallocate: checkDeallocate(op); break;
+    case OpKind::ShardByStream: checkShardByStream(op); break;
+    case OpKind::Linear: checkLinear(op); break;
+    case OpKind::Matmul: checkMatmul(op); break;
+    case OpKind::Copy: checkCopy(op); break;
+    case OpKind::Add: checkAdd(op); break;
+    case OpKind::Allreduce: checkAllreduce(op); break;
+    case OpKind::Allgather: checkAllgather(op); break;
+    case OpKind::ReduceScatter: checkReduceScatter(op); break;
+    case OpKind::Broadcast: checkBroadcast(op); break;
+    case OpKind::SendRecv: checkSendRecv(op); break;
+    case OpKind::SetCurrentStream:
+    case OpKind::Synchronize: checkStreamOperand(op); break;
+    case OpKind::GetCurrentStream:
+    case OpKind::RecordEvent: bindStreamResult(op); break;
+    case OpKind::IntValue: checkIntValue(op); break;
+    case OpKind::Wait:
+    case OpKind::WaitEvent: break;
+  }
+}
+
+void ShapeChecker::requireShape(const Operation& op, size_t operand, const std::vector<int64_t>& want,
+                                std::string_view why) {
+  const BoundTensor& t = tensor(op, operand);
+  const Arg& arg = *op.operands[operand];
+  if (t.shape != want)
+    fail(arg.loc, fmt::format("'{}' has shape {}, but {} needs {}", arg.nameValue(), shapeString(t.shape), why,
+                              shapeString(want)));
+}
+
+void ShapeChecker::produce(const Operation& op, size_t out, DType dtype, const std::vector<int64_t>& shape) {
+  // A derived shape ([M, K] x [K, N] -> [M, N]) can be larger than every operand.
+  checkByteSize(op.loc, fmt::format("the result of '{}'", op.signature().name), dtype, shape);
+  if (op.operands[out]) {
+    requireShape(op, out, shape, fmt::format("the result of '{}'", op.signature().name));
+  } else {
+    bindTensor(op.result()->name, dtype, shape, op.result()->name);
+  }
+}
+
+void ShapeChecker::checkAxis(const Operation& op, size_t axisOperand, int64_t axis, const BoundTensor& t) {
+  if (axis < 0 || axis >= static_cast<int64_t>(t.shape.size())) {
+    const auto& arg = op.operands[axisOperand];
+    fail(arg ? arg->loc : op.loc, fmt::format("axis {} is out of range for a tensor of rank {}", axis, t.shape.size()));
+  }
+}
+
+// The stream of `with`, set_current_stream or synchronize: a `stream(e)` number must not be negative.
+void ShapeChecker::checkStreamNumber(const Arg& s) {
+  if (s.form != Arg::Form::Stream) return;
+  int64_t number = eval(s.expr, s.loc);
+  if (number < 0)
+    fail(s.expr.loc().valid() ? s.expr.loc() : s.loc, fmt::format("stream number {} is negative", number));
+}
+
+}  // namespace verification
+
+Result<std::map<std::string, int64_t>> bindParams(const Program& program, const Bindings& bindings) {
+  std::map<std::string, int64_t> values;
+  for (const Param& p : program.params) values[p.name] = p.value;
+  for (const auto& [name, value] : bindings.params) {
+    if (!program.findParam(name)) {
+      std::vector<std::string> known;
+      for (const Param& p : program.params) known.push_back(p.name);
+      return Diagnostic{{},
+                        fmt::format("program '{}' has no parameter '{}' (its parameters: {})", program.name, name,
+                                    known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", ")))};
+    }
+    values[name] = value;
+  }
+  return values;
+}
+
+Status verifyStructure(const Program& program) {
+  try {
+    StructureChecker(program).run();
+  } catch (const DiagnosticError& e) {
+    return e.diag;
+  }
+  return std::nullopt;
+}
+
+Status verifyProgram(const Program& program, const Bindings& bindings) {
+  if (auto error = verifyStructure(program)) return error;
+  if (bindings.world < 1) return Diagnostic{{}, fmt::format("a team needs at least one rank, got {}", bindings.world)};
+  auto params = bindParams(program, bindings);
+  if (!params) return params.error();
+  try {
+    // Shapes may depend on `rank`: then every rank's program must be well
+    // formed. A program that never names `rank` is the same on every rank.
+    int64_t budget = kMaxUnrolledStatements;
+    int64_t exprBudget = kMaxEvaluatedExprNodes;
+    int64_t ranksToCheck = namesRank(program) ? bindings.world : 1;
+    for (int64_t rank = 0; rank < ranksToCheck; ++rank) {
+      verification::ShapeChecker checker(program, *params, rank, bindings.world);
+      checker.setBudget(budget, exprBudget);
+      checker.run();
+      budget -= checker.statementsWalked();
+      exprBudget -= checker.exprNodesEvaluated();
+    }
+  } catch (const DiagnosticError& e) {
+    return e.diag;
+  }
+  return std::nullopt;
+}
+
+}  // namespace hostir

@@ -1,0 +1,116 @@
+// The Backend interface: everything device-specific the evaluator needs.
+// Streams run their work in issue order; events are positions in a stream;
+// every kernel call is asynchronous on the stream it is given. The CPU and
+// CUDA backends implement it; the evaluator above it is shared.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
+#include "comm/communicator.h"
+#include "ir/diagnostic.h"
+#include "ir/ops.h"
+#include "runtime/memory_high_water.h"
+#include "runtime/tensor.h"
+
+namespace hostir {
+
+class Stream {
+ public:
+  virtual ~Stream() = default;
+  // -1 for the main stream, the pool slot for worker streams.
+  virtual int slot() const = 0;
+};
+
+// "Everything issued on `stream` before this point": record_event, the
+// target of synchronize, and the completion of a communication.
+struct Event {
+  Stream* stream = nullptr;
+  uint64_t position = 0;
+};
+
+// One communication as the host issued it.
+struct CollectiveCall {
+  OpKind kind = OpKind::Allreduce;  // Allreduce, Allgather, ReduceScatter, Broadcast or SendRecv
+  TensorView input;
+  TensorView output;  // the same view as input when in place
+  ReduceOp op = ReduceOp::Sum;
+  int64_t axis = 0;
+  int64_t root = 0;
+  int64_t to = 0, from = 0;  // sendrecv: input goes to rank `to`, output comes from rank `from`
+  SourceLoc loc;             // for messages about a communication that never completes
+};
+
+// A tensor a statement names, and what it does to the tensor's elements
+// (from the op table, with in-place operands resolved).
+struct TensorAccess {
+  const TensorView* view = nullptr;  // null: no tensor in this operand slot
+  Effect effect = Effect::None;
+};
+
+// The statement the evaluator is about to issue, for backends that observe
+// rather than compute (the race checker) and for traces.
+struct OperationInfo {
+  OpKind kind;
+  SourceLoc loc;
+  std::string_view result;  // the name the statement defines, if any
+  // Per signature operand: the tensor it names and the statement's effect on
+  // it. The `out` slot of `y = op(...)` holds the result y. The views live in
+  // the evaluator's values: a result is allocated after beginOperation and is
+  // in place by the time the statement's kernel or communication is issued.
+  std::array<TensorAccess, kMaxOperands> tensors{};
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+
+  // Called before the calls that issue one statement's work.
+  virtual void beginOperation(const OperationInfo&) {}
+
+  // Called at the start of every run: captures the main stream afresh.
+  virtual void beginRun() = 0;
+  virtual Stream* mainStream() = 0;
+  // Worker stream `stream(number)`: slot number mod the pool size.
+  virtual Stream* workerStream(int64_t number) = 0;
+
+  virtual Event recordEvent(Stream* stream) = 0;
+  // `waiter` runs nothing issued after this call before `event` is reached.
+  virtual void waitEvent(Stream* waiter, const Event& event) = 0;
+  // The host blocks until every stream has run all its work; rethrows the
+  // first failure of any stream's work.
+  virtual void synchronizeHost() = 0;
+
+  // Stream-ordered memory: usable by work issued on `stream` from now on.
+  virtual TensorView allocate(DType dtype, const Dims& shape, Stream* stream, bool zero) = 0;
+  // The buffer may be reused once all work issued so far that uses it is done.
+  virtual void deallocate(const TensorView& tensor, Stream* stream) = 0;
+
+  // out = x · wᵀ (+ bias); x [.., K], w [N, K], out [.., N].
+  virtual void linear(Stream* stream, const TensorView& x, const TensorView& w, const TensorView* bias,
+                      const TensorView& out) = 0;
+  // out = a · b; a [M, K], b [K, N].
+  virtual void matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) = 0;
+  virtual void copy(Stream* stream, const TensorView& src, const TensorView& dst) = 0;
+  virtual void add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) = 0;
+
+  // Issues a communication on `stream`: it starts once the work issued
+  // before it on the stream is done, and work issued after it on the same
+  // stream starts once it has completed. Communications are matched across
+  // ranks by the order of these calls.
+  virtual void collective(Stream* stream, const CollectiveCall& call) = 0;
+
+  // Blocking transfers between host memory (contiguous) and a tensor, for
+  // program inputs and outputs; call only when the streams are idle.
+  virtual void upload(const void* host, const TensorView& dst) = 0;
+  virtual void download(const TensorView& src, void* host) = 0;
+
+  // The tensor memory this backend holds, live and at its peak; null for
+  // backends that hold none (the analyses and the simulator).
+  virtual MemoryHighWater* tensorMemory() { return nullptr; }
+};
+
+}  // namespace hostir

@@ -1,0 +1,311 @@
+#include "runtime/evaluator.h"
+
+#include <fmt/format.h>
+
+#include <new>
+
+#include "ir/names.h"
+#include "ir/shapes.h"
+#include "runtime/compiled_program.h"
+#include "runtime/issue_rules.h"
+
+namespace hostir {
+
+// ---------------------------------------------------------------------------
+// Compiling into the form of runtime/compiled_program.h
+
+namespace {
+
+class Compiler {
+ public:
+  Compiler(const Program& p, CompiledProgram& out) : program_(p), out_(out) {}
+
+  void compile(const std::map<std::string, int64_t>& params) {
+    for (const Param& param : program_.params)
+      out_.paramSlots.emplace_back(define(param.name, ValueKind::Int), params.at(param.name));
+    for (const Decl& d : program_.decls)
+      if (d.kind == DeclKind::Input) out_.inputSlots.emplace_back(define(d.name, ValueKind::Tensor), d.name);
+    body(program_.body);
+    for (const Decl& d : program_.decls)
+      if (d.kind == DeclKind::Output) out_.outputSlots.emplace_back(lookup(d.name), d.name);
+    out_.slotCount = names_.slotCount();
+  }
+
+ private:
+  int32_t define(const std::string& name, ValueKind kind) { return names_.define(name, kind).slot; }
+
+  int32_t lookup(const std::string& name) const {
+    if (const NameSlot* slot = names_.lookup(name)) return slot->slot;
+    throw std::logic_error(fmt::format("internal error: '{}' is not bound (was the program verified?)", name));
+  }
+
+  void emitInt(const Expr& e, IntCode& code) const {
+    const ExprNode& n = e.node();
+    switch (n.kind) {
+      case ExprKind::Literal: code.code.push_back({IntOpcode::Const, n.value}); return;
+      case ExprKind::Name: code.code.push_back({IntOpcode::Slot, lookup(n.name)}); return;
+      case ExprKind::Binary: {
+        emitInt(n.operands[0], code);
+        emitInt(n.operands[1], code);
+        static constexpr IntOpcode kOps[] = {IntOpcode::Add, IntOpcode::Sub, IntOpcode::Mul, IntOpcode::Div,
+                                             IntOpcode::Mod};
+        code.code.push_back({kOps[static_cast<int>(n.binaryOp)], 0});
+        return;
+      }
+      case ExprKind::Call: {
+        emitInt(n.operands[0], code);
+        emitInt(n.operands[1], code);
+        static constexpr IntOpcode kFns[] = {IntOpcode::CeilDiv, IntOpcode::Min, IntOpcode::Max};
+        code.code.push_back({kFns[static_cast<int>(n.function)], 0});
+        return;
+      }
+    }
+  }
+
+  int32_t intCode(const Expr& e) {
+    IntCode code;
+    emitInt(e, code);
+    out_.ints.push_back(std::move(code));
+    return static_cast<int32_t>(out_.ints.size() - 1);
+  }
+
+  void body(const std::vector<Statement>& stmts) {
+    for (const Statement& s : stmts) {
+      if (s.isOp()) {
+        operation(s.op());
+        continue;
+      }
+      if (s.isWith()) {
+        withBlock(s.with());
+        continue;
+      }
+      const ForLoop& loop = s.loop();
+      Instruction begin;
+      begin.kind = Instruction::Kind::LoopBegin;
+      begin.loc = loop.loc;
+      begin.operand[kLoopStart] = loop.start.empty() ? intCode(Expr(0)) : intCode(loop.start);
+      begin.operand[kLoopEnd] = intCode(loop.end);
+      names_.openScope();
+      begin.result = define(loop.index.name, ValueKind::Int);
+      begin.endSlot = names_.anonymousSlot();
+      size_t beginAt = out_.code.size();
+      out_.code.push_back(begin);
+      body(loop.body);
+      names_.closeScope();
+      Instruction end = begin;
+      end.kind = Instruction::Kind::LoopEnd;
+      end.jump = static_cast<int32_t>(beginAt);
+      out_.code.push_back(end);
+      out_.code[beginAt].jump = static_cast<int32_t>(out_.code.size());
+    }
+  }
+
+  // set_current_stream(S), the body, then the saved stream current again;
+  // no scope, so the body's names stay bound after it.
+  void withBlock(const WithBlock& with) {
+    Instruction begin;
+    begin.kind = Instruction::Kind::WithBegin;
+    begin.loc = with.loc;
+    begin.operandLoc[kWithStream] = with.stream.loc.valid() ? with.stream.loc : with.loc;
+    if (with.stream.form == Arg::Form::Stream) {
+      begin.operand[kWithStream] = intCode(with.stream.expr);
+      begin.streamNumberMask = 1u << kWithStream;
+    } else {
+      begin.operand[kWithStream] = lookup(with.stream.nameValue());
+    }
+    begin.result = names_.anonymousSlot();
+    out_.code.push_back(begin);
+    body(with.body);
+    Instruction end = begin;
+    end.kind = Instruction::Kind::WithEnd;
+    out_.code.push_back(end);
+  }
+
+  void operation(const Operation& op) {
+    Instruction in;
+    in.op = op.kind;
+    in.loc = op.loc;
+    const OpSignature& sig = op.signature();
+    for (size_t i = 0; i < sig.operands.size(); ++i) {
+      if (!op.operands[i]) continue;
+      const Arg& arg = *op.operands[i];
+      in.operandLoc[i] = arg.loc.valid() ? arg.loc : op.loc;
+      switch (sig.operands[i].kind) {
+        case OperandKind::Tensor:
+        case OperandKind::Event:
+        case OperandKind::Handle: in.operand[i] = lookup(arg.nameValue()); break;
+        case OperandKind::Stream:
+          if (arg.form == Arg::Form::Stream) {
+            in.operand[i] = intCode(arg.expr);
+            in.streamNumberMask |= static_cast<uint8_t>(1u << i);
+          } else {
+            in.operand[i] = lookup(arg.nameValue());
+          }
+          break;
+        case OperandKind::Int: in.operand[i] = intCode(arg.expr); break;
+        case OperandKind::Type:
+          in.dtype = arg.type.dtype;
+          for (const Expr& dim : arg.type.dims) in.dims.push_back(intCode(dim));
+          break;
+        case OperandKind::Bool: in.zero = arg.boolValue; break;
+        case OperandKind::ReduceOp: in.reduceOp = *parseReduceOp(arg.nameValue()); break;
+      }
+    }
+    in.function = op.intFunction;
+    if (const NameDef* result = op.result()) {
+      in.result = define(result->name, sig.resultKind);
+      in.resultName = result->name;
+    }
+    in.issuesWork = issuesWork(sig.category);
+    // What the statement does to each tensor, from the op table.
+    auto out = operandIndex(sig, "out");
+    bool hasOut = out && op.operands[*out];
+    for (size_t i = 0; i < sig.operands.size(); ++i) {
+      if (sig.operands[i].kind != OperandKind::Tensor) continue;
+      in.effect[i] = operandEffect(sig, i, hasOut);
+      in.accessSlot[i] = in.operand[i];
+      if (out && i == *out && !hasOut && sig.resultMode == ResultMode::OutOrResult) in.accessSlot[i] = in.result;
+    }
+    out_.code.push_back(std::move(in));
+  }
+
+  const Program& program_;
+  CompiledProgram& out_;
+  NameResolver names_;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Running: the interpreter loop; each operation's work is issued by its
+// rule in runtime/issue_*.cpp (runtime/issue_rules.h).
+
+RunFrame::RunFrame(const CompiledProgram& compiled, Backend& target, int64_t rankInTeam, int64_t teamSize)
+    : program(compiled), backend(target), rank(rankInTeam), world(teamSize), values(compiled.slotCount) {
+  for (auto [slot, v] : program.paramSlots) value(slot).integer = v;
+  value(kRankSlot).integer = rank;
+  value(kWorldSlot).integer = world;
+}
+
+namespace {
+
+// What each statement tells the backend before its work, built once per
+// run rather than per issued operation: the accesses point into this
+// run's values, which stay where they are until the run ends.
+std::vector<OperationInfo> operationInfos(RunFrame& frame) {
+  const std::vector<Instruction>& code = frame.program.code;
+  std::vector<OperationInfo> infos(code.size());
+  for (size_t pc = 0; pc < code.size(); ++pc) {
+    const Instruction& in = code[pc];
+    if (in.kind != Instruction::Kind::Op) continue;
+    OperationInfo& info = infos[pc];
+    info.kind = in.op;
+    info.loc = in.loc;
+    info.result = in.resultName;
+    for (size_t i = 0; i < kMaxOperands; ++i)
+      if (in.accessSlot[i] >= 0) info.tensors[i] = TensorAccess{&frame.value(in.accessSlot[i]).tensor, in.effect[i]};
+  }
+  return infos;
+}
+
+// Runs the control instruction at `pc` (a loop's or a with block's begin
+// or end); returns the next instruction's index.
+size_t stepControl(RunFrame& frame, const Instruction& in, size_t pc) {
+  switch (in.kind) {
+    case Instruction::Kind::LoopBegin: {
+      int64_t start = frame.integer(in.operand[kLoopStart]);
+      int64_t end = frame.integer(in.operand[kLoopEnd]);
+      if (start >= end) return static_cast<size_t>(in.jump);
+      frame.value(in.result).integer = start;
+      frame.value(in.endSlot).integer = end;
+      return pc + 1;
+    }
+    case Instruction::Kind::LoopEnd: {
+      int64_t next = ++frame.value(in.result).integer;
+      return next < frame.value(in.endSlot).integer ? static_cast<size_t>(in.jump) + 1 : pc + 1;
+    }
+    case Instruction::Kind::WithBegin:
+      frame.value(in.result).stream = frame.current;
+      frame.current = frame.stream(in, kWithStream);
+      return pc + 1;
+    case Instruction::Kind::WithEnd: frame.current = frame.value(in.result).stream; return pc + 1;
+    case Instruction::Kind::Op: break;
+  }
+  return pc + 1;
+}
+
+}  // namespace
+
+Evaluator::Evaluator(const Program& program, const std::map<std::string, int64_t>& params, int64_t rank, int64_t world)
+    : rank_(rank), world_(world) {
+  auto compiled = std::make_shared<CompiledProgram>();
+  Compiler(program, *compiled).compile(params);
+  // Rank-local and global shapes of the inputs and outputs.
+  NameResolver names;
+  std::vector<int64_t> integers{rank, world};
+  for (const auto& [name, value] : params) {
+    names.define(name, ValueKind::Int);
+    integers.push_back(value);
+  }
+  auto lookup = [&](const std::string& name) -> std::optional<int64_t> {
+    const NameSlot* slot = names.lookup(name);
+    if (!slot) return std::nullopt;
+    return integers[static_cast<size_t>(slot->slot)];
+  };
+  for (const Decl& d : program.decls) {
+    TensorSpec spec{d.name, d.type.dtype, {}, {}, d.shardAxis};
+    spec.globalShape.size = d.type.dims.size();
+    for (size_t i = 0; i < d.type.dims.size(); ++i) {
+      auto v = evaluate(d.type.dims[i], lookup);
+      if (!v) throw std::logic_error("internal error: declaration shape does not evaluate: " + v.error().message);
+      spec.globalShape[i] = *v;
+    }
+    spec.localShape = spec.globalShape;
+    if (d.shardAxis) {
+      int64_t& extent = spec.localShape[static_cast<size_t>(*d.shardAxis)];
+      extent = shardExtent(extent, world);
+    }
+    (d.kind == DeclKind::Input ? compiled->inputs : compiled->outputs).push_back(spec);
+  }
+  compiled_ = std::move(compiled);
+}
+
+Evaluator::~Evaluator() = default;
+Evaluator::Evaluator(Evaluator&&) noexcept = default;
+
+const std::vector<TensorSpec>& Evaluator::inputs() const { return compiled_->inputs; }
+const std::vector<TensorSpec>& Evaluator::outputs() const { return compiled_->outputs; }
+
+std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::map<std::string, TensorView>& inputs) {
+  const CompiledProgram& cp = *compiled_;
+  RunFrame frame(cp, backend, rank_, world_);
+  for (const auto& [slot, name] : cp.inputSlots) frame.value(slot).tensor = inputs.at(name);
+  backend.beginRun();
+  frame.current = backend.mainStream();
+  issued_ = 0;
+  const std::vector<OperationInfo> infos = operationInfos(frame);
+  for (size_t pc = 0; pc < cp.code.size();) {
+    const Instruction& in = cp.code[pc];
+    if (in.kind != Instruction::Kind::Op) {
+      pc = stepControl(frame, in, pc);
+      continue;
+    }
+    backend.beginOperation(infos[pc]);
+    ++pc;
+    try {
+      issueOperation(frame, in);
+    } catch (const std::bad_alloc&) {
+      // Host memory for issuing it (a staging buffer, a queue): an error at the statement.
+      throw DiagnosticError{Diagnostic{in.loc, fmt::format("out of memory while issuing {}", signatureOf(in.op).name)}};
+    }
+    if (in.issuesWork) ++issued_;
+  }
+
+  std::map<std::string, TensorView> outputs;
+  for (const auto& [slot, name] : cp.outputSlots) outputs[name] = frame.value(slot).tensor;
+  frame.values.clear();  // drop the host's references before waiting, so finished work frees its buffers
+  backend.synchronizeHost();
+  return outputs;
+}
+
+}  // namespace hostir

@@ -1,0 +1,98 @@
+// The issue rules of the evaluator (private to executor/): what each
+// operation asks of the Backend when Evaluator::run reaches it. One function
+// per operation (the collectives share one), grouped by category:
+//
+//   issue_compute.cpp        allocate, deallocate, shard_by_stream, linear,
+//                            matmul, copy, add: memory, views and kernels
+//   issue_communication.cpp  allreduce, allgather, reduce_scatter, broadcast,
+//                            sendrecv
+//   issue_streams.cpp        wait, get/set_current_stream, synchronize,
+//                            record_event, wait_event, ceildiv/min/max
+//
+// Evaluator::run dispatches to them through issueOperation, one switch over
+// OpKind at the end of this file (the compiler checks it covers every kind).
+// They run once per issued operation: direct calls, arguments by reference,
+// no allocation beyond what the operation itself needs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/compiled_program.h"
+
+namespace hostir {
+
+// The state of one Evaluator::run: every slot's value, the backend, the
+// current stream, and the rank in its team. The rules read operands through
+// it and rebind results and the current stream in it.
+struct RunFrame {
+  RunFrame(const CompiledProgram& program, Backend& backend, int64_t rank, int64_t world);
+
+  RuntimeValue& value(int32_t slot) { return values[static_cast<size_t>(slot)]; }
+  int64_t integer(int32_t code) const { return evalInt(program.ints[static_cast<size_t>(code)], values); }
+  // Operand `operand` of `in`, which names a tensor.
+  const TensorView& tensor(const Instruction& in, size_t operand) { return value(in.operand[operand]).tensor; }
+  bool present(const Instruction& in, size_t operand) const { return in.operand[operand] >= 0; }
+  // A stream operand: `stream(e)` is worker stream e, a name its captured stream.
+  Stream* stream(const Instruction& in, size_t operand) {
+    if (in.streamNumberMask & (1u << operand)) return backend.workerStream(integer(in.operand[operand]));
+    return value(in.operand[operand]).stream;
+  }
+
+  const CompiledProgram& program;
+  Backend& backend;
+  const int64_t rank;
+  const int64_t world;
+  std::vector<RuntimeValue> values;  // by slot
+  Stream* current = nullptr;
+};
+
+// issue_compute.cpp
+void issueAllocate(RunFrame& frame, const Instruction& in);
+void issueDeallocate(RunFrame& frame, const Instruction& in);
+void issueShardByStream(RunFrame& frame, const Instruction& in);
+void issueLinear(RunFrame& frame, const Instruction& in);
+void issueMatmul(RunFrame& frame, const Instruction& in);
+void issueCopy(RunFrame& frame, const Instruction& in);
+void issueAdd(RunFrame& frame, const Instruction& in);
+
+// issue_communication.cpp: every collective and sendrecv.
+void issueCommunication(RunFrame& frame, const Instruction& in);
+
+// issue_streams.cpp
+void issueWait(RunFrame& frame, const Instruction& in);
+void issueGetCurrentStream(RunFrame& frame, const Instruction& in);
+void issueSetCurrentStream(RunFrame& frame, const Instruction& in);
+void issueSynchronize(RunFrame& frame, const Instruction& in);
+void issueRecordEvent(RunFrame& frame, const Instruction& in);
+void issueWaitEvent(RunFrame& frame, const Instruction& in);
+void issueIntValue(RunFrame& frame, const Instruction& in);
+
+// Issues one operation's work on the current stream.
+inline void issueOperation(RunFrame& frame, const Instruction& in) {
+  switch (in.op) {
+    case OpKind::Allocate: issueAllocate(frame, in); return;
+    case OpKind::Deallocate: issueDeallocate(frame, in); return;
+    case OpKind::ShardByStream: issueShardByStream(frame, in); return;
+    case OpKind::Linear: issueLinear(frame, in); return;
+    case OpKind::Matmul: issueMatmul(frame, in); return;
+    case OpKind::Copy: issueCopy(frame, in); return;
+    case OpKind::Add: issueAdd(frame, in); return;
+    case OpKind::Allreduce:
+    case OpKind::Allgather:
+    case OpKind::ReduceScatter:
+    case OpKind::Broadcast:
+    case OpKind::SendRecv: issueCommunication(frame, in); return;
+    case OpKind::Wait: issueWait(frame, in); return;
+    case OpKind::GetCurrentStream: issueGetCurrentStream(frame, in); return;
+    case OpKind::SetCurrentStream: issueSetCurrentStream(frame, in); return;
+    case OpKind::Synchronize: issueSynchronize(frame, in); return;
+    case OpKind::RecordEvent: issueRecordEvent(frame, in); return;
+    case OpKind::WaitEvent: issueWaitEvent(frame, in); return;
+    case OpKind::IntValue: issueIntValue(frame, in); return;
+  }
+}
+
+}  // namespace hostir

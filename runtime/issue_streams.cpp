@@ -1,0 +1,43 @@
+// The issue rules of the operations that only order streams or change host
+// state: wait, get_current_stream, set_current_stream, synchronize,
+// record_event, wait_event, and the integers ceildiv/min/max
+// (runtime/issue_rules.h).
+#include <algorithm>
+
+#include "ir/shapes.h"
+#include "runtime/issue_rules.h"
+
+namespace hostir {
+
+void issueWait(RunFrame& frame, const Instruction& in) {
+  frame.backend.waitEvent(frame.current, frame.value(in.operand[operands::Wait::h]).event);
+}
+
+void issueGetCurrentStream(RunFrame& frame, const Instruction& in) { frame.value(in.result).stream = frame.current; }
+
+void issueSetCurrentStream(RunFrame& frame, const Instruction& in) {
+  frame.current = frame.stream(in, operands::SetCurrentStream::s);
+}
+
+void issueSynchronize(RunFrame& frame, const Instruction& in) {
+  Stream* target = frame.stream(in, operands::Synchronize::s);
+  if (target != frame.current) frame.backend.waitEvent(frame.current, frame.backend.recordEvent(target));
+}
+
+void issueRecordEvent(RunFrame& frame, const Instruction& in) {
+  frame.value(in.result).event = frame.backend.recordEvent(frame.current);
+}
+
+void issueWaitEvent(RunFrame& frame, const Instruction& in) {
+  frame.backend.waitEvent(frame.current, frame.value(in.operand[operands::WaitEvent::ev]).event);
+}
+
+void issueIntValue(RunFrame& frame, const Instruction& in) {
+  int64_t a = frame.integer(in.operand[operands::IntValue::a]);
+  int64_t b = frame.integer(in.operand[operands::IntValue::b]);
+  frame.value(in.result).integer = in.function == IntFunction::Min   ? std::min(a, b)
+                                   : in.function == IntFunction::Max ? std::max(a, b)
+                                                                     : ceilDiv(a, b);
+}
+
+}  // namespace hostir

@@ -1,0 +1,204 @@
+// The parser and printer: canonical printing, round trips, positions.
+#include <gtest/gtest.h>
+
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "test_util.h"
+
+namespace hostir {
+namespace {
+
+using testing::parseOrDie;
+
+TEST(Parser, LanguageDocHasTheRowParallelProgram) {
+  auto blocks = testing::programBlocks(testing::readFile(testing::sourceDir() / "docs" / "hostir-language.md"));
+  ASSERT_EQ(blocks.size(), 1u);
+  Program p = parseOrDie(blocks[0]);
+  EXPECT_EQ(p.name, "row_parallel_linear");
+  ASSERT_EQ(p.params.size(), 4u);
+  EXPECT_EQ(p.params[1].name, "K");
+  EXPECT_EQ(p.params[1].value, 512);
+  ASSERT_EQ(p.decls.size(), 3u);
+  EXPECT_EQ(p.decls[0].shardAxis, 1);
+  EXPECT_EQ(p.decls[2].kind, DeclKind::Output);
+  EXPECT_FALSE(p.decls[2].shardAxis.has_value());
+  ASSERT_EQ(p.body.size(), 2u);
+  ASSERT_TRUE(p.body[1].isFor());
+  EXPECT_EQ(p.body[1].loop().body.size(), 5u);
+}
+
+TEST(Parser, EveryShippedProgramRoundTripsCanonically) {
+  auto programs = testing::shippedPrograms();
+  EXPECT_GE(programs.size(), 8u);
+  for (const auto& [name, text] : programs) {
+    SCOPED_TRACE(name);
+    Program p = parseOrDie(text, name);
+    std::string printed = printProgram(p);
+    Program again = parseOrDie(printed, name + " (printed)");
+    EXPECT_EQ(again, p) << printed;
+    EXPECT_EQ(printProgram(again), printed) << "printing must be idempotent";
+  }
+}
+
+TEST(Parser, DocExamplePrintsAsWrittenWithoutItsComment) {
+  std::string block =
+      testing::programBlocks(testing::readFile(testing::sourceDir() / "docs" / "hostir-language.md"))[0];
+  std::string withoutComment = block.substr(block.find("program "));
+  EXPECT_EQ(printProgram(parseOrDie(block)), withoutComment);
+}
+
+TEST(Parser, RecordsTokenPositions) {
+  Program p = parseOrDie("program p(S = 2) {\n  input x : f32[4]\n  for i in range(S) {\n    y = copy(x)\n  }\n}\n");
+  EXPECT_EQ(p.loc, (SourceLoc{1, 1}));
+  EXPECT_EQ(p.params[0].loc, (SourceLoc{1, 11}));
+  EXPECT_EQ(p.decls[0].loc, (SourceLoc{2, 9}));
+  const ForLoop& loop = p.body[0].loop();
+  EXPECT_EQ(loop.loc, (SourceLoc{3, 3}));
+  EXPECT_EQ(loop.index.loc, (SourceLoc{3, 7}));
+  const Operation& op = loop.body[0].op();
+  EXPECT_EQ(op.loc, (SourceLoc{4, 9}));
+  EXPECT_EQ(op.results[0].loc, (SourceLoc{4, 5}));
+  EXPECT_EQ(op.operand("src")->loc, (SourceLoc{4, 14}));
+}
+
+TEST(Parser, AcceptsSeparatorsCommentsAndCrlf) {
+  std::string text =
+      "# leading comment\r\n\r\nprogram p() { # after brace\r\n  input x : f64[2, 3]; output y : f64[2, 3]\r\n"
+      "  y = allocate(f64[2, 3]) ; copy(x, out=y) # trailing\r\n\r\n}\r\n# after\r\n";
+  Program p = parseOrDie(text);
+  EXPECT_EQ(p.decls.size(), 2u);
+  EXPECT_EQ(p.body.size(), 2u);
+  EXPECT_EQ(p.decls[0].type.dtype, DType::F64);
+}
+
+TEST(Parser, PositionalAndKeywordOperandsGiveTheSameProgram) {
+  Program a = parseOrDie("program p() {\n input x : f32[4, 4]\n v = shard_by_stream(x, 1, 0, 2)\n}\n");
+  Program b =
+      parseOrDie("program p() {\n input x : f32[4, 4]\n v = shard_by_stream(x, chunks=2, index=0, axis=1)\n}\n");
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(printProgram(a), printProgram(b));
+  EXPECT_NE(printProgram(a).find("shard_by_stream(x, axis=1, index=0, chunks=2)"), std::string::npos);
+}
+
+TEST(Parser, KeepsExplicitDefaultsAsWritten) {
+  Program p = parseOrDie("program p() {\n input x : f32[4]\n h = allreduce(x, op=sum)\n g = allreduce(x)\n}\n");
+  std::string printed = printProgram(p);
+  EXPECT_NE(printed.find("h = allreduce(x, op=sum)"), std::string::npos);
+  EXPECT_NE(printed.find("g = allreduce(x)"), std::string::npos);
+}
+
+TEST(Parser, EveryOperationRoundTrips) {
+  const char* text = R"(program all_ops(M = 8, N = 4) {
+  input  x : bf16[M, N] shard(0)
+  input  w : bf16[N, N]
+  input  b : bf16[N]
+  output y : bf16[M, N]
+
+  y = allocate(bf16[M, N], zero=true)
+  t = allocate(bf16[M, N])
+  v = shard_by_stream(t, axis=0, index=0, chunks=2)
+  linear(x, w, b, out=y)
+  z = linear(x, w)
+  m = matmul(x, w)
+  matmul(x, w, out=t)
+  c = copy(x)
+  add(x, c, out=t)
+  s = add(x, z)
+  h1 = allreduce(t, out=y, op=avg)
+  h2 = allgather(x, out=m, axis=0)
+  h3 = reduce_scatter(m, out=t, axis=0, op=prod)
+  broadcast(t, root=world - 1)
+  h4 = sendrecv(x, out=c, to=(rank + 1) % world, from=(rank + world - 1) % world)
+  sendrecv(v, out=v, to=rank, from=0)
+  wait(h1)
+  main = get_current_stream()
+  set_current_stream(stream(rank * 2 + 1))
+  synchronize(main)
+  ev = record_event()
+  set_current_stream(main)
+  wait_event(ev)
+  n = ceildiv(M, 3)
+  lo = min(n, N)
+  hi = max(n, -1)
+  deallocate(t)
+}
+)";
+  Program p = parseOrDie(text);
+  EXPECT_EQ(printProgram(p), text);
+  EXPECT_EQ(parseOrDie(printProgram(p)), p);
+}
+
+TEST(Parser, EqualityIgnoresPositionsButNotContent) {
+  Program a = parseOrDie("program p(M = 4) {\n input x : f32[M]\n}\n");
+  Program b = parseOrDie("\n\nprogram   p( M = 4 )  {  input x : f32[ M ] }");
+  Program c = parseOrDie("program p(M = 5) {\n input x : f32[M]\n}\n");
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+}
+
+TEST(Parser, ParsesStandaloneExpressions) {
+  auto e = parseExpr("ceildiv(M, S) * (i + 1) - 3 % 2");
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(e->toString(), "ceildiv(M, S) * (i + 1) - 3 % 2");
+}
+
+// with blocks in every position: captured and numbered streams, nested,
+// inside loops and around them. The printer writes them as the language
+// does, and parsing the print gives the program back.
+TEST(Parser, WithBlocksRoundTrip) {
+  const std::string text = R"(program p(M = 8, S = 2) {
+  input  x : f32[M]
+  output y : f32[M]
+
+  main = get_current_stream()
+  with stream(S + 1) {
+    synchronize(main)
+    y = copy(x)
+    with main {
+      t = copy(x)
+    }
+  }
+  for i in range(S) {
+    with stream(i) {
+      synchronize(main)
+      for k in range(2) {
+        add(t, x, out=t)
+      }
+      with stream(i * 2) {
+      }
+    }
+  }
+}
+)";
+  Program p = parseOrDie(text);
+  EXPECT_EQ(printProgram(p), text);
+  EXPECT_EQ(parseOrDie(printProgram(p)), p);
+  ASSERT_TRUE(p.body[1].isWith());
+  const WithBlock& outer = p.body[1].with();
+  EXPECT_EQ(outer.loc, (SourceLoc{6, 3}));
+  EXPECT_EQ(outer.stream, Arg::stream(Expr::name("S") + Expr::literal(1)));
+  ASSERT_EQ(outer.body.size(), 3u);
+  ASSERT_TRUE(outer.body[2].isWith());
+  EXPECT_EQ(outer.body[2].with().stream, Arg::name("main"));
+  EXPECT_EQ(outer.body[2].with().stream.loc, (SourceLoc{9, 10}));
+  const WithBlock& inLoop = p.body[2].loop().body[0].with();
+  ASSERT_EQ(inLoop.body.size(), 3u);
+  EXPECT_TRUE(inLoop.body[1].isFor());
+  EXPECT_TRUE(inLoop.body[2].isWith());
+  EXPECT_TRUE(inLoop.body[2].with().body.empty());
+}
+
+TEST(Parser, WithBlocksOnOneLineAndEqualityIgnoresTheirPositions) {
+  Program a =
+      parseOrDie("program p() {\n  s = get_current_stream()\n  with s { e = record_event() }; wait_event(e)\n}\n");
+  Program b = parseOrDie(
+      "program p() {\n  s = get_current_stream()\n\n  with s {\n    e = record_event()\n  }\n  wait_event(e)\n}\n");
+  Program c = parseOrDie(
+      "program p() {\n  s = get_current_stream()\n  with stream(0) { e = record_event() }; wait_event(e)\n}\n");
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_EQ(printProgram(a), printProgram(b));
+}
+
+}  // namespace
+}  // namespace hostir
