@@ -39,13 +39,14 @@
 // must be found ok. Each positioned finding must render with its source line
 // and a caret under its column; checkRaces must find as many races as
 // checkProgram.
+//
+// What this runner shares with tests/diagnostics/ (the split into cases, the
+// RUN line of the file's first case, the expectations, the matching and the
+// report) is in tests/hir_expectations.h; here are `check`'s RUN line,
+// [[FILE]], the case-wide directives and the reading of the report.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -56,12 +57,16 @@
 
 #include "analysis/program_check.h"
 #include "analysis/race_check.h"
+#include "hir_expectations.h"
 #include "ir/parser.h"
 #include "ir/verifier.h"
 
 namespace {
 
 using namespace hostir;
+using hirtest::Actual;
+using hirtest::Expected;
+using hirtest::parseInt;
 
 struct Settings {
   std::vector<int64_t> teams{1};
@@ -69,70 +74,21 @@ struct Settings {
   std::map<std::string, int64_t> params;
 };
 
-struct Expected {
-  bool note = false;
-  uint32_t line = 0;            // 0: @unknown, a finding without a position
-  std::optional<uint32_t> col;  // checked when given
-  std::string message;          // a substring of the finding's message
-  uint32_t directiveLine = 0;   // the line of the comment
-};
-
 constexpr int64_t kAllRanks = -1;  // expected-ranks-checked: all
 
-struct Case {
-  std::string file;  // relative to the programs folder, as the report names it
-  int index = 0;     // 1-based within the file
-  uint32_t firstLine = 0, lastLine = 0;
-  std::string source;  // what the parser sees: earlier lines blank
+struct Case : hirtest::CaseBase {  // file: relative to the programs folder, as the report names it
   Settings settings;
-  std::vector<Expected> expected;
   std::optional<std::string> summary;
   std::optional<int64_t> ranksChecked;
-  std::vector<std::string> problems;  // malformed directives: the case fails with these
-
-  std::string name() const {
-    std::string stem = std::filesystem::path(file).replace_extension().generic_string();
-    for (char& ch : stem)
-      if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-    std::string number = std::to_string(index);
-    return stem + "_" + std::string(number.size() < 2 ? 2 - number.size() : 0, '0') + number;
-  }
 };
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
-bool isSeparator(std::string_view line) { return trim(line) == "# -----"; }
-
-template <typename T>
-std::optional<T> parseInt(std::string_view text) {
-  T value{};
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return value;
-}
-
-std::vector<std::string_view> words(std::string_view text) {
-  std::vector<std::string_view> out;
-  while (true) {
-    text = trim(text);
-    if (text.empty()) return out;
-    size_t end = text.find_first_of(" \t");
-    out.push_back(text.substr(0, end));
-    if (end == std::string_view::npos) return out;
-    text.remove_prefix(end);
-  }
-}
-
-// `# RUN: ...` after the "RUN:"; what is wrong goes to `problem`.
-Settings parseRun(std::string_view text, std::string& problem) {
+// `# RUN: ...` after the "RUN:"; the first thing wrong goes to `complain`.
+Settings parseRun(std::string_view text, const hirtest::Complain& complain) {
   Settings s;
-  std::vector<std::string_view> w = words(text);
+  std::string problem;
+  std::vector<std::string_view> w = hirtest::words(text);
   if (w.empty() || w[0] != "check") {
-    problem = "expected 'check'";
+    complain("expected 'check'");
     return s;
   }
   for (size_t k = 1; k < w.size() && problem.empty(); ++k) {
@@ -157,123 +113,13 @@ Settings parseRun(std::string_view text, std::string& problem) {
       else
         s.streams = *n;
     } else if (w[k] == "set") {
-      size_t eq = k + 1 < w.size() ? w[k + 1].find('=') : std::string_view::npos;
-      std::optional<int64_t> value =
-          eq == std::string_view::npos ? std::nullopt : parseInt<int64_t>(w[k + 1].substr(eq + 1));
-      if (!value || eq == 0)
-        problem = "expected 'set NAME=INTEGER'";
-      else
-        s.params[std::string(w[k + 1].substr(0, eq))] = *value;
-      ++k;
+      problem = hirtest::readSet(w, k, s.params);
     } else {
       problem = "unknown setting '" + std::string(w[k]) + "'";
     }
   }
+  if (!problem.empty()) complain(problem);
   return s;
-}
-
-// `[[@LINE]]`, `[[@LINE+N]]`, `[[@LINE-N]]` and `[[FILE]]` in an expected message.
-std::string substitute(std::string_view message, uint32_t line, const std::string& file, std::string& problem) {
-  std::string out;
-  while (true) {
-    size_t at = message.find("[[");
-    if (at == std::string_view::npos) return out + std::string(message);
-    size_t close = message.find("]]", at);
-    if (close == std::string_view::npos) {
-      problem = "unterminated [[";
-      return out;
-    }
-    std::string_view inner = message.substr(at + 2, close - at - 2);
-    out += std::string(message.substr(0, at));
-    message.remove_prefix(close + 2);
-    if (inner == "FILE") {
-      out += file;
-      continue;
-    }
-    if (!inner.starts_with("@LINE")) {
-      problem = "expected [[@LINE]], [[@LINE+N]], [[@LINE-N]] or [[FILE]]";
-      return out;
-    }
-    std::string_view offset = inner.substr(5);
-    int64_t value = line;
-    if (!offset.empty()) {
-      auto n = parseInt<int64_t>(offset.substr(offset[0] == '+' ? 1 : 0));
-      if (!n || (offset[0] != '+' && offset[0] != '-')) {
-        problem = "expected [[@LINE]], [[@LINE+N]] or [[@LINE-N]]";
-        return out;
-      }
-      value += *n;
-    }
-    out += std::to_string(value);
-  }
-}
-
-// The text after "expected-" in a comment on line `line`.
-std::optional<Expected> parseExpectation(std::string_view text, uint32_t line, const std::string& file,
-                                         std::string& problem) {
-  Expected e;
-  e.directiveLine = line;
-  if (text.starts_with("error")) {
-    text.remove_prefix(5);
-  } else if (text.starts_with("note")) {
-    e.note = true;
-    text.remove_prefix(4);
-  } else {
-    problem = "unknown directive; expected expected-error, expected-note, expected-summary or expected-ranks-checked";
-    return std::nullopt;
-  }
-  int64_t target = line;
-  if (text.starts_with("@")) {
-    text.remove_prefix(1);
-    if (text.starts_with("unknown")) {
-      text.remove_prefix(7);
-      target = 0;
-    } else {
-      size_t end = 1;
-      while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
-      auto n = text.empty() ? std::nullopt : parseInt<int64_t>(text.substr(1, end - 1));
-      if (!n || (text[0] != '+' && text[0] != '-')) {
-        problem = "expected @+N, @-N or @unknown";
-        return std::nullopt;
-      }
-      target += text[0] == '+' ? *n : -*n;
-      text.remove_prefix(end);
-    }
-  }
-  if (target < 0) {
-    problem = "the expectation points before the start of the file";
-    return std::nullopt;
-  }
-  e.line = static_cast<uint32_t>(target);
-  text = trim(text);
-  if (text.starts_with("col ")) {
-    text = trim(text.substr(4));
-    size_t end = 0;
-    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
-    auto col = parseInt<uint32_t>(text.substr(0, end));
-    if (!col || *col == 0) {
-      problem = "expected a column number after 'col'";
-      return std::nullopt;
-    }
-    if (e.line == 0) {
-      problem = "@unknown takes no column";
-      return std::nullopt;
-    }
-    e.col = col;
-    text = trim(text.substr(end));
-  }
-  if (!text.starts_with(":")) {
-    problem = "expected ':' before the message";
-    return std::nullopt;
-  }
-  std::string_view message = trim(text.substr(1));
-  if (message.empty()) {
-    problem = "the expected message is empty";
-    return std::nullopt;
-  }
-  e.message = substitute(message, line, file, problem);
-  if (!problem.empty()) return std::nullopt;
-  return e;
 }
 
 // The case-wide directives: `expected-summary: TEXT`, `expected-ranks-checked: N|all`.
@@ -281,11 +127,11 @@ std::optional<Expected> parseExpectation(std::string_view text, uint32_t line, c
 bool parseCaseDirective(std::string_view comment, Case& c, std::string& problem) {
   if (comment.starts_with("expected-summary:")) {
     if (c.summary) problem = "a case has at most one expected-summary";
-    c.summary = std::string(trim(comment.substr(17)));
+    c.summary = std::string(hirtest::trim(comment.substr(17)));
     return true;
   }
   if (comment.starts_with("expected-ranks-checked:")) {
-    std::string_view value = trim(comment.substr(23));
+    std::string_view value = hirtest::trim(comment.substr(23));
     auto n = parseInt<int64_t>(value);
     if (c.ranksChecked) problem = "a case has at most one expected-ranks-checked";
     if (value == "all")
@@ -299,108 +145,19 @@ bool parseCaseDirective(std::string_view comment, Case& c, std::string& problem)
   return false;
 }
 
+// The syntax of the programs' files: [[FILE]], the case-wide directives, and
+// every case's source ends with a newline.
+hirtest::Dialect<Case> dialect() {
+  return {.directives = "expected-error, expected-note, expected-summary or expected-ranks-checked",
+          .fileSubstitution = true,
+          .run = parseRun,
+          .directive = parseCaseDirective,
+          .finalNewline = [](const Case&) { return hirtest::FinalNewline::Always; }};
+}
+
 // Splits a .hir file's text into its cases.
 std::vector<Case> splitCases(const std::string& file, std::string_view text) {
-  std::vector<std::string_view> lines;
-  for (size_t begin = 0; begin < text.size();) {
-    size_t end = text.find('\n', begin);
-    if (end == std::string_view::npos) end = text.size();
-    lines.push_back(text.substr(begin, end - begin));
-    begin = end + 1;
-  }
-
-  std::vector<Case> cases;
-  std::optional<Settings> fileSettings;
-  size_t begin = 0;
-  while (begin <= lines.size()) {
-    size_t end = begin;
-    while (end < lines.size() && !isSeparator(lines[end])) ++end;
-    Case c;
-    c.file = file;
-    c.index = static_cast<int>(cases.size()) + 1;
-    c.firstLine = static_cast<uint32_t>(begin + 1);
-    size_t last = end;  // one past the last non-blank line
-    while (last > begin && trim(lines[last - 1]).empty()) --last;
-    c.lastLine = static_cast<uint32_t>(last);
-    if (last == begin) c.problems.push_back(file + ":" + std::to_string(begin + 1) + ": empty case");
-
-    std::optional<Settings> own;
-    for (size_t k = begin; k < last; ++k) {
-      const uint32_t lineNo = static_cast<uint32_t>(k + 1);
-      size_t hash = lines[k].find('#');
-      if (hash == std::string_view::npos) continue;
-      std::string_view comment = trim(lines[k].substr(hash + 1));
-      std::string where = file + ":" + std::to_string(lineNo) + ": ";
-      std::string problem;
-      if (comment.starts_with("RUN:")) {
-        if (own) c.problems.push_back(where + "a case has at most one RUN line");
-        own = parseRun(comment.substr(4), problem);
-        if (!problem.empty()) c.problems.push_back(where + "bad RUN line: " + problem);
-      } else if (parseCaseDirective(comment, c, problem)) {
-        if (!problem.empty()) c.problems.push_back(where + problem);
-      } else if (comment.starts_with("expected-")) {
-        auto e = parseExpectation(comment.substr(9), lineNo, file, problem);
-        if (!e) {
-          c.problems.push_back(where + "bad expectation: " + problem);
-        } else if (e->line != 0 && (e->line < c.firstLine || e->line > c.lastLine)) {
-          c.problems.push_back(where + "the expectation points at line " + std::to_string(e->line) +
-                               ", outside its case (lines " + std::to_string(c.firstLine) + "-" +
-                               std::to_string(c.lastLine) + ")");
-        } else {
-          c.expected.push_back(std::move(*e));
-        }
-      }
-    }
-    if (cases.empty()) fileSettings = own;
-    if (own)
-      c.settings = *own;
-    else if (fileSettings)
-      c.settings = *fileSettings;
-    else
-      c.problems.push_back(file + ": the file needs a '# RUN:' line in its first case");
-
-    c.source = std::string(begin, '\n');
-    for (size_t k = begin; k < last; ++k) c.source += std::string(lines[k]) + "\n";
-    cases.push_back(std::move(c));
-    begin = end + 1;
-  }
-  return cases;
-}
-
-// A finding as formatProgramCheck renders it.
-struct Actual {
-  bool note = false;
-  uint32_t line = 0, col = 0;  // 0: no position
-  std::string message;
-};
-
-std::string describe(const Expected& e, const std::string& file) {
-  std::string where = file;
-  if (e.line) where += ":" + std::to_string(e.line) + (e.col ? ":" + std::to_string(*e.col) : "");
-  return where + ": " + (e.note ? "note" : "error") + ": ..." + e.message + "...  (expected-" +
-         (e.note ? "note" : "error") + " on line " + std::to_string(e.directiveLine) + ")";
-}
-
-std::string describe(const Actual& a, const std::string& file) {
-  std::string where = a.line ? file + ":" + std::to_string(a.line) + ":" + std::to_string(a.col) : file;
-  return where + ": " + (a.note ? "note" : "error") + ": " + a.message;
-}
-
-bool meets(const Actual& a, const Expected& e) {
-  if (a.note != e.note || a.line != e.line || (e.col && a.col != *e.col)) return false;
-  return a.message.find(e.message) != std::string::npos;
-}
-
-// The source line `line` (1-based) of `source`.
-std::string lineOf(const std::string& source, uint32_t line) {
-  size_t begin = 0;
-  for (uint32_t l = 1; l < line; ++l) {
-    size_t nl = source.find('\n', begin);
-    if (nl == std::string::npos) return "";
-    begin = nl + 1;
-  }
-  size_t end = source.find('\n', begin);
-  return source.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+  return hirtest::splitCases(file, text, dialect());
 }
 
 // Reads formatProgramCheck's text back into findings: each a header line
@@ -450,7 +207,7 @@ std::vector<Actual> readFindings(const std::string& text, const std::string& fil
     if (a.line) {
       std::string shown = k + 1 < lines.size() ? lines[k + 1] : "";
       std::string caret = k + 2 < lines.size() ? lines[k + 2] : "";
-      if (shown != lineOf(source, a.line) || caret != std::string(a.col - 1, ' ') + "^")
+      if (shown != hirtest::lineOf(source, a.line) || caret != std::string(a.col - 1, ' ') + "^")
         problems.push_back("not its source line and a caret under column " + std::to_string(a.col) + " after " +
                            lines[k] + "\n" + shown + "\n" + caret);
       k += 2;
@@ -460,44 +217,13 @@ std::vector<Actual> readFindings(const std::string& text, const std::string& fil
   return found;
 }
 
-// Empty when the case passes on a team of `world`; else one report that
-// shows expected against actual.
-std::string checkCase(const Case& c, int64_t world) {
-  std::string head = c.file + " case " + std::to_string(c.index) + " (lines " + std::to_string(c.firstLine) + "-" +
-                     std::to_string(c.lastLine) + ") on " + std::to_string(world) + " rank(s) and " +
-                     std::to_string(c.settings.streams) + " worker streams";
-  if (!c.problems.empty()) {
-    std::string out = head + ": malformed case\n";
-    for (const std::string& p : c.problems) out += "  " + p + "\n";
-    return out;
-  }
-  auto program = parseProgram(c.source);
-  if (!program) return head + ": the program must parse:\n" + renderDiagnostic(program.error(), c.file, c.source);
-  Bindings bindings{c.settings.params, world};
-  if (auto error = verifyProgram(*program, bindings))
-    return head + ": the program must verify:\n" + renderDiagnostic(*error, c.file, c.source);
-  auto params = bindParams(*program, bindings);
-  if (!params) return head + ": the params do not bind: " + params.error().message + "\n";
-
-  ProgramCheck check = checkProgram(*program, *params, world, c.settings.streams);
-  std::string text = formatProgramCheck(check, c.file, c.source);
-  std::vector<std::string> complaints;
-  std::vector<Actual> actual = readFindings(text, c.file, c.source, complaints);
-  std::vector<bool> used(c.expected.size(), false);
-  for (const Actual& a : actual) {
-    bool found = false;
-    for (size_t k = 0; k < c.expected.size() && !found; ++k) {
-      if (!used[k] && meets(a, c.expected[k])) used[k] = found = true;
-    }
-    if (!found) complaints.push_back("unexpected: " + describe(a, c.file));
-  }
-  for (size_t k = 0; k < c.expected.size(); ++k)
-    if (!used[k]) complaints.push_back("missing:    " + describe(c.expected[k], c.file));
+// What a case's check must give besides its findings: an empty report when
+// ok, as many races from checkRaces, the expected summary and ranks checked.
+void checkTheRest(const Case& c, const ProgramCheck& check, const std::string& text, size_t races, int64_t world,
+                  std::vector<std::string>& complaints) {
   if (check.ok() != text.empty())
     complaints.push_back(std::string("the check is ") + (check.ok() ? "ok" : "not ok") + " but its report is " +
                          (text.empty() ? "empty" : "not"));
-  // What the passes' race oracle runs finds the same races as `hostir check`.
-  size_t races = checkRaces(*program, *params, world, c.settings.streams).size();
   if (races != check.races.size())
     complaints.push_back("checkRaces finds " + std::to_string(races) + " race(s), checkProgram " +
                          std::to_string(check.races.size()));
@@ -510,43 +236,38 @@ std::string checkCase(const Case& c, int64_t world) {
       complaints.push_back(std::to_string(check.ranksChecked) + " rank(s) checked, expected " +
                            std::to_string(expected));
   }
-  if (complaints.empty()) return "";
+}
 
-  std::string out = head + ":\n";
-  for (const std::string& line : complaints) out += "  " + line + "\n";
-  out += "expected:\n";
-  if (c.expected.empty()) out += "  no finding\n";
-  for (const Expected& e : c.expected) out += "  " + describe(e, c.file) + "\n";
-  out += "actual:\n";
-  if (actual.empty()) out += "  no finding\n";
-  for (const Actual& a : actual) out += "  " + describe(a, c.file) + "\n";
-  return out;
+// Empty when the case passes on a team of `world`; else one report that
+// shows expected against actual.
+std::string checkCase(const Case& c, int64_t world) {
+  std::string head = c.head() + " on " + std::to_string(world) + " rank(s) and " + std::to_string(c.settings.streams) +
+                     " worker streams";
+  if (!c.problems.empty()) return hirtest::malformedReport(head, c.problems);
+  auto program = parseProgram(c.source);
+  if (!program) return head + ": the program must parse:\n" + renderDiagnostic(program.error(), c.file, c.source);
+  Bindings bindings{c.settings.params, world};
+  if (auto error = verifyProgram(*program, bindings))
+    return head + ": the program must verify:\n" + renderDiagnostic(*error, c.file, c.source);
+  auto params = bindParams(*program, bindings);
+  if (!params) return head + ": the params do not bind: " + params.error().message + "\n";
+
+  ProgramCheck check = checkProgram(*program, *params, world, c.settings.streams);
+  std::string text = formatProgramCheck(check, c.file, c.source);
+  std::vector<std::string> complaints;
+  std::vector<Actual> actual = readFindings(text, c.file, c.source, complaints);
+  hirtest::match(actual, c.expected, c.file, complaints);
+  // What the passes' race oracle runs finds the same races as `hostir check`.
+  size_t races = checkRaces(*program, *params, world, c.settings.streams).size();
+  checkTheRest(c, check, text, races, world, complaints);
+  return hirtest::report(head, complaints, c, actual, "no finding");
 }
 
 // ---------------------------------------------------------------------------
 // The .hir files of tests/analysis/programs/.
 
-std::string readFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 const std::vector<Case>& folderCases() {
-  static const std::vector<Case> cases = [] {
-    std::vector<std::filesystem::path> files;
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(HOSTIR_PROGRAMS_DIR, ec))
-      if (entry.is_regular_file() && entry.path().extension() == ".hir") files.push_back(entry.path());
-    std::sort(files.begin(), files.end());
-    std::vector<Case> all;
-    for (const auto& path : files) {
-      std::string file = std::filesystem::relative(path, HOSTIR_PROGRAMS_DIR).generic_string();
-      for (Case& c : splitCases(file, readFile(path))) all.push_back(std::move(c));
-    }
-    return all;
-  }();
+  static const std::vector<Case> cases = hirtest::folderCases(HOSTIR_PROGRAMS_DIR, true, dialect());
   return cases;
 }
 
@@ -580,17 +301,6 @@ TEST_P(ProgramFile, Case) {
 INSTANTIATE_TEST_SUITE_P(Hir, ProgramFile, ::testing::ValuesIn(folderRuns()),
                          [](const ::testing::TestParamInfo<Run>& info) { return runName(info.param); });
 
-// Comment lines dropped, so that two cases differ in what the checker sees.
-std::string codeOf(const Case& c) {
-  std::string code;
-  std::istringstream in(c.source);
-  for (std::string line; std::getline(in, line);) {
-    std::string_view t = trim(line);
-    if (!t.empty() && t[0] != '#') code += line + "\n";
-  }
-  return code;
-}
-
 TEST(ProgramFiles, EveryFolderKeepsItsCases) {
   // The programs converted from the C++ tables; the folders only grow.
   const std::map<std::string, size_t> atLeast = {{"race", 59}, {"cross_rank", 41}, {"uninitialized", 32}};
@@ -599,7 +309,7 @@ TEST(ProgramFiles, EveryFolderKeepsItsCases) {
   for (const Case& c : folderCases()) {
     ++counts[std::filesystem::path(c.file).begin()->string()];
     EXPECT_TRUE(names.insert(c.name()).second) << "two cases named " << c.name();
-    std::string key = codeOf(c) + "|" + std::to_string(c.settings.streams);
+    std::string key = hirtest::codeOf(c) + "|" + std::to_string(c.settings.streams);
     for (int64_t world : c.settings.teams) key += "|" + std::to_string(world);
     for (const auto& [name, value] : c.settings.params) key += "|" + name + "=" + std::to_string(value);
     EXPECT_TRUE(keys.insert(key).second) << c.file << " case " << c.index << " repeats an earlier case";
@@ -657,12 +367,7 @@ std::string reportFor(const std::string& text, int index = 1, int64_t world = 1)
 }
 
 // `kGood` with `from` replaced by `to`.
-std::string edited(const std::string& from, const std::string& to) {
-  std::string text = kGood;
-  size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return at == std::string::npos ? text : text.replace(at, from.size(), to);
-}
+std::string edited(const std::string& from, const std::string& to) { return hirtest::edited(kGood, from, to); }
 
 TEST(ProgramFilesRunner, SplitsCasesAndReadsTheirDirectives) {
   std::vector<Case> cases = splitCases("t.hir", kGood);

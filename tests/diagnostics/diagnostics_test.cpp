@@ -43,21 +43,21 @@
 // diagnostic. Malformed directives and RUN lines fail the case. Every
 // diagnostic must also render as "FILE:LINE:COL: error: MESSAGE" with its
 // source line and a caret under the column.
+//
+// What this runner shares with tests/analysis/program_files_test.cpp (the
+// split into cases, the RUN line of the file's first case, the expectations,
+// the matching and the report) is in tests/hir_expectations.h; here are the
+// RUN stages, how a case runs, and the check of the rendering.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cctype>
-#include <charconv>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "hir_expectations.h"
 #include "ir/diagnostic.h"
 #include "ir/parser.h"
 #include "ir/verifier.h"
@@ -65,6 +65,9 @@
 namespace {
 
 using namespace hostir;
+using hirtest::Actual;
+using hirtest::Expected;
+using hirtest::parseInt;
 
 enum class Stage { Parse, Structure, Verify };
 
@@ -75,69 +78,16 @@ struct Settings {
   bool noFinalNewline = false;
 };
 
-struct Expected {
-  bool note = false;
-  uint32_t line = 0;            // 0: @unknown, a diagnostic without a position
-  std::optional<uint32_t> col;  // checked when given
-  std::string message;          // a substring of the diagnostic's message
-  uint32_t directiveLine = 0;   // the line of the comment
-};
-
-struct Case {
-  std::string file;  // the file's name, as diagnostics show it
-  int index = 0;     // 1-based within the file
-  uint32_t firstLine = 0, lastLine = 0;
-  std::string source;  // what the parser sees: earlier lines blank
+struct Case : hirtest::CaseBase {
   Settings settings;
-  std::vector<Expected> expected;
-  std::vector<std::string> problems;  // malformed directives: the case fails with these
-
-  std::string name() const {
-    std::string stem = std::filesystem::path(file).stem().string();
-    for (char& ch : stem)
-      if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-    std::string number = std::to_string(index);
-    return stem + "_" + std::string(number.size() < 2 ? 2 - number.size() : 0, '0') + number;
-  }
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.file << " case " << c.index; }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
-bool isSeparator(std::string_view line) { return trim(line) == "# -----"; }
-
-template <typename T>
-std::optional<T> parseInt(std::string_view text) {
-  T value{};
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return value;
-}
-
-std::vector<std::string_view> words(std::string_view text) {
-  std::vector<std::string_view> out;
-  while (true) {
-    text = trim(text);
-    if (text.empty()) return out;
-    size_t end = text.find_first_of(" \t");
-    out.push_back(text.substr(0, end));
-    if (end == std::string_view::npos) return out;
-    text.remove_prefix(end);
-  }
-}
-
-// `# RUN: ...` after the "RUN:"; problems go to `problems`.
-Settings parseRun(std::string_view text, uint32_t line, const std::string& file, std::vector<std::string>& problems) {
+// `# RUN: ...` after the "RUN:".
+Settings parseRun(std::string_view text, const hirtest::Complain& problem) {
   Settings s;
-  auto problem = [&](const std::string& what) {
-    problems.push_back(file + ":" + std::to_string(line) + ": bad RUN line: " + what);
-  };
-  std::vector<std::string_view> w = words(text);
+  std::vector<std::string_view> w = hirtest::words(text);
   if (w.empty()) {
     problem("expected a stage: parse, structure or verify");
     return s;
@@ -158,15 +108,7 @@ Settings parseRun(std::string_view text, uint32_t line, const std::string& file,
       else
         s.world = *n;
     } else if (w[k] == "set") {
-      size_t eq = k + 1 < w.size() ? w[k + 1].find('=') : std::string_view::npos;
-      std::optional<int64_t> value =
-          eq == std::string_view::npos ? std::nullopt : parseInt<int64_t>(w[k + 1].substr(eq + 1));
-      if (!value || eq == 0) {
-        problem("expected 'set NAME=INTEGER'");
-      } else {
-        s.params[std::string(w[k + 1].substr(0, eq))] = *value;
-      }
-      ++k;
+      if (std::string bad = hirtest::readSet(w, k, s.params); !bad.empty()) problem(bad);
     } else if (w[k] == "no-final-newline") {
       s.noFinalNewline = true;
     } else {
@@ -176,167 +118,17 @@ Settings parseRun(std::string_view text, uint32_t line, const std::string& file,
   return s;
 }
 
-// `[[@LINE]]`, `[[@LINE+N]]`, `[[@LINE-N]]` in an expected message.
-std::string substituteLines(std::string_view message, uint32_t line, std::string& problem) {
-  std::string out;
-  while (true) {
-    size_t at = message.find("[[@LINE");
-    if (at == std::string_view::npos) return out + std::string(message);
-    size_t close = message.find("]]", at);
-    if (close == std::string_view::npos) {
-      problem = "unterminated [[@LINE";
-      return out;
-    }
-    std::string_view offset = message.substr(at + 7, close - at - 7);
-    int64_t value = line;
-    if (!offset.empty()) {
-      auto n = parseInt<int64_t>(offset.substr(offset[0] == '+' ? 1 : 0));
-      if (!n || (offset[0] != '+' && offset[0] != '-')) {
-        problem = "expected [[@LINE]], [[@LINE+N]] or [[@LINE-N]]";
-        return out;
-      }
-      value += *n;
-    }
-    out += std::string(message.substr(0, at)) + std::to_string(value);
-    message.remove_prefix(close + 2);
-  }
-}
-
-// The text after "expected-" in a comment on line `line`.
-std::optional<Expected> parseExpectation(std::string_view text, uint32_t line, std::string& problem) {
-  Expected e;
-  e.directiveLine = line;
-  if (text.starts_with("error")) {
-    text.remove_prefix(5);
-  } else if (text.starts_with("note")) {
-    e.note = true;
-    text.remove_prefix(4);
-  } else {
-    problem = "unknown directive; expected expected-error or expected-note";
-    return std::nullopt;
-  }
-  int64_t target = line;
-  if (text.starts_with("@")) {
-    text.remove_prefix(1);
-    if (text.starts_with("unknown")) {
-      text.remove_prefix(7);
-      target = 0;
-    } else {
-      size_t end = 1;
-      while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
-      auto n = text.empty() ? std::nullopt : parseInt<int64_t>(text.substr(1, end - 1));
-      if (!n || (text[0] != '+' && text[0] != '-')) {
-        problem = "expected @+N, @-N or @unknown";
-        return std::nullopt;
-      }
-      target += text[0] == '+' ? *n : -*n;
-      text.remove_prefix(end);
-    }
-  }
-  if (target < 0) {
-    problem = "the expectation points before the start of the file";
-    return std::nullopt;
-  }
-  e.line = static_cast<uint32_t>(target);
-  text = trim(text);
-  if (text.starts_with("col ")) {
-    text = trim(text.substr(4));
-    size_t end = 0;
-    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
-    auto col = parseInt<uint32_t>(text.substr(0, end));
-    if (!col || *col == 0) {
-      problem = "expected a column number after 'col'";
-      return std::nullopt;
-    }
-    if (e.line == 0) {
-      problem = "@unknown takes no column";
-      return std::nullopt;
-    }
-    e.col = col;
-    text = trim(text.substr(end));
-  }
-  if (!text.starts_with(":")) {
-    problem = "expected ':' before the message";
-    return std::nullopt;
-  }
-  std::string_view message = trim(text.substr(1));
-  if (message.empty()) {
-    problem = "the expected message is empty";
-    return std::nullopt;
-  }
-  e.message = substituteLines(message, line, problem);
-  if (!problem.empty()) return std::nullopt;
-  return e;
+// The syntax of this folder's files: an expectation may point at the line
+// after its case, where the parser meets the end of the input.
+hirtest::Dialect<Case> dialect() {
+  return {.endOfInputLine = true, .run = parseRun, .finalNewline = [](const Case& c) {
+            return c.settings.noFinalNewline ? hirtest::FinalNewline::Dropped : hirtest::FinalNewline::AsInFile;
+          }};
 }
 
 // Splits a .hir file's text into its cases.
 std::vector<Case> splitCases(const std::string& file, std::string_view text) {
-  std::vector<std::string_view> lines;
-  for (size_t begin = 0; begin < text.size();) {
-    size_t end = text.find('\n', begin);
-    if (end == std::string_view::npos) end = text.size();
-    lines.push_back(text.substr(begin, end - begin));
-    begin = end + 1;
-  }
-  const bool endsWithNewline = !text.empty() && text.back() == '\n';
-
-  std::vector<Case> cases;
-  std::optional<Settings> fileSettings;
-  size_t begin = 0;
-  while (begin <= lines.size()) {
-    size_t end = begin;
-    while (end < lines.size() && !isSeparator(lines[end])) ++end;
-    Case c;
-    c.file = file;
-    c.index = static_cast<int>(cases.size()) + 1;
-    c.firstLine = static_cast<uint32_t>(begin + 1);
-    size_t last = end;  // one past the last non-blank line
-    while (last > begin && trim(lines[last - 1]).empty()) --last;
-    c.lastLine = static_cast<uint32_t>(last);
-    if (last == begin) c.problems.push_back(file + ":" + std::to_string(begin + 1) + ": empty case");
-
-    std::optional<Settings> own;
-    for (size_t k = begin; k < last; ++k) {
-      const uint32_t lineNo = static_cast<uint32_t>(k + 1);
-      size_t hash = lines[k].find('#');
-      if (hash == std::string_view::npos) continue;
-      std::string_view comment = trim(lines[k].substr(hash + 1));
-      std::string where = file + ":" + std::to_string(lineNo) + ": ";
-      if (comment.starts_with("RUN:")) {
-        if (own) c.problems.push_back(where + "a case has at most one RUN line");
-        own = parseRun(comment.substr(4), lineNo, file, c.problems);
-      } else if (comment.starts_with("expected-")) {
-        std::string problem;
-        auto e = parseExpectation(comment.substr(9), lineNo, problem);
-        if (!e) {
-          c.problems.push_back(where + "bad expectation: " + problem);
-        } else if (e->line != 0 && (e->line < c.firstLine || e->line > c.lastLine + 1)) {
-          c.problems.push_back(where + "the expectation points at line " + std::to_string(e->line) +
-                               ", outside its case (lines " + std::to_string(c.firstLine) + "-" +
-                               std::to_string(c.lastLine + 1) + ")");
-        } else {
-          c.expected.push_back(std::move(*e));
-        }
-      }
-    }
-    if (cases.empty()) fileSettings = own;
-    if (own)
-      c.settings = *own;
-    else if (fileSettings)
-      c.settings = *fileSettings;
-    else
-      c.problems.push_back(file + ": the file needs a '# RUN:' line in its first case");
-
-    c.source = std::string(begin, '\n');
-    for (size_t k = begin; k < last; ++k) {
-      c.source += lines[k];
-      bool fileEndsHere = k + 1 == lines.size() && !endsWithNewline;
-      if (k + 1 < last || !(c.settings.noFinalNewline || fileEndsHere)) c.source += '\n';
-    }
-    cases.push_back(std::move(c));
-    begin = end + 1;
-  }
-  return cases;
+  return hirtest::splitCases(file, text, dialect());
 }
 
 // What running a case gives: its diagnostic, or a failure that is not one
@@ -362,48 +154,6 @@ Outcome runCase(const Case& c) {
     return {structural,
             "verifyStructure and verifyProgram differ:\n  verifyStructure: " + rs + "  verifyProgram: " + rf};
   return {structural, ""};
-}
-
-std::string describe(const Expected& e, const std::string& file) {
-  std::string where = file;
-  if (e.line) where += ":" + std::to_string(e.line) + (e.col ? ":" + std::to_string(*e.col) : "");
-  return where + ": " + (e.note ? "note" : "error") + ": ..." + e.message + "...  (expected-" +
-         (e.note ? "note" : "error") + " on line " + std::to_string(e.directiveLine) + ")";
-}
-
-struct Actual {
-  bool note = false;
-  SourceLoc loc;
-  std::string message;
-};
-
-std::string describe(const Actual& a, const std::string& file) {
-  std::string where = a.loc.valid() ? file + ":" + std::to_string(a.loc.line) + ":" + std::to_string(a.loc.col) : file;
-  return where + ": " + (a.note ? "note" : "error") + ": " + a.message;
-}
-
-bool meets(const Actual& a, const Expected& e) {
-  if (a.note != e.note) return false;
-  if (e.line == 0) {
-    if (a.loc.valid()) return false;
-  } else if (a.loc.line != e.line || (e.col && a.loc.col != *e.col)) {
-    return false;
-  }
-  return a.message.find(e.message) != std::string::npos;
-}
-
-// The source line `line` (1-based) of `source`.
-std::string lineOf(const std::string& source, uint32_t line) {
-  size_t begin = 0;
-  for (uint32_t l = 1; l < line; ++l) {
-    size_t nl = source.find('\n', begin);
-    if (nl == std::string::npos) return "";
-    begin = nl + 1;
-  }
-  size_t end = source.find('\n', begin);
-  std::string text = source.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-  if (!text.empty() && text.back() == '\r') text.pop_back();
-  return text;
 }
 
 // The diagnostic renders as a header, then its source line and a caret under
@@ -436,7 +186,8 @@ std::vector<std::string> renderingProblems(const Diagnostic& d, const std::strin
       problems.push_back("no source line and caret under " + header + "\n" + rendered);
       return problems;
     }
-    std::string text = lineOf(source, loc.line);
+    std::string text = hirtest::lineOf(source, loc.line);
+    if (!text.empty() && text.back() == '\r') text.pop_back();
     const std::string& shown = lines[at];
     const std::string& caret = lines[at + 1];
     at += 2;
@@ -464,68 +215,26 @@ std::vector<std::string> renderingProblems(const Diagnostic& d, const std::strin
 
 // Empty when the case passes; else one report that shows expected against actual.
 std::string checkCase(const Case& c) {
-  std::string head = c.file + " case " + std::to_string(c.index) + " (lines " + std::to_string(c.firstLine) + "-" +
-                     std::to_string(c.lastLine) + ")";
-  if (!c.problems.empty()) {
-    std::string out = head + ": malformed case\n";
-    for (const std::string& p : c.problems) out += "  " + p + "\n";
-    return out;
-  }
+  if (!c.problems.empty()) return hirtest::malformedReport(c.head(), c.problems);
   Outcome outcome = runCase(c);
   std::vector<Actual> actual;
   if (outcome.diag) {
-    actual.push_back({false, outcome.diag->loc, outcome.diag->message});
-    for (const Note& n : outcome.diag->notes) actual.push_back({true, n.loc, n.message});
+    actual.push_back({false, outcome.diag->loc.line, outcome.diag->loc.col, outcome.diag->message});
+    for (const Note& n : outcome.diag->notes) actual.push_back({true, n.loc.line, n.loc.col, n.message});
   }
-  std::vector<bool> used(c.expected.size(), false);
   std::vector<std::string> complaints;
-  for (const Actual& a : actual) {
-    bool found = false;
-    for (size_t k = 0; k < c.expected.size() && !found; ++k) {
-      if (!used[k] && meets(a, c.expected[k])) used[k] = found = true;
-    }
-    if (!found) complaints.push_back("unexpected: " + describe(a, c.file));
-  }
-  for (size_t k = 0; k < c.expected.size(); ++k)
-    if (!used[k]) complaints.push_back("missing:    " + describe(c.expected[k], c.file));
+  hirtest::match(actual, c.expected, c.file, complaints);
   if (!outcome.failure.empty()) complaints.push_back(outcome.failure);
   if (outcome.diag)
     for (const std::string& p : renderingProblems(*outcome.diag, c.file, c.source)) complaints.push_back(p);
-  if (complaints.empty()) return "";
-
-  std::string out = head + ":\n";
-  for (const std::string& line : complaints) out += "  " + line + "\n";
-  out += "expected:\n";
-  if (c.expected.empty()) out += "  no diagnostic\n";
-  for (const Expected& e : c.expected) out += "  " + describe(e, c.file) + "\n";
-  out += "actual:\n";
-  if (actual.empty()) out += "  no diagnostic\n";
-  for (const Actual& a : actual) out += "  " + describe(a, c.file) + "\n";
-  return out;
+  return hirtest::report(c.head(), complaints, c, actual, "no diagnostic");
 }
 
 // ---------------------------------------------------------------------------
 // The .hir files of this folder.
 
-std::string readFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 const std::vector<Case>& folderCases() {
-  static const std::vector<Case> cases = [] {
-    std::vector<std::filesystem::path> files;
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(HOSTIR_DIAGNOSTICS_DIR, ec))
-      if (entry.path().extension() == ".hir") files.push_back(entry.path());
-    std::sort(files.begin(), files.end());
-    std::vector<Case> all;
-    for (const auto& path : files)
-      for (Case& c : splitCases(path.filename().string(), readFile(path))) all.push_back(std::move(c));
-    return all;
-  }();
+  static const std::vector<Case> cases = hirtest::folderCases(HOSTIR_DIAGNOSTICS_DIR, false, dialect());
   return cases;
 }
 
@@ -539,17 +248,6 @@ TEST_P(DiagnosticsFile, Case) {
 INSTANTIATE_TEST_SUITE_P(Hir, DiagnosticsFile, ::testing::ValuesIn(folderCases()),
                          [](const ::testing::TestParamInfo<Case>& info) { return info.param.name(); });
 
-// Comment lines dropped, so that two cases differ in what the tools see.
-std::string codeOf(const Case& c) {
-  std::string code;
-  std::istringstream in(c.source);
-  for (std::string line; std::getline(in, line);) {
-    std::string_view t = trim(line);
-    if (!t.empty() && t[0] != '#') code += line + "\n";
-  }
-  return code;
-}
-
 TEST(DiagnosticsFiles, ManyDistinctCases) {
   const std::vector<Case>& cases = folderCases();
   // The error cases converted from the C++ tables; the folder only grows.
@@ -557,7 +255,7 @@ TEST(DiagnosticsFiles, ManyDistinctCases) {
   std::set<std::string> names, keys;
   for (const Case& c : cases) {
     EXPECT_TRUE(names.insert(c.name()).second) << "two cases named " << c.name();
-    std::string key = codeOf(c) + "|" + std::to_string(static_cast<int>(c.settings.stage)) + "|" +
+    std::string key = hirtest::codeOf(c) + "|" + std::to_string(static_cast<int>(c.settings.stage)) + "|" +
                       std::to_string(c.settings.world) + "|" + (c.settings.noFinalNewline ? "n" : "");
     for (const auto& [name, value] : c.settings.params) key += "|" + name + "=" + std::to_string(value);
     EXPECT_TRUE(keys.insert(key).second) << c.file << " case " << c.index << " repeats an earlier case";
@@ -588,12 +286,7 @@ std::string reportFor(const std::string& text, int index = 1) {
 }
 
 // `kGood` with `from` replaced by `to`.
-std::string edited(const std::string& from, const std::string& to) {
-  std::string text = kGood;
-  size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return at == std::string::npos ? text : text.replace(at, from.size(), to);
-}
+std::string edited(const std::string& from, const std::string& to) { return hirtest::edited(kGood, from, to); }
 
 TEST(DiagnosticsRunner, SplitsCasesWithTheFileLineNumbers) {
   std::vector<Case> cases = splitCases("t.hir", kGood);
