@@ -17,12 +17,12 @@ CommunicatorChoice communicatorRequest(const std::string& communicator) {
                    fmt::format("communicator must be \"auto\", \"nccl\" or \"copy-engine\", got \"{}\"", communicator));
 }
 
-BackendKind chooseRunBackend(const std::string& backend, const std::string& communicator, const TeamPlace& team) {
+BackendChoice chooseRunBackend(const std::string& backend, const std::string& communicator, const TeamPlace& team) {
   BackendChoice choice = chooseBackend(backendRequest(backend), communicatorRequest(communicator), team);
   if (choice.refusal)
     throw plainError(choice.kind == BackendKind::Cuda ? ErrorKind::Runtime : ErrorKind::Usage,
                      "backend " + *choice.refusal);
-  return choice.kind;
+  return choice;
 }
 
 }  // namespace hostir::api

@@ -16,6 +16,6 @@ CommunicatorChoice communicatorRequest(const std::string& communicator);
 
 // The backend `team` runs on; a refusal is Error kind Runtime for CUDA (the
 // machine cannot) and Usage for the CPU (the request cannot be met anywhere).
-BackendKind chooseRunBackend(const std::string& backend, const std::string& communicator, const TeamPlace& team);
+BackendChoice chooseRunBackend(const std::string& backend, const std::string& communicator, const TeamPlace& team);
 
 }  // namespace hostir::api

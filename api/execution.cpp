@@ -76,23 +76,14 @@ PreparedRun prepareRun(const Program& program, const std::map<std::string, HostB
                        const std::map<std::string, HostBuffer>& outputs, const RunOptions& options,
                        const TeamPlace& team) {
   const Program::Impl& source = program.impl();
-  checkStreams(options.streams);
-  if (options.warmup < 0 || options.repeat < 1)
-    throw plainError(ErrorKind::Usage, fmt::format("warmup must be at least 0 and repeat at least 1, got {} and {}",
-                                                   options.warmup, options.repeat));
-  RunPreparation how;
-  how.backend = chooseRunBackend(options.backend, options.communicator, team);
-  how.communicator = communicatorRequest(options.communicator);
-  how.passes = fmt::format("{}", fmt::join(options.passes, ","));
-  checkPipeline(how.passes, !options.machine.empty());
+  checkRunOptions(options);
+  RunSetting setting;
+  setting.backend = chooseRunBackend(options.backend, options.communicator, team);
+  setting.team = team;
+  checkPipeline(fmt::format("{}", fmt::join(options.passes, ",")), !options.machine.empty());
   Bindings bindings = verifiedBindings(source, options.params, team.world);
-  how.pipeline.streams = options.streams;
-  how.pipeline.machine = loadMachine(options.machine);
-  how.checked = options.checked;
-  how.seed = options.seed;
-  how.warmup = options.warmup;
-  how.repeat = options.repeat;
-  PreparedRun prepared{prepareRunRequest(source, bindings, how)};
+  setting.machine = loadMachine(options.machine);
+  PreparedRun prepared{prepareRunRequest(source, bindings, options, setting)};
   RunRequest& request = prepared.request;
   Evaluator evaluator(request.program, request.params, 0, team.world);
   for (const auto& [name, buffer] : inputs) {
@@ -102,8 +93,6 @@ PreparedRun prepareRun(const Program& program, const std::map<std::string, HostB
     request.inputs[name] = std::move(tensor);
   }
   for (const auto& [name, buffer] : outputs) matchingSpec(evaluator.outputs(), name, buffer, "output");
-  // The caller's stream (refused when destroyed or its runtime reset).
-  if (options.mainStream) request.externalMainStream = options.mainStream->nativeHandle();
   request.describeFailure = [&source](const Diagnostic& diag) {
     return renderDiagnostic(diag, source.path, source.text);
   };

@@ -43,7 +43,7 @@ RunStats runOnMpi(MPI_Comm comm, const Program& program, const std::map<std::str
 
   RunRequest& request = prepared->request;
   // A rank that stops answering ends the job rather than hanging the others.
-  HostWatchdog watchdog(request.commTimeout, [comm](const std::string& why) {
+  HostWatchdog watchdog(request.backend.commTimeout, [comm](const std::string& why) {
     int rank = -1;
     MPI_Comm_rank(comm, &rank);
     std::fprintf(stderr, "hostir: rank %d: error: %s\n", rank, why.c_str());

@@ -44,6 +44,18 @@ hostir::Program applyPipeline(const Program::Impl& source, const hostir::Program
   return result;
 }
 
+std::vector<std::string> splitPipeline(std::string_view pipeline) {
+  std::vector<std::string> parts;
+  if (pipeline.empty()) return parts;
+  for (size_t start = 0;;) {
+    size_t comma = pipeline.find(',', start);
+    parts.emplace_back(
+        pipeline.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    if (comma == std::string_view::npos) return parts;
+    start = comma + 1;
+  }
+}
+
 std::shared_ptr<const MachineProfile> loadMachine(const std::string& nameOrPath) {
   if (nameOrPath.empty()) return nullptr;
   Result<MachineProfile> profile = loadMachineProfile(nameOrPath);

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/program_impl.h"
 #include "hostir/defaults.h"
@@ -27,6 +28,10 @@ struct PipelineOptions {
   std::set<std::string> printIrAfter;
   std::ostream* irDump = nullptr;
 };
+
+// "a,b,c" as {"a", "b", "c"}, split at every comma and nothing else, so that
+// joining the parts with commas gives the text back; "" is no pass.
+std::vector<std::string> splitPipeline(std::string_view pipeline);
 
 // Checks a pipeline's pass names, and that it has a machine when a pass
 // needs one (`hasMachine`); throws Error (kind Usage).

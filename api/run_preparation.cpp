@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "analysis/program_check.h"
+#include "hostir/runtime.h"
 
 namespace hostir::api {
 namespace {
@@ -10,38 +11,71 @@ namespace {
 // Refuses what `check` rejects, with the same report; unchecked, refuses a
 // program its passes proved for another team.
 void prove(const Program::Impl& source, const hostir::Program& program, const std::map<std::string, int64_t>& params,
-           int64_t world, const RunPreparation& how) {
-  const int64_t streams = how.pipeline.streams;
-  if (!how.checked) {
+           int64_t world, const RunOptions& options, const RunWords& words) {
+  const int64_t streams = options.streams;
+  if (!options.checked) {
     if (auto refusal = uncheckedRefusal(program, world, streams, source.path))
       throw Error(ErrorKind::Check, "the program was proved for another team", *refusal);
     return;
   }
   ProgramCheck proof = checkProgram(program, params, world, streams);
   if (proof.ok()) return;
-  throw Error(
-      ErrorKind::Check, summarizeFindings(proof),
-      formatProgramCheck(proof, source.path, source.text) + provedForNote(program, world, streams, source.path) +
-          fmt::format("{}: error: `{}` refuses a program that `{}` rejects ({}; {} skips this proof)\n", source.path,
-                      how.words.run, how.words.check, summarizeFindings(proof), how.words.unchecked));
+  throw Error(ErrorKind::Check, summarizeFindings(proof),
+              formatProgramCheck(proof, source.path, source.text) +
+                  provedForNote(program, world, streams, source.path) +
+                  fmt::format("{}: error: `{}` refuses a program that `{}` rejects ({}; {} skips this proof)\n",
+                              source.path, words.run, words.check, summarizeFindings(proof), words.unchecked));
+}
+
+// What the rank's backend is made from (executor's createBackend).
+BackendOptions backendOptions(const RunOptions& options, const RunSetting& setting) {
+  BackendOptions backend;
+  backend.kind = setting.backend.kind;
+  backend.communicator = setting.backend.communicator;
+  backend.streams = options.streams;
+  backend.commTimeout = std::chrono::milliseconds(static_cast<int64_t>(options.commTimeoutSeconds * 1000));
+  backend.cpu.computeSlots = coresPerRank(options.coresPerRank, setting.team.ranksOnNode);
+  // The caller's stream (refused when destroyed or its runtime reset).
+  if (options.mainStream) backend.externalMainStream = options.mainStream->nativeHandle();
+  return backend;
 }
 
 }  // namespace
 
-RunRequest prepareRunRequest(const Program::Impl& source, const Bindings& bindings, const RunPreparation& how) {
-  hostir::Program program = applyPipeline(source, source.program, how.passes, bindings, how.pipeline);
+void checkRunOptions(const RunOptions& options) {
+  checkStreams(options.streams);
+  if (options.warmup < 0 || options.warmup > kMaxRuns || options.repeat < 1 || options.repeat > kMaxRuns)
+    throw plainError(ErrorKind::Usage, fmt::format("warmup must be in [0, {0}] and repeat in [1, {0}], got {1} and {2}",
+                                                   kMaxRuns, options.warmup, options.repeat));
+  if (!(options.commTimeoutSeconds >= kMinCommTimeoutSeconds && options.commTimeoutSeconds <= kMaxCommTimeoutSeconds))
+    throw plainError(ErrorKind::Usage,
+                     fmt::format("commTimeoutSeconds must be in [{}, {}], got {}", kMinCommTimeoutSeconds,
+                                 kMaxCommTimeoutSeconds, options.commTimeoutSeconds));
+  if (options.coresPerRank < 0 || options.coresPerRank > kMaxCoresPerRank)
+    throw plainError(ErrorKind::Usage, fmt::format("coresPerRank must be in [0, {}] (0: the node's cores divided by "
+                                                   "its ranks), got {}",
+                                                   kMaxCoresPerRank, options.coresPerRank));
+}
+
+RunRequest prepareRunRequest(const Program::Impl& source, const Bindings& bindings, const RunOptions& options,
+                             const RunSetting& setting) {
+  PipelineOptions pipeline;
+  pipeline.streams = options.streams;
+  pipeline.machine = setting.machine;
+  pipeline.minimumGain = options.minimumGain;
+  pipeline.remarks = setting.remarks;
+  hostir::Program program =
+      applyPipeline(source, source.program, fmt::format("{}", fmt::join(options.passes, ",")), bindings, pipeline);
   std::map<std::string, int64_t> params = boundParams(source, bindings);
-  prove(source, program, params, bindings.world, how);
+  prove(source, program, params, bindings.world, options, setting.words);
   RunRequest request;
   request.program = std::move(program);
   request.params = std::move(params);
-  request.backend = how.backend;
-  request.communicator = how.communicator;
-  request.seed = how.seed;
-  request.streams = how.pipeline.streams;
-  request.warmup = how.warmup;
-  request.repeat = how.repeat;
-  request.matchCommunications = !how.checked;
+  request.seed = options.seed;
+  request.backend = backendOptions(options, setting);
+  request.warmup = options.warmup;
+  request.repeat = options.repeat;
+  request.matchCommunications = !options.checked;
   request.traceSourceName = source.path;
   return request;
 }

@@ -1,18 +1,31 @@
 // The step every run takes, whoever asks for it (the command line, the API,
-// runOnMpi): the passes applied, the result proved (or, unchecked, checked
-// to be proved for this team), and the request's shared fields filled.
-// Each caller adds only what it alone has: buffers or .npy files, traces,
-// deadlines, test hooks.
+// runOnMpi): the run options checked, the passes applied, the result proved
+// (or, unchecked, checked to be proved for this team), and the request
+// filled from the options. api::RunOptions is the one options type from
+// the command line's parsing down to the backend (executor's
+// BackendOptions is made here, from it). Each caller adds only what it
+// alone has: buffers or .npy files, traces, deadlines, test hooks.
 #pragma once
 
-#include <string>
+#include <memory>
 #include <string_view>
 
 #include "api/pass_pipeline.h"
 #include "api/program_impl.h"
 #include "executor/runner.h"
+#include "hostir/execution.h"
 
 namespace hostir::api {
+
+// The bounds of the run options' numbers, for the API's checks and the
+// command line's.
+inline constexpr int kMaxRuns = 1'000'000;  // warmup and repeat
+inline constexpr double kMinCommTimeoutSeconds = 1e-3;
+inline constexpr double kMaxCommTimeoutSeconds = 1e6;
+inline constexpr int kMaxCoresPerRank = 1024;
+
+// Throws Error (kind Usage) naming the first run option out of its bounds.
+void checkRunOptions(const RunOptions& options);
 
 // How a refusal names the caller's commands and options.
 struct RunWords {
@@ -21,22 +34,21 @@ struct RunWords {
   std::string_view unchecked = "checked=false";
 };
 
-struct RunPreparation {
-  std::string passes;                      // the pipeline, "a,b,c"
-  PipelineOptions pipeline;                // its streams are the run's worker pool
-  bool checked = true;                     // false: the proof is skipped and communications are matched as they run
-  BackendKind backend = BackendKind::Cpu;  // as chooseBackend chose
-  CommunicatorChoice communicator = CommunicatorChoice::Auto;
-  uint64_t seed = 0;
-  int warmup = 0;
-  int repeat = 1;
+// What the caller knows of a run besides its options.
+struct RunSetting {
+  BackendChoice backend;                          // chooseBackend's answer, without a refusal
+  TeamPlace team;                                 // the ranks and where they are
+  std::shared_ptr<const MachineProfile> machine;  // options.machine, loaded (null: none)
+  RemarkSink remarks;                             // the passes' remarks; empty: dropped
   RunWords words;
 };
 
 // `source`'s program verified for `bindings` (the caller's step: it renders
 // the failure its way), the passes applied, the result proved for
-// bindings.world ranks. Throws Error: Program when a pass fails, Check when
-// the proof (or, unchecked, the team the program was proved for) refuses.
-RunRequest prepareRunRequest(const Program::Impl& source, const Bindings& bindings, const RunPreparation& how);
+// bindings.world ranks, the request's every option set from `options`.
+// Throws Error: Program when a pass fails, Check when the proof (or,
+// unchecked, the team the program was proved for) refuses.
+RunRequest prepareRunRequest(const Program::Impl& source, const Bindings& bindings, const RunOptions& options,
+                             const RunSetting& setting);
 
 }  // namespace hostir::api

@@ -82,7 +82,7 @@ bool Event::valid() const {
 
 Runtime::Runtime(const std::string& backend) : state_(std::make_shared<RuntimeState>()) {
   // One rank of this process, on whatever communicator.
-  const BackendKind kind = chooseRunBackend(backend, "auto", TeamPlace{});
+  const BackendKind kind = chooseRunBackend(backend, "auto", TeamPlace{}).kind;
   state_->backend = kind == BackendKind::Cuda ? "cuda" : "cpu";
 }
 

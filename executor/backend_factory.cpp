@@ -21,19 +21,22 @@ BackendChoice chooseBackend(BackendRequest requested, CommunicatorChoice communi
   auto problemOn = [&](bool cuda) {
     return communicatorProblem(communicator, cuda, team.inProcess, team.world, team.ranksOnNode, cuda ? devices : 0);
   };
+  auto chose = [&](BackendKind kind, std::optional<std::string> refusal = std::nullopt) {
+    return BackendChoice{kind, communicator, std::move(refusal)};
+  };
   if (requested == BackendRequest::Cuda) {
-    if (unavailable) return {BackendKind::Cuda, "cuda: " + *unavailable};
-    if (auto problem = problemOn(true)) return {BackendKind::Cuda, "cuda " + *problem};
-    return {BackendKind::Cuda, std::nullopt};
+    if (unavailable) return chose(BackendKind::Cuda, "cuda: " + *unavailable);
+    if (auto problem = problemOn(true)) return chose(BackendKind::Cuda, "cuda " + *problem);
+    return chose(BackendKind::Cuda);
   }
   // Auto falls back to the CPU where CUDA cannot serve this team.
-  if (requested == BackendRequest::Auto && !unavailable && !problemOn(true)) return {BackendKind::Cuda, std::nullopt};
-  if (auto problem = problemOn(false)) return {BackendKind::Cpu, "cpu " + *problem};
-  return {BackendKind::Cpu, std::nullopt};
+  if (requested == BackendRequest::Auto && !unavailable && !problemOn(true)) return chose(BackendKind::Cuda);
+  if (auto problem = problemOn(false)) return chose(BackendKind::Cpu, "cpu " + *problem);
+  return chose(BackendKind::Cpu);
 }
 
-RankBackend createBackend(BackendKind kind, const BackendOptions& options, Communicator& hostComm) {
-  if (kind == BackendKind::Cuda) return createCudaBackend(options, hostComm);
+RankBackend createBackend(const BackendOptions& options, Communicator& hostComm) {
+  if (options.kind == BackendKind::Cuda) return createCudaBackend(options, hostComm);
   if (std::optional<std::string> problem =
           communicatorProblem(options.communicator, false, isInProcessTeam(hostComm), hostComm.size(), 1, 0))
     throw std::runtime_error("the CPU backend " + *problem);

@@ -30,12 +30,18 @@ struct CpuOptions {
   int computeSlots = 0;  // computations at once per rank (0: no limit)
 };
 
+// Everything a rank's backend is made from: which backend, and its knobs.
+// One struct from the run's request (executor/runner.h) down to
+// createBackend; the backends' own option structs are built from it there.
 struct BackendOptions {
-  int64_t streams = kDefaultStreams;
-  void* externalMainStream = nullptr;  // CUDA: the caller's stream as the main stream (never destroyed)
-  std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
+  BackendKind kind = BackendKind::Cpu;  // as chooseBackend chose
+  int64_t streams = kDefaultStreams;    // the worker stream pool
   CommunicatorChoice communicator = CommunicatorChoice::Auto;
-  TraceRecorder* trace = nullptr;  // streams and host issue, while recording
+  std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
+  // CUDA: the caller's cudaStream_t that becomes the main stream, never
+  // destroyed by hostir (one rank per process); ignored by the CPU backend.
+  void* externalMainStream = nullptr;
+  TraceRecorder* trace = nullptr;  // streams and host issue, while recording (set per rank by the runner)
   CpuOptions cpu;
 };
 
@@ -48,7 +54,7 @@ struct RankBackend {
   std::unique_ptr<Backend> backend;
 };
 
-RankBackend createBackend(BackendKind kind, const BackendOptions& options, Communicator& hostComm);
+RankBackend createBackend(const BackendOptions& options, Communicator& hostComm);
 
 // Why the CUDA backend cannot run here (not built, no driver, no device),
 // or nullopt when it can.
@@ -70,6 +76,7 @@ struct TeamPlace {
 // is visible", "cpu cannot use the nccl communicator, ...") about `kind`.
 struct BackendChoice {
   BackendKind kind = BackendKind::Cpu;
+  CommunicatorChoice communicator = CommunicatorChoice::Auto;  // as asked for
   std::optional<std::string> refusal;
 };
 

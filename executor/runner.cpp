@@ -120,23 +120,17 @@ std::string RankRun::prepareInputs(const Evaluator& evaluator, Backend& backend,
 }
 
 Backend* RankRun::setUpBackend() {
-  BackendOptions options;
-  options.streams = request.streams;
-  options.commTimeout = request.commTimeout;
-  options.externalMainStream = request.externalMainStream;
-  options.cpu.reference = request.reference;
-  options.cpu.delays = request.delays;
-  options.cpu.computeSlots = request.computeSlots;
-  // The serial reference runs on the host team's own communicator.
-  options.communicator = request.reference ? CommunicatorChoice::Auto : request.communicator;
+  BackendOptions options = request.backend;
+  if (options.cpu.reference) {  // the serial reference runs on the host team's own communicator
+    options.kind = BackendKind::Cpu;
+    options.communicator = CommunicatorChoice::Auto;
+  }
   if (request.writeTrace) options.trace = &recorder;
-  rankBackend = hostStep("setting up the backend", [&] {
-    return createBackend(request.reference ? BackendKind::Cpu : request.backend, options, comm);
-  });
+  rankBackend = hostStep("setting up the backend", [&] { return createBackend(options, comm); });
   Backend* backend = rankBackend.backend.get();
   // --race-check: observe the work as it is issued, on top of the real backend.
   if (request.raceCheck) {
-    raceChecker = std::make_unique<RaceCheckBackend>(request.streams, backend);
+    raceChecker = std::make_unique<RaceCheckBackend>(request.backend.streams, backend);
     backend = raceChecker.get();
   }
   if (request.matchCommunications && signatures) {

@@ -27,15 +27,13 @@ struct RunRequest {
   std::map<std::string, int64_t> params;     // every param's value
   std::map<std::string, HostTensor> inputs;  // global tensors; the others are seeded
   uint64_t seed = 0;
-  BackendKind backend = BackendKind::Cpu;
-  CommunicatorChoice communicator = CommunicatorChoice::Auto;
-  int64_t streams = kDefaultStreams;
-  bool reference = false;  // the serial reference: one stream, f64-accumulating GEMMs
+  // The rank's backend and its knobs. backend.cpu.reference asks for the
+  // serial reference: the CPU backend on the host team's communicator, one
+  // stream, f64-accumulating GEMMs, whatever the rest says.
+  BackendOptions backend;
   bool raceCheck = false;  // check the issued work for stream races while it runs
   int warmup = 0;
   int repeat = 1;
-  DelayInjection delays;  // CPU backend
-  std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
   // Set: every rank records the last run's timeline, within
   // its share of traceLimitBytes, and once the runs end calls this with its
   // stopped recorder, collectively and under the watchdog's deadline. The
@@ -44,10 +42,6 @@ struct RunRequest {
   std::function<Result<TraceSummary>(Communicator&, const TraceRecorder&)> writeTrace;
   std::string traceSourceName;  // prefixes the trace's source positions ("p.hir:3:4")
   uint64_t traceLimitBytes = kDefaultTraceLimitBytes;
-  int computeSlots = 0;  // CPU backend: computations at once per rank (0: no limit)
-  // CUDA: the caller's cudaStream_t that becomes the main stream, never
-  // destroyed by hostir (one rank per process); ignored by the CPU backend.
-  void* externalMainStream = nullptr;
   // Deadlines for the host's blocking steps (barriers, votes, gathers);
   // null for in-process teams, whose ranks fail together.
   HostWatchdog* watchdog = nullptr;

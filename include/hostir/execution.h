@@ -52,7 +52,8 @@ struct RunOptions {
   int64_t ranks = 1;  // in-process ranks (threads); ignored by runOnMpi, whose team is the communicator's
   int64_t streams = kDefaultStreams;
   std::vector<std::string> passes;
-  std::string machine;           // for passes that consult the cost model
+  std::string machine;           // for passes that consult the cost model: a shipped profile's name or a file
+  double minimumGain = 0.05;     // the predicted gain a pass's scheduling change must reach
   std::string backend = "auto";  // "auto", "cpu" or "cuda"
   // What carries the collectives: "auto" (the host team's on the CPU; NCCL
   // on CUDA, or copy engines when in-process ranks outnumber the devices),
@@ -62,6 +63,13 @@ struct RunOptions {
   bool checked = true;  // prove the program (as `check`) before running; false: `--unchecked`
   int warmup = 0;
   int repeat = 1;
+  // A communication that has not completed after this long fails the run
+  // (with its position) and the team stops.
+  double commTimeoutSeconds = 300;
+  // CPU: the computations and communications a rank runs at once; streams
+  // beyond that take turns in issue order. 0: this node's cores divided by
+  // the ranks on it.
+  int coresPerRank = 0;
   // CUDA: the stream the program's main stream becomes (see runtime.h); the
   // caller's, never destroyed by hostir. Null: the backend's own.
   const Stream* mainStream = nullptr;

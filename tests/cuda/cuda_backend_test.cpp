@@ -107,7 +107,7 @@ class CudaBackendTest : public ::testing::TestWithParam<CudaCase> {
 
   // Runs `request` on `backend`; fails the test (and returns nullopt) on an error or a hang.
   std::optional<RunResult> runOn(RunRequest request, BackendKind backend, int64_t world) {
-    request.backend = backend;
+    request.backend.kind = backend;
     auto result = runWithin(request, world, std::chrono::seconds(120));
     const char* name = backend == BackendKind::Cuda ? "cuda" : "cpu";
     if (!result) {
@@ -136,7 +136,7 @@ TEST_P(CudaBackendTest, MatchesTheCpuBackend) {
     RunRequest request = makeRequest(program, bindAll(program, c.overrides), /*seed=*/11, streams);
     request.repeat = 3;
     std::optional<RunResult> cpu = runOn(request, BackendKind::Cpu, c.world);
-    request.communicator = c.communicator;
+    request.backend.communicator = c.communicator;
     std::optional<RunResult> gpu = runOn(request, BackendKind::Cuda, c.world);
     ASSERT_TRUE(cpu && gpu);
     Comparison comparison = compareOutputs(gpu->outputs, cpu->outputs);
@@ -178,7 +178,7 @@ TEST(CudaStreamOrderedFrees, PeakIsTheLiveSetAndResultsMatch) {
   request.repeat = 2;
   std::optional<Result<RunResult>> results[2];
   for (BackendKind kind : {BackendKind::Cpu, BackendKind::Cuda}) {
-    request.backend = kind;
+    request.backend.kind = kind;
     auto& slot = results[kind == BackendKind::Cuda];
     slot = runWithin(request, 1, std::chrono::seconds(120));
     ASSERT_TRUE(slot && *slot) << (slot ? (*slot).error().message : "no result within 120 s");

@@ -80,7 +80,7 @@ constexpr const char* kMismatched = R"hir(program mismatched(N = 4) {
 
 void expectMismatchError(const Program& program, int64_t world, int64_t streams) {
   RunRequest request = makeRequest(program, bindAll(program, {}), 1, streams);
-  request.commTimeout = std::chrono::seconds(2);
+  request.backend.commTimeout = std::chrono::seconds(2);
   auto start = Clock::now();
   auto result = runWithin(request, world, kNoHang);
   ASSERT_TRUE(result.has_value()) << "world " << world << ": still running after 10 s";
@@ -106,7 +106,7 @@ TEST(RunErrors, RankDependentCommunicationsOnWorkerStreamsFailToo) {
 TEST(RunErrors, AGoodRunAfterAFailedOne) {
   Program bad = parseOrThrow(kMismatched);
   RunRequest request = makeRequest(bad, bindAll(bad, {}), 1, 2);
-  request.commTimeout = std::chrono::seconds(2);
+  request.backend.commTimeout = std::chrono::seconds(2);
   auto failed = runWithin(request, 2, kNoHang);
   ASSERT_TRUE(failed.has_value());
   ASSERT_FALSE(failed->ok());

@@ -166,7 +166,7 @@ TEST_P(Examples, MatchTheIndependentReference) {
       for (int64_t streams : {1, 2, 4}) {
         RunRequest request = makeRequest(transformed ? assignedHere : original, params, seed, streams);
         // Pool size 2 also gets random delays in streams and communications.
-        if (streams == 2) request.delays = {50, static_cast<uint64_t>(world)};
+        if (streams == 2) request.backend.cpu.delays = {50, static_cast<uint64_t>(world)};
         // Pool size 4 also runs a warmup and two timed runs on the same backend.
         if (streams == 4) {
           request.warmup = 1;
@@ -273,8 +273,8 @@ TEST(ExamplesOnCopyEngines, MatchTheIndependentReference) {
       for (bool transformed : {false, true}) {
         RunRequest request =
             makeRequest(transformed ? assignStreams(original, world, overrides) : original, params, seed, 2);
-        request.communicator = CommunicatorChoice::CopyEngine;
-        request.delays = {50, seed};
+        request.backend.communicator = CommunicatorChoice::CopyEngine;
+        request.backend.cpu.delays = {50, seed};
         std::string what = describe(name, params, world, transformed, 2) + " on copy engines";
         auto result = runWithin(request, world);
         ASSERT_TRUE(result.has_value()) << what << ": did not finish within 60 s";
@@ -316,7 +316,7 @@ TEST(ExampleReference, SerialReferenceAndCompareOutputsAgree) {
       auto inputs = globalInputs(program, params, world, 3);
       auto expected = exampleReference(name, toRef(inputs));
       RunRequest serial = makeRequest(program, params, 3, 1);
-      serial.reference = true;
+      serial.backend.cpu.reference = true;
       auto ref = runWithin(serial, world);
       ASSERT_TRUE(ref && ref->ok()) << name;
       for (const auto& [out, values] : expected) {

@@ -99,7 +99,7 @@ RunRequest makeRequest(const Program& program, const Params& params, uint64_t se
   request.program = program;
   request.params = params;
   request.seed = seed;
-  request.streams = streams;
+  request.backend.streams = streams;
   return request;
 }
 

@@ -131,7 +131,7 @@ TEST_P(MpiOperations, MatchTheNaiveReference) {
   for (const auto& [label, program] : variants) {
     for (int64_t streams : {1, 4}) {
       RunRequest request = makeRequest(program, params, seed, streams);
-      request.delays = {streams == 4 ? 100u : 0u, 3};
+      request.backend.cpu.delays = {streams == 4 ? 100u : 0u, 3};
       std::string what =
           fmt::format("{} {} {} streams={} (mpi, {} ranks)", name, dtypeName(dtype), label, streams, size);
       Result<RunResult> result = runOnRank(request, *world);
@@ -186,7 +186,7 @@ TEST(MpiStress, RowParallelWithDelays20Runs) {
   for (int run = 0; run < 20; ++run) {
     for (int64_t pool : {4, 2}) {
       RunRequest request = makeRequest(program, params, seed, pool);
-      request.delays = {200, static_cast<uint64_t>(run)};
+      request.backend.cpu.delays = {200, static_cast<uint64_t>(run)};
       Result<RunResult> result = runOnRank(request, *world);
       if (!result) {
         ADD_FAILURE() << "run " << run << ": " << result.error().message;

@@ -81,8 +81,8 @@ int runCheck(const Check& c) {
         RunRequest request = makeRequest(program, params, c.seed, streams);
         request.inputs = given;
         request.repeat = c.repeat;
-        request.delays = {c.delayMicros, static_cast<uint64_t>(world * 10 + streams)};
-        request.reference = c.serialReference;
+        request.backend.cpu.delays = {c.delayMicros, static_cast<uint64_t>(world * 10 + streams)};
+        request.backend.cpu.reference = c.serialReference;
         std::string what =
             fmt::format("{} {} world={} {} streams={}", original.name, dtypeName(c.dtype), world, label, streams);
         auto result = runWithin(request, world);

@@ -32,9 +32,9 @@ void stress(int64_t poolSize, int computeSlots = 0) {
   auto start = std::chrono::steady_clock::now();
   for (int run = 0; run < kRuns; ++run) {
     RunRequest request = makeRequest(program, params, seed, poolSize);
-    request.delays = {200, static_cast<uint64_t>(run)};
-    request.commTimeout = std::chrono::seconds(20);
-    request.computeSlots = computeSlots;
+    request.backend.cpu.delays = {200, static_cast<uint64_t>(run)};
+    request.backend.commTimeout = std::chrono::seconds(20);
+    request.backend.cpu.computeSlots = computeSlots;
     auto result = runWithin(request, world, std::chrono::seconds(30));
     ASSERT_TRUE(result.has_value()) << "run " << run << " (pool " << poolSize << "): deadlock, no result after 30 s";
     ASSERT_TRUE(result->ok()) << "run " << run << ": " << result->error().message;
@@ -83,8 +83,8 @@ TEST_P(StressOthers, FiftyRunsWithDelaysGiveTheSameBits) {
   std::optional<HostTensor> first;
   for (int run = 0; run < 50; ++run) {
     RunRequest request = makeRequest(program, params, 5, 2);
-    request.delays = {200, static_cast<uint64_t>(1000 + run)};
-    request.computeSlots = run % 2;  // every other run on one compute slot
+    request.backend.cpu.delays = {200, static_cast<uint64_t>(1000 + run)};
+    request.backend.cpu.computeSlots = run % 2;  // every other run on one compute slot
     auto result = runWithin(request, world, std::chrono::seconds(30));
     ASSERT_TRUE(result.has_value()) << c.name << " run " << run << ": deadlock, no result after 30 s";
     ASSERT_TRUE(result->ok()) << c.name << " run " << run << ": " << result->error().message;

@@ -68,7 +68,7 @@ Result<RunResult> tracedRowParallel(const RowParallelShape& shape, BackendKind b
   Program program = parseOrThrow(kRowParallelOnStreams, "rp.hir");
   Params params = bindAll(program, {{"M", shape.M}, {"K", shape.K}, {"N", shape.N}, {"S", shape.S}});
   RunRequest request = makeRequest(program, params, 7, streams);
-  request.backend = backend;
+  request.backend.kind = backend;
   request.writeTrace = teamTraceWriter(path);
   request.traceSourceName = "rp.hir";
   request.warmup = 1;

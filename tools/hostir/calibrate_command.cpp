@@ -103,7 +103,7 @@ std::string describe(const Team& team, const CalibrationRequest& request, double
   std::string teamText = team.mpi ? fmt::format("an MPI team ({})", mpiLibrary()) : "an in-process team";
   std::string where = fmt::format("{} ({}, {} cores, {:.0f}% busy at the start)", hostName(), cpuModel(),
                                   ::sysconf(_SC_NPROCESSORS_ONLN), busy * 100);
-  if (request.backend == BackendKind::Cuda) {
+  if (request.backend.kind == BackendKind::Cuda) {
     const std::optional<CudaDeviceFacts> device = cudaDeviceFacts(0);
     std::string gpu =
         device ? fmt::format("{} ({} SMs, {:.0f} GiB, sm_{}{})", device->name, device->multiprocessors,
@@ -178,11 +178,12 @@ std::optional<std::string> backendProblem(const CalibrateOptions& o, const Team&
 CalibrationRequest requestFor(const CalibrateOptions& o, const Team& team) {
   CalibrationRequest request;
   request.world = team.world;
-  request.backend = o.backend == "cuda" ? BackendKind::Cuda : BackendKind::Cpu;
-  request.communicator = *parseCommunicatorChoice(o.communicator);
-  if (request.backend == BackendKind::Cuda)
-    request.communicator = cudaCommunicator(request.communicator, !team.mpi, team.ranksOnThisNode, cudaDeviceCount());
-  request.computeSlots = coresPerRank(o.coresPerRank, team.ranksOnThisNode);
+  request.backend.kind = o.backend == "cuda" ? BackendKind::Cuda : BackendKind::Cpu;
+  request.backend.communicator = *parseCommunicatorChoice(o.communicator);
+  if (request.backend.kind == BackendKind::Cuda)
+    request.backend.communicator =
+        cudaCommunicator(request.backend.communicator, !team.mpi, team.ranksOnThisNode, cudaDeviceCount());
+  request.backend.cpu.computeSlots = coresPerRank(o.coresPerRank, team.ranksOnThisNode);
   request.quick = o.quick;
   return request;
 }

@@ -27,14 +27,16 @@ namespace hostir {
 
 struct CalibrationRequest {
   int64_t world = 2;  // the team's size
-  BackendKind backend = BackendKind::Cpu;
-  // The communicator the runs use; for the CUDA backend the tool resolves
-  // Auto first (cudaCommunicator), since the profile records which it measured.
-  CommunicatorChoice communicator = CommunicatorChoice::Auto;
-  int computeSlots = 1;               // cores per rank, as `hostir run` sets RunRequest::computeSlots
-  int64_t streams = kDefaultStreams;  // the worker stream pool, as `hostir run --streams`
-  bool quick = false;                 // a coarse grid and one or two sizes each: seconds, not minutes
-  HostWatchdog* watchdog = nullptr;   // MPI teams: the deadline of every blocking step (RunRequest::watchdog)
+  // The runs' backend. For CUDA the tool resolves an Auto communicator first
+  // (cudaCommunicator), since the profile records which it measured;
+  // cpu.computeSlots is the cores per rank, as `hostir run` sets it.
+  BackendOptions backend = [] {
+    BackendOptions options;
+    options.cpu.computeSlots = 1;
+    return options;
+  }();
+  bool quick = false;                // a coarse grid and one or two sizes each: seconds, not minutes
+  HostWatchdog* watchdog = nullptr;  // MPI teams: the deadline of every blocking step (RunRequest::watchdog)
   // Called before each group of measurements ("gemm f32", "memory", ...); may be empty.
   std::function<void(std::string_view)> progress;
   // Rank 0's value of a decision, on every rank (MPI teams: a broadcast);

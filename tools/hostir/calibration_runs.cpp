@@ -52,9 +52,6 @@ RunRequest CalibrationRuns::requestFor(const Program& program, const std::map<st
   Evaluator shapes(program, *params, 0, request_.world);  // the inputs' global shapes
   for (const TensorSpec& spec : shapes.inputs()) run.inputs[spec.name] = makeHostTensor(spec.dtype, spec.globalShape);
   run.backend = request_.backend;
-  run.communicator = request_.communicator;
-  run.streams = request_.streams;
-  run.computeSlots = request_.computeSlots;
   run.watchdog = request_.watchdog;
   return run;
 }

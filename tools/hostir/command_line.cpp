@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "api/pass_pipeline.h"
+#include "api/run_preparation.h"
 #include "model/machine_profile.h"
 #include "passes/pass_manager.h"
 #include "tools/hostir/cli_validators.h"
@@ -11,25 +13,35 @@
 namespace hostir::tool {
 namespace {
 
-constexpr int64_t kMaxRuns = 1'000'000;
+using api::kMaxCommTimeoutSeconds;
+using api::kMaxCoresPerRank;
+using api::kMaxRuns;
 // A deadline below a millisecond is shorter than the host takes to notice it.
-constexpr double kMinCommTimeoutSeconds = 1e-3;
-constexpr double kMaxCommTimeoutSeconds = 1e6;
+using api::kMinCommTimeoutSeconds;
 
-void addCommonOptions(CLI::App& cmd, CommonOptions& o, bool streamsOption = true) {
-  cmd.add_option("file", o.file, "The .hir program")->required();
-  cmd.add_option("--set", o.settings, "Bind a parameter, e.g. --set M=1024 (repeatable)")->type_name("NAME=INT");
+// The program, its parameters and the team: file, --set and --ranks.
+void addProgramOptions(CLI::App& cmd, std::string& file, std::vector<std::string>& settings, int64_t& ranks,
+                       bool& ranksGiven) {
+  cmd.add_option("file", file, "The .hir program")->required();
+  cmd.add_option("--set", settings, "Bind a parameter, e.g. --set M=1024 (repeatable)")->type_name("NAME=INT");
   cmd.add_option_function<int64_t>(
          "--ranks",
-         [&o](const int64_t& n) {
-           o.ranks = n;
-           o.ranksGiven = true;
+         [&ranks, &ranksGiven](const int64_t& n) {
+           ranks = n;
+           ranksGiven = true;
          },
          "Team size (run: ranks as threads of this process; under mpirun the team is MPI's)")
       ->check(integerFrom(1, kMaxRanks));
-  if (streamsOption)
-    cmd.add_option("--streams", o.streams, "Size of the worker stream pool (stream(e) is slot e mod P)")
-        ->check(integerFrom(1, kMaxStreams));
+}
+
+void addStreamsOption(CLI::App& cmd, int64_t& streams) {
+  cmd.add_option("--streams", streams, "Size of the worker stream pool (stream(e) is slot e mod P)")
+      ->check(integerFrom(1, kMaxStreams));
+}
+
+void addCommonOptions(CLI::App& cmd, CommonOptions& o, bool streamsOption = true) {
+  addProgramOptions(cmd, o.file, o.settings, o.ranks, o.ranksGiven);
+  if (streamsOption) addStreamsOption(cmd, o.streams);
 }
 
 std::string shippedProfileList() {
@@ -39,19 +51,22 @@ std::string shippedProfileList() {
 }
 
 // --machine and --min-gain: the cost model that passes such as `overlap` consult.
-void addModelOptions(CLI::App& cmd, ModelOptions& o, bool required) {
-  CLI::Option* machine =
-      cmd.add_option("--machine", o.machine,
-                     "A shipped profile (" + shippedProfileList() +
-                         ") or a profile file that `hostir calibrate` wrote" +
-                         (required ? "" : "; needed by passes that consult the cost model (overlap)"))
-          ->type_name("NAME|FILE.json");
-  if (required) machine->required();
-  cmd.add_option("--min-gain", o.minimumGain,
+void addModelOptions(CLI::App& cmd, std::string& machine, double& minimumGain, bool required) {
+  CLI::Option* option = cmd.add_option("--machine", machine,
+                                       "A shipped profile (" + shippedProfileList() +
+                                           ") or a profile file that `hostir calibrate` wrote" +
+                                           (required ? "" : "; needed by passes that consult the cost model (overlap)"))
+                            ->type_name("NAME|FILE.json");
+  if (required) option->required();
+  cmd.add_option("--min-gain", minimumGain,
                  "The predicted gain, as a fraction of the time before, that a scheduling change must reach "
                  "(default 0.05)")
       ->type_name("FRACTION")
       ->check(numberFrom(0.0, 1.0));
+}
+
+void addModelOptions(CLI::App& cmd, ModelOptions& o, bool required) {
+  addModelOptions(cmd, o.machine, o.minimumGain, required);
 }
 
 std::string passList() {
@@ -133,15 +148,20 @@ void CommandLine::addCheck() {
 // run: the program, its passes, the backend and the files.
 void CommandLine::addRun() {
   runCmd = app.add_subcommand("run", "Run a program on every rank of a team");
-  addCommonOptions(*runCmd, run.common);
-  runCmd->add_option("--passes", run.passes, "Passes to apply before running, e.g. assign-streams")
+  api::RunOptions& o = run.api;
+  addProgramOptions(*runCmd, run.file, run.settings, o.ranks, run.ranksGiven);
+  addStreamsOption(*runCmd, o.streams);
+  runCmd
+      ->add_option_function<std::string>(
+          "--passes", [&o](const std::string& pipeline) { o.passes = api::splitPipeline(pipeline); },
+          "Passes to apply before running, e.g. assign-streams")
       ->type_name("PASS[,PASS...]");
   runCmd->add_flag("--remarks", run.remarks, "Print the passes' decisions to stderr (rank 0)");
-  addModelOptions(*runCmd, run.model, false);
-  runCmd->add_option("--backend", run.backend, "auto (CUDA when a device is usable, else CPU), cpu or cuda")
+  addModelOptions(*runCmd, o.machine, o.minimumGain, false);
+  runCmd->add_option("--backend", o.backend, "auto (CUDA when a device is usable, else CPU), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   runCmd
-      ->add_option("--communicator", run.communicator,
+      ->add_option("--communicator", o.communicator,
                    "What carries the collectives: auto (the host team's on the CPU; NCCL on CUDA, or copy engines "
                    "when in-process ranks outnumber the devices), nccl, or copy-engine (peer copies and small "
                    "reduction kernels; ranks that are threads of one process, several may share a GPU)")
@@ -150,7 +170,7 @@ void CommandLine::addRun() {
       ->type_name("NAME=FILE.npy");
   runCmd->add_option("--output", run.outputs, "Write the global output tensor to a .npy file (repeatable)")
       ->type_name("NAME=FILE.npy");
-  runCmd->add_option("--seed", run.seed, "Seed for the inputs not given with --input")->check(unsignedInteger());
+  runCmd->add_option("--seed", o.seed, "Seed for the inputs not given with --input")->check(unsignedInteger());
   runCmd->add_flag("--check", run.check, "Compare every output with a serial f64-accumulating reference run");
   runCmd->add_flag("--race-check", run.raceCheck,
                    "Check the work for stream races as it is issued (exit 1 and report each race)");
@@ -158,8 +178,18 @@ void CommandLine::addRun() {
 
 // run: how often, how long, what it records, and the testing aids.
 void CommandLine::addRunControls() {
-  runCmd->add_option("--warmup", run.warmup, "Untimed runs before the timed ones")->check(integerFrom(0, kMaxRuns));
-  runCmd->add_option("--repeat", run.repeat, "Timed runs; rank 0 prints a timing line")
+  api::RunOptions& o = run.api;
+  runCmd->add_option("--warmup", o.warmup, "Untimed runs before the timed ones")->check(integerFrom(0, kMaxRuns));
+  runCmd
+      ->add_option_function<int>(
+          "--repeat",
+          [this](const int& n) {
+            // 0 is the default: one untimed run.
+            run.api.repeat = std::max(n, 1);
+            run.timed = n > 0;
+          },
+          "Timed runs; rank 0 prints a timing line")
+      ->default_str("0")
       ->check(integerFrom(0, kMaxRuns));
   runCmd
       ->add_option("--trace", run.tracePath,
@@ -172,18 +202,19 @@ void CommandLine::addRunControls() {
       ->type_name("MIB")
       ->check(integerFrom(1, 1 << 20));
   runCmd
-      ->add_option("--cores-per-rank", run.coresPerRank,
+      ->add_option("--cores-per-rank", o.coresPerRank,
                    "CPU backend: computations and communications a rank runs at once; streams beyond that "
                    "take turns in issue order (default: the node's cores divided by its ranks)")
-      ->check(integerFrom(1, 1024));
+      ->check(integerFrom(1, kMaxCoresPerRank));
   runCmd
-      ->add_option("--comm-timeout", run.commTimeoutSeconds,
+      ->add_option("--comm-timeout", o.commTimeoutSeconds,
                    "Seconds before a communication that has not completed is reported and the team aborted")
       ->check(numberFrom(kMinCommTimeoutSeconds, kMaxCommTimeoutSeconds, "seconds"));
-  runCmd->add_flag("--unchecked", run.unchecked,
-                   "Skip the proof that the program is race-free and issues the same communications on every rank "
-                   "(for programs too large to check; the verifier still runs, and communications are matched "
-                   "across ranks while the program runs)");
+  runCmd->add_flag_callback(
+      "--unchecked", [&o] { o.checked = false; },
+      "Skip the proof that the program is race-free and issues the same communications on every rank "
+      "(for programs too large to check; the verifier still runs, and communications are matched "
+      "across ranks while the program runs)");
   // A testing aid for the fault tests, not for users: no group, so --help leaves it out.
   runCmd->add_option("--inject-fault", run.injectFault, "Stop or kill one rank at a chosen point")
       ->type_name("ACTION:RANK:POINT")
@@ -243,7 +274,7 @@ void CommandLine::addCalibrate() {
   calibrateCmd
       ->add_option("--cores-per-rank", calibrate.coresPerRank,
                    "As for run (default: the node's cores divided by its ranks)")
-      ->check(integerFrom(1, 1024));
+      ->check(integerFrom(1, kMaxCoresPerRank));
   calibrateCmd->add_flag("--quick", calibrate.quick, "A coarse grid in seconds (for tests), not a faithful profile");
   calibrateCmd
       ->add_option("--backend", calibrate.backend,

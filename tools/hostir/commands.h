@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hostir/defaults.h"
+#include "hostir/execution.h"
 #include "ir/verifier.h"
 #include "model/machine_profile.h"
 #include "tools/hostir/exit_codes.h"
@@ -51,29 +52,24 @@ struct GivenOption {
   bool given = false;
 };
 
+// `hostir run`: the API's run options (hostir/execution.h), which the
+// command line fills as it parses and the library takes down to the
+// backend, and what only the command line has.
 struct RunOptions {
-  CommonOptions common;
-  std::string passes;
-  ModelOptions model;
-  bool remarks = false;  // print the passes' remarks to stderr (rank 0 only)
-  std::string backend = "auto";
-  std::string communicator = "auto";  // auto, nccl or copy-engine (backend_selection.h)
-  std::vector<std::string> inputs;    // NAME=FILE.npy
-  std::vector<std::string> outputs;   // NAME=FILE.npy
-  uint64_t seed = 0;
+  std::string file;
+  std::vector<std::string> settings;  // --set NAME=INT, bound to api.params while preparing
+  bool ranksGiven = false;            // --ranks given (under mpirun it must match the team)
+  api::RunOptions api;
+  bool remarks = false;              // print the passes' remarks to stderr (rank 0 only)
+  std::vector<std::string> inputs;   // NAME=FILE.npy
+  std::vector<std::string> outputs;  // NAME=FILE.npy
   bool check = false;
-  int warmup = 0;
-  int repeat = 0;  // 0: one untimed run
+  bool timed = false;  // --repeat N > 0: rank 0 prints a timing line
   bool raceCheck = false;
   uint32_t injectDelaysMicros = 0;
-  double commTimeoutSeconds = 300;
-  // Skip the race and cross-rank proof before the run (never the verifier);
-  // communications are then matched across ranks while the program runs.
-  bool unchecked = false;
   std::string injectFault;       // testing aid: ACTION:RANK:POINT (fault_injection.h)
   std::string tracePath;         // Chrome trace of the last run
   uint64_t traceLimitMiB = 256;  // the trace file's bound; recording stops there
-  int coresPerRank = 0;          // 0: this node's cores / its ranks
   // Every option of `run` as parsed (command_line.h): what the ranks of an
   // mpirun job compare before they start (launch_agreement.h), so that an
   // option added later is compared without anyone listing it.

@@ -99,7 +99,7 @@ class ContentionCalibrator {
  public:
   ContentionCalibrator(const CalibrationRuns& runs, const CalibrationRequest& request)
       : runs_(runs), request_(request) {
-    const bool gpu = request.backend == BackendKind::Cuda;
+    const bool gpu = request.backend.kind == BackendKind::Cuda;
     // f32 [2048, 2048]: about a millisecond per GEMM on a shared H100; a CPU core's millisecond is [256, 256].
     gemmSize_ = gpu ? 2048 : 256;
     windowMicros_ = request.quick ? 4000 : 20000;

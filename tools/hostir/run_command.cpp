@@ -123,7 +123,7 @@ LaunchFingerprint fingerprintOf(const RunOptions& o, const PreparedRun& prepared
 ToolStatus prepareSteps(PreparedRun& p, const RunOptions& o, const Team& team, const BackendChoice& backend,
                         std::ostream& remarks) {
   // The malformed items of --set, --input and --output are reported together.
-  auto settings = parseSettings(o.common.settings);
+  auto settings = parseSettings(o.settings);
   auto inputFiles = namedFiles(o.inputs, "--input");
   auto outputFiles = namedFiles(o.outputs, "--output");
   if (!settings || !inputFiles || !outputFiles) {
@@ -133,18 +133,19 @@ ToolStatus prepareSteps(PreparedRun& p, const RunOptions& o, const Team& team, c
     if (!outputFiles) malformed.text += outputFiles.error().text;
     return malformed;
   }
-  if (auto error = checkPassNames(o.passes, {}, &o.model)) return error;
-  auto machine = loadModel(o.model);
+  const ModelOptions model{o.api.machine, o.api.minimumGain};
+  if (auto error = checkPassNames(fmt::format("{}", fmt::join(o.api.passes, ",")), {}, &model)) return error;
+  auto machine = loadModel(model);
   if (!machine) return machine.error();
   p.outputFiles = *outputFiles;
-  if (team.mpi && o.common.ranksGiven && o.common.ranks != team.world)
+  if (team.mpi && o.ranksGiven && o.api.ranks != team.world)
     return ToolError{kUsageError, fmt::format("error: --ranks {} disagrees with the {} ranks mpirun started\n",
-                                              o.common.ranks, team.world)};
+                                              o.api.ranks, team.world)};
   // NCCL drives one device per rank, copy engines need one process; every
   // rank finds this alike.
   if (backend.refusal) return ToolError{kProgramError, fmt::format("error: --backend {}\n", *backend.refusal)};
 
-  auto loaded = loadProgram(o.common.file);
+  auto loaded = loadProgram(o.file);
   if (!loaded) return loaded.error();
   p.source = std::move(*loaded);
   const SourceProgram& source = *p.source;
@@ -152,35 +153,26 @@ ToolStatus prepareSteps(PreparedRun& p, const RunOptions& o, const Team& team, c
   if (auto error = verifyBound(source, source.program, bindings)) return error;
   if (auto error = checkNames(source.program, *inputFiles, DeclKind::Input, "--input")) return error;
   if (auto error = checkNames(source.program, *outputFiles, DeclKind::Output, "--output")) return error;
-  api::RunPreparation how;
-  how.passes = o.passes;
-  how.pipeline.streams = o.common.streams;
-  how.pipeline.machine = *machine;
-  how.pipeline.minimumGain = o.model.minimumGain;
-  if (o.remarks) how.pipeline.remarks = [&](const Remark& remark) { remarks << api::renderRemark(source, remark); };
-  // --unchecked skips the proof (never the verifier) for programs too large to check.
-  how.checked = !o.unchecked;
-  how.backend = backend.kind;
-  how.communicator = *parseCommunicatorChoice(o.communicator);
-  how.seed = o.seed;
-  how.warmup = o.warmup;
-  how.repeat = std::max(o.repeat, 1);
-  how.words = {"hostir run", "hostir check", "--unchecked"};
+  api::RunSetting setting;
+  setting.backend = backend;
+  setting.team = TeamPlace{!team.mpi, team.world, team.ranksOnThisNode};
+  setting.machine = *machine;
+  if (o.remarks) setting.remarks = [&](const Remark& remark) { remarks << api::renderRemark(source, remark); };
+  setting.words = {"hostir run", "hostir check", "--unchecked"};
   try {
-    p.request = api::prepareRunRequest(source, bindings, how);
+    p.request = api::prepareRunRequest(source, bindings, o.api, setting);
   } catch (const api::Error& error) {
     // The command line was checked before: what fails here is the program.
     ToolError failure = toolError(error);
     failure.exitCode = kProgramError;
     return failure;
   }
+  // What only the command line has: the race check, the delays, the trace file.
   RunRequest& request = p.request;
   request.raceCheck = o.raceCheck;
-  request.delays = {o.injectDelaysMicros, o.seed};
-  request.commTimeout = std::chrono::milliseconds(static_cast<int64_t>(o.commTimeoutSeconds * 1000));
+  request.backend.cpu.delays = {o.injectDelaysMicros, o.api.seed};
   if (!o.tracePath.empty()) request.writeTrace = teamTraceWriter(o.tracePath);
   request.traceLimitBytes = std::min<uint64_t>(o.traceLimitMiB, UINT64_MAX >> 20) << 20;
-  request.computeSlots = coresPerRank(o.coresPerRank, team.ranksOnThisNode);
 
   // Every rank reads the global input files.
   for (const auto& [name, path] : *inputFiles) {
@@ -229,10 +221,10 @@ int finish(const RunOptions& o, const RunRequest& request, const RunResult& resu
     // rank, in-process ranks, f64-accumulating GEMMs, the same inputs.
     RunRequest reference = request;
     reference.program = original;
-    reference.reference = true;
+    reference.backend.cpu.reference = true;
     reference.warmup = 0;
     reference.repeat = 1;
-    reference.delays = {};
+    reference.backend.cpu.delays = {};
     reference.writeTrace = nullptr;  // the trace is the run's, not the reference's
     reference.watchdog = nullptr;
     reference.matchCommunications = false;
@@ -247,7 +239,7 @@ int finish(const RunOptions& o, const RunRequest& request, const RunResult& resu
     std::cout << (comparison.ok ? "check: ok\n" : "check: FAILED\n") << comparison.report << "\n";
     if (!comparison.ok) code = kProgramError;
   }
-  if (o.repeat > 0) {
+  if (o.timed) {
     std::cout << timingLine(result.runMillis) << "\n";
     if (result.peakMemoryBytes)
       std::cout << fmt::format(
@@ -269,9 +261,9 @@ class RunCommand {
   RunCommand(const RunOptions& o, std::optional<FaultInjection> fault) : o_(o), fault_(std::move(fault)) {
     // Under mpirun the team is MPI's; otherwise --ranks threads of this process.
     if (MpiSession::launchedByMpirun())
-      mpi_ = startMpi(std::chrono::milliseconds(static_cast<int64_t>(o.commTimeoutSeconds * 1000)));
+      mpi_ = startMpi(std::chrono::milliseconds(static_cast<int64_t>(o.api.commTimeoutSeconds * 1000)));
     team_.mpi = mpi_.has_value();
-    team_.world = mpi_ ? mpi_->comm->size() : o.common.ranks;
+    team_.world = mpi_ ? mpi_->comm->size() : o.api.ranks;
     team_.rank = mpi_ ? mpi_->comm->rank() : 0;
     team_.ranksOnThisNode = ranksOnThisNode(!team_.mpi, team_.world).value_or(team_.world);
     watchdog_ = mpi_ ? mpi_->watchdog.get() : nullptr;
@@ -280,7 +272,7 @@ class RunCommand {
 
   int run() {
     const BackendChoice backend =
-        chooseBackend(*parseBackendRequest(o_.backend), *parseCommunicatorChoice(o_.communicator),
+        chooseBackend(*parseBackendRequest(o_.api.backend), *parseCommunicatorChoice(o_.api.communicator),
                       TeamPlace{!team_.mpi, team_.world, team_.ranksOnThisNode});
     // Preparing is each rank's own work: its peers wait for it at the agreement.
     PreparedRun prepared = whileBeating(beats_, [&] { return prepare(o_, team_, backend); });
@@ -293,10 +285,10 @@ class RunCommand {
     Result<RunResult> result =
         mpi_ ? runOnRank(request, *mpi_->comm, mpi_->signatures.get()) : runInProcess(request, team_.world);
     if (!result) {
-      if (team_.leader()) std::cerr << renderDiagnostic(result.error(), o_.common.file, source.text);
+      if (team_.leader()) std::cerr << renderDiagnostic(result.error(), o_.file, source.text);
       return endTeam(kProgramError);
     }
-    for (const RaceReport& race : result->races) std::cerr << formatRace(race, o_.common.file, source.text);
+    for (const RaceReport& race : result->races) std::cerr << formatRace(race, o_.file, source.text);
     // Rank 0's outputs and serial reference are its own work, which may take
     // longer than --comm-timeout: its peers, waiting at the vote, hear it beat.
     int code =
@@ -352,7 +344,7 @@ class RunCommand {
         return whileBeating(comm.rank() == 0 ? beats : nullptr, [&] { return write(comm, recorder); });
       };
     request.describeFailure = [this, &source](const Diagnostic& diag) {
-      return renderDiagnostic(diag, o_.common.file, source.text);
+      return renderDiagnostic(diag, o_.file, source.text);
     };
     if (fault_)
       request.atRun = [this](int run, bool started) {
