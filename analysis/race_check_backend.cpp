@@ -236,29 +236,16 @@ void RaceCheckBackend::deallocate(const TensorView& tensor, Stream* stream) {
   if (readyToForward(racesBefore)) forward_->deallocate(tensor, forwarded(stream));
 }
 
-void RaceCheckBackend::linear(Stream* stream, const TensorView& x, const TensorView& w, const TensorView* bias,
-                              const TensorView& out) {
+void RaceCheckBackend::compute(Stream* stream, const KernelCall& call) {
   size_t racesBefore = issue(stream);
   recordAccesses(stream);
-  if (readyToForward(racesBefore)) forward_->linear(forwarded(stream), x, w, bias, out);
-}
-
-void RaceCheckBackend::matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
-  size_t racesBefore = issue(stream);
-  recordAccesses(stream);
-  if (readyToForward(racesBefore)) forward_->matmul(forwarded(stream), a, b, out);
+  if (readyToForward(racesBefore)) forward_->compute(forwarded(stream), call);
 }
 
 void RaceCheckBackend::copy(Stream* stream, const TensorView& src, const TensorView& dst) {
   size_t racesBefore = issue(stream);
   recordAccesses(stream);
   if (readyToForward(racesBefore)) forward_->copy(forwarded(stream), src, dst);
-}
-
-void RaceCheckBackend::add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
-  size_t racesBefore = issue(stream);
-  recordAccesses(stream);
-  if (readyToForward(racesBefore)) forward_->add(forwarded(stream), a, b, out);
 }
 
 void RaceCheckBackend::collective(Stream* stream, const CollectiveCall& call) {

@@ -48,16 +48,20 @@ constexpr OperandSpec kStreamOperand[] = {{"s", K::Stream, kReq, kPos}};
 constexpr OperandSpec kWaitEvent[] = {{"ev", K::Event, kReq, kPos}};
 constexpr OperandSpec kIntValue[] = {{"a", K::Int, kReq, kPos}, {"b", K::Int, kReq, kPos}};
 
+// Results shaped from two operands (ResultShape); elementwise ones are shaped like one.
+constexpr ResultShape kLinearResult{operands::Linear::x, operands::Linear::w, 0};  // [x's leading dims, w's first]
+constexpr ResultShape kMatmulResult{operands::Matmul::a, operands::Matmul::b, 1};  // [a's first, b's second]
+
 using R = ResultMode;
 using V = ValueKind;
 constexpr std::array<OpSignature, 19> kSignatures = {{
     {OpKind::Allocate, "allocate", kAllocate, R::Required, V::Tensor, C::Allocation, CostRule::Fill},
     {OpKind::Deallocate, "deallocate", kDeallocate, R::None, V::Tensor, C::Deallocation, CostRule::None},
     {OpKind::ShardByStream, "shard_by_stream", kShardByStream, R::Required, V::Tensor, C::View, CostRule::None},
-    {OpKind::Linear, "linear", kLinear, R::OutOrResult, V::Tensor, C::Compute, CostRule::Linear},
-    {OpKind::Matmul, "matmul", kMatmul, R::OutOrResult, V::Tensor, C::Compute, CostRule::Matmul},
-    {OpKind::Copy, "copy", kCopy, R::OutOrResult, V::Tensor, C::Copy, CostRule::Copy},
-    {OpKind::Add, "add", kAdd, R::OutOrResult, V::Tensor, C::Compute, CostRule::Elementwise},
+    {OpKind::Linear, "linear", kLinear, R::OutOrResult, V::Tensor, C::Compute, CostRule::Linear, kLinearResult},
+    {OpKind::Matmul, "matmul", kMatmul, R::OutOrResult, V::Tensor, C::Compute, CostRule::Matmul, kMatmulResult},
+    {OpKind::Copy, "copy", kCopy, R::OutOrResult, V::Tensor, C::Copy, CostRule::Copy, {operands::Copy::src}},
+    {OpKind::Add, "add", kAdd, R::OutOrResult, V::Tensor, C::Compute, CostRule::Elementwise, {operands::Add::a}},
     {OpKind::Allreduce, "allreduce", kAllreduce, R::Optional, V::Handle, C::Communication, CostRule::Collective},
     {OpKind::Allgather, "allgather", kAllgather, R::Optional, V::Handle, C::Communication, CostRule::Collective},
     {OpKind::ReduceScatter, "reduce_scatter", kReduceScatter, R::Optional, V::Handle, C::Communication,
@@ -80,6 +84,13 @@ constexpr bool wellFormed() {
   for (size_t i = 0; i < kSignatures.size(); ++i) {
     const OpSignature& sig = kSignatures[i];
     if (static_cast<size_t>(sig.kind) != i || sig.operands.size() > kMaxOperands) return false;
+    // Every computation says what its result is (symbolic types), by tensor operands.
+    const ResultShape& r = sig.resultShape;
+    if (isLocalTensorWork(sig.category) != (r.like != ResultShape::kNone)) return false;
+    for (int8_t index : {r.like, r.lastFrom})
+      if (index != ResultShape::kNone && (static_cast<size_t>(index) >= sig.operands.size() ||
+                                          sig.operands[static_cast<size_t>(index)].kind != K::Tensor))
+        return false;
     for (const OperandSpec& spec : sig.operands) {
       bool tensor = spec.kind == K::Tensor;
       if (!tensor && spec.effect != E::None) return false;
@@ -236,6 +247,30 @@ OpCost costOf(OpKind kind, std::span<const TensorExtent> tensors) {
     case CostRule::Fill: cost.bytes = at(operands::Allocate::type).bytes(); break;
   }
   return cost;
+}
+
+std::optional<GemmShape> gemmShapeOf(OpKind kind, std::span<const TensorExtent> tensors) {
+  auto shapeOf = [&](size_t index) {
+    return index < tensors.size() ? tensors[index].shape : std::span<const int64_t>();
+  };
+  switch (signatureOf(kind).cost) {
+    case CostRule::Linear: {
+      // x [.., K] · w [N, K]ᵀ: every row of x's leading dims is a row of the GEMM.
+      using O = operands::Linear;
+      std::span<const int64_t> x = shapeOf(O::x), w = shapeOf(O::w);
+      if (x.empty() || w.empty()) return GemmShape{};
+      GemmShape gemm{0, w.front(), x.back()};
+      if (gemm.k != 0) gemm.m = tensors[O::x].numel() / gemm.k;
+      return gemm;
+    }
+    case CostRule::Matmul: {
+      using O = operands::Matmul;
+      std::span<const int64_t> a = shapeOf(O::a), b = shapeOf(O::b);
+      if (a.size() != 2 || b.size() != 2) return GemmShape{};
+      return GemmShape{a[0], b[1], a[1]};
+    }
+    default: return std::nullopt;
+  }
 }
 
 std::optional<OpKind> opKindByName(std::string_view name) {

@@ -4,11 +4,14 @@
 // counted. The parser, printer, verifier, builder, evaluator, passes, race
 // checker and backends all read this one table.
 //
-// Adding an operation: its OpKind, its typed operand positions below, its
-// operand specs and table row in ops.cpp; then its shape rule
-// (hostir/verify_<category>.cpp), its issue rule (runtime/issue_<category>.cpp)
-// and, for a new kernel, a Backend method (runtime/backend.h) that each
-// backend implements (docs/architecture.md lists them).
+// Adding a compute operation (docs/architecture.md, "Adding an operation"):
+// its OpKind and typed operand positions here; its operand specs and table
+// row (category, cost rule, result shape) in ops.cpp; its shape rule in
+// ir/verify_compute.cpp; its issue rule in runtime/issue_compute.cpp; its
+// kernels in executor/cpu/cpu_kernels.cpp and executor/cuda/cuda_kernels.cu
+// (a GEMM: executor/cuda/cuda_backend.cpp), each with its dispatch entry;
+// and its entry in docs/hostir-language.md. Backends reach every kernel
+// through Backend::compute, so no backend interface changes.
 #pragma once
 
 #include <cstddef>
@@ -123,6 +126,21 @@ enum class CostRule : uint8_t {
   Fill,         // allocate: the bytes a zero fill writes
 };
 
+// Whether work under `rule` is a GEMM (priced by GEMM rates, run by BLAS)
+// rather than elementwise (priced by memory bandwidth).
+constexpr bool isGemm(CostRule rule) { return rule == CostRule::Linear || rule == CostRule::Matmul; }
+
+// The result of `y = op(...)` (symbolic types, ir/symbolic_types.h): the
+// type of operand `like`, with its last dim replaced by dim `lastDim` of
+// operand `lastFrom` when that is set. The verifier's shape rule checks the
+// operands; this only says what a valid operation's result is.
+struct ResultShape {
+  static constexpr int8_t kNone = -1;
+  int8_t like = kNone;  // kNone: no tensor computed from operands (allocate and views have rules of their own)
+  int8_t lastFrom = kNone;
+  int8_t lastDim = 0;
+};
+
 // How an operation defines names.
 enum class ResultMode {
   None,         // defines nothing
@@ -139,6 +157,7 @@ struct OpSignature {
   ValueKind resultKind;  // meaningful unless resultMode is None
   OpCategory category;
   CostRule cost;
+  ResultShape resultShape;
 };
 
 const OpSignature& signatureOf(OpKind kind);
@@ -175,6 +194,14 @@ struct OpCost {
 // (absent ones and non-tensors empty); the result of `y = linear(...)` goes
 // in the `out` slot it stands for, and allocate's tensor in the `type` slot.
 OpCost costOf(OpKind kind, std::span<const TensorExtent> tensors);
+
+// The GEMM an operation whose cost rule isGemm computes: out [m, n] from a
+// [m, k] (leading dims of a batched operand folded into m); nullopt for
+// other rules. `tensors` as for costOf.
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0;
+};
+std::optional<GemmShape> gemmShapeOf(OpKind kind, std::span<const TensorExtent> tensors);
 std::optional<OpKind> opKindByName(std::string_view name);
 
 // Index of the operand called `name` in the signature, or nullopt.

@@ -4,10 +4,12 @@
 //
 // verifier.cpp holds the walk, the bindings and the dispatch
 // (ShapeChecker::checkOperation, one switch over OpKind); each operation's
-// rule is a member defined in the file of its category:
+// rule is defined in the file of its category:
 //
-//   verify_compute.cpp        allocate, deallocate, shard_by_stream, linear,
-//                             matmul, copy, add
+//   verify_compute.cpp        allocate, deallocate, shard_by_stream, copy,
+//                             and every computation (linear, matmul, add,
+//                             ...) through checkCompute, whose per-operation
+//                             rules are private to that file
 //   verify_communication.cpp  allreduce, allgather, reduce_scatter,
 //                             broadcast, sendrecv
 //   verify_streams.cpp        set_current_stream, synchronize,
@@ -103,10 +105,11 @@ class ShapeChecker {
   void checkAllocate(const Operation& op);
   void checkDeallocate(const Operation& op);
   void checkShardByStream(const Operation& op);
-  void checkLinear(const Operation& op);
-  void checkMatmul(const Operation& op);
   void checkCopy(const Operation& op);
-  void checkAdd(const Operation& op);
+  // Every operation of category Compute; the rules (ComputeRules) read
+  // operands and bind results through the helpers above.
+  void checkCompute(const Operation& op);
+  friend struct ComputeRules;
 
   // verify_communication.cpp
   void checkAllreduce(const Operation& op);

@@ -105,22 +105,18 @@ std::optional<TensorType> SymbolicTypes::resultType(const Operation& op) const {
       extent = chunkExtentExpr(extent, intOf(O::index), intOf(O::chunks));
       return type;
     }
-    case OpKind::Linear: {
-      auto x = typeOf(operands::Linear::x), w = typeOf(operands::Linear::w);
-      if (!x || !w || x->dims.empty() || w->dims.empty()) return std::nullopt;
-      x->dims.back() = w->dims.front();
-      return x;
-    }
-    case OpKind::Matmul: {
-      auto a = typeOf(operands::Matmul::a), b = typeOf(operands::Matmul::b);
-      if (!a || !b || a->dims.size() != 2 || b->dims.size() != 2) return std::nullopt;
-      a->dims[1] = b->dims[1];
-      return a;
-    }
-    case OpKind::Copy: return typeOf(operands::Copy::src);
-    case OpKind::Add: return typeOf(operands::Add::a);
-    default: return std::nullopt;
+    default: break;
   }
+  // A computation or copy: its table row's result shape.
+  const ResultShape& rule = op.signature().resultShape;
+  if (rule.like == ResultShape::kNone) return std::nullopt;
+  auto type = typeOf(static_cast<size_t>(rule.like));
+  if (!type || rule.lastFrom == ResultShape::kNone) return type;
+  auto from = typeOf(static_cast<size_t>(rule.lastFrom));
+  const auto dim = static_cast<size_t>(rule.lastDim);
+  if (!from || type->dims.empty() || from->dims.size() <= dim) return std::nullopt;
+  type->dims.back() = from->dims[dim];
+  return type;
 }
 
 void SymbolicTypes::define(const Operation& op) {

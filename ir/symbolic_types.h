@@ -7,9 +7,10 @@
 // Rules: an input holds its rank's slice (the sharded extent divided by
 // `world`); `allocate` has its type; `shard_by_stream` cuts its axis by the
 // chunk rule of ir/shapes.h, written as max(0, min(size, extent -
-// index * size)) with size = ceildiv(extent, chunks); `linear` gives
-// [x's leading dims, w's first], `matmul` [a's first, b's second], `copy`
-// and `add` their first operand's type. Literal subexpressions are folded.
+// index * size)) with size = ceildiv(extent, chunks); a computation or
+// copy has its table row's ResultShape (ir/ops.h): `linear` gives [x's
+// leading dims, w's first], `matmul` [a's first, b's second], `copy` and
+// `add` their first operand's type. Literal subexpressions are folded.
 #pragma once
 
 #include <map>
@@ -27,7 +28,7 @@ class SymbolicTypes {
   explicit SymbolicTypes(const Program& program);
 
   // The type of the tensor `op` defines or writes (allocate, shard_by_stream,
-  // and the result of linear, matmul, copy and add), from the names before
+  // and the result of a computation or copy), from the names before
   // it; nullopt for other operations, or when a dim is not an expression
   // here (a shard_by_stream whose axis is not a constant).
   std::optional<TensorType> resultType(const Operation& op) const;

@@ -509,10 +509,7 @@ void ShapeChecker::checkOperation(const Operation& op) {
     case OpKind::Allocate: checkAllocate(op); break;
     case OpKind::Deallocate: checkDeallocate(op); break;
     case OpKind::ShardByStream: checkShardByStream(op); break;
-    case OpKind::Linear: checkLinear(op); break;
-    case OpKind::Matmul: checkMatmul(op); break;
     case OpKind::Copy: checkCopy(op); break;
-    case OpKind::Add: checkAdd(op); break;
     case OpKind::Allreduce: checkAllreduce(op); break;
     case OpKind::Allgather: checkAllgather(op); break;
     case OpKind::ReduceScatter: checkReduceScatter(op); break;
@@ -525,6 +522,7 @@ void ShapeChecker::checkOperation(const Operation& op) {
     case OpKind::IntValue: checkIntValue(op); break;
     case OpKind::Wait:
     case OpKind::WaitEvent: break;
+    default: checkCompute(op); break;  // OpCategory::Compute
   }
 }
 

@@ -1,6 +1,9 @@
 // The bound check's rules for the operations that work on the rank's own
-// tensors: allocate, deallocate, shard_by_stream, linear, matmul, copy and
-// add (ir/shape_checker.h).
+// tensors: allocate, deallocate, shard_by_stream, copy, and every
+// computation (ir/shape_checker.h). A computation's rule is a member of
+// ComputeRules and one case of checkCompute's switch, at the end of this file.
+#include <stdexcept>
+
 #include "ir/diagnostic.h"
 #include "ir/shape_checker.h"
 #include "ir/shapes.h"
@@ -37,48 +40,69 @@ void ShapeChecker::checkShardByStream(const Operation& op) {
   bind(op.result()->name, BoundValue{ValueKind::Tensor, 0, std::move(view)});
 }
 
-void ShapeChecker::checkLinear(const Operation& op) {
-  const BoundTensor& x = tensor(op, operands::Linear::x);
-  const BoundTensor& w = tensor(op, operands::Linear::w);
-  if (x.shape.empty()) fail(op.operands[operands::Linear::x]->loc, "'linear' needs an input x of rank 1 or more");
-  if (w.shape.size() != 2)
-    fail(op.operands[operands::Linear::w]->loc,
-         fmt::format("'linear' needs a weight of shape [N, K], got {}", shapeString(w.shape)));
-  if (w.shape[1] != x.shape.back())
-    fail(op.operands[operands::Linear::w]->loc,
-         fmt::format("'linear' contracts K: x is {} but w is {} (w must be [N, {}])", shapeString(x.shape),
-                     shapeString(w.shape), x.shape.back()));
-  if (op.operands[operands::Linear::bias])
-    requireShape(op, operands::Linear::bias, {w.shape[0]}, "the bias of 'linear'");
-  std::vector<int64_t> shape = x.shape;
-  shape.back() = w.shape[0];
-  produce(op, operands::Linear::out, x.dtype, shape);
-}
-
-void ShapeChecker::checkMatmul(const Operation& op) {
-  const BoundTensor& a = tensor(op, operands::Matmul::a);
-  const BoundTensor& b = tensor(op, operands::Matmul::b);
-  if (a.shape.size() != 2)
-    fail(op.operands[operands::Matmul::a]->loc,
-         fmt::format("'matmul' needs a of shape [M, K], got {}", shapeString(a.shape)));
-  if (b.shape.size() != 2)
-    fail(op.operands[operands::Matmul::b]->loc,
-         fmt::format("'matmul' needs b of shape [K, N], got {}", shapeString(b.shape)));
-  if (a.shape[1] != b.shape[0])
-    fail(op.operands[operands::Matmul::b]->loc,
-         fmt::format("'matmul' contracts K: a is {} but b is {}", shapeString(a.shape), shapeString(b.shape)));
-  produce(op, operands::Matmul::out, a.dtype, {a.shape[0], b.shape[1]});
-}
-
 void ShapeChecker::checkCopy(const Operation& op) {
   const BoundTensor& src = tensor(op, operands::Copy::src);
   produce(op, operands::Copy::out, src.dtype, src.shape);
 }
 
-void ShapeChecker::checkAdd(const Operation& op) {
-  const BoundTensor& a = tensor(op, operands::Add::a);
-  requireShape(op, operands::Add::b, a.shape, "'add' (no broadcasting)");
-  produce(op, operands::Add::out, a.dtype, a.shape);
+// The shape rules of the computations: each checks its operands and binds
+// its result (or checks its out= operand) through the checker.
+struct ComputeRules {
+  ShapeChecker& c;
+  const Operation& op;
+
+  void linear() {
+    const BoundTensor& x = c.tensor(op, operands::Linear::x);
+    const BoundTensor& w = c.tensor(op, operands::Linear::w);
+    if (x.shape.empty()) fail(op.operands[operands::Linear::x]->loc, "'linear' needs an input x of rank 1 or more");
+    if (w.shape.size() != 2)
+      fail(op.operands[operands::Linear::w]->loc,
+           fmt::format("'linear' needs a weight of shape [N, K], got {}", shapeString(w.shape)));
+    if (w.shape[1] != x.shape.back())
+      fail(op.operands[operands::Linear::w]->loc,
+           fmt::format("'linear' contracts K: x is {} but w is {} (w must be [N, {}])", shapeString(x.shape),
+                       shapeString(w.shape), x.shape.back()));
+    if (op.operands[operands::Linear::bias])
+      c.requireShape(op, operands::Linear::bias, {w.shape[0]}, "the bias of 'linear'");
+    std::vector<int64_t> shape = x.shape;
+    shape.back() = w.shape[0];
+    c.produce(op, operands::Linear::out, x.dtype, shape);
+  }
+
+  void matmul() {
+    const BoundTensor& a = c.tensor(op, operands::Matmul::a);
+    const BoundTensor& b = c.tensor(op, operands::Matmul::b);
+    if (a.shape.size() != 2)
+      fail(op.operands[operands::Matmul::a]->loc,
+           fmt::format("'matmul' needs a of shape [M, K], got {}", shapeString(a.shape)));
+    if (b.shape.size() != 2)
+      fail(op.operands[operands::Matmul::b]->loc,
+           fmt::format("'matmul' needs b of shape [K, N], got {}", shapeString(b.shape)));
+    if (a.shape[1] != b.shape[0])
+      fail(op.operands[operands::Matmul::b]->loc,
+           fmt::format("'matmul' contracts K: a is {} but b is {}", shapeString(a.shape), shapeString(b.shape)));
+    c.produce(op, operands::Matmul::out, a.dtype, {a.shape[0], b.shape[1]});
+  }
+
+  // a op b, elementwise: b has a's shape; the result is like a.
+  template <typename O>
+  void binaryElementwise() {
+    const BoundTensor& a = c.tensor(op, O::a);
+    if (c.tensor(op, O::b).shape != a.shape)  // the message only when it fails
+      c.requireShape(op, O::b, a.shape, fmt::format("'{}' (no broadcasting)", op.signature().name));
+    c.produce(op, O::out, a.dtype, a.shape);
+  }
+};
+
+void ShapeChecker::checkCompute(const Operation& op) {
+  ComputeRules rules{*this, op};
+  switch (op.kind) {
+    case OpKind::Linear: rules.linear(); return;
+    case OpKind::Matmul: rules.matmul(); return;
+    case OpKind::Add: rules.binaryElementwise<operands::Add>(); return;
+    default: break;
+  }
+  throw std::logic_error(fmt::format("internal error: '{}' has no shape rule", op.signature().name));
 }
 
 }  // namespace hostir::verification

@@ -1,10 +1,13 @@
 #include "model/simulation_backend.h"
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <span>
 
 #include "model/cost_model.h"
 #include "runtime/collective_plan.h"
+#include "runtime/work_cost.h"
 
 namespace hostir {
 namespace {
@@ -108,16 +111,8 @@ WorkItem& SimulationBackend::issue(Stream* stream, WorkItem::Kind kind, double s
   return item;
 }
 
-OpCost SimulationBackend::currentCost() const {
-  std::array<TensorExtent, kMaxOperands> extents{};
-  for (size_t i = 0; i < kMaxOperands; ++i)
-    if (const TensorView* v = current_.tensors[i].view)
-      extents[i] = TensorExtent{std::span(v->shape.begin(), v->shape.size), dtypeSize(v->dtype)};
-  return costOf(current_.kind, extents);
-}
-
-double SimulationBackend::gemm(DType dtype, int64_t m, int64_t n, int64_t k) const {
-  Result<double, std::string> seconds = gemmSeconds(profile_, dtype, m, n, k);
+double SimulationBackend::gemm(DType dtype, const GemmShape& shape) const {
+  Result<double, std::string> seconds = gemmSeconds(profile_, dtype, shape.m, shape.n, shape.k);
   if (!seconds) fail(current_.loc, seconds.error());
   return *seconds;
 }
@@ -140,37 +135,27 @@ TensorView SimulationBackend::allocate(DType dtype, const Dims& shape, Stream* s
   return t;
 }
 
-void SimulationBackend::linear(Stream* stream, const TensorView& x, const TensorView& w, const TensorView*,
-                               const TensorView&) {
-  const int64_t k = x.shape[x.rank() - 1];
-  const int64_t m = k == 0 ? 0 : x.numel() / k;
-  WorkItem& item =
-      issue(stream, WorkItem::Kind::Compute, gemm(x.dtype, m, w.shape[0], k), unitsOf(profile_.gemmUnits, profile_));
-  OpCost cost = currentCost();
-  item.bytes = cost.bytes;
-  item.flops = cost.flops;
-}
-
-void SimulationBackend::matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView&) {
-  WorkItem& item = issue(stream, WorkItem::Kind::Compute, gemm(a.dtype, a.shape[0], b.shape[1], a.shape[1]),
-                         unitsOf(profile_.gemmUnits, profile_));
-  OpCost cost = currentCost();
-  item.bytes = cost.bytes;
-  item.flops = cost.flops;
+// A computation by its cost rule: a GEMM at the profile's GEMM rates for
+// its dtype and shape, elementwise work at memory bandwidth for its bytes.
+void SimulationBackend::compute(Stream* stream, const KernelCall& call) {
+  const std::array<TensorExtent, kMaxOperands> extents = extentsOf(call);
+  const OpCost cost = costOf(call.kind, extents);
+  WorkItem* item = nullptr;
+  if (std::optional<GemmShape> shape = gemmShapeOf(call.kind, extents)) {
+    item = &issue(stream, WorkItem::Kind::Compute, gemm(call.operand(0).dtype, *shape),
+                  unitsOf(profile_.gemmUnits, profile_));
+  } else {
+    item = &issue(stream, WorkItem::Kind::Compute, memorySeconds(profile_, cost.bytes),
+                  unitsOf(profile_.elementwiseUnits, profile_));
+  }
+  item->bytes = cost.bytes;
+  item->flops = cost.flops;
 }
 
 void SimulationBackend::copy(Stream* stream, const TensorView& src, const TensorView& dst) {
   const int64_t bytes = bytesOf(src) + bytesOf(dst);
   WorkItem& item = issue(stream, WorkItem::Kind::Memory, copySecondsOf(profile_, src, dst), copyUnits(profile_));
   item.bytes = bytes;
-}
-
-void SimulationBackend::add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
-  const int64_t bytes = bytesOf(a) + bytesOf(b) + bytesOf(out);
-  WorkItem& item = issue(stream, WorkItem::Kind::Compute, memorySeconds(profile_, bytes),
-                         unitsOf(profile_.elementwiseUnits, profile_));
-  item.bytes = bytes;
-  item.flops = static_cast<double>(out.numel());
 }
 
 void SimulationBackend::collective(Stream* stream, const CollectiveCall& call) {

@@ -37,11 +37,8 @@ class SimulationBackend : public Backend {
   void synchronizeHost() override {}
   TensorView allocate(DType dtype, const Dims& shape, Stream* stream, bool zero) override;
   void deallocate(const TensorView&, Stream*) override {}
-  void linear(Stream* stream, const TensorView& x, const TensorView& w, const TensorView* bias,
-              const TensorView& out) override;
-  void matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) override;
+  void compute(Stream* stream, const KernelCall& call) override;
   void copy(Stream* stream, const TensorView& src, const TensorView& dst) override;
-  void add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) override;
   void collective(Stream* stream, const CollectiveCall& call) override;
   void upload(const void*, const TensorView&) override {}
   void download(const TensorView&, void*) override {}
@@ -51,9 +48,7 @@ class SimulationBackend : public Backend {
   SimulatedStream* simulated(Stream* stream) const;
   // Appends the current statement's piece of work to `stream`.
   WorkItem& issue(Stream* stream, WorkItem::Kind kind, double seconds, double units);
-  // The current statement's flops and bytes (the op table's count).
-  OpCost currentCost() const;
-  double gemm(DType dtype, int64_t m, int64_t n, int64_t k) const;
+  double gemm(DType dtype, const GemmShape& shape) const;
 
   const MachineProfile& profile_;
   int64_t rank_, world_;

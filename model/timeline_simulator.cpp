@@ -25,7 +25,7 @@ WorkClass classOf(const WorkItem& item) {
     case WorkItem::Kind::Compute:
     case WorkItem::Kind::Wait: break;
   }
-  return item.op == OpKind::Linear || item.op == OpKind::Matmul ? WorkClass::Gemm : WorkClass::Elementwise;
+  return isGemm(signatureOf(item.op).cost) ? WorkClass::Gemm : WorkClass::Elementwise;
 }
 
 size_t indexOf(WorkClass c) { return static_cast<size_t>(c); }

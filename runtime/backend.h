@@ -43,6 +43,19 @@ struct CollectiveCall {
   SourceLoc loc;             // for messages about a communication that never completes
 };
 
+// One computation as the host issued it: the tensor operands of `kind` by
+// its signature's positions (operands::Linear::x, ::bias, ::out, ...); null
+// for absent operands and operands that are not tensors. The `out` slot
+// holds the view to write: the statement's result or out= operand, or a
+// temporary the evaluator stages it through. The views live in the
+// evaluator's values and may change once the call returns: a backend that
+// runs the work later copies them.
+struct KernelCall {
+  OpKind kind = OpKind::Add;
+  std::array<const TensorView*, kMaxOperands> operands{};
+  const TensorView& operand(size_t index) const { return *operands[index]; }
+};
+
 // A tensor a statement names, and what it does to the tensor's elements
 // (from the op table, with in-place operands resolved).
 struct TensorAccess {
@@ -89,13 +102,12 @@ class Backend {
   // The buffer may be reused once all work issued so far that uses it is done.
   virtual void deallocate(const TensorView& tensor, Stream* stream) = 0;
 
-  // out = x · wᵀ (+ bias); x [.., K], w [N, K], out [.., N].
-  virtual void linear(Stream* stream, const TensorView& x, const TensorView& w, const TensorView* bias,
-                      const TensorView& out) = 0;
-  // out = a · b; a [M, K], b [K, N].
-  virtual void matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) = 0;
+  // Issues one computation (an operation of category Compute: linear,
+  // matmul, add, ...) on `stream`; its kernel is chosen by call.kind.
+  virtual void compute(Stream* stream, const KernelCall& call) = 0;
+  // dst = src, elementwise; also what the evaluator stages read-then-write
+  // results through.
   virtual void copy(Stream* stream, const TensorView& src, const TensorView& dst) = 0;
-  virtual void add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) = 0;
 
   // Issues a communication on `stream`: it starts once the work issued
   // before it on the stream is done, and work issued after it on the same

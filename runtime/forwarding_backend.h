@@ -24,17 +24,8 @@ class ForwardingBackend : public Backend {
     return forward_.allocate(dtype, shape, stream, zero);
   }
   void deallocate(const TensorView& tensor, Stream* stream) override { forward_.deallocate(tensor, stream); }
-  void linear(Stream* stream, const TensorView& x, const TensorView& w, const TensorView* bias,
-              const TensorView& out) override {
-    forward_.linear(stream, x, w, bias, out);
-  }
-  void matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) override {
-    forward_.matmul(stream, a, b, out);
-  }
+  void compute(Stream* stream, const KernelCall& call) override { forward_.compute(stream, call); }
   void copy(Stream* stream, const TensorView& src, const TensorView& dst) override { forward_.copy(stream, src, dst); }
-  void add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) override {
-    forward_.add(stream, a, b, out);
-  }
   void collective(Stream* stream, const CollectiveCall& call) override { forward_.collective(stream, call); }
   void upload(const void* host, const TensorView& dst) override { forward_.upload(host, dst); }
   void download(const TensorView& src, void* host) override { forward_.download(src, host); }

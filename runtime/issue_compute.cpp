@@ -1,10 +1,12 @@
 // The issue rules of the operations that work on the rank's own tensors:
 // allocate and deallocate (stream-ordered memory), shard_by_stream (a view),
-// and the kernels linear, matmul, copy and add (runtime/issue_rules.h).
+// copy, and every computation: linear, matmul, add (runtime/issue_rules.h).
+// A computation's rule is one case of issueCompute's switch at the end of
+// this file: the shape of its result and whether its kernel is elementwise.
 #include <fmt/format.h>
 
-#include <initializer_list>
 #include <new>
+#include <stdexcept>
 #include <string_view>
 
 #include "ir/byte_size.h"
@@ -46,29 +48,82 @@ const TensorView& output(RunFrame& frame, const Instruction& in, size_t outOpera
 // elementwise one also when the output is the very input view (each element
 // is read before it is written); otherwise the result goes to a temporary
 // first and is copied into place. GEMMs stage on any sharing.
-bool needsStaging(const TensorView& out, std::initializer_list<const TensorView*> inputs, bool elementwise) {
-  for (const TensorView* input : inputs) {
-    if (!input) continue;
-    ViewOverlap overlap = overlapOf(out, *input);
-    if (overlap == ViewOverlap::Partial || (overlap == ViewOverlap::Identical && !elementwise)) return true;
-  }
-  return false;
+bool overlapsInput(const TensorView& out, const TensorView* input, bool elementwise) {
+  if (!input) return false;
+  ViewOverlap overlap = overlapOf(out, *input);
+  return overlap == ViewOverlap::Partial || (overlap == ViewOverlap::Identical && !elementwise);
 }
 
-// Issues `kernel` into `out` on the current stream, through a temporary
-// when needsStaging says so.
-template <typename Kernel>
-void issueReadThenWrite(RunFrame& frame, const Instruction& in, const TensorView& out,
-                        std::initializer_list<const TensorView*> inputs, bool elementwise, Kernel&& kernel) {
-  if (!needsStaging(out, inputs, elementwise)) {
-    kernel(out);
-    return;
-  }
-  TensorView temporary =
-      allocateAt(frame, in, out.dtype, out.shape, false, "the temporary of an output that overlaps an input");
-  kernel(temporary);
+// A temporary for the result of `in` when `out` overlaps an input.
+TensorView stagingTemporary(RunFrame& frame, const Instruction& in, const TensorView& out) {
+  return allocateAt(frame, in, out.dtype, out.shape, false, "the temporary of an output that overlaps an input");
+}
+
+// Copies the staged result into place and frees the temporary.
+void unstage(RunFrame& frame, const TensorView& temporary, const TensorView& out) {
   frame.backend.copy(frame.current, temporary, out);
   frame.backend.deallocate(temporary, frame.current);
+}
+
+// Tensor operand `operand` of `in`, also entered in `call`.
+const TensorView& input(RunFrame& frame, const Instruction& in, KernelCall& call, size_t operand) {
+  const TensorView& view = frame.tensor(in, operand);
+  call.operands[operand] = &view;
+  return view;
+}
+
+void optionalInput(RunFrame& frame, const Instruction& in, KernelCall& call, size_t operand) {
+  if (frame.present(in, operand)) input(frame, in, call, operand);
+}
+
+// Issues `call` (its inputs entered) on the current stream, writing its
+// `outOperand` (a new dtype[shape] result, or its out= tensor), through a
+// temporary when an input overlaps it.
+void issueKernel(RunFrame& frame, const Instruction& in, KernelCall& call, size_t outOperand, DType dtype,
+                 const Dims& shape, bool elementwise) {
+  const TensorView& out = output(frame, in, outOperand, dtype, shape);
+  bool staged = false;
+  for (const TensorView* input : call.operands) staged = staged || overlapsInput(out, input, elementwise);
+  if (!staged) {
+    call.operands[outOperand] = &out;
+    frame.backend.compute(frame.current, call);
+    return;
+  }
+  TensorView temporary = stagingTemporary(frame, in, out);
+  call.operands[outOperand] = &temporary;
+  frame.backend.compute(frame.current, call);
+  unstage(frame, temporary, out);
+}
+
+// out = x · wᵀ (+ bias): [x's leading dims, w's first].
+void issueLinear(RunFrame& frame, const Instruction& in) {
+  using O = operands::Linear;
+  KernelCall call{in.op};
+  const TensorView& x = input(frame, in, call, O::x);
+  const TensorView& w = input(frame, in, call, O::w);
+  optionalInput(frame, in, call, O::bias);
+  Dims shape = x.shape;
+  shape[shape.size - 1] = w.shape[0];
+  issueKernel(frame, in, call, O::out, x.dtype, shape, /*elementwise=*/false);
+}
+
+// out = a · b: [a's first, b's second].
+void issueMatmul(RunFrame& frame, const Instruction& in) {
+  using O = operands::Matmul;
+  KernelCall call{in.op};
+  const TensorView& a = input(frame, in, call, O::a);
+  const TensorView& b = input(frame, in, call, O::b);
+  issueKernel(frame, in, call, O::out, a.dtype, Dims{a.shape[0], b.shape[1]}, /*elementwise=*/false);
+}
+
+// out = a op b, elementwise, shaped like a: add and every binary
+// elementwise operation whose operand positions `O` name a, b and out.
+template <typename O>
+void issueBinaryElementwise(RunFrame& frame, const Instruction& in) {
+  KernelCall call{in.op};
+  const TensorView& a = input(frame, in, call, O::a);
+  input(frame, in, call, O::b);
+  issueKernel(frame, in, call, O::out, a.dtype, a.shape, /*elementwise=*/true);
 }
 
 }  // namespace
@@ -93,38 +148,27 @@ void issueShardByStream(RunFrame& frame, const Instruction& in) {
                                    frame.integer(in.operand[O::index]), frame.integer(in.operand[O::chunks]));
 }
 
-void issueLinear(RunFrame& frame, const Instruction& in) {
-  using O = operands::Linear;
-  const TensorView& x = frame.tensor(in, O::x);
-  const TensorView& w = frame.tensor(in, O::w);
-  const TensorView* bias = frame.present(in, O::bias) ? &frame.tensor(in, O::bias) : nullptr;
-  Dims shape = x.shape;
-  shape[shape.size - 1] = w.shape[0];
-  issueReadThenWrite(frame, in, output(frame, in, O::out, x.dtype, shape), {&x, &w, bias}, false,
-                     [&](const TensorView& out) { frame.backend.linear(frame.current, x, w, bias, out); });
-}
-
-void issueMatmul(RunFrame& frame, const Instruction& in) {
-  using O = operands::Matmul;
-  const TensorView& a = frame.tensor(in, O::a);
-  const TensorView& b = frame.tensor(in, O::b);
-  issueReadThenWrite(frame, in, output(frame, in, O::out, a.dtype, Dims{a.shape[0], b.shape[1]}), {&a, &b}, false,
-                     [&](const TensorView& out) { frame.backend.matmul(frame.current, a, b, out); });
-}
-
 void issueCopy(RunFrame& frame, const Instruction& in) {
   using O = operands::Copy;
   const TensorView& src = frame.tensor(in, O::src);
-  issueReadThenWrite(frame, in, output(frame, in, O::out, src.dtype, src.shape), {&src}, true,
-                     [&](const TensorView& out) { frame.backend.copy(frame.current, src, out); });
+  const TensorView& out = output(frame, in, O::out, src.dtype, src.shape);
+  if (!overlapsInput(out, &src, /*elementwise=*/true)) {
+    frame.backend.copy(frame.current, src, out);
+    return;
+  }
+  TensorView temporary = stagingTemporary(frame, in, out);
+  frame.backend.copy(frame.current, src, temporary);
+  unstage(frame, temporary, out);
 }
 
-void issueAdd(RunFrame& frame, const Instruction& in) {
-  using O = operands::Add;
-  const TensorView& a = frame.tensor(in, O::a);
-  const TensorView& b = frame.tensor(in, O::b);
-  issueReadThenWrite(frame, in, output(frame, in, O::out, a.dtype, a.shape), {&a, &b}, true,
-                     [&](const TensorView& out) { frame.backend.add(frame.current, a, b, out); });
+void issueCompute(RunFrame& frame, const Instruction& in) {
+  switch (in.op) {
+    case OpKind::Linear: issueLinear(frame, in); return;
+    case OpKind::Matmul: issueMatmul(frame, in); return;
+    case OpKind::Add: issueBinaryElementwise<operands::Add>(frame, in); return;
+    default: break;
+  }
+  throw std::logic_error(fmt::format("internal error: '{}' has no issue rule", signatureOf(in.op).name));
 }
 
 }  // namespace hostir

@@ -1,16 +1,19 @@
 // The issue rules of the evaluator (private to executor/): what each
-// operation asks of the Backend when Evaluator::run reaches it. One function
-// per operation (the collectives share one), grouped by category:
+// operation asks of the Backend when Evaluator::run reaches it, grouped by
+// category:
 //
-//   issue_compute.cpp        allocate, deallocate, shard_by_stream, linear,
-//                            matmul, copy, add: memory, views and kernels
+//   issue_compute.cpp        allocate, deallocate, shard_by_stream, copy, and
+//                            every computation (linear, matmul, add, ...)
+//                            through issueCompute, whose per-operation rules
+//                            live in that file only
 //   issue_communication.cpp  allreduce, allgather, reduce_scatter, broadcast,
 //                            sendrecv
 //   issue_streams.cpp        wait, get/set_current_stream, synchronize,
 //                            record_event, wait_event, ceildiv/min/max
 //
 // Evaluator::run dispatches to them through issueOperation, one switch over
-// OpKind at the end of this file (the compiler checks it covers every kind).
+// OpKind at the end of this file: every operation that is not a
+// computation has its case, and computations fall to issueCompute.
 // They run once per issued operation: direct calls, arguments by reference,
 // no allocation beyond what the operation itself needs.
 #pragma once
@@ -53,10 +56,10 @@ struct RunFrame {
 void issueAllocate(RunFrame& frame, const Instruction& in);
 void issueDeallocate(RunFrame& frame, const Instruction& in);
 void issueShardByStream(RunFrame& frame, const Instruction& in);
-void issueLinear(RunFrame& frame, const Instruction& in);
-void issueMatmul(RunFrame& frame, const Instruction& in);
 void issueCopy(RunFrame& frame, const Instruction& in);
-void issueAdd(RunFrame& frame, const Instruction& in);
+// Every operation of category Compute: its rule picks the result's shape
+// and hands the kernel to Backend::compute.
+void issueCompute(RunFrame& frame, const Instruction& in);
 
 // issue_communication.cpp: every collective and sendrecv.
 void issueCommunication(RunFrame& frame, const Instruction& in);
@@ -76,10 +79,7 @@ inline void issueOperation(RunFrame& frame, const Instruction& in) {
     case OpKind::Allocate: issueAllocate(frame, in); return;
     case OpKind::Deallocate: issueDeallocate(frame, in); return;
     case OpKind::ShardByStream: issueShardByStream(frame, in); return;
-    case OpKind::Linear: issueLinear(frame, in); return;
-    case OpKind::Matmul: issueMatmul(frame, in); return;
     case OpKind::Copy: issueCopy(frame, in); return;
-    case OpKind::Add: issueAdd(frame, in); return;
     case OpKind::Allreduce:
     case OpKind::Allgather:
     case OpKind::ReduceScatter:
@@ -92,6 +92,7 @@ inline void issueOperation(RunFrame& frame, const Instruction& in) {
     case OpKind::RecordEvent: issueRecordEvent(frame, in); return;
     case OpKind::WaitEvent: issueWaitEvent(frame, in); return;
     case OpKind::IntValue: issueIntValue(frame, in); return;
+    default: issueCompute(frame, in); return;  // OpCategory::Compute
   }
 }
 

@@ -29,6 +29,15 @@ OpCost costOfCall(OpKind kind, std::initializer_list<std::pair<size_t, const Ten
   return costOf(kind, extents);
 }
 
+std::array<TensorExtent, kMaxOperands> extentsOf(const KernelCall& call) {
+  std::array<TensorExtent, kMaxOperands> extents{};
+  for (size_t i = 0; i < kMaxOperands; ++i)
+    if (call.operands[i]) extents[i] = extentOf(*call.operands[i]);
+  return extents;
+}
+
+OpCost costOfCall(const KernelCall& call) { return costOf(call.kind, extentsOf(call)); }
+
 OpCost costOfCommunication(OpKind kind, const TensorView& input, const TensorView& output) {
   static_assert(size_t{operands::Allreduce::t} == size_t{operands::Broadcast::t} &&
                 size_t{operands::Allreduce::t} == size_t{operands::SendRecv::src} &&

@@ -3,11 +3,13 @@
 // shared by every backend that records a trace.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <initializer_list>
 #include <utility>
 
 #include "ir/ops.h"
+#include "runtime/backend.h"
 #include "runtime/tensor.h"
 
 namespace hostir {
@@ -18,6 +20,13 @@ const char* traceCategory(OpKind kind);
 // The op table's count of the FLOPs and bytes of `kind` over these operands
 // (by signature position; null views are absent operands).
 OpCost costOfCall(OpKind kind, std::initializer_list<std::pair<size_t, const TensorView*>> tensors);
+
+// The same for a computation, over the call's operands (its `out` view,
+// a staging temporary included, counts as the result).
+OpCost costOfCall(const KernelCall& call);
+
+// The extents of a call's operands, by signature position, for costOf and gemmShapeOf.
+std::array<TensorExtent, kMaxOperands> extentsOf(const KernelCall& call);
 
 // The same for a communication (its input and, except broadcast, its output):
 // the message size as nccl-tests counts it, the larger side of the collective.

@@ -22,6 +22,30 @@ TensorView borrowed(const void* data, DType dtype, const Dims& shape) {
   return v;
 }
 
+// A computation's operands held by value: the task runs after the evaluator
+// has moved on, when the views a KernelCall points to may have changed.
+class KernelOperands {
+ public:
+  explicit KernelOperands(const KernelCall& call) : kind_(call.kind) {
+    for (size_t i = 0; i < kMaxOperands; ++i)
+      if (call.operands[i]) {
+        views_[i] = *call.operands[i];
+        present_ |= 1u << i;
+      }
+  }
+  KernelCall call() const {
+    KernelCall call{kind_};
+    for (size_t i = 0; i < kMaxOperands; ++i)
+      if (present_ & (1u << i)) call.operands[i] = &views_[i];
+    return call;
+  }
+
+ private:
+  OpKind kind_;
+  unsigned present_ = 0;
+  std::array<TensorView, kMaxOperands> views_;
+};
+
 }  // namespace
 
 CpuBackend::CpuBackend(CpuBackendOptions options, Communicator& comm)
@@ -231,23 +255,11 @@ void CpuBackend::deallocate(const TensorView&, Stream*) {
   // Every queued task holds its buffers: memory is freed when the last user is done.
 }
 
-void CpuBackend::linear(Stream* stream, const TensorView& x, const TensorView& w, const TensorView* bias,
-                        const TensorView& out) {
-  std::optional<TensorView> b;
-  if (bias) b = *bias;
-  using O = operands::Linear;
-  OpCost cost = costOfCall(OpKind::Linear, {{O::x, &x}, {O::w, &w}, {O::bias, bias}, {O::out, &out}});
-  Work work{traceCategory(OpKind::Linear), cost.bytes, cost.flops, Admission::ComputeSlot};
+void CpuBackend::compute(Stream* stream, const KernelCall& call) {
+  OpCost cost = costOfCall(call);
+  Work work{traceCategory(call.kind), cost.bytes, cost.flops, Admission::ComputeSlot};
   enqueue(
-      stream, [kind = gemmKind_, x, w, b, out] { cpu::linear(kind, x, w, b ? &*b : nullptr, out); }, work);
-}
-
-void CpuBackend::matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
-  using O = operands::Matmul;
-  OpCost cost = costOfCall(OpKind::Matmul, {{O::a, &a}, {O::b, &b}, {O::out, &out}});
-  Work work{traceCategory(OpKind::Matmul), cost.bytes, cost.flops, Admission::ComputeSlot};
-  enqueue(
-      stream, [kind = gemmKind_, a, b, out] { cpu::matmul(kind, a, b, out); }, work);
+      stream, [gemm = gemmKind_, operands = KernelOperands(call)] { runKernel(gemm, operands.call()); }, work);
 }
 
 void CpuBackend::copy(Stream* stream, const TensorView& src, const TensorView& dst) {
@@ -255,14 +267,6 @@ void CpuBackend::copy(Stream* stream, const TensorView& src, const TensorView& d
   OpCost cost = costOfCall(OpKind::Copy, {{O::src, &src}, {O::out, &dst}});
   enqueue(
       stream, [src, dst] { cpu::copy(src, dst); }, Work{traceCategory(OpKind::Copy), cost.bytes, cost.flops});
-}
-
-void CpuBackend::add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
-  using O = operands::Add;
-  OpCost cost = costOfCall(OpKind::Add, {{O::a, &a}, {O::b, &b}, {O::out, &out}});
-  Work work{traceCategory(OpKind::Add), cost.bytes, cost.flops, Admission::ComputeSlot};
-  enqueue(
-      stream, [a, b, out] { cpu::add(a, b, out); }, work);
 }
 
 void CpuBackend::collective(Stream* stream, const CollectiveCall& call) {

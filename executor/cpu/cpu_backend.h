@@ -57,11 +57,8 @@ class CpuBackend : public Backend {
   void synchronizeHost() override;
   TensorView allocate(DType dtype, const Dims& shape, Stream* stream, bool zero) override;
   void deallocate(const TensorView& tensor, Stream* stream) override;
-  void linear(Stream* stream, const TensorView& x, const TensorView& w, const TensorView* bias,
-              const TensorView& out) override;
-  void matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) override;
+  void compute(Stream* stream, const KernelCall& call) override;
   void copy(Stream* stream, const TensorView& src, const TensorView& dst) override;
-  void add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) override;
   void collective(Stream* stream, const CollectiveCall& call) override;
   void upload(const void* host, const TensorView& dst) override;
   void download(const TensorView& src, void* host) override;

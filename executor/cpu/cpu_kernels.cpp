@@ -1,9 +1,12 @@
 #include "executor/cpu/cpu_kernels.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "executor/cpu/blas_buffers.h"
@@ -87,7 +90,12 @@ void copy(const TensorView& src, const TensorView& dst) {
   });
 }
 
-void add(const TensorView& a, const TensorView& b, const TensorView& out) {
+namespace {
+
+// out = op(a, b), elementwise over views of one shape (f16 and bf16
+// computed in f32, f64 in f64).
+template <typename Op>
+void binaryElementwise(const TensorView& a, const TensorView& b, const TensorView& out, Op op) {
   int64_t size = static_cast<int64_t>(dtypeSize(a.dtype));
   DType dtype = a.dtype;
   forEachRow<3>({&a, &b, &out}, [&](auto ptrs, int64_t n, auto inner) {
@@ -95,21 +103,30 @@ void add(const TensorView& a, const TensorView& b, const TensorView& out) {
       const float* x = reinterpret_cast<const float*>(ptrs[0]);
       const float* y = reinterpret_cast<const float*>(ptrs[1]);
       float* z = reinterpret_cast<float*>(ptrs[2]);
-      for (int64_t i = 0; i < n; ++i) z[i] = x[i] + y[i];
+      for (int64_t i = 0; i < n; ++i) z[i] = op(x[i], y[i]);
       return;
     }
     for (int64_t i = 0; i < n; ++i) {
       if (dtype == DType::F64) {
         double v =
-            load<double>(dtype, ptrs[0] + i * inner[0] * size) + load<double>(dtype, ptrs[1] + i * inner[1] * size);
+            op(load<double>(dtype, ptrs[0] + i * inner[0] * size), load<double>(dtype, ptrs[1] + i * inner[1] * size));
         store<double>(dtype, ptrs[2] + i * inner[2] * size, v);
       } else {
-        float v = load<float>(dtype, ptrs[0] + i * inner[0] * size) + load<float>(dtype, ptrs[1] + i * inner[1] * size);
+        float v =
+            op(load<float>(dtype, ptrs[0] + i * inner[0] * size), load<float>(dtype, ptrs[1] + i * inner[1] * size));
         store<float>(dtype, ptrs[2] + i * inner[2] * size, v);
       }
     }
   });
 }
+
+// A binary elementwise computation whose operand positions `O` name a, b and out.
+template <typename O, typename Op>
+void binaryKernel(const KernelCall& call, Op op) {
+  binaryElementwise(call.operand(O::a), call.operand(O::b), call.operand(O::out), op);
+}
+
+}  // namespace
 
 namespace {
 
@@ -233,8 +250,7 @@ void forEachMatrix(const TensorView& x, const TensorView& out, F&& f) {
   }
 }
 
-}  // namespace
-
+// out = x · wᵀ (+ bias); x [.., K], w [N, K], out [.., N].
 void linear(GemmKind kind, const TensorView& x, const TensorView& w, const TensorView* bias, const TensorView& out) {
   Matrix W = matrixOf(w);
   forEachMatrix(x, out, [&](const TensorView& x2, const TensorView& out2) {
@@ -259,6 +275,7 @@ void linear(GemmKind kind, const TensorView& x, const TensorView& w, const Tenso
   });
 }
 
+// out = a · b; a [M, K], b [K, N].
 void matmul(GemmKind kind, const TensorView& a, const TensorView& b, const TensorView& out) {
   Matrix A = matrixOf(a), B = matrixOf(b), C = matrixOf(out);
   if (A.cols == 0) {
@@ -266,6 +283,27 @@ void matmul(GemmKind kind, const TensorView& a, const TensorView& b, const Tenso
     return;
   }
   gemm(kind, A, B, /*transB=*/false, C, /*accumulate=*/false);
+}
+
+}  // namespace
+
+void runKernel(GemmKind gemm, const KernelCall& call) {
+  switch (call.kind) {
+    case OpKind::Linear: {
+      using O = operands::Linear;
+      linear(gemm, call.operand(O::x), call.operand(O::w), call.operands[O::bias], call.operand(O::out));
+      return;
+    }
+    case OpKind::Matmul: {
+      using O = operands::Matmul;
+      matmul(gemm, call.operand(O::a), call.operand(O::b), call.operand(O::out));
+      return;
+    }
+    case OpKind::Add: binaryKernel<operands::Add>(call, [](auto x, auto y) { return x + y; }); return;
+    default: break;
+  }
+  throw std::logic_error(
+      fmt::format("internal error: the CPU backend has no kernel for '{}'", signatureOf(call.kind).name));
 }
 
 }  // namespace hostir::cpu

@@ -3,8 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <exception>
+#include <optional>
+#include <stdexcept>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "executor/cuda/cuda_check.h"
 #include "executor/cuda/cuda_gemm.h"
@@ -22,6 +27,44 @@ constexpr int64_t kMaxPitchBytes = int64_t{1} << 31;
 
 std::string streamName(const CudaStream& s) {
   return s.slot() < 0 ? std::string("the main stream") : fmt::format("stream slot {}", s.slot());
+}
+
+// An elementwise computation's kernel (cuda_kernels.cu, found by the op
+// table's name) and where its operands sit in its signature: the written
+// one, then the tensors it reads, in order.
+struct ElementwiseComputation {
+  ElementwiseLaunch launch;
+  size_t out;
+  std::vector<size_t> inputs;
+  std::string what;  // for a failed launch: "add kernel launch"
+};
+
+// The kernel of `kind`, or null; the table is built once, from the op table.
+const ElementwiseComputation* elementwiseComputation(OpKind kind) {
+  static const std::vector<std::optional<ElementwiseComputation>> table = [] {
+    std::vector<std::optional<ElementwiseComputation>> kernels;
+    for (const OpSignature& sig : allSignatures()) {
+      ElementwiseLaunch launch = sig.category == OpCategory::Compute && !isGemm(sig.cost) && outOperand(sig)
+                                     ? elementwiseKernel(sig.name)
+                                     : nullptr;
+      if (!launch) {
+        kernels.emplace_back();
+        continue;
+      }
+      ElementwiseComputation kernel{launch, *outOperand(sig), {}, fmt::format("{} kernel launch", sig.name)};
+      for (size_t i = 0; i < sig.operands.size(); ++i)
+        if (i != kernel.out && sig.operands[i].kind == OperandKind::Tensor) kernel.inputs.push_back(i);
+      // A layout holds the output and at most two inputs.
+      const bool fits = !kernel.inputs.empty() && kernel.inputs.size() < static_cast<size_t>(kMaxLayoutOperands);
+      if (fits)
+        kernels.emplace_back(std::move(kernel));
+      else
+        kernels.emplace_back();
+    }
+    return kernels;
+  }();
+  const auto& kernel = table[static_cast<size_t>(kind)];
+  return kernel ? &*kernel : nullptr;
 }
 
 }  // namespace
@@ -258,42 +301,72 @@ void CudaBackend::zeroOn(CudaStream& s, const TensorView& dst) {
     checkCuda(launchZero(dst.data(), dtypeSize(dst.dtype), layout, s.native()), "zero kernel launch");
 }
 
-void CudaBackend::linear(Stream* stream, const TensorView& x, const TensorView& w, const TensorView* bias,
-                         const TensorView& out) {
-  CudaStream& s = issueOn(stream, {&x, &w, bias, &out});
-  using O = operands::Linear;
-  auto cost = [&] { return costOfCall(OpKind::Linear, {{O::x, &x}, {O::w, &w}, {O::bias, bias}, {O::out, &out}}); };
-  traced(s, OpKind::Linear, cost, [&] {
-    if (out.numel() == 0) return;
-    if (bias) {
-      // out = bias broadcast over the rows; the GEMM then accumulates onto it.
-      TensorView rows = *bias;
-      rows.shape = out.shape;
-      rows.strides = Dims{};
-      rows.strides.size = out.rank();
-      rows.strides[out.rank() - 1] = bias->strides[0];
-      copyOn(s, rows, out);
-    }
-    if (x.shape[x.rank() - 1] == 0) {  // an empty sum
-      if (!bias) zeroOn(s, out);
-      return;
-    }
-    gemmLinear(s.blas(), x, w, out, bias != nullptr);
-  });
+void CudaBackend::compute(Stream* stream, const KernelCall& call) {
+  static_assert(kMaxOperands == 4);
+  const auto& v = call.operands;
+  CudaStream& s = issueOn(stream, {v[0], v[1], v[2], v[3]});
+  traced(
+      s, call.kind, [&] { return costOfCall(call); }, [&] { computeOn(s, call); });
 }
 
-void CudaBackend::matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
-  CudaStream& s = issueOn(stream, {&a, &b, &out});
+void CudaBackend::computeOn(CudaStream& s, const KernelCall& call) {
+  switch (call.kind) {
+    case OpKind::Linear: linearOn(s, call); return;
+    case OpKind::Matmul: matmulOn(s, call); return;
+    default: break;
+  }
+  const ElementwiseComputation* kernel = elementwiseComputation(call.kind);
+  if (!kernel)
+    throw std::logic_error(
+        fmt::format("internal error: the CUDA backend has no kernel for '{}'", signatureOf(call.kind).name));
+  const TensorView& out = call.operand(kernel->out);
+  const void* inputs[kMaxOperands] = {};
+  std::array<Dims, kMaxOperands> strides{};
+  for (size_t i = 0; i < kernel->inputs.size(); ++i) {
+    const TensorView& input = call.operand(kernel->inputs[i]);
+    inputs[i] = input.data();
+    strides[i] = input.strides;
+  }
+  const ElementwiseLayout layout = kernel->inputs.size() == 1
+                                       ? elementwiseLayout(out.shape, {out.strides, strides[0]})
+                                       : elementwiseLayout(out.shape, {out.strides, strides[0], strides[1]});
+  checkCuda(kernel->launch(out.dtype, out.data(), inputs, layout, s.native()), kernel->what.c_str());
+}
+
+void CudaBackend::linearOn(CudaStream& s, const KernelCall& call) {
+  using O = operands::Linear;
+  const TensorView& x = call.operand(O::x);
+  const TensorView& w = call.operand(O::w);
+  const TensorView* bias = call.operands[O::bias];
+  const TensorView& out = call.operand(O::out);
+  if (out.numel() == 0) return;
+  if (bias) {
+    // out = bias broadcast over the rows; the GEMM then accumulates onto it.
+    TensorView rows = *bias;
+    rows.shape = out.shape;
+    rows.strides = Dims{};
+    rows.strides.size = out.rank();
+    rows.strides[out.rank() - 1] = bias->strides[0];
+    copyOn(s, rows, out);
+  }
+  if (x.shape[x.rank() - 1] == 0) {  // an empty sum
+    if (!bias) zeroOn(s, out);
+    return;
+  }
+  gemmLinear(s.blas(), x, w, out, bias != nullptr);
+}
+
+void CudaBackend::matmulOn(CudaStream& s, const KernelCall& call) {
   using O = operands::Matmul;
-  auto cost = [&] { return costOfCall(OpKind::Matmul, {{O::a, &a}, {O::b, &b}, {O::out, &out}}); };
-  traced(s, OpKind::Matmul, cost, [&] {
-    if (out.numel() == 0) return;
-    if (a.shape[1] == 0) {
-      zeroOn(s, out);
-      return;
-    }
-    gemmMatmul(s.blas(), a, b, out);
-  });
+  const TensorView& a = call.operand(O::a);
+  const TensorView& b = call.operand(O::b);
+  const TensorView& out = call.operand(O::out);
+  if (out.numel() == 0) return;
+  if (a.shape[1] == 0) {
+    zeroOn(s, out);
+    return;
+  }
+  gemmMatmul(s.blas(), a, b, out);
 }
 
 void CudaBackend::copy(Stream* stream, const TensorView& src, const TensorView& dst) {
@@ -301,16 +374,6 @@ void CudaBackend::copy(Stream* stream, const TensorView& src, const TensorView& 
   using O = operands::Copy;
   auto cost = [&] { return costOfCall(OpKind::Copy, {{O::src, &src}, {O::out, &dst}}); };
   traced(s, OpKind::Copy, cost, [&] { copyOn(s, src, dst); });
-}
-
-void CudaBackend::add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) {
-  CudaStream& s = issueOn(stream, {&a, &b, &out});
-  using O = operands::Add;
-  auto cost = [&] { return costOfCall(OpKind::Add, {{O::a, &a}, {O::b, &b}, {O::out, &out}}); };
-  traced(s, OpKind::Add, cost, [&] {
-    const ElementwiseLayout layout = elementwiseLayout(out.shape, {out.strides, a.strides, b.strides});
-    checkCuda(launchAdd(out.dtype, out.data(), a.data(), b.data(), layout, s.native()), "add kernel launch");
-  });
 }
 
 // ---- communication ---------------------------------------------------------------

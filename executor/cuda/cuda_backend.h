@@ -64,11 +64,8 @@ class CudaBackend final : public Backend {
   void synchronizeHost() override;
   TensorView allocate(DType dtype, const Dims& shape, Stream* stream, bool zero) override;
   void deallocate(const TensorView& tensor, Stream* stream) override;
-  void linear(Stream* stream, const TensorView& x, const TensorView& w, const TensorView* bias,
-              const TensorView& out) override;
-  void matmul(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) override;
+  void compute(Stream* stream, const KernelCall& call) override;
   void copy(Stream* stream, const TensorView& src, const TensorView& dst) override;
-  void add(Stream* stream, const TensorView& a, const TensorView& b, const TensorView& out) override;
   void collective(Stream* stream, const CollectiveCall& call) override;
   void upload(const void* host, const TensorView& dst) override;
   void download(const TensorView& src, void* host) override;
@@ -84,6 +81,11 @@ class CudaBackend final : public Backend {
   void traced(CudaStream& s, OpKind kind, Cost&& cost, Issue&& issue);
   void copyOn(CudaStream& stream, const TensorView& src, const TensorView& dst);
   void zeroOn(CudaStream& stream, const TensorView& dst);
+  // The GEMMs, through cuBLAS; every other computation is an elementwise
+  // kernel of cuda_kernels.cu (computeOn in cuda_backend.cpp picks).
+  void linearOn(CudaStream& stream, const KernelCall& call);
+  void matmulOn(CudaStream& stream, const KernelCall& call);
+  void computeOn(CudaStream& stream, const KernelCall& call);
   // Waits for every stream, watching the pending communications; returns
   // the first failure, if any.
   struct Failure {

@@ -64,16 +64,6 @@ __device__ __forceinline__ void narrow(float v, __nv_bfloat16* out) { *out = __f
 __device__ __forceinline__ void narrow(float v, float* out) { *out = v; }
 __device__ __forceinline__ void narrow(double v, double* out) { *out = v; }
 
-template <typename T>
-__global__ void addKernel(T* out, const T* a, const T* b, ElementwiseLayout layout) {
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < layout.numel; i += step) {
-    int64_t offsets[3];
-    offsetsOf(layout, i, offsets);
-    narrow(widen(a[offsets[1]]) + widen(b[offsets[2]]), &out[offsets[0]]);
-  }
-}
-
 struct SumOf {
   template <typename A>
   __device__ A operator()(A x, A y) const {
@@ -102,6 +92,17 @@ struct MaxOf {
     return y > x ? y : x;
   }
 };
+
+// out = op(a, b); operands 0, 1, 2 of the layout are out, a, b.
+template <typename T, typename Op>
+__global__ void binaryKernel(T* out, const T* a, const T* b, ElementwiseLayout layout, Op op) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < layout.numel; i += step) {
+    int64_t offsets[3];
+    offsetsOf(layout, i, offsets);
+    narrow(op(widen(a[offsets[1]]), widen(b[offsets[2]])), &out[offsets[0]]);
+  }
+}
 
 template <typename T, typename Op>
 __global__ void reduceKernel(T* acc, const T* in, int64_t count, Op op) {
@@ -142,12 +143,36 @@ cudaError_t zeroAs(void* dst, const ElementwiseLayout& layout, cudaStream_t stre
   return cudaGetLastError();
 }
 
-template <typename T>
-cudaError_t addAs(void* out, const void* a, const void* b, const ElementwiseLayout& layout, cudaStream_t stream) {
-  addKernel<T><<<blocksFor(layout.numel), kThreads, 0, stream>>>(static_cast<T*>(out), static_cast<const T*>(a),
-                                                                 static_cast<const T*>(b), layout);
+template <typename T, typename Op>
+cudaError_t binaryAs(void* out, const void* const* inputs, const ElementwiseLayout& layout, cudaStream_t stream) {
+  binaryKernel<T><<<blocksFor(layout.numel), kThreads, 0, stream>>>(
+      static_cast<T*>(out), static_cast<const T*>(inputs[0]), static_cast<const T*>(inputs[1]), layout, Op{});
   return cudaGetLastError();
 }
+
+// out = op(a, b) for every dtype: an ElementwiseLaunch.
+template <typename Op>
+cudaError_t launchBinary(DType dtype, void* out, const void* const* inputs, const ElementwiseLayout& layout,
+                         cudaStream_t stream) {
+  if (layout.numel == 0) return cudaSuccess;
+  clearEarlierError();
+  switch (dtype) {
+    case DType::F32: return binaryAs<float, Op>(out, inputs, layout, stream);
+    case DType::F64: return binaryAs<double, Op>(out, inputs, layout, stream);
+    case DType::F16: return binaryAs<__half, Op>(out, inputs, layout, stream);
+    case DType::BF16: return binaryAs<__nv_bfloat16, Op>(out, inputs, layout, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+// The elementwise computations, by their op table name.
+struct NamedKernel {
+  std::string_view name;
+  ElementwiseLaunch launch;
+};
+constexpr NamedKernel kElementwiseKernels[] = {
+    {"add", launchBinary<SumOf>},
+};
 
 template <typename T>
 cudaError_t reduceAs(DeviceReduction op, void* acc, const void* in, int64_t count, cudaStream_t stream) {
@@ -196,17 +221,10 @@ cudaError_t launchZero(void* dst, size_t elementSize, const ElementwiseLayout& l
   }
 }
 
-cudaError_t launchAdd(DType dtype, void* out, const void* a, const void* b, const ElementwiseLayout& layout,
-                      cudaStream_t stream) {
-  if (layout.numel == 0) return cudaSuccess;
-  clearEarlierError();
-  switch (dtype) {
-    case DType::F32: return addAs<float>(out, a, b, layout, stream);
-    case DType::F64: return addAs<double>(out, a, b, layout, stream);
-    case DType::F16: return addAs<__half>(out, a, b, layout, stream);
-    case DType::BF16: return addAs<__nv_bfloat16>(out, a, b, layout, stream);
-  }
-  return cudaErrorInvalidValue;
+ElementwiseLaunch elementwiseKernel(std::string_view name) {
+  for (const NamedKernel& kernel : kElementwiseKernels)
+    if (kernel.name == name) return kernel.launch;
+  return nullptr;
 }
 
 cudaError_t launchReduce(DType dtype, DeviceReduction op, void* acc, const void* in, size_t count,

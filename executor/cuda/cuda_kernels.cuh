@@ -1,13 +1,17 @@
 // The CUDA backend's elementwise kernels on strided views: copy (also the
-// pack and unpack of collectives, and the bias broadcast of linear), add
-// (f16 and bf16 computed in f32, as on the CPU) and zero-fill; and the
-// contiguous reductions of the copy-engine communicator. Shapes and
-// strides travel by value in a small struct, so a launch allocates nothing.
+// pack and unpack of collectives, and the bias broadcast of linear),
+// zero-fill, and the elementwise computations (add, ...; f16 and bf16
+// computed in f32, as on the CPU), found by their op table name through
+// elementwiseKernel; and the contiguous reductions of the copy-engine
+// communicator. Shapes and strides travel by value in a small struct, so a
+// launch allocates nothing. (This file is C++17 for nvcc, so it names
+// operations by their op table name rather than by OpKind.)
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <string_view>
 
 #include "executor/cuda/cuda_layout.h"
 #include "ir/dtype.h"
@@ -20,9 +24,14 @@ namespace hostir::cuda {
 // dst = src, elements of `elementSize` bytes (2, 4 or 8); operand 0 is dst, 1 is src.
 cudaError_t launchCopy(void* dst, const void* src, size_t elementSize, const ElementwiseLayout& layout,
                        cudaStream_t stream);
-// out = a + b; operands 0, 1, 2 are out, a, b.
-cudaError_t launchAdd(DType dtype, void* out, const void* a, const void* b, const ElementwiseLayout& layout,
-                      cudaStream_t stream);
+// out = f(inputs...), elementwise: operand 0 of `layout` is out, then each
+// input in the order of the operation's signature.
+using ElementwiseLaunch = cudaError_t (*)(DType dtype, void* out, const void* const* inputs,
+                                          const ElementwiseLayout& layout, cudaStream_t stream);
+// The launcher of the elementwise computation the op table calls `name`
+// ("add"), or null when there is none; a computation's kernel and its entry
+// in this lookup both live in cuda_kernels.cu.
+ElementwiseLaunch elementwiseKernel(std::string_view name);
 // dst = 0; operand 0 is dst.
 cudaError_t launchZero(void* dst, size_t elementSize, const ElementwiseLayout& layout, cudaStream_t stream);
 

@@ -41,10 +41,8 @@ class StreamRecordingBackend : public Backend {
     return view;
   }
   void deallocate(const TensorView&, Stream*) override {}
-  void linear(Stream*, const TensorView&, const TensorView&, const TensorView*, const TensorView&) override {}
-  void matmul(Stream*, const TensorView&, const TensorView&, const TensorView&) override {}
+  void compute(Stream*, const KernelCall&) override {}
   void copy(Stream* stream, const TensorView&, const TensorView&) override { copyStreams.push_back(stream->slot()); }
-  void add(Stream*, const TensorView&, const TensorView&, const TensorView&) override {}
   void collective(Stream*, const CollectiveCall&) override {}
   void upload(const void*, const TensorView&) override {}
   void download(const TensorView&, void*) override {}
