@@ -17,12 +17,12 @@
 #include <optional>
 #include <thread>
 
+#include "calibration/calibration.h"
 #include "executor/backend_factory.h"
 #include "executor/cpu/blas_library.h"
 #include "executor/runner.h"
 #include "model/machine_profile.h"
 #include "runtime/backend_selection.h"
-#include "tools/hostir/calibration.h"
 #include "tools/hostir/commands.h"
 #include "tools/hostir/mpi_team.h"
 #include "tools/hostir/output_file.h"

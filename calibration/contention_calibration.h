@@ -8,9 +8,9 @@
 #include <optional>
 #include <vector>
 
+#include "calibration/calibration.h"
+#include "calibration/calibration_runs.h"
 #include "model/machine_profile.h"
-#include "tools/hostir/calibration.h"
-#include "tools/hostir/calibration_runs.h"
 
 namespace hostir {
 

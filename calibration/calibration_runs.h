@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include "calibration/calibration.h"
+#include "calibration/recorded_slices.h"
 #include "ir/ir.h"
-#include "tools/hostir/calibration.h"
-#include "tools/hostir/recorded_slices.h"
 
 namespace hostir {
 

@@ -1,4 +1,4 @@
-#include "tools/hostir/contention_calibration.h"
+#include "calibration/contention_calibration.h"
 
 #include <fmt/format.h>
 

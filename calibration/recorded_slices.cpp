@@ -1,4 +1,4 @@
-#include "tools/hostir/recorded_slices.h"
+#include "calibration/recorded_slices.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "tools/hostir/calibration.h"
+#include "calibration/calibration.h"
 
 #include <fmt/format.h>
 
@@ -8,10 +8,10 @@
 #include <map>
 #include <vector>
 
+#include "calibration/calibration_runs.h"
+#include "calibration/contention_calibration.h"
 #include "model/cost_model.h"
 #include "runtime/backend_selection.h"
-#include "tools/hostir/calibration_runs.h"
-#include "tools/hostir/contention_calibration.h"
 
 namespace hostir {
 namespace {

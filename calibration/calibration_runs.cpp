@@ -1,4 +1,4 @@
-#include "tools/hostir/calibration_runs.h"
+#include "calibration/calibration_runs.h"
 
 #include <fmt/format.h>
 
