@@ -20,7 +20,7 @@
 namespace hostir::api {
 
 void check(const Program& program, const CheckOptions& options) {
-  const Program::Impl& source = program.impl();
+  const ProgramSource& source = program.impl();
   checkStreams(options.streams);
   Bindings bindings = verifiedBindings(source, options.params, options.ranks);
   ProgramCheck found = checkProgram(source.program, boundParams(source, bindings), options.ranks, options.streams);
@@ -34,7 +34,7 @@ void check(const Program& program, const CheckOptions& options) {
 }
 
 Prediction simulate(const Program& program, const std::string& machine, const SimulateOptions& options) {
-  const Program::Impl& source = program.impl();
+  const ProgramSource& source = program.impl();
   checkStreams(options.streams);
   if (machine.empty()) throw plainError(ErrorKind::Usage, "simulate needs a machine profile");
   std::string pipeline = fmt::format("{}", fmt::join(options.passes, ","));
@@ -75,7 +75,7 @@ const TensorSpec& matchingSpec(const std::vector<TensorSpec>& specs, const std::
 PreparedRun prepareRun(const Program& program, const std::map<std::string, HostBuffer>& inputs,
                        const std::map<std::string, HostBuffer>& outputs, const RunOptions& options,
                        const TeamPlace& team) {
-  const Program::Impl& source = program.impl();
+  const ProgramSource& source = program.impl();
   checkRunOptions(options);
   RunSetting setting;
   setting.backend = chooseRunBackend(options.backend, options.communicator, team);
@@ -101,7 +101,7 @@ PreparedRun prepareRun(const Program& program, const std::map<std::string, HostB
 
 RunStats finishRun(const Program& program, Result<RunResult> result, const std::map<std::string, HostBuffer>& outputs,
                    bool leader) {
-  const Program::Impl& source = program.impl();
+  const ProgramSource& source = program.impl();
   if (!result) throw diagnosticError(ErrorKind::Run, result.error(), source.path, source.text);
   if (leader) {
     for (const auto& [name, buffer] : outputs) {

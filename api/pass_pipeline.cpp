@@ -8,17 +8,21 @@
 
 namespace hostir::api {
 
-void checkPipeline(std::string_view pipeline, bool hasMachine) {
-  if (pipeline.empty()) return;
+std::optional<std::string> pipelineProblem(std::string_view pipeline, bool hasMachine, std::string_view howToGiveOne) {
+  if (pipeline.empty()) return std::nullopt;
   PassManager probe;
-  if (auto error = probe.addPipeline(pipeline))
-    throw plainError(ErrorKind::Usage, fmt::format("passes: {}", error->message));
+  if (auto error = probe.addPipeline(pipeline)) return error->message;
   if (const Pass* pass = probe.firstNeedingCostModel(); pass && !hasMachine)
-    throw plainError(ErrorKind::Usage,
-                     fmt::format("passes: pass '{}' consults the cost model: give a machine profile", pass->name()));
+    return fmt::format("pass '{}' consults the cost model: give a machine profile{}", pass->name(), howToGiveOne);
+  return std::nullopt;
 }
 
-hostir::Program applyPipeline(const Program::Impl& source, const hostir::Program& program, std::string_view pipeline,
+void checkPipeline(std::string_view pipeline, bool hasMachine) {
+  if (auto problem = pipelineProblem(pipeline, hasMachine))
+    throw plainError(ErrorKind::Usage, fmt::format("passes: {}", *problem));
+}
+
+hostir::Program applyPipeline(const ProgramSource& source, const hostir::Program& program, std::string_view pipeline,
                               const Bindings& bindings, const PipelineOptions& o) {
   PassManagerOptions options;
   options.printIrAfterAll = o.printIrAfterAll;
@@ -63,7 +67,7 @@ std::shared_ptr<const MachineProfile> loadMachine(const std::string& nameOrPath)
   return std::make_shared<const MachineProfile>(std::move(*profile));
 }
 
-std::string renderRemark(const Program::Impl& source, const Remark& remark) {
+std::string renderRemark(const ProgramSource& source, const Remark& remark) {
   std::string out = renderMessage(Severity::Remark, remark.loc, fmt::format("{}: {}", remark.pass, remark.message),
                                   source.path, source.text);
   for (const Note& note : remark.notes)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <string>
@@ -22,7 +23,7 @@ struct PipelineOptions {
   bool raceCheck = true;              // false: no race proof (assign-streams then rewrites nothing)
   // The machine that passes consulting the cost model schedule for; null: none.
   std::shared_ptr<const MachineProfile> machine;
-  double minimumGain = 0.05;
+  double minimumGain = kDefaultMinimumGain;
   RemarkSink remarks;  // empty: remarks dropped
   bool printIrAfterAll = false;
   std::set<std::string> printIrAfter;
@@ -33,14 +34,20 @@ struct PipelineOptions {
 // joining the parts with commas gives the text back; "" is no pass.
 std::vector<std::string> splitPipeline(std::string_view pipeline);
 
-// Checks a pipeline's pass names, and that it has a machine when a pass
-// needs one (`hasMachine`); throws Error (kind Usage).
+// What is wrong with a pipeline: an unknown pass name or a malformed list,
+// or a pass that consults the cost model when there is no machine
+// (`hasMachine`), its advice ending with `howToGiveOne` (" with --machine");
+// nullopt when nothing is. The callers phrase it with their option's name.
+std::optional<std::string> pipelineProblem(std::string_view pipeline, bool hasMachine,
+                                           std::string_view howToGiveOne = "");
+
+// pipelineProblem as Error (kind Usage), "passes: ...".
 void checkPipeline(std::string_view pipeline, bool hasMachine);
 
 // Applies `pipeline` ("a,b,c"), verifying and race-checking after each
 // pass; throws Error (Usage: a bad pipeline; Program: a pass failed, with
 // its position).
-hostir::Program applyPipeline(const Program::Impl& source, const hostir::Program& program, std::string_view pipeline,
+hostir::Program applyPipeline(const ProgramSource& source, const hostir::Program& program, std::string_view pipeline,
                               const Bindings& bindings, const PipelineOptions& options);
 
 // The profile named or written in a file; null for an empty name; throws
@@ -48,6 +55,6 @@ hostir::Program applyPipeline(const Program::Impl& source, const hostir::Program
 std::shared_ptr<const MachineProfile> loadMachine(const std::string& nameOrPath);
 
 // A remark and its notes rendered against the source.
-std::string renderRemark(const Program::Impl& source, const Remark& remark);
+std::string renderRemark(const ProgramSource& source, const Remark& remark);
 
 }  // namespace hostir::api

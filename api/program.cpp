@@ -32,7 +32,7 @@ void checkStreams(int64_t streams) {
     throw plainError(ErrorKind::Usage, fmt::format("streams must be from 1 to {}, got {}", kMaxStreams, streams));
 }
 
-Bindings verifiedBindings(const Program::Impl& program, const Params& params, int64_t ranks) {
+Bindings verifiedBindings(const ProgramSource& program, const Params& params, int64_t ranks) {
   if (ranks < 1 || ranks > kMaxRanks)
     throw plainError(ErrorKind::Usage, fmt::format("ranks must be from 1 to {}, got {}", kMaxRanks, ranks));
   for (const auto& [name, value] : params)
@@ -45,7 +45,7 @@ Bindings verifiedBindings(const Program::Impl& program, const Params& params, in
   return bindings;
 }
 
-std::map<std::string, int64_t> boundParams(const Program::Impl& program, const Bindings& bindings) {
+std::map<std::string, int64_t> boundParams(const ProgramSource& program, const Bindings& bindings) {
   auto params = bindParams(program.program, bindings);
   if (!params) throw diagnosticError(ErrorKind::Program, params.error(), program.path, program.text);
   return std::move(*params);
@@ -59,7 +59,7 @@ Program parsed(std::string path, std::string text) {
   // Structure only: shapes are checked once parameters are bound.
   if (Status error = verifyStructure(*ir)) throw diagnosticError(ErrorKind::Program, *error, path, text);
   return Program(
-      std::make_shared<const Program::Impl>(Program::Impl{std::move(path), std::move(text), std::move(*ir)}));
+      std::make_shared<const Program::Impl>(Program::Impl{{std::move(path), std::move(text), std::move(*ir)}}));
 }
 
 }  // namespace
@@ -113,7 +113,7 @@ bool operator==(const Program& a, const Program& b) { return a.impl_->program ==
 
 Program applyPasses(const Program& program, const std::vector<std::string>& passes, const PassOptions& options,
                     std::vector<std::string>* remarks) {
-  const Program::Impl& source = program.impl();
+  const ProgramSource& source = program.impl();
   checkStreams(options.streams);
   std::string pipeline = fmt::format("{}", fmt::join(passes, ","));
   checkPipeline(pipeline, !options.machine.empty());
@@ -127,7 +127,8 @@ Program applyPasses(const Program& program, const std::vector<std::string>& pass
   hostir::Program rewritten = applyPipeline(source, source.program, pipeline, bindings, pipelineOptions);
   // The result's positions still point into the original text; keep it, so
   // that later errors show the statement the pass started from.
-  return Program(std::make_shared<const Program::Impl>(Program::Impl{source.path, source.text, std::move(rewritten)}));
+  return Program(
+      std::make_shared<const Program::Impl>(Program::Impl{{source.path, source.text, std::move(rewritten)}}));
 }
 
 std::vector<std::string> passNames() {

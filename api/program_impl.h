@@ -1,5 +1,6 @@
-// Inside the API: a Program is its IR with the text and the name that
-// positions refer to; errors become hostir::api::Error here, at one place.
+// Inside the library: a Program is a ProgramSource, its IR with the text and
+// the name that positions refer to; errors become hostir::api::Error here,
+// at one place.
 #pragma once
 
 #include <map>
@@ -14,11 +15,16 @@
 
 namespace hostir::api {
 
-struct Program::Impl {
+// A program with its text and the name its positions refer to: what the
+// library's steps (passes, proof, prediction, run preparation) and the
+// command line work on, and what a public Program holds.
+struct ProgramSource {
   std::string path;  // the file, or the name given to the text
   std::string text;
   hostir::Program program;
 };
+
+struct Program::Impl : ProgramSource {};
 
 // The diagnostic against the program's source, as an Error of `kind`.
 Error diagnosticError(ErrorKind kind, const Diagnostic& diag, std::string_view path, std::string_view text = {});
@@ -28,9 +34,9 @@ Error plainError(ErrorKind kind, std::string message);
 // The team size and parameter values the program is verified for; throws
 // Error (Usage: ranks < 1 or streams < 1; Program: an unknown parameter or
 // a failed verification, with its position).
-Bindings verifiedBindings(const Program::Impl& program, const Params& params, int64_t ranks);
+Bindings verifiedBindings(const ProgramSource& program, const Params& params, int64_t ranks);
 void checkStreams(int64_t streams);
 // Every parameter's value for these bindings (defaults filled in).
-std::map<std::string, int64_t> boundParams(const Program::Impl& program, const Bindings& bindings);
+std::map<std::string, int64_t> boundParams(const ProgramSource& program, const Bindings& bindings);
 
 }  // namespace hostir::api

@@ -10,7 +10,7 @@
 
 namespace hostir::api {
 
-ProgramPrediction predictProgram(const Program::Impl& source, const hostir::Program& program, const Bindings& bindings,
+ProgramPrediction predictProgram(const ProgramSource& source, const hostir::Program& program, const Bindings& bindings,
                                  int64_t streams, const MachineProfile& machine) {
   auto params = boundParams(source, bindings);
   // boundParams binds against the source's declarations; the program after

@@ -35,7 +35,7 @@ struct ProgramPrediction {
 // team and worker pool given. A racy program has no defined timeline, as it
 // has no defined result: it is refused as `run` refuses it, with the check's
 // report (Error kind Check). Errors are rendered against `source`.
-ProgramPrediction predictProgram(const Program::Impl& source, const hostir::Program& program, const Bindings& bindings,
+ProgramPrediction predictProgram(const ProgramSource& source, const hostir::Program& program, const Bindings& bindings,
                                  int64_t streams, const MachineProfile& machine);
 
 }  // namespace hostir::api

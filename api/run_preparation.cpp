@@ -10,7 +10,7 @@ namespace {
 
 // Refuses what `check` rejects, with the same report; unchecked, refuses a
 // program its passes proved for another team.
-void prove(const Program::Impl& source, const hostir::Program& program, const std::map<std::string, int64_t>& params,
+void prove(const ProgramSource& source, const hostir::Program& program, const std::map<std::string, int64_t>& params,
            int64_t world, const RunOptions& options, const RunWords& words) {
   const int64_t streams = options.streams;
   if (!options.checked) {
@@ -34,7 +34,7 @@ BackendOptions backendOptions(const RunOptions& options, const RunSetting& setti
   backend.communicator = setting.backend.communicator;
   backend.streams = options.streams;
   backend.commTimeout = std::chrono::milliseconds(static_cast<int64_t>(options.commTimeoutSeconds * 1000));
-  backend.cpu.computeSlots = coresPerRank(options.coresPerRank, setting.team.ranksOnNode);
+  backend.cpu.coresPerRank = resolveCoresPerRank(options.coresPerRank, setting.team.ranksOnNode);
   // The caller's stream (refused when destroyed or its runtime reset).
   if (options.mainStream) backend.externalMainStream = options.mainStream->nativeHandle();
   return backend;
@@ -57,7 +57,7 @@ void checkRunOptions(const RunOptions& options) {
                                                    kMaxCoresPerRank, options.coresPerRank));
 }
 
-RunRequest prepareRunRequest(const Program::Impl& source, const Bindings& bindings, const RunOptions& options,
+RunRequest prepareRunRequest(const ProgramSource& source, const Bindings& bindings, const RunOptions& options,
                              const RunSetting& setting) {
   PipelineOptions pipeline;
   pipeline.streams = options.streams;

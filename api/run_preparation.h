@@ -48,7 +48,7 @@ struct RunSetting {
 // bindings.world ranks, the request's every option set from `options`.
 // Throws Error: Program when a pass fails, Check when the proof (or,
 // unchecked, the team the program was proved for) refuses.
-RunRequest prepareRunRequest(const Program::Impl& source, const Bindings& bindings, const RunOptions& options,
+RunRequest prepareRunRequest(const ProgramSource& source, const Bindings& bindings, const RunOptions& options,
                              const RunSetting& setting);
 
 }  // namespace hostir::api

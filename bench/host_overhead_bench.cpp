@@ -238,7 +238,7 @@ void BM_CpuBackendPerOperation(benchmark::State& state, Workload workload, bool 
   InProcessTeam team(1);
   auto comm = team.communicator(0);
   cpu::CpuBackendOptions options;
-  if (gated) options.computeSlots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (gated) options.coresPerRank = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   cpu::CpuBackend backend(options, *comm);
   std::map<std::string, TensorView> inputs;
   for (const TensorSpec& spec : evaluator.inputs()) {

@@ -352,7 +352,7 @@ class Calibrator {
     MachineProfile profile;
     if (!onGpu()) {
       profile.admission = Admission::IssueOrder;
-      profile.computeUnits = request_.backend.cpu.computeSlots;
+      profile.computeUnits = request_.backend.cpu.coresPerRank;
       profile.gemmUnits = 1;  // OpenBLAS runs each GEMM on one thread (executor/cpu/cpu_kernels.cpp)
       profile.elementwiseUnits = 1;
       profile.communicationUnits = 1;  // a communication holds a core (cpu_backend.h, Admission::CommTurn)
@@ -544,7 +544,7 @@ class Calibrator {
           "medians of timed loops run by the CPU backend on {} ranks at once, {} core(s) each, less the fastest "
           "empty program's time; GEMMs `linear(x, w, out=y)`, memory `copy(a, out=b)` of f32, collectives of f32 "
           "fitted to latency + bytes * busFactor / busbw (least squares, relative error){}",
-          request_.world, request_.backend.cpu.computeSlots,
+          request_.world, request_.backend.cpu.coresPerRank,
           request_.quick ? "; --quick: a coarse grid, not a faithful profile" : "");
     return fmt::format(
         "medians of timed loops run by the CUDA backend on {} ranks at once ({} communicator), less the fastest "

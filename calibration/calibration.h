@@ -29,10 +29,10 @@ struct CalibrationRequest {
   int64_t world = 2;  // the team's size
   // The runs' backend. For CUDA the tool resolves an Auto communicator first
   // (cudaCommunicator), since the profile records which it measured;
-  // cpu.computeSlots is the cores per rank, as `hostir run` sets it.
+  // cpu.coresPerRank is the cores per rank, as `hostir run` sets it.
   BackendOptions backend = [] {
     BackendOptions options;
-    options.cpu.computeSlots = 1;
+    options.cpu.coresPerRank = 1;
     return options;
   }();
   bool quick = false;                // a coarse grid and one or two sizes each: seconds, not minutes

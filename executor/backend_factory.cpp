@@ -46,7 +46,7 @@ RankBackend createBackend(const BackendOptions& options, Communicator& hostComm)
   cpuOptions.delays = options.cpu.delays;
   cpuOptions.commTimeout = options.commTimeout;
   cpuOptions.trace = options.trace;
-  cpuOptions.computeSlots = options.cpu.computeSlots;
+  cpuOptions.coresPerRank = options.cpu.coresPerRank;
   // Copy engines on the CPU: the same schedule of copies and reductions as
   // on a GPU, in host memory (collective over the host team).
   std::unique_ptr<Communicator> copyEngines;

@@ -27,7 +27,7 @@ enum class BackendKind { Cpu, Cuda };
 struct CpuOptions {
   bool reference = false;  // one stream, f64-accumulating GEMMs
   DelayInjection delays;
-  int computeSlots = 0;  // computations at once per rank (0: no limit)
+  int coresPerRank = 0;  // computations at once per rank, resolved (0: no limit)
 };
 
 // Everything a rank's backend is made from: which backend, and its knobs.
@@ -37,7 +37,7 @@ struct BackendOptions {
   BackendKind kind = BackendKind::Cpu;  // as chooseBackend chose
   int64_t streams = kDefaultStreams;    // the worker stream pool
   CommunicatorChoice communicator = CommunicatorChoice::Auto;
-  std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
+  std::chrono::milliseconds commTimeout = kDefaultCommTimeout;
   // CUDA: the caller's cudaStream_t that becomes the main stream, never
   // destroyed by hostir (one rank per process); ignored by the CPU backend.
   void* externalMainStream = nullptr;

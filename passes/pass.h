@@ -53,7 +53,7 @@ struct PassContext {
   CostOracle predict;                 // empty: no machine (`--machine`), so no pass may consult a cost model
   // The smallest predicted gain, as a fraction of the time without the
   // change, for which a pass that consults the cost model makes the change.
-  double minimumGain = 0.05;
+  double minimumGain = kDefaultMinimumGain;
 
   void remark(std::string_view pass, SourceLoc loc, std::string message, std::vector<Note> notes = {}) const {
     if (remarks) remarks(Remark{std::string(pass), loc, std::move(message), std::move(notes)});

@@ -53,7 +53,7 @@ int64_t localRank(const Communicator& comm) {
   return comm.rank();
 }
 
-int coresPerRank(int requested, int64_t ranksOnNode) {
+int resolveCoresPerRank(int requested, int64_t ranksOnNode) {
   if (requested > 0) return requested;
   return static_cast<int>(
       std::max<int64_t>(1, std::thread::hardware_concurrency() / std::max<int64_t>(1, ranksOnNode)));

@@ -38,7 +38,7 @@ int64_t localRank(const Communicator& comm);
 // least 1. Stream threads beyond the rank's share of the cores would be
 // time-sliced: every chunk would finish late, and no communication could
 // start early.
-int coresPerRank(int requested, int64_t ranksOnNode);
+int resolveCoresPerRank(int requested, int64_t ranksOnNode);
 
 // The CUDA device a rank drives: its local rank modulo the device count.
 int deviceForRank(int64_t localRank, int devices);

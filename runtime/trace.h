@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "hostir/defaults.h"
 #include "ir/diagnostic.h"
 
 namespace hostir {
@@ -40,7 +41,7 @@ struct TraceSlice {
   double flops = 0;   // 0 for non-arithmetic work
 };
 
-inline constexpr uint64_t kDefaultTraceLimitBytes = uint64_t{256} << 20;
+inline constexpr uint64_t kDefaultTraceLimitBytes = kDefaultTraceLimitMiB << 20;
 
 struct TraceSettings {
   int rank = 0;            // the Chrome trace process of the events

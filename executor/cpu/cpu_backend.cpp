@@ -52,7 +52,7 @@ CpuBackend::CpuBackend(CpuBackendOptions options, Communicator& comm)
     : options_(options),
       comm_(comm),
       gemmKind_(options.reference ? GemmKind::ReferenceF64 : GemmKind::Blas),
-      computeGate_(options.reference ? 0 : options.computeSlots),
+      computeGate_(options.reference ? 0 : options.coresPerRank),
       memory_(HostMemoryPool::create()) {
   if (!options.reference) blasLibrary();  // loaded now, on the host: a missing OpenBLAS fails here
   auto skip = [this] { return failed_.load(std::memory_order_acquire); };

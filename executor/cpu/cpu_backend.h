@@ -31,13 +31,13 @@ struct CpuBackendOptions {
   DelayInjection delays;
   // A communication that has not completed after this long is reported and
   // the team aborted, rather than hanging.
-  std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
+  std::chrono::milliseconds commTimeout = kDefaultCommTimeout;
   // Called once, with the reason, when this rank's work fails; it must
   // release the other ranks (the default aborts the communicator).
   std::function<void(const std::string&)> abortTeam;
   // Computations of this rank that run at once (0: no limit); the cores
   // the rank may use. More streams than that take turns in issue order.
-  int computeSlots = 0;
+  int coresPerRank = 0;
   // When set and recording, every task and every issue is traced.
   TraceRecorder* trace = nullptr;
 };

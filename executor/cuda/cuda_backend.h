@@ -36,7 +36,7 @@ struct CudaBackendOptions {
   int64_t streams = kDefaultStreams;
   // A wait for the streams that has not ended after this long, with
   // communications pending, is reported and the team aborted.
-  std::chrono::milliseconds commTimeout{std::chrono::minutes(5)};
+  std::chrono::milliseconds commTimeout = kDefaultCommTimeout;
   // The caller's stream as the main stream, never destroyed; null: a stream of the backend's own.
   cudaStream_t externalMainStream = nullptr;
   // The devices of the ranks that read this rank's tensors directly (the

@@ -52,9 +52,9 @@ struct RunOptions {
   int64_t ranks = 1;  // in-process ranks (threads); ignored by runOnMpi, whose team is the communicator's
   int64_t streams = kDefaultStreams;
   std::vector<std::string> passes;
-  std::string machine;           // for passes that consult the cost model: a shipped profile's name or a file
-  double minimumGain = 0.05;     // the predicted gain a pass's scheduling change must reach
-  std::string backend = "auto";  // "auto", "cpu" or "cuda"
+  std::string machine;  // for passes that consult the cost model: a shipped profile's name or a file
+  double minimumGain = kDefaultMinimumGain;  // the predicted gain a pass's scheduling change must reach
+  std::string backend = "auto";              // "auto", "cpu" or "cuda"
   // What carries the collectives: "auto" (the host team's on the CPU; NCCL
   // on CUDA, or copy engines when in-process ranks outnumber the devices),
   // "nccl", or "copy-engine" (in-process ranks only; several may share a GPU).
@@ -65,7 +65,7 @@ struct RunOptions {
   int repeat = 1;
   // A communication that has not completed after this long fails the run
   // (with its position) and the team stops.
-  double commTimeoutSeconds = 300;
+  double commTimeoutSeconds = kDefaultCommTimeoutSeconds;
   // CPU: the computations and communications a rank runs at once; streams
   // beyond that take turns in issue order. 0: this node's cores divided by
   // the ranks on it.

@@ -69,7 +69,7 @@ struct PassOptions {
   // The machine profile (a shipped name such as "h100-nvlink", or a profile
   // file) for passes that consult the cost model (`overlap`).
   std::string machine;
-  double minimumGain = 0.05;
+  double minimumGain = kDefaultMinimumGain;
 };
 
 // Applies the passes in order ("assign-streams", "canonicalize", "overlap",

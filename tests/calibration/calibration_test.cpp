@@ -33,7 +33,7 @@ TEST(CalibrationSpread, IsTheInterquartileRangeOverTheMedian) {
 TEST(ContentionCalibration, RunsItsProgramsAndReadsTheirTraces) {
   CalibrationRequest request;
   request.world = 2;
-  request.backend.cpu.computeSlots = 2;
+  request.backend.cpu.coresPerRank = 2;
   request.quick = true;
   TeamRunner runTeam = [](const RunRequest& run) { return runInProcess(run, 2); };
   CalibrationRuns runs(request, runTeam);

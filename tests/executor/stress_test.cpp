@@ -15,9 +15,9 @@ namespace {
 
 constexpr int kRuns = 200;
 
-// `computeSlots` 0: every stream computes at once; 1: one computation at a
+// `coresPerRank` 0: every stream computes at once; 1: one computation at a
 // time, in issue order (the CPU backend's compute pool).
-void stress(int64_t poolSize, int computeSlots = 0) {
+void stress(int64_t poolSize, int coresPerRank = 0) {
   const Program original = loadExample("row_parallel_linear");
   const Program program = assignStreams(original);
   const Params params = bindAll(original, {{"M", 64}, {"K", 64}, {"N", 32}, {"S", 4}});
@@ -34,7 +34,7 @@ void stress(int64_t poolSize, int computeSlots = 0) {
     RunRequest request = makeRequest(program, params, seed, poolSize);
     request.backend.cpu.delays = {200, static_cast<uint64_t>(run)};
     request.backend.commTimeout = std::chrono::seconds(20);
-    request.backend.cpu.computeSlots = computeSlots;
+    request.backend.cpu.coresPerRank = coresPerRank;
     auto result = runWithin(request, world, std::chrono::seconds(30));
     ASSERT_TRUE(result.has_value()) << "run " << run << " (pool " << poolSize << "): deadlock, no result after 30 s";
     ASSERT_TRUE(result->ok()) << "run " << run << ": " << result->error().message;
@@ -84,7 +84,7 @@ TEST_P(StressOthers, FiftyRunsWithDelaysGiveTheSameBits) {
   for (int run = 0; run < 50; ++run) {
     RunRequest request = makeRequest(program, params, 5, 2);
     request.backend.cpu.delays = {200, static_cast<uint64_t>(1000 + run)};
-    request.backend.cpu.computeSlots = run % 2;  // every other run on one compute slot
+    request.backend.cpu.coresPerRank = run % 2;  // every other run on one compute slot
     auto result = runWithin(request, world, std::chrono::seconds(30));
     ASSERT_TRUE(result.has_value()) << c.name << " run " << run << ": deadlock, no result after 30 s";
     ASSERT_TRUE(result->ok()) << c.name << " run " << run << ": " << result->error().message;

@@ -183,7 +183,7 @@ CalibrationRequest requestFor(const CalibrateOptions& o, const Team& team) {
   if (request.backend.kind == BackendKind::Cuda)
     request.backend.communicator =
         cudaCommunicator(request.backend.communicator, !team.mpi, team.ranksOnThisNode, cudaDeviceCount());
-  request.backend.cpu.computeSlots = coresPerRank(o.coresPerRank, team.ranksOnThisNode);
+  request.backend.cpu.coresPerRank = resolveCoresPerRank(o.coresPerRank, team.ranksOnThisNode);
   request.quick = o.quick;
   return request;
 }

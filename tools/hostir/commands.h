@@ -29,8 +29,8 @@ struct CommonOptions {
 
 // The cost model that passes such as `overlap` consult.
 struct ModelOptions {
-  std::string machine;        // --machine: a shipped profile's name or a profile file; empty: none
-  double minimumGain = 0.05;  // --min-gain: the predicted gain a scheduling change must reach
+  std::string machine;                       // --machine: a shipped profile's name or a profile file; empty: none
+  double minimumGain = kDefaultMinimumGain;  // --min-gain: the predicted gain a scheduling change must reach
 };
 
 struct OptOptions {
@@ -67,9 +67,9 @@ struct RunOptions {
   bool timed = false;  // --repeat N > 0: rank 0 prints a timing line
   bool raceCheck = false;
   uint32_t injectDelaysMicros = 0;
-  std::string injectFault;       // testing aid: ACTION:RANK:POINT (fault_injection.h)
-  std::string tracePath;         // Chrome trace of the last run
-  uint64_t traceLimitMiB = 256;  // the trace file's bound; recording stops there
+  std::string injectFault;                         // testing aid: ACTION:RANK:POINT (fault_injection.h)
+  std::string tracePath;                           // Chrome trace of the last run
+  uint64_t traceLimitMiB = kDefaultTraceLimitMiB;  // the trace file's bound; recording stops there
   // Every option of `run` as parsed (command_line.h): what the ranks of an
   // mpirun job compare before they start (launch_agreement.h), so that an
   // option added later is compared without anyone listing it.
@@ -134,7 +134,7 @@ struct ApplyPassesOptions {
   // The machine that passes consulting the cost model (overlap) schedule
   // for, and the gain a change must reach; null: no cost model.
   std::shared_ptr<const MachineProfile> machine;
-  double minimumGain = 0.05;
+  double minimumGain = kDefaultMinimumGain;
   // Where the remarks and the IR dumps go as the passes run (the command's
   // choice: stderr, or a string until it knows who prints); null drops them.
   std::ostream* log = nullptr;

@@ -1,21 +1,19 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
-#include "analysis/program_check.h"
-#include "analysis/race_check.h"
 #include "api/pass_pipeline.h"
 #include "hostir/execution.h"
 #include "ir/printer.h"
-#include "passes/pass_manager.h"
 #include "tools/hostir/commands.h"
 #include "tools/hostir/output_file.h"
 
 namespace hostir::tool {
 
 ToolStatus verifyBound(const SourceProgram& source, const Program& program, const Bindings& bindings) {
-  if (auto error = verifyProgram(program, bindings)) return source.error(*error);
+  if (auto error = verifyProgram(program, bindings)) return programError(source, *error);
   return std::nullopt;
 }
 
@@ -60,18 +58,12 @@ ToolResult<Program> applyPasses(const SourceProgram& source, const Program& prog
 // Checks the pipeline's and --print-ir-after's pass names before any work.
 ToolStatus checkPassNames(const std::string& pipeline, const std::vector<std::string>& printAfter,
                           const ModelOptions* model) {
-  if (!pipeline.empty()) {
-    PassManager probe;
-    if (auto error = probe.addPipeline(pipeline)) return passesError(error->message);
-    if (const Pass* pass = probe.firstNeedingCostModel(); pass && (!model || model->machine.empty()))
-      return passesError(
-          fmt::format("pass '{}' consults the cost model: give a machine profile with --machine", pass->name()));
-  }
-  for (const std::string& name : printAfter) {
-    bool known = false;
-    for (const PassInfo& info : registeredPasses()) known |= info.name == name;
-    if (!known) return ToolError{kUsageError, fmt::format("error: --print-ir-after: unknown pass '{}'\n", name)};
-  }
+  if (auto problem = api::pipelineProblem(pipeline, model && !model->machine.empty(), " with --machine"))
+    return passesError(*problem);
+  const std::vector<std::string> known = api::passNames();
+  for (const std::string& name : printAfter)
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      return ToolError{kUsageError, fmt::format("error: --print-ir-after: unknown pass '{}'\n", name)};
   return std::nullopt;
 }
 
@@ -117,7 +109,7 @@ ToolResult<std::string> check(const CommonOptions& o) {
   if (!source) return source.error();
   const std::string name = source->program.name;
   try {
-    api::check(api::Program(std::make_shared<const api::Program::Impl>(std::move(*source))),
+    api::check(api::Program(std::make_shared<const api::Program::Impl>(api::Program::Impl{std::move(*source)})),
                {*settings, o.ranks, o.streams});
   } catch (const api::Error& error) {
     return toolError(error);

@@ -2,7 +2,7 @@
 
 namespace hostir::tool {
 
-ToolResult<ProgramPrediction> predictProgram(const SourceProgram& source, const Program& program,
+ToolResult<ProgramPrediction> predictOrError(const SourceProgram& source, const Program& program,
                                              const Bindings& bindings, int64_t streams, const MachineProfile& machine) {
   try {
     return api::predictProgram(source, program, bindings, streams, machine);

@@ -12,7 +12,7 @@ namespace hostir::tool {
 
 using api::ProgramPrediction;
 
-ToolResult<ProgramPrediction> predictProgram(const SourceProgram& source, const Program& program,
+ToolResult<ProgramPrediction> predictOrError(const SourceProgram& source, const Program& program,
                                              const Bindings& bindings, int64_t streams, const MachineProfile& machine);
 
 // The program's predicted time with every figure of the profile at the

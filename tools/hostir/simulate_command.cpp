@@ -63,7 +63,7 @@ ToolResult<std::string> simulate(const SimulateOptions& o) {
   passOptions.log = &std::cerr;
   auto program = applyPasses(*source, source->program, o.passes, bindings, passOptions);
   if (!program) return program.error();
-  auto prediction = predictProgram(*source, *program, bindings, o.common.streams, *profile);
+  auto prediction = predictOrError(*source, *program, bindings, o.common.streams, *profile);
   if (!prediction) return prediction.error();
 
   auto range = predictRange(*source, *program, bindings, o.common.streams, *profile);

@@ -9,10 +9,8 @@
 
 namespace hostir {
 
-std::string SourceProgram::render(const Diagnostic& diag) const { return renderDiagnostic(diag, path, text); }
-
-tool::ToolError SourceProgram::error(const Diagnostic& diag) const {
-  return tool::ToolError{tool::kProgramError, render(diag)};
+tool::ToolError tool::programError(const SourceProgram& source, const Diagnostic& diag) {
+  return ToolError{kProgramError, renderDiagnostic(diag, source.path, source.text)};
 }
 
 tool::ToolError tool::toolError(const api::Error& error) {
@@ -28,7 +26,7 @@ tool::ToolResult<SourceProgram> loadProgram(const std::string& path) {
   source.path = path;
   source.text = std::move(*text);
   auto parsed = parseProgram(source.text);
-  if (!parsed) return source.error(parsed.error());
+  if (!parsed) return tool::programError(source, parsed.error());
   source.program = std::move(*parsed);
   return source;
 }

@@ -16,13 +16,14 @@
 
 namespace hostir {
 
-// The API's program (path, text, program) with the tool's renderings.
-struct SourceProgram : api::Program::Impl {
-  // The diagnostic against this file: FILE:LINE:COL, the line and a caret.
-  std::string render(const Diagnostic& diag) const;
-  // The same, as the error of a step (exit code 1: a bad program).
-  tool::ToolError error(const Diagnostic& diag) const;
-};
+// The library's program with its text (path, text, program).
+using SourceProgram = api::ProgramSource;
+
+namespace tool {
+// The diagnostic against the program's file (FILE:LINE:COL, the line and a
+// caret), as the error of a step (exit code 1: a bad program).
+ToolError programError(const SourceProgram& source, const Diagnostic& diag);
+}  // namespace tool
 
 // Reads and parses `path`; on failure the error, rendered against the file.
 // Refuses directories and files over kMaxProgramFileBytes, reading at most

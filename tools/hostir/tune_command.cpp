@@ -185,7 +185,7 @@ ToolResult<ProgramPrediction> predictBinding(const TuneContext& c, const Binding
   // Each binding's remarks under its name: the passes decide differently for each.
   if (!remarks.str().empty()) std::cerr << "tune: " << describe(c, binding) << ":\n" << remarks.str();
   if (!program) return program.error();
-  return predictProgram(c.source, *program, bindings, binding.streams, *c.machine);
+  return predictOrError(c.source, *program, bindings, binding.streams, *c.machine);
 }
 
 std::string milliseconds(double seconds) { return fmt::format("{:.4f}", seconds * 1e3); }
