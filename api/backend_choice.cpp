@@ -17,6 +17,10 @@ CommunicatorChoice communicatorRequest(const std::string& communicator) {
                    fmt::format("communicator must be \"auto\", \"nccl\" or \"copy-engine\", got \"{}\"", communicator));
 }
 
+BackendChoice chooseBackendFor(const RunOptions& options, const TeamPlace& team) {
+  return chooseBackend(backendRequest(options.backend), communicatorRequest(options.communicator), team);
+}
+
 BackendChoice chooseRunBackend(const std::string& backend, const std::string& communicator, const TeamPlace& team) {
   BackendChoice choice = chooseBackend(backendRequest(backend), communicatorRequest(communicator), team);
   if (choice.refusal)

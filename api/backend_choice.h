@@ -6,6 +6,7 @@
 #include <string>
 
 #include "executor/backend_factory.h"
+#include "hostir/execution.h"
 
 namespace hostir::api {
 
@@ -13,6 +14,11 @@ namespace hostir::api {
 BackendRequest backendRequest(const std::string& backend);
 // "auto", "nccl" or "copy-engine"; anything else is Error kind Usage.
 CommunicatorChoice communicatorRequest(const std::string& communicator);
+
+// The backend `team` runs `options` on (its backend and communicator names
+// checked: Error kind Usage), with chooseBackend's refusal, if any, for the
+// caller to phrase with its own option names.
+BackendChoice chooseBackendFor(const RunOptions& options, const TeamPlace& team);
 
 // The backend `team` runs on; a refusal is Error kind Runtime for CUDA (the
 // machine cannot) and Usage for the CPU (the request cannot be met anywhere).

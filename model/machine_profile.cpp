@@ -499,16 +499,29 @@ Result<MachineProfile> parseMachineProfile(std::string_view jsonText, std::strin
 
 namespace {
 
+// A spread as the reader accepts it: beyond kSpread's bound a figure says
+// nothing more (a calibration forced on a busy machine can measure one), so
+// it is written as the bound rather than as a file the reader refuses.
+double writtenSpread(double spread) {
+  return std::isfinite(spread) ? std::clamp(spread, kSpread.lo, kSpread.hi) : kSpread.hi;
+}
+
+Json spreadsJson(const std::vector<double>& spreads) {
+  Json json = Json::array();
+  for (double spread : spreads) json.push_back(writtenSpread(spread));
+  return json;
+}
+
 Json memoryJson(const MemoryCurve& memory) {
   Json json;
   json["bytes"] = axisJson(memory.bytes);
   json["gbps"] = memory.gbps;
-  if (!memory.spread.empty()) json["spread"] = memory.spread;
+  if (!memory.spread.empty()) json["spread"] = spreadsJson(memory.spread);
   if (!memory.stridedRunBytes.empty()) {
     Json& strided = json["strided"];
     strided["run_bytes"] = axisJson(memory.stridedRunBytes);
     strided["slowdown"] = memory.stridedSlowdown;
-    if (!memory.stridedSpread.empty()) strided["spread"] = memory.stridedSpread;
+    if (!memory.stridedSpread.empty()) strided["spread"] = spreadsJson(memory.stridedSpread);
   }
   return json;
 }
@@ -538,7 +551,7 @@ std::string machineProfileJson(const MachineProfile& profile) {
     rates["n"] = axisJson(grid.n);
     rates["k"] = axisJson(grid.k);
     rates["tflops"] = grid.tflops;
-    if (!grid.spread.empty()) rates["spread"] = grid.spread;
+    if (!grid.spread.empty()) rates["spread"] = spreadsJson(grid.spread);
     gemm[std::string(dtypeName(dtype))] = std::move(rates);
   }
   root["gemm"] = std::move(gemm);
@@ -554,9 +567,9 @@ std::string machineProfileJson(const MachineProfile& profile) {
     if (!cost.measuredBytes.empty()) {
       entry["bytes"] = cost.measuredBytes;
       entry["us"] = cost.measuredMicros;
-      if (!cost.measuredSpread.empty()) entry["measured_spread"] = cost.measuredSpread;
+      if (!cost.measuredSpread.empty()) entry["measured_spread"] = spreadsJson(cost.measuredSpread);
     }
-    if (cost.spread != 0) entry["spread"] = cost.spread;
+    if (cost.spread != 0) entry["spread"] = writtenSpread(cost.spread);
     communication.push_back(std::move(entry));
   }
   root["communication"] = std::move(communication);
@@ -567,8 +580,10 @@ std::string machineProfileJson(const MachineProfile& profile) {
   overheads["wakeup"] = profile.overheads.wakeupMicros;
   const Overheads& o = profile.overheads;
   if (o.issueSpread != 0 || o.launchSpread != 0 || o.syncSpread != 0 || o.wakeupSpread != 0)
-    overheads["spread"] =
-        Json{{"issue", o.issueSpread}, {"launch", o.launchSpread}, {"sync", o.syncSpread}, {"wakeup", o.wakeupSpread}};
+    overheads["spread"] = Json{{"issue", writtenSpread(o.issueSpread)},
+                               {"launch", writtenSpread(o.launchSpread)},
+                               {"sync", writtenSpread(o.syncSpread)},
+                               {"wakeup", writtenSpread(o.wakeupSpread)}};
   if (!o.issueMicrosByOp.empty()) {
     Json byOp = Json::object();
     for (const auto& [kind, micros] : o.issueMicrosByOp) byOp[std::string(signatureOf(kind).name)] = micros;
@@ -581,7 +596,7 @@ std::string machineProfileJson(const MachineProfile& profile) {
       entry["slowed"] = workClassName(c.slowed);
       entry["beside"] = workClassName(c.beside);
       entry["rate"] = c.rate;
-      if (c.spread != 0) entry["spread"] = c.spread;
+      if (c.spread != 0) entry["spread"] = writtenSpread(c.spread);
       contention.push_back(std::move(entry));
     }
     root["contention"] = std::move(contention);

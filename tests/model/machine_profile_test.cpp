@@ -4,7 +4,9 @@
 
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <string>
+#include <vector>
 
 namespace hostir {
 namespace {
@@ -509,6 +511,30 @@ TEST(MachineProfileTest, Version2RoundTripsThroughItsJson) {
   for (const char* key : {"\"issue_by_op\"", "\"linear\": 30", "\"contention\"", "\"slowed\": \"communication\"",
                           "\"measured_spread\"", "\"spread\": 0.05"})
     EXPECT_NE(json.find(key), std::string::npos) << key << " missing in\n" << json;
+}
+
+// A calibration forced on a busy machine can measure a spread beyond what
+// the format holds: the writer writes the format's bound, so the file it
+// wrote always reads back.
+TEST(MachineProfileTest, WritesSpreadsBeyondTheFormatsBoundAsTheBound) {
+  auto parsed = parseMachineProfile(version2(), "p.json");
+  ASSERT_TRUE(parsed.ok());
+  MachineProfile p = *parsed;
+  p.gemm.at(DType::F32).spread = {16.4};
+  p.memory.spread = {0.1, 1e9};
+  p.communication[0].measuredSpread = {16.4, 0.01};
+  p.communication[0].spread = 16.4;
+  p.overheads.syncSpread = std::numeric_limits<double>::infinity();
+  p.contention[0].spread = 11;
+  std::string json = machineProfileJson(p);
+  auto reparsed = parseMachineProfile(json, "written.json");
+  ASSERT_TRUE(reparsed.ok()) << renderDiagnostic(reparsed.error(), "written.json", json);
+  EXPECT_EQ(reparsed->gemm.at(DType::F32).spread, std::vector<double>{10});
+  EXPECT_EQ(reparsed->memory.spread, (std::vector<double>{0.1, 10}));
+  EXPECT_EQ(reparsed->communication[0].measuredSpread, (std::vector<double>{10, 0.01}));
+  EXPECT_EQ(reparsed->communication[0].spread, 10);
+  EXPECT_EQ(reparsed->overheads.syncSpread, 10);
+  EXPECT_EQ(reparsed->contention[0].spread, 10);
 }
 
 TEST(MachineProfileTest, RoundTripsAFilledVersion2StructExactly) {

@@ -16,10 +16,10 @@
 #include <sstream>
 
 #include "analysis/race_check.h"
+#include "api/backend_choice.h"
 #include "api/run_preparation.h"
 #include "comm/host_watchdog.h"
 #include "comm/mpi_communicator.h"
-#include "executor/backend_factory.h"
 #include "executor/runner.h"
 #include "ir/printer.h"
 #include "runtime/backend_selection.h"
@@ -272,8 +272,7 @@ class RunCommand {
 
   int run() {
     const BackendChoice backend =
-        chooseBackend(*parseBackendRequest(o_.api.backend), *parseCommunicatorChoice(o_.api.communicator),
-                      TeamPlace{!team_.mpi, team_.world, team_.ranksOnThisNode});
+        api::chooseBackendFor(o_.api, TeamPlace{!team_.mpi, team_.world, team_.ranksOnThisNode});
     // Preparing is each rank's own work: its peers wait for it at the agreement.
     PreparedRun prepared = whileBeating(beats_, [&] { return prepare(o_, team_, backend); });
     if (std::optional<int> stop = agree(prepared)) return *stop;
