@@ -32,8 +32,10 @@ struct FileDescriptor {
 
 Result<std::string> readProgramFile(const std::string& path) {
   auto failure = [](std::string message) { return Diagnostic{{}, std::move(message)}; };
+  // "-" is standard input (a copy of it, so that closing leaves it open).
   // O_NONBLOCK only so that opening a FIFO without a writer does not wait for one.
-  FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)};
+  FileDescriptor file{path == kStandardInput ? ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0)
+                                             : ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)};
   if (file.fd < 0) return failure(fmt::format("cannot open the program: {}", std::strerror(errno)));
   struct stat info {};
   if (::fstat(file.fd, &info) != 0) return failure(fmt::format("cannot read the program: {}", std::strerror(errno)));

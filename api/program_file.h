@@ -14,8 +14,13 @@ namespace hostir {
 // ends) from filling memory, and bounds what the parser and verifier see.
 inline constexpr size_t kMaxProgramFileBytes = size_t{16} << 20;  // 16 MiB
 
-// The whole text of `path`, or why it cannot be had (a diagnostic without a
-// position). Reads at most one byte more than the limit from anything that
+// The path that names standard input, as the command line's `-`.
+inline constexpr const char* kStandardInput = "-";
+// How messages name a program read from `path`: "<stdin>" for "-".
+inline std::string programDisplayName(const std::string& path) { return path == kStandardInput ? "<stdin>" : path; }
+
+// The whole text of `path` ("-": standard input), or why it cannot be had
+// (a diagnostic without a position). Reads at most one byte more than the limit from anything that
 // is not a regular file.
 Result<std::string> readProgramFile(const std::string& path);
 

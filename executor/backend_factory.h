@@ -56,6 +56,9 @@ struct RankBackend {
 
 RankBackend createBackend(const BackendOptions& options, Communicator& hostComm);
 
+// Whether this build has the CUDA backend (the toolkit was found).
+bool cudaBackendBuilt();
+
 // Why the CUDA backend cannot run here (not built, no driver, no device),
 // or nullopt when it can.
 std::optional<std::string> cudaUnavailableReason();

@@ -5,6 +5,8 @@
 
 namespace hostir {
 
+bool cudaBackendBuilt() { return false; }
+
 std::optional<std::string> cudaUnavailableReason() {
   return "this hostir was built without the CUDA backend (configure with the CUDA toolkit and -DHOSTIR_CUDA=ON)";
 }

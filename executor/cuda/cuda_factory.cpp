@@ -15,6 +15,8 @@
 
 namespace hostir {
 
+bool cudaBackendBuilt() { return true; }
+
 std::optional<std::string> cudaUnavailableReason() { return cuda::deviceProblem(); }
 
 int cudaDeviceCount() { return cuda::usableDeviceCount(); }

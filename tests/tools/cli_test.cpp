@@ -5,8 +5,11 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <string>
 
 #include "cli_runner.h"
+#include "executor/backend_factory.h"
 #include "test_util.h"
 
 namespace hostir {
@@ -104,9 +107,13 @@ TEST_F(Cli, SetBindsParamsBeforeAndAfterThePasses) {
   EXPECT_EQ(indivisible.exitCode, 1);
   EXPECT_THAT(indivisible.err,
               HasSubstr(":3:24: error: extent 10 of axis 1 of 'x' does not divide evenly over 4 ranks"));
-  auto unknown = run("opt " + example("row_parallel_linear.hir") + " --set Q=3");
-  EXPECT_EQ(unknown.exitCode, 1);
-  EXPECT_THAT(unknown.err, HasSubstr("has no parameter 'Q'"));
+  // A --set naming no parameter is a command-line mistake, on every command.
+  for (const char* command : {"opt", "check", "run"}) {
+    auto unknown = run(std::string(command) + " " + example("row_parallel_linear.hir") + " --set Q=3");
+    EXPECT_EQ(unknown.exitCode, 2) << command;
+    EXPECT_THAT(unknown.err, HasSubstr("row_parallel_linear.hir: error: program 'row_parallel_linear' has no "
+                                       "parameter 'Q' (its parameters: M, K, N, S)"));
+  }
   auto malformed = run("check " + example("row_parallel_linear.hir") + " --set M=-5");
   EXPECT_EQ(malformed.exitCode, 2);
   EXPECT_THAT(malformed.err, HasSubstr("not a non-negative integer"));
@@ -120,6 +127,62 @@ TEST_F(Cli, UsageErrorsExitWithTwo) {
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_THAT(r.err, HasSubstr("unknown pass 'no-such-pass'"));
   EXPECT_EQ(run("check " + example("row_parallel_linear.hir") + " --ranks 0").exitCode, 2);
+}
+
+TEST_F(Cli, VersionNamesTheBackendsBuiltIn) {
+  auto r = run("--version");
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_THAT(r.out, StartsWith("hostir " HOSTIR_VERSION "\n"));
+  EXPECT_THAT(r.out, HasSubstr(cudaBackendBuilt() ? "backends: cpu, cuda" : "backends: cpu (built without"));
+  // Without a usable device here, the line says why.
+  if (cudaBackendBuilt() && cudaUnavailableReason())
+    EXPECT_THAT(r.out, HasSubstr("cuda: not usable here: " + *cudaUnavailableReason()));
+}
+
+TEST_F(Cli, UnknownCommandsAndOptionsNameTheClosest) {
+  const std::string program = example("row_parallel_linear.hir");
+  auto command = run("runn " + program);
+  EXPECT_EQ(command.exitCode, 2);
+  EXPECT_THAT(command.err, StartsWith("error: unknown command 'runn'; did you mean 'run'?\n"));
+  auto swapped = run("chekc " + program);
+  EXPECT_THAT(swapped.err, StartsWith("error: unknown command 'chekc'; did you mean 'check'?\n"));
+  auto far = run("frobnicate " + program);
+  EXPECT_EQ(far.exitCode, 2);
+  EXPECT_THAT(far.err, StartsWith("error: unknown command 'frobnicate'\n"));
+  auto option = run("run " + program + " --repeet 3");
+  EXPECT_EQ(option.exitCode, 2);
+  EXPECT_THAT(option.err, StartsWith("error: unknown option '--repeet' for 'hostir run'; did you mean '--repeat'?\n"));
+  auto withValue = run("simulate " + program + " --machine h100-nvlink --rank=2");
+  EXPECT_THAT(withValue.err,
+              StartsWith("error: unknown option '--rank' for 'hostir simulate'; did you mean '--ranks'?"));
+  auto help = run("help");
+  EXPECT_EQ(help.exitCode, 0);
+  EXPECT_THAT(help.out, HasSubstr("Subcommands:"));
+}
+
+TEST_F(Cli, ADashReadsTheProgramFromStandardInput) {
+  const std::string program = example("row_parallel_linear.hir");
+  const std::string hostir = HOSTIR_BINARY;
+  auto fromFile = run("opt " + program + " --passes assign-streams");
+  ASSERT_EQ(fromFile.exitCode, 0) << fromFile.err;
+  auto fromStdin = shell("sh -c '" + hostir + " opt - --passes assign-streams < " + program + "'");
+  EXPECT_EQ(fromStdin.exitCode, 0) << fromStdin.err;
+  EXPECT_EQ(fromStdin.out, fromFile.out);
+  auto checked = shell("sh -c '" + hostir + " check - --set M=1024 < " + program + "'");
+  EXPECT_EQ(checked.exitCode, 0) << checked.err;
+  EXPECT_THAT(checked.out, StartsWith("<stdin>: ok: program 'row_parallel_linear'"));
+  const std::string bad = write("bad.hir", "program p() {\n  t = frob(x)\n}\n");
+  auto error = shell("sh -c '" + hostir + " check - < " + bad + "'");
+  EXPECT_EQ(error.exitCode, 1);
+  EXPECT_THAT(error.err, StartsWith("<stdin>:2:"));
+}
+
+TEST_F(Cli, RunTraceSaysWhereItWrote) {
+  const std::string trace = (dir_ / "t.json").string();
+  auto r = run("run " + example("row_parallel_linear.hir") + " --ranks 2 --trace " + trace);
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  const std::string bytes = std::to_string(std::filesystem::file_size(trace));
+  EXPECT_THAT(r.out, HasSubstr("trace: wrote " + trace + " (" + bytes + " bytes)\n"));
 }
 
 }  // namespace

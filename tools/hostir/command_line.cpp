@@ -6,9 +6,11 @@
 
 #include "api/pass_pipeline.h"
 #include "api/run_preparation.h"
+#include "executor/backend_factory.h"
 #include "model/machine_profile.h"
 #include "passes/pass_manager.h"
 #include "tools/hostir/cli_validators.h"
+#include "tools/hostir/did_you_mean.h"
 
 namespace hostir::tool {
 namespace {
@@ -98,6 +100,7 @@ CommandLine::CommandLine() {
   // in the ranks' start-up agreement when it is not given.
   app.option_defaults()->always_capture_default();
   app.require_subcommand(1);
+  app.set_version_flag("--version", versionText, "Print the version and the backends built in");
   app.footer(
       "Examples:\n"
       "  hostir opt examples/row_parallel_linear.hir --passes assign-streams\n"
@@ -120,6 +123,53 @@ CommandLine::CommandLine() {
     for (CLI::Option* option : cmd->get_options())
       if (option->get_default_str() == "[]") option->default_str("");
   runCmd->callback([this] { run.commandLine = givenOptions(*runCmd); });
+}
+
+std::string CommandLine::versionText() {
+  std::string text = fmt::format("hostir {}\n", HOSTIR_VERSION);
+  if (!cudaBackendBuilt()) return text + "backends: cpu (built without the CUDA toolkit)";
+  text += "backends: cpu, cuda";
+  if (std::optional<std::string> problem = cudaUnavailableReason())
+    text += fmt::format("\ncuda: not usable here: {}", *problem);
+  return text;
+}
+
+namespace {
+
+const char* const kSeeHelp = "Run with --help for more information.\n";
+
+}  // namespace
+
+std::optional<std::string> CommandLine::unknownCommand(int argc, const char* const* argv) const {
+  if (argc < 2 || argv[1][0] == '-') return std::nullopt;
+  const std::string given = argv[1];
+  std::vector<std::string> names;
+  for (const CLI::App* cmd : app.get_subcommands({})) names.push_back(cmd->get_name());
+  if (std::find(names.begin(), names.end(), given) != names.end()) return std::nullopt;
+  std::optional<std::string> closest = closestName(given, names);
+  return fmt::format("error: unknown command '{}'{}\n{}", given,
+                     closest ? fmt::format("; did you mean '{}'?", *closest) : std::string(), kSeeHelp);
+}
+
+std::optional<std::string> CommandLine::unknownOption() const {
+  std::vector<const CLI::App*> given = {&app};
+  for (const CLI::App* cmd : app.get_subcommands()) given.push_back(cmd);
+  for (const CLI::App* cmd : given) {
+    for (const std::string& extra : cmd->remaining()) {
+      if (extra.size() < 2 || extra[0] != '-') continue;
+      const std::string option = extra.substr(0, extra.find('='));
+      std::vector<std::string> names;
+      for (const CLI::Option* known : cmd->get_options()) {
+        for (const std::string& name : known->get_lnames()) names.push_back("--" + name);
+        for (const std::string& name : known->get_snames()) names.push_back("-" + name);
+      }
+      std::optional<std::string> closest = closestName(option, names);
+      const std::string where = cmd == &app ? "hostir" : "hostir " + cmd->get_name();
+      return fmt::format("error: unknown option '{}' for '{}'{}\n{}", option, where,
+                         closest ? fmt::format("; did you mean '{}'?", *closest) : std::string(), kSeeHelp);
+    }
+  }
+  return std::nullopt;
 }
 
 void CommandLine::addOpt() {

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,15 @@ struct CommandLine {
   CLI::App* simulateCmd = nullptr;
   CLI::App* calibrateCmd = nullptr;
   CLI::App* tuneCmd = nullptr;
+
+  // `hostir --version`: the version and the backends built in.
+  static std::string versionText();
+  // The message for a first word that names no command ("error: unknown
+  // command 'runn'; did you mean 'run'?"); nullopt when it names one or is an option.
+  std::optional<std::string> unknownCommand(int argc, const char* const* argv) const;
+  // After a failed parse: the first unknown option of the command given,
+  // with the closest valid one; nullopt when the parse failed otherwise.
+  std::optional<std::string> unknownOption() const;
 
  private:
   // One subcommand's options each.

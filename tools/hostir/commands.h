@@ -113,7 +113,10 @@ int runSimulate(const SimulateOptions& options);
 int runCalibrate(const CalibrateOptions& options);
 int runTune(const TuneOptions& options);
 
-// Verifies with the params bound; the error rendered against the file.
+// A usage error when `bindings` names a parameter the program lacks.
+[[nodiscard]] ToolStatus checkParameterNames(const SourceProgram& source, const Bindings& bindings);
+// Verifies with the params bound (checkParameterNames first); the error
+// rendered against the file.
 [[nodiscard]] ToolStatus verifyBound(const SourceProgram& source, const Program& program, const Bindings& bindings);
 
 // Checks the pass names of a pipeline and of --print-ir-after (usage

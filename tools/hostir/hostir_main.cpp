@@ -8,6 +8,9 @@
 #include <csignal>
 #include <iostream>
 #include <new>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "ir/thread_start.h"
 #include "tools/hostir/command_line.h"
@@ -21,9 +24,21 @@ const char* activity = "reading the command line";
 int main(int argc, char** argv) {
   CommandLine cli;
   CLI::App& app = cli.app;
+  if (argc == 2 && std::string_view(argv[1]) == "help") {
+    std::cout << app.help();
+    return kSuccess;
+  }
+  if (std::optional<std::string> mistake = cli.unknownCommand(argc, argv)) {
+    std::cerr << *mistake;
+    return kUsageError;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (std::optional<std::string> mistake = cli.unknownOption()) {
+      std::cerr << *mistake;
+      return kUsageError;
+    }
     int code = app.exit(e);
     return code == 0 ? kSuccess : kUsageError;
   }

@@ -12,7 +12,15 @@
 
 namespace hostir::tool {
 
+ToolStatus checkParameterNames(const SourceProgram& source, const Bindings& bindings) {
+  // A --set that names no parameter is a mistake of the command line, not of the program.
+  if (auto params = bindParams(source.program, bindings); !params)
+    return ToolError{kUsageError, renderDiagnostic(params.error(), source.path, source.text)};
+  return std::nullopt;
+}
+
 ToolStatus verifyBound(const SourceProgram& source, const Program& program, const Bindings& bindings) {
+  if (auto error = checkParameterNames(source, bindings)) return error;
   if (auto error = verifyProgram(program, bindings)) return programError(source, *error);
   return std::nullopt;
 }
@@ -107,15 +115,16 @@ ToolResult<std::string> check(const CommonOptions& o) {
   if (!settings) return settings.error();
   auto source = loadProgram(o.file);
   if (!source) return source.error();
-  const std::string name = source->program.name;
+  if (auto error = checkParameterNames(*source, Bindings{*settings, o.ranks})) return *error;
+  const std::string name = source->program.name, path = source->path;
   try {
     api::check(api::Program(std::make_shared<const api::Program::Impl>(api::Program::Impl{std::move(*source)})),
                {*settings, o.ranks, o.streams});
   } catch (const api::Error& error) {
     return toolError(error);
   }
-  return fmt::format("{}: ok: program '{}' verified and race-free for {} rank(s) and {} worker stream(s)\n", o.file,
-                     name, o.ranks, o.streams);
+  return fmt::format("{}: ok: program '{}' verified and race-free for {} rank(s) and {} worker stream(s)\n", path, name,
+                     o.ranks, o.streams);
 }
 
 }  // namespace

@@ -145,6 +145,9 @@ ToolStatus prepareSteps(PreparedRun& p, const RunOptions& o, const Team& team, c
   // rank finds this alike.
   if (backend.refusal) return ToolError{kProgramError, fmt::format("error: --backend {}\n", *backend.refusal)};
 
+  // mpirun gives standard input to rank 0 alone.
+  if (team.mpi && o.file == kStandardInput)
+    return ToolError{kUsageError, "error: under mpirun only rank 0 reads standard input; give the program as a file\n"};
   auto loaded = loadProgram(o.file);
   if (!loaded) return loaded.error();
   p.source = std::move(*loaded);
@@ -205,9 +208,13 @@ int finish(const RunOptions& o, const RunRequest& request, const RunResult& resu
   if (result.trace && !*result.trace) {
     std::cerr << fmt::format("error: {}\n", result.trace->error().message);
     code = kProgramError;
-  } else if (result.trace && result.trace->value().truncated) {
-    std::cerr << fmt::format("warning: the trace reached --trace-limit {} MiB; the last {} operations are not in it\n",
-                             o.traceLimitMiB, result.trace->value().droppedOperations);
+  } else if (result.trace) {
+    const TraceSummary& written = result.trace->value();
+    if (written.truncated)
+      std::cerr << fmt::format(
+          "warning: the trace reached --trace-limit {} MiB; the last {} operations are not in it\n", o.traceLimitMiB,
+          written.droppedOperations);
+    std::cout << fmt::format("trace: wrote {} ({} bytes)\n", o.tracePath, written.bytes);
   }
   for (const auto& [name, path] : outputFiles) {
     const HostTensor& t = result.outputs.at(name);
@@ -284,10 +291,10 @@ class RunCommand {
     Result<RunResult> result =
         mpi_ ? runOnRank(request, *mpi_->comm, mpi_->signatures.get()) : runInProcess(request, team_.world);
     if (!result) {
-      if (team_.leader()) std::cerr << renderDiagnostic(result.error(), o_.file, source.text);
+      if (team_.leader()) std::cerr << renderDiagnostic(result.error(), source.path, source.text);
       return endTeam(kProgramError);
     }
-    for (const RaceReport& race : result->races) std::cerr << formatRace(race, o_.file, source.text);
+    for (const RaceReport& race : result->races) std::cerr << formatRace(race, source.path, source.text);
     // Rank 0's outputs and serial reference are its own work, which may take
     // longer than --comm-timeout: its peers, waiting at the vote, hear it beat.
     int code =
@@ -343,7 +350,7 @@ class RunCommand {
         return whileBeating(comm.rank() == 0 ? beats : nullptr, [&] { return write(comm, recorder); });
       };
     request.describeFailure = [this, &source](const Diagnostic& diag) {
-      return renderDiagnostic(diag, o_.file, source.text);
+      return renderDiagnostic(diag, source.path, source.text);
     };
     if (fault_)
       request.atRun = [this](int run, bool started) {

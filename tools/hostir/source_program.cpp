@@ -21,9 +21,9 @@ tool::ToolError tool::toolError(const api::Error& error) {
 
 tool::ToolResult<SourceProgram> loadProgram(const std::string& path) {
   auto text = readProgramFile(path);
-  if (!text) return tool::ToolError{tool::kProgramError, renderDiagnostic(text.error(), path)};
+  if (!text) return tool::ToolError{tool::kProgramError, renderDiagnostic(text.error(), programDisplayName(path))};
   SourceProgram source;
-  source.path = path;
+  source.path = programDisplayName(path);
   source.text = std::move(*text);
   auto parsed = parseProgram(source.text);
   if (!parsed) return tool::programError(source, parsed.error());

@@ -1,0 +1,18 @@
+// "did you mean ...": the valid name closest to a mistyped one, for the
+// command line's messages about unknown commands and options.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hostir::tool {
+
+// The candidate fewest single-character edits (insertions, deletions,
+// substitutions, swaps of neighbours) away from `given`, when that is close
+// enough to be a typo: at most a third of the longer name's length, and at
+// least one edit. Ties go to the earlier candidate; nullopt when none is close.
+std::optional<std::string> closestName(std::string_view given, const std::vector<std::string>& candidates);
+
+}  // namespace hostir::tool
