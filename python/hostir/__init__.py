@@ -46,8 +46,20 @@ class Error(Exception):
         self.column = column
 
 
-# The extension raises Error, so it comes after the class.
-from . import _hostir  # noqa: E402
+# The extension raises Error, so it comes after the class. Without it (a
+# build that made only the command line), say how to build it rather than
+# let Python call it a circular import.
+try:
+    from . import _hostir  # noqa: E402
+except ImportError as error:
+    import importlib.util
+
+    if importlib.util.find_spec(__name__ + "._hostir") is None:
+        raise ImportError(
+            "hostir's compiled module is not built; run `cmake --build build` "
+            "(it puts the module in build/python/) and use PYTHONPATH=build/python"
+        ) from error
+    raise
 
 Tensor = collections.namedtuple("Tensor", "name dtype shape shard_axis is_input")
 Tensor.__doc__ = """An input or output declaration: dtype ("f32", "f16",

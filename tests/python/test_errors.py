@@ -1,4 +1,9 @@
 # hostir.Error: kinds, positions and messages, from parse, check and run.
+import os
+import shutil
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -159,3 +164,21 @@ def test_numbers_beyond_64_bits_and_memory_beyond_the_machine_are_hostir_errors(
     with pytest.raises(hostir.Error) as caught:
         hostir.run(program, params={"M": 2**40, "K": 2**12, "N": 2**11})
     assert caught.value.kind in ("runtime", "program")
+
+
+def test_a_missing_compiled_module_says_how_to_build_it(tmp_path):
+    # The package without its extension, as a build of the command line alone leaves it.
+    package = tmp_path / "hostir"
+    package.mkdir()
+    shutil.copy(hostir.__file__, package / "__init__.py")
+    result = subprocess.run(
+        [sys.executable, "-c", "import hostir"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert "hostir's compiled module is not built; run `cmake --build build`" in result.stderr
+    assert "circular import" not in result.stderr.splitlines()[-1]
