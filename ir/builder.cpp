@@ -40,7 +40,9 @@ Value ProgramBuilder::emit(OpKind kind, std::vector<std::pair<std::string_view, 
   return Value{std::move(name), signatureOf(kind).resultKind};
 }
 
-void ProgramBuilder::append(Operation op) { bodies_.back().push_back(std::move(op)); }
+// Built in place: GCC 12 warned -Wmaybe-uninitialized (falsely) about the
+// variant's other alternatives when moving a temporary Statement in.
+void ProgramBuilder::append(Operation op) { bodies_.back().emplace_back(std::move(op)); }
 
 Value ProgramBuilder::allocate(DType dtype, std::vector<Expr> dims, std::string name, bool zero) {
   std::vector<std::pair<std::string_view, Arg>> operands = {

@@ -99,9 +99,12 @@ std::optional<TensorType> SymbolicTypes::resultType(const Operation& op) const {
     case OpKind::ShardByStream: {
       using O = operands::ShardByStream;
       auto type = typeOf(O::t);
-      std::optional<int64_t> axis = intOf(O::axis).empty() ? std::nullopt : intOf(O::axis).literalValue();
-      if (!type || !axis || *axis < 0 || static_cast<size_t>(*axis) >= type->dims.size()) return std::nullopt;
-      Expr& extent = type->dims[static_cast<size_t>(*axis)];
+      // -1: no literal axis. A plain integer, not an optional: GCC 12 falsely
+      // warned -Wmaybe-uninitialized about the optional's value.
+      const Expr& axisExpr = intOf(O::axis);
+      const int64_t axis = axisExpr.empty() ? -1 : axisExpr.literalValue().value_or(-1);
+      if (!type || axis < 0 || static_cast<size_t>(axis) >= type->dims.size()) return std::nullopt;
+      Expr& extent = type->dims[static_cast<size_t>(axis)];
       extent = chunkExtentExpr(extent, intOf(O::index), intOf(O::chunks));
       return type;
     }

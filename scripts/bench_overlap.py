@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The overlap benchmark behind scripts/bench-overlap.sh.
 
 For each program (row-parallel linear, reduce-scatter, all-gather) and each

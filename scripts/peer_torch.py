@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """PyTorch + gloo peer of hostir's row-parallel linear benchmark.
 
 Computes y[M, N] = allreduce_sum(x_r @ w_r^T) on W ranks, where rank r holds

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Renders hostir Chrome traces (`hostir run --trace`, `hostir simulate --trace`) as a PNG timeline.
 
 One horizontal row per (rank, track) that has slices, ranks top to bottom and
@@ -18,7 +18,11 @@ import argparse
 import json
 import sys
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    sys.exit(f"render_trace.py: cannot import matplotlib with {sys.executable}; install the Debian package "
+             "python3-matplotlib (for /usr/bin/python3) or `pip install matplotlib`")
 
 matplotlib.use("Agg")
 import matplotlib.colors  # noqa: E402
