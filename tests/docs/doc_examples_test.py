@@ -113,7 +113,8 @@ class Block:
         return None
 
     def uses_mpi(self):
-        return any("mpirun" in text for text in self.lines)
+        """Whether a command (not a comment) calls mpirun."""
+        return any(re.search(r"^[^#]*\bmpirun\b", text) for text in self.lines)
 
 
 def read_blocks(path, shown_path):
