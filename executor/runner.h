@@ -38,7 +38,7 @@ struct RunRequest {
   // its share of traceLimitBytes, and once the runs end calls this with its
   // stopped recorder, collectively and under the watchdog's deadline. The
   // tool's writer assembles the team's file on rank 0
-  // (tools/hostir/trace_file.h); rank 0's answer is RunResult::trace.
+  // (api/trace_file.h); rank 0's answer is RunResult::trace.
   std::function<Result<TraceSummary>(Communicator&, const TraceRecorder&)> writeTrace;
   std::string traceSourceName;  // prefixes the trace's source positions ("p.hir:3:4")
   uint64_t traceLimitBytes = kDefaultTraceLimitBytes;

@@ -7,7 +7,7 @@
 // a temporary file as they come. A size limit bounds the team's file: a
 // rank that reaches its share stops recording and says so. Assembling and
 // writing the team's file from the ranks' recordings is the tool's
-// (tools/hostir/trace_file.h); the runner calls it through
+// (api/trace_file.h); the runner calls it through
 // RunRequest::writeTrace.
 #pragma once
 

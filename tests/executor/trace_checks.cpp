@@ -7,7 +7,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "tools/hostir/trace_file.h"
+#include "api/trace_file.h"
 
 namespace hostir::reftest {
 

@@ -17,10 +17,10 @@
 #include <set>
 #include <thread>
 
+#include "api/trace_file.h"
 #include "comm/in_process_communicator.h"
 #include "harness.h"
 #include "runtime/trace.h"
-#include "tools/hostir/trace_file.h"
 #include "trace_checks.h"
 
 namespace hostir::reftest {

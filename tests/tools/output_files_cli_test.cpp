@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <set>
 
+#include "api/output_file.h"
 #include "cli_runner.h"
-#include "tools/hostir/output_file.h"
 
 namespace hostir {
 namespace {
@@ -81,15 +81,15 @@ TEST(OutputFile, AnUncommittedFileLeavesThePathAsItWas) {
   std::filesystem::create_directories(dir);
   std::string path = (dir / "f.txt").string();
   {
-    auto file = tool::OutputFile::open(path);
+    auto file = OutputFile::open(path);
     ASSERT_TRUE(file.ok()) << file.error();
     file->write("half", 4);
   }  // dropped without commit
   EXPECT_FALSE(std::filesystem::exists(path));
   EXPECT_TRUE(std::filesystem::is_empty(dir));
-  ASSERT_FALSE(tool::writeOutputFile(path, "whole"));
+  ASSERT_FALSE(writeOutputFile(path, "whole"));
   EXPECT_EQ(testing::slurp(path), "whole");
-  EXPECT_THAT(tool::writeOutputFile((dir / "missing" / "f.txt").string(), "x").value_or(""),
+  EXPECT_THAT(writeOutputFile((dir / "missing" / "f.txt").string(), "x").value_or(""),
               HasSubstr("No such file or directory"));
   std::filesystem::remove_all(dir);
 }

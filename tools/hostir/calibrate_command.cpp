@@ -17,6 +17,7 @@
 #include <optional>
 #include <thread>
 
+#include "api/output_file.h"
 #include "calibration/calibration.h"
 #include "executor/backend_factory.h"
 #include "executor/cpu/blas_library.h"
@@ -25,7 +26,6 @@
 #include "runtime/backend_selection.h"
 #include "tools/hostir/commands.h"
 #include "tools/hostir/mpi_team.h"
-#include "tools/hostir/output_file.h"
 
 namespace hostir::tool {
 namespace {

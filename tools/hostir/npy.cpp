@@ -14,7 +14,7 @@
 #include <utility>
 #include <variant>
 
-#include "tools/hostir/output_file.h"
+#include "api/output_file.h"
 
 namespace hostir {
 
@@ -659,7 +659,7 @@ Status writeNpy(const std::string& path, DType dtype, const std::vector<int64_t>
   for (size_t i = 0; i < preamble - 8; ++i) pre += static_cast<char>((headerLen >> (8 * i)) & 0xff);
 
   // Beside the target, renamed over it once complete: a failure leaves what the path held.
-  auto file = tool::OutputFile::open(path);
+  auto file = OutputFile::open(path);
   if (!file) return error(path, "cannot write .npy file: " + file.error());
   file->write(pre.data(), pre.size());
   file->write(header.data(), header.size());

@@ -4,11 +4,11 @@
 #include <fstream>
 #include <iostream>
 
+#include "api/output_file.h"
 #include "api/pass_pipeline.h"
 #include "hostir/execution.h"
 #include "ir/printer.h"
 #include "tools/hostir/commands.h"
-#include "tools/hostir/output_file.h"
 
 namespace hostir::tool {
 

@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "tools/hostir/trace_file.h"
+#include "api/trace_file.h"
 
 namespace hostir {
 namespace {

@@ -18,6 +18,7 @@
 #include "analysis/race_check.h"
 #include "api/backend_choice.h"
 #include "api/run_preparation.h"
+#include "api/trace_file.h"
 #include "comm/host_watchdog.h"
 #include "comm/mpi_communicator.h"
 #include "executor/runner.h"
@@ -29,7 +30,6 @@
 #include "tools/hostir/mpi_team.h"
 #include "tools/hostir/npy.h"
 #include "tools/hostir/output_comparison.h"
-#include "tools/hostir/trace_file.h"
 
 namespace hostir::tool {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/hostir/trace_file.h"
+#include "api/trace_file.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "tools/hostir/output_file.h"
+#include "api/output_file.h"
 
 namespace hostir {
 namespace {
@@ -22,7 +22,7 @@ namespace {
 class TraceFile {
  public:
   explicit TraceFile(const std::string& path) : path_(path) {
-    auto opened = tool::OutputFile::open(path);
+    auto opened = OutputFile::open(path);
     if (opened)
       file_.emplace(std::move(*opened));
     else
@@ -48,7 +48,7 @@ class TraceFile {
     if (error_.empty()) error_ = fmt::format("cannot write the trace to '{}': {}", path_, why);
   }
   std::string path_;
-  std::optional<tool::OutputFile> file_;
+  std::optional<OutputFile> file_;
   std::string error_;
   uint64_t bytes_ = 0;
 };

@@ -1,4 +1,4 @@
-#include "tools/hostir/output_file.h"
+#include "api/output_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-namespace hostir::tool {
+namespace hostir {
 namespace {
 
 std::string errorText(int err) { return err ? std::strerror(err) : "write failed"; }
@@ -106,4 +106,4 @@ std::optional<std::string> writeOutputFile(const std::string& path, std::string_
   return file->commit();
 }
 
-}  // namespace hostir::tool
+}  // namespace hostir

@@ -1,5 +1,5 @@
-// Writing a file the command line produces (`run --output`, `--trace`,
-// `opt -o`, `calibrate -o`) without ever destroying what it did not make:
+// Writing a file hostir produces (`run --output`, a run's trace, `opt -o`,
+// `calibrate -o`) without ever destroying what it did not make:
 // the content goes to a temporary file beside the target and is renamed
 // over it only once it is complete and on disk, so a failure (a full disk,
 // an error half-way) leaves whatever the path held as it was. A path that
@@ -13,7 +13,7 @@
 
 #include "ir/diagnostic.h"
 
-namespace hostir::tool {
+namespace hostir {
 
 class OutputFile {
  public:
@@ -48,4 +48,4 @@ class OutputFile {
 // The whole of `text` written to `path` as above; the error is why not.
 std::optional<std::string> writeOutputFile(const std::string& path, std::string_view text);
 
-}  // namespace hostir::tool
+}  // namespace hostir
