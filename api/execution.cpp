@@ -10,6 +10,7 @@
 #include "analysis/program_check.h"
 #include "api/backend_choice.h"
 #include "api/dtype_conversion.h"
+#include "api/findings.h"
 #include "api/pass_pipeline.h"
 #include "api/program_impl.h"
 #include "api/program_prediction.h"
@@ -25,11 +26,11 @@ void check(const Program& program, const CheckOptions& options) {
   Bindings bindings = verifiedBindings(source, options.params, options.ranks);
   ProgramCheck found = checkProgram(source.program, boundParams(source, bindings), options.ranks, options.streams);
   if (!found.ok()) {
-    std::string report = formatProgramCheck(found, source.path, source.text) +
-                         provedForNote(source.program, options.ranks, options.streams, source.path) +
-                         fmt::format("{}: {} found with {} worker stream{}\n", source.path, summarizeFindings(found),
-                                     options.streams, options.streams == 1 ? "" : "s");
-    throw Error(ErrorKind::Check, summarizeFindings(found), std::move(report));
+    std::string closing = provedForNote(source.program, options.ranks, options.streams, source.path) +
+                          fmt::format("{}: {} found with {} worker stream{}\n", source.path, summarizeFindings(found),
+                                      options.streams, options.streams == 1 ? "" : "s");
+    throw checkError(summarizeFindings(found), formatProgramCheck(found, source.path, source.text), closing,
+                     source.path);
   }
 }
 
@@ -109,7 +110,13 @@ RunStats finishRun(const Program& program, Result<RunResult> result, const std::
       if (!tensor.data.empty()) std::memcpy(buffer.data, tensor.data.data(), tensor.data.size());
     }
   }
-  return RunStats{result->runMillis, result->peakMemoryBytes.value_or(0)};
+  RunStats stats{result->runMillis, result->peakMemoryBytes.value_or(0)};
+  if (result->trace) {
+    if (!*result->trace) throw diagnosticError(ErrorKind::Run, result->trace->error(), source.path, source.text);
+    stats.traceBytes = result->trace->value().bytes;
+    stats.traceTruncated = result->trace->value().truncated;
+  }
+  return stats;
 }
 
 RunStats run(const Program& program, const std::map<std::string, HostBuffer>& inputs,

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "api/dtype_conversion.h"
+#include "api/findings.h"
 #include "api/pass_pipeline.h"
 #include "api/program_file.h"
 #include "api/program_impl.h"
@@ -16,10 +17,7 @@
 namespace hostir::api {
 
 Error diagnosticError(ErrorKind kind, const Diagnostic& diag, std::string_view path, std::string_view text) {
-  std::string rendered = renderDiagnostic(diag, path, text);
-  if (!diag.loc.valid()) return Error(kind, diag.message, std::move(rendered));
-  return Error(kind, diag.message, std::move(rendered), std::string(path), static_cast<int>(diag.loc.line),
-               static_cast<int>(diag.loc.col));
+  return Error(kind, diag.message, renderDiagnostic(diag, path, text), {findingOf(diag, path)});
 }
 
 Error plainError(ErrorKind kind, std::string message) {

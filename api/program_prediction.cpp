@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "analysis/program_check.h"
+#include "api/findings.h"
 #include "api/pass_pipeline.h"
 
 namespace hostir::api {
@@ -17,9 +18,8 @@ ProgramPrediction predictProgram(const ProgramSource& source, const hostir::Prog
   // passes has the same parameters.
   ProgramCheck check = checkProgram(program, params, bindings.world, streams);
   if (!check.ok()) {
-    std::string report = formatProgramCheck(check, source.path, source.text) +
-                         fmt::format("{}: refusing to simulate: {}\n", source.path, summarizeFindings(check));
-    throw Error(ErrorKind::Check, summarizeFindings(check), std::move(report));
+    throw checkError(summarizeFindings(check), formatProgramCheck(check, source.path, source.text),
+                     fmt::format("{}: refusing to simulate: {}\n", source.path, summarizeFindings(check)), source.path);
   }
 
   auto simulateVariant = [&](const hostir::Program& variant) {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "analysis/program_check.h"
+#include "api/findings.h"
+#include "api/trace_file.h"
 #include "hostir/runtime.h"
 
 namespace hostir::api {
@@ -20,11 +22,11 @@ void prove(const ProgramSource& source, const hostir::Program& program, const st
   }
   ProgramCheck proof = checkProgram(program, params, world, streams);
   if (proof.ok()) return;
-  throw Error(ErrorKind::Check, summarizeFindings(proof),
-              formatProgramCheck(proof, source.path, source.text) +
-                  provedForNote(program, world, streams, source.path) +
-                  fmt::format("{}: error: `{}` refuses a program that `{}` rejects ({}; {} skips this proof)\n",
-                              source.path, words.run, words.check, summarizeFindings(proof), words.unchecked));
+  throw checkError(summarizeFindings(proof), formatProgramCheck(proof, source.path, source.text),
+                   provedForNote(program, world, streams, source.path) +
+                       fmt::format("{}: error: `{}` refuses a program that `{}` rejects ({}; {} skips this proof)\n",
+                                   source.path, words.run, words.check, summarizeFindings(proof), words.unchecked),
+                   source.path);
 }
 
 // What the rank's backend is made from (executor's createBackend).
@@ -77,6 +79,8 @@ RunRequest prepareRunRequest(const ProgramSource& source, const Bindings& bindin
   request.repeat = options.repeat;
   request.matchCommunications = !options.checked;
   request.traceSourceName = source.path;
+  request.cancel = options.cancel;
+  if (!options.tracePath.empty()) request.writeTrace = teamTraceWriter(options.tracePath);
   return request;
 }
 

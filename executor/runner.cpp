@@ -15,6 +15,7 @@
 #include "ir/byte_size.h"
 #include "ir/thread_start.h"
 #include "runtime/evaluator.h"
+#include "runtime/forwarding_backend.h"
 
 namespace hostir {
 namespace {
@@ -54,6 +55,27 @@ bool anyRankFailed(Communicator& comm, bool failed) {
 
 namespace {
 
+[[noreturn]] void throwCancelled(SourceLoc loc = {}) {
+  throw DiagnosticError{Diagnostic{loc, "the run was cancelled"}};
+}
+
+// Stops the rank at its next operation once the caller cancels the run: the
+// evaluator calls beginOperation before issuing each one, so a cancelled
+// rank stops between operations and its failure unwinds the team (the
+// peers blocked in a communication with it are released by the abort).
+class CancellableBackend : public ForwardingBackend {
+ public:
+  CancellableBackend(Backend& forward, const std::atomic<bool>& cancel) : ForwardingBackend(forward), cancel_(cancel) {}
+
+  void beginOperation(const OperationInfo& info) override {
+    if (cancel_.load(std::memory_order_relaxed)) throwCancelled(info.loc);
+    forward_.beginOperation(info);
+  }
+
+ private:
+  const std::atomic<bool>& cancel_;
+};
+
 // One rank's run; everything that can fail is inside, and the caller aborts
 // the team while the backend (whose streams may be blocked in a
 // communication with the other ranks) is still alive.
@@ -65,6 +87,7 @@ struct RankRun {
   RankBackend rankBackend;
   std::unique_ptr<RaceCheckBackend> raceChecker;
   std::unique_ptr<CommunicationMatchBackend> matcher;
+  std::unique_ptr<CancellableBackend> cancellable;
 
   template <typename Step>
   auto hostStep(std::string what, Step&& step) {
@@ -137,6 +160,10 @@ Backend* RankRun::setUpBackend() {
     matcher = std::make_unique<CommunicationMatchBackend>(*backend, *signatures);
     backend = matcher.get();
   }
+  if (request.cancel) {
+    cancellable = std::make_unique<CancellableBackend>(*backend, *request.cancel);
+    backend = cancellable.get();
+  }
   return backend;
 }
 
@@ -156,6 +183,7 @@ void RankRun::timedRun(int run, int runs, Evaluator& evaluator, Backend& backend
   }
   // A program may write its inputs: every run starts from the same ones.
   for (auto& [name, host] : hostInputs) backend.upload(host.data.data(), inputs.at(name));
+  if (request.cancel && request.cancel->load(std::memory_order_relaxed)) throwCancelled();
   if (request.atRun) request.atRun(run, false);
   hostStep(fmt::format("the barrier before run {}", run + 1), [&] { comm.barrier(); });  // all ranks start together
   if (request.atRun) request.atRun(run, true);
@@ -233,7 +261,7 @@ bool causedByPeer(std::exception_ptr error) {
 // The exception boundary of a rank's run: whatever its run throws becomes
 // the returned Diagnostic, and the team is aborted with it.
 RankOutcome runRank(const RunRequest& request, Communicator& comm, Communicator* signatures) {
-  RankRun rankRun{request, comm, signatures, {}, {}, {}, {}};
+  RankRun rankRun{request, comm, signatures, {}, {}, {}, {}, {}};
   try {
     return RankOutcome{rankRun.run()};
   } catch (...) {

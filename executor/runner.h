@@ -4,6 +4,7 @@
 // `runInProcess` runs it on threads with an in-process team.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -52,6 +53,9 @@ struct RunRequest {
   // mpirun the failing rank's abort is the only message that reaches the
   // user); the plain message when unset.
   std::function<std::string(const Diagnostic&)> describeFailure;
+  // Set from another thread: every rank throws "the run was cancelled" at
+  // its next operation or run, and the team unwinds as for any failure.
+  const std::atomic<bool>* cancel = nullptr;
   // Testing aid: called with the run's index before the barrier that starts
   // it (started false) and just after that barrier (started true).
   std::function<void(int run, bool started)> atRun;

@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace hostir::api {
 
@@ -17,11 +18,35 @@ enum class ErrorKind {
   Runtime,  // a Stream or Event used after its Runtime was reset, or no device for the request
 };
 
+// A note that explains a finding ("the other access", "rank 1 issues ...
+// here"), with its position (file empty, line and column 0: none).
+struct FindingNote {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  std::string message;
+};
+
+// One thing an error reports: a check error has one per race, uninitialized
+// read or mismatch; any other error has exactly one.
+struct Finding {
+  std::string file;  // empty, with line and column 0, when it has no position
+  int line = 0;
+  int column = 0;
+  std::string severity = "error";  // "error", or "remark" and "note" in reports that have them
+  std::string message;
+  std::vector<FindingNote> notes;
+};
+
 class Error : public std::runtime_error {
  public:
   // `rendered` is what what() returns: "file:line:col: error: message",
-  // then the source line and a caret, where the error has a position.
+  // then the source line and a caret, where the error has a position. The
+  // error has one finding: this message at this position.
   Error(ErrorKind kind, std::string message, std::string rendered, std::string file = {}, int line = 0, int column = 0);
+  // An error of several findings; its position is the first positioned
+  // finding's.
+  Error(ErrorKind kind, std::string message, std::string rendered, std::vector<Finding> findings);
 
   ErrorKind kind() const noexcept { return kind_; }
   // The message without its position.
@@ -31,6 +56,8 @@ class Error : public std::runtime_error {
   const std::string& file() const noexcept { return file_; }
   int line() const noexcept { return line_; }
   int column() const noexcept { return column_; }
+  // Every finding, in the order what() reports them; never empty.
+  const std::vector<Finding>& findings() const noexcept { return findings_; }
 
  private:
   ErrorKind kind_;
@@ -38,6 +65,7 @@ class Error : public std::runtime_error {
   std::string file_;
   int line_;
   int column_;
+  std::vector<Finding> findings_;
 };
 
 }  // namespace hostir::api

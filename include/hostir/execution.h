@@ -2,6 +2,7 @@
 // its time on a machine model, run it on a team of in-process ranks.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -73,6 +74,13 @@ struct RunOptions {
   // CUDA: the stream the program's main stream becomes (see runtime.h); the
   // caller's, never destroyed by hostir. Null: the backend's own.
   const Stream* mainStream = nullptr;
+  // Non-empty: the last run's timeline, every rank's, is written to this
+  // file as a Chrome trace (Perfetto), as `hostir run --trace` writes it.
+  std::string tracePath;
+  // Set by another thread (a signal handler's flag, a UI's stop button): every
+  // rank stops at its next operation or barrier and the run throws Error
+  // (kind Run) "the run was cancelled". Null: the run cannot be cancelled.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct RunStats {
@@ -80,6 +88,10 @@ struct RunStats {
   // The most tensor memory any rank held at once in the last run, inputs
   // included (host memory on the CPU backend, device memory on CUDA).
   uint64_t peakMemoryBytes = 0;
+  // With tracePath: the trace file's size, and whether a rank reached its
+  // share of the trace limit and stopped recording before the run's end.
+  uint64_t traceBytes = 0;
+  bool traceTruncated = false;
 };
 
 // Runs the program on `options.ranks` in-process ranks. `inputs` are global
@@ -87,7 +99,8 @@ struct RunStats {
 // seed. Each buffer in `outputs` receives that output's global tensor.
 // Buffers must match the declarations' dtype and global shape (Error kind
 // Usage otherwise). Throws Error (kind Run) when a rank fails, with the
-// first failing rank's reason and its position.
+// first failing rank's reason and its position, or when the trace could not
+// be written (the outputs are then filled).
 RunStats run(const Program& program, const std::map<std::string, HostBuffer>& inputs,
              const std::map<std::string, HostBuffer>& outputs, const RunOptions& options = {});
 

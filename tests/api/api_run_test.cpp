@@ -2,9 +2,17 @@
 // test computes itself with plain loops.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
 #include <random>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 #include "error_of.h"
@@ -172,6 +180,124 @@ TEST(ApiRunErrors, ARacyProgramIsRefusedUnlessUnchecked) {
   Error e = errorOf([&] { hostir::api::run(p, {}, {}); });
   EXPECT_EQ(e.kind(), ErrorKind::Check);
   EXPECT_NE(std::string(e.what()).find("racy.hir:7:"), std::string::npos) << e.what();
+}
+
+// y doubles at each of S allreduces (sum over 2 ranks of the same y).
+const char* kDoubling = R"(program doubling(N = 64, S = 3) {
+  input  x : f32[N]
+  output y : f32[N]
+  y = allocate(f32[N])
+  copy(x, out=y)
+  for i in range(S) {
+    c = allreduce(y, op=sum)
+    wait(c)
+  }
+}
+)";
+
+// The threads of this process (Linux), to see that a run leaves none behind.
+size_t threadCount() {
+  auto tasks = std::filesystem::directory_iterator("/proc/self/task");
+  return static_cast<size_t>(std::distance(tasks, std::filesystem::directory_iterator()));
+}
+
+TEST(ApiRunCancel, EveryRankStopsAndTheNextRunWorks) {
+  Program p = Program::fromText(kDoubling, "doubling.hir");
+  std::vector<float> x(64, 1.0f), y(64, 0.0f);
+  HostBuffer in = bufferOf(x, {64}), out = bufferOf(y, {64});
+  hostir::api::RunOptions options;
+  options.ranks = 2;
+  options.params = {{"S", 1000}};
+  options.repeat = 1'000'000;  // hours, unless cancelled
+  std::atomic<bool> cancel{false};
+  options.cancel = &cancel;
+  const size_t threadsBefore = threadCount();
+  std::optional<Error> error;
+  std::thread caller([&] { error = errorOf([&] { hostir::api::run(p, {{"x", in}}, {{"y", out}}, options); }); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto cancelled = std::chrono::steady_clock::now();
+  cancel = true;
+  caller.join();
+  auto stopped = std::chrono::steady_clock::now() - cancelled;
+  EXPECT_LT(stopped, std::chrono::seconds(1));
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->kind(), ErrorKind::Run);
+  EXPECT_NE(std::string(error->what()).find("the run was cancelled"), std::string::npos) << error->what();
+  // Every rank's thread and every stream's thread was joined.
+  EXPECT_EQ(threadCount(), threadsBefore);
+
+  // The next run, not cancelled, works: y = x * 2^S.
+  cancel = false;
+  options.params = {{"S", 3}};
+  options.repeat = 1;
+  hostir::api::run(p, {{"x", in}}, {{"y", out}}, options);
+  for (float v : y) EXPECT_EQ(v, 8.0f);
+}
+
+TEST(ApiRunCancel, ARunCancelledBeforeItStartsRunsNothing) {
+  Program p = Program::fromText(kDoubling, "doubling.hir");
+  std::atomic<bool> cancel{true};
+  hostir::api::RunOptions options;
+  options.ranks = 3;
+  options.cancel = &cancel;
+  Error e = errorOf([&] { hostir::api::run(p, {}, {}, options); });
+  EXPECT_EQ(e.kind(), ErrorKind::Run);
+  EXPECT_EQ(e.message(), "the run was cancelled");
+}
+
+TEST(ApiRunTrace, TheTraceFileIsWrittenAndItsSizeReturned) {
+  Program p = Program::fromText(kDoubling, "doubling.hir");
+  const std::string path = testing::TempDir() + "api_run_trace.json";
+  std::filesystem::remove(path);
+  hostir::api::RunOptions options;
+  options.ranks = 2;
+  options.tracePath = path;
+  hostir::api::RunStats stats = hostir::api::run(p, {}, {}, options);
+  std::ifstream file(path);
+  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(stats.traceBytes, text.size());
+  EXPECT_FALSE(stats.traceTruncated);
+  // Both ranks' allreduces, named by their statement's position.
+  EXPECT_NE(text.find("\"traceEvents\""), std::string::npos);
+  EXPECT_NE(text.find("doubling.hir:7:"), std::string::npos);
+}
+
+TEST(ApiCheckErrors, ACheckErrorListsItsFindingsWithPositions) {
+  const char* racy = R"(program racy() {
+  output y : f32[4]
+  y = allocate(f32[4], zero=true)
+  main = get_current_stream()
+  set_current_stream(stream(0))
+  synchronize(main)
+  copy(y, out=y)
+  set_current_stream(main)
+  add(y, y, out=y)
+  synchronize(stream(0))
+}
+)";
+  Program p = Program::fromText(racy, "racy.hir");
+  Error e = errorOf([&] { hostir::api::check(p); });
+  EXPECT_EQ(e.kind(), ErrorKind::Check);
+  ASSERT_EQ(e.findings().size(), 1u) << e.what();
+  const hostir::api::Finding& race = e.findings()[0];
+  EXPECT_EQ(race.file, "racy.hir");
+  EXPECT_EQ(race.severity, "error");
+  EXPECT_TRUE(race.line == 7 || race.line == 9) << e.what();
+  EXPECT_EQ((std::tuple{e.file(), e.line(), e.column()}), (std::tuple{race.file, race.line, race.column}));
+  ASSERT_FALSE(race.notes.empty()) << e.what();
+  EXPECT_EQ(race.notes[0].file, "racy.hir");
+  EXPECT_GT(race.notes[0].line, 0);
+}
+
+TEST(ApiCheckErrors, AnErrorWithoutAPositionHasOneFindingWithout) {
+  Program p = Program::fromText(kDoubling, "doubling.hir");
+  hostir::api::CheckOptions noRanks;
+  noRanks.ranks = 0;
+  Error e = errorOf([&] { hostir::api::check(p, noRanks); });
+  ASSERT_EQ(e.findings().size(), 1u);
+  EXPECT_EQ(e.findings()[0].file, "");
+  EXPECT_EQ(e.findings()[0].line, 0);
+  EXPECT_EQ(e.findings()[0].message, e.message());
 }
 
 }  // namespace
