@@ -9,7 +9,12 @@
 
 #include <hostir/hostir.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <exception>
+#include <functional>
+#include <future>
 #include <map>
 #include <optional>
 #include <string>
@@ -38,12 +43,25 @@ api::Error usageError(const std::string& message) {
   return api::Error(api::ErrorKind::Usage, message, "error: " + message);
 }
 
+// (file, line, column, severity, message, [(file, line, column, message)]):
+// the Python half makes hostir.Finding and hostir.Note of them.
+py::list findingRows(const api::Error& error) {
+  py::list rows;
+  for (const api::Finding& f : error.findings()) {
+    py::list notes;
+    for (const api::FindingNote& n : f.notes) notes.append(py::make_tuple(n.file, n.line, n.column, n.message));
+    rows.append(py::make_tuple(f.file, f.line, f.column, f.severity, f.message, notes));
+  }
+  return rows;
+}
+
 // hostir.Error lives in the Python half, which has imported this module
 // before any call can fail.
 void raiseAsPythonError(const api::Error& error) {
   py::object errorType = py::module_::import("hostir").attr("Error");
-  py::object instance = errorType(error.what(), "kind"_a = kindName(error.kind()), "message"_a = error.message(),
-                                  "file"_a = error.file(), "line"_a = error.line(), "column"_a = error.column());
+  py::object instance =
+      errorType(error.what(), "kind"_a = kindName(error.kind()), "message"_a = error.message(), "file"_a = error.file(),
+                "line"_a = error.line(), "column"_a = error.column(), "findings"_a = findingRows(error));
   PyErr_SetObject(errorType.ptr(), instance.ptr());
 }
 
@@ -88,6 +106,35 @@ std::vector<TensorRow> tensorRows(const api::Program& program, const api::Params
   for (const api::TensorDecl& decl : program.tensors(params, ranks))
     rows.emplace_back(decl.name, decl.input, api::toString(decl.dtype), decl.shape, decl.shardAxis);
   return rows;
+}
+
+// Runs `run` on a thread of its own while this (the interpreter's) thread
+// waits with the GIL released, taking the GIL back every 50 ms to let
+// Python's signal handlers run: Ctrl-C sets `cancel`, every rank stops at
+// its next operation, and once the run has unwound the handler's exception
+// (KeyboardInterrupt) is raised here. Python only runs its handlers on the
+// main thread; elsewhere PyErr_CheckSignals does nothing.
+api::RunStats runInterruptibly(const std::function<api::RunStats()>& run, std::atomic<bool>& cancel) {
+  std::future<api::RunStats> done = std::async(std::launch::async, run);
+  while (true) {
+    {
+      py::gil_scoped_release released;
+      if (done.wait_for(std::chrono::milliseconds(50)) == std::future_status::ready) break;
+    }
+    if (PyErr_CheckSignals() == 0) continue;
+    py::error_already_set interrupted;  // fetches the handler's exception
+    cancel.store(true);
+    {
+      py::gil_scoped_release released;
+      done.wait();
+    }
+    try {
+      done.get();  // "the run was cancelled", or a failure that came first: the signal wins
+    } catch (const api::Error&) {
+    }
+    throw interrupted;
+  }
+  return done.get();
 }
 
 }  // namespace
@@ -145,25 +192,56 @@ PYBIND11_MODULE(_hostir, m) {
       },
       "program"_a, "machine"_a, "ranks"_a, "passes"_a, "params"_a, py::call_guard<py::gil_scoped_release>());
 
+  m.def(
+      "apply_passes",
+      [](const api::Program& program, const std::vector<std::string>& passes, int64_t ranks, const api::Params& params,
+         int64_t streams, const std::string& machine, double minimumGain) {
+        api::PassOptions options;
+        options.params = params;
+        options.ranks = ranks;
+        options.streams = streams;
+        options.machine = machine;
+        options.minimumGain = minimumGain;
+        std::vector<std::string> remarks;
+        api::Program rewritten = api::applyPasses(program, passes, options, &remarks);
+        return std::make_pair(std::move(rewritten), std::move(remarks));
+      },
+      "program"_a, "passes"_a, "ranks"_a, "params"_a, "streams"_a, "machine"_a, "min_gain"_a,
+      py::call_guard<py::gil_scoped_release>());
+  m.attr("DEFAULT_MIN_GAIN") = hostir::kDefaultMinimumGain;
+
   // The arrays stay referenced by the maps (and the caller) while the GIL is
-  // released, so their memory cannot go away under the run.
+  // released, so their memory cannot go away under the run. Returns the
+  // timed runs' milliseconds, the peak memory and the trace's size.
   m.def(
       "run",
       [](const api::Program& program, std::map<std::string, py::array> inputs, std::map<std::string, py::array> outputs,
-         int64_t ranks, const std::vector<std::string>& passes, const api::Params& params, int64_t streams,
-         uint64_t seed) {
+         api::RunOptions options) {
         std::map<std::string, api::HostBuffer> inputBuffers = hostBuffers(inputs, false);
         std::map<std::string, api::HostBuffer> outputBuffers = hostBuffers(outputs, true);
-        api::RunOptions options;
-        options.params = params;
-        options.ranks = ranks;
-        options.passes = passes;
-        options.streams = streams;
-        options.seed = seed;
-        py::gil_scoped_release released;
-        api::run(program, inputBuffers, outputBuffers, options);
+        std::atomic<bool> cancel{false};
+        options.cancel = &cancel;
+        api::RunStats stats =
+            runInterruptibly([&] { return api::run(program, inputBuffers, outputBuffers, options); }, cancel);
+        return py::make_tuple(stats.runMillis, stats.peakMemoryBytes, stats.traceBytes, stats.traceTruncated);
       },
-      "program"_a, "inputs"_a, "outputs"_a, "ranks"_a, "passes"_a, "params"_a, "streams"_a, "seed"_a);
+      "program"_a, "inputs"_a, "outputs"_a, "options"_a);
+
+  // The command line's run options, by the names the Python half passes.
+  py::class_<api::RunOptions>(m, "RunOptions")
+      .def(py::init<>())
+      .def_readwrite("params", &api::RunOptions::params)
+      .def_readwrite("ranks", &api::RunOptions::ranks)
+      .def_readwrite("streams", &api::RunOptions::streams)
+      .def_readwrite("passes", &api::RunOptions::passes)
+      .def_readwrite("machine", &api::RunOptions::machine)
+      .def_readwrite("min_gain", &api::RunOptions::minimumGain)
+      .def_readwrite("backend", &api::RunOptions::backend)
+      .def_readwrite("communicator", &api::RunOptions::communicator)
+      .def_readwrite("seed", &api::RunOptions::seed)
+      .def_readwrite("warmup", &api::RunOptions::warmup)
+      .def_readwrite("repeat", &api::RunOptions::repeat)
+      .def_readwrite("trace", &api::RunOptions::tracePath);
 
   m.def("pass_names", &api::passNames);
 }

@@ -1,11 +1,13 @@
-"""hostir from Python: parse, check, simulate and run `.hir` programs.
+"""hostir from Python: parse, check, rewrite, simulate and run `.hir` programs.
 
     import numpy as np, hostir
     p = hostir.parse("examples/row_parallel_linear.hir")
     x = np.random.rand(256, 512).astype(np.float32)
     w = np.random.rand(128, 512).astype(np.float32)
     y = hostir.run(p, {"x": x, "w": w}, ranks=2)["y"]      # x @ w.T
-    print(hostir.simulate(p, "h100-nvlink", ranks=2))
+    timed = hostir.run(p, ranks=2, passes=["assign-streams"], warmup=2, repeat=10)
+    print(timed.timings.median_ms, hostir.simulate(p, "h100-nvlink", ranks=2))
+    rewritten, remarks = hostir.apply_passes(p, ["assign-streams"], ranks=2)
 
 Tensors are NumPy arrays holding the *global* tensor; every in-process rank
 gets its shard, and outputs come back whole. dtypes: f32 is float32, f64
@@ -25,7 +27,20 @@ import os
 
 import numpy as np
 
-__all__ = ["Error", "Program", "Tensor", "parse", "check", "run", "simulate"]
+__all__ = [
+    "Error", "Finding", "Note", "Program", "Tensor", "PassResult", "RunResult", "Timings",
+    "parse", "check", "apply_passes", "run", "simulate", "pass_names",
+]
+
+Note = collections.namedtuple("Note", "file line column message")
+Note.__doc__ = """A note that explains a finding ("the other access"): its file,
+line and column ("" and 0 when it has no position) and its message."""
+
+Finding = collections.namedtuple("Finding", "file line column severity message notes")
+Finding.__doc__ = """One thing an Error reports (a check error has one per race,
+uninitialized read or mismatch; any other error exactly one): file, line
+and column ("" and 0 when it has no position), severity ("error"), message,
+and notes (a list of Note)."""
 
 
 class Error(Exception):
@@ -33,17 +48,28 @@ class Error(Exception):
     message", then the source line and a caret, where there is a position).
 
     Attributes: kind ("program", "check", "run", "usage" or "runtime"),
-    message (without the position), file, line and column (empty and 0 when
-    the error has no position).
+    message (without the position), file, line and column (the first
+    positioned finding's; empty and 0 when the error has no position), and
+    findings, a list of Finding, each with its position and notes.
     """
 
-    def __init__(self, text, *, kind="usage", message=None, file="", line=0, column=0):
+    def __init__(self, text, *, kind="usage", message=None, file="", line=0, column=0, findings=None):
         super().__init__(text)
+        #: "program", "check", "run", "usage" or "runtime".
         self.kind = kind
+        #: The message without its position.
         self.message = text if message is None else message
+        #: The file of the error's position ("" when none).
         self.file = file
+        #: The error's line (0 when it has no position).
         self.line = line
+        #: The error's column (0 when it has no position).
         self.column = column
+        if findings is None:
+            findings = [(file, line, column, "error", self.message, [])]
+        #: Every finding, as Finding, in the order str() reports them.
+        self.findings = [Finding(f, ln, col, sev, msg, [Note(*n) for n in notes])
+                         for f, ln, col, sev, msg, notes in findings]
 
 
 # The extension raises Error, so it comes after the class. Without it (a
@@ -115,6 +141,7 @@ class Program:
 
     @property
     def name(self):
+        """The name after `program` in its source."""
         return self._impl.name
 
     @property
@@ -195,11 +222,99 @@ def simulate(program, machine, ranks=1, passes=(), params=None):
     return dict(figures)
 
 
+PassResult = collections.namedtuple("PassResult", "program remarks")
+PassResult.__doc__ = """What apply_passes returns: the rewritten Program, and
+the remarks (a list of str) in which the passes say what they did and why,
+each "file:line:col: remark: PASS: message" with the source line, a caret
+and its notes, as `hostir opt --remarks` prints them."""
+
+
 @_raising_hostir_errors
-def run(program, inputs=None, ranks=1, passes=(), params=None, streams=_hostir.DEFAULT_STREAMS, seed=0):
+def apply_passes(program, passes, ranks=1, params=None, streams=_hostir.DEFAULT_STREAMS, machine=None,
+                 min_gain=_hostir.DEFAULT_MIN_GAIN):
+    """Applies `passes` (names, or the command line's "a,b" list) in order,
+    verifying and race-checking the program after each for `ranks` ranks,
+    `params` and `streams` worker streams, as `hostir opt` does. `machine`
+    (a shipped profile's name or a profile file) is for passes that consult
+    the cost model (overlap), which change a schedule only where it predicts
+    a relative gain of at least `min_gain`. Returns a PassResult
+    (program, remarks)."""
+    rewritten, remarks = _hostir.apply_passes(_program(program)._impl, _passes(passes), ranks, _params(params),
+                                              streams, _machine(machine), float(min_gain))
+    return PassResult(Program(rewritten), list(remarks))
+
+
+def pass_names():
+    """The names of every pass apply_passes, run and simulate accept."""
+    return list(_hostir.pass_names())
+
+
+class Timings(collections.abc.Sequence):
+    """The timed runs of hostir.run: a sequence of milliseconds, one per run
+    of `repeat` (warmup runs excluded), each from the barrier that starts a
+    run on every rank to the one that ends it, as `hostir run --repeat`
+    measures them."""
+
+    __slots__ = ("_millis",)
+
+    def __init__(self, millis):
+        self._millis = tuple(float(m) for m in millis)
+
+    def __getitem__(self, index):
+        return self._millis[index]
+
+    def __len__(self):
+        return len(self._millis)
+
+    @property
+    def median_ms(self):
+        """The median of the timed runs, in milliseconds."""
+        ordered = sorted(self._millis)
+        middle = len(ordered) // 2
+        return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+    @property
+    def min_ms(self):
+        """The fastest timed run, in milliseconds."""
+        return min(self._millis)
+
+    def __repr__(self):
+        return f"Timings({list(self._millis)!r})"
+
+
+class RunResult(dict):
+    """What hostir.run returns: a dict of output name to the output's global
+    NumPy array, which also carries the run's measurements."""
+
+    def __init__(self, outputs, timings, peak_memory_bytes, trace_bytes, trace_truncated):
+        super().__init__(outputs)
+        #: The timed runs (Timings), one per repetition, in milliseconds.
+        self.timings = timings
+        #: The most tensor memory any rank held at once in the last run.
+        self.peak_memory_bytes = peak_memory_bytes
+        #: With trace: the trace file's size in bytes (0 without).
+        self.trace_bytes = trace_bytes
+        #: With trace: whether some rank reached the trace limit and stopped recording.
+        self.trace_truncated = trace_truncated
+
+
+@_raising_hostir_errors
+def run(program, inputs=None, ranks=1, passes=(), params=None, streams=_hostir.DEFAULT_STREAMS, seed=0, *,
+        backend="auto", communicator="auto", warmup=0, repeat=1, trace=None, machine=None,
+        min_gain=_hostir.DEFAULT_MIN_GAIN):
     """Runs the program (after `passes`, checked first) on `ranks` in-process
     ranks. `inputs` maps input names to global arrays; inputs not given are
-    filled from `seed`. Returns every output's global tensor by name."""
+    filled from `seed`.
+
+    The command line's run options are keywords: `backend` ("auto", "cpu"
+    or "cuda"), `communicator` ("auto", "nccl" or "copy-engine"), `warmup`
+    untimed runs then `repeat` timed ones, `trace` (a path: the last run's
+    timeline as a Chrome trace for Perfetto), `machine` and `min_gain` for
+    passes that consult the cost model.
+
+    Returns a RunResult: a dict of every output's global tensor by name (the
+    last run's), with the timed runs' milliseconds in `.timings`. Ctrl-C
+    (KeyboardInterrupt) stops every rank and is raised within a second."""
     program = _program(program)
     params = _params(params)
     passes = _passes(passes)
@@ -213,12 +328,23 @@ def run(program, inputs=None, ranks=1, passes=(), params=None, streams=_hostir.D
             raise _usage(f"the program has no input named '{name}' (its inputs: {known})")
         arrays[name] = _input_array(decl, value)
     outputs = {t.name: np.empty(t.shape, dtype=_STORAGE[t.dtype]) for t in declared if not t.is_input}
-    _hostir.run(program._impl, arrays, outputs, ranks, passes, params, streams, seed)
-    return {name: _bf16_to_float32(array) if array.dtype == np.uint16 else array for name, array in outputs.items()}
+    options = _hostir.RunOptions()
+    options.params, options.ranks, options.passes, options.streams, options.seed = params, ranks, passes, streams, seed
+    options.backend, options.communicator = str(backend), str(communicator)
+    options.warmup, options.repeat = operator.index(warmup), operator.index(repeat)
+    options.trace = "" if trace is None else os.fspath(trace)
+    options.machine, options.min_gain = _machine(machine), float(min_gain)
+    millis, peak, trace_bytes, truncated = _hostir.run(program._impl, arrays, outputs, options)
+    outputs = {name: _bf16_to_float32(array) if array.dtype == np.uint16 else array for name, array in outputs.items()}
+    return RunResult(outputs, Timings(millis), peak, trace_bytes, truncated)
 
 
 def _program(program):
     return program if isinstance(program, Program) else parse(program)
+
+
+def _machine(machine):
+    return "" if machine is None else os.fspath(machine)
 
 
 def _inputs(inputs):

@@ -1,0 +1,44 @@
+# Ctrl-C during hostir.run: KeyboardInterrupt within a second, every rank
+# stopped (no thread left behind), and the next run in the interpreter works.
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import hostir
+from test_run_options import DOUBLING
+
+
+def thread_count():
+    """This process's threads, Python's and hostir's alike."""
+    return len(os.listdir("/proc/self/task"))
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
+                    reason="Python delivers signals to the main thread only")
+def test_ctrl_c_stops_every_rank_within_a_second():
+    threads_before = thread_count()
+    sent = []
+
+    def interrupt():
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(0.3, interrupt)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            # Hours of runs, unless interrupted.
+            hostir.run(DOUBLING, ranks=2, params={"S": 1000}, repeat=1_000_000)
+    finally:
+        timer.cancel()
+        timer.join()
+    assert sent, "the run ended before the signal"
+    assert time.monotonic() - sent[0] < 1.0
+    assert thread_count() == threads_before
+
+    x = np.arange(64, dtype=np.float32)
+    np.testing.assert_array_equal(hostir.run(DOUBLING, {"x": x}, ranks=2)["y"], x * 8)
