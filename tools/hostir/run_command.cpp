@@ -30,6 +30,7 @@
 #include "tools/hostir/mpi_team.h"
 #include "tools/hostir/npy.h"
 #include "tools/hostir/output_comparison.h"
+#include "tools/hostir/progress_line.h"
 
 namespace hostir::tool {
 namespace {
@@ -288,8 +289,11 @@ class RunCommand {
     const SourceProgram& source = *prepared.source;
     RunRequest& request = prepared.request;
     hookUp(request, source);
+    // A person at a terminal sees how far a long run is; pipes see nothing.
+    RunProgress progress(team_.leader() && stderrIsTerminal(), request);
     Result<RunResult> result =
         mpi_ ? runOnRank(request, *mpi_->comm, mpi_->signatures.get()) : runInProcess(request, team_.world);
+    progress.stop();  // erased before anything else is printed
     if (!result) {
       if (team_.leader()) std::cerr << renderDiagnostic(result.error(), source.path, source.text);
       return endTeam(kProgramError);
