@@ -56,6 +56,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 FENCE = re.compile(r"^(```+|~~~+)\s*([^\s{`]*)")
 SKIP = re.compile(r"^\s*(?:#|//)\s*not run by the doc tests:\s*(.+?)\s*$")
@@ -316,13 +317,15 @@ def run_file(runner, path, shown, options, report):
         if reason is not None:
             report.append("%s: skipped (%s): %s" % (block.where(), kind, reason))
             continue
-        run = getattr(runner, "run_" + kind)
+        run, start = getattr(runner, "run_" + kind), time.monotonic()
         try:
             block_failures = run(block)
         except subprocess.TimeoutExpired as error:
             block_failures = ["%s: timed out after %d s: %s" % (block.where(), error.timeout, error.cmd)]
         failures += block_failures
-        report.append("%s: %s (%s)" % (block.where(), "FAILED" if block_failures else "ok", kind))
+        # The time, so that a block that makes the test slow is easy to find.
+        report.append("%s: %s (%s, %.1f s)" % (block.where(), "FAILED" if block_failures else "ok", kind,
+                                               time.monotonic() - start))
     return failures
 
 
