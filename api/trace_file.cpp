@@ -15,7 +15,7 @@
 namespace hostir {
 namespace {
 
-// Rank 0's output file (tools/hostir/output_file.h: written beside the path
+// Rank 0's output file (api/output_file.h: written beside the path
 // and renamed over it only when complete): remembers the first failure
 // instead of stopping, since the other ranks' chunks must be received
 // either way. A trace that is not committed leaves the path as it was.
