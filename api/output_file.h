@@ -1,8 +1,8 @@
 // Writing a file hostir produces (`run --output`, a run's trace, `opt -o`,
-// `calibrate -o`) without ever destroying what it did not make:
-// the content goes to a temporary file beside the target and is renamed
-// over it only once it is complete and on disk, so a failure (a full disk,
-// an error half-way) leaves whatever the path held as it was. A path that
+// `calibrate -o`) without ever destroying what it did not make: the content
+// goes to a temporary file beside the target and is renamed over it only
+// once it is complete and on disk, so a failure (a full disk, an error
+// half-way) leaves whatever the path held as it was. A path that
 // exists and is not a regular file (a device such as /dev/null or
 // /dev/full, a FIFO, /dev/stdout) is written in place and never removed.
 #pragma once

@@ -1,7 +1,7 @@
-// The Chrome trace file of a traced run (`hostir run --trace FILE.json`, the
-// API's RunOptions::tracePath): rank 0 assembles
-// the team's file from every rank's recording (runtime/trace.h), chunk by
-// chunk, so that no rank holds more than one chunk of another's events.
+// The Chrome trace file of a traced run (`hostir run --trace FILE.json`,
+// the API's RunOptions::tracePath): rank 0 assembles the team's file from
+// every rank's recording (runtime/trace.h), chunk by chunk, so that no rank
+// holds more than one chunk of another's events.
 #pragma once
 
 #include <cstddef>
