@@ -15,7 +15,8 @@ a block without one, from its first line:
   sh       commands without their output (bash, also `bash`, `shell`): the
            block runs as one script under `set -e` and must exit 0.
   python   a block with `>>>` lines (any `$ ... python3` line is dropped)
-           runs as a doctest with PYTHONPATH=<build>/python.
+           runs as a doctest with PYTHONPATH=<build>/python and ELLIPSIS
+           (`...` in an output stands for any text).
   cpp      compiled against the build installed into a temporary prefix
            (find_package(hostir CONFIG REQUIRED)) and run; a block without
            main() is wrapped in one, its #include lines kept in front.
@@ -43,7 +44,7 @@ on PATH. Blocks that call mpirun run only with --mpi, the others only
 without it, so that ctest can give the MPI ones their label and
 environment.
 
-Usage: doc_examples_test.py --source DIR --build DIR [--mpi] [--no-cpp] FILE...
+Usage: doc_examples_test.py --source DIR --build DIR [--mpi] [--no-cpp] [--no-python] FILE...
 Exits 0 when every block passes; otherwise prints, for each failure, the
 block's file:line, the command and a unified diff of expected against
 actual output, and exits 1. Standard library only, for the system Python.
@@ -238,7 +239,7 @@ class Runner:
         work = self.workdir()
         with open(os.path.join(work, "doctest.txt"), "w", encoding="utf-8") as f:
             f.write("\n".join(lines) + "\n")
-        status, output = self.bash("/usr/bin/python3 -m doctest doctest.txt", work)
+        status, output = self.bash("/usr/bin/python3 -m doctest -o ELLIPSIS doctest.txt", work)
         if status != 0:
             return ["%s: the doctest failed:\n%s" % (block.where(), output.rstrip())]
         return []
@@ -313,7 +314,9 @@ def run_file(runner, path, shown, options, report):
             continue
         reason = block.skip_reason()
         if reason is None and kind == "cpp" and options.no_cpp:
-            reason = "C++ snippets are not built in this build (--no-cpp)"
+            reason = "C++ snippets are not built in this run (--no-cpp)"
+        if reason is None and kind == "python" and options.no_python:
+            reason = "this build has no Python module (--no-python)"
         if reason is not None:
             report.append("%s: skipped (%s): %s" % (block.where(), kind, reason))
             continue
@@ -335,6 +338,7 @@ def main():
     parser.add_argument("--build", required=True, help="the build directory (bin/hostir, python/)")
     parser.add_argument("--mpi", action="store_true", help="run only the blocks that call mpirun")
     parser.add_argument("--no-cpp", action="store_true", help="skip the C++ snippets")
+    parser.add_argument("--no-python", action="store_true", help="skip the >>> blocks")
     parser.add_argument("files", nargs="+", help="markdown files, relative to --source")
     options = parser.parse_args()
     source, build = os.path.abspath(options.source), os.path.abspath(options.build)
