@@ -9,8 +9,10 @@ a block without one, from its first line:
   console  `$ cmd` lines (a trailing `\\` continues a command), each followed
            by its expected output up to the next `$ ` line. A block without
            an info string whose first line starts with `$ ` is one too.
-           Each command runs with bash; its stdout and stderr together must
-           match the expected text. The exit status is not compared, so a
+           Each command runs in its own bash, in the block's directory (so
+           files persist from one command to the next, shell variables do
+           not); its stdout and stderr together must match the expected
+           text, trailing blanks aside. The exit status is not compared, so a
            block may show an error.
   sh       commands without their output (bash, also `bash`, `shell`): the
            block runs as one script under `set -e` and must exit 0.
@@ -64,7 +66,6 @@ SKIP = re.compile(r"^\s*(?:#|//)\s*not run by the doc tests:\s*(.+?)\s*$")
 MEASURED = re.compile(r"~(?=[-+]?(?:\d|\.\d))[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 SH_LANGS = {"sh", "bash", "shell"}
-TEXT_LANGS = {"text", "json", "cmake", "ebnf", "python-api"}
 COMMAND_TIMEOUT_S = 120
 
 
