@@ -1,13 +1,13 @@
 #include <cuda_runtime_api.h>
 
 #include "executor/cuda/cuda_check.h"
-#include "executor/native_streams.h"
+#include "executor/cuda/cuda_native_streams.h"
 
-namespace hostir::native {
+namespace hostir::cuda::native {
 
 void* createStream() {
   cudaStream_t stream = nullptr;
-  cuda::checkCuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  checkCuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
   return stream;
 }
 
@@ -15,24 +15,23 @@ void destroyStream(void* stream) { cudaStreamDestroy(static_cast<cudaStream_t>(s
 
 void* createEvent() {
   cudaEvent_t event = nullptr;
-  cuda::checkCuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  checkCuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
   return event;
 }
 
 void destroyEvent(void* event) { cudaEventDestroy(static_cast<cudaEvent_t>(event)); }
 
 void recordEvent(void* event, void* stream) {
-  cuda::checkCuda(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)),
-                  "cudaEventRecord");
+  checkCuda(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)), "cudaEventRecord");
 }
 
 void waitEvent(void* stream, void* event) {
-  cuda::checkCuda(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event), 0),
-                  "cudaStreamWaitEvent");
+  checkCuda(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event), 0),
+            "cudaStreamWaitEvent");
 }
 
 void synchronizeStream(void* stream) {
-  cuda::checkCuda(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
+  checkCuda(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
 }
 
-}  // namespace hostir::native
+}  // namespace hostir::cuda::native
