@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds the hostir tool in build/, shows the
-# row-parallel example before and after the assign-streams pass, then runs
-# it on two MPI ranks, checked against the serial reference and timed.
+# The README's set-up: installs what is missing and builds everything the
+# README and docs/ use in build/ (the hostir binary, the libraries and their
+# CMake package for `cmake --install`, the Python module in build/python/,
+# the tests), then shows the row-parallel example before and after the
+# assign-streams pass and runs it on two MPI ranks, checked against the
+# serial reference and timed.
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -10,7 +13,7 @@ cd "$HOSTIR_ROOT"
 
 hostir_install_packages "${HOSTIR_PACKAGES[@]}"
 hostir_configure_main
-hostir_build build hostir
+hostir_build build
 
 example=examples/row_parallel_linear.hir
 hostir=./build/bin/hostir

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds build/ and runs every test (ctest: unit,
-# executor, MPI, the installed-package consumer) and the Python module's
-# tests (pytest, system Python); builds build/tsan (ThreadSanitizer) and build/asan
+# executor, MPI, the installed-package consumers, the docs' examples) and
+# the Python module's tests (pytest, system Python); installs the wheel
+# (`pip install .`) into a fresh venv and runs the Python tests against it;
+# builds build/tsan (ThreadSanitizer) and build/asan
 # (AddressSanitizer + UBSan) and runs every test but the MPI-launched ones
 # there; then builds the parser fuzzer with clang in build/fuzz and runs it
 # for FUZZ_SECONDS (default 60) on a copy of its seed corpus (tests/fuzz/corpus
@@ -158,6 +160,18 @@ else
   record build "FAILED (build/; see the compiler output above)"
   record tests "skipped (no build)"
   record python "skipped (no build)"
+  FAILED=1
+fi
+
+# 3b. `pip install .` into a fresh venv and the Python tests against the
+# wheel (tests/install/wheel_test.sh). Without the CUDA backend, whose
+# kernels would add minutes; the wheel's CUDA component is the same
+# library the consumer tests of build/ check.
+hostir_log "wheel: pip install . into a fresh venv, then pytest"
+if bash tests/install/wheel_test.sh -C cmake.define.HOSTIR_CUDA=OFF; then
+  record wheel "ok (pip install . into a fresh venv; tests/python passed against it)"
+else
+  record wheel "FAILED (tests/install/wheel_test.sh; see above)"
   FAILED=1
 fi
 
