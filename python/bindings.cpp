@@ -139,18 +139,10 @@ api::RunStats runInterruptibly(const std::function<api::RunStats()>& run, std::a
 
 }  // namespace
 
-PYBIND11_MODULE(_hostir, m) {
-  m.doc() = "hostir's C++ API; use the package `hostir`, which wraps it.";
-  m.attr("DEFAULT_STREAMS") = hostir::kDefaultStreams;
+namespace {
 
-  py::register_exception_translator([](std::exception_ptr thrown) {
-    try {
-      if (thrown) std::rethrow_exception(thrown);
-    } catch (const api::Error& error) {
-      raiseAsPythonError(error);
-    }
-  });
-
+// Program values and the calls that parse them.
+void bindPrograms(py::module_& m) {
   py::class_<api::Program>(m, "Program")
       .def_property_readonly("name", &api::Program::name)
       .def_property_readonly("source_name", &api::Program::sourceName)
@@ -162,7 +154,10 @@ PYBIND11_MODULE(_hostir, m) {
 
   m.def("parse", &api::Program::parse, "path_or_text"_a, py::call_guard<py::gil_scoped_release>());
   m.def("parse_file", &api::Program::fromFile, "path"_a, py::call_guard<py::gil_scoped_release>());
+}
 
+// check, simulate and the passes.
+void bindAnalyses(py::module_& m) {
   m.def(
       "check",
       [](const api::Program& program, int64_t ranks, const api::Params& params, int64_t streams) {
@@ -210,6 +205,11 @@ PYBIND11_MODULE(_hostir, m) {
       py::call_guard<py::gil_scoped_release>());
   m.attr("DEFAULT_MIN_GAIN") = hostir::kDefaultMinimumGain;
 
+  m.def("pass_names", &api::passNames);
+}
+
+// run and its options.
+void bindRun(py::module_& m) {
   // The arrays stay referenced by the maps (and the caller) while the GIL is
   // released, so their memory cannot go away under the run. Returns the
   // timed runs' milliseconds, the peak memory and the trace's size.
@@ -242,6 +242,23 @@ PYBIND11_MODULE(_hostir, m) {
       .def_readwrite("warmup", &api::RunOptions::warmup)
       .def_readwrite("repeat", &api::RunOptions::repeat)
       .def_readwrite("trace", &api::RunOptions::tracePath);
+}
 
-  m.def("pass_names", &api::passNames);
+}  // namespace
+
+PYBIND11_MODULE(_hostir, m) {
+  m.doc() = "hostir's C++ API; use the package `hostir`, which wraps it.";
+  m.attr("DEFAULT_STREAMS") = hostir::kDefaultStreams;
+
+  py::register_exception_translator([](std::exception_ptr thrown) {
+    try {
+      if (thrown) std::rethrow_exception(thrown);
+    } catch (const api::Error& error) {
+      raiseAsPythonError(error);
+    }
+  });
+
+  bindPrograms(m);
+  bindAnalyses(m);
+  bindRun(m);
 }
