@@ -157,7 +157,7 @@ struct OpSignature {
   ValueKind resultKind;  // meaningful unless resultMode is None
   OpCategory category;
   CostRule cost;
-  ResultShape resultShape;
+  ResultShape resultShape = {};  // the default: no result computed from operands
 };
 
 const OpSignature& signatureOf(OpKind kind);
