@@ -168,7 +168,7 @@ fi
 # kernels would add minutes; the wheel's CUDA component is the same
 # library the consumer tests of build/ check.
 hostir_log "wheel: pip install . into a fresh venv, then pytest"
-if bash tests/install/wheel_test.sh -C cmake.define.HOSTIR_CUDA=OFF; then
+if bash tests/install/wheel_test.sh --config-settings=cmake.define.HOSTIR_CUDA=OFF; then
   record wheel "ok (pip install . into a fresh venv; tests/python passed against it)"
 else
   record wheel "FAILED (tests/install/wheel_test.sh; see above)"

@@ -4,7 +4,7 @@
 # pytest from PyPI), then the Python tests (tests/python) against the
 # installed package, run from outside the checkout so that nothing but the
 # wheel provides `import hostir`. Extra arguments go to `pip install`, e.g.
-# `-C cmake.define.HOSTIR_CUDA=OFF` for a quicker build. Needs the network
+# `--config-settings=cmake.define.HOSTIR_CUDA=OFF` for a quicker build. Needs the network
 # (PyPI). Writes nothing outside its temporary directory, which it removes.
 set -euo pipefail
 
