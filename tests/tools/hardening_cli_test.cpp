@@ -228,11 +228,17 @@ TEST_F(HardeningCli, EndlessAndNonRegularFilesNeitherHangNorFillMemory) {
 }
 
 TEST_F(HardeningCli, UnreadableFileIsAClearError) {
-  // Root reads files whatever their mode: drop to nobody for the run.
+  // Root reads files whatever their mode: drop to nobody for the run. The
+  // checkout may sit in a folder only root can enter (mktemp -d): setpriv
+  // still starts the binary, but then nobody cannot load the build's
+  // libraries from there, so the run gets a copy of them it can read.
   std::string asUser;
   if (::geteuid() == 0) {
     if (std::system("command -v setpriv >/dev/null 2>&1") != 0) GTEST_SKIP() << "running as root without setpriv";
-    asUser = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+    const std::filesystem::path libraries = dir_ / "lib";
+    std::filesystem::copy(std::filesystem::path(HOSTIR_BINARY).parent_path().parent_path() / "lib", libraries,
+                          std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+    asUser = "env LD_LIBRARY_PATH=" + libraries.string() + " setpriv --reuid=65534 --regid=65534 --clear-groups ";
   }
   std::string file = write("unreadable.hir", "program p() {\n}\n");
   std::filesystem::permissions(file, std::filesystem::perms::none);
