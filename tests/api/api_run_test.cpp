@@ -163,8 +163,8 @@ TEST(ApiRunErrors, BuffersMustMatchTheDeclarations) {
   EXPECT_GT(split.line(), 0);
 }
 
-TEST(ApiRunErrors, ARacyProgramIsRefusedUnlessUnchecked) {
-  const char* racy = R"(program racy() {
+// Stream 0 copies y while main adds into it: a race on y.
+const char* kRacy = R"(program racy() {
   output y : f32[4]
   y = allocate(f32[4], zero=true)
   main = get_current_stream()
@@ -176,7 +176,9 @@ TEST(ApiRunErrors, ARacyProgramIsRefusedUnlessUnchecked) {
   synchronize(stream(0))
 }
 )";
-  Program p = Program::fromText(racy, "racy.hir");
+
+TEST(ApiRunErrors, ARacyProgramIsRefusedUnlessUnchecked) {
+  Program p = Program::fromText(kRacy, "racy.hir");
   Error e = errorOf([&] { hostir::api::run(p, {}, {}); });
   EXPECT_EQ(e.kind(), ErrorKind::Check);
   EXPECT_NE(std::string(e.what()).find("racy.hir:7:"), std::string::npos) << e.what();
@@ -266,19 +268,7 @@ TEST(ApiRunTrace, TheTraceFileIsWrittenAndItsSizeReturned) {
 }
 
 TEST(ApiCheckErrors, ACheckErrorListsItsFindingsWithPositions) {
-  const char* racy = R"(program racy() {
-  output y : f32[4]
-  y = allocate(f32[4], zero=true)
-  main = get_current_stream()
-  set_current_stream(stream(0))
-  synchronize(main)
-  copy(y, out=y)
-  set_current_stream(main)
-  add(y, y, out=y)
-  synchronize(stream(0))
-}
-)";
-  Program p = Program::fromText(racy, "racy.hir");
+  Program p = Program::fromText(kRacy, "racy.hir");
   Error e = errorOf([&] { hostir::api::check(p); });
   EXPECT_EQ(e.kind(), ErrorKind::Check);
   ASSERT_EQ(e.findings().size(), 1u) << e.what();
