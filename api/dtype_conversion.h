@@ -14,6 +14,7 @@ inline hostir::DType internalDType(DType dtype) {
     case DType::F16: return hostir::DType::F16;
     case DType::BF16: return hostir::DType::BF16;
     case DType::F64: return hostir::DType::F64;
+    case DType::I32: return hostir::DType::I32;
   }
   return hostir::DType::F32;
 }
@@ -24,6 +25,7 @@ inline DType publicDType(hostir::DType dtype) {
     case hostir::DType::F16: return DType::F16;
     case hostir::DType::BF16: return DType::BF16;
     case hostir::DType::F64: return DType::F64;
+    case hostir::DType::I32: return DType::I32;
   }
   return DType::F32;
 }

@@ -73,6 +73,7 @@ MPI_Datatype mpiType(DType dtype) {
     case DType::F64: return MPI_DOUBLE;
     case DType::F16:
     case DType::BF16: return MPI_UINT16_T;
+    case DType::I32: return MPI_INT32_T;
   }
   throw CommError("MPI communicator: unknown dtype");
 }

@@ -25,6 +25,7 @@ ncclDataType_t ncclType(DType dtype) {
     case DType::F64: return ncclDouble;
     case DType::F16: return ncclHalf;
     case DType::BF16: return ncclBfloat16;
+    case DType::I32: return ncclInt32;
   }
   throw CommError("nccl: unsupported dtype");
 }

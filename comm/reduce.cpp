@@ -66,6 +66,7 @@ void reduceInto(void* acc, const void* in, size_t count, DType dtype, ReduceOp o
     case DType::F64: return reduceTyped<double>(acc, in, count, op);
     case DType::F16: return reduceTyped<Half>(acc, in, count, op);
     case DType::BF16: return reduceTyped<BFloat16>(acc, in, count, op);
+    case DType::I32: break;  // indices are moved, never reduced (the verifier refuses it)
   }
   throw std::invalid_argument("reduceInto: unknown dtype");
 }
@@ -76,6 +77,7 @@ void scaleInPlace(void* buf, size_t count, DType dtype, double factor) {
     case DType::F64: return scaleTyped<double>(buf, count, factor);
     case DType::F16: return scaleTyped<Half>(buf, count, factor);
     case DType::BF16: return scaleTyped<BFloat16>(buf, count, factor);
+    case DType::I32: break;
   }
   throw std::invalid_argument("scaleInPlace: unknown dtype");
 }

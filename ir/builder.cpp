@@ -141,10 +141,12 @@ Value ProgramBuilder::recordEvent(std::string name) { return emit(OpKind::Record
 void ProgramBuilder::waitEvent(const Value& event) { append(makeOp(OpKind::WaitEvent, {{"ev", event.arg()}})); }
 
 Expr ProgramBuilder::intValue(IntFunction fn, Expr a, Expr b, std::string name) {
+  return intValue(Expr::call(fn, {std::move(a), std::move(b)}), std::move(name));
+}
+
+Expr ProgramBuilder::intValue(Expr value, std::string name) {
   Operation op(OpKind::IntValue);
-  op.intFunction = fn;
-  op.operands[operands::IntValue::a] = Arg::integer(std::move(a));
-  op.operands[operands::IntValue::b] = Arg::integer(std::move(b));
+  op.operands[operands::IntValue::value] = Arg::integer(std::move(value));
   name = fresh(std::move(name));
   op.results.push_back(NameDef{name, {}});
   append(std::move(op));

@@ -74,6 +74,8 @@ class ProgramBuilder {
   Value recordEvent(std::string name = {});
   void waitEvent(const Value& event);
   Expr intValue(IntFunction fn, Expr a, Expr b, std::string name = {});
+  // `name = value`: binds a host integer.
+  Expr intValue(Expr value, std::string name = {});
 
   // for index in range(start, end) { body(index) }
   void forLoop(std::string index, Expr start, Expr end, const std::function<void(Expr)>& body);

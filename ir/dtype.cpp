@@ -8,12 +8,13 @@ std::string_view dtypeName(DType dtype) {
     case DType::F16: return "f16";
     case DType::BF16: return "bf16";
     case DType::F64: return "f64";
+    case DType::I32: return "i32";
   }
   return "?";
 }
 
 std::optional<DType> parseDType(std::string_view name) {
-  for (DType d : {DType::F32, DType::F16, DType::BF16, DType::F64})
+  for (DType d : kAllDTypes)
     if (dtypeName(d) == name) return d;
   return std::nullopt;
 }
@@ -24,6 +25,7 @@ size_t dtypeSize(DType dtype) {
     case DType::F16: return 2;
     case DType::BF16: return 2;
     case DType::F64: return 8;
+    case DType::I32: return 4;
   }
   return 0;
 }

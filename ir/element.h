@@ -1,8 +1,10 @@
 // Reading and writing one element of any dtype through a byte pointer,
-// computing in `Compute` (float or double); f16 and bf16 round on store.
+// computing in `Compute` (float or double); f16 and bf16 round on store,
+// i32 converts as C++ does (indices: whole numbers within range).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 #include "ir/dtype.h"
@@ -33,6 +35,11 @@ Compute loadElement(DType dtype, const std::byte* p) {
       std::memcpy(&h.bits, p, 2);
       return static_cast<Compute>(toFloat(h));
     }
+    case DType::I32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return static_cast<Compute>(v);
+    }
   }
   return 0;
 }
@@ -58,6 +65,11 @@ void storeElement(DType dtype, std::byte* p, Compute value) {
     case DType::BF16: {
       BFloat16 h = toBFloat16(static_cast<float>(value));
       std::memcpy(p, &h.bits, 2);
+      return;
+    }
+    case DType::I32: {
+      auto v = static_cast<int32_t>(value);
+      std::memcpy(p, &v, 4);
       return;
     }
   }

@@ -53,12 +53,29 @@ Arg Arg::boolean(bool value, SourceLoc loc) {
   return a;
 }
 
+Arg Arg::number(double value, SourceLoc loc) {
+  Arg a;
+  a.form = Form::Float;
+  a.loc = loc;
+  a.floatValue = value;
+  return a;
+}
+
+std::string formatFloatAttribute(double value) {
+  // The shortest text that reads back as the same double; a '.' or an
+  // exponent keeps it a FLOAT token rather than an integer.
+  std::string text = fmt::format("{}", value);
+  if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
+  return text;
+}
+
 std::string Arg::toString() const {
   switch (form) {
     case Form::Expr: return expr.toString();
     case Form::Type: return type.toString();
     case Form::Stream: return "stream(" + expr.toString() + ")";
     case Form::Bool: return boolValue ? "true" : "false";
+    case Form::Float: return formatFloatAttribute(floatValue);
   }
   return "";
 }
@@ -70,6 +87,7 @@ bool operator==(const Arg& a, const Arg& b) {
     case Arg::Form::Stream: return a.expr == b.expr;
     case Arg::Form::Type: return a.type == b.type;
     case Arg::Form::Bool: return a.boolValue == b.boolValue;
+    case Arg::Form::Float: return a.floatValue == b.floatValue;
   }
   return false;
 }
@@ -88,8 +106,7 @@ std::optional<Arg>& Operation::operand(std::string_view name) {
 }
 
 bool operator==(const Operation& a, const Operation& b) {
-  return a.kind == b.kind && a.results == b.results && a.operands == b.operands &&
-         (a.kind != OpKind::IntValue || a.intFunction == b.intFunction);
+  return a.kind == b.kind && a.results == b.results && a.operands == b.operands;
 }
 
 bool operator==(const ForLoop& a, const ForLoop& b) {
@@ -147,6 +164,8 @@ const Decl* Program::findDecl(std::string_view name) const {
 }
 
 bool isReservedName(std::string_view name) {
+  // `i32` came after programs could name a loop index `i32`, so it stays a
+  // valid name: a dtype is known by its place (before '[', or as `dtype=`).
   static constexpr std::array<std::string_view, 18> kReserved = {
       "program", "input", "output", "shard", "for",  "in",  "range",   "with", "stream",
       "true",    "false", "f32",    "f16",   "bf16", "f64", "ceildiv", "min",  "max"};

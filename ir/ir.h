@@ -30,11 +30,12 @@ struct TensorType {
 // One operand as written. Names (tensors, streams, events, handles, words
 // such as `sum`) are kept as name expressions; the signature says which.
 struct Arg {
-  enum class Form { Expr, Type, Stream, Bool };
+  enum class Form { Expr, Type, Stream, Bool, Float };
   Form form = Form::Expr;
   Expr expr;        // Form::Expr, and the stream number for Form::Stream
   TensorType type;  // Form::Type
   bool boolValue = false;
+  double floatValue = 0;  // Form::Float: finite, printed so that it parses back to the same double
   SourceLoc loc;
 
   static Arg name(std::string name, SourceLoc loc = {});
@@ -42,6 +43,7 @@ struct Arg {
   static Arg ofType(TensorType t);
   static Arg stream(Expr number, SourceLoc loc = {});
   static Arg boolean(bool value, SourceLoc loc = {});
+  static Arg number(double value, SourceLoc loc = {});
 
   bool isName() const { return form == Form::Expr && expr.isName(); }
   const std::string& nameValue() const { return expr.nameValue(); }
@@ -61,8 +63,6 @@ struct Operation {
   SourceLoc loc;                             // the operation's name
   std::vector<NameDef> results;              // zero or one name
   std::vector<std::optional<Arg>> operands;  // one slot per signature operand
-  // IntValue only: which of ceildiv/min/max.
-  IntFunction intFunction = IntFunction::CeilDiv;
 
   explicit Operation(OpKind k = OpKind::Wait, SourceLoc l = {});
   const OpSignature& signature() const { return signatureOf(kind); }
@@ -177,6 +177,10 @@ struct Program {
 // is given, as a phrase ("proved for 1 rank and 4 worker streams, not for
 // 2 ranks and 4 worker streams"); nullopt otherwise.
 std::optional<std::string> provedForAnotherTeam(const Program& program, int64_t world, int64_t streams);
+
+// A FLOAT attribute as the printer writes it: the shortest text that parses
+// back to `value`, with a '.' or an exponent ("0.125", "1e-06", "2.0").
+std::string formatFloatAttribute(double value);
 
 // Names that can never be defined: keywords, builtins, dtypes, int functions.
 bool isReservedName(std::string_view name);

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <limits>
 
 namespace hostir {
@@ -19,6 +21,42 @@ namespace {
 
 bool isIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool isDigit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+
+// The length of the fraction and exponent after a number's integer digits
+// at `i` ('.' digits, then [eE][+-]digits), 0 when there is neither.
+size_t floatTail(std::string_view source, size_t i) {
+  size_t j = i;
+  if (j + 1 < source.size() && source[j] == '.' && isDigit(source[j + 1])) {
+    ++j;
+    while (j < source.size() && isDigit(source[j])) ++j;
+  }
+  if (j < source.size() && (source[j] == 'e' || source[j] == 'E')) {
+    size_t k = j + 1;
+    if (k < source.size() && (source[k] == '+' || source[k] == '-')) ++k;
+    if (k < source.size() && isDigit(source[k])) {
+      while (k < source.size() && isDigit(source[k])) ++k;
+      j = k;
+    }
+  }
+  return j - i;
+}
+
+// Two-character comparison operators.
+TokenKind comparison(char c, char next) {
+  if (next != '=') {
+    if (c == '<') return TokenKind::Less;
+    if (c == '>') return TokenKind::Greater;
+    return TokenKind::Eof;
+  }
+  switch (c) {
+    case '=': return TokenKind::EqualEqual;
+    case '!': return TokenKind::NotEqual;
+    case '<': return TokenKind::LessEqual;
+    case '>': return TokenKind::GreaterEqual;
+    default: return TokenKind::Eof;
+  }
+}
 
 TokenKind punctuation(char c) {
   switch (c) {
@@ -89,12 +127,33 @@ Result<std::vector<Token>> tokenize(std::string_view source) {
           value = value * 10 + digit;
         advance(1);
       }
+      if (size_t tail = floatTail(source, i)) {
+        advance(tail);
+        std::string_view text = source.substr(start, i - start);
+        double v = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v))
+          return Diagnostic{loc, fmt::format("number {} is out of the range of a double",
+                                             text.substr(0, std::min<size_t>(text.size(), 40)))};
+        if (i < source.size() && isIdentStart(source[i]))
+          return Diagnostic{SourceLoc{line, col}, fmt::format("unexpected '{}' after a number", source[i])};
+        Token token{TokenKind::Float, text, loc};
+        token.floatValue = v;
+        tokens.push_back(token);
+        continue;
+      }
       if (i < source.size() && isIdentStart(source[i]))
         return Diagnostic{SourceLoc{line, col}, fmt::format("unexpected '{}' after a number", source[i])};
       if (tooLarge)
         return Diagnostic{loc, fmt::format("integer literal {} does not fit in 64 bits",
                                            source.substr(start, std::min<size_t>(i - start, 40)))};
       tokens.push_back({TokenKind::Int, source.substr(start, i - start), loc, value});
+      continue;
+    }
+    if (TokenKind cmp = comparison(c, i + 1 < source.size() ? source[i + 1] : '\0'); cmp != TokenKind::Eof) {
+      size_t length = (cmp == TokenKind::Less || cmp == TokenKind::Greater) ? 1 : 2;
+      tokens.push_back({cmp, source.substr(i, length), loc});
+      advance(length);
       continue;
     }
     TokenKind kind = punctuation(c);

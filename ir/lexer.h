@@ -14,6 +14,7 @@ namespace hostir {
 enum class TokenKind {
   Ident,
   Int,
+  Float,  // digits with a '.' or an exponent: 0.125, 1e-6, 2.5E+3
   Newline,
   Eof,
   LParen,
@@ -31,6 +32,12 @@ enum class TokenKind {
   Star,
   Slash,
   Percent,
+  EqualEqual,    // ==
+  NotEqual,      // !=
+  Less,          // <
+  LessEqual,     // <=
+  Greater,       // >
+  GreaterEqual,  // >=
 };
 
 struct Token {
@@ -38,13 +45,15 @@ struct Token {
   std::string_view text;  // points into the source
   SourceLoc loc;
   uint64_t intValue = 0;  // Int
+  double floatValue = 0;  // Float: finite
 };
 
 // Describes a token for messages: "'foo'", "end of line", "end of file".
 std::string describeToken(const Token& token);
 
 // Splits `source` into tokens; the last is Eof. Fails on a byte that starts
-// no token or an integer literal that does not fit in 63 bits.
+// no token, an integer literal that does not fit in 63 bits, or a float
+// literal beyond the range of a double.
 Result<std::vector<Token>> tokenize(std::string_view source);
 
 }  // namespace hostir

@@ -23,11 +23,41 @@ constexpr OperandSpec kLinear[] = {{"x", K::Tensor, kReq, kPos, E::Read},
                                    {"out", K::Tensor, kOpt, kKw, E::Write}};
 constexpr OperandSpec kMatmul[] = {{"a", K::Tensor, kReq, kPos, E::Read},
                                    {"b", K::Tensor, kReq, kPos, E::Read},
-                                   {"out", K::Tensor, kOpt, kKw, E::Write}};
+                                   {"out", K::Tensor, kOpt, kKw, E::Write},
+                                   {"transpose_a", K::Bool, kOpt, kKw},
+                                   {"transpose_b", K::Bool, kOpt, kKw}};
 constexpr OperandSpec kCopy[] = {{"src", K::Tensor, kReq, kPos, E::Read}, {"out", K::Tensor, kOpt, kKw, E::Write}};
-constexpr OperandSpec kAdd[] = {{"a", K::Tensor, kReq, kPos, E::Read},
-                                {"b", K::Tensor, kReq, kPos, E::Read},
-                                {"out", K::Tensor, kOpt, kKw, E::Write}};
+// add, sub, mul: b broadcasts to a's shape.
+constexpr OperandSpec kBinary[] = {{"a", K::Tensor, kReq, kPos, E::Read},
+                                   {"b", K::Tensor, kReq, kPos, E::Read},
+                                   {"out", K::Tensor, kOpt, kKw, E::Write}};
+// relu, silu, gelu, softmax.
+constexpr OperandSpec kUnary[] = {{"x", K::Tensor, kReq, kPos, E::Read}, {"out", K::Tensor, kOpt, kKw, E::Write}};
+constexpr OperandSpec kScale[] = {
+    {"x", K::Tensor, kReq, kPos, E::Read}, {"by", K::Float, kReq, kKw}, {"out", K::Tensor, kOpt, kKw, E::Write}};
+constexpr OperandSpec kRmsNorm[] = {{"x", K::Tensor, kReq, kPos, E::Read},
+                                    {"w", K::Tensor, kReq, kPos, E::Read},
+                                    {"eps", K::Float, kOpt, kKw},
+                                    {"out", K::Tensor, kOpt, kKw, E::Write}};
+constexpr OperandSpec kAttention[] = {{"q", K::Tensor, kReq, kPos, E::Read}, {"k", K::Tensor, kReq, kPos, E::Read},
+                                      {"v", K::Tensor, kReq, kPos, E::Read}, {"out", K::Tensor, kOpt, kKw, E::Write},
+                                      {"heads", K::Int, kReq, kKw},          {"kv_heads", K::Int, kOpt, kKw},
+                                      {"causal", K::Bool, kOpt, kKw},        {"q_offset", K::Int, kOpt, kKw},
+                                      {"k_offset", K::Int, kOpt, kKw},       {"lse", K::Tensor, kOpt, kKw, E::Write}};
+constexpr OperandSpec kMergeAttention[] = {{"o", K::Tensor, kReq, kPos, E::ReadWrite},
+                                           {"lse", K::Tensor, kReq, kPos, E::ReadWrite},
+                                           {"part", K::Tensor, kReq, kPos, E::Read},
+                                           {"part_lse", K::Tensor, kReq, kPos, E::Read}};
+// Data-dependent accesses: the race and initialization analyses count them
+// as touching the whole of the tensor they index.
+constexpr OperandSpec kGatherRows[] = {{"x", K::Tensor, kReq, kPos, E::Read},
+                                       {"idx", K::Tensor, kReq, kPos, E::Read},
+                                       {"out", K::Tensor, kOpt, kKw, E::Write}};
+constexpr OperandSpec kScatterAddRows[] = {{"src", K::Tensor, kReq, kPos, E::Read},
+                                           {"idx", K::Tensor, kReq, kPos, E::Read},
+                                           {"out", K::Tensor, kReq, kKw, E::ReadWrite}};
+constexpr OperandSpec kCast[] = {
+    {"x", K::Tensor, kReq, kPos, E::Read}, {"dtype", K::DType, kReq, kKw}, {"out", K::Tensor, kOpt, kKw, E::Write}};
 constexpr OperandSpec kAllreduce[] = {{"t", K::Tensor, kReq, kPos, E::ReadInPlace},
                                       {"out", K::Tensor, kOpt, kKw, E::Write},
                                       {"op", K::ReduceOp, kOpt, kKw}};
@@ -37,6 +67,8 @@ constexpr OperandSpec kReduceScatter[] = {{"t", K::Tensor, kReq, kPos, E::Read},
                                           {"out", K::Tensor, kReq, kKw, E::Write},
                                           {"axis", K::Int, kOpt, kKw},
                                           {"op", K::ReduceOp, kOpt, kKw}};
+constexpr OperandSpec kAllToAll[] = {
+    {"t", K::Tensor, kReq, kPos, E::Read}, {"out", K::Tensor, kReq, kKw, E::Write}, {"axis", K::Int, kOpt, kKw}};
 constexpr OperandSpec kBroadcast[] = {{"t", K::Tensor, kReq, kPos, E::ReadOnRoot}, {"root", K::Int, kReq, kKw}};
 // `from` is a keyword of the operation, not of the language.
 constexpr OperandSpec kSendRecv[] = {{"src", K::Tensor, kReq, kPos, E::Read},
@@ -46,36 +78,72 @@ constexpr OperandSpec kSendRecv[] = {{"src", K::Tensor, kReq, kPos, E::Read},
 constexpr OperandSpec kWait[] = {{"h", K::Handle, kReq, kPos}};
 constexpr OperandSpec kStreamOperand[] = {{"s", K::Stream, kReq, kPos}};
 constexpr OperandSpec kWaitEvent[] = {{"ev", K::Event, kReq, kPos}};
-constexpr OperandSpec kIntValue[] = {{"a", K::Int, kReq, kPos}, {"b", K::Int, kReq, kPos}};
+constexpr OperandSpec kIntValue[] = {{"value", K::Int, kReq, kPos}};
 
 // Results shaped from two operands (ResultShape); elementwise ones are shaped like one.
 constexpr ResultShape kLinearResult{operands::Linear::x, operands::Linear::w, 0};  // [x's leading dims, w's first]
+// matmul's result depends on its transposes and batch axis: ir/symbolic_types.cpp.
 constexpr ResultShape kMatmulResult{operands::Matmul::a, operands::Matmul::b, 1};  // [a's first, b's second]
 
 using R = ResultMode;
 using V = ValueKind;
-constexpr std::array<OpSignature, 19> kSignatures = {{
-    {OpKind::Allocate, "allocate", kAllocate, R::Required, V::Tensor, C::Allocation, CostRule::Fill},
-    {OpKind::Deallocate, "deallocate", kDeallocate, R::None, V::Tensor, C::Deallocation, CostRule::None},
-    {OpKind::ShardByStream, "shard_by_stream", kShardByStream, R::Required, V::Tensor, C::View, CostRule::None},
-    {OpKind::Linear, "linear", kLinear, R::OutOrResult, V::Tensor, C::Compute, CostRule::Linear, kLinearResult},
-    {OpKind::Matmul, "matmul", kMatmul, R::OutOrResult, V::Tensor, C::Compute, CostRule::Matmul, kMatmulResult},
-    {OpKind::Copy, "copy", kCopy, R::OutOrResult, V::Tensor, C::Copy, CostRule::Copy, {operands::Copy::src}},
-    {OpKind::Add, "add", kAdd, R::OutOrResult, V::Tensor, C::Compute, CostRule::Elementwise, {operands::Add::a}},
-    {OpKind::Allreduce, "allreduce", kAllreduce, R::Optional, V::Handle, C::Communication, CostRule::Collective},
-    {OpKind::Allgather, "allgather", kAllgather, R::Optional, V::Handle, C::Communication, CostRule::Collective},
-    {OpKind::ReduceScatter, "reduce_scatter", kReduceScatter, R::Optional, V::Handle, C::Communication,
-     CostRule::Collective},
-    {OpKind::Broadcast, "broadcast", kBroadcast, R::Optional, V::Handle, C::Communication, CostRule::Collective},
-    {OpKind::SendRecv, "sendrecv", kSendRecv, R::Optional, V::Handle, C::Communication, CostRule::Collective},
-    {OpKind::Wait, "wait", kWait, R::None, V::Handle, C::Synchronization, CostRule::None},
-    {OpKind::GetCurrentStream, "get_current_stream", {}, R::Required, V::Stream, C::Host, CostRule::None},
-    {OpKind::SetCurrentStream, "set_current_stream", kStreamOperand, R::None, V::Stream, C::Host, CostRule::None},
-    {OpKind::Synchronize, "synchronize", kStreamOperand, R::None, V::Stream, C::Synchronization, CostRule::None},
-    {OpKind::RecordEvent, "record_event", {}, R::Required, V::Event, C::Synchronization, CostRule::None},
-    {OpKind::WaitEvent, "wait_event", kWaitEvent, R::None, V::Event, C::Synchronization, CostRule::None},
-    // IntValue has three spellings; the table lists one, the parser maps all three.
-    {OpKind::IntValue, "ceildiv", kIntValue, R::Required, V::Int, C::Host, CostRule::None},
+constexpr ResultShape kLikeA{operands::Add::a};
+constexpr ResultShape kLikeX{operands::Unary::x};
+// attention: [Tq, H·D], like q.
+constexpr ResultShape kLikeQ{operands::Attention::q};
+// gather_rows: idx.shape + x.shape[1:], and cast: x's shape in another dtype
+// (ir/symbolic_types.cpp); `like` names the operand the result follows.
+constexpr ResultShape kGatherResult{operands::GatherRows::x};
+constexpr ResultShape kCastResult{operands::Cast::x};
+// merge_attention and scatter_add_rows update their operands in place.
+constexpr ResultShape kInPlace{operands::MergeAttention::o};
+
+using R = ResultMode;
+using V = ValueKind;
+using CR = CostRule;
+constexpr std::array<OpSignature, 33> kSignatures = {{
+    {OpKind::Allocate, "allocate", kAllocate, R::Required, V::Tensor, C::Allocation, CR::Fill},
+    {OpKind::Deallocate, "deallocate", kDeallocate, R::None, V::Tensor, C::Deallocation, CR::None},
+    {OpKind::ShardByStream, "shard_by_stream", kShardByStream, R::Required, V::Tensor, C::View, CR::None},
+    {OpKind::Linear, "linear", kLinear, R::OutOrResult, V::Tensor, C::Compute, CR::Linear, kLinearResult},
+    {OpKind::Matmul, "matmul", kMatmul, R::OutOrResult, V::Tensor, C::Compute, CR::Matmul, kMatmulResult},
+    {OpKind::Copy, "copy", kCopy, R::OutOrResult, V::Tensor, C::Copy, CR::Copy, {operands::Copy::src}},
+    {OpKind::Add, "add", kBinary, R::OutOrResult, V::Tensor, C::Compute, CR::Elementwise, kLikeA},
+    {OpKind::Sub, "sub", kBinary, R::OutOrResult, V::Tensor, C::Compute, CR::Elementwise, kLikeA},
+    {OpKind::Mul, "mul", kBinary, R::OutOrResult, V::Tensor, C::Compute, CR::Elementwise, kLikeA},
+    {OpKind::Relu, "relu", kUnary, R::OutOrResult, V::Tensor, C::Compute, CR::Elementwise, kLikeX},
+    {OpKind::Silu, "silu", kUnary, R::OutOrResult, V::Tensor, C::Compute, CR::Elementwise, kLikeX},
+    {OpKind::Gelu, "gelu", kUnary, R::OutOrResult, V::Tensor, C::Compute, CR::Elementwise, kLikeX},
+    {OpKind::Scale, "scale", kScale, R::OutOrResult, V::Tensor, C::Compute, CR::Elementwise, kLikeX},
+    {OpKind::RmsNorm, "rms_norm", kRmsNorm, R::OutOrResult, V::Tensor, C::Compute, CR::RowReduction, kLikeX},
+    {OpKind::Softmax, "softmax", kUnary, R::OutOrResult, V::Tensor, C::Compute, CR::RowReduction, kLikeX},
+    {OpKind::Attention, "attention", kAttention, R::OutOrResult, V::Tensor, C::Compute, CR::Attention, kLikeQ},
+    {OpKind::MergeAttention, "merge_attention", kMergeAttention, R::None, V::Tensor, C::Compute, CR::Elementwise,
+     kInPlace},
+    {OpKind::GatherRows, "gather_rows", kGatherRows, R::OutOrResult, V::Tensor, C::Compute, CR::Gather, kGatherResult},
+    {OpKind::ScatterAddRows,
+     "scatter_add_rows",
+     kScatterAddRows,
+     R::None,
+     V::Tensor,
+     C::Compute,
+     CR::Gather,
+     {operands::ScatterAddRows::out}},
+    {OpKind::Cast, "cast", kCast, R::OutOrResult, V::Tensor, C::Compute, CR::Copy, kCastResult},
+    {OpKind::Allreduce, "allreduce", kAllreduce, R::Optional, V::Handle, C::Communication, CR::Collective},
+    {OpKind::Allgather, "allgather", kAllgather, R::Optional, V::Handle, C::Communication, CR::Collective},
+    {OpKind::ReduceScatter, "reduce_scatter", kReduceScatter, R::Optional, V::Handle, C::Communication, CR::Collective},
+    {OpKind::AllToAll, "all_to_all", kAllToAll, R::Optional, V::Handle, C::Communication, CR::Collective},
+    {OpKind::Broadcast, "broadcast", kBroadcast, R::Optional, V::Handle, C::Communication, CR::Collective},
+    {OpKind::SendRecv, "sendrecv", kSendRecv, R::Optional, V::Handle, C::Communication, CR::Collective},
+    {OpKind::Wait, "wait", kWait, R::None, V::Handle, C::Synchronization, CR::None},
+    {OpKind::GetCurrentStream, "get_current_stream", {}, R::Required, V::Stream, C::Host, CR::None},
+    {OpKind::SetCurrentStream, "set_current_stream", kStreamOperand, R::None, V::Stream, C::Host, CR::None},
+    {OpKind::Synchronize, "synchronize", kStreamOperand, R::None, V::Stream, C::Synchronization, CR::None},
+    {OpKind::RecordEvent, "record_event", {}, R::Required, V::Event, C::Synchronization, CR::None},
+    {OpKind::WaitEvent, "wait_event", kWaitEvent, R::None, V::Event, C::Synchronization, CR::None},
+    // `n = expr`: the parser and printer spell it as a binding; the name is for messages.
+    {OpKind::IntValue, "integer binding", kIntValue, R::Required, V::Int, C::Host, CR::None},
 }};
 
 // The table is in OpKind order, within the operand limit, and every tensor
@@ -114,10 +182,38 @@ static_assert(at(kShardByStream, operands::ShardByStream::t, "t") &&
 static_assert(at(kLinear, operands::Linear::x, "x") && at(kLinear, operands::Linear::w, "w") &&
               at(kLinear, operands::Linear::bias, "bias") && at(kLinear, operands::Linear::out, "out"));
 static_assert(at(kMatmul, operands::Matmul::a, "a") && at(kMatmul, operands::Matmul::b, "b") &&
-              at(kMatmul, operands::Matmul::out, "out"));
+              at(kMatmul, operands::Matmul::out, "out") && at(kMatmul, operands::Matmul::transpose_a, "transpose_a") &&
+              at(kMatmul, operands::Matmul::transpose_b, "transpose_b"));
 static_assert(at(kCopy, operands::Copy::src, "src") && at(kCopy, operands::Copy::out, "out"));
-static_assert(at(kAdd, operands::Add::a, "a") && at(kAdd, operands::Add::b, "b") &&
-              at(kAdd, operands::Add::out, "out"));
+template <typename O>
+constexpr bool binaryAt() {
+  return at(kBinary, O::a, "a") && at(kBinary, O::b, "b") && at(kBinary, O::out, "out");
+}
+static_assert(binaryAt<operands::Add>() && binaryAt<operands::Sub>() && binaryAt<operands::Mul>());
+static_assert(at(kUnary, operands::Unary::x, "x") && at(kUnary, operands::Unary::out, "out"));
+static_assert(at(kScale, operands::Scale::x, "x") && at(kScale, operands::Scale::by, "by") &&
+              at(kScale, operands::Scale::out, "out"));
+static_assert(at(kRmsNorm, operands::RmsNorm::x, "x") && at(kRmsNorm, operands::RmsNorm::w, "w") &&
+              at(kRmsNorm, operands::RmsNorm::eps, "eps") && at(kRmsNorm, operands::RmsNorm::out, "out"));
+static_assert(at(kAttention, operands::Attention::q, "q") && at(kAttention, operands::Attention::k, "k") &&
+              at(kAttention, operands::Attention::v, "v") && at(kAttention, operands::Attention::out, "out") &&
+              at(kAttention, operands::Attention::heads, "heads") &&
+              at(kAttention, operands::Attention::kv_heads, "kv_heads") &&
+              at(kAttention, operands::Attention::causal, "causal") &&
+              at(kAttention, operands::Attention::q_offset, "q_offset") &&
+              at(kAttention, operands::Attention::k_offset, "k_offset") &&
+              at(kAttention, operands::Attention::lse, "lse"));
+static_assert(at(kMergeAttention, operands::MergeAttention::o, "o") &&
+              at(kMergeAttention, operands::MergeAttention::lse, "lse") &&
+              at(kMergeAttention, operands::MergeAttention::part, "part") &&
+              at(kMergeAttention, operands::MergeAttention::part_lse, "part_lse"));
+static_assert(at(kGatherRows, operands::GatherRows::x, "x") && at(kGatherRows, operands::GatherRows::idx, "idx") &&
+              at(kGatherRows, operands::GatherRows::out, "out"));
+static_assert(at(kScatterAddRows, operands::ScatterAddRows::src, "src") &&
+              at(kScatterAddRows, operands::ScatterAddRows::idx, "idx") &&
+              at(kScatterAddRows, operands::ScatterAddRows::out, "out"));
+static_assert(at(kCast, operands::Cast::x, "x") && at(kCast, operands::Cast::dtype, "dtype") &&
+              at(kCast, operands::Cast::out, "out"));
 static_assert(at(kAllreduce, operands::Allreduce::t, "t") && at(kAllreduce, operands::Allreduce::out, "out") &&
               at(kAllreduce, operands::Allreduce::op, "op"));
 static_assert(at(kAllgather, operands::Allgather::t, "t") && at(kAllgather, operands::Allgather::out, "out") &&
@@ -126,6 +222,8 @@ static_assert(at(kReduceScatter, operands::ReduceScatter::t, "t") &&
               at(kReduceScatter, operands::ReduceScatter::out, "out") &&
               at(kReduceScatter, operands::ReduceScatter::axis, "axis") &&
               at(kReduceScatter, operands::ReduceScatter::op, "op"));
+static_assert(at(kAllToAll, operands::AllToAll::t, "t") && at(kAllToAll, operands::AllToAll::out, "out") &&
+              at(kAllToAll, operands::AllToAll::axis, "axis"));
 static_assert(at(kBroadcast, operands::Broadcast::t, "t") && at(kBroadcast, operands::Broadcast::root, "root"));
 static_assert(at(kSendRecv, operands::SendRecv::src, "src") && at(kSendRecv, operands::SendRecv::out, "out") &&
               at(kSendRecv, operands::SendRecv::to, "to") && at(kSendRecv, operands::SendRecv::from, "from"));
@@ -133,7 +231,7 @@ static_assert(at(kWait, operands::Wait::h, "h"));
 static_assert(at(kStreamOperand, operands::SetCurrentStream::s, "s") &&
               at(kStreamOperand, operands::Synchronize::s, "s"));
 static_assert(at(kWaitEvent, operands::WaitEvent::ev, "ev"));
-static_assert(at(kIntValue, operands::IntValue::a, "a") && at(kIntValue, operands::IntValue::b, "b"));
+static_assert(at(kIntValue, operands::IntValue::value, "value"));
 
 }  // namespace
 
@@ -158,6 +256,8 @@ std::string_view operandKindName(OperandKind kind) {
     case K::Handle: return "a communication handle";
     case K::Bool: return "true or false";
     case K::ReduceOp: return "one of sum, prod, min, max, avg";
+    case K::Float: return "a number such as 0.125 or 1e-6";
+    case K::DType: return "a dtype (f32, f16, bf16, f64 or i32)";
   }
   return "?";
 }
@@ -205,12 +305,13 @@ int64_t TensorExtent::numel() const {
   return n;
 }
 
-OpCost costOf(OpKind kind, std::span<const TensorExtent> tensors) {
+OpCost costOf(OpKind kind, std::span<const TensorExtent> tensors, std::span<const double> scalars) {
   const OpSignature& sig = signatureOf(kind);
   auto at = [&](size_t index) -> const TensorExtent& {
     static const TensorExtent kAbsent;
     return index < tensors.size() ? tensors[index] : kAbsent;
   };
+  auto scalar = [&](size_t index) { return index < scalars.size() ? scalars[index] : 0.0; };
   // Bytes of every tensor operand (the result stands in its `out` slot).
   int64_t touched = 0;
   for (size_t i = 0; i < sig.operands.size(); ++i)
@@ -227,9 +328,11 @@ OpCost costOf(OpKind kind, std::span<const TensorExtent> tensors) {
       break;
     }
     case CostRule::Matmul: {
-      const TensorExtent& a = at(operands::Matmul::a);
-      double k = a.shape.empty() ? 0.0 : static_cast<double>(a.shape.back());
-      cost.flops = 2.0 * static_cast<double>(at(operands::Matmul::out).numel()) * k;
+      std::optional<GemmShape> gemm = gemmShapeOf(kind, tensors, scalars);
+      double batch = gemm && gemm->m * gemm->n != 0 ? static_cast<double>(at(operands::Matmul::out).numel()) /
+                                                          static_cast<double>(gemm->m * gemm->n)
+                                                    : 0.0;
+      cost.flops = gemm ? 2.0 * batch * static_cast<double>(gemm->m * gemm->n) * static_cast<double>(gemm->k) : 0.0;
       cost.bytes = touched;
       break;
     }
@@ -239,6 +342,25 @@ OpCost costOf(OpKind kind, std::span<const TensorExtent> tensors) {
         if (sig.operands[i].effect == E::Write) cost.flops = static_cast<double>(at(i).numel());
       cost.bytes = touched;
       break;
+    case CostRule::RowReduction:
+      // A handful of flops per element of the rows (squares or exponentials, sums, scaling).
+      cost.flops = 5.0 * static_cast<double>(at(0).numel());
+      cost.bytes = touched;
+      break;
+    case CostRule::Attention: {
+      // QKᵀ and PV: 2·Tq·Tk·D flops each per head, so 4·Tq·Tk·(H·D); causal keeps about half.
+      using O = operands::Attention;
+      const TensorExtent& q = at(O::q);
+      const TensorExtent& k = at(O::k);
+      if (q.shape.size() == 2 && !k.shape.empty()) {
+        double flops =
+            4.0 * static_cast<double>(q.shape[0]) * static_cast<double>(k.shape[0]) * static_cast<double>(q.shape[1]);
+        cost.flops = scalar(O::causal) != 0.0 ? flops / 2.0 : flops;
+      }
+      cost.bytes = touched;
+      break;
+    }
+    case CostRule::Gather: cost.bytes = touched; break;
     case CostRule::Copy: cost.bytes = touched; break;
     case CostRule::Collective:
       for (size_t i = 0; i < sig.operands.size(); ++i)
@@ -249,10 +371,12 @@ OpCost costOf(OpKind kind, std::span<const TensorExtent> tensors) {
   return cost;
 }
 
-std::optional<GemmShape> gemmShapeOf(OpKind kind, std::span<const TensorExtent> tensors) {
+std::optional<GemmShape> gemmShapeOf(OpKind kind, std::span<const TensorExtent> tensors,
+                                     std::span<const double> scalars) {
   auto shapeOf = [&](size_t index) {
     return index < tensors.size() ? tensors[index].shape : std::span<const int64_t>();
   };
+  auto flag = [&](size_t index) { return index < scalars.size() && scalars[index] != 0.0; };
   switch (signatureOf(kind).cost) {
     case CostRule::Linear: {
       // x [.., K] · w [N, K]ᵀ: every row of x's leading dims is a row of the GEMM.
@@ -264,13 +388,25 @@ std::optional<GemmShape> gemmShapeOf(OpKind kind, std::span<const TensorExtent> 
       return gemm;
     }
     case CostRule::Matmul: {
+      // One product per batch entry: the last two dims of a and b, as given
+      // ([K, M] when transpose_a, [N, K] when transpose_b).
       using O = operands::Matmul;
       std::span<const int64_t> a = shapeOf(O::a), b = shapeOf(O::b);
-      if (a.size() != 2 || b.size() != 2) return GemmShape{};
-      return GemmShape{a[0], b[1], a[1]};
+      if (a.size() < 2 || b.size() < 2) return GemmShape{};
+      int64_t a0 = a[a.size() - 2], a1 = a.back(), b0 = b[b.size() - 2], b1 = b.back();
+      bool ta = flag(O::transpose_a), tb = flag(O::transpose_b);
+      return GemmShape{ta ? a1 : a0, tb ? b0 : b1, ta ? a0 : a1};
     }
-    default: return std::nullopt;
+    case CostRule::None:
+    case CostRule::Elementwise:
+    case CostRule::RowReduction:
+    case CostRule::Attention:
+    case CostRule::Gather:
+    case CostRule::Copy:
+    case CostRule::Collective:
+    case CostRule::Fill: return std::nullopt;
   }
+  return std::nullopt;
 }
 
 std::optional<OpKind> opKindByName(std::string_view name) {

@@ -30,9 +30,23 @@ enum class OpKind {
   Matmul,
   Copy,
   Add,
+  Sub,
+  Mul,
+  Relu,
+  Silu,
+  Gelu,
+  Scale,
+  RmsNorm,
+  Softmax,
+  Attention,
+  MergeAttention,
+  GatherRows,
+  ScatterAddRows,
+  Cast,
   Allreduce,
   Allgather,
   ReduceScatter,
+  AllToAll,
   Broadcast,
   SendRecv,
   Wait,
@@ -41,7 +55,8 @@ enum class OpKind {
   Synchronize,
   RecordEvent,
   WaitEvent,
-  // `n = ceildiv(a, b)`, `min`, `max`: binds a name to a host integer.
+  // `n = expr`: binds a name to a host integer (ceildiv, min and max are
+  // calls inside the expression).
   IntValue,
 };
 
@@ -59,6 +74,8 @@ enum class OperandKind {
   Handle,    // a name bound to a communication handle
   Bool,      // true | false
   ReduceOp,  // sum | prod | min | max | avg
+  Float,     // a floating-point attribute: 1e-6, 0.125 (never an integer expression)
+  DType,     // f32 | f16 | bf16 | f64 | i32
 };
 std::string_view operandKindName(OperandKind kind);
 
@@ -85,15 +102,15 @@ struct OperandSpec {
 
 // Operations have at most this many operands (Operation::operands, the
 // evaluator's compiled instructions); ops.cpp checks the table against it.
-inline constexpr size_t kMaxOperands = 4;
+inline constexpr size_t kMaxOperands = 10;
 
 // What kind of work an operation is. Passes select operations by category
 // (strip-compute, strip-communication), assign-streams overlaps the ones
 // that issue work, and traces name their slices after it.
 enum class OpCategory : uint8_t {
-  Compute,          // linear, matmul, add: kernels on the current stream
+  Compute,          // linear, matmul, add, softmax, attention, ...: kernels on the current stream
   Copy,             // copy: moves elements on the current stream
-  Communication,    // allreduce, allgather, reduce_scatter, broadcast, sendrecv
+  Communication,    // allreduce, allgather, reduce_scatter, all_to_all, broadcast, sendrecv
   Allocation,       // allocate: stream-ordered memory, zero-filled on request
   Deallocation,     // deallocate: gives stream-ordered memory back
   Synchronization,  // wait, synchronize, record_event, wait_event: ordering between streams only
@@ -117,23 +134,29 @@ constexpr bool isLocalTensorWork(OpCategory category) {
 
 // How the cost of an operation is counted (costOf).
 enum class CostRule : uint8_t {
-  None,         // no elements touched
-  Linear,       // 2·M·N·K flops (+ M·N with a bias); bytes of every operand and the result
-  Matmul,       // 2·M·N·K flops; bytes of a, b and the result
-  Elementwise,  // one flop per result element; bytes of every operand and the result
-  Copy,         // no flops; bytes read plus bytes written
-  Collective,   // no flops; the larger of the bytes sent and received (as nccl-tests counts; sendrecv too)
-  Fill,         // allocate: the bytes a zero fill writes
+  None,          // no elements touched
+  Linear,        // 2·M·N·K flops (+ M·N with a bias); bytes of every operand and the result
+  Matmul,        // 2·M·N·K flops per batch entry; bytes of a, b and the result
+  Elementwise,   // flops per result element; bytes of every operand and the result
+  RowReduction,  // rms_norm, softmax: a few flops per element over rows; bytes of every operand and the result
+  Attention,     // 4·Tq·Tk·D flops per head (about half when causal); bytes of q, k, v, out (and lse)
+  Gather,        // gather_rows, scatter_add_rows: no flops (one add per element scattered); bytes moved
+  Copy,          // no flops; bytes read plus bytes written
+  Collective,    // no flops; the larger of the bytes sent and received (as nccl-tests counts; sendrecv too)
+  Fill,          // allocate: the bytes a zero fill writes
 };
 
 // Whether work under `rule` is a GEMM (priced by GEMM rates, run by BLAS)
-// rather than elementwise (priced by memory bandwidth).
+// rather than elementwise (priced by memory bandwidth). Attention is priced
+// in a class of its own, never as a GEMM.
 constexpr bool isGemm(CostRule rule) { return rule == CostRule::Linear || rule == CostRule::Matmul; }
 
 // The result of `y = op(...)` (symbolic types, ir/symbolic_types.h): the
 // type of operand `like`, with its last dim replaced by dim `lastDim` of
 // operand `lastFrom` when that is set. The verifier's shape rule checks the
 // operands; this only says what a valid operation's result is.
+// Results whose shape no such rule states (matmul's transposes, gather_rows,
+// cast's dtype) have a case of their own in ir/symbolic_types.cpp.
 struct ResultShape {
   static constexpr int8_t kNone = -1;
   int8_t like = kNone;  // kNone: no tensor computed from operands (allocate and views have rules of their own)
@@ -193,7 +216,10 @@ struct OpCost {
 // signature's cost rule. `tensors` holds one entry per signature operand
 // (absent ones and non-tensors empty); the result of `y = linear(...)` goes
 // in the `out` slot it stands for, and allocate's tensor in the `type` slot.
-OpCost costOf(OpKind kind, std::span<const TensorExtent> tensors);
+// `scalars` holds the values of the non-tensor operands by the same
+// positions (integers, booleans as 0 or 1, floats), as KernelCall carries
+// them; empty: every attribute at its default.
+OpCost costOf(OpKind kind, std::span<const TensorExtent> tensors, std::span<const double> scalars = {});
 
 // The GEMM an operation whose cost rule isGemm computes: out [m, n] from a
 // [m, k] (leading dims of a batched operand folded into m); nullopt for
@@ -201,7 +227,8 @@ OpCost costOf(OpKind kind, std::span<const TensorExtent> tensors);
 struct GemmShape {
   int64_t m = 0, n = 0, k = 0;
 };
-std::optional<GemmShape> gemmShapeOf(OpKind kind, std::span<const TensorExtent> tensors);
+std::optional<GemmShape> gemmShapeOf(OpKind kind, std::span<const TensorExtent> tensors,
+                                     std::span<const double> scalars = {});
 std::optional<OpKind> opKindByName(std::string_view name);
 
 // Index of the operand called `name` in the signature, or nullopt.
@@ -229,13 +256,44 @@ struct Linear {
   enum : size_t { x, w, bias, out };
 };
 struct Matmul {
-  enum : size_t { a, b, out };
+  enum : size_t { a, b, out, transpose_a, transpose_b };
 };
 struct Copy {
   enum : size_t { src, out };
 };
 struct Add {
   enum : size_t { a, b, out };
+};
+struct Sub {
+  enum : size_t { a, b, out };
+};
+struct Mul {
+  enum : size_t { a, b, out };
+};
+// relu, silu, gelu, softmax: one input, one result shaped like it.
+struct Unary {
+  enum : size_t { x, out };
+};
+struct Scale {
+  enum : size_t { x, by, out };
+};
+struct RmsNorm {
+  enum : size_t { x, w, eps, out };
+};
+struct Attention {
+  enum : size_t { q, k, v, out, heads, kv_heads, causal, q_offset, k_offset, lse };
+};
+struct MergeAttention {
+  enum : size_t { o, lse, part, part_lse };
+};
+struct GatherRows {
+  enum : size_t { x, idx, out };
+};
+struct ScatterAddRows {
+  enum : size_t { src, idx, out };
+};
+struct Cast {
+  enum : size_t { x, dtype, out };
 };
 struct Allreduce {
   enum : size_t { t, out, op };
@@ -245,6 +303,9 @@ struct Allgather {
 };
 struct ReduceScatter {
   enum : size_t { t, out, axis, op };
+};
+struct AllToAll {
+  enum : size_t { t, out, axis };
 };
 struct Broadcast {
   enum : size_t { t, root };
@@ -265,9 +326,12 @@ struct WaitEvent {
   enum : size_t { ev };
 };
 struct IntValue {
-  enum : size_t { a, b };
+  enum : size_t { value };
 };
 }  // namespace operands
+
+// rms_norm's eps when a statement gives none (Llama's).
+inline constexpr double kDefaultRmsNormEps = 1e-6;
 
 enum class ReduceOp { Sum, Prod, Min, Max, Avg };
 std::string_view reduceOpName(ReduceOp op);

@@ -231,9 +231,9 @@ class Parser {
   }
 
   TensorType tensorType() {
-    const Token& t = expectIdent("a dtype (f32, f16, bf16 or f64)");
+    const Token& t = expectIdent("a dtype (f32, f16, bf16, f64 or i32)");
     auto dtype = parseDType(t.text);
-    if (!dtype) fail(t.loc, fmt::format("unknown dtype '{}'; expected f32, f16, bf16 or f64", t.text));
+    if (!dtype) fail(t.loc, fmt::format("unknown dtype '{}'; expected f32, f16, bf16, f64 or i32", t.text));
     TensorType type;
     type.dtype = *dtype;
     type.loc = t.loc;
@@ -258,6 +258,7 @@ class Parser {
       do results.push_back(definedName("a name to define"));
       while (accept(TokenKind::Comma));
       expect(TokenKind::Equals, "'=' after the defined names");
+      if (startsIntegerBinding()) return integerBinding(std::move(results));
     }
     const Token& callee = expectIdent("an operation, 'for' or 'with'");
     open(TokenKind::LParen, fmt::format("'(' after '{}'", callee.text), "the operand list");
@@ -268,6 +269,28 @@ class Parser {
       close(TokenKind::RParen, "',' or ')' in the operand list");
     }
     return buildOperation(callee, std::move(results), std::move(args));
+  }
+
+  // After `names =`: an integer expression rather than an operation, unless
+  // the next tokens are `op(` with an operation's name (ceildiv, min and max
+  // are integer functions, so `n = min(a, b) + 1` is an expression).
+  bool startsIntegerBinding() {
+    const Token& t = peek();
+    if (t.kind != TokenKind::Ident) return true;
+    if (peekAhead(1).kind != TokenKind::LParen) return true;
+    return parseIntFunction(t.text).has_value();
+  }
+
+  // `n = expr`: binds one name to a host integer.
+  Operation integerBinding(std::vector<NameDef> results) {
+    if (results.size() != 1)
+      fail(results[1].loc, fmt::format("an integer expression defines one name, but {} are given", results.size()));
+    Operation op(OpKind::IntValue, results[0].loc);
+    op.operands[operands::IntValue::value] = Arg::integer(expr(0));
+    // The expression looked past the newline that ends the statement.
+    while (pos_ > 0 && tokens_[pos_ - 1].kind == TokenKind::Newline) --pos_;
+    op.results = std::move(results);
+    return op;
   }
 
   Statement forLoop(int depth) {
@@ -360,6 +383,12 @@ class Parser {
     } else if (isKeyword(t, "true") || isKeyword(t, "false")) {
       a.value = Arg::boolean(t.text == "true", t.loc);
       next();
+    } else if (t.kind == TokenKind::Float) {
+      a.value = Arg::number(t.floatValue, t.loc);
+      next();
+    } else if (t.kind == TokenKind::Minus && peekAhead(1).kind == TokenKind::Float) {
+      SourceLoc loc = next().loc;
+      a.value = Arg::number(-next().floatValue, loc);
     } else {
       a.value = Arg::integer(expr(0));
     }
@@ -462,7 +491,6 @@ class Parser {
 
   // Matches the parsed operand list against the operation's signature.
   Operation buildOperation(const Token& callee, std::vector<NameDef> results, std::vector<ParsedArg> args) {
-    if (auto fn = parseIntFunction(callee.text)) return buildIntValue(*fn, callee, std::move(results), args);
     auto kind = opKindByName(callee.text);
     if (!kind) fail(callee.loc, fmt::format("unknown operation '{}'", callee.text));
     Operation op(*kind, callee.loc);
@@ -485,7 +513,7 @@ class Parser {
         if (op.operands[slot]) fail(a.keywordLoc, fmt::format("operand '{}' is given twice", a.keyword));
       }
       checkOperandForm(sig.name, sig.operands[slot], a.value);
-      op.operands[slot] = std::move(a.value);
+      op.operands[slot] = asFloatIfNeeded(sig.operands[slot], std::move(a.value));
     }
     for (size_t i = 0; i < sig.operands.size(); ++i)
       if (sig.operands[i].required && !op.operands[i])
@@ -495,21 +523,11 @@ class Parser {
     return op;
   }
 
-  Operation buildIntValue(IntFunction fn, const Token& callee, std::vector<NameDef> results,
-                          std::vector<ParsedArg>& args) {
-    Operation op(OpKind::IntValue, callee.loc);
-    op.intFunction = fn;
-    if (args.size() != 2) fail(callee.loc, fmt::format("'{}' takes 2 arguments, got {}", callee.text, args.size()));
-    for (size_t i = 0; i < 2; ++i) {
-      if (!args[i].keyword.empty())
-        fail(args[i].keywordLoc, fmt::format("'{}' takes no keyword operands", callee.text));
-      checkOperandForm(callee.text, op.signature().operands[i], args[i].value);
-      op.operands[i] = std::move(args[i].value);
-    }
-    if (results.size() != 1)
-      fail(callee.loc, fmt::format("'{}' computes one integer; bind it to exactly one name", callee.text));
-    op.results = std::move(results);
-    return op;
+  // An integer literal where a FLOAT belongs (`by=2`) is that number: the
+  // printer writes it back as `2.0`, which parses to the same value.
+  static Arg asFloatIfNeeded(const OperandSpec& spec, Arg value) {
+    if (spec.kind != OperandKind::Float || value.form != Arg::Form::Expr) return value;
+    return Arg::number(static_cast<double>(*value.expr.literalValue()), value.loc);
   }
 
   static void checkOperandForm(std::string_view opName, const OperandSpec& spec, const Arg& value) {
@@ -520,6 +538,7 @@ class Parser {
     std::string_view got = value.form == Arg::Form::Type     ? "a tensor type"
                            : value.form == Arg::Form::Stream ? "stream(...)"
                            : value.form == Arg::Form::Bool   ? "a boolean"
+                           : value.form == Arg::Form::Float  ? "a number with a fraction or exponent"
                            : value.isName()                  ? "a name"
                                                              : "an integer expression";
     switch (spec.kind) {
@@ -542,6 +561,13 @@ class Parser {
         break;
       case OperandKind::ReduceOp:
         if (!value.isName() || !parseReduceOp(value.nameValue()))
+          wrong(value.isName() ? "'" + value.nameValue() + "'" : std::string(got));
+        break;
+      case OperandKind::Float:
+        if (value.form != Arg::Form::Float && !(value.form == Arg::Form::Expr && value.expr.literalValue())) wrong(got);
+        break;
+      case OperandKind::DType:
+        if (!value.isName() || !parseDType(value.nameValue()))
           wrong(value.isName() ? "'" + value.nameValue() + "'" : std::string(got));
         break;
     }

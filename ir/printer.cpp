@@ -14,7 +14,11 @@ void printOperation(const Operation& op, std::string& out) {
     }
     out += " = ";
   }
-  out += op.kind == OpKind::IntValue ? intFunctionName(op.intFunction) : sig.name;
+  if (op.kind == OpKind::IntValue) {  // `n = expr`
+    out += op.operands[operands::IntValue::value]->toString();
+    return;
+  }
+  out += sig.name;
   out += '(';
   bool first = true;
   auto separator = [&] {

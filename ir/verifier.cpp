@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <memory>
 #include <unordered_map>
 
@@ -193,6 +194,8 @@ class StructureChecker {
         case OperandKind::Event:
         case OperandKind::Handle: fits = arg.isName(); break;
         case OperandKind::ReduceOp: fits = arg.isName() && parseReduceOp(arg.nameValue()).has_value(); break;
+        case OperandKind::Float: fits = arg.form == Arg::Form::Float && std::isfinite(arg.floatValue); break;
+        case OperandKind::DType: fits = arg.isName() && parseDType(arg.nameValue()).has_value(); break;
       }
       if (!fits)
         fail(firstValid(arg.loc, op.loc),
@@ -231,7 +234,9 @@ class StructureChecker {
         case OperandKind::Event: namedValue(op, spec, arg, ValueKind::Event); break;
         case OperandKind::Handle: namedValue(op, spec, arg, ValueKind::Handle); break;
         case OperandKind::Bool:
-        case OperandKind::ReduceOp: break;
+        case OperandKind::ReduceOp:
+        case OperandKind::Float:
+        case OperandKind::DType: break;
         case OperandKind::Tensor: {
           NameInfo info = checkTensorOperand(op, spec, arg, firstTensor ? &*firstTensor : nullptr, firstTensorArg);
           if (!firstTensor) {
@@ -283,8 +288,7 @@ class StructureChecker {
         fail(result.loc,
              fmt::format("output '{}' must be defined at the top level of the program, not in a loop", result.name));
       if (info.kind != ValueKind::Tensor)
-        fail(result.loc, fmt::format("output '{}' must be a tensor, but '{}' defines {}", result.name,
-                                     op.kind == OpKind::IntValue ? intFunctionName(op.intFunction) : sig.name,
+        fail(result.loc, fmt::format("output '{}' must be a tensor, but '{}' defines {}", result.name, sig.name,
                                      withArticle(info.kind)));
       if (info.dtype != decl.type.dtype)
         fail(result.loc, fmt::format("output '{}' is declared {} but defined as {}", result.name,

@@ -18,13 +18,10 @@ void ShapeChecker::bindStreamResult(const Operation& op) {
   bind(op.result()->name, BoundValue{op.signature().resultKind});
 }
 
+// `n = expr`.
 void ShapeChecker::checkIntValue(const Operation& op) {
-  // Each operand on its own: a call around them would be one level deeper than the limit allows.
-  const Arg& a = *op.operands[operands::IntValue::a];
-  const Arg& b = *op.operands[operands::IntValue::b];
-  auto value = applyIntFunction(op.intFunction, eval(a.expr, a.loc), eval(b.expr, b.loc), op.loc);
-  if (!value) throw DiagnosticError{value.error()};
-  bind(op.result()->name, BoundValue{ValueKind::Int, *value});
+  const Arg& value = *op.operands[operands::IntValue::value];
+  bind(op.result()->name, BoundValue{ValueKind::Int, eval(value.expr, value.loc)});
 }
 
 }  // namespace hostir::verification

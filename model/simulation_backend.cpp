@@ -139,9 +139,9 @@ TensorView SimulationBackend::allocate(DType dtype, const Dims& shape, Stream* s
 // its dtype and shape, elementwise work at memory bandwidth for its bytes.
 void SimulationBackend::compute(Stream* stream, const KernelCall& call) {
   const std::array<TensorExtent, kMaxOperands> extents = extentsOf(call);
-  const OpCost cost = costOf(call.kind, extents);
+  const OpCost cost = costOf(call.kind, extents, call.scalars);
   WorkItem* item = nullptr;
-  if (std::optional<GemmShape> shape = gemmShapeOf(call.kind, extents)) {
+  if (std::optional<GemmShape> shape = gemmShapeOf(call.kind, extents, call.scalars)) {
     item = &issue(stream, WorkItem::Kind::Compute, gemm(call.operand(0).dtype, *shape),
                   unitsOf(profile_.gemmUnits, profile_));
   } else {

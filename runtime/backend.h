@@ -50,10 +50,19 @@ struct CollectiveCall {
 // temporary the evaluator stages it through. The views live in the
 // evaluator's values and may change once the call returns: a backend that
 // runs the work later copies them.
+//
+// `scalars` holds the values of the non-tensor operands by the same
+// positions, with the issue rule's defaults filled in for absent ones:
+// integers (attention's heads, kv_heads, offsets), booleans as 0 or 1
+// (causal, transpose_a), FLOAT attributes (scale's by, rms_norm's eps).
+// cast's target dtype is its `out` view's.
 struct KernelCall {
   OpKind kind = OpKind::Add;
   std::array<const TensorView*, kMaxOperands> operands{};
+  std::array<double, kMaxOperands> scalars{};
   const TensorView& operand(size_t index) const { return *operands[index]; }
+  int64_t integer(size_t index) const { return static_cast<int64_t>(scalars[index]); }
+  bool flag(size_t index) const { return scalars[index] != 0.0; }
 };
 
 // A tensor a statement names, and what it does to the tensor's elements

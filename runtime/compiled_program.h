@@ -31,6 +31,12 @@ struct IntCode {
   std::vector<IntInstr> code;
 };
 
+constexpr std::array<int32_t, kMaxOperands> absentOperands() {
+  std::array<int32_t, kMaxOperands> slots{};
+  for (int32_t& slot : slots) slot = -1;
+  return slots;
+}
+
 struct Instruction {
   enum class Kind : uint8_t { Op, LoopBegin, LoopEnd, WithBegin, WithEnd };
   Kind kind = Kind::Op;
@@ -39,20 +45,21 @@ struct Instruction {
   int32_t result = -1;
   // Per signature operand, read by the typed positions of ir/ops.h
   // (operands::Linear::bias): a value slot (names), an IntCode index
-  // (integers and stream numbers), or -1 when absent.
-  std::array<int32_t, kMaxOperands> operand{-1, -1, -1, -1};
+  // (integers, booleans as 0 or 1, and stream numbers), an index into
+  // CompiledProgram::floats (FLOAT attributes), or -1 when absent.
+  std::array<int32_t, kMaxOperands> operand = absentOperands();
   std::array<SourceLoc, kMaxOperands> operandLoc{};  // for run-time errors about one operand
   // Per signature operand: the slot of the tensor it accesses (for `out`,
   // the result of `y = op(...)`) and the effect, for OperationInfo.
-  std::array<int32_t, kMaxOperands> accessSlot{-1, -1, -1, -1};
+  std::array<int32_t, kMaxOperands> accessSlot = absentOperands();
   std::array<Effect, kMaxOperands> effect{};
-  uint8_t streamNumberMask = 0;  // which operands are `stream(e)` numbers
-  bool issuesWork = false;       // counted in issuedOperations (hostir::issuesWork)
-  std::vector<int32_t> dims;     // allocate: IntCode per dim
-  DType dtype = DType::F32;
-  bool zero = false;
+  uint16_t streamNumberMask = 0;  // which operands are `stream(e)` numbers
+  static_assert(kMaxOperands <= 16, "streamNumberMask has a bit per operand");
+  bool issuesWork = false;    // counted in issuedOperations (hostir::issuesWork)
+  std::vector<int32_t> dims;  // allocate: IntCode per dim
+  DType dtype = DType::F32;   // allocate's type, cast's target
+  bool zero = false;          // allocate's zero=
   ReduceOp reduceOp = ReduceOp::Sum;
-  IntFunction function = IntFunction::Min;
   // Loops: operand[kLoopStart] start, operand[kLoopEnd] end (IntCode); result
   // is the index slot, endSlot holds the bound; jump is the matching instruction.
   int32_t endSlot = -1;
@@ -79,6 +86,7 @@ class CompiledProgram {
  public:
   std::vector<Instruction> code;
   std::vector<IntCode> ints;
+  std::vector<double> floats;  // FLOAT attributes, by Instruction::operand
   size_t slotCount = 0;
   std::vector<std::pair<int32_t, int64_t>> paramSlots;
   std::vector<std::pair<int32_t, std::string>> inputSlots;

@@ -137,7 +137,7 @@ class Compiler {
         case OperandKind::Stream:
           if (arg.form == Arg::Form::Stream) {
             in.operand[i] = intCode(arg.expr);
-            in.streamNumberMask |= static_cast<uint8_t>(1u << i);
+            in.streamNumberMask |= static_cast<uint16_t>(1u << i);
           } else {
             in.operand[i] = lookup(arg.nameValue());
           }
@@ -147,11 +147,18 @@ class Compiler {
           in.dtype = arg.type.dtype;
           for (const Expr& dim : arg.type.dims) in.dims.push_back(intCode(dim));
           break;
-        case OperandKind::Bool: in.zero = arg.boolValue; break;
+        case OperandKind::Bool:
+          in.operand[i] = intCode(Expr(arg.boolValue ? 1 : 0));
+          if (op.kind == OpKind::Allocate) in.zero = arg.boolValue;
+          break;
         case OperandKind::ReduceOp: in.reduceOp = *parseReduceOp(arg.nameValue()); break;
+        case OperandKind::Float:
+          in.operand[i] = static_cast<int32_t>(out_.floats.size());
+          out_.floats.push_back(arg.floatValue);
+          break;
+        case OperandKind::DType: in.dtype = *parseDType(arg.nameValue()); break;
       }
     }
-    in.function = op.intFunction;
     if (const NameDef* result = op.result()) {
       in.result = define(result->name, sig.resultKind);
       in.resultName = result->name;

@@ -35,6 +35,15 @@ struct RunFrame {
 
   RuntimeValue& value(int32_t slot) { return values[static_cast<size_t>(slot)]; }
   int64_t integer(int32_t code) const { return evalInt(program.ints[static_cast<size_t>(code)], values); }
+  // Non-tensor operand `operand` of `in` as a number (an integer, a boolean
+  // as 0 or 1, a FLOAT), or `absent` when the statement does not give it.
+  double scalar(const Instruction& in, size_t operand, double absent = 0.0) const {
+    int32_t code = in.operand[operand];
+    if (code < 0) return absent;
+    if (signatureOf(in.op).operands[operand].kind == OperandKind::Float)
+      return program.floats[static_cast<size_t>(code)];
+    return static_cast<double>(integer(code));
+  }
   // Operand `operand` of `in`, which names a tensor.
   const TensorView& tensor(const Instruction& in, size_t operand) { return value(in.operand[operand]).tensor; }
   bool present(const Instruction& in, size_t operand) const { return in.operand[operand] >= 0; }

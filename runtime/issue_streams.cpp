@@ -33,11 +33,7 @@ void issueWaitEvent(RunFrame& frame, const Instruction& in) {
 }
 
 void issueIntValue(RunFrame& frame, const Instruction& in) {
-  int64_t a = frame.integer(in.operand[operands::IntValue::a]);
-  int64_t b = frame.integer(in.operand[operands::IntValue::b]);
-  frame.value(in.result).integer = in.function == IntFunction::Min   ? std::min(a, b)
-                                   : in.function == IntFunction::Max ? std::max(a, b)
-                                                                     : ceilDiv(a, b);
+  frame.value(in.result).integer = frame.integer(in.operand[operands::IntValue::value]);
 }
 
 }  // namespace hostir

@@ -36,7 +36,7 @@ std::array<TensorExtent, kMaxOperands> extentsOf(const KernelCall& call) {
   return extents;
 }
 
-OpCost costOfCall(const KernelCall& call) { return costOf(call.kind, extentsOf(call)); }
+OpCost costOfCall(const KernelCall& call) { return costOf(call.kind, extentsOf(call), call.scalars); }
 
 OpCost costOfCommunication(OpKind kind, const TensorView& input, const TensorView& output) {
   static_assert(size_t{operands::Allreduce::t} == size_t{operands::Broadcast::t} &&

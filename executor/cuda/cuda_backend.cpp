@@ -148,7 +148,7 @@ Stream* CudaBackend::workerStream(int64_t number) {
   return pool_[static_cast<size_t>((number % size + size) % size)].get();
 }
 
-CudaStream& CudaBackend::issueOn(Stream* stream, std::initializer_list<const TensorView*> uses) {
+CudaStream& CudaBackend::issueOn(Stream* stream, std::span<const TensorView* const> uses) {
   auto* s = static_cast<CudaStream*>(stream);
   s->issued();
   for (const TensorView* view : uses)
@@ -302,9 +302,7 @@ void CudaBackend::zeroOn(CudaStream& s, const TensorView& dst) {
 }
 
 void CudaBackend::compute(Stream* stream, const KernelCall& call) {
-  static_assert(kMaxOperands == 4);
-  const auto& v = call.operands;
-  CudaStream& s = issueOn(stream, {v[0], v[1], v[2], v[3]});
+  CudaStream& s = issueOn(stream, call.operands);
   traced(
       s, call.kind, [&] { return costOfCall(call); }, [&] { computeOn(s, call); });
 }
@@ -370,7 +368,8 @@ void CudaBackend::matmulOn(CudaStream& s, const KernelCall& call) {
 }
 
 void CudaBackend::copy(Stream* stream, const TensorView& src, const TensorView& dst) {
-  CudaStream& s = issueOn(stream, {&src, &dst});
+  const TensorView* uses[] = {&src, &dst};
+  CudaStream& s = issueOn(stream, uses);
   using O = operands::Copy;
   auto cost = [&] { return costOfCall(OpKind::Copy, {{O::src, &src}, {O::out, &dst}}); };
   traced(s, OpKind::Copy, cost, [&] { copyOn(s, src, dst); });
@@ -379,7 +378,8 @@ void CudaBackend::copy(Stream* stream, const TensorView& src, const TensorView& 
 // ---- communication ---------------------------------------------------------------
 
 void CudaBackend::collective(Stream* stream, const CollectiveCall& call) {
-  CudaStream& s = issueOn(stream, {&call.input, &call.output});
+  const TensorView* uses[] = {&call.input, &call.output};
+  CudaStream& s = issueOn(stream, uses);
   // One communication at a time, in issue order, as on the CPU backend:
   // this one starts after the previous one completed, whatever its stream.
   if (!pending_.empty()) s.waitFor(*pending_.back().stream, pending_.back().end);

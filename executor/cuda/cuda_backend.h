@@ -17,6 +17,7 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -74,7 +75,7 @@ class CudaBackend final : public Backend {
  private:
   // The stream behind `stream`, marked as having new work that uses the
   // buffers of `uses` (null entries skipped).
-  CudaStream& issueOn(Stream* stream, std::initializer_list<const TensorView*> uses = {});
+  CudaStream& issueOn(Stream* stream, std::span<const TensorView* const> uses = {});
   // Runs `issue`, which puts one call's work on `s`; while the trace
   // records, that work is one slice of `kind` costing `cost()`.
   template <typename Cost, typename Issue>

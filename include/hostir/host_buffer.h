@@ -8,9 +8,9 @@
 
 namespace hostir::api {
 
-enum class DType { F32, F16, BF16, F64 };
+enum class DType { F32, F16, BF16, F64, I32 };
 
-// "f32", "f16", "bf16", "f64".
+// "f32", "f16", "bf16", "f64", "i32".
 std::string toString(DType dtype);
 // Bytes of one element.
 int64_t elementBytes(DType dtype);

@@ -39,7 +39,7 @@ TEST(OpTable, EveryOpHasANameACategoryAndTensorEffects) {
         EXPECT_NE(spec.effect, Effect::None) << "a tensor operand must say what the operation does to it";
       }
     }
-    // The parser finds every op by its name (IntValue is spelled ceildiv, min or max).
+    // The parser finds every op by its name (IntValue is spelled `n = expr`).
     if (sig.kind != OpKind::IntValue) {
       EXPECT_EQ(opKindByName(sig.name), sig.kind);
     }
@@ -86,7 +86,8 @@ TEST(OpTable, Categories) {
   EXPECT_EQ(signatureOf(OpKind::Matmul).category, OpCategory::Compute);
   EXPECT_EQ(signatureOf(OpKind::Add).category, OpCategory::Compute);
   EXPECT_EQ(signatureOf(OpKind::Copy).category, OpCategory::Copy);
-  for (OpKind kind : {OpKind::Allreduce, OpKind::Allgather, OpKind::ReduceScatter, OpKind::Broadcast, OpKind::SendRecv})
+  for (OpKind kind : {OpKind::Allreduce, OpKind::Allgather, OpKind::ReduceScatter, OpKind::AllToAll, OpKind::Broadcast,
+                      OpKind::SendRecv})
     EXPECT_EQ(signatureOf(kind).category, OpCategory::Communication);
   EXPECT_EQ(signatureOf(OpKind::Allocate).category, OpCategory::Allocation);
   EXPECT_EQ(signatureOf(OpKind::Deallocate).category, OpCategory::Deallocation);
@@ -97,8 +98,29 @@ TEST(OpTable, Categories) {
   std::set<OpKind> working;
   for (const OpSignature& sig : allSignatures())
     if (issuesWork(sig.category)) working.insert(sig.kind);
-  EXPECT_EQ(working, (std::set<OpKind>{OpKind::Allocate, OpKind::Linear, OpKind::Matmul, OpKind::Copy, OpKind::Add,
-                                       OpKind::Allreduce, OpKind::Allgather, OpKind::ReduceScatter, OpKind::Broadcast,
+  EXPECT_EQ(working, (std::set<OpKind>{OpKind::Allocate,
+                                       OpKind::Linear,
+                                       OpKind::Matmul,
+                                       OpKind::Copy,
+                                       OpKind::Add,
+                                       OpKind::Sub,
+                                       OpKind::Mul,
+                                       OpKind::Relu,
+                                       OpKind::Silu,
+                                       OpKind::Gelu,
+                                       OpKind::Scale,
+                                       OpKind::RmsNorm,
+                                       OpKind::Softmax,
+                                       OpKind::Attention,
+                                       OpKind::MergeAttention,
+                                       OpKind::GatherRows,
+                                       OpKind::ScatterAddRows,
+                                       OpKind::Cast,
+                                       OpKind::Allreduce,
+                                       OpKind::Allgather,
+                                       OpKind::ReduceScatter,
+                                       OpKind::AllToAll,
+                                       OpKind::Broadcast,
                                        OpKind::SendRecv}));
 }
 
@@ -119,6 +141,8 @@ Operation sample(OpKind kind) {
       case OperandKind::Handle: op.operands[i] = Arg::name("h"); break;
       case OperandKind::Bool: op.operands[i] = Arg::boolean(true); break;
       case OperandKind::ReduceOp: op.operands[i] = Arg::name("sum"); break;
+      case OperandKind::Float: op.operands[i] = Arg::number(0.5); break;
+      case OperandKind::DType: op.operands[i] = Arg::name("f32"); break;
     }
   }
   if (sig.resultMode == ResultMode::Required) op.results.push_back(NameDef{"r", {}});

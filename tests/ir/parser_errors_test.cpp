@@ -277,7 +277,7 @@ const std::vector<ExprPosition>& exprPositions() {
       {"int_operand", "  input x : f32[4]\n  v = shard_by_stream(x, axis=0, index={}, chunks=2)\n"},
       {"broadcast_root", "  input x : f32[4]\n  h = broadcast(x, root={})\n"},
       {"stream_number", "  set_current_stream(stream({}))\n"},
-      {"int_binding", "  n = max({}, 1)\n"},
+      {"int_binding", "  n = {}\n"},
       {"call_argument", "  t = allocate(f32[ceildiv(1, {})])\n"},
       {"parenthesized", "  t = allocate(f32[2 * ({})])\n"},
   };

@@ -272,7 +272,9 @@ TEST(VerifierOpsCoverage, EveryOperationAppears) {
     walkStatements(program.body, [&](const Statement& stmt) {
       if (!stmt.isOp()) return;
       kinds.insert(stmt.op().kind);
-      if (stmt.op().kind == OpKind::IntValue) functions.insert(stmt.op().intFunction);
+      if (stmt.op().kind != OpKind::IntValue) return;
+      const Expr& value = stmt.op().operands[operands::IntValue::value]->expr;
+      if (value.kind() == ExprKind::Call) functions.insert(value.node().function);
     });
   }
   for (int k = 0; k <= static_cast<int>(OpKind::IntValue); ++k)
@@ -605,7 +607,7 @@ std::vector<BuiltPosition> builtPositions() {
        }},
       {"stream_number", [](ProgramBuilder& b, Expr e) { b.setCurrentStream(StreamRef::worker(e)); }},
       {"synchronize", [](ProgramBuilder& b, Expr e) { b.synchronize(StreamRef::worker(e)); }},
-      {"int_value", [](ProgramBuilder& b, Expr e) { b.intValue(IntFunction::Max, e, 1); }},
+      {"int_value", [](ProgramBuilder& b, Expr e) { b.intValue(e); }},
   };
 }
 
