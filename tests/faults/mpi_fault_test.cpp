@@ -10,6 +10,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "cli_runner.h"
 #include "programs.h"
 
@@ -35,6 +38,24 @@ class MpiFaults : public CliTest {
   }
   CommandResult mpirun(int ranks, const std::string& args) {
     return shell(fmt::format("{} -np {} {} {}", MPIEXEC_EXECUTABLE, ranks, HOSTIR_BINARY, args));
+  }
+  // The side n of the row-parallel program whose serial reference (n³ f64
+  // multiply-adds) takes about `seconds` on this machine now: the reference is
+  // timed at a small size, in one process, and scaled by n³, so the test below
+  // means the same on a faster or a slower machine.
+  int64_t referenceSideLasting(double seconds) {
+    constexpr int64_t kProbe = 384;
+    auto timed = [&](const char* check) {
+      std::string args = fmt::format(" run {} --set M={} --set K={} --set N={}{}",
+                                     CliTest::example("row_parallel_linear.hir"), kProbe, kProbe, kProbe, check);
+      CommandResult r = shell(HOSTIR_BINARY + args);
+      EXPECT_EQ(r.exitCode, 0) << r.err;
+      return r.seconds;
+    };
+    const double reference = std::max(timed(" --check") - timed(""), 1e-3);
+    const double side = static_cast<double>(kProbe) * std::cbrt(seconds / reference);
+    // A multiple of 64 (K is sharded over the ranks), within what a test may allocate.
+    return std::clamp<int64_t>((static_cast<int64_t>(side) + 63) / 64 * 64, kProbe, 4096);
   }
   static void expectEndedWithReason(const CommandResult& r, double timeout, const std::string& reason) {
     EXPECT_NE(r.exitCode, 0) << r.err;
@@ -160,8 +181,9 @@ TEST_F(MpiFaults, RanksWithOptionsThatShapeTheRunAreToldWhatDiffers) {
 // times --comm-timeout here: its peers, waiting at the vote on races, hear
 // it beat and wait; the healthy job ends well (it used to be aborted).
 TEST_F(MpiFaults, ALongSerialReferenceOnRankZeroDoesNotEndAHealthyJob) {
-  auto r = mpirun(
-      2, "run " + example("row_parallel_linear.hir") + " --set M=768 --set K=768 --set N=768 --check --comm-timeout 1");
+  const int64_t n = referenceSideLasting(4.0);
+  auto r = mpirun(2, fmt::format("run {} --set M={} --set K={} --set N={} --check --comm-timeout 1",
+                                 example("row_parallel_linear.hir"), n, n, n));
   EXPECT_EQ(r.exitCode, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("check: ok"));
   EXPECT_GT(r.seconds, 2.0) << "the reference must outlast --comm-timeout for this test to mean anything";
