@@ -1,5 +1,7 @@
 // "did you mean ...": the valid name closest to a mistyped one, for the
-// command line's messages about unknown commands and options.
+// command line's messages about unknown commands and options. The one
+// implementation is the library's (ir/closest_name.h), which the parser's
+// messages about unknown operations use too.
 #pragma once
 
 #include <optional>
@@ -9,10 +11,8 @@
 
 namespace hostir::tool {
 
-// The candidate fewest single-character edits (insertions, deletions,
-// substitutions, swaps of neighbours) away from `given`, when that is close
-// enough to be a typo: at most a third of the longer name's length, and at
-// least one edit. Ties go to the earlier candidate; nullopt when none is close.
+// ir/closest_name.h's closestName: the candidate fewest single-character
+// edits away from `given`, when close enough to be a typo; nullopt otherwise.
 std::optional<std::string> closestName(std::string_view given, const std::vector<std::string>& candidates);
 
 }  // namespace hostir::tool
