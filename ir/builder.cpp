@@ -179,6 +179,23 @@ void ProgramBuilder::withStream(const StreamRef& stream, const std::function<voi
   bodies_.back().push_back(std::move(with));
 }
 
+void ProgramBuilder::ifElse(Condition cond, const std::function<void()>& thenBody,
+                            const std::function<void()>& elseBody) {
+  IfBlock block;
+  block.cond = std::move(cond);
+  bodies_.emplace_back();
+  thenBody();
+  block.thenBody = std::move(bodies_.back());
+  bodies_.pop_back();
+  if (elseBody) {
+    bodies_.emplace_back();
+    elseBody();
+    block.elseBody = std::move(bodies_.back());
+    bodies_.pop_back();
+  }
+  bodies_.back().push_back(std::move(block));
+}
+
 Program ProgramBuilder::build() const {
   Program p = program_;
   p.body = bodies_.front();

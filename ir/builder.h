@@ -9,7 +9,7 @@
 // Names left empty are generated fresh (t0, t1, ...).
 //
 // The builder checks nothing: what the parser refuses in text (expressions
-// deeper than kMaxExprLevels, loops and with blocks nested deeper than kMaxLoopNesting,
+// or conditions deeper than kMaxExprLevels, blocks nested deeper than kMaxLoopNesting,
 // operands that do not fit the operation's signature) verifyStructure()
 // refuses in a built program, so verify before printing or running one.
 #pragma once
@@ -82,6 +82,9 @@ class ProgramBuilder {
   void forLoop(std::string index, Expr end, const std::function<void(Expr)>& body);
   // with stream { body() }
   void withStream(const StreamRef& stream, const std::function<void()>& body);
+  // if cond { thenBody() } else { elseBody() }; an empty elseBody, or one
+  // that appends nothing, gives an if without an else branch.
+  void ifElse(Condition cond, const std::function<void()>& thenBody, const std::function<void()>& elseBody = {});
 
   // Appends an operation built by hand.
   void append(Operation op);

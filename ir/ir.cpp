@@ -115,30 +115,30 @@ bool operator==(const ForLoop& a, const ForLoop& b) {
 
 bool operator==(const WithBlock& a, const WithBlock& b) { return a.stream == b.stream && a.body == b.body; }
 
-std::vector<Statement>* Statement::nestedBody() {
-  if (isFor()) return &loop().body;
-  if (isWith()) return &with().body;
-  return nullptr;
+bool operator==(const IfBlock& a, const IfBlock& b) {
+  return a.cond == b.cond && a.thenBody == b.thenBody && a.elseBody == b.elseBody;
 }
 
-const std::vector<Statement>* Statement::nestedBody() const {
-  if (isFor()) return &loop().body;
-  if (isWith()) return &with().body;
-  return nullptr;
+NestedBodies<std::vector<Statement>> Statement::nestedBodies() {
+  if (isFor()) return NestedBodies<std::vector<Statement>>(&loop().body);
+  if (isWith()) return NestedBodies<std::vector<Statement>>(&with().body);
+  if (isIf()) return {&ifBlock().thenBody, &ifBlock().elseBody};
+  return {};
+}
+
+NestedBodies<const std::vector<Statement>> Statement::nestedBodies() const {
+  if (isFor()) return NestedBodies<const std::vector<Statement>>(&loop().body);
+  if (isWith()) return NestedBodies<const std::vector<Statement>>(&with().body);
+  if (isIf()) return {&ifBlock().thenBody, &ifBlock().elseBody};
+  return {};
 }
 
 SourceLoc Statement::loc() const {
-  if (isOp()) return op().loc;
-  return isFor() ? loop().loc : with().loc;
+  return std::visit([](const auto& n) { return n.loc; }, node);
 }
 
 void Statement::setLoc(SourceLoc loc) {
-  if (isOp())
-    op().loc = loc;
-  else if (isFor())
-    loop().loc = loc;
-  else
-    with().loc = loc;
+  std::visit([&](auto& n) { n.loc = loc; }, node);
 }
 
 std::optional<std::string> provedForAnotherTeam(const Program& program, int64_t world, int64_t streams) {
@@ -166,9 +166,9 @@ const Decl* Program::findDecl(std::string_view name) const {
 bool isReservedName(std::string_view name) {
   // `i32` came after programs could name a loop index `i32`, so it stays a
   // valid name: a dtype is known by its place (before '[', or as `dtype=`).
-  static constexpr std::array<std::string_view, 18> kReserved = {
-      "program", "input", "output", "shard", "for",  "in",  "range",   "with", "stream",
-      "true",    "false", "f32",    "f16",   "bf16", "f64", "ceildiv", "min",  "max"};
+  static constexpr std::array<std::string_view, 23> kReserved = {
+      "program", "input", "output", "shard", "for", "in",  "range", "with", "stream",  "if",  "else", "and",
+      "or",      "not",   "true",   "false", "f32", "f16", "bf16",  "f64",  "ceildiv", "min", "max"};
   for (std::string_view r : kReserved)
     if (r == name) return true;
   // The builtins (`rank`, `world`) are declared once, in ir/names.h.

@@ -1,9 +1,10 @@
 // The host IR: a Program of params, input/output declarations and a body of
-// statements (operations, `for` loops and `with` blocks). Names are text-SSA: each is
+// statements (operations, `for` loops, `with` blocks and `if` blocks). Names are text-SSA: each is
 // defined once where it is visible. Equality is structural and ignores
 // source positions, so parse(print(p)) == p can be checked directly.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "hostir/defaults.h"
+#include "ir/condition.h"
 #include "ir/diagnostic.h"
 #include "ir/dtype.h"
 #include "ir/expr.h"
@@ -93,24 +95,78 @@ struct WithBlock {
   friend bool operator==(const WithBlock& a, const WithBlock& b);
 };
 
+// `if cond { ... } else { ... }`: the host evaluates the condition and runs
+// one branch, as it runs a loop. Each branch is a scope of its own, like a
+// loop body: names it defines are visible only inside it.
+struct IfBlock {
+  Condition cond;
+  std::vector<Statement> thenBody;
+  std::vector<Statement> elseBody;  // empty: no else branch, and none is printed
+  SourceLoc loc;                    // the `if` keyword
+  friend bool operator==(const IfBlock& a, const IfBlock& b);
+};
+
+// The statement lists one statement holds, in program order: none for an
+// operation, one for a loop or a with block (its body), two for an if (its
+// then and else branches). Walks go through this, so none skips a branch.
+// Iterating yields the lists; a temporary lives through a range-for.
+template <typename List>
+class NestedBodies {
+ public:
+  NestedBodies() = default;
+  explicit NestedBodies(List* only) : lists_{only, nullptr}, size_(1) {}
+  NestedBodies(List* first, List* second) : lists_{first, second}, size_(2) {}
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  List& operator[](size_t i) const { return *lists_[i]; }
+
+  class Iterator {
+   public:
+    explicit Iterator(List* const* at) : at_(at) {}
+    List& operator*() const { return **at_; }
+    Iterator& operator++() {
+      ++at_;
+      return *this;
+    }
+    friend bool operator==(const Iterator& a, const Iterator& b) { return a.at_ == b.at_; }
+
+   private:
+    List* const* at_;
+  };
+  Iterator begin() const { return Iterator(lists_.data()); }
+  Iterator end() const { return Iterator(lists_.data() + size_); }
+
+ private:
+  std::array<List*, 2> lists_{};
+  size_t size_ = 0;
+};
+
 struct Statement {
-  std::variant<Operation, ForLoop, WithBlock> node;
+  std::variant<Operation, ForLoop, WithBlock, IfBlock> node;
 
   Statement(Operation op) : node(std::move(op)) {}      // NOLINT
   Statement(ForLoop loop) : node(std::move(loop)) {}    // NOLINT
   Statement(WithBlock with) : node(std::move(with)) {}  // NOLINT
+  Statement(IfBlock block) : node(std::move(block)) {}  // NOLINT
   bool isOp() const { return node.index() == 0; }
   bool isFor() const { return node.index() == 1; }
   bool isWith() const { return node.index() == 2; }
+  bool isIf() const { return node.index() == 3; }
   Operation& op() { return std::get<0>(node); }
   const Operation& op() const { return std::get<0>(node); }
   ForLoop& loop() { return std::get<1>(node); }
   const ForLoop& loop() const { return std::get<1>(node); }
   WithBlock& with() { return std::get<2>(node); }
   const WithBlock& with() const { return std::get<2>(node); }
-  // The statements a loop or with block holds; null for an operation.
-  std::vector<Statement>* nestedBody();
-  const std::vector<Statement>* nestedBody() const;
+  IfBlock& ifBlock() { return std::get<3>(node); }
+  const IfBlock& ifBlock() const { return std::get<3>(node); }
+  // Every statement list the statement holds (none for an operation).
+  NestedBodies<std::vector<Statement>> nestedBodies();
+  NestedBodies<const std::vector<Statement>> nestedBodies() const;
+  // Whether the lists it holds are scopes: a loop's body and an if's
+  // branches are; a with block's body is not (its names stay visible after it).
+  bool bodiesAreScopes() const { return isFor() || isIf(); }
   SourceLoc loc() const;
   void setLoc(SourceLoc loc);
   friend bool operator==(const Statement& a, const Statement& b) { return a.node == b.node; }
@@ -185,13 +241,13 @@ std::string formatFloatAttribute(double value);
 // Names that can never be defined: keywords, builtins, dtypes, int functions.
 bool isReservedName(std::string_view name);
 
-// Calls `visit` on every statement in pre-order, loops and with blocks
-// before their bodies.
+// Calls `visit` on every statement in pre-order, loops, with blocks and ifs
+// before their bodies (an if's then branch before its else branch).
 template <typename Body, typename Visit>
 void walkStatements(Body& body, Visit&& visit) {
   for (auto& stmt : body) {
     visit(stmt);
-    if (auto* nested = stmt.nestedBody()) walkStatements(*nested, visit);
+    for (auto& nested : stmt.nestedBodies()) walkStatements(nested, visit);
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <unordered_set>
 
+#include "ir/closest_name.h"
 #include "ir/lexer.h"
 #include "ir/verifier.h"
 
@@ -16,7 +17,7 @@ namespace {
 // adds a level to the tree that later walks recurse over.
 class Parser {
  public:
-  explicit Parser(std::vector<Token> tokens) : tokens_(std::move(tokens)) {}
+  explicit Parser(std::vector<Token> tokens) : tokens_(std::move(tokens)) { findConditionGroups(); }
 
   Program program() {
     skipNewlines();
@@ -165,8 +166,11 @@ class Parser {
     if (t.kind == TokenKind::Newline || t.kind == TokenKind::Semicolon || t.kind == TokenKind::RBrace ||
         t.kind == TokenKind::Eof)
       return;
+    if (isKeyword(t, "else")) fail(t.loc, elseWithoutIf());
     fail(t.loc, fmt::format("expected end of statement, found {}", describeToken(t)));
   }
+
+  static std::string elseWithoutIf() { return "'else' without an 'if': only an if block has an else branch"; }
 
   int64_t nonNegativeInt(std::string_view what) {
     const Token& t = expect(TokenKind::Int, what);
@@ -246,12 +250,14 @@ class Parser {
     return type;
   }
 
-  // `depth`: how many loops and with blocks enclose the statement.
+  // `depth`: how many loops, with blocks and if blocks enclose the statement.
   Statement statement(int depth) {
     if (isKeyword(peek(), "for")) return forLoop(depth);
-    // `with = ...` goes on, to be refused as the definition of a reserved word.
-    if (isKeyword(peek(), "with") && peekAhead(1).kind != TokenKind::Equals && peekAhead(1).kind != TokenKind::Comma)
-      return withBlock(depth);
+    // `with = ...` and `if = ...` go on, to be refused as the definition of a reserved word.
+    bool defines = peekAhead(1).kind == TokenKind::Equals || peekAhead(1).kind == TokenKind::Comma;
+    if (isKeyword(peek(), "with") && !defines) return withBlock(depth);
+    if (isKeyword(peek(), "if") && !defines) return ifBlock(depth);
+    if (isKeyword(peek(), "else") && !defines) fail(peek().loc, elseWithoutIf());
     std::vector<NameDef> results;
     if (peek().kind == TokenKind::Ident &&
         (peekAhead(1).kind == TokenKind::Comma || peekAhead(1).kind == TokenKind::Equals)) {
@@ -260,7 +266,7 @@ class Parser {
       expect(TokenKind::Equals, "'=' after the defined names");
       if (startsIntegerBinding()) return integerBinding(std::move(results));
     }
-    const Token& callee = expectIdent("an operation, 'for' or 'with'");
+    const Token& callee = expectIdent("an operation, 'for', 'with' or 'if'");
     open(TokenKind::LParen, fmt::format("'(' after '{}'", callee.text), "the operand list");
     std::vector<ParsedArg> args;
     if (!acceptClose(TokenKind::RParen)) {
@@ -277,8 +283,26 @@ class Parser {
   bool startsIntegerBinding() {
     const Token& t = peek();
     if (t.kind != TokenKind::Ident) return true;
-    if (peekAhead(1).kind != TokenKind::LParen) return true;
-    return parseIntFunction(t.text).has_value();
+    if (peekAhead(1).kind == TokenKind::LParen) return parseIntFunction(t.text).has_value();
+    // An operation's name followed on its line by what no expression
+    // continues with (`t = allocate f32[4]`) is an operation missing its '('.
+    return !opKindByName(t.text) || continuesExpression(tokens_[pos_ + 1].kind);
+  }
+
+  // Whether a name in an expression can be followed by this token.
+  static bool continuesExpression(TokenKind kind) {
+    switch (kind) {
+      case TokenKind::Plus:
+      case TokenKind::Minus:
+      case TokenKind::Star:
+      case TokenKind::Slash:
+      case TokenKind::Percent:
+      case TokenKind::Newline:
+      case TokenKind::Semicolon:
+      case TokenKind::RBrace:
+      case TokenKind::Eof: return true;
+      default: return false;
+    }
   }
 
   // `n = expr`: binds one name to a host integer.
@@ -336,11 +360,145 @@ class Parser {
     return with;
   }
 
-  static std::string nestedTooDeeply() {
-    return fmt::format("blocks nested too deeply: more than {} levels of 'for' and 'with'", kMaxLoopNesting);
+  // if COND { ... } [else { ... }]; `else` may start the line after the '}'.
+  Statement ifBlock(int depth) {
+    IfBlock stmt;
+    stmt.loc = next().loc;
+    if (depth + 1 > kMaxLoopNesting) fail(stmt.loc, nestedTooDeeply());
+    stmt.cond = condition(0);
+    stmt.thenBody = block(depth + 1, "the if branch");
+    size_t after = pos_;
+    while (tokens_[after].kind == TokenKind::Newline) ++after;
+    if (isKeyword(tokens_[after], "else")) {
+      pos_ = after + 1;
+      if (isKeyword(peek(), "if"))
+        fail(peek().loc, "'else if' is not in the language; write 'else { if ... { ... } }'");
+      stmt.elseBody = block(depth + 1, "the else branch");
+    }
+    return stmt;
   }
 
-  // '{' {stmt} '}' of a loop or with block, whose statements sit at `depth`.
+  static std::string nestedTooDeeply() {
+    return fmt::format("blocks nested too deeply: more than {} levels of 'for', 'with' and 'if'", kMaxLoopNesting);
+  }
+
+  // cond := conjunction {'or' conjunction}; conjunction := negation {'and'
+  // negation}; negation := 'not' negation | '(' cond ')' | expr CMP expr.
+  //
+  // `nesting` counts the parentheses and `not`s around, as expr() counts
+  // its parentheses: nesting plus a condition's levels may not pass
+  // kMaxExprLevels. `and` and `or` chains are built in loops.
+  Condition condition(int nesting) {
+    Condition lhs = conjunction(nesting);
+    while (isKeyword(peek(), "or")) {
+      SourceLoc loc = next().loc;
+      Condition rhs = conjunction(nesting);
+      lhs = limited(Condition::logicalOr(std::move(lhs), std::move(rhs), loc), nesting);
+    }
+    return lhs;
+  }
+
+  Condition conjunction(int nesting) {
+    Condition lhs = negation(nesting);
+    while (isKeyword(peek(), "and")) {
+      SourceLoc loc = next().loc;
+      Condition rhs = negation(nesting);
+      lhs = limited(Condition::logicalAnd(std::move(lhs), std::move(rhs), loc), nesting);
+    }
+    return lhs;
+  }
+
+  Condition negation(int nesting) {
+    const Token& t = peek();
+    if (isKeyword(t, "not")) {
+      if (nesting + 1 > kMaxExprLevels) conditionTooDeep(t.loc);
+      next();
+      return limited(Condition::logicalNot(negation(nesting + 1), t.loc), nesting);
+    }
+    if (t.kind == TokenKind::LParen && conditionGroup_[pos_]) {
+      if (nesting + 1 > kMaxExprLevels) conditionTooDeep(t.loc);
+      open(TokenKind::LParen, "'('", "a parenthesized condition");
+      Condition inner = condition(nesting + 1);
+      close(TokenKind::RParen, "')' to close the parenthesis");
+      return inner;
+    }
+    return comparison(nesting);
+  }
+
+  Condition comparison(int nesting) {
+    const Token& start = peek();
+    if (start.kind == TokenKind::LBrace || (start.kind == TokenKind::Ident && isReservedWordOfConditions(start.text)))
+      fail(found().loc,
+           fmt::format("expected a condition (a comparison such as 'rank == 0'), found {}", describeToken(found())));
+    Expr lhs = expr(nesting);
+    const Token& op = peek();
+    std::optional<CompareOp> compare = compareOpOf(op.kind);
+    if (!compare) {
+      if (op.kind == TokenKind::Equals) fail(op.loc, "'=' defines a name; a condition compares with '=='");
+      fail(found().loc, fmt::format("expected a comparison (==, !=, <, <=, > or >=) after '{}' in the condition, "
+                                    "found {}",
+                                    lhs.toString(), describeToken(found())));
+    }
+    next();
+    Expr rhs = expr(nesting);
+    if (compareOpOf(peek().kind))
+      fail(peek().loc, "comparisons cannot be chained; join them with 'and' ('a < b and b < c')");
+    return limited(Condition::compare(*compare, std::move(lhs), std::move(rhs), op.loc), nesting);
+  }
+
+  static bool isReservedWordOfConditions(std::string_view word) {
+    return word == "and" || word == "or" || word == "else";
+  }
+
+  static std::optional<CompareOp> compareOpOf(TokenKind kind) {
+    switch (kind) {
+      case TokenKind::EqualEqual: return CompareOp::Equal;
+      case TokenKind::NotEqual: return CompareOp::NotEqual;
+      case TokenKind::Less: return CompareOp::Less;
+      case TokenKind::LessEqual: return CompareOp::LessEqual;
+      case TokenKind::Greater: return CompareOp::Greater;
+      case TokenKind::GreaterEqual: return CompareOp::GreaterEqual;
+      default: return std::nullopt;
+    }
+  }
+
+  [[noreturn]] static void conditionTooDeep(SourceLoc loc) {
+    fail(loc, fmt::format("condition nested too deeply: more than {} levels of comparisons, 'and', 'or', 'not', "
+                          "operators, parentheses and calls",
+                          kMaxExprLevels));
+  }
+
+  // `c` if it is within the limits at this nesting, else an error at its operator.
+  static Condition limited(Condition c, int nesting) {
+    if (nesting + c.levels() > kMaxExprLevels) conditionTooDeep(c.loc());
+    if (c.nodeCount() > kMaxExprNodes)
+      fail(c.loc(), fmt::format("condition too large: more than {} terms", kMaxExprNodes));
+    return c;
+  }
+
+  // Which '(' open a parenthesized condition rather than an expression: those
+  // holding a comparison, 'and', 'or' or 'not' (an expression holds none).
+  // One pass over the tokens, so that telling them apart costs no
+  // backtracking: a group's finding passes to the group around it as it closes.
+  void findConditionGroups() {
+    conditionGroup_.assign(tokens_.size(), false);
+    std::vector<size_t> open;
+    for (size_t p = 0; p < tokens_.size(); ++p) {
+      const Token& t = tokens_[p];
+      if (t.kind == TokenKind::LParen) {
+        open.push_back(p);
+      } else if (t.kind == TokenKind::RParen && !open.empty()) {
+        bool holds = conditionGroup_[open.back()];
+        open.pop_back();
+        if (holds && !open.empty()) conditionGroup_[open.back()] = true;
+      } else if (!open.empty() &&
+                 (compareOpOf(t.kind) || isKeyword(t, "and") || isKeyword(t, "or") || isKeyword(t, "not"))) {
+        conditionGroup_[open.back()] = true;
+      }
+    }
+  }
+
+  // '{' {stmt} '}' of a loop, with block or if branch, whose statements sit at `depth`.
   std::vector<Statement> block(int depth, std::string_view what) {
     open(TokenKind::LBrace, fmt::format("'{{' to open {}", what), what);
     std::vector<Statement> body;
@@ -476,8 +634,11 @@ class Parser {
           open(TokenKind::LParen, "'('", fmt::format("the call of '{}'", t.text));
           std::vector<Expr> args;
           if (peek().kind != TokenKind::RParen) {
-            do args.push_back(expr(nesting + 1));
-            while (accept(TokenKind::Comma));
+            do {
+              if (peek().kind == TokenKind::Ident && peekAhead(1).kind == TokenKind::Equals)
+                fail(peek().loc, fmt::format("'{}' takes no keyword operands", t.text));
+              args.push_back(expr(nesting + 1));
+            } while (accept(TokenKind::Comma));
           }
           close(TokenKind::RParen, "',' or ')' in the call");
           if (args.size() != 2) fail(t.loc, fmt::format("'{}' takes 2 arguments, got {}", t.text, args.size()));
@@ -492,7 +653,11 @@ class Parser {
   // Matches the parsed operand list against the operation's signature.
   Operation buildOperation(const Token& callee, std::vector<NameDef> results, std::vector<ParsedArg> args) {
     auto kind = opKindByName(callee.text);
-    if (!kind) fail(callee.loc, fmt::format("unknown operation '{}'", callee.text));
+    if (!kind && parseIntFunction(callee.text))
+      fail(callee.loc,
+           fmt::format("'{0}' computes one integer; bind it to exactly one name (n = {0}(a, b))", callee.text));
+    if (!kind)
+      fail(callee.loc, fmt::format("unknown operation '{}'{}", callee.text, didYouMean(callee.text, operationNames())));
     Operation op(*kind, callee.loc);
     const OpSignature& sig = op.signature();
     size_t positional = 0;
@@ -508,7 +673,9 @@ class Parser {
       } else {
         sawKeyword = true;
         auto index = operandIndex(sig, a.keyword);
-        if (!index) fail(a.keywordLoc, fmt::format("'{}' has no operand named '{}'", sig.name, a.keyword));
+        if (!index)
+          fail(a.keywordLoc, fmt::format("'{}' has no operand named '{}'{}", sig.name, a.keyword,
+                                         didYouMean(a.keyword, operandNames(sig))));
         slot = *index;
         if (op.operands[slot]) fail(a.keywordLoc, fmt::format("operand '{}' is given twice", a.keyword));
       }
@@ -521,6 +688,25 @@ class Parser {
     checkResults(sig, op, results, callee);
     op.results = std::move(results);
     return op;
+  }
+
+  // "; did you mean 'mul'?" when a candidate is close to `given`, else nothing.
+  static std::string didYouMean(std::string_view given, const std::vector<std::string>& candidates) {
+    std::optional<std::string> closest = closestName(given, candidates);
+    return closest ? fmt::format("; did you mean '{}'?", *closest) : std::string();
+  }
+
+  static std::vector<std::string> operationNames() {
+    std::vector<std::string> names;
+    for (const OpSignature& sig : allSignatures())
+      if (opKindByName(sig.name)) names.emplace_back(sig.name);  // not the integer binding's row
+    return names;
+  }
+
+  static std::vector<std::string> operandNames(const OpSignature& sig) {
+    std::vector<std::string> names;
+    for (const OperandSpec& spec : sig.operands) names.emplace_back(spec.name);
+    return names;
   }
 
   // An integer literal where a FLOAT belongs (`by=2`) is that number: the
@@ -604,6 +790,7 @@ class Parser {
   std::vector<OpenDelimiter> openDelimiters_;
   bool failedToClose_ = false;  // the error is a missing closing delimiter
   std::unordered_set<std::string> paramNames_, declNames_;
+  std::vector<bool> conditionGroup_;  // by token: a '(' that opens a parenthesized condition
 };
 
 template <typename T, typename F>

@@ -41,6 +41,8 @@ void printOperation(const Operation& op, std::string& out) {
   out += ')';
 }
 
+void printBody(const std::vector<Statement>& body, int indent, std::string& out);
+
 void printStatementTo(const Statement& stmt, int indent, std::string& out) {
   out.append(static_cast<size_t>(indent) * 2, ' ');
   if (stmt.isOp()) {
@@ -53,12 +55,28 @@ void printStatementTo(const Statement& stmt, int indent, std::string& out) {
     out += fmt::format("for {} in range(", loop.index.name);
     if (!loop.start.empty()) out += loop.start.toString() + ", ";
     out += loop.end.toString() + ") {\n";
-  } else {
+  } else if (stmt.isWith()) {
     out += fmt::format("with {} {{\n", stmt.with().stream.toString());
+  } else {
+    const IfBlock& block = stmt.ifBlock();
+    out += fmt::format("if {} {{\n", block.cond.toString());
+    printBody(block.thenBody, indent + 1, out);
+    if (!block.elseBody.empty()) {
+      out.append(static_cast<size_t>(indent) * 2, ' ');
+      out += "} else {\n";
+      printBody(block.elseBody, indent + 1, out);
+    }
+    out.append(static_cast<size_t>(indent) * 2, ' ');
+    out += "}\n";
+    return;
   }
-  for (const Statement& s : *stmt.nestedBody()) printStatementTo(s, indent + 1, out);
+  printBody(stmt.nestedBodies()[0], indent + 1, out);
   out.append(static_cast<size_t>(indent) * 2, ' ');
   out += "}\n";
+}
+
+void printBody(const std::vector<Statement>& body, int indent, std::string& out) {
+  for (const Statement& s : body) printStatementTo(s, indent, out);
 }
 
 }  // namespace

@@ -7,7 +7,8 @@ namespace hostir {
 bool namesRank(const Program& program) {
   bool found = false;
   auto scan = [&](const Expr& e) {
-    if (!found) forEachName(e, [&](const std::string& name, SourceLoc) { found |= name == kBuiltinNames[kRankSlot]; });
+    if (!found && !e.empty())
+      forEachName(e, [&](const std::string& name, SourceLoc) { found |= name == kBuiltinNames[kRankSlot]; });
   };
   for (const Decl& d : program.decls)
     for (const Expr& dim : d.type.dims) scan(dim);
@@ -19,6 +20,11 @@ bool namesRank(const Program& program) {
     }
     if (s.isWith()) {
       scan(s.with().stream.expr);
+      return;
+    }
+    if (s.isIf()) {
+      // A branch on `rank` issues different work on different ranks.
+      forEachExpr(s.ifBlock().cond, scan);
       return;
     }
     for (const auto& arg : s.op().operands) {

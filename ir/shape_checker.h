@@ -1,6 +1,7 @@
 // The bound check of the verifier (private to hostir/): ShapeChecker runs a
-// program's host part for one rank with the params bound and the loops
-// unrolled, and checks every shape, extent and integer (verifyProgram).
+// program's host part for one rank with the params bound, the loops
+// unrolled and, of each if, the branch the rank takes, and checks every
+// shape, extent and integer (verifyProgram).
 //
 // verifier.cpp holds the walk, the bindings and the dispatch
 // (ShapeChecker::checkOperation, one switch over OpKind); each operation's
@@ -20,6 +21,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -89,6 +91,11 @@ class ShapeChecker {
   int64_t intOperand(const Operation& op, size_t operand, int64_t defaultValue = 0);
   [[noreturn]] void tooLarge(SourceLoc loc) const;
   void walk(const std::vector<Statement>& body);
+  // Walks `body` in a scope of its own (a loop iteration, an if branch),
+  // after `bindFirst` binds what the scope starts with (a loop's index).
+  void walkScope(const std::vector<Statement>& body, const std::function<void()>& bindFirst);
+  // An if's condition, charged to the expression budget like eval().
+  bool evalCondition(const Condition& cond, SourceLoc fallback);
   // Expression nodes one iteration of `body` evaluates at least (its own
   // statements' operands and loop bounds, not nested bodies), saturating.
   static int64_t exprNodesPerIteration(const std::vector<Statement>& body);

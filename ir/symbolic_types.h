@@ -35,7 +35,7 @@ class SymbolicTypes {
   // Records the tensor `op` defines, if any.
   void define(const Operation& op);
 
-  // Names defined in a loop body are visible only inside it.
+  // Names defined in a loop body or an if branch are visible only inside it.
   void openScope() { scopes_.emplace_back(); }
   void closeScope() { scopes_.pop_back(); }
 

@@ -58,7 +58,7 @@ class StructureChecker {
         outputs_.emplace(d.name, &d);
       }
     }
-    walk(program_.body, /*depth=*/0, /*loops=*/0);
+    walk(program_.body, /*depth=*/0, /*scope=*/nullptr);
     for (const Decl& d : program_.decls)
       if (d.kind == DeclKind::Output && !lookup(d.name))
         fail(d.loc, fmt::format("output '{}' is declared but the program never defines it", d.name));
@@ -81,7 +81,9 @@ class StructureChecker {
     if (auto out = outputs_.find(name); out != outputs_.end())
       fail(loc, fmt::format("output '{}' is used before the program defines it", name));
     if (auto seen = everDefined_.find(name); seen != everDefined_.end())
-      fail(loc, fmt::format("'{}' is defined inside a loop{} and is not visible here", name, at(seen->second)));
+      fail(loc, fmt::format("'{}' is defined inside {}{} and is not visible here", name,
+                            seen->second.scope ? seen->second.scope : "a scope", at(seen->second.loc)));
+    if (opKindByName(name)) fail(loc, fmt::format("unknown name '{0}' ('{0}' is an operation: {0}(...))", name));
     fail(loc, fmt::format("unknown name '{}'", name));
   }
 
@@ -93,7 +95,7 @@ class StructureChecker {
     const NameSlot& slot = names_.define(name, info.kind, loc);
     if (tensors_.size() < names_.slotCount()) tensors_.resize(names_.slotCount());
     tensors_[static_cast<size_t>(slot.slot)] = TensorFacts{info.dtype, info.origin};
-    everDefined_.emplace(name, loc);
+    everDefined_.emplace(name, Definition{loc, scope_});
   }
 
   // The limits that bound every recursive walk (ir/expr.h), then the names.
@@ -126,32 +128,58 @@ class StructureChecker {
     for (const Expr& dim : type.dims) checkIntExpr(dim, loc);
   }
 
-  // `depth`: how many loops and with blocks enclose `body`; `loops`: how
-  // many of them are loops. Recurses once per level, and the nesting limit
-  // is checked before each step down.
-  void walk(const std::vector<Statement>& body, int depth, int loops) {
+  // `depth`: how many loops, with blocks and if blocks enclose `body`;
+  // `scope`: the innermost loop or if branch around it ("a loop", "an 'if'
+  // branch"), null at the top level (with blocks open no scope). Recurses
+  // once per level, and the nesting limit is checked before each step down.
+  void walk(const std::vector<Statement>& body, int depth, const char* scope) {
     for (const Statement& stmt : body) {
       if (stmt.isOp()) {
-        checkOperation(stmt.op(), loops == 0);
+        checkOperation(stmt.op(), scope);
         continue;
       }
       if (depth + 1 > kMaxLoopNesting)
         fail(stmt.loc(),
-             fmt::format("blocks nested too deeply: more than {} levels of 'for' and 'with'", kMaxLoopNesting));
+             fmt::format("blocks nested too deeply: more than {} levels of 'for', 'with' and 'if'", kMaxLoopNesting));
       if (stmt.isWith()) {
         // No scope: what the body defines stays visible after the block.
         checkWithStream(stmt.with());
-        walk(stmt.with().body, depth + 1, loops);
+        walk(stmt.with().body, depth + 1, scope);
+        continue;
+      }
+      if (stmt.isIf()) {
+        const IfBlock& block = stmt.ifBlock();
+        checkCondition(block.cond, block.loc);
+        for (const std::vector<Statement>& branch : stmt.nestedBodies())
+          inScope("an 'if' branch", [&] { walk(branch, depth + 1, "an 'if' branch"); });
         continue;
       }
       const ForLoop& loop = stmt.loop();
       if (!loop.start.empty()) checkIntExpr(loop.start, loop.loc);
       checkIntExpr(loop.end, loop.loc);
-      names_.openScope();
-      define(loop.index.name, loop.index.loc, {ValueKind::Int, loop.index.loc});
-      walk(loop.body, depth + 1, loops + 1);
-      names_.closeScope();
+      inScope("a loop", [&] {
+        define(loop.index.name, loop.index.loc, {ValueKind::Int, loop.index.loc});
+        walk(loop.body, depth + 1, "a loop");
+      });
     }
+  }
+
+  // Runs `body` in a new scope of names, `scope` naming it for messages.
+  template <typename Body>
+  void inScope(const char* scope, Body&& body) {
+    const char* outer = scope_;
+    scope_ = scope;
+    names_.openScope();
+    body();
+    names_.closeScope();
+    scope_ = outer;
+  }
+
+  // The limits that bound every walk of a condition (ir/condition.h), then
+  // its expressions as integer expressions.
+  void checkCondition(const Condition& cond, SourceLoc where) const {
+    if (auto error = checkConditionLimits(cond, where)) throw DiagnosticError{*error};
+    forEachExpr(cond, [&](const Expr& e) { checkIntExpr(e, firstValid(cond.loc(), where)); });
   }
 
   // The stream of `with`: a captured stream's name or stream(e), as the
@@ -213,7 +241,8 @@ class StructureChecker {
                                results == 1 ? "" : "s"));
   }
 
-  void checkOperation(const Operation& op, bool topLevel) {
+  // `scope`: the innermost loop or if branch around the operation, or null.
+  void checkOperation(const Operation& op, const char* scope) {
     checkSignature(op);
     const OpSignature& sig = op.signature();
     std::optional<NameInfo> firstTensor;
@@ -247,7 +276,7 @@ class StructureChecker {
         }
       }
     }
-    if (const NameDef* result = op.result()) defineResult(op, *result, firstTensor, topLevel);
+    if (const NameDef* result = op.result()) defineResult(op, *result, firstTensor, scope);
   }
 
   // A tensor operand: every tensor operation reads and writes one dtype (that
@@ -273,9 +302,9 @@ class StructureChecker {
 
   // The name an operation defines; a tensor takes the dtype of its first
   // tensor operand (allocate's, of its type). A declared output must be a
-  // tensor of its declared dtype, defined at the top level.
+  // tensor of its declared dtype, defined at the top level (`scope` null).
   void defineResult(const Operation& op, const NameDef& result, const std::optional<NameInfo>& firstTensor,
-                    bool topLevel) {
+                    const char* scope) {
     const OpSignature& sig = op.signature();
     NameInfo info{sig.resultKind, result.loc};
     if (sig.resultKind == ValueKind::Tensor) {
@@ -284,12 +313,15 @@ class StructureChecker {
     }
     if (auto out = outputs_.find(result.name); out != outputs_.end()) {
       const Decl& decl = *out->second;
-      if (!topLevel)
+      if (scope)
         fail(result.loc,
-             fmt::format("output '{}' must be defined at the top level of the program, not in a loop", result.name));
+             fmt::format("output '{}' must be defined at the top level of the program, not in {}", result.name, scope));
       if (info.kind != ValueKind::Tensor)
-        fail(result.loc, fmt::format("output '{}' must be a tensor, but '{}' defines {}", result.name, sig.name,
-                                     withArticle(info.kind)));
+        fail(result.loc,
+             op.kind == OpKind::IntValue
+                 ? fmt::format("output '{}' must be a tensor, but it is bound to an integer expression", result.name)
+                 : fmt::format("output '{}' must be a tensor, but '{}' defines {}", result.name, sig.name,
+                               withArticle(info.kind)));
       if (info.dtype != decl.type.dtype)
         fail(result.loc, fmt::format("output '{}' is declared {} but defined as {}", result.name,
                                      dtypeName(decl.type.dtype), dtypeName(info.dtype)));
@@ -302,7 +334,14 @@ class StructureChecker {
   NameResolver names_;
   std::vector<TensorFacts> tensors_;  // by slot
   std::unordered_map<std::string, const Decl*> outputs_;
-  std::unordered_map<std::string, SourceLoc> everDefined_;
+  // Where each name was first defined, and the scope around it: for the
+  // message about a name used outside its loop or if branch.
+  struct Definition {
+    SourceLoc loc;
+    const char* scope;
+  };
+  std::unordered_map<std::string, Definition> everDefined_;
+  const char* scope_ = nullptr;  // the innermost loop or if branch being walked
 };
 
 }  // namespace
@@ -450,6 +489,13 @@ void ShapeChecker::walk(const std::vector<Statement>& body) {
       walk(stmt.with().body);
       continue;
     }
+    if (stmt.isIf()) {
+      // Only the branch this rank takes, as a loop's body only for its
+      // iterations: the other one is never run with these bindings.
+      const IfBlock& block = stmt.ifBlock();
+      walkScope(evalCondition(block.cond, block.loc) ? block.thenBody : block.elseBody, [] {});
+      continue;
+    }
     const ForLoop& loop = stmt.loop();
     int64_t start = loop.start.empty() ? 0 : eval(loop.start, loop.loc);
     int64_t end = eval(loop.end, loop.loc);
@@ -465,16 +511,29 @@ void ShapeChecker::walk(const std::vector<Statement>& body) {
       walked_ += trips;
       continue;
     }
-    for (int64_t i = start; i < end; ++i) {
-      names_.openScope();
-      bind(loop.index.name, BoundValue{ValueKind::Int, i});
-      walk(loop.body);
-      // The iteration's slots serve the next one; its values (and the
-      // buffers only they refer to) go now.
-      names_.closeScope(/*reuseSlots=*/true);
-      values_.resize(names_.slotCount());
-    }
+    for (int64_t i = start; i < end; ++i)
+      walkScope(loop.body, [&] { bind(loop.index.name, BoundValue{ValueKind::Int, i}); });
   }
+}
+
+void ShapeChecker::walkScope(const std::vector<Statement>& body, const std::function<void()>& bindFirst) {
+  names_.openScope();
+  bindFirst();
+  walk(body);
+  // The scope's slots serve the next one (a loop's next iteration); its
+  // values (and the buffers only they refer to) go now.
+  names_.closeScope(/*reuseSlots=*/true);
+  values_.resize(names_.slotCount());
+}
+
+bool ShapeChecker::evalCondition(const Condition& cond, SourceLoc fallback) {
+  // Charged whole before the walk, as eval() charges an expression.
+  if (__builtin_add_overflow(evaluated_, cond.nodeCount(), &evaluated_) || evaluated_ > exprBudget_)
+    tooManyTerms(firstValid(cond.loc(), fallback));
+  auto v = evaluate(
+      cond, [&](const std::string& name) -> std::optional<int64_t> { return lookup(name).integer; }, fallback);
+  if (!v) throw DiagnosticError{v.error()};
+  return *v;
 }
 
 int64_t ShapeChecker::exprNodesPerIteration(const std::vector<Statement>& body) {
@@ -490,6 +549,10 @@ int64_t ShapeChecker::exprNodesPerIteration(const std::vector<Statement>& body) 
     }
     if (stmt.isWith()) {
       if (stmt.with().stream.form == Arg::Form::Stream) add(stmt.with().stream.expr);
+      continue;
+    }
+    if (stmt.isIf()) {
+      if (__builtin_add_overflow(total, stmt.ifBlock().cond.nodeCount(), &total)) total = INT64_MAX;
       continue;
     }
     for (const auto& arg : stmt.op().operands) {

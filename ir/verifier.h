@@ -1,6 +1,7 @@
 // The verifier. Without bindings it checks names, scopes, value kinds and
 // dtypes; with the params bound it runs the program's host part (loops
-// unrolled) for every rank and checks every shape, extent and integer.
+// unrolled, the branch taken of each if) for every rank and checks every
+// shape, extent and integer.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +39,7 @@ inline constexpr int64_t kMaxUnrolledStatements = 10'000'000;
 // not a hang either. Real programs evaluate a few nodes per statement.
 inline constexpr int64_t kMaxEvaluatedExprNodes = 10 * kMaxUnrolledStatements;
 
-// Loops and with blocks may nest at most this deep, counted together. Every
+// Loops, with blocks and if blocks may nest at most this deep, counted together. Every
 // walk of the statement tree (the printer, the verifier, the passes, the
 // evaluator's compiler, destruction) recurses once per level; real programs
 // nest two or three. The parser refuses deeper nests and verifyStructure

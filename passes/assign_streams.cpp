@@ -28,20 +28,25 @@ bool bodySetsStream(const std::vector<Statement>& body) {
 
 // Whether `body` may leave another stream current than the one it was
 // entered with: a set_current_stream outside with blocks (which give the
-// stream back).
+// stream back), in a loop or an if branch too.
 bool bodyLeavesAnotherStream(const std::vector<Statement>& body) {
   for (const Statement& s : body) {
     if (s.isOp() && s.op().kind == OpKind::SetCurrentStream) return true;
-    if (s.isFor() && bodyLeavesAnotherStream(s.loop().body)) return true;
+    if (s.isWith()) continue;
+    for (const std::vector<Statement>& nested : s.nestedBodies())
+      if (bodyLeavesAnotherStream(nested)) return true;
   }
   return false;
 }
 
-// Loops in `body` outside any loop (with blocks open no scope), in order.
-void collectUnscopedLoops(const std::vector<Statement>& body, std::vector<const ForLoop*>& out) {
+// Loops in `body` outside any loop (in with blocks and if branches), in order.
+void collectOutermostLoops(const std::vector<Statement>& body, std::vector<const ForLoop*>& out) {
   for (const Statement& s : body) {
-    if (s.isFor()) out.push_back(&s.loop());
-    if (s.isWith()) collectUnscopedLoops(s.with().body, out);
+    if (s.isFor()) {
+      out.push_back(&s.loop());
+      continue;
+    }
+    for (const std::vector<Statement>& nested : s.nestedBodies()) collectOutermostLoops(nested, out);
   }
 }
 
@@ -127,6 +132,11 @@ class TopLevelRewriter {
       const Statement& stmt = original[k];
       if (stmt.isWith()) {
         remarkLoopsInWith(stmt.with());
+      } else if (stmt.isIf()) {
+        remarkLoopsInIf(stmt);
+        // A branch that switches streams leaves the captured one behind.
+        for (const std::vector<Statement>& branch : stmt.nestedBodies())
+          if (bodyLeavesAnotherStream(branch)) capture_.reset();
       } else if (stmt.isOp()) {
         if (stmt.op().kind == OpKind::SetCurrentStream) capture_.reset();
       } else if (tryRewrite(stmt.loop(), original.data() + k, original.data() + original.size())) {
@@ -150,11 +160,21 @@ class TopLevelRewriter {
   // loops run on the block's stream, which the block chose.
   void remarkLoopsInWith(const WithBlock& with) const {
     std::vector<const ForLoop*> inside;
-    collectUnscopedLoops(with.body, inside);
+    collectOutermostLoops(with.body, inside);
     for (const ForLoop* loop : inside)
       if (bodyDoesWork(loop->body))
         remark(*loop, fmt::format("loop left as it is: it is inside 'with {}', which chooses its stream",
                                   with.stream.toString()));
+  }
+
+  // Only top-level loops move to worker streams; a loop in an if branch
+  // runs on some ranks or iterations only, and stays as it is.
+  void remarkLoopsInIf(const Statement& stmt) const {
+    std::vector<const ForLoop*> inside;
+    for (const std::vector<Statement>& branch : stmt.nestedBodies()) collectOutermostLoops(branch, inside);
+    for (const ForLoop* loop : inside)
+      if (bodyDoesWork(loop->body))
+        remark(*loop, "loop left as it is: it is inside an 'if' branch; only top-level loops are rewritten");
   }
 
   // Whether `loop`, at `rest` of the original body ending at `end`, is worth

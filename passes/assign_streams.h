@@ -26,9 +26,12 @@
 // idempotent, as join loops are left alone), loops that call
 // set_current_stream or hold with blocks themselves (they already manage
 // streams; this keeps a rewritten loop as it is, too), loops inside a
-// top-level with block (it chose their stream), and loops
-// whose iterations depend on each other or that nothing proves independent
-// (no race check in the context). Each decision is a remark.
+// top-level with block (it chose their stream), loops inside an if branch
+// (they run on some ranks only; an if inside a loop's body moves with the
+// body), and loops whose iterations depend on each other or that nothing
+// proves independent (no race check in the context; a body with an if is
+// race-checked with the branches each rank and iteration takes). Each
+// decision is a remark.
 #pragma once
 
 #include <functional>

@@ -14,25 +14,33 @@
 namespace hostir {
 namespace {
 
-// Where a statement is: its index in the top-level body, then in each
-// enclosing loop's or with block's body.
-using Path = std::vector<size_t>;
+// Where a statement is: from the top-level body down, the index of each
+// enclosing block in its list and which of its bodies holds the rest (an
+// if's then branch 0, its else branch 1; a loop's or with block's body 0),
+// then the statement's own index.
+struct Step {
+  size_t index = 0;
+  size_t body = 0;
+};
+using Path = std::vector<Step>;
 
 std::vector<Statement>& listAt(std::vector<Statement>& body, const Path& path) {
   std::vector<Statement>* list = &body;
-  for (size_t depth = 0; depth + 1 < path.size(); ++depth) list = (*list)[path[depth]].nestedBody();
+  for (size_t depth = 0; depth + 1 < path.size(); ++depth)
+    list = &(*list)[path[depth].index].nestedBodies()[path[depth].body];
   return *list;
 }
 
 const Statement& statementAt(const std::vector<Statement>& body, const Path& path) {
   const std::vector<Statement>* list = &body;
-  for (size_t depth = 0; depth + 1 < path.size(); ++depth) list = (*list)[path[depth]].nestedBody();
-  return (*list)[path.back()];
+  for (size_t depth = 0; depth + 1 < path.size(); ++depth)
+    list = &(*list)[path[depth].index].nestedBodies()[path[depth].body];
+  return (*list)[path.back().index];
 }
 
 void eraseAt(std::vector<Statement>& body, const Path& path) {
   std::vector<Statement>& list = listAt(body, path);
-  list.erase(list.begin() + static_cast<std::ptrdiff_t>(path.back()));
+  list.erase(list.begin() + static_cast<std::ptrdiff_t>(path.back().index));
 }
 
 // One line of source for a remark: `synchronize(main)`, `for j in range(S)`.
@@ -41,7 +49,7 @@ std::string brief(const Statement& stmt) {
   text = text.substr(0, text.find('\n'));
   size_t first = text.find_first_not_of(' ');
   text = first == std::string::npos ? "" : text.substr(first);
-  if (stmt.nestedBody() && text.size() >= 2 && text.ends_with(" {")) text.resize(text.size() - 2);
+  if (!stmt.isOp() && text.size() >= 2 && text.ends_with(" {")) text.resize(text.size() - 2);
   return text;
 }
 
@@ -92,6 +100,11 @@ bool exprNames(const Expr& expr, const std::string& name) {
 bool statementNames(const Statement& stmt, const std::string& name) {
   if (stmt.isFor()) return exprNames(stmt.loop().start, name) || exprNames(stmt.loop().end, name);
   if (stmt.isWith()) return exprNames(stmt.with().stream.expr, name);
+  if (stmt.isIf()) {
+    bool found = false;
+    forEachName(stmt.ifBlock().cond, [&](const std::string& n, SourceLoc) { found |= n == name; });
+    return found;
+  }
   for (const std::optional<Arg>& arg : stmt.op().operands) {
     if (!arg) continue;
     if (exprNames(arg->expr, name)) return true;
@@ -128,33 +141,39 @@ bool usedAfter(const std::vector<Statement>& list, size_t index, const LaterInSc
 bool nothingIssuedAfter(const std::vector<Statement>& body, const Path& path) {
   const std::vector<Statement>* list = &body;
   for (size_t depth = 0; depth < path.size(); ++depth) {
-    for (size_t k = path[depth] + 1; k < list->size(); ++k)
+    for (size_t k = path[depth].index + 1; k < list->size(); ++k)
       if (statementIssuesWork((*list)[k])) return false;
     if (depth + 1 == path.size()) break;
-    // A later iteration of an enclosing loop runs its whole body again.
-    const Statement& enclosing = (*list)[path[depth]];
+    // A later iteration of an enclosing loop runs its whole body again; after
+    // an if branch, what follows the if runs.
+    const Statement& enclosing = (*list)[path[depth].index];
     if (enclosing.isFor() && statementIssuesWork(enclosing)) return false;
-    list = enclosing.nestedBody();
+    list = &enclosing.nestedBodies()[path[depth].body];
   }
   return true;
 }
+
+// A loop or an if: a block whose body may run several times, once or not
+// at all, so that the stream current after it is not evident from the text
+// when it switches streams.
+bool runsConditionally(const Statement& s) { return s.isFor() || s.isIf(); }
 
 // Whether `body` switches the current stream (at its own level) before any
 // statement uses the stream it was entered with.
 bool switchesBeforeUse(const std::vector<Statement>& body) {
   for (const Statement& s : body) {
     if (isSwitch(s)) return true;
-    if (usesCurrentStream(s) || (s.isFor() && containsSwitch(s))) return false;
+    if (usesCurrentStream(s) || (runsConditionally(s) && containsSwitch(s))) return false;
   }
   return true;
 }
 
 // Whether the stream current at the end of `body` is the one it was entered
 // with, as the text shows: no switch at its own level, and no loop that
-// switches (a with block gives its stream back).
+// switches, and no if that switches (a with block gives its stream back).
 bool leavesStreamAsEntered(const std::vector<Statement>& body) {
   for (const Statement& s : body)
-    if (isSwitch(s) || (s.isFor() && containsSwitch(s))) return false;
+    if (isSwitch(s) || (runsConditionally(s) && containsSwitch(s))) return false;
   return true;
 }
 
@@ -169,6 +188,7 @@ enum class ListEnd {
   Program,    // the executor waits for every stream
   WithBlock,  // the block gives the stream current before it back
   LoopBody,   // the next iteration follows
+  Branch,     // the statements after the if follow
 };
 
 class Canonicalizer {
@@ -253,9 +273,13 @@ class Canonicalizer {
   static void collect(const std::vector<Statement>& list, const Path& prefix, std::vector<Path>& out) {
     for (size_t k = 0; k < list.size(); ++k) {
       Path path = prefix;
-      path.push_back(k);
+      path.push_back({k, 0});
       if (isSynchronization(list[k])) out.push_back(path);
-      if (const auto* nested = list[k].nestedBody()) collect(*nested, path, out);
+      NestedBodies<const std::vector<Statement>> nested = list[k].nestedBodies();
+      for (size_t b = 0; b < nested.size(); ++b) {
+        path.back().body = b;
+        collect(nested[b], path, out);
+      }
     }
   }
 
@@ -264,8 +288,9 @@ class Canonicalizer {
   bool removeUnusedCaptures(std::vector<Statement>& list, const LaterInScope& later) {
     bool changed = false;
     for (size_t k = list.size(); k-- > 0;) {
-      if (list[k].isFor()) {
-        changed |= removeUnusedCaptures(list[k].loop().body, {});
+      if (list[k].bodiesAreScopes()) {
+        // What a loop body or an if branch defines is seen only inside it.
+        for (std::vector<Statement>& nested : list[k].nestedBodies()) changed |= removeUnusedCaptures(nested, {});
         continue;
       }
       if (list[k].isWith()) {
@@ -296,6 +321,9 @@ class Canonicalizer {
     for (Statement& s : list) {
       if (s.isFor()) changed |= removeRedundantSwitches(s.loop().body, ListEnd::LoopBody, {});
       if (s.isWith()) changed |= removeRedundantSwitches(s.with().body, ListEnd::WithBlock, {s.with().stream});
+      if (s.isIf())
+        for (std::vector<Statement>& branch : s.nestedBodies())
+          changed |= removeRedundantSwitches(branch, ListEnd::Branch, {});
     }
 
     struct Removal {
@@ -331,11 +359,14 @@ class Canonicalizer {
         pending = kNone;
         continue;
       }
-      if (s.isFor() && containsSwitch(s)) {
-        // The stream current after the loop is not evident here. A loop
-        // whose every iteration switches before it uses the current stream
-        // leaves a pending switch unused (with no iteration, too).
-        if (!switchesBeforeUse(s.loop().body)) pending = kNone;
+      if (runsConditionally(s) && containsSwitch(s)) {
+        // The stream current after the loop or if is not evident here. A
+        // loop whose every iteration switches before it uses the current
+        // stream leaves a pending switch unused (with no iteration, too);
+        // so does an if each of whose branches does (a missing else too).
+        bool switchesFirst = true;
+        for (const std::vector<Statement>& nested : s.nestedBodies()) switchesFirst &= switchesBeforeUse(nested);
+        if (!switchesFirst) pending = kNone;
         current.clear();
         continue;
       }
@@ -366,8 +397,11 @@ class Canonicalizer {
   bool formWithBlocks(std::vector<Statement>& list, const std::vector<Arg>& entered) {
     bool changed = false;
     for (Statement& s : list) {
-      if (s.isFor()) changed |= formWithBlocks(s.loop().body, {});
-      if (s.isWith()) changed |= formWithBlocks(s.with().body, {s.with().stream});
+      if (s.isWith()) {
+        changed |= formWithBlocks(s.with().body, {s.with().stream});
+        continue;
+      }
+      for (std::vector<Statement>& nested : s.nestedBodies()) changed |= formWithBlocks(nested, {});
     }
     std::vector<Arg> current = entered;
     for (size_t k = 0; k < list.size(); ++k) {
@@ -398,7 +432,7 @@ class Canonicalizer {
         changed |= mergeFollowingBlocks(list, k);
         continue;
       }
-      if (s.isFor() && containsSwitch(s)) current.clear();
+      if (runsConditionally(s) && containsSwitch(s)) current.clear();
       if (s.isOp() && s.op().kind == OpKind::GetCurrentStream && s.op().result())
         current.push_back(Arg::name(s.op().result()->name));
     }
@@ -450,19 +484,40 @@ class Canonicalizer {
     return changed;
   }
 
-  // Loops and with blocks left with no statement.
+  // Loops, with blocks and ifs left with no statement; an if whose then
+  // branch is empty but not its else branch becomes `if not COND { ... }`.
   bool removeEmptyBlocks(std::vector<Statement>& list) {
     bool changed = false;
     for (size_t k = list.size(); k-- > 0;) {
-      std::vector<Statement>* nested = list[k].nestedBody();
-      if (!nested) continue;
-      changed |= removeEmptyBlocks(*nested);
-      if (!nested->empty()) continue;
-      remark(list[k].loc(), fmt::format("removed {}: its body is empty", brief(list[k])));
+      Statement& s = list[k];
+      bool empty = !s.isOp();
+      for (std::vector<Statement>& nested : s.nestedBodies()) {
+        changed |= removeEmptyBlocks(nested);
+        empty &= nested.empty();
+      }
+      if (s.isIf() && !empty && s.ifBlock().thenBody.empty()) {
+        negateIntoThenBranch(s);
+        changed = true;
+        continue;
+      }
+      if (!empty) continue;
+      remark(s.loc(), fmt::format("removed {}: its body is empty", brief(s)));
       list.erase(list.begin() + static_cast<std::ptrdiff_t>(k));
       changed = true;
     }
     return changed;
+  }
+
+  // `if c { } else { B }` as `if not c { B }` (`if d { B }` when c is `not d`).
+  void negateIntoThenBranch(Statement& s) {
+    IfBlock& block = s.ifBlock();
+    const std::string before = brief(s);
+    Condition negated = block.cond.kind() == ConditionKind::Not ? block.cond.node().operands[0]
+                                                                : Condition::logicalNot(block.cond, block.cond.loc());
+    block.cond = std::move(negated);
+    block.thenBody = std::move(block.elseBody);
+    block.elseBody.clear();
+    remark(s.loc(), fmt::format("{} became {}: its then branch is empty", before, brief(s)));
   }
 
   Program& program_;

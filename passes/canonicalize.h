@@ -7,7 +7,11 @@
 //   * set_current_stream statements that change no statement's stream: a
 //     switch to the stream already current, or one overridden before any
 //     statement issues on it (or before a with block gives its stream back);
-//   * loops and with blocks left empty by the removals.
+//   * loops, with blocks and ifs left empty by the removals (an if whose
+//     then branch is empty but not its else branch becomes `if not COND`).
+// Statements inside if branches are handled as those of loop bodies: a
+// branch is a scope, and a loop or if that switches streams leaves the
+// current stream after it unknown.
 // and writes the remaining switches with the fewest of them:
 //   * set_current_stream(s) ... set_current_stream(p), where p is known to
 //     be the stream current before (a capture made while it was current),

@@ -4,7 +4,8 @@ namespace hostir {
 
 namespace {
 
-// Names `body` defines where `body` is visible: with blocks open no scope.
+// Names `body` defines where `body` is visible: with blocks open no scope
+// (loop bodies and if branches do).
 void addVisibleDefinitions(const std::vector<Statement>& body, std::unordered_set<std::string>& names) {
   for (const Statement& s : body) {
     if (s.isOp())

@@ -17,12 +17,15 @@ class ComputeStripper {
     std::vector<Statement> kept;
     kept.reserve(body.size());
     for (Statement& s : body) {
-      if (s.isFor()) {
-        types_.openScope();
-        strip(s.loop().body);
-        types_.closeScope();
-      } else if (s.isWith()) {
+      if (s.isWith()) {
         strip(s.with().body);  // a with block opens no scope
+      } else if (s.bodiesAreScopes()) {
+        // A loop body and each if branch: names defined there stay there.
+        for (std::vector<Statement>& nested : s.nestedBodies()) {
+          types_.openScope();
+          strip(nested);
+          types_.closeScope();
+        }
       } else if (isLocalTensorWork(s.op().signature().category)) {
         if (s.op().results.empty()) continue;  // `op(..., out=y)`: gone
         if (auto type = types_.resultType(s.op())) {

@@ -7,7 +7,7 @@ namespace hostir {
 void eraseOperationsIf(std::vector<Statement>& body, const std::function<bool(const Operation&)>& erase) {
   std::erase_if(body, [&](const Statement& s) { return s.isOp() && erase(s.op()); });
   for (Statement& s : body)
-    if (auto* nested = s.nestedBody()) eraseOperationsIf(*nested, erase);
+    for (std::vector<Statement>& nested : s.nestedBodies()) eraseOperationsIf(nested, erase);
 }
 
 }  // namespace hostir

@@ -9,8 +9,8 @@
 
 namespace hostir {
 
-// Erases every operation of `body`, nested loops included, that `erase`
-// selects. Loops stay, even when left empty.
+// Erases every operation of `body`, nested loops, with blocks and if
+// branches included, that `erase` selects. Blocks stay, even when left empty.
 void eraseOperationsIf(std::vector<Statement>& body, const std::function<bool(const Operation&)>& erase);
 
 }  // namespace hostir

@@ -19,14 +19,39 @@
 
 namespace hostir {
 
-enum class IntOpcode : uint8_t { Const, Slot, Add, Sub, Mul, Div, Mod, CeilDiv, Min, Max };
+// Integer code also evaluates the conditions of `if` (ir/condition.h), to 0
+// or 1: comparisons, `not`, and short-circuit `and`/`or` as jumps.
+enum class IntOpcode : uint8_t {
+  Const,
+  Slot,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Mod,
+  CeilDiv,
+  Min,
+  Max,
+  Equal,
+  NotEqual,
+  Less,
+  LessEqual,
+  Greater,
+  GreaterEqual,
+  Not,
+  // The left side of `and` is on the stack: when it is 0 it stays as the
+  // result and evaluation goes on at `operand`; else it is popped and the
+  // right side follows. OrJump is the same when the left side is not 0.
+  AndJump,
+  OrJump,
+};
 
 struct IntInstr {
   IntOpcode op;
-  int64_t operand;  // Const: the value; Slot: the slot
+  int64_t operand;  // Const: the value; Slot: the slot; AndJump, OrJump: the index to go on at
 };
 
-// An integer expression in postfix form.
+// An integer expression, or a condition, in postfix form.
 struct IntCode {
   std::vector<IntInstr> code;
 };
@@ -38,7 +63,7 @@ constexpr std::array<int32_t, kMaxOperands> absentOperands() {
 }
 
 struct Instruction {
-  enum class Kind : uint8_t { Op, LoopBegin, LoopEnd, WithBegin, WithEnd };
+  enum class Kind : uint8_t { Op, LoopBegin, LoopEnd, WithBegin, WithEnd, IfBegin, Else };
   Kind kind = Kind::Op;
   OpKind op = OpKind::Wait;
   SourceLoc loc;
@@ -70,6 +95,13 @@ struct Instruction {
 // The operands of LoopBegin and LoopEnd.
 enum : size_t { kLoopStart, kLoopEnd };
 
+// IfBegin: operand[kIfCondition] is the condition (an IntCode of 0 or 1);
+// when it is 0, jump is where to go on: the else branch, or the end of the
+// block. Else ends the then branch (only an if with an else branch has
+// one): jump is the end of the block. A branch's names are a scope of the
+// compiler's, like a loop body's.
+enum : size_t { kIfCondition };
+
 // WithBegin: operand[kWithStream] is the block's stream (a slot, or an
 // IntCode with streamNumberMask); result is the slot that keeps the stream
 // current before the block, which WithEnd (result, the same slot) restores.
@@ -95,7 +127,8 @@ class CompiledProgram {
 };
 
 // Evaluates verified integer code: the verifier already ruled out overflow,
-// division by zero and negative operands for these params and this rank.
+// division by zero and negative operands for these params and this rank
+// (in a condition, for the comparisons that short-circuiting reaches).
 // Inline: the issue rules in every runtime/issue_*.cpp evaluate operands.
 inline int64_t evalInt(const IntCode& code, const std::vector<RuntimeValue>& values) {
   int64_t stack[64];
@@ -106,28 +139,45 @@ inline int64_t evalInt(const IntCode& code, const std::vector<RuntimeValue>& val
     top = deep.data();
   }
   int64_t* sp = top;
-  for (const IntInstr& i : code.code) {
+  const size_t size = code.code.size();
+  for (size_t pc = 0; pc < size; ++pc) {
+    const IntInstr& i = code.code[pc];
     switch (i.op) {
-      case IntOpcode::Const: *sp++ = i.operand; break;
-      case IntOpcode::Slot: *sp++ = values[static_cast<size_t>(i.operand)].integer; break;
-      default: {
-        int64_t b = *--sp;
-        int64_t a = *--sp;
-        int64_t r = 0;
-        switch (i.op) {
-          case IntOpcode::Add: r = a + b; break;
-          case IntOpcode::Sub: r = a - b; break;
-          case IntOpcode::Mul: r = a * b; break;
-          case IntOpcode::Div: r = a / b; break;
-          case IntOpcode::Mod: r = a % b; break;
-          case IntOpcode::CeilDiv: r = ceilDiv(a, b); break;
-          case IntOpcode::Min: r = std::min(a, b); break;
-          case IntOpcode::Max: r = std::max(a, b); break;
-          default: break;
+      case IntOpcode::Const: *sp++ = i.operand; continue;
+      case IntOpcode::Slot: *sp++ = values[static_cast<size_t>(i.operand)].integer; continue;
+      case IntOpcode::Not: sp[-1] = sp[-1] == 0 ? 1 : 0; continue;
+      case IntOpcode::AndJump:
+      case IntOpcode::OrJump:
+        if ((sp[-1] != 0) == (i.op == IntOpcode::OrJump)) {
+          sp[-1] = sp[-1] != 0 ? 1 : 0;
+          pc = static_cast<size_t>(i.operand) - 1;  // the loop's ++pc goes on at operand
+        } else {
+          --sp;
         }
-        *sp++ = r;
-      }
+        continue;
+      default: break;
     }
+    int64_t b = *--sp;
+    int64_t a = *--sp;
+    int64_t r = 0;
+    switch (i.op) {
+      case IntOpcode::Add: r = a + b; break;
+      case IntOpcode::Sub: r = a - b; break;
+      case IntOpcode::Mul: r = a * b; break;
+      case IntOpcode::Div: r = a / b; break;
+      case IntOpcode::Mod: r = a % b; break;
+      case IntOpcode::CeilDiv: r = ceilDiv(a, b); break;
+      case IntOpcode::Min: r = std::min(a, b); break;
+      case IntOpcode::Max: r = std::max(a, b); break;
+      case IntOpcode::Equal: r = a == b; break;
+      case IntOpcode::NotEqual: r = a != b; break;
+      case IntOpcode::Less: r = a < b; break;
+      case IntOpcode::LessEqual: r = a <= b; break;
+      case IntOpcode::Greater: r = a > b; break;
+      case IntOpcode::GreaterEqual: r = a >= b; break;
+      default: break;
+    }
+    *sp++ = r;
   }
   return *(sp - 1);
 }

@@ -62,6 +62,42 @@ class Compiler {
     }
   }
 
+  // A condition as integer code of 0 or 1; `and` and `or` jump past their
+  // right side when the left one decides (ir/condition.h: short-circuit).
+  void emitCondition(const Condition& c, IntCode& code) const {
+    const ConditionNode& n = c.node();
+    switch (n.kind) {
+      case ConditionKind::Compare: {
+        emitInt(n.lhs, code);
+        emitInt(n.rhs, code);
+        static constexpr IntOpcode kCompare[] = {IntOpcode::Equal,     IntOpcode::NotEqual, IntOpcode::Less,
+                                                 IntOpcode::LessEqual, IntOpcode::Greater,  IntOpcode::GreaterEqual};
+        code.code.push_back({kCompare[static_cast<int>(n.compare)], 0});
+        return;
+      }
+      case ConditionKind::Not:
+        emitCondition(n.operands[0], code);
+        code.code.push_back({IntOpcode::Not, 0});
+        return;
+      case ConditionKind::And:
+      case ConditionKind::Or: {
+        emitCondition(n.operands[0], code);
+        size_t jump = code.code.size();
+        code.code.push_back({n.kind == ConditionKind::And ? IntOpcode::AndJump : IntOpcode::OrJump, 0});
+        emitCondition(n.operands[1], code);
+        code.code[jump].operand = static_cast<int64_t>(code.code.size());
+        return;
+      }
+    }
+  }
+
+  int32_t conditionCode(const Condition& c) {
+    IntCode code;
+    emitCondition(c, code);
+    out_.ints.push_back(std::move(code));
+    return static_cast<int32_t>(out_.ints.size() - 1);
+  }
+
   int32_t intCode(const Expr& e) {
     IntCode code;
     emitInt(e, code);
@@ -77,6 +113,10 @@ class Compiler {
       }
       if (s.isWith()) {
         withBlock(s.with());
+        continue;
+      }
+      if (s.isIf()) {
+        ifBlock(s.ifBlock());
         continue;
       }
       const ForLoop& loop = s.loop();
@@ -98,6 +138,37 @@ class Compiler {
       out_.code.push_back(end);
       out_.code[beginAt].jump = static_cast<int32_t>(out_.code.size());
     }
+  }
+
+  // IfBegin (to the else branch or the end when the condition is 0), the
+  // then branch, and with an else branch, Else (to the end) and the else
+  // branch. Each branch is a scope.
+  void ifBlock(const IfBlock& block) {
+    Instruction begin;
+    begin.kind = Instruction::Kind::IfBegin;
+    begin.loc = block.loc;
+    begin.operand[kIfCondition] = conditionCode(block.cond);
+    size_t beginAt = out_.code.size();
+    out_.code.push_back(begin);
+    branch(block.thenBody);
+    if (block.elseBody.empty()) {
+      out_.code[beginAt].jump = static_cast<int32_t>(out_.code.size());
+      return;
+    }
+    Instruction otherwise;
+    otherwise.kind = Instruction::Kind::Else;
+    otherwise.loc = block.loc;
+    size_t elseAt = out_.code.size();
+    out_.code.push_back(otherwise);
+    out_.code[beginAt].jump = static_cast<int32_t>(out_.code.size());
+    branch(block.elseBody);
+    out_.code[elseAt].jump = static_cast<int32_t>(out_.code.size());
+  }
+
+  void branch(const std::vector<Statement>& stmts) {
+    names_.openScope();
+    body(stmts);
+    names_.closeScope();
   }
 
   // set_current_stream(S), the body, then the saved stream current again;
@@ -215,8 +286,8 @@ std::vector<OperationInfo> operationInfos(RunFrame& frame) {
   return infos;
 }
 
-// Runs the control instruction at `pc` (a loop's or a with block's begin
-// or end); returns the next instruction's index.
+// Runs the control instruction at `pc` (a loop's, a with block's or an if
+// block's begin or end, or an else); returns the next instruction's index.
 size_t stepControl(RunFrame& frame, const Instruction& in, size_t pc) {
   switch (in.kind) {
     case Instruction::Kind::LoopBegin: {
@@ -236,6 +307,9 @@ size_t stepControl(RunFrame& frame, const Instruction& in, size_t pc) {
       frame.current = frame.stream(in, kWithStream);
       return pc + 1;
     case Instruction::Kind::WithEnd: frame.current = frame.value(in.result).stream; return pc + 1;
+    case Instruction::Kind::IfBegin:
+      return frame.integer(in.operand[kIfCondition]) != 0 ? pc + 1 : static_cast<size_t>(in.jump);
+    case Instruction::Kind::Else: return static_cast<size_t>(in.jump);
     case Instruction::Kind::Op: break;
   }
   return pc + 1;

@@ -485,7 +485,7 @@ void eraseAt(std::vector<Statement>& body, const Path& path, bool unwrap, size_t
     body.insert(at, std::make_move_iterator(kept.begin()), std::make_move_iterator(kept.end()));
     return;
   }
-  eraseAt(*body[path[depth]].nestedBody(), path, unwrap, depth + 1);
+  eraseAt(body[path[depth]].nestedBodies()[0], path, unwrap, depth + 1);
 }
 
 // Statements without a source position: what the pass built (before printing and reparsing).

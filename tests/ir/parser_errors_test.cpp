@@ -64,7 +64,7 @@ std::vector<ErrorCase> errorCases() {
       P("deep_parentheses", deepParens(10000), "2:276",
         "expression nested too deeply: more than 256 levels of operators, parentheses and calls"),
       // The 65th 'for' is one loop too many (kMaxLoopNesting).
-      P("deep_loops", deepLoops(300), "66:1", "blocks nested too deeply: more than 64 levels of 'for' and 'with'"),
+      P("deep_loops", deepLoops(300), "66:1", "blocks nested too deeply: more than 64 levels of 'for', 'with' and 'if'"),
   };
 }
 

@@ -689,15 +689,15 @@ Program loopNest(int depth) {
 TEST(VerifierLimits, LoopNestsBuiltInCppAreLimited) {
   EXPECT_EQ(messageOf(loopNest(kMaxLoopNesting)), "");
   EXPECT_EQ(messageOf(loopNest(kMaxLoopNesting + 1)),
-            "blocks nested too deeply: more than 64 levels of 'for' and 'with'");
-  EXPECT_EQ(messageOf(loopNest(1000)), "blocks nested too deeply: more than 64 levels of 'for' and 'with'");
+            "blocks nested too deeply: more than 64 levels of 'for', 'with' and 'if'");
+  EXPECT_EQ(messageOf(loopNest(1000)), "blocks nested too deeply: more than 64 levels of 'for', 'with' and 'if'");
   // The printed nest at the limit parses back; one more loop does not.
   auto reparsed = parseProgram(printProgram(loopNest(kMaxLoopNesting)));
   ASSERT_TRUE(reparsed.ok()) << reparsed.error().message;
   EXPECT_EQ(*reparsed, loopNest(kMaxLoopNesting));
   auto over = parseProgram(printProgram(loopNest(kMaxLoopNesting + 1)));
   ASSERT_FALSE(over.ok());
-  EXPECT_EQ(over.error().message, "blocks nested too deeply: more than 64 levels of 'for' and 'with'");
+  EXPECT_EQ(over.error().message, "blocks nested too deeply: more than 64 levels of 'for', 'with' and 'if'");
   EXPECT_EQ(over.error().loc, (SourceLoc{66, 131}));
 }
 
@@ -716,7 +716,7 @@ TEST(VerifierLimits, WithBlocksCountTowardsTheNestingLimit) {
     p.body = std::move(body);
     return p;
   };
-  const std::string tooDeep = "blocks nested too deeply: more than 64 levels of 'for' and 'with'";
+  const std::string tooDeep = "blocks nested too deeply: more than 64 levels of 'for', 'with' and 'if'";
   EXPECT_EQ(messageOf(nest(32, 32)), "");
   EXPECT_EQ(messageOf(nest(32, 33)), tooDeep);
   EXPECT_EQ(messageOf(nest(0, 65)), tooDeep);

@@ -56,24 +56,31 @@ bool isSynchronization(const Statement& s) {
          (s.op().kind == OpKind::Synchronize || s.op().kind == OpKind::Wait || s.op().kind == OpKind::WaitEvent);
 }
 
-// Every synchronization of `p`, by its position: top-level index, then the
-// index in each loop or with block body.
-std::vector<std::vector<size_t>> synchronizations(const std::vector<Statement>& body, std::vector<size_t> prefix = {}) {
-  std::vector<std::vector<size_t>> out;
+// Where a statement is: for each enclosing block, its index and which of its
+// bodies holds the rest (an if's else branch is 1), then its own index.
+using Path = std::vector<std::pair<size_t, size_t>>;
+
+// Every synchronization of `p`, by its position.
+std::vector<Path> synchronizations(const std::vector<Statement>& body, Path prefix = {}) {
+  std::vector<Path> out;
   for (size_t k = 0; k < body.size(); ++k) {
-    std::vector<size_t> path = prefix;
-    path.push_back(k);
+    Path path = prefix;
+    path.emplace_back(k, 0);
     if (isSynchronization(body[k])) out.push_back(path);
-    if (const auto* nested = body[k].nestedBody())
-      for (auto& inner : synchronizations(*nested, path)) out.push_back(inner);
+    auto nested = body[k].nestedBodies();
+    for (size_t b = 0; b < nested.size(); ++b) {
+      path.back().second = b;
+      for (auto& inner : synchronizations(nested[b], path)) out.push_back(inner);
+    }
   }
   return out;
 }
 
-Program without(Program p, const std::vector<size_t>& path) {
+Program without(Program p, const Path& path) {
   std::vector<Statement>* list = &p.body;
-  for (size_t depth = 0; depth + 1 < path.size(); ++depth) list = (*list)[path[depth]].nestedBody();
-  list->erase(list->begin() + static_cast<std::ptrdiff_t>(path.back()));
+  for (size_t depth = 0; depth + 1 < path.size(); ++depth)
+    list = &(*list)[path[depth].first].nestedBodies()[path[depth].second];
+  list->erase(list->begin() + static_cast<std::ptrdiff_t>(path.back().first));
   return p;
 }
 

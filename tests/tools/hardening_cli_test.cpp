@@ -118,7 +118,7 @@ TEST_F(HardeningCli, DeepParenthesesCallsAndLoopsAreOneError) {
       {"calls.hir", "program p() {\n  t = allocate(f32[" + calls + "1" + std::string(60000, ')') + "])\n}\n",
        ":2:" + std::to_string(20 + 7 * 256) + ": error: expression nested too deeply"},
       {"loops.hir", "program p() {\n" + loops + "e = record_event()\n" + std::string(100000, '}') + "\n}\n",
-       ":66:1: error: blocks nested too deeply: more than 64 levels of 'for' and 'with'"},
+       ":66:1: error: blocks nested too deeply: more than 64 levels of 'for', 'with' and 'if'"},
   };
   for (const auto& [name, text, message] : cases) {
     SCOPED_TRACE(name);
