@@ -3,68 +3,23 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <exception>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "executor/cuda/cuda_check.h"
-#include "executor/cuda/cuda_gemm.h"
-#include "executor/cuda/cuda_kernels.cuh"
-#include "executor/cuda/cuda_layout.h"
+#include "executor/cuda/cuda_compute.h"
+#include "executor/cuda/cuda_copy.h"
 #include "runtime/collective_plan.h"
 #include "runtime/work_cost.h"
 
 namespace hostir::cuda {
 namespace {
 
-// cudaMemcpy2D takes pitches up to the device's limit (2^31 - 1 bytes on
-// current GPUs); wider rows go through the copy kernel.
-constexpr int64_t kMaxPitchBytes = int64_t{1} << 31;
-
 std::string streamName(const CudaStream& s) {
   return s.slot() < 0 ? std::string("the main stream") : fmt::format("stream slot {}", s.slot());
-}
-
-// An elementwise computation's kernel (cuda_kernels.cu, found by the op
-// table's name) and where its operands sit in its signature: the written
-// one, then the tensors it reads, in order.
-struct ElementwiseComputation {
-  ElementwiseLaunch launch;
-  size_t out;
-  std::vector<size_t> inputs;
-  std::string what;  // for a failed launch: "add kernel launch"
-};
-
-// The kernel of `kind`, or null; the table is built once, from the op table.
-const ElementwiseComputation* elementwiseComputation(OpKind kind) {
-  static const std::vector<std::optional<ElementwiseComputation>> table = [] {
-    std::vector<std::optional<ElementwiseComputation>> kernels;
-    for (const OpSignature& sig : allSignatures()) {
-      ElementwiseLaunch launch = sig.category == OpCategory::Compute && !isGemm(sig.cost) && outOperand(sig)
-                                     ? elementwiseKernel(sig.name)
-                                     : nullptr;
-      if (!launch) {
-        kernels.emplace_back();
-        continue;
-      }
-      ElementwiseComputation kernel{launch, *outOperand(sig), {}, fmt::format("{} kernel launch", sig.name)};
-      for (size_t i = 0; i < sig.operands.size(); ++i)
-        if (i != kernel.out && sig.operands[i].kind == OperandKind::Tensor) kernel.inputs.push_back(i);
-      // A layout holds the output and at most two inputs.
-      const bool fits = !kernel.inputs.empty() && kernel.inputs.size() < static_cast<size_t>(kMaxLayoutOperands);
-      if (fits)
-        kernels.emplace_back(std::move(kernel));
-      else
-        kernels.emplace_back();
-    }
-    return kernels;
-  }();
-  const auto& kernel = table[static_cast<size_t>(kind)];
-  return kernel ? &*kernel : nullptr;
 }
 
 }  // namespace
@@ -77,6 +32,8 @@ CudaBackend::CudaBackend(CudaBackendOptions options, Communicator& comm) : optio
   main_ = std::make_unique<CudaStream>(-1, options_.externalMainStream);
   for (int64_t slot = 0; slot < std::max<int64_t>(options_.streams, 1); ++slot)
     pool_.push_back(std::make_unique<CudaStream>(static_cast<int>(slot)));
+  // Through a stream of the backend's own (the main one may be the caller's, busy).
+  indexFaults_ = std::make_unique<IndexFaults>(pool_.front()->native());
 }
 
 CudaBackend::~CudaBackend() {
@@ -97,6 +54,7 @@ CudaBackend::~CudaBackend() {
     memory_->reclaim();
   } catch (...) {
   }
+  indexFaults_.reset();
   pool_.clear();
   main_.reset();
   memory_.reset();  // the pools go once the last buffer does
@@ -236,6 +194,15 @@ void CudaBackend::synchronizeHost() {
   pending_.clear();
   users_.clear();      // every stream is idle: no use is left to wait for
   memory_->reclaim();  // and retired tensors can go
+  checkIndexFaults();
+}
+
+void CudaBackend::checkIndexFaults() {
+  const std::optional<IndexFaults::Fault> fault = indexFaults_->take(pool_.front()->native());
+  if (!fault) return;
+  throw DiagnosticError{
+      Diagnostic{fault->loc, fmt::format("{}: index {} is out of range for a tensor of {} rows (rank {})",
+                                         signatureOf(fault->kind).name, fault->index, fault->rows, comm_.rank())}};
 }
 
 // ---- memory ----------------------------------------------------------------------
@@ -270,37 +237,6 @@ void CudaBackend::deallocate(const TensorView& tensor, Stream* stream) {
 
 // ---- kernels ---------------------------------------------------------------------
 
-void CudaBackend::copyOn(CudaStream& s, const TensorView& src, const TensorView& dst) {
-  if (src.data() == dst.data() && src.strides == dst.strides) return;  // the same elements
-  const ElementwiseLayout layout = elementwiseLayout(dst.shape, {dst.strides, src.strides});
-  if (layout.numel == 0) return;
-  const auto elementSize = static_cast<int64_t>(dtypeSize(dst.dtype));
-  if (isDense(layout, 0) && isDense(layout, 1)) {
-    checkCuda(cudaMemcpyAsync(dst.data(), src.data(), static_cast<size_t>(layout.numel * elementSize),
-                              cudaMemcpyDeviceToDevice, s.native()),
-              "cudaMemcpyAsync");
-  } else if (isPitched(layout) && layout.strides[0][0] * elementSize < kMaxPitchBytes &&
-             layout.strides[1][0] * elementSize < kMaxPitchBytes) {
-    // Rows of a chunk along a later axis: the copy engines' 2-D copy.
-    checkCuda(cudaMemcpy2DAsync(dst.data(), static_cast<size_t>(layout.strides[0][0] * elementSize), src.data(),
-                                static_cast<size_t>(layout.strides[1][0] * elementSize),
-                                static_cast<size_t>(layout.shape[1] * elementSize),
-                                static_cast<size_t>(layout.shape[0]), cudaMemcpyDeviceToDevice, s.native()),
-              "cudaMemcpy2DAsync");
-  } else {
-    checkCuda(launchCopy(dst.data(), src.data(), dtypeSize(dst.dtype), layout, s.native()), "copy kernel launch");
-  }
-}
-
-void CudaBackend::zeroOn(CudaStream& s, const TensorView& dst) {
-  const ElementwiseLayout layout = elementwiseLayout(dst.shape, {dst.strides});
-  if (layout.numel == 0) return;
-  if (isDense(layout, 0))
-    checkCuda(cudaMemsetAsync(dst.data(), 0, dst.bytes(), s.native()), "cudaMemsetAsync");
-  else
-    checkCuda(launchZero(dst.data(), dtypeSize(dst.dtype), layout, s.native()), "zero kernel launch");
-}
-
 void CudaBackend::compute(Stream* stream, const KernelCall& call) {
   CudaStream& s = issueOn(stream, call.operands);
   traced(
@@ -308,63 +244,7 @@ void CudaBackend::compute(Stream* stream, const KernelCall& call) {
 }
 
 void CudaBackend::computeOn(CudaStream& s, const KernelCall& call) {
-  switch (call.kind) {
-    case OpKind::Linear: linearOn(s, call); return;
-    case OpKind::Matmul: matmulOn(s, call); return;
-    default: break;
-  }
-  const ElementwiseComputation* kernel = elementwiseComputation(call.kind);
-  if (!kernel)
-    throw std::logic_error(
-        fmt::format("internal error: the CUDA backend has no kernel for '{}'", signatureOf(call.kind).name));
-  const TensorView& out = call.operand(kernel->out);
-  const void* inputs[kMaxOperands] = {};
-  std::array<Dims, kMaxOperands> strides{};
-  for (size_t i = 0; i < kernel->inputs.size(); ++i) {
-    const TensorView& input = call.operand(kernel->inputs[i]);
-    inputs[i] = input.data();
-    strides[i] = input.strides;
-  }
-  const ElementwiseLayout layout = kernel->inputs.size() == 1
-                                       ? elementwiseLayout(out.shape, {out.strides, strides[0]})
-                                       : elementwiseLayout(out.shape, {out.strides, strides[0], strides[1]});
-  checkCuda(kernel->launch(out.dtype, out.data(), inputs, layout, s.native()), kernel->what.c_str());
-}
-
-void CudaBackend::linearOn(CudaStream& s, const KernelCall& call) {
-  using O = operands::Linear;
-  const TensorView& x = call.operand(O::x);
-  const TensorView& w = call.operand(O::w);
-  const TensorView* bias = call.operands[O::bias];
-  const TensorView& out = call.operand(O::out);
-  if (out.numel() == 0) return;
-  if (bias) {
-    // out = bias broadcast over the rows; the GEMM then accumulates onto it.
-    TensorView rows = *bias;
-    rows.shape = out.shape;
-    rows.strides = Dims{};
-    rows.strides.size = out.rank();
-    rows.strides[out.rank() - 1] = bias->strides[0];
-    copyOn(s, rows, out);
-  }
-  if (x.shape[x.rank() - 1] == 0) {  // an empty sum
-    if (!bias) zeroOn(s, out);
-    return;
-  }
-  gemmLinear(s.blas(), x, w, out, bias != nullptr);
-}
-
-void CudaBackend::matmulOn(CudaStream& s, const KernelCall& call) {
-  using O = operands::Matmul;
-  const TensorView& a = call.operand(O::a);
-  const TensorView& b = call.operand(O::b);
-  const TensorView& out = call.operand(O::out);
-  if (out.numel() == 0) return;
-  if (a.shape[1] == 0) {
-    zeroOn(s, out);
-    return;
-  }
-  gemmMatmul(s.blas(), a, b, out);
+  runComputation(ComputeContext{s.native(), s.blas(), *memory_, *indexFaults_, currentLoc_}, call);
 }
 
 void CudaBackend::copy(Stream* stream, const TensorView& src, const TensorView& dst) {
@@ -372,7 +252,7 @@ void CudaBackend::copy(Stream* stream, const TensorView& src, const TensorView& 
   CudaStream& s = issueOn(stream, uses);
   using O = operands::Copy;
   auto cost = [&] { return costOfCall(OpKind::Copy, {{O::src, &src}, {O::out, &dst}}); };
-  traced(s, OpKind::Copy, cost, [&] { copyOn(s, src, dst); });
+  traced(s, OpKind::Copy, cost, [&] { copyView(s.native(), src, dst); });
 }
 
 // ---- communication ---------------------------------------------------------------
@@ -390,9 +270,9 @@ void CudaBackend::collective(Stream* stream, const CollectiveCall& call) {
       t.buffer = memory_->allocateScratch(t.bytes(), s.native());
       return t;
     });
-    for (const CopyStep& step : plan.pack) copyOn(s, step.src, step.dst);
+    for (const CopyStep& step : plan.pack) copyView(s.native(), step.src, step.dst);
     plan.communicate(comm_, s.native());
-    for (const CopyStep& step : plan.unpack) copyOn(s, step.src, step.dst);
+    for (const CopyStep& step : plan.unpack) copyView(s.native(), step.src, step.dst);
   });  // the plan's temporaries are freed in the stream's order, after the unpack
   s.issued();
   pending_.push_back(PendingCollective{collectivesIssued_++, call.kind, call.loc, &s, s.record()});
@@ -412,7 +292,7 @@ void CudaBackend::upload(const void* host, const TensorView& dst) {
         TensorView::contiguous(memory_->allocateScratch(dst.bytes(), s.native()), dst.dtype, dst.shape);
     checkCuda(cudaMemcpyAsync(staging.data(), host, dst.bytes(), cudaMemcpyHostToDevice, s.native()),
               "cudaMemcpyAsync");
-    copyOn(s, staging, dst);
+    copyView(s.native(), staging, dst);
   }
   checkCuda(cudaStreamSynchronize(s.native()), "cudaStreamSynchronize");
 }
@@ -427,7 +307,7 @@ void CudaBackend::download(const TensorView& src, void* host) {
   } else {
     TensorView staging =
         TensorView::contiguous(memory_->allocateScratch(src.bytes(), s.native()), src.dtype, src.shape);
-    copyOn(s, src, staging);
+    copyView(s.native(), src, staging);
     checkCuda(cudaMemcpyAsync(host, staging.data(), src.bytes(), cudaMemcpyDeviceToHost, s.native()),
               "cudaMemcpyAsync");
   }

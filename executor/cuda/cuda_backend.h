@@ -1,7 +1,7 @@
 // The CUDA backend: streams are CUDA streams (a pool created once, plus a
 // main stream of the backend's own), events are positions in a stream (a
-// ring of events per stream), GEMMs go through cuBLAS, elementwise work
-// through small kernels, and communications through NCCL or the
+// ring of events per stream), computations go through cuda_compute (cuBLAS
+// for GEMMs, kernels for the rest), and communications through NCCL or the
 // copy-engine communicator on the issuing stream.
 //
 // The main stream is a non-blocking stream the backend owns rather than
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "executor/cuda/cuda_index_faults.h"
 #include "executor/cuda/cuda_memory.h"
 #include "executor/cuda/cuda_stream.h"
 #include "executor/cuda/cuda_trace.h"
@@ -80,13 +81,11 @@ class CudaBackend final : public Backend {
   // records, that work is one slice of `kind` costing `cost()`.
   template <typename Cost, typename Issue>
   void traced(CudaStream& s, OpKind kind, Cost&& cost, Issue&& issue);
-  void copyOn(CudaStream& stream, const TensorView& src, const TensorView& dst);
-  void zeroOn(CudaStream& stream, const TensorView& dst);
-  // The GEMMs, through cuBLAS; every other computation is an elementwise
-  // kernel of cuda_kernels.cu (computeOn in cuda_backend.cpp picks).
-  void linearOn(CudaStream& stream, const KernelCall& call);
-  void matmulOn(CudaStream& stream, const KernelCall& call);
+  // Every computation, through cuda_compute.h's one case per operation.
   void computeOn(CudaStream& stream, const KernelCall& call);
+  // Throws the first index out of range a gather_rows or scatter_add_rows
+  // kernel recorded since the last check, as its statement's error.
+  void checkIndexFaults();
   // Waits for every stream, watching the pending communications; returns
   // the first failure, if any.
   struct Failure {
@@ -104,6 +103,7 @@ class CudaBackend final : public Backend {
   Communicator& comm_;
   std::shared_ptr<DeviceMemory> memory_;
   std::unique_ptr<CudaStream> main_;
+  std::unique_ptr<IndexFaults> indexFaults_;
   std::vector<std::unique_ptr<CudaStream>> pool_;
   BufferUsers users_;                 // the streams that used each live tensor buffer since the host last synchronized
   std::unique_ptr<CudaTrace> trace_;  // with options_.trace

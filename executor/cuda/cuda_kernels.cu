@@ -1,38 +1,14 @@
 #include "executor/cuda/cuda_kernels.cuh"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+#include <cstdint>
+#include <type_traits>
 
-#include <algorithm>
+#include "executor/cuda/cuda_device.cuh"
 
 namespace hostir::cuda {
 namespace {
 
-constexpr int kThreads = 256;
-// Enough blocks to fill any current GPU; larger tensors loop (grid stride).
-constexpr int64_t kMaxBlocks = 65536;
-
-// Element `linear` (row-major over the layout's shape) of every operand.
-template <int Operands>
-__device__ __forceinline__ void offsetsOf(const ElementwiseLayout& layout, int64_t linear,
-                                          int64_t (&offsets)[Operands]) {
-#pragma unroll
-  for (int o = 0; o < Operands; ++o) offsets[o] = 0;
-  if (layout.rank == 1) {  // the common, coalesced case: no division
-#pragma unroll
-    for (int o = 0; o < Operands; ++o) offsets[o] = linear * layout.strides[o][0];
-    return;
-  }
-#pragma unroll
-  for (int d = kMaxLayoutRank - 1; d >= 0; --d) {
-    if (d >= layout.rank) continue;
-    const int64_t extent = layout.shape[d];
-    const int64_t index = linear % extent;
-    linear /= extent;
-#pragma unroll
-    for (int o = 0; o < Operands; ++o) offsets[o] += index * layout.strides[o][d];
-  }
-}
+using namespace device;
 
 template <typename T>
 __global__ void copyKernel(T* dst, const T* src, ElementwiseLayout layout) {
@@ -54,42 +30,39 @@ __global__ void zeroKernel(T* dst, ElementwiseLayout layout) {
   }
 }
 
-// Arithmetic type per storage type: the half types compute in f32.
-__device__ __forceinline__ float widen(__half v) { return __half2float(v); }
-__device__ __forceinline__ float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float widen(float v) { return v; }
-__device__ __forceinline__ double widen(double v) { return v; }
-__device__ __forceinline__ void narrow(float v, __half* out) { *out = __float2half_rn(v); }
-__device__ __forceinline__ void narrow(float v, __nv_bfloat16* out) { *out = __float2bfloat16_rn(v); }
-__device__ __forceinline__ void narrow(float v, float* out) { *out = v; }
-__device__ __forceinline__ void narrow(double v, double* out) { *out = v; }
+// ---- elementwise computations ----------------------------------------------------
 
-struct SumOf {
+struct Difference {
   template <typename A>
   __device__ A operator()(A x, A y) const {
-    return x + y;
+    return x - y;
   }
 };
-struct ProductOf {
+
+struct Relu {
   template <typename A>
-  __device__ A operator()(A x, A y) const {
-    return x * y;
+  __device__ A operator()(A x) const {
+    return x > A(0) ? x : A(0);
   }
 };
-struct MinOf {
+struct Silu {
   template <typename A>
-  __device__ A operator()(A x, A y) const {
-    if (x != x) return x;  // NaN wins
-    if (y != y) return y;
-    return y < x ? y : x;
+  __device__ A operator()(A x) const {
+    return x / (A(1) + expOf(-x));
   }
 };
-struct MaxOf {
+// The exact form x·Φ(x) = x/2 · (1 + erf(x/√2)).
+struct Gelu {
   template <typename A>
-  __device__ A operator()(A x, A y) const {
-    if (x != x) return x;
-    if (y != y) return y;
-    return y > x ? y : x;
+  __device__ A operator()(A x) const {
+    return A(0.5) * x * (A(1) + erfOf(x * A(0.70710678118654752440)));
+  }
+};
+struct ScaleBy {
+  double factor;
+  template <typename A>
+  __device__ A operator()(A x) const {
+    return x * static_cast<A>(factor);
   }
 };
 
@@ -104,31 +77,41 @@ __global__ void binaryKernel(T* out, const T* a, const T* b, ElementwiseLayout l
   }
 }
 
+// out = op(x); operands 0, 1 of the layout are out, x.
 template <typename T, typename Op>
-__global__ void reduceKernel(T* acc, const T* in, int64_t count, Op op) {
+__global__ void unaryKernel(T* out, const T* x, ElementwiseLayout layout, Op op) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += step)
-    narrow(op(widen(acc[i]), widen(in[i])), &acc[i]);
-}
-
-template <typename T>
-__global__ void scaleKernel(T* data, int64_t count, double factor) {
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += step) {
-    const double scaled = static_cast<double>(widen(data[i])) * factor;
-    narrow(static_cast<decltype(widen(data[i]))>(scaled), &data[i]);
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < layout.numel; i += step) {
+    int64_t offsets[2];
+    offsetsOf(layout, i, offsets);
+    narrow(op(widen(x[offsets[1]])), &out[offsets[0]]);
   }
 }
 
-// A launch reports its errors through cudaGetLastError, which also holds
-// the error of an earlier call whose status was deliberately ignored (a
-// free in a destructor): drop that one so the launch reports its own.
-// Sticky errors stay and are reported, as they should be.
-void clearEarlierError() { (void)cudaGetLastError(); }
-
-unsigned blocksFor(int64_t numel) {
-  return static_cast<unsigned>(std::min<int64_t>((numel + kThreads - 1) / kThreads, kMaxBlocks));
+// Conversions, rounding once to nearest even: f64 goes straight to the
+// narrower type (through f32 it could round twice); the other types widen
+// exactly to f32 first.
+__device__ __forceinline__ void convert(double v, double* out) { *out = v; }
+__device__ __forceinline__ void convert(double v, float* out) { *out = __double2float_rn(v); }
+__device__ __forceinline__ void convert(double v, __half* out) { *out = __double2half(v); }
+__device__ __forceinline__ void convert(double v, __nv_bfloat16* out) { *out = __double2bfloat16(v); }
+__device__ __forceinline__ void convert(float v, double* out) { *out = static_cast<double>(v); }
+template <typename Out>
+__device__ __forceinline__ void convert(float v, Out* out) {
+  narrow(v, out);
 }
+
+template <typename In, typename Out>
+__global__ void castKernel(Out* out, const In* x, ElementwiseLayout layout) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < layout.numel; i += step) {
+    int64_t offsets[2];
+    offsetsOf(layout, i, offsets);
+    convert(widen(x[offsets[1]]), &out[offsets[0]]);
+  }
+}
+
+// ---- launchers -------------------------------------------------------------------
 
 template <typename T>
 cudaError_t copyAs(void* dst, const void* src, const ElementwiseLayout& layout, cudaStream_t stream) {
@@ -143,26 +126,48 @@ cudaError_t zeroAs(void* dst, const ElementwiseLayout& layout, cudaStream_t stre
   return cudaGetLastError();
 }
 
-template <typename T, typename Op>
-cudaError_t binaryAs(void* out, const void* const* inputs, const ElementwiseLayout& layout, cudaStream_t stream) {
-  binaryKernel<T><<<blocksFor(layout.numel), kThreads, 0, stream>>>(
-      static_cast<T*>(out), static_cast<const T*>(inputs[0]), static_cast<const T*>(inputs[1]), layout, Op{});
-  return cudaGetLastError();
-}
-
-// out = op(a, b) for every dtype: an ElementwiseLaunch.
+// out = op(a, b) for every floating dtype: an ElementwiseLaunch.
 template <typename Op>
-cudaError_t launchBinary(DType dtype, void* out, const void* const* inputs, const ElementwiseLayout& layout,
-                         cudaStream_t stream) {
+cudaError_t launchBinary(const ElementwiseOperands& operands, const ElementwiseLayout& layout, cudaStream_t stream) {
   if (layout.numel == 0) return cudaSuccess;
   clearEarlierError();
-  switch (dtype) {
-    case DType::F32: return binaryAs<float, Op>(out, inputs, layout, stream);
-    case DType::F64: return binaryAs<double, Op>(out, inputs, layout, stream);
-    case DType::F16: return binaryAs<__half, Op>(out, inputs, layout, stream);
-    case DType::BF16: return binaryAs<__nv_bfloat16, Op>(out, inputs, layout, stream);
-  }
-  return cudaErrorInvalidValue;
+  return byFloatType(operands.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    binaryKernel<T, Op><<<blocksFor(layout.numel), kThreads, 0, stream>>>(
+        static_cast<T*>(operands.out), static_cast<const T*>(operands.inputs[0]),
+        static_cast<const T*>(operands.inputs[1]), layout, Op{});
+    return cudaGetLastError();
+  });
+}
+
+// out = op(x), `op` made from the operands (scale's factor).
+template <typename Op>
+cudaError_t launchUnary(const ElementwiseOperands& operands, const ElementwiseLayout& layout, cudaStream_t stream) {
+  if (layout.numel == 0) return cudaSuccess;
+  clearEarlierError();
+  Op op;
+  if constexpr (std::is_same_v<Op, ScaleBy>) op.factor = operands.parameter;
+  return byFloatType(operands.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    unaryKernel<T, Op><<<blocksFor(layout.numel), kThreads, 0, stream>>>(
+        static_cast<T*>(operands.out), static_cast<const T*>(operands.inputs[0]), layout, op);
+    return cudaGetLastError();
+  });
+}
+
+// out = x converted from operands.inputDtype to operands.dtype.
+cudaError_t launchCast(const ElementwiseOperands& operands, const ElementwiseLayout& layout, cudaStream_t stream) {
+  if (layout.numel == 0) return cudaSuccess;
+  clearEarlierError();
+  return byFloatType(operands.inputDtype, [&](auto inTag) {
+    using In = typename decltype(inTag)::type;
+    return byFloatType(operands.dtype, [&](auto outTag) {
+      using Out = typename decltype(outTag)::type;
+      castKernel<In, Out><<<blocksFor(layout.numel), kThreads, 0, stream>>>(
+          static_cast<Out*>(operands.out), static_cast<const In*>(operands.inputs[0]), layout);
+      return cudaGetLastError();
+    });
+  });
 }
 
 // The elementwise computations, by their op table name.
@@ -171,8 +176,29 @@ struct NamedKernel {
   ElementwiseLaunch launch;
 };
 constexpr NamedKernel kElementwiseKernels[] = {
-    {"add", launchBinary<SumOf>},
+    {"add", launchBinary<SumOf>},     {"sub", launchBinary<Difference>},
+    {"mul", launchBinary<ProductOf>}, {"relu", launchUnary<Relu>},
+    {"silu", launchUnary<Silu>},      {"gelu", launchUnary<Gelu>},
+    {"scale", launchUnary<ScaleBy>},  {"cast", launchCast},
 };
+
+// ---- the copy-engine communicator's reductions -----------------------------------
+
+template <typename T, typename Op>
+__global__ void reduceKernel(T* acc, const T* in, int64_t count, Op op) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += step)
+    narrow(op(widen(acc[i]), widen(in[i])), &acc[i]);
+}
+
+template <typename T>
+__global__ void scaleKernel(T* data, int64_t count, double factor) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += step) {
+    const double scaled = static_cast<double>(widen(data[i])) * factor;
+    narrow(static_cast<Arithmetic<T>>(scaled), &data[i]);
+  }
+}
 
 template <typename T>
 cudaError_t reduceAs(DeviceReduction op, void* acc, const void* in, int64_t count, cudaStream_t stream) {
@@ -184,14 +210,7 @@ cudaError_t reduceAs(DeviceReduction op, void* acc, const void* in, int64_t coun
     case DeviceReduction::Prod: reduceKernel<<<blocks, kThreads, 0, stream>>>(a, b, count, ProductOf{}); break;
     case DeviceReduction::Min: reduceKernel<<<blocks, kThreads, 0, stream>>>(a, b, count, MinOf{}); break;
     case DeviceReduction::Max: reduceKernel<<<blocks, kThreads, 0, stream>>>(a, b, count, MaxOf{}); break;
-    default: return cudaErrorInvalidValue;
   }
-  return cudaGetLastError();
-}
-
-template <typename T>
-cudaError_t scaleAs(void* data, int64_t count, double factor, cudaStream_t stream) {
-  scaleKernel<T><<<blocksFor(count), kThreads, 0, stream>>>(static_cast<T*>(data), count, factor);
   return cudaGetLastError();
 }
 
@@ -232,26 +251,18 @@ cudaError_t launchReduce(DType dtype, DeviceReduction op, void* acc, const void*
   if (count == 0) return cudaSuccess;
   clearEarlierError();
   const auto n = static_cast<int64_t>(count);
-  switch (dtype) {
-    case DType::F32: return reduceAs<float>(op, acc, in, n, stream);
-    case DType::F64: return reduceAs<double>(op, acc, in, n, stream);
-    case DType::F16: return reduceAs<__half>(op, acc, in, n, stream);
-    case DType::BF16: return reduceAs<__nv_bfloat16>(op, acc, in, n, stream);
-  }
-  return cudaErrorInvalidValue;
+  return byFloatType(dtype, [&](auto tag) { return reduceAs<typename decltype(tag)::type>(op, acc, in, n, stream); });
 }
 
 cudaError_t launchScale(DType dtype, void* data, size_t count, double factor, cudaStream_t stream) {
   if (count == 0) return cudaSuccess;
   clearEarlierError();
   const auto n = static_cast<int64_t>(count);
-  switch (dtype) {
-    case DType::F32: return scaleAs<float>(data, n, factor, stream);
-    case DType::F64: return scaleAs<double>(data, n, factor, stream);
-    case DType::F16: return scaleAs<__half>(data, n, factor, stream);
-    case DType::BF16: return scaleAs<__nv_bfloat16>(data, n, factor, stream);
-  }
-  return cudaErrorInvalidValue;
+  return byFloatType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    scaleKernel<T><<<blocksFor(n), kThreads, 0, stream>>>(static_cast<T*>(data), n, factor);
+    return cudaGetLastError();
+  });
 }
 
 }  // namespace hostir::cuda

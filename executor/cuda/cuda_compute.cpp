@@ -1,0 +1,319 @@
+#include "executor/cuda/cuda_compute.h"
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "executor/cuda/cuda_attention.cuh"
+#include "executor/cuda/cuda_attention.h"
+#include "executor/cuda/cuda_check.h"
+#include "executor/cuda/cuda_copy.h"
+#include "executor/cuda/cuda_gather.cuh"
+#include "executor/cuda/cuda_gemm.h"
+#include "executor/cuda/cuda_has_kernel.h"
+#include "executor/cuda/cuda_kernels.cuh"
+#include "executor/cuda/cuda_layout.h"
+#include "executor/cuda/cuda_rows.cuh"
+
+namespace hostir::cuda {
+namespace {
+
+[[noreturn]] void noKernel(OpKind kind) {
+  throw std::logic_error(
+      fmt::format("internal error: the CUDA backend has no kernel for '{}'", signatureOf(kind).name));
+}
+
+// ---- GEMMs -----------------------------------------------------------------------
+
+void linear(const ComputeContext& context, const KernelCall& call) {
+  using O = operands::Linear;
+  const TensorView& x = call.operand(O::x);
+  const TensorView& w = call.operand(O::w);
+  const TensorView* bias = call.operands[O::bias];
+  const TensorView& out = call.operand(O::out);
+  if (out.numel() == 0) return;
+  if (bias) {
+    // out = bias broadcast over the rows; the GEMM then accumulates onto it.
+    TensorView rows = *bias;
+    rows.shape = out.shape;
+    rows.strides = Dims{};
+    rows.strides.size = out.rank();
+    rows.strides[out.rank() - 1] = bias->strides[0];
+    copyView(context.stream, rows, out);
+  }
+  if (x.shape[x.rank() - 1] == 0) {  // an empty sum
+    if (!bias) zeroView(context.stream, out);
+    return;
+  }
+  gemmLinear(context.blas, x, w, out, bias != nullptr);
+}
+
+void matmul(const ComputeContext& context, const KernelCall& call) {
+  using O = operands::Matmul;
+  const TensorView& a = call.operand(O::a);
+  const TensorView& b = call.operand(O::b);
+  const TensorView& out = call.operand(O::out);
+  const bool transposeA = call.flag(O::transpose_a), transposeB = call.flag(O::transpose_b);
+  if (out.numel() == 0) return;
+  if (a.shape[a.rank() - (transposeA ? 2 : 1)] == 0) {  // an empty sum
+    zeroView(context.stream, out);
+    return;
+  }
+  gemmMatmul(context.blas, a, b, out, transposeA, transposeB);
+}
+
+// ---- elementwise -----------------------------------------------------------------
+
+// An elementwise computation's kernel (cuda_kernels.cu, found by the op
+// table's name) and where its operands sit in its signature: the written
+// one, the tensors it reads in order, and its FLOAT attribute if any.
+struct ElementwiseComputation {
+  ElementwiseLaunch launch;
+  size_t out;
+  std::vector<size_t> inputs;
+  std::optional<size_t> parameter;
+  std::string what;  // for a failed launch: "add kernel launch"
+};
+
+// The kernel of `kind`, or null; the table is built once, from the op table.
+const ElementwiseComputation* elementwiseComputation(OpKind kind) {
+  static const std::vector<std::optional<ElementwiseComputation>> table = [] {
+    std::vector<std::optional<ElementwiseComputation>> kernels;
+    for (const OpSignature& sig : allSignatures()) {
+      ElementwiseLaunch launch = sig.category == OpCategory::Compute && !isGemm(sig.cost) && outOperand(sig)
+                                     ? elementwiseKernel(sig.name)
+                                     : nullptr;
+      if (!launch) {
+        kernels.emplace_back();
+        continue;
+      }
+      ElementwiseComputation kernel{launch, *outOperand(sig), {}, {}, fmt::format("{} kernel launch", sig.name)};
+      for (size_t i = 0; i < sig.operands.size(); ++i) {
+        if (i != kernel.out && sig.operands[i].kind == OperandKind::Tensor) kernel.inputs.push_back(i);
+        if (sig.operands[i].kind == OperandKind::Float && !kernel.parameter) kernel.parameter = i;
+      }
+      // A layout holds the output and at most two inputs.
+      const bool fits = !kernel.inputs.empty() && kernel.inputs.size() < static_cast<size_t>(kMaxLayoutOperands);
+      if (fits)
+        kernels.emplace_back(std::move(kernel));
+      else
+        kernels.emplace_back();
+    }
+    return kernels;
+  }();
+  const auto& kernel = table[static_cast<size_t>(kind)];
+  return kernel ? &*kernel : nullptr;
+}
+
+// Strides that read `input` at every index of `shape` by NumPy's rule:
+// axes aligned from the last, an extent of 1 (or a missing axis) repeated.
+Dims broadcastStrides(const TensorView& input, const Dims& shape) {
+  if (input.rank() > shape.size)
+    throw std::logic_error(
+        fmt::format("internal error: {} does not broadcast to rank {}", input.describe(), shape.size));
+  Dims strides;
+  strides.size = shape.size;
+  const size_t missing = shape.size - input.rank();
+  for (size_t d = 0; d < shape.size; ++d) {
+    if (d < missing) continue;  // zero
+    const size_t i = d - missing;
+    strides[d] = input.shape[i] == 1 && shape[d] != 1 ? 0 : input.strides[i];
+  }
+  return strides;
+}
+
+void elementwise(const ComputeContext& context, const KernelCall& call) {
+  const ElementwiseComputation* kernel = elementwiseComputation(call.kind);
+  if (!kernel) noKernel(call.kind);
+  const TensorView& out = call.operand(kernel->out);
+  ElementwiseOperands operands;
+  operands.dtype = out.dtype;
+  operands.inputDtype = call.operand(kernel->inputs[0]).dtype;
+  operands.out = out.data();
+  if (kernel->parameter) operands.parameter = call.scalars[*kernel->parameter];
+  Dims strides[2];
+  for (size_t i = 0; i < kernel->inputs.size(); ++i) {
+    const TensorView& input = call.operand(kernel->inputs[i]);
+    operands.inputs[i] = input.data();
+    strides[i] = broadcastStrides(input, out.shape);
+  }
+  const ElementwiseLayout layout = kernel->inputs.size() == 1
+                                       ? elementwiseLayout(out.shape, {out.strides, strides[0]})
+                                       : elementwiseLayout(out.shape, {out.strides, strides[0], strides[1]});
+  checkCuda(kernel->launch(operands, layout, context.stream), kernel->what.c_str());
+}
+
+// ---- over the last axis ----------------------------------------------------------
+
+// Dims [from, to) of `dims`.
+Dims slice(const Dims& dims, size_t from, size_t to) {
+  Dims part;
+  part.size = to - from;
+  for (size_t d = from; d < to; ++d) part[d - from] = dims[d];
+  return part;
+}
+
+RowLayout rowLayout(const TensorView& x, const TensorView& out) {
+  if (out.rank() == 0 || x.shape != out.shape)
+    throw std::logic_error(fmt::format("internal error: rows of {} into {}", x.describe(), out.describe()));
+  const size_t last = out.rank() - 1;
+  RowLayout layout;
+  layout.rows = elementwiseLayout(slice(out.shape, 0, last), {slice(out.strides, 0, last), slice(x.strides, 0, last)});
+  layout.length = out.shape[last];
+  layout.outStride = out.strides[last];
+  layout.xStride = x.strides[last];
+  return layout;
+}
+
+void rmsNorm(const ComputeContext& context, const KernelCall& call) {
+  using O = operands::RmsNorm;
+  const TensorView& x = call.operand(O::x);
+  const TensorView& w = call.operand(O::w);
+  const TensorView& out = call.operand(O::out);
+  checkCuda(launchRmsNorm(out.dtype, out.data(), x.data(), w.data(), w.strides[0], call.scalars[O::eps],
+                          rowLayout(x, out), context.stream),
+            "rms_norm kernel launch");
+}
+
+void softmax(const ComputeContext& context, const KernelCall& call) {
+  using O = operands::Unary;
+  const TensorView& x = call.operand(O::x);
+  const TensorView& out = call.operand(O::out);
+  checkCuda(launchSoftmax(out.dtype, out.data(), x.data(), rowLayout(x, out), context.stream), "softmax kernel launch");
+}
+
+// ---- attention's merge -----------------------------------------------------------
+
+void mergeAttention(const ComputeContext& context, const KernelCall& call) {
+  using O = operands::MergeAttention;
+  const TensorView& o = call.operand(O::o);
+  const TensorView& lse = call.operand(O::lse);
+  const TensorView& part = call.operand(O::part);
+  const TensorView& partLse = call.operand(O::part_lse);
+  for (const TensorView* t : {&o, &part})
+    if (t->rank() != 2 || (t->shape[1] > 1 && t->strides[1] != 1))
+      throw std::logic_error(fmt::format("internal error: merge_attention on {}", t->describe()));
+  AttentionMerge merge;
+  merge.rows = o.shape[0];
+  merge.heads = lse.shape[1];
+  merge.headDim = merge.heads > 0 ? o.shape[1] / merge.heads : 0;
+  merge.o = o.data();
+  merge.oRowStride = o.strides[0];
+  merge.part = part.data();
+  merge.partRowStride = part.strides[0];
+  merge.lse = reinterpret_cast<float*>(lse.data());
+  merge.lseRowStride = lse.strides[0];
+  merge.lseHeadStride = lse.strides[1];
+  merge.partLse = reinterpret_cast<const float*>(partLse.data());
+  merge.partLseRowStride = partLse.strides[0];
+  merge.partLseHeadStride = partLse.strides[1];
+  checkCuda(launchMergeAttention(o.dtype, merge, context.stream), "merge_attention kernel launch");
+}
+
+// ---- row indexing ----------------------------------------------------------------
+
+// gather_rows and scatter_add_rows: `perEntry` is shaped idx.shape +
+// table.shape[1:].
+RowIndexing rowIndexing(const TensorView& perEntry, const TensorView& table, const TensorView& idx) {
+  const size_t entryRank = idx.rank();
+  if (table.rank() == 0 || perEntry.rank() != entryRank + table.rank() - 1)
+    throw std::logic_error(
+        fmt::format("internal error: rows of {} by {} for {}", table.describe(), idx.describe(), perEntry.describe()));
+  RowIndexing indexing;
+  indexing.entries = elementwiseLayout(idx.shape, {slice(perEntry.strides, 0, entryRank), idx.strides});
+  indexing.columns =
+      elementwiseLayout(slice(table.shape, 1, table.rank()),
+                        {slice(perEntry.strides, entryRank, perEntry.rank()), slice(table.strides, 1, table.rank())});
+  indexing.tableRows = table.shape[0];
+  indexing.tableRowStride = table.strides[0];
+  return indexing;
+}
+
+const int32_t* indices(const TensorView& idx) { return reinterpret_cast<const int32_t*>(idx.data()); }
+
+void gatherRows(const ComputeContext& context, const KernelCall& call) {
+  using O = operands::GatherRows;
+  const TensorView& x = call.operand(O::x);
+  const TensorView& idx = call.operand(O::idx);
+  const TensorView& out = call.operand(O::out);
+  const IndexCheck check = context.indexFaults.checkFor(OpKind::GatherRows, context.loc);
+  checkCuda(launchGatherRows(dtypeSize(out.dtype), out.data(), x.data(), indices(idx), rowIndexing(out, x, idx), check,
+                             context.stream),
+            "gather_rows kernel launch");
+}
+
+void scatterAddRows(const ComputeContext& context, const KernelCall& call) {
+  using O = operands::ScatterAddRows;
+  const TensorView& src = call.operand(O::src);
+  const TensorView& idx = call.operand(O::idx);
+  const TensorView& out = call.operand(O::out);
+  const IndexCheck check = context.indexFaults.checkFor(OpKind::ScatterAddRows, context.loc);
+  checkCuda(launchScatterAddRows(out.dtype, out.data(), src.data(), indices(idx), rowIndexing(src, out, idx), check,
+                                 context.stream),
+            "scatter_add_rows kernel launch");
+}
+
+// ---- dispatch --------------------------------------------------------------------
+
+using Computation = void (*)(const ComputeContext&, const KernelCall&);
+
+// The one place that maps an operation to its CUDA computation; null for
+// operations that are not computations.
+Computation computationOf(OpKind kind) {
+  switch (kind) {
+    case OpKind::Linear: return linear;
+    case OpKind::Matmul: return matmul;
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Relu:
+    case OpKind::Silu:
+    case OpKind::Gelu:
+    case OpKind::Scale:
+    case OpKind::Cast: return elementwise;
+    case OpKind::RmsNorm: return rmsNorm;
+    case OpKind::Softmax: return softmax;
+    case OpKind::Attention: return attention;
+    case OpKind::MergeAttention: return mergeAttention;
+    case OpKind::GatherRows: return gatherRows;
+    case OpKind::ScatterAddRows: return scatterAddRows;
+    case OpKind::Allocate:
+    case OpKind::Deallocate:
+    case OpKind::ShardByStream:
+    case OpKind::Copy:
+    case OpKind::Allreduce:
+    case OpKind::Allgather:
+    case OpKind::ReduceScatter:
+    case OpKind::AllToAll:
+    case OpKind::Broadcast:
+    case OpKind::SendRecv:
+    case OpKind::Wait:
+    case OpKind::GetCurrentStream:
+    case OpKind::SetCurrentStream:
+    case OpKind::Synchronize:
+    case OpKind::RecordEvent:
+    case OpKind::WaitEvent:
+    case OpKind::IntValue: return nullptr;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void runComputation(const ComputeContext& context, const KernelCall& call) {
+  Computation computation = computationOf(call.kind);
+  if (!computation) noKernel(call.kind);
+  computation(context, call);
+}
+
+bool cudaHasKernel(OpKind kind) {
+  Computation computation = computationOf(kind);
+  // An elementwise operation also needs its entry in cuda_kernels.cu's table.
+  if (computation == elementwise) return elementwiseComputation(kind) != nullptr;
+  return computation != nullptr;
+}
+
+}  // namespace hostir::cuda

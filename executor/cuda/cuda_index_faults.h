@@ -1,0 +1,55 @@
+// The run-time check of gather_rows' and scatter_add_rows' indices on a
+// device: their kernels record the first index out of range in a small
+// record in device memory (cuda_gather.cuh) instead of trapping, which
+// would end the context, and the backend reads it back when the host
+// synchronizes. The record names the statement by a site number: each
+// statement that launched such a kernel gets one, so the check costs no
+// host synchronization per operation, and nothing at all for a run that
+// indexes nothing.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "executor/cuda/cuda_gather.cuh"
+#include "ir/diagnostic.h"
+#include "ir/ops.h"
+
+namespace hostir::cuda {
+
+class IndexFaults {
+ public:
+  // Allocates the record on the current device and clears it in `stream`'s order.
+  explicit IndexFaults(cudaStream_t stream);
+  ~IndexFaults();
+  IndexFaults(const IndexFaults&) = delete;
+  IndexFaults& operator=(const IndexFaults&) = delete;
+
+  // Where a kernel of the statement `kind` at `loc` records its fault.
+  IndexCheck checkFor(OpKind kind, SourceLoc loc);
+
+  // A fault recorded since the last call, if any, then cleared. Call only
+  // when the host has seen every stream that may record one idle; the read
+  // goes through `stream`, on which the host then waits.
+  struct Fault {
+    OpKind kind;
+    SourceLoc loc;
+    int64_t index;
+    int64_t rows;
+  };
+  std::optional<Fault> take(cudaStream_t stream);
+
+ private:
+  struct Site {
+    OpKind kind;
+    SourceLoc loc;
+  };
+  IndexFault* record_ = nullptr;  // device memory
+  std::vector<Site> sites_;       // site number i + 1 is sites_[i]
+  bool armed_ = false;            // a kernel may have recorded since the last take
+};
+
+}  // namespace hostir::cuda
