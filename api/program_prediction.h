@@ -9,8 +9,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "api/program_impl.h"
+#include "model/cost_model.h"
 #include "model/machine_profile.h"
 #include "model/simulation.h"
 
@@ -24,10 +28,34 @@ struct ProgramPrediction {
   double seconds() const { return whole.seconds(); }
   // The time the program spends beyond its compute: communication overlap did not hide.
   double exposedCommunicationSeconds() const { return std::max(0.0, seconds() - computeSeconds); }
-  // E = (compute + comm - total) / min(compute, comm): 1 hides the shorter part entirely, 0 hides nothing.
+  // How much of the shorter part running both together hides: compute +
+  // comm - total, within [0, min(compute, comm)]. The variants are other
+  // schedules (stripping removes the waits that ordered the streams), so
+  // a variant may take longer than the whole program: the whole then hides
+  // at most the shorter part. And contention may make the whole take
+  // longer than both variants one after the other: it hides nothing.
+  double hiddenSeconds() const {
+    const double shorter = std::min(computeSeconds, communicationSeconds);
+    return std::clamp(computeSeconds + communicationSeconds - seconds(), 0.0, std::max(shorter, 0.0));
+  }
+  // E = hidden / min(compute, comm), in [0, 1]: 1 hides the shorter part
+  // entirely, 0 hides nothing; 0 for a program without one of the parts.
   double overlapEfficiency() const {
     const double shorter = std::min(computeSeconds, communicationSeconds);
-    return shorter > 0 ? (computeSeconds + communicationSeconds - seconds()) / shorter : 0;
+    return shorter > 0 ? hiddenSeconds() / shorter : 0;
+  }
+  // A stripped variant that takes longer than the whole program (E is then 1).
+  bool variantSlowerThanWhole() const { return std::max(computeSeconds, communicationSeconds) > seconds(); }
+  // The whole program takes longer than its variants one after the other (E is then 0).
+  bool slowerThanSerial() const {
+    return computeSeconds > 0 && communicationSeconds > 0 && seconds() > computeSeconds + communicationSeconds;
+  }
+  // What pricing the whole program assumed where the profile had no figure, as sentences.
+  std::vector<std::string> assumptions(std::string_view profileName) const {
+    std::vector<std::string> sentences;
+    for (const PricingAssumption& assumption : assumptionsOf(whole))
+      sentences.push_back(describeAssumption(assumption, profileName));
+    return sentences;
   }
 };
 

@@ -305,6 +305,74 @@ int64_t TensorExtent::numel() const {
   return n;
 }
 
+namespace {
+
+// Flops per element of an elementwise or row operation; an exponential or
+// erf counts as one. Operations priced by another rule do none here.
+double flopsPerElement(OpKind kind) {
+  switch (kind) {
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Relu:
+    case OpKind::Scale: return 1;
+    case OpKind::Silu: return 4;     // x / (1 + exp(-x)): a negation, an exponential, an add, a division
+    case OpKind::Gelu: return 5;     // x · 0.5 · (1 + erf(x / √2)): a scaling, an erf, an add, two products
+    case OpKind::RmsNorm: return 4;  // x², the row's sum, x · 1/rms, · w (the row's square root not counted)
+    case OpKind::Softmax: return 5;  // the row's max, x - max, exp, the row's sum, · 1/sum
+    case OpKind::Allocate:
+    case OpKind::Deallocate:
+    case OpKind::ShardByStream:
+    case OpKind::Linear:
+    case OpKind::Matmul:
+    case OpKind::Copy:
+    case OpKind::Attention:
+    case OpKind::MergeAttention:
+    case OpKind::GatherRows:
+    case OpKind::ScatterAddRows:
+    case OpKind::Cast:
+    case OpKind::Allreduce:
+    case OpKind::Allgather:
+    case OpKind::ReduceScatter:
+    case OpKind::AllToAll:
+    case OpKind::Broadcast:
+    case OpKind::SendRecv:
+    case OpKind::Wait:
+    case OpKind::GetCurrentStream:
+    case OpKind::SetCurrentStream:
+    case OpKind::Synchronize:
+    case OpKind::RecordEvent:
+    case OpKind::WaitEvent:
+    case OpKind::IntValue: return 0;
+  }
+  return 0;
+}
+
+// merge_attention per element of o: the two weighted parts added (the
+// weights e^lse / (e^lse + e^part_lse) and its complement come once per
+// row and head); per element of lse: the larger of the two, two
+// differences, two exponentials, their sum, its log and reciprocal, the
+// new lse and the two weights.
+constexpr double kMergeFlopsPerOutput = 3;
+constexpr double kMergeFlopsPerLse = 10;
+
+// The (query, key) pairs attention computes: all of them, or with `causal`
+// those where key row j (global k_offset + j) is not after query row i
+// (global q_offset + i). Row i sees clamp(i + c, 0, tk) keys, c = q_offset
+// - k_offset + 1: none up to row lo, one more per row up to row hi, then all.
+double attendedPairs(int64_t tq, int64_t tk, bool causal, int64_t qOffset, int64_t kOffset) {
+  if (tq <= 0 || tk <= 0) return 0;
+  if (!causal) return static_cast<double>(tq) * static_cast<double>(tk);
+  const int64_t c = qOffset - kOffset + 1;
+  const int64_t lo = std::clamp<int64_t>(1 - c, 0, tq);    // the first row that sees a key
+  const int64_t hi = std::clamp<int64_t>(tk - c, lo, tq);  // the first row that sees every key
+  const double ramp = static_cast<double>(hi - lo);
+  return ramp * static_cast<double>(c) + ramp * static_cast<double>(lo + hi - 1) / 2 +
+         static_cast<double>(tq - hi) * static_cast<double>(tk);
+}
+
+}  // namespace
+
 OpCost costOf(OpKind kind, std::span<const TensorExtent> tensors, std::span<const double> scalars) {
   const OpSignature& sig = signatureOf(kind);
   auto at = [&](size_t index) -> const TensorExtent& {
@@ -312,57 +380,71 @@ OpCost costOf(OpKind kind, std::span<const TensorExtent> tensors, std::span<cons
     return index < tensors.size() ? tensors[index] : kAbsent;
   };
   auto scalar = [&](size_t index) { return index < scalars.size() ? scalars[index] : 0.0; };
-  // Bytes of every tensor operand (the result stands in its `out` slot).
+  auto numel = [&](size_t index) { return static_cast<double>(at(index).numel()); };
+  // Bytes of every tensor operand (the result stands in its `out` slot);
+  // an operand updated in place is read and written.
   int64_t touched = 0;
   for (size_t i = 0; i < sig.operands.size(); ++i)
-    if (sig.operands[i].kind == K::Tensor && at(i).present()) touched += at(i).bytes();
+    if (sig.operands[i].kind == K::Tensor && at(i).present())
+      touched += at(i).bytes() * (sig.operands[i].effect == E::ReadWrite ? 2 : 1);
   OpCost cost;
+  cost.bytes = touched;
   switch (sig.cost) {
-    case CostRule::None: break;
+    case CostRule::None: cost.bytes = 0; break;
     case CostRule::Linear: {
       const TensorExtent& x = at(operands::Linear::x);
-      double outputs = static_cast<double>(at(operands::Linear::out).numel());
+      double outputs = numel(operands::Linear::out);
       double k = x.shape.empty() ? 0.0 : static_cast<double>(x.shape.back());
       cost.flops = 2.0 * outputs * k + (at(operands::Linear::bias).present() ? outputs : 0.0);
-      cost.bytes = touched;
       break;
     }
     case CostRule::Matmul: {
       std::optional<GemmShape> gemm = gemmShapeOf(kind, tensors, scalars);
-      double batch = gemm && gemm->m * gemm->n != 0 ? static_cast<double>(at(operands::Matmul::out).numel()) /
-                                                          static_cast<double>(gemm->m * gemm->n)
-                                                    : 0.0;
+      double batch =
+          gemm && gemm->m * gemm->n != 0 ? numel(operands::Matmul::out) / static_cast<double>(gemm->m * gemm->n) : 0.0;
       cost.flops = gemm ? 2.0 * batch * static_cast<double>(gemm->m * gemm->n) * static_cast<double>(gemm->k) : 0.0;
-      cost.bytes = touched;
       break;
     }
     case CostRule::Elementwise:
-      // The result has the shape of the last tensor operand (`out`).
+      if (kind == OpKind::MergeAttention) {
+        using O = operands::MergeAttention;
+        cost.flops = kMergeFlopsPerOutput * numel(O::o) + kMergeFlopsPerLse * numel(O::lse);
+        break;
+      }
+      // Per element of the result, the operand the operation writes (`out`).
       for (size_t i = 0; i < sig.operands.size(); ++i)
-        if (sig.operands[i].effect == E::Write) cost.flops = static_cast<double>(at(i).numel());
-      cost.bytes = touched;
+        if (sig.operands[i].effect == E::Write) cost.flops = flopsPerElement(kind) * numel(i);
       break;
-    case CostRule::RowReduction:
-      // A handful of flops per element of the rows (squares or exponentials, sums, scaling).
-      cost.flops = 5.0 * static_cast<double>(at(0).numel());
-      cost.bytes = touched;
-      break;
+    case CostRule::RowReduction: cost.flops = flopsPerElement(kind) * numel(0); break;  // x is operand 0
     case CostRule::Attention: {
-      // QKᵀ and PV: 2·Tq·Tk·D flops each per head, so 4·Tq·Tk·(H·D); causal keeps about half.
+      // QKᵀ and PV: 2·D flops each per (query, key) pair and head, so 4 · pairs · H·D.
       using O = operands::Attention;
       const TensorExtent& q = at(O::q);
       const TensorExtent& k = at(O::k);
       if (q.shape.size() == 2 && !k.shape.empty()) {
-        double flops =
-            4.0 * static_cast<double>(q.shape[0]) * static_cast<double>(k.shape[0]) * static_cast<double>(q.shape[1]);
-        cost.flops = scalar(O::causal) != 0.0 ? flops / 2.0 : flops;
+        const double pairs =
+            attendedPairs(q.shape[0], k.shape[0], scalar(O::causal) != 0.0, static_cast<int64_t>(scalar(O::q_offset)),
+                          static_cast<int64_t>(scalar(O::k_offset)));
+        cost.flops = 4.0 * pairs * static_cast<double>(q.shape[1]);
       }
-      cost.bytes = touched;
       break;
     }
-    case CostRule::Gather: cost.bytes = touched; break;
-    case CostRule::Copy: cost.bytes = touched; break;
+    case CostRule::Gather:
+      if (kind == OpKind::ScatterAddRows) {
+        // src and idx read; each of src's elements added into a row of out, read and written.
+        using O = operands::ScatterAddRows;
+        const int64_t updated = at(O::src).numel() * static_cast<int64_t>(at(O::out).elementBytes);
+        cost.bytes = at(O::src).bytes() + at(O::idx).bytes() + 2 * updated;
+        cost.flops = numel(O::src);
+      } else {
+        // idx read, the rows it names read from x, the result written: only the rows moved, not all of x.
+        using O = operands::GatherRows;
+        cost.bytes = at(O::idx).bytes() + 2 * at(O::out).bytes();
+      }
+      break;
+    case CostRule::Copy: break;
     case CostRule::Collective:
+      cost.bytes = 0;
       for (size_t i = 0; i < sig.operands.size(); ++i)
         if (sig.operands[i].kind == K::Tensor && at(i).present()) cost.bytes = std::max(cost.bytes, at(i).bytes());
       break;

@@ -174,4 +174,158 @@ Result<double, std::string> communicationSeconds(const MachineProfile& profile, 
   return best;
 }
 
+namespace {
+
+// The grid's rate at (t, d), bilinear in the rate over log2 of the sizes.
+double interpolatedTflops(const AttentionGrid& grid, double t, double d) {
+  AxisPosition pt = positionOn(grid.t, t), pd = positionOn(grid.d, d);
+  double rate = 0;
+  for (int ct = 0; ct < 2; ++ct)
+    for (int cd = 0; cd < 2; ++cd) {
+      double weight = (ct ? pt.fraction : 1 - pt.fraction) * (cd ? pd.fraction : 1 - pd.fraction);
+      if (weight == 0) continue;
+      rate += weight * grid.tflops[(pt.lower + ct) * grid.d.size() + pd.lower + cd];
+    }
+  return rate;
+}
+
+// A measured curve's time for `bytes`, or the copy bandwidth's without one.
+double curveSeconds(const MachineProfile& profile, const MemoryCurve& curve, int64_t bytes) {
+  if (curve.bytes.empty()) return memorySeconds(profile, bytes);
+  if (bytes <= 0) return 0;
+  return static_cast<double>(bytes) / (bandwidthGbps(curve, static_cast<double>(bytes)) * 1e9);
+}
+
+// attention's (tq, tk, d) from q [Tq, H·D] and k [Tk, G·D] and `heads`.
+struct AttentionShape {
+  int64_t tq = 0, tk = 0, d = 0;
+};
+AttentionShape attentionShapeOf(std::span<const TensorExtent> tensors, std::span<const double> scalars) {
+  using O = operands::Attention;
+  AttentionShape shape;
+  if (tensors.size() <= O::k || tensors[O::q].shape.size() != 2 || tensors[O::k].shape.empty()) return shape;
+  const int64_t heads = O::heads < scalars.size() ? static_cast<int64_t>(scalars[O::heads]) : 0;
+  shape.tq = tensors[O::q].shape[0];
+  shape.tk = tensors[O::k].shape[0];
+  shape.d = heads > 0 ? tensors[O::q].shape[1] / heads : tensors[O::q].shape[1];
+  return shape;
+}
+
+}  // namespace
+
+double elementwiseSeconds(const MachineProfile& profile, int64_t bytes) {
+  return curveSeconds(profile, profile.kernels.elementwise, bytes);
+}
+
+double rowReductionSeconds(const MachineProfile& profile, int64_t bytes) {
+  return curveSeconds(profile, profile.kernels.rowReduction, bytes);
+}
+
+std::string describeAssumption(const PricingAssumption& assumption, std::string_view profileName) {
+  switch (assumption.kind) {
+    case PricingAssumption::Kind::ElementwiseAtCopyBandwidth:
+      return fmt::format(
+          "elementwise kernels (add, mul, silu, ...) at the copy bandwidth: the profile '{}' measured no "
+          "elementwise bandwidth",
+          profileName);
+    case PricingAssumption::Kind::RowReductionAtCopyBandwidth:
+      return fmt::format(
+          "row reductions (rms_norm, softmax) at the copy bandwidth: the profile '{}' measured no row-reduction "
+          "bandwidth",
+          profileName);
+    case PricingAssumption::Kind::AttentionAtGemmRate: {
+      const std::string_view dtype = dtypeName(assumption.dtype);
+      return fmt::format(
+          "attention ({0}) at the {0} GEMM rate of (Tq, Tk, head dim), in the elementwise class: the profile '{1}' "
+          "measured no {0} attention rate",
+          dtype, profileName);
+    }
+  }
+  return "?";
+}
+
+Result<double, std::string> attentionSeconds(const MachineProfile& profile, DType dtype, int64_t tq, int64_t tk,
+                                             int64_t d, double flops, int64_t bytes,
+                                             std::optional<PricingAssumption>* assumed) {
+  if (assumed) assumed->reset();
+  if (tq <= 0 || tk <= 0 || d <= 0) return memorySeconds(profile, bytes);
+  const double dq = static_cast<double>(tq), dk = static_cast<double>(tk), dd = static_cast<double>(d);
+  double tflops = 0;
+  if (auto grid = profile.kernels.attention.find(dtype); grid != profile.kernels.attention.end()) {
+    tflops = interpolatedTflops(grid->second, std::sqrt(dq * dk), dd);
+  } else if (auto gemm = profile.gemm.find(dtype); gemm != profile.gemm.end()) {
+    tflops = interpolatedTflops(gemm->second, dq, dk, dd);
+    if (auto peak = profile.peakTflops.find(dtype); peak != profile.peakTflops.end())
+      tflops = std::min(tflops, peak->second);
+    if (assumed) *assumed = PricingAssumption{PricingAssumption::Kind::AttentionAtGemmRate, dtype};
+  } else {
+    return fmt::format("the profile '{}' has no {} attention or GEMM rates", profile.name, dtypeName(dtype));
+  }
+  return std::max(flops / (tflops * 1e12), memorySeconds(profile, bytes));
+}
+
+WorkClass workClassOf(CostRule rule) {
+  switch (rule) {
+    case CostRule::Linear:
+    case CostRule::Matmul: return WorkClass::Gemm;
+    case CostRule::Gather:
+    case CostRule::Copy:
+    case CostRule::Fill: return WorkClass::Memory;
+    case CostRule::Collective: return WorkClass::Communication;
+    case CostRule::None:
+    case CostRule::Elementwise:
+    case CostRule::RowReduction:
+    case CostRule::Attention: return WorkClass::Elementwise;
+  }
+  return WorkClass::Elementwise;
+}
+
+Result<ComputeCost, std::string> computeCost(const MachineProfile& profile, OpKind kind, DType dtype,
+                                             std::span<const TensorExtent> tensors, std::span<const double> scalars) {
+  const CostRule rule = signatureOf(kind).cost;
+  ComputeCost cost;
+  cost.workClass = workClassOf(rule);
+  cost.counted = costOf(kind, tensors, scalars);
+  const int64_t bytes = cost.counted.bytes;
+  using Assumed = PricingAssumption::Kind;
+  switch (rule) {
+    case CostRule::Linear:
+    case CostRule::Matmul: {
+      const GemmShape shape = gemmShapeOf(kind, tensors, scalars).value_or(GemmShape{});
+      Result<double, std::string> seconds = gemmSeconds(profile, dtype, shape.m, shape.n, shape.k);
+      if (!seconds) return seconds.error();
+      // A batched matmul runs its GEMM once per batch entry (the leading dims of its result).
+      double batch = 1;
+      if (kind == OpKind::Matmul && shape.m * shape.n > 0 && operands::Matmul::out < tensors.size())
+        batch = static_cast<double>(tensors[operands::Matmul::out].numel()) / static_cast<double>(shape.m * shape.n);
+      cost.seconds = *seconds * std::max(batch, 1.0);
+      break;
+    }
+    case CostRule::Elementwise:
+      cost.seconds = elementwiseSeconds(profile, bytes);
+      if (profile.kernels.elementwise.bytes.empty())
+        cost.assumed = PricingAssumption{Assumed::ElementwiseAtCopyBandwidth};
+      break;
+    case CostRule::RowReduction:
+      cost.seconds = rowReductionSeconds(profile, bytes);
+      if (profile.kernels.rowReduction.bytes.empty())
+        cost.assumed = PricingAssumption{Assumed::RowReductionAtCopyBandwidth};
+      break;
+    case CostRule::Attention: {
+      const AttentionShape shape = attentionShapeOf(tensors, scalars);
+      Result<double, std::string> seconds =
+          attentionSeconds(profile, dtype, shape.tq, shape.tk, shape.d, cost.counted.flops, bytes, &cost.assumed);
+      if (!seconds) return seconds.error();
+      cost.seconds = *seconds;
+      break;
+    }
+    case CostRule::Gather:
+    case CostRule::Copy:
+    case CostRule::Fill:
+    case CostRule::None:
+    case CostRule::Collective: cost.seconds = memorySeconds(profile, bytes); break;
+  }
+  return cost;
+}
+
 }  // namespace hostir

@@ -4,7 +4,10 @@
 // simulator's (timeline_simulator.h).
 #pragma once
 
+#include <compare>
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 
 #include "ir/diagnostic.h"
@@ -31,6 +34,60 @@ double memorySeconds(const MachineProfile& profile, int64_t bytes);
 // strided slowdown at that run length (interpolated in log2, clamped at the
 // ends, never below 1).
 double copySeconds(const MachineProfile& profile, int64_t bytes, int64_t runBytes);
+
+// Elementwise kernels (add, mul, silu, ...) and row reductions (rms_norm,
+// softmax) that touch `bytes`: at the profile's measured curve for them
+// (kernels.elementwise, kernels.row_reduction), or, where it has none, at
+// the copy bandwidth (memorySeconds), which is the assumption
+// PricingAssumption names.
+double elementwiseSeconds(const MachineProfile& profile, int64_t bytes);
+double rowReductionSeconds(const MachineProfile& profile, int64_t bytes);
+
+// What the simulator assumed to price work the profile has no figure for.
+// `hostir simulate` states each one a prediction rests on.
+struct PricingAssumption {
+  enum class Kind : uint8_t {
+    ElementwiseAtCopyBandwidth,   // no kernels.elementwise curve
+    RowReductionAtCopyBandwidth,  // no kernels.row_reduction curve
+    AttentionAtGemmRate,          // no kernels.attention rates for the dtype
+  };
+  Kind kind = Kind::ElementwiseAtCopyBandwidth;
+  DType dtype = DType::F32;  // AttentionAtGemmRate: the dtype it lacks
+  auto operator<=>(const PricingAssumption&) const = default;
+};
+// "attention (bf16) at the bf16 GEMM rate: the profile 'h100-nvlink' measured no bf16 attention rate"
+std::string describeAssumption(const PricingAssumption& assumption, std::string_view profileName);
+
+// Attention of `flops` (costOf's count) touching `bytes`, with tq query
+// rows, tk key rows and head dim d: at the profile's attention rate for the
+// dtype, interpolated in log2 of t = sqrt(tq · tk) and of d (clamped to the
+// grid's edges), never faster than its bytes at the memory bandwidth. A
+// profile without attention rates for the dtype prices it at its GEMM rate
+// for (m, n, k) = (tq, tk, d), at most the peak, and sets `assumed`. An
+// error when it has neither: "the profile 'x' has no bf16 attention or GEMM rates".
+Result<double, std::string> attentionSeconds(const MachineProfile& profile, DType dtype, int64_t tq, int64_t tk,
+                                             int64_t d, double flops, int64_t bytes,
+                                             std::optional<PricingAssumption>* assumed = nullptr);
+
+// The contention class of a computation priced by `rule`: Gemm for GEMMs
+// only; kernels that only move elements are Memory, every other kernel
+// (attention included) Elementwise.
+WorkClass workClassOf(CostRule rule);
+
+// One computation (a KernelCall's kind, the dtype of its first operand,
+// its operands' extents and scalars, as costOf takes them) priced alone:
+// by its cost rule, a GEMM at the GEMM rates, attention at the attention
+// rate, elementwise and row kernels at their bandwidth curves, kernels
+// that only move elements (gather_rows, scatter_add_rows, cast) at the
+// copy bandwidth. Errors: what the profile cannot price.
+struct ComputeCost {
+  double seconds = 0;
+  WorkClass workClass = WorkClass::Elementwise;
+  OpCost counted;                            // costOf's flops and bytes
+  std::optional<PricingAssumption> assumed;  // set when a figure was missing
+};
+Result<ComputeCost, std::string> computeCost(const MachineProfile& profile, OpKind kind, DType dtype,
+                                             std::span<const TensorExtent> tensors, std::span<const double> scalars);
 
 // nccl-tests' factor from algorithm bandwidth to bus bandwidth:
 // allreduce 2(n-1)/n, allgather and reduce-scatter (n-1)/n, broadcast and

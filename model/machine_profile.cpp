@@ -236,7 +236,7 @@ void readGemm(const Json& gemm, MachineProfile& profile, int64_t version) {
     }
     std::string gridPath = child(path, name);
     std::optional<DType> dtype = parseDType(name);
-    if (!dtype) reject(gridPath, "unknown dtype (expected one of f32, f16, bf16, f64)");
+    if (!dtype || !isFloating(*dtype)) reject(gridPath, "unknown dtype (expected one of f32, f16, bf16, f64)");
     requireKeys(rates, gridPath, {"peak_tflops", "m", "n", "k", "tflops"}, {"m", "n", "k", "tflops"}, {"spread"},
                 version);
     GemmGrid grid;
@@ -255,15 +255,20 @@ void readGemm(const Json& gemm, MachineProfile& profile, int64_t version) {
   }
 }
 
+// A bandwidth curve's bytes, gbps and optional spread (the caller checks its keys).
+void readBandwidthCurve(const Json& object, const std::string& path, MemoryCurve& curve) {
+  curve.bytes = readAxis(object, path, "bytes");
+  curve.gbps = readRates(object, path, "gbps", kGbps);
+  if (curve.gbps.size() != curve.bytes.size())
+    reject(child(path, "gbps"),
+           fmt::format("expected {} values (one per bytes value), got {}", curve.bytes.size(), curve.gbps.size()));
+  curve.spread = readSpreads(object, path, "spread", curve.gbps.size(), "gbps");
+}
+
 void readMemory(const Json& memory, MachineProfile& profile, int64_t version) {
   const std::string path = "memory";
   requireKeys(memory, path, {"bytes", "gbps"}, {"bytes", "gbps"}, {"spread", "strided"}, version);
-  profile.memory.bytes = readAxis(memory, path, "bytes");
-  profile.memory.gbps = readRates(memory, path, "gbps", kGbps);
-  if (profile.memory.gbps.size() != profile.memory.bytes.size())
-    reject(child(path, "gbps"), fmt::format("expected {} values (one per bytes value), got {}",
-                                            profile.memory.bytes.size(), profile.memory.gbps.size()));
-  profile.memory.spread = readSpreads(memory, path, "spread", profile.memory.gbps.size(), "gbps");
+  readBandwidthCurve(memory, path, profile.memory);
   if (!memory.contains("strided")) return;
   const Json& strided = memory["strided"];
   const std::string stridedPath = child(path, "strided");
@@ -372,6 +377,46 @@ void readOverheads(const Json& overheads, MachineProfile& profile, int64_t versi
   }
 }
 
+void readAttention(const Json& attention, const std::string& path, KernelRates& kernels) {
+  if (!attention.is_object()) reject(path, "expected an object, got " + shown(attention));
+  for (const auto& [name, rates] : attention.items()) {
+    if (name == "source") {
+      if (!rates.is_string()) reject(child(path, name), "expected a string, got " + shown(rates));
+      continue;
+    }
+    const std::string gridPath = child(path, name);
+    std::optional<DType> dtype = parseDType(name);
+    if (!dtype || !isFloating(*dtype)) reject(gridPath, "unknown dtype (expected one of f32, f16, bf16, f64)");
+    requireKeys(rates, gridPath, {"t", "d", "tflops", "spread"}, {"t", "d", "tflops"});
+    AttentionGrid grid;
+    grid.t = readAxis(rates, gridPath, "t");
+    grid.d = readAxis(rates, gridPath, "d");
+    grid.tflops = readRates(rates, gridPath, "tflops", kTflops);
+    const size_t expected = grid.t.size() * grid.d.size();
+    if (grid.tflops.size() != expected)
+      reject(child(gridPath, "tflops"), fmt::format("expected {} values (t x d = {} x {}), got {}", expected,
+                                                    grid.t.size(), grid.d.size(), grid.tflops.size()));
+    grid.spread = readSpreads(rates, gridPath, "spread", grid.tflops.size(), "tflops");
+    kernels.attention[*dtype] = std::move(grid);
+  }
+}
+
+// `kernels` (version 2): the measured rates of elementwise kernels, row
+// reductions and attention, each optional.
+void readKernels(const Json& kernels, MachineProfile& profile) {
+  const std::string path = "kernels";
+  requireKeys(kernels, path, {"elementwise", "row_reduction", "attention"}, {});
+  for (auto [key, curve] : {std::pair<std::string_view, MemoryCurve*>{"elementwise", &profile.kernels.elementwise},
+                            {"row_reduction", &profile.kernels.rowReduction}}) {
+    if (!kernels.contains(key)) continue;
+    const std::string curvePath = child(path, key);
+    const Json& object = kernels[std::string(key)];
+    requireKeys(object, curvePath, {"bytes", "gbps", "spread"}, {"bytes", "gbps"});
+    readBandwidthCurve(object, curvePath, *curve);
+  }
+  if (kernels.contains("attention")) readAttention(kernels["attention"], child(path, "attention"), profile.kernels);
+}
+
 constexpr std::pair<WorkClass, std::string_view> kWorkClasses[] = {
     {WorkClass::Gemm, "gemm"},
     {WorkClass::Memory, "memory"},
@@ -427,8 +472,8 @@ MachineProfile readProfile(const Json& root) {
   requireKeys(root, "",
               {"format", "version", "name", "description", "sources", "rank", "gemm", "memory", "communication",
                "overheads_us"},
-              {"format", "version", "name", "rank", "gemm", "memory", "communication", "overheads_us"}, {"contention"},
-              version);
+              {"format", "version", "name", "rank", "gemm", "memory", "communication", "overheads_us"},
+              {"kernels", "contention"}, version);
   MachineProfile profile;
   profile.name = readString(root, "", "name");
   if (root.contains("description")) profile.description = readString(root, "", "description");
@@ -441,6 +486,7 @@ MachineProfile readProfile(const Json& root) {
   readRank(root["rank"], profile);
   readGemm(root["gemm"], profile, version);
   readMemory(root["memory"], profile, version);
+  if (root.contains("kernels")) readKernels(root["kernels"], profile);
   readCommunication(root["communication"], profile, version);
   readOverheads(root["overheads_us"], profile, version);
   if (root.contains("contention")) readContention(root["contention"], profile);
@@ -526,6 +572,26 @@ Json memoryJson(const MemoryCurve& memory) {
   return json;
 }
 
+// `kernels`, or null when nothing in it was measured.
+Json kernelsJson(const KernelRates& kernels) {
+  Json json = Json::object();
+  if (!kernels.elementwise.bytes.empty()) json["elementwise"] = memoryJson(kernels.elementwise);
+  if (!kernels.rowReduction.bytes.empty()) json["row_reduction"] = memoryJson(kernels.rowReduction);
+  if (!kernels.attention.empty()) {
+    Json attention = Json::object();
+    for (const auto& [dtype, grid] : kernels.attention) {
+      Json rates;
+      rates["t"] = axisJson(grid.t);
+      rates["d"] = axisJson(grid.d);
+      rates["tflops"] = grid.tflops;
+      if (!grid.spread.empty()) rates["spread"] = spreadsJson(grid.spread);
+      attention[std::string(dtypeName(dtype))] = std::move(rates);
+    }
+    json["attention"] = std::move(attention);
+  }
+  return json.empty() ? Json() : json;
+}
+
 }  // namespace
 
 std::string machineProfileJson(const MachineProfile& profile) {
@@ -556,6 +622,7 @@ std::string machineProfileJson(const MachineProfile& profile) {
   }
   root["gemm"] = std::move(gemm);
   root["memory"] = memoryJson(profile.memory);
+  if (Json kernels = kernelsJson(profile.kernels); !kernels.is_null()) root["kernels"] = std::move(kernels);
   Json communication = Json::array();
   for (const CommunicationCost& cost : profile.communication) {
     Json entry;
@@ -640,6 +707,9 @@ bool hasSpread(const MachineProfile& profile) {
   for (const auto& [dtype, grid] : profile.gemm)
     if (any(grid.spread)) return true;
   if (any(profile.memory.spread) || any(profile.memory.stridedSpread)) return true;
+  if (any(profile.kernels.elementwise.spread) || any(profile.kernels.rowReduction.spread)) return true;
+  for (const auto& [dtype, grid] : profile.kernels.attention)
+    if (any(grid.spread)) return true;
   for (const CommunicationCost& cost : profile.communication)
     if (cost.spread > 0 || any(cost.measuredSpread)) return true;
   const Overheads& o = profile.overheads;
@@ -656,6 +726,12 @@ MachineProfile atSpreadEdge(const MachineProfile& profile, SpreadEdge edge) {
       grid.tflops[i] = atEdge(grid.tflops[i], spreadAt(grid.spread, i), edge, false, kTflops);
   for (size_t i = 0; i < p.memory.gbps.size(); ++i)
     p.memory.gbps[i] = atEdge(p.memory.gbps[i], spreadAt(p.memory.spread, i), edge, false, kGbps);
+  for (MemoryCurve* curve : {&p.kernels.elementwise, &p.kernels.rowReduction})
+    for (size_t i = 0; i < curve->gbps.size(); ++i)
+      curve->gbps[i] = atEdge(curve->gbps[i], spreadAt(curve->spread, i), edge, false, kGbps);
+  for (auto& [dtype, grid] : p.kernels.attention)
+    for (size_t i = 0; i < grid.tflops.size(); ++i)
+      grid.tflops[i] = atEdge(grid.tflops[i], spreadAt(grid.spread, i), edge, false, kTflops);
   for (size_t i = 0; i < p.memory.stridedSlowdown.size(); ++i)
     p.memory.stridedSlowdown[i] =
         atEdge(p.memory.stridedSlowdown[i], spreadAt(p.memory.stridedSpread, i), edge, true, kSlowdown);

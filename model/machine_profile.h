@@ -57,6 +57,28 @@ struct MemoryCurve {
   std::vector<double> stridedSpread;  // parallel to stridedSlowdown, or empty
 };
 
+// The measured rate of attention in one dtype (`kernels.attention`): at
+// sequence length t (queries and keys alike) and head dim d, not causal;
+// tflops[it * d.size() + id], in 10^12 flops (4 · Tq · Tk · H·D) per second.
+struct AttentionGrid {
+  std::vector<int64_t> t, d;
+  std::vector<double> tflops;
+  std::vector<double> spread;  // parallel to tflops, or empty
+};
+
+// Measured rates of the kernels that are neither GEMMs nor copies
+// (`kernels` in the JSON). Each may be absent (empty): the simulator then
+// prices the kernels by an assumption it states (cost_model.h,
+// PricingAssumption): elementwise and row kernels at the copy bandwidth,
+// attention at the GEMM rate of its dtype.
+struct KernelRates {
+  // Elementwise kernels (add, mul, silu, ...), measured with `mul`: bandwidth by bytes touched.
+  MemoryCurve elementwise;  // no strided figures
+  // Row reductions (rms_norm, softmax), measured with `rms_norm`: bandwidth by bytes touched.
+  MemoryCurve rowReduction;  // no strided figures
+  std::map<DType, AttentionGrid> attention;
+};
+
 // Communication algorithms, for the latency's growth with the team size.
 enum class CommAlgorithm {
   Ring,  // latency grows with the ring's steps (n - 1 per pass)
@@ -96,10 +118,12 @@ struct Overheads {
 };
 
 // The classes of work that contend for a GPU's SMs and memory bandwidth.
+// A computation's class follows its cost rule (cost_model.h, workClassOf):
+// only GEMMs are Gemm.
 enum class WorkClass {
   Gemm,           // linear, matmul
-  Memory,         // copies and fills
-  Elementwise,    // add and the other non-GEMM kernels
+  Memory,         // copies and fills, and kernels that only move elements (gather_rows, scatter_add_rows, cast)
+  Elementwise,    // the other kernels: add, mul, silu, ..., rms_norm, softmax, attention, merge_attention
   Communication,  // collectives and sendrecv
 };
 
@@ -125,6 +149,7 @@ struct MachineProfile {
   std::map<DType, double> peakTflops;  // an upper bound for the GEMM rate; dtypes without a grid have no GEMMs
   std::map<DType, GemmGrid> gemm;
   MemoryCurve memory;
+  KernelRates kernels;  // measured rates of other kernels; empty where not measured
   std::vector<CommunicationCost> communication;
   Overheads overheads;
   // Pairwise slow-downs of concurrent work on a Concurrent rank; see

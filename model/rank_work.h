@@ -4,10 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <vector>
 
 #include "ir/diagnostic.h"
 #include "ir/ops.h"
+#include "model/cost_model.h"
+#include "model/machine_profile.h"
 
 namespace hostir {
 
@@ -25,7 +28,10 @@ struct WorkItem {
   uint32_t statement = 0;  // the host statement that issued it, counted from 0
   double seconds = 0;      // alone on the rank, at its full units
   double units = 0;        // the compute units it holds while it runs
-  int64_t bytes = 0;       // touched or moved (for traces)
+  // Its contention class (Compute items: by the cost rule that priced it,
+  // workClassOf; never Gemm unless a GEMM priced it). Waits have none.
+  WorkClass workClass = WorkClass::Elementwise;
+  int64_t bytes = 0;  // touched or moved (for traces)
   double flops = 0;
   // Wait: the first `count` items of stream `afterStream` must have finished.
   int afterStream = 0;
@@ -46,6 +52,8 @@ struct RankWork {
   std::vector<IssuedStatement> issued;  // each of them, in order
   int streams = 1;                      // the main stream and the worker pool
   int64_t communications = 0;
+  // What pricing this work assumed where the profile had no figure.
+  std::set<PricingAssumption> assumptions;
 };
 
 }  // namespace hostir

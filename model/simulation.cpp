@@ -30,6 +30,12 @@ Result<Simulation> simulateProgram(const Program& program, const std::map<std::s
   return simulation;
 }
 
+std::set<PricingAssumption> assumptionsOf(const Simulation& simulation) {
+  std::set<PricingAssumption> all;
+  for (const RankWork& work : simulation.work) all.insert(work.assumptions.begin(), work.assumptions.end());
+  return all;
+}
+
 std::vector<double> streamBusySeconds(const Simulation& simulation, size_t rank) {
   const RankWork& work = simulation.work.at(rank);
   const RankTimeline& timeline = simulation.timeline.ranks.at(rank);

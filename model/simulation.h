@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ struct Simulation {
 // rates", at the statement), or ranks that never meet in a communication.
 Result<Simulation> simulateProgram(const Program& program, const std::map<std::string, int64_t>& params, int64_t world,
                                    int64_t streams, const MachineProfile& profile);
+
+// Every assumption the pricing of the simulated ranks' work made
+// (cost_model.h): what the prediction rests on beyond the profile's figures.
+std::set<PricingAssumption> assumptionsOf(const Simulation& simulation);
 
 // Seconds each stream of a simulated rank spends running work ([0] the
 // main stream, [1 + k] worker stream k; waits are not work).

@@ -5,6 +5,7 @@
 #include <optional>
 #include <span>
 
+#include "ir/collectives.h"
 #include "model/cost_model.h"
 #include "runtime/collective_plan.h"
 #include "runtime/work_cost.h"
@@ -111,12 +112,6 @@ WorkItem& SimulationBackend::issue(Stream* stream, WorkItem::Kind kind, double s
   return item;
 }
 
-double SimulationBackend::gemm(DType dtype, const GemmShape& shape) const {
-  Result<double, std::string> seconds = gemmSeconds(profile_, dtype, shape.m, shape.n, shape.k);
-  if (!seconds) fail(current_.loc, seconds.error());
-  return *seconds;
-}
-
 Event SimulationBackend::recordEvent(Stream* stream) { return Event{stream, simulated(stream)->items}; }
 
 void SimulationBackend::waitEvent(Stream* waiter, const Event& event) {
@@ -130,45 +125,45 @@ TensorView SimulationBackend::allocate(DType dtype, const Dims& shape, Stream* s
   TensorView t = shapeOnly(dtype, shape);
   if (zero) {
     WorkItem& item = issue(stream, WorkItem::Kind::Memory, memorySeconds(profile_, bytesOf(t)), copyUnits(profile_));
+    item.workClass = WorkClass::Memory;
     item.bytes = bytesOf(t);
   }
   return t;
 }
 
-// A computation by its cost rule: a GEMM at the profile's GEMM rates for
-// its dtype and shape, elementwise work at memory bandwidth for its bytes.
+// A computation by its cost rule (computeCost): a GEMM at the profile's
+// GEMM rates, attention at its attention rate, the other kernels at their
+// bandwidth for their bytes. Its contention class comes from the same
+// rule, so only a GEMM is ever in the GEMM class.
 void SimulationBackend::compute(Stream* stream, const KernelCall& call) {
   const std::array<TensorExtent, kMaxOperands> extents = extentsOf(call);
-  const OpCost cost = costOf(call.kind, extents, call.scalars);
-  WorkItem* item = nullptr;
-  if (std::optional<GemmShape> shape = gemmShapeOf(call.kind, extents, call.scalars)) {
-    item = &issue(stream, WorkItem::Kind::Compute, gemm(call.operand(0).dtype, *shape),
-                  unitsOf(profile_.gemmUnits, profile_));
-  } else {
-    item = &issue(stream, WorkItem::Kind::Compute, memorySeconds(profile_, cost.bytes),
-                  unitsOf(profile_.elementwiseUnits, profile_));
-  }
-  item->bytes = cost.bytes;
-  item->flops = cost.flops;
+  Result<ComputeCost, std::string> cost =
+      computeCost(profile_, call.kind, call.operand(0).dtype, extents, call.scalars);
+  if (!cost) fail(current_.loc, cost.error());
+  const bool gemm = cost->workClass == WorkClass::Gemm;
+  WorkItem& item = issue(stream, WorkItem::Kind::Compute, cost->seconds,
+                         unitsOf(gemm ? profile_.gemmUnits : profile_.elementwiseUnits, profile_));
+  item.workClass = cost->workClass;
+  item.bytes = cost->counted.bytes;
+  item.flops = cost->counted.flops;
+  if (cost->assumed) work_.assumptions.insert(*cost->assumed);
 }
 
 void SimulationBackend::copy(Stream* stream, const TensorView& src, const TensorView& dst) {
   const int64_t bytes = bytesOf(src) + bytesOf(dst);
   WorkItem& item = issue(stream, WorkItem::Kind::Memory, copySecondsOf(profile_, src, dst), copyUnits(profile_));
+  item.workClass = WorkClass::Memory;
   item.bytes = bytes;
 }
 
 void SimulationBackend::collective(Stream* stream, const CollectiveCall& call) {
-  // nccl-tests' message size: the larger side of the collective.
-  const bool sendRecv = call.kind == OpKind::SendRecv;
-  const int64_t bytes = call.kind == OpKind::Allgather ? bytesOf(call.output)
-                        : sendRecv                     ? std::max(bytesOf(call.input), bytesOf(call.output))
-                                                       : bytesOf(call.input);
+  // nccl-tests' message size, from the op table: the larger side of the collective.
+  const int64_t bytes = costOfCommunication(call.kind, call.input, call.output).bytes;
   // A sendrecv to and from this rank is a local copy: it moves nothing between ranks.
+  const bool local = takesOperand(*collectiveOf(call.kind), "to") && call.to == rank_ && call.from == rank_;
   Result<double, std::string> transfer =
-      sendRecv && call.to == rank_ && call.from == rank_
-          ? Result<double, std::string>(memorySeconds(profile_, bytesOf(call.input) + bytesOf(call.output)))
-          : communicationSeconds(profile_, call.kind, bytes, world_);
+      local ? Result<double, std::string>(memorySeconds(profile_, bytesOf(call.input) + bytesOf(call.output)))
+            : communicationSeconds(profile_, call.kind, bytes, world_);
   if (!transfer) fail(call.loc, transfer.error());
   // Views the communicator cannot take as they are are packed and unpacked around it, on its time.
   double seconds = *transfer;
@@ -177,6 +172,7 @@ void SimulationBackend::collective(Stream* stream, const CollectiveCall& call) {
     for (const CopyStep& step : *steps) seconds += copySecondsOf(profile_, step.src, step.dst);
   WorkItem& item =
       issue(stream, WorkItem::Kind::Communication, seconds, unitsOf(profile_.communicationUnits, profile_));
+  item.workClass = WorkClass::Communication;
   item.bytes = bytes;
   item.communication = work_.communications++;
 }

@@ -48,7 +48,6 @@ class SimulationBackend : public Backend {
   SimulatedStream* simulated(Stream* stream) const;
   // Appends the current statement's piece of work to `stream`.
   WorkItem& issue(Stream* stream, WorkItem::Kind kind, double seconds, double units);
-  double gemm(DType dtype, const GemmShape& shape) const;
 
   const MachineProfile& profile_;
   int64_t rank_, world_;

@@ -17,7 +17,9 @@ constexpr double kEpsilon = 1e-12;
 constexpr size_t kNone = ~size_t{0};
 constexpr size_t kClasses = 4;  // WorkClass's values
 
-// The class of work an item is, for contention (docs/cost-model.md).
+// The class of work an item is, for contention (docs/cost-model.md): the
+// one the simulation backend gave it with its price; copies and
+// communications by their kind whatever was recorded.
 WorkClass classOf(const WorkItem& item) {
   switch (item.kind) {
     case WorkItem::Kind::Memory: return WorkClass::Memory;
@@ -25,7 +27,7 @@ WorkClass classOf(const WorkItem& item) {
     case WorkItem::Kind::Compute:
     case WorkItem::Kind::Wait: break;
   }
-  return isGemm(signatureOf(item.op).cost) ? WorkClass::Gemm : WorkClass::Elementwise;
+  return item.workClass;
 }
 
 size_t indexOf(WorkClass c) { return static_cast<size_t>(c); }

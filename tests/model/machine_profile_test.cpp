@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,21 @@ void expectSameProfile(const MachineProfile& a, const MachineProfile& b) {
   EXPECT_EQ(a.memory.stridedRunBytes, b.memory.stridedRunBytes);
   EXPECT_EQ(a.memory.stridedSlowdown, b.memory.stridedSlowdown);
   EXPECT_EQ(a.memory.stridedSpread, b.memory.stridedSpread);
+  for (auto [curve, other] : {std::pair{&a.kernels.elementwise, &b.kernels.elementwise},
+                              std::pair{&a.kernels.rowReduction, &b.kernels.rowReduction}}) {
+    EXPECT_EQ(curve->bytes, other->bytes);
+    EXPECT_EQ(curve->gbps, other->gbps);
+    EXPECT_EQ(curve->spread, other->spread);
+  }
+  ASSERT_EQ(a.kernels.attention.size(), b.kernels.attention.size());
+  for (const auto& [dtype, grid] : a.kernels.attention) {
+    ASSERT_TRUE(b.kernels.attention.contains(dtype)) << dtypeName(dtype);
+    const AttentionGrid& other = b.kernels.attention.at(dtype);
+    EXPECT_EQ(grid.t, other.t);
+    EXPECT_EQ(grid.d, other.d);
+    EXPECT_EQ(grid.tflops, other.tflops);
+    EXPECT_EQ(grid.spread, other.spread);
+  }
   ASSERT_EQ(a.communication.size(), b.communication.size());
   for (size_t i = 0; i < a.communication.size(); ++i) {
     EXPECT_EQ(a.communication[i].kind, b.communication[i].kind) << i;
@@ -680,6 +696,115 @@ TEST(MachineProfileTest, AtSpreadEdgeMovesEveryFigureByItsSpread) {
   ASSERT_TRUE(plain.ok());
   expectSameProfile(atSpreadEdge(*plain, SpreadEdge::Slow), *plain);
   expectSameProfile(atSpreadEdge(*plain, SpreadEdge::Fast), *plain);
+}
+
+// The measured kernels (`kernels`): an elementwise and a row-reduction
+// bandwidth curve, attention rates by dtype on a (t, d) grid.
+constexpr std::string_view kKernels =
+    R"("kernels": {
+    "source": "hostir calibrate",
+    "elementwise": {"bytes": [4096, 1048576], "gbps": [20, 80], "spread": [0.04, 0.01]},
+    "row_reduction": {"bytes": [1048576], "gbps": [30], "source": "rms_norm"},
+    "attention": {"f32": {"t": [256, 1024], "d": [64, 128], "tflops": [0.1, 0.2, 0.3, 0.4], "spread": [0, 0.1, 0, 0]},
+                  "bf16": {"t": [512], "d": [128], "tflops": [0.05]}}
+  },
+  )";
+
+std::string withKernels(std::string_view kernels = kKernels, std::string text = version2()) {
+  const std::string at = "\"communication\": [";
+  EXPECT_NE(text.find(at), std::string::npos);
+  text.insert(text.find(at), kernels);
+  return text;
+}
+
+std::string errorWithKernels(std::string_view from, std::string_view to) {
+  std::string kernels(kKernels);
+  EXPECT_NE(kernels.find(from), std::string::npos) << from;
+  kernels.replace(kernels.find(from), from.size(), to);
+  return errorOf(withKernels(kernels));
+}
+
+TEST(MachineProfileTest, ReadsAndRoundTripsTheMeasuredKernels) {
+  const std::string text = withKernels();
+  auto parsed = parseMachineProfile(text, "p.json");
+  ASSERT_TRUE(parsed.ok()) << renderDiagnostic(parsed.error(), "p.json", text);
+  const KernelRates& k = parsed->kernels;
+  EXPECT_EQ(k.elementwise.bytes, (std::vector<int64_t>{4096, 1048576}));
+  EXPECT_EQ(k.elementwise.gbps, (std::vector<double>{20, 80}));
+  EXPECT_EQ(k.elementwise.spread, (std::vector<double>{0.04, 0.01}));
+  EXPECT_EQ(k.rowReduction.gbps, std::vector<double>{30});
+  EXPECT_TRUE(k.rowReduction.spread.empty());
+  ASSERT_EQ(k.attention.size(), 2u);
+  EXPECT_EQ(k.attention.at(DType::F32).t, (std::vector<int64_t>{256, 1024}));
+  EXPECT_EQ(k.attention.at(DType::F32).d, (std::vector<int64_t>{64, 128}));
+  EXPECT_EQ(k.attention.at(DType::F32).tflops, (std::vector<double>{0.1, 0.2, 0.3, 0.4}));
+  EXPECT_EQ(k.attention.at(DType::BF16).tflops, std::vector<double>{0.05});
+  const std::string json = machineProfileJson(*parsed);
+  auto reparsed = parseMachineProfile(json, "written.json");
+  ASSERT_TRUE(reparsed.ok()) << renderDiagnostic(reparsed.error(), "written.json", json);
+  expectSameProfile(*parsed, *reparsed);
+  EXPECT_EQ(machineProfileJson(*reparsed), json);
+  // The spreads move with the rest.
+  EXPECT_DOUBLE_EQ(atSpreadEdge(*parsed, SpreadEdge::Slow).kernels.elementwise.gbps[0], 20 / 1.04);
+  EXPECT_DOUBLE_EQ(atSpreadEdge(*parsed, SpreadEdge::Fast).kernels.attention.at(DType::F32).tflops[1], 0.2 * 1.1);
+  EXPECT_EQ(atSpreadEdge(*parsed, SpreadEdge::Slow).kernels.rowReduction.gbps, std::vector<double>{30});
+  // One measured kernel alone is a profile too, and writes only what it has.
+  MachineProfile one = *parsed;
+  one.kernels = KernelRates{};
+  one.kernels.rowReduction = MemoryCurve{{1 << 20}, {12.5}};
+  const std::string oneJson = machineProfileJson(one);
+  EXPECT_EQ(oneJson.find("\"elementwise\": {"), std::string::npos) << oneJson;
+  EXPECT_EQ(oneJson.find("\"attention\""), std::string::npos) << oneJson;
+  auto oneParsed = parseMachineProfile(oneJson, "one.json");
+  ASSERT_TRUE(oneParsed.ok()) << renderDiagnostic(oneParsed.error(), "one.json", oneJson);
+  expectSameProfile(one, *oneParsed);
+}
+
+// Profiles written before `kernels` existed read as they did: nothing
+// measured, so the simulator states its assumptions for those kernels.
+TEST(MachineProfileTest, ProfilesWithoutKernelsStillLoadWithNothingMeasured) {
+  for (const std::string& text : {std::string(kProfile), version2()}) {
+    auto parsed = parseMachineProfile(text, "p.json");
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_TRUE(parsed->kernels.elementwise.bytes.empty());
+    EXPECT_TRUE(parsed->kernels.rowReduction.bytes.empty());
+    EXPECT_TRUE(parsed->kernels.attention.empty());
+    EXPECT_EQ(machineProfileJson(*parsed).find("\"kernels\""), std::string::npos);
+  }
+  for (const std::string& name : shippedMachineProfiles()) {
+    auto profile = loadMachineProfile(name);
+    ASSERT_TRUE(profile.ok()) << name;
+    EXPECT_TRUE(profile->kernels.attention.empty()) << name << ": no GPU attention was measured";
+  }
+  // As does the calibration recorded on an H200 before kernels were measured.
+  std::ifstream recorded(std::string(HOSTIR_SOURCE_DIR) + "/tests/model/recorded/h200-2026-11-26/calibrated.json");
+  std::stringstream file;
+  file << recorded.rdbuf();
+  auto calibrated = parseMachineProfile(file.str(), "calibrated.json");
+  ASSERT_TRUE(calibrated.ok()) << renderDiagnostic(calibrated.error(), "calibrated.json", file.str());
+  EXPECT_TRUE(calibrated->kernels.elementwise.bytes.empty());
+}
+
+TEST(MachineProfileTest, RejectsBadKernels) {
+  EXPECT_EQ(errorWithKernels("\"row_reduction\"", "\"rows\""),
+            "p.json: error: kernels.rows: unknown key (expected one of elementwise, row_reduction, attention)");
+  EXPECT_EQ(errorWithKernels("\"gbps\": [20, 80]", "\"gbps\": [20]"),
+            "p.json: error: kernels.elementwise.gbps: expected 2 values (one per bytes value), got 1");
+  EXPECT_EQ(errorWithKernels("\"gbps\": [30]", "\"gbps\": [0]"),
+            "p.json: error: kernels.row_reduction.gbps[0]: expected a number from 1e-06 to 1e+06 GB/s, got 0");
+  EXPECT_EQ(errorWithKernels("\"spread\": [0.04, 0.01]", "\"strided\": {}"),
+            "p.json: error: kernels.elementwise.strided: unknown key (expected one of bytes, gbps, spread)");
+  EXPECT_EQ(errorWithKernels("\"tflops\": [0.1, 0.2, 0.3, 0.4]", "\"tflops\": [0.1, 0.2, 0.3]"),
+            "p.json: error: kernels.attention.f32.tflops: expected 4 values (t x d = 2 x 2), got 3");
+  EXPECT_EQ(errorWithKernels("\"t\": [256, 1024]", "\"t\": [1024, 256]"),
+            "p.json: error: kernels.attention.f32.t[1]: 256 does not exceed the value before it, 1024 (the values "
+            "must ascend)");
+  EXPECT_EQ(errorWithKernels("\"bf16\"", "\"i32\""),
+            "p.json: error: kernels.attention.i32: unknown dtype (expected one of f32, f16, bf16, f64)");
+  EXPECT_EQ(errorWithKernels("\"d\": [128]", "\"heads\": [128]"),
+            "p.json: error: kernels.attention.bf16.heads: unknown key (expected one of t, d, tflops, spread)");
+  EXPECT_EQ(errorOf(withKernels("\"kernels\": {}, ", kProfile)),
+            "p.json: error: kernels: a version 2 key in a version 1 profile (write \"version\": 2)");
 }
 
 }  // namespace

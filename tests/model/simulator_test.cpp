@@ -42,6 +42,7 @@ struct WorkBuilder {
   WorkBuilder& gemm(int stream, double seconds, double units = 1) {
     add(WorkItem::Kind::Compute, stream, seconds, units);
     work.items.back().op = OpKind::Linear;
+    work.items.back().workClass = WorkClass::Gemm;
     return *this;
   }
   WorkBuilder& copy(int stream, double seconds, double units = 1) {

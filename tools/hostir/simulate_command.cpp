@@ -17,6 +17,28 @@ namespace {
 // Ranks a predicted trace draws at most: each is a temporary file while it is written.
 constexpr size_t kMaxTracedRanks = 64;
 
+// Where E's clamps apply (api/program_prediction.h), why: the figures
+// alone would not add up.
+std::string overlapNotes(const ProgramPrediction& p) {
+  if (p.computeSeconds <= 0 || p.communicationSeconds <= 0) return "";
+  if (p.variantSlowerThanWhole()) {
+    const bool compute = p.computeSeconds >= p.communicationSeconds;
+    return fmt::format(
+        "note: the {} variant ({:.4f} ms) takes longer than the whole program ({:.4f} ms): stripping the {} changed "
+        "the schedule (with no waits for them, more work runs at once and contends); E counts the shorter part "
+        "as hidden\n",
+        compute ? "compute-only" : "communication-only", std::max(p.computeSeconds, p.communicationSeconds) * 1e3,
+        p.seconds() * 1e3, compute ? "communications" : "computations");
+  }
+  if (p.slowerThanSerial())
+    return fmt::format(
+        "note: the whole program takes longer than its compute-only and communication-only variants one after "
+        "the other ({:.4f} ms against {:.4f} + {:.4f} ms): running them together costs more than it hides "
+        "(contention); E is 0\n",
+        p.seconds() * 1e3, p.computeSeconds * 1e3, p.communicationSeconds * 1e3);
+  return "";
+}
+
 std::string formatPrediction(const ProgramPrediction& p, const std::optional<PredictionRange>& range,
                              const SimulateOptions& o) {
   std::string out =
@@ -29,6 +51,8 @@ std::string formatPrediction(const ProgramPrediction& p, const std::optional<Pre
         "range: median_ms={:.4f}..{:.4f} (the profile's figures at the fast and the slow ends of "
         "their spreads)\n",
         range->fastSeconds * 1e3, range->slowSeconds * 1e3);
+  out += overlapNotes(p);
+  for (const std::string& assumption : p.assumptions(o.model.machine)) out += fmt::format("assumed: {}\n", assumption);
   std::vector<double> busy = streamBusySeconds(p.whole, 0);
   out += fmt::format("busy_ms: host={:.4f}", p.whole.timeline.ranks[0].hostEnd * 1e3);
   for (size_t s = 0; s < busy.size(); ++s) {
