@@ -47,8 +47,12 @@ Prediction simulate(const Program& program, const std::string& machine, const Si
   pipelineOptions.machine = profile;
   hostir::Program rewritten = applyPipeline(source, source.program, pipeline, bindings, pipelineOptions);
   ProgramPrediction p = predictProgram(source, rewritten, bindings, options.streams, *profile);
-  return Prediction{p.seconds() * 1e3, p.computeSeconds * 1e3, p.communicationSeconds * 1e3,
-                    p.exposedCommunicationSeconds() * 1e3, p.overlapEfficiency()};
+  return Prediction{p.seconds() * 1e3,
+                    p.computeSeconds * 1e3,
+                    p.communicationSeconds * 1e3,
+                    p.exposedCommunicationSeconds() * 1e3,
+                    p.overlapEfficiency(),
+                    p.assumptions(machine)};
 }
 
 namespace {

@@ -178,12 +178,13 @@ void bindAnalyses(py::module_& m) {
         options.ranks = ranks;
         options.passes = passes;
         api::Prediction prediction = api::simulate(program, machine, options);
-        // In the order `hostir simulate` prints them.
-        return std::vector<std::pair<std::string, double>>{{"median_ms", prediction.medianMs},
-                                                           {"compute_ms", prediction.computeMs},
-                                                           {"comm_ms", prediction.commMs},
-                                                           {"exposed_comm_ms", prediction.exposedCommMs},
-                                                           {"E", prediction.overlapEfficiency}};
+        // In the order `hostir simulate` prints them, then what it assumed.
+        return std::pair{std::vector<std::pair<std::string, double>>{{"median_ms", prediction.medianMs},
+                                                                     {"compute_ms", prediction.computeMs},
+                                                                     {"comm_ms", prediction.commMs},
+                                                                     {"exposed_comm_ms", prediction.exposedCommMs},
+                                                                     {"E", prediction.overlapEfficiency}},
+                         prediction.assumptions};
       },
       "program"_a, "machine"_a, "ranks"_a, "passes"_a, "params"_a, py::call_guard<py::gil_scoped_release>());
 

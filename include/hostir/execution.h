@@ -42,6 +42,9 @@ struct Prediction {
   double commMs = 0;
   double exposedCommMs = 0;
   double overlapEfficiency = 0;  // E
+  // What pricing assumed where the machine profile had no figure
+  // (docs/cost-model.md, "Kernels"), one sentence each.
+  std::vector<std::string> assumptions;
 };
 
 // Predicts the program (after `passes`) on `machine`: a shipped profile's

@@ -24,11 +24,12 @@ import collections.abc
 import functools
 import operator
 import os
+import warnings
 
 import numpy as np
 
 __all__ = [
-    "Error", "Finding", "Note", "Program", "Tensor", "PassResult", "RunResult", "Timings",
+    "Error", "Finding", "Note", "Program", "Tensor", "PassResult", "RunResult", "Timings", "ModelAssumption",
     "parse", "check", "apply_passes", "run", "simulate", "pass_names",
 ]
 
@@ -217,9 +218,20 @@ def simulate(program, machine, ranks=1, passes=(), params=None):
     """Predicts the program (after `passes`) on `machine`, a shipped profile's
     name ("h100-nvlink") or a profile file from `hostir calibrate`. Returns
     the figures `hostir simulate` prints: median_ms, compute_ms, comm_ms,
-    exposed_comm_ms (milliseconds) and E (overlap efficiency)."""
-    figures = _hostir.simulate(_program(program)._impl, os.fspath(machine), ranks, _passes(passes), _params(params))
+    exposed_comm_ms (milliseconds) and E (overlap efficiency). What the
+    prediction assumed where the profile has no figure (attention at the
+    GEMM rate, say) is warned as a ModelAssumption, as `hostir simulate`
+    prints it on an `assumed:` line."""
+    figures, assumptions = _hostir.simulate(_program(program)._impl, os.fspath(machine), ranks, _passes(passes),
+                                            _params(params))
+    for assumption in assumptions:
+        warnings.warn(f"assumed: {assumption}", ModelAssumption, stacklevel=2)
     return dict(figures)
+
+
+class ModelAssumption(UserWarning):
+    """The warning hostir.simulate gives for each assumption its prediction
+    rests on beyond the machine profile's measured figures."""
 
 
 PassResult = collections.namedtuple("PassResult", "program remarks")
