@@ -2,55 +2,19 @@
 
 #include <fmt/format.h>
 
+#include "runtime/collective_plan.h"
+
 namespace hostir {
 
 IssuedCommunication issuedCommunication(const CollectiveCall& call) {
-  CommunicationSignature s;
-  s.kind = call.kind;
-  s.inputDtype = call.input.dtype;
-  s.outputDtype = call.output.dtype;
-  s.inputElements = call.input.numel();
-  s.outputElements = call.output.numel();
-  // Only the fields the kind uses: the evaluator leaves the others at their defaults anyway.
-  if (call.kind == OpKind::Allreduce || call.kind == OpKind::ReduceScatter) s.op = call.op;
-  if (call.kind == OpKind::Allgather || call.kind == OpKind::ReduceScatter) s.axis = call.axis;
-  if (call.kind == OpKind::Broadcast) s.root = call.root;
-  if (call.kind == OpKind::SendRecv) {
-    s.to = call.to;
-    s.from = call.from;
-  }
-  return IssuedCommunication{s, call.loc};
-}
-
-bool agreeAcrossRanks(const CommunicationSignature& a, const CommunicationSignature& b) {
-  if (a.kind == OpKind::SendRecv && b.kind == OpKind::SendRecv) return true;
-  return a == b;
-}
-
-std::string describeCommunication(const CommunicationSignature& c, const CommunicationSignature* other) {
-  std::string text =
-      fmt::format("{} of {} {} elements", signatureOf(c.kind).name, c.inputElements, dtypeName(c.inputDtype));
-  if (c.kind == OpKind::Broadcast) text += fmt::format(" from root {}", c.root);
-  if (c.kind == OpKind::SendRecv) {
-    text += fmt::format(" to rank {}, receiving {} from rank {}", c.to, c.outputElements, c.from);
-    return text;  // its other fields are not compared across ranks
-  }
-  if (!other) return text;
-  // The output follows from the input unless a separate `out` of another size was given.
-  bool sameInput = c.inputElements == other->inputElements && c.inputDtype == other->inputDtype;
-  if (sameInput && (c.outputElements != other->outputElements || c.outputDtype != other->outputDtype))
-    text += fmt::format(" into {} {} elements", c.outputElements, dtypeName(c.outputDtype));
-  if (c.op != other->op) text += fmt::format(" with op={}", reduceOpName(c.op));
-  if (c.axis != other->axis) text += fmt::format(" along axis {}", c.axis);
-  return text;
+  return IssuedCommunication{collectiveSignature(call), call.loc};
 }
 
 size_t CommunicationSequence::Hash::operator()(const IssuedCommunication& c) const {
-  const CommunicationSignature& s = c.signature;
+  const CollectiveSignature& s = c.signature;
   uint64_t h = static_cast<uint64_t>(s.kind);
-  for (uint64_t v : {uint64_t(s.inputDtype), uint64_t(s.outputDtype), uint64_t(s.op), uint64_t(s.inputElements),
-                     uint64_t(s.outputElements), uint64_t(s.axis), uint64_t(s.root), uint64_t(s.to), uint64_t(s.from),
-                     uint64_t(c.loc.line), uint64_t(c.loc.col)})
+  for (uint64_t v : {uint64_t(s.dtype), uint64_t(s.op), uint64_t(s.sendCount), uint64_t(s.recvCount), uint64_t(s.axis),
+                     uint64_t(s.root), uint64_t(s.to), uint64_t(s.from), uint64_t(c.loc.line), uint64_t(c.loc.col)})
     h = (h ^ v) * 0x100000001b3ull;
   return static_cast<size_t>(h);
 }
@@ -114,9 +78,9 @@ std::optional<SendRecvPairMismatch> findSendRecvPairMismatch(const std::vector<S
       SendRecvPairMismatch m{log.position(j), r, q, sent, std::nullopt};
       const SendRecvLog& peer = logs[static_cast<size_t>(q)];
       if (j >= peer.size() || peer.position(j) != log.position(j)) return m;
-      const CommunicationSignature& received = peer[j].signature;
-      if (received.from != r || received.outputDtype != sent.signature.inputDtype ||
-          received.outputElements != sent.signature.inputElements) {
+      const CollectiveSignature& received = peer[j].signature;
+      if (received.from != r || received.dtype != sent.signature.dtype ||
+          received.recvCount != sent.signature.sendCount) {
         m.received = peer[j];
         return m;
       }

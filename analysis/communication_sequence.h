@@ -1,7 +1,7 @@
 // The communications a rank issues, in issue order, and the comparison of
 // another rank's against them: every rank must issue the same communications
-// in the same order (the same kind, dtypes, element counts, op, axis and
-// root, `root` naming the same rank everywhere). A sendrecv agrees in kind
+// in the same order (the same signature: kind, dtype, element counts, op,
+// axis and root, `root` naming the same rank everywhere; agreeAcrossRanks). A sendrecv agrees in kind
 // only: its sizes and peers differ between ranks, and it must instead pair
 // with its peer's sendrecv of the same position (SendRecvLog and
 // findSendRecvPairMismatch). One rank's sequence is kept
@@ -15,39 +15,21 @@
 #include <unordered_map>
 #include <vector>
 
+#include "comm/collective_signature.h"
 #include "runtime/backend.h"
 
 namespace hostir {
 
-// What must agree across ranks.
-struct CommunicationSignature {
-  OpKind kind = OpKind::Allreduce;
-  DType inputDtype = DType::F32, outputDtype = DType::F32;
-  ReduceOp op = ReduceOp::Sum;  // allreduce, reduce_scatter
-  int64_t inputElements = 0, outputElements = 0;
-  int64_t axis = 0;          // allgather, reduce_scatter
-  int64_t root = 0;          // broadcast
-  int64_t to = 0, from = 0;  // sendrecv
-  friend bool operator==(const CommunicationSignature&, const CommunicationSignature&) = default;
-};
-
-// Whether two ranks' communications of one position agree: the whole
-// signature, except that two sendrecvs agree by kind alone.
-bool agreeAcrossRanks(const CommunicationSignature& a, const CommunicationSignature& b);
-
+// A communication's signature (comm/collective_signature.h: what must agree
+// across ranks, worded as every mismatch is) and the statement that issued it.
 struct IssuedCommunication {
-  CommunicationSignature signature;
+  CollectiveSignature signature;
   SourceLoc loc;
   friend bool operator==(const IssuedCommunication&, const IssuedCommunication&) = default;
 };
 
 // The fields that must agree, as the evaluator issued them.
 IssuedCommunication issuedCommunication(const CollectiveCall& call);
-
-// "allreduce of 64 f32 elements"; `other` (the communication it is compared
-// with) adds the fields that tell the two apart ("with op=max", "into 128
-// f32 elements", "along axis 1"). broadcast always names its root.
-std::string describeCommunication(const CommunicationSignature& c, const CommunicationSignature* other = nullptr);
 
 class CommunicationSequence {
  public:

@@ -113,21 +113,20 @@ Diagnostic mismatchDiagnostic(const CommunicationMismatch& m) {
   const uint64_t number = m.index + 1;
   const std::string prefix = "ranks issue different communications";
   if (a.communication && b.communication) {
-    const CommunicationSignature& sa = a.communication->signature;
-    const CommunicationSignature& sb = b.communication->signature;
+    const CollectiveSignature& sa = a.communication->signature;
+    const CollectiveSignature& sb = b.communication->signature;
     return Diagnostic{
         a.communication->loc,
-        fmt::format("{}: communication #{} is {} on rank {} but {} on rank {}", prefix, number,
-                    describeCommunication(sa, &sb), a.rank, describeCommunication(sb, &sa), b.rank),
+        fmt::format("{}: communication #{} is {} on rank {} but {} on rank {}", prefix, number, describe(sa, &sb),
+                    a.rank, describe(sb, &sa), b.rank),
         {Note{b.communication->loc, fmt::format("rank {} issues its communication #{} here", b.rank, number)}}};
   }
   // One side ran out: the other's communication has no partner.
   const auto& present = a.communication ? a : b;
   const auto& missing = a.communication ? b : a;
-  Diagnostic d{present.communication->loc,
-               fmt::format("{}: communication #{} is {} on rank {} but rank {} issues {}", prefix, number,
-                           describeCommunication(present.communication->signature), present.rank, missing.rank,
-                           communications(m.index))};
+  Diagnostic d{present.communication->loc, fmt::format("{}: communication #{} is {} on rank {} but rank {} issues {}",
+                                                       prefix, number, describe(present.communication->signature),
+                                                       present.rank, missing.rank, communications(m.index))};
   if (m.index > 0)
     d.notes.push_back(
         Note{missing.lastLoc, fmt::format("rank {} issues its last communication (#{}) here", missing.rank, m.index)});
@@ -137,14 +136,13 @@ Diagnostic mismatchDiagnostic(const CommunicationMismatch& m) {
   return d;
 }
 
-std::string elements(const CommunicationSignature& s, bool sent) {
-  return sent ? fmt::format("{} {} elements", s.inputElements, dtypeName(s.inputDtype))
-              : fmt::format("{} {} elements", s.outputElements, dtypeName(s.outputDtype));
+std::string elements(const CollectiveSignature& s, bool sent) {
+  return fmt::format("{} {} elements", sent ? s.sendCount : s.recvCount, dtypeName(s.dtype));
 }
 
 Diagnostic pairDiagnostic(const SendRecvPairMismatch& m) {
   const uint64_t number = m.index + 1;
-  const CommunicationSignature& sent = m.sent.signature;
+  const CollectiveSignature& sent = m.sent.signature;
   std::string text =
       fmt::format("ranks' sendrecv pairs do not match: communication #{} sends {} from rank {} to rank {}, but ",
                   number, elements(sent, true), m.sender, m.receiver);
@@ -152,7 +150,7 @@ Diagnostic pairDiagnostic(const SendRecvPairMismatch& m) {
     // Kinds agree below the limit, so this only happens on a malformed log.
     return Diagnostic{m.sent.loc, text + fmt::format("rank {} has no communication #{}", m.receiver, number)};
   }
-  const CommunicationSignature& received = m.received->signature;
+  const CollectiveSignature& received = m.received->signature;
   if (received.from != m.sender)
     text += fmt::format("rank {}'s communication #{} receives from rank {}", m.receiver, number, received.from);
   else

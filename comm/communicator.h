@@ -1,7 +1,10 @@
 // The Communicator interface: the collectives of a team of ranks on
 // contiguous buffers. The executor orders the calls (issue order, the same
 // on every rank) and packs strided views; implementations only move and
-// reduce bytes.
+// reduce bytes. Every collective comes through one entry point,
+// collective(), as every kernel comes through Backend::compute: an
+// implementation has one switch over CollectiveKind, and the named calls
+// below (allreduce, allgather, ...) only build its arguments.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "comm/collective_signature.h"
 #include "ir/dtype.h"
 #include "ir/ops.h"
 
@@ -20,6 +24,34 @@ namespace hostir {
 class CommError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// One collective on contiguous buffers: its signature (kind, dtype, counts,
+// op, root, peers) and this rank's buffers. The counts are whole buffers:
+// `send` holds signature.sendCount elements and `recv` recvCount, laid out
+// as size() equal blocks where the kind splits its tensors:
+//
+//   allreduce       recv = op over ranks of send (count each); Avg divides
+//                   the sum by size(). In place: send == recv.
+//   allgather       recv block q = rank q's send. In place: send is block
+//                   rank() of recv.
+//   reduce_scatter  recv = block rank() of the reduction of every send. In
+//                   place: recv is block rank() of send.
+//   all_to_all      recv block q = block rank() of rank q's send; the
+//                   counts are equal and size() divides them.
+//   broadcast       recv (the one buffer; send is ignored) = root's recv.
+//   sendrecv        sendCount elements of send go to rank `to`, recvCount
+//                   elements of recv come from rank `from`, as one call
+//                   that every rank of a ring may make at once; it pairs
+//                   with the call of the same position on `to`. to == from
+//                   == rank() is a local copy.
+//
+// Any other overlap of send and recv is allowed too, as if send were read
+// before anything is written.
+struct CollectiveArgs {
+  CollectiveSignature signature;
+  const void* send = nullptr;
+  void* recv = nullptr;
 };
 
 class Communicator {
@@ -36,31 +68,21 @@ class Communicator {
   // native stream then.
   virtual bool blocking() const { return true; }
 
-  // recv = op over ranks of send; `send == recv` is in place (a partial
-  // overlap is allowed too). Avg divides the sum by size().
-  virtual void allreduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
-                         void* stream = nullptr) = 0;
-  // recv (count * size() elements) = every rank's send (count elements) in rank order.
-  // In place: send is block rank() of recv. Any other overlap of send and recv
-  // is allowed too (as if send were read first).
-  virtual void allgather(const void* send, void* recv, size_t count, DType dtype, void* stream = nullptr) = 0;
-  // recv (count elements) = block rank() of the reduction of send (count * size() elements).
-  // In place: recv is block rank() of send. Any other overlap (recv == send
-  // included) is allowed too.
-  virtual void reduceScatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
-                             void* stream = nullptr) = 0;
-  // buffer (count elements) on every rank = buffer of `root`.
-  virtual void broadcast(void* buffer, size_t count, DType dtype, int root, void* stream = nullptr) = 0;
-  // Sends `sendCount` elements of `send` to rank `to` and receives
-  // `recvCount` elements into `recv` from rank `from`, as one call that
-  // returns (or, for NCCL, completes in stream order) once both are done;
-  // every rank of a ring calling it at once never deadlocks. It pairs with
-  // the call of the same position on `to` (whose `from` is this rank). Any
-  // overlap of send and recv is allowed (as if send were read first); `to ==
-  // from == rank()` is a local copy.
-  virtual void sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from, DType dtype,
-                        void* stream = nullptr) = 0;
+  // Every collective. Throws CommError when the team fails or the call
+  // cannot be its collective (signatureError).
+  virtual void collective(const CollectiveArgs& call, void* stream = nullptr) = 0;
   virtual void barrier() = 0;
+
+  // The collectives by name, with counts per block as the transports count
+  // them: allgather's `count` is each rank's send, reduce-scatter's each
+  // rank's recv, all-to-all's each part.
+  void allreduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, void* stream = nullptr);
+  void allgather(const void* send, void* recv, size_t count, DType dtype, void* stream = nullptr);
+  void reduceScatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, void* stream = nullptr);
+  void allToAll(const void* send, void* recv, size_t count, DType dtype, void* stream = nullptr);
+  void broadcast(void* buffer, size_t count, DType dtype, int root, void* stream = nullptr);
+  void sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from, DType dtype,
+                void* stream = nullptr);
 
   // An error the transport detected on its own, outside any call (NCCL: a
   // remote peer failed), or nullopt while it is healthy.
@@ -70,5 +92,39 @@ class Communicator {
   // for MPI, ends the job), so a failing rank never leaves the others hanging.
   virtual void abort(const std::string& reason) = 0;
 };
+
+inline void Communicator::allreduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
+                                    void* stream) {
+  collective({{CollectiveKind::Allreduce, dtype, count, count, op}, send, recv}, stream);
+}
+
+inline void Communicator::allgather(const void* send, void* recv, size_t count, DType dtype, void* stream) {
+  collective({{CollectiveKind::Allgather, dtype, count, count * static_cast<size_t>(size())}, send, recv}, stream);
+}
+
+inline void Communicator::reduceScatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
+                                        void* stream) {
+  collective({{CollectiveKind::ReduceScatter, dtype, count * static_cast<size_t>(size()), count, op}, send, recv},
+             stream);
+}
+
+inline void Communicator::allToAll(const void* send, void* recv, size_t count, DType dtype, void* stream) {
+  const size_t total = count * static_cast<size_t>(size());
+  collective({{CollectiveKind::AllToAll, dtype, total, total}, send, recv}, stream);
+}
+
+inline void Communicator::broadcast(void* buffer, size_t count, DType dtype, int root, void* stream) {
+  CollectiveSignature s{CollectiveKind::Broadcast, dtype, count, count};
+  s.root = root;
+  collective({s, buffer, buffer}, stream);
+}
+
+inline void Communicator::sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from,
+                                   DType dtype, void* stream) {
+  CollectiveSignature s{CollectiveKind::SendRecv, dtype, sendCount, recvCount};
+  s.to = to;
+  s.from = from;
+  collective({s, send, recv}, stream);
+}
 
 }  // namespace hostir

@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <span>
 #include <stdexcept>
 #include <type_traits>
 
@@ -55,7 +56,7 @@ class Scratch {
 // What every rank publishes at a call, on the board (all ranks share one
 // address space).
 struct CopyEngineCommunicator::Posting {
-  CollectiveSignature signature;
+  Rendezvous signature;
   uint64_t send = 0;
   uint64_t recv = 0;
   uint64_t scratch = 0;
@@ -127,14 +128,18 @@ CopyEngineCommunicator::~CopyEngineCommunicator() {
 // The one host exchange of a call: every rank's posting, through the board,
 // once every rank has called the same collective.
 std::vector<CopyEngineCommunicator::Posting> CopyEngineCommunicator::post(const Posting& mine) {
-  if (size() == 1) return {mine};
+  if (size() == 1) {
+    if (std::string mismatch = findMismatch(std::span(&mine.signature, 1)); !mismatch.empty())
+      throw CommError(mismatch);
+    return {mine};
+  }
   const uint64_t call = ++calls_;
   Board::Postings& own = board_->posted[static_cast<size_t>(rank())];
   own.postings[call % 2] = mine;
   own.calls.store(call);
   team_->signal();
   std::vector<Posting> postings;
-  std::vector<CollectiveSignature> signatures;
+  std::vector<Rendezvous> signatures;
   for (const Board::Postings& peer : board_->posted) {
     if (peer.calls.load() < call) team_->waitUntil([&] { return peer.calls.load() >= call; });
     postings.push_back(peer.postings[call % 2]);
@@ -144,24 +149,26 @@ std::vector<CopyEngineCommunicator::Posting> CopyEngineCommunicator::post(const 
   return postings;
 }
 
-void CopyEngineCommunicator::run(const Call& call, void* stream) {
+void CopyEngineCommunicator::run(const CollectiveArgs& call, Layout layout, void* stream) {
   void* s = stream ? stream : engine_->defaultStream();
   const int me = rank();
-  const size_t elementSize = dtypeSize(call.signature.dtype);
+  const CollectiveSignature& signature = call.signature;
+  const size_t elementSize = dtypeSize(signature.dtype);
+  const size_t sendBytes = signature.sendCount * elementSize;
 
   // Peers read a private copy of a send buffer that this rank's own writes
   // could reach, as if the send were read first.
-  Scratch staged(*engine_, call.stage ? call.sendBytes : 0, s);
+  Scratch staged(*engine_, layout.stage ? sendBytes : 0, s);
   const void* send = call.send;
-  if (call.stage) {
-    engine_->copy(staged.data(), engine_->device(), call.send, engine_->device(), call.sendBytes, s);
+  if (layout.stage) {
+    engine_->copy(staged.data(), engine_->device(), call.send, engine_->device(), sendBytes, s);
     send = staged.data();
   }
-  const TransferSchedule schedule = scheduleTransfers(call.signature, me, size(), call.inPlace);
+  const TransferSchedule schedule = scheduleTransfers(signature, me, size(), layout.inPlace);
   if (schedule.phases.size() > kMaxTransferPhases) throw std::logic_error("a transfer schedule with too many phases");
   Scratch scratch(*engine_, schedule.scratchElements * elementSize, s);
 
-  Posting mine{call.signature,
+  Posting mine{signature,
                reinterpret_cast<uint64_t>(send),
                reinterpret_cast<uint64_t>(call.recv),
                reinterpret_cast<uint64_t>(scratch.data()),
@@ -189,9 +196,9 @@ void CopyEngineCommunicator::run(const Call& call, void* stream) {
                         step.count * elementSize, s);
           break;
         case TransferStep::Kind::Reduce:
-          engine_->reduce(dst, address(step.src), step.count, call.signature.dtype, call.signature.op, s);
+          engine_->reduce(dst, address(step.src), step.count, signature.dtype, signature.op, s);
           break;
-        case TransferStep::Kind::Scale: engine_->scale(dst, step.count, call.signature.dtype, step.factor, s); break;
+        case TransferStep::Kind::Scale: engine_->scale(dst, step.count, signature.dtype, step.factor, s); break;
       }
     }
     // The next phase reads what the peers wrote in this one; after the last,
@@ -214,65 +221,14 @@ void CopyEngineCommunicator::run(const Call& call, void* stream) {
   if (!stream) engine_->synchronize(s);
 }
 
-void CopyEngineCommunicator::allreduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
-                                       void* stream) {
-  const size_t bytes = count * dtypeSize(dtype);
-  const bool inPlace = send == recv;
-  run({{CollectiveKind::Allreduce, count, dtype, op},
-       send,
-       bytes,
-       recv,
-       inPlace,
-       !inPlace && bytesOverlap(send, bytes, recv, bytes)},
-      stream);
-}
+void CopyEngineCommunicator::collective(const CollectiveArgs& call, void* stream) { run(call, layoutOf(call), stream); }
 
-void CopyEngineCommunicator::allgather(const void* send, void* recv, size_t count, DType dtype, void* stream) {
-  const size_t bytes = count * dtypeSize(dtype);
-  const bool inPlace = send == static_cast<std::byte*>(recv) + static_cast<size_t>(rank()) * bytes;
-  run({{CollectiveKind::Allgather, count, dtype},
-       send,
-       bytes,
-       recv,
-       inPlace,
-       !inPlace && bytesOverlap(send, bytes, recv, bytes * static_cast<size_t>(size()))},
-      stream);
-}
-
-void CopyEngineCommunicator::reduceScatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
-                                           void* stream) {
-  const size_t bytes = count * dtypeSize(dtype);
-  const size_t sendBytes = bytes * static_cast<size_t>(size());
-  const bool inPlace = recv == static_cast<const std::byte*>(send) + static_cast<size_t>(rank()) * bytes;
-  run({{CollectiveKind::ReduceScatter, count, dtype, op},
-       send,
-       sendBytes,
-       recv,
-       inPlace,
-       !inPlace && bytesOverlap(send, sendBytes, recv, bytes)},
-      stream);
-}
-
-void CopyEngineCommunicator::broadcast(void* buffer, size_t count, DType dtype, int root, void* stream) {
-  run({{CollectiveKind::Broadcast, count, dtype, ReduceOp::Sum, root},
-       buffer,
-       count * dtypeSize(dtype),
-       buffer,
-       true,
-       false},
-      stream);
-}
-
-void CopyEngineCommunicator::sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount,
-                                      int from, DType dtype, void* stream) {
-  const size_t elementSize = dtypeSize(dtype);
-  run({{CollectiveKind::SendRecv, recvCount, dtype, ReduceOp::Sum, 0, sendCount, to, from},
-       send,
-       sendCount * elementSize,
-       recv,
-       false,
-       bytesOverlap(send, sendCount * elementSize, recv, recvCount * elementSize)},
-      stream);
+CopyEngineCommunicator::Layout CopyEngineCommunicator::layoutOf(const CollectiveArgs& call) const {
+  const CollectiveSignature& s = call.signature;
+  const size_t elementSize = dtypeSize(s.dtype);
+  const bool inPlace = inPlaceLayout(s, rank(), call.send, call.recv);
+  return Layout{inPlace,
+                !inPlace && bytesOverlap(call.send, s.sendCount * elementSize, call.recv, s.recvCount * elementSize)};
 }
 
 // Through the board, as every other call is, so that a barrier facing a

@@ -54,26 +54,18 @@ class CopyEngineCommunicator final : public Communicator {
   // With a stream the work completes in its order (or at once, on the
   // host); without one it runs on the engine's own stream and the call
   // returns once it has completed.
-  void allreduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, void* stream = nullptr) override;
-  void allgather(const void* send, void* recv, size_t count, DType dtype, void* stream = nullptr) override;
-  void reduceScatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
-                     void* stream = nullptr) override;
-  void broadcast(void* buffer, size_t count, DType dtype, int root, void* stream = nullptr) override;
-  void sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from, DType dtype,
-                void* stream = nullptr) override;
+  void collective(const CollectiveArgs& call, void* stream = nullptr) override;
   void barrier() override;
   void abort(const std::string& reason) override;
 
  private:
-  struct Call {
-    CollectiveSignature signature;
-    const void* send;
-    size_t sendBytes;
-    void* recv;
-    bool inPlace;  // the collective's own in-place layout (see scheduleTransfers)
+  // How a call's buffers are laid out (see scheduleTransfers).
+  struct Layout {
+    bool inPlace;  // the collective's own in-place layout
     bool stage;    // send overlaps recv some other way: peers read a copy of it
   };
-  void run(const Call& call, void* stream);
+  Layout layoutOf(const CollectiveArgs& call) const;
+  void run(const CollectiveArgs& call, Layout layout, void* stream);
   struct Posting;
   std::vector<Posting> post(const Posting& mine);
 

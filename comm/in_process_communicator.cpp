@@ -20,7 +20,7 @@ namespace {
 // other ranks' (collective_signature.h), and its buffers, read by the other
 // ranks during the data phase.
 struct Posting {
-  CollectiveSignature signature;
+  Rendezvous signature;
   const std::byte* send = nullptr;
   std::byte* recv = nullptr;
 };
@@ -36,7 +36,7 @@ struct InProcessTeamState {
   // a rendezvous; the postings are read by everyone between that rendezvous
   // and the end of the data phase, the signatures by the arrival check.
   std::vector<Posting> postings;
-  std::vector<CollectiveSignature> signatures;
+  std::vector<Rendezvous> signatures;
 };
 
 namespace {
@@ -53,11 +53,30 @@ class InProcessCommunicator final : public Communicator {
   int size() const override { return size_; }
   std::string name() const override { return "in-process"; }
 
-  void allreduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, void*) override {
-    const size_t elementSize = dtypeSize(dtype);
-    const size_t bytes = count * elementSize;
-    auto* in = static_cast<const std::byte*>(send);
-    auto* out = static_cast<std::byte*>(recv);
+  void collective(const CollectiveArgs& call, void*) override {
+    const CollectiveSignature& s = call.signature;
+    auto* in = static_cast<const std::byte*>(call.send);
+    auto* out = static_cast<std::byte*>(call.recv);
+    switch (s.kind) {
+      case CollectiveKind::Allreduce: return runAllreduce(s, in, out);
+      case CollectiveKind::Allgather: return runAllgather(s, in, out);
+      case CollectiveKind::ReduceScatter: return runReduceScatter(s, in, out);
+      case CollectiveKind::AllToAll: return runAllToAll(s, in, out);
+      case CollectiveKind::Broadcast: return runBroadcast(s, out);
+      case CollectiveKind::SendRecv: return runSendRecv(s, in, out);
+    }
+  }
+
+  void barrier() override { rendezvous({std::nullopt}); }
+
+  void abort(const std::string& reason) override { team_->barrier.abort(reason); }
+
+  std::shared_ptr<TeamBarrier> barrierOfTeam() const { return {team_, &team_->barrier}; }
+
+ private:
+  void runAllreduce(const CollectiveSignature& s, const std::byte* in, std::byte* out) {
+    const size_t elementSize = dtypeSize(s.dtype);
+    const size_t bytes = s.sendCount * elementSize;
     // A partial overlap would let a peer's writes reach bytes this rank's
     // part still has to read: move the input into place first.
     if (in != out && bytesOverlap(in, bytes, out, bytes)) {
@@ -65,11 +84,11 @@ class InProcessCommunicator final : public Communicator {
       in = out;
     }
 
-    rendezvous({{CollectiveKind::Allreduce, count, dtype, op}, in, out});
+    rendezvous({s, in, out});
     // This rank owns one part of the elements: it reads them from every rank
     // and writes the result into every rank, so no byte has two writers.
-    const std::pair<size_t, size_t> part = partRange(count, rank_, size_);
-    reduceAcrossRanks(part.first, part.second - part.first, dtype, op,
+    const std::pair<size_t, size_t> part = partRange(s.sendCount, rank_, size_);
+    reduceAcrossRanks(part.first, part.second - part.first, s.dtype, s.op,
                       [&](size_t first, const std::byte* chunk, size_t n) {
                         for (const Posting& p : team_->postings)
                           std::memcpy(p.recv + (part.first + first) * elementSize, chunk, n * elementSize);
@@ -77,10 +96,8 @@ class InProcessCommunicator final : public Communicator {
     finish();
   }
 
-  void allgather(const void* send, void* recv, size_t count, DType dtype, void*) override {
-    const size_t bytes = count * dtypeSize(dtype);
-    auto* in = static_cast<const std::byte*>(send);
-    auto* out = static_cast<std::byte*>(recv);
+  void runAllgather(const CollectiveSignature& s, const std::byte* in, std::byte* out) {
+    const size_t bytes = s.sendCount * dtypeSize(s.dtype);
     // In place, send is this rank's own block of recv, which no peer writes.
     // Any other overlap becomes that by moving the input into its block.
     std::byte* ownBlock = out + rank_ * bytes;
@@ -89,7 +106,7 @@ class InProcessCommunicator final : public Communicator {
       in = ownBlock;
     }
 
-    rendezvous({{CollectiveKind::Allgather, count, dtype}, in, out});
+    rendezvous({s, in, out});
     // This rank writes block rank() of everyone's recv.
     if (bytes > 0)
       for (const Posting& p : team_->postings) {
@@ -99,11 +116,10 @@ class InProcessCommunicator final : public Communicator {
     finish();
   }
 
-  void reduceScatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, void*) override {
-    const size_t elementSize = dtypeSize(dtype);
+  void runReduceScatter(const CollectiveSignature& s, const std::byte* in, std::byte* out) {
+    const size_t elementSize = dtypeSize(s.dtype);
+    const size_t count = s.recvCount;
     const size_t bytes = count * elementSize;
-    auto* in = static_cast<const std::byte*>(send);
-    auto* out = static_cast<std::byte*>(recv);
     // In place: recv is block rank() of send, which only this rank reads.
     // Any other overlap may cover bytes peers read, so the result waits in a
     // private buffer until every rank is done.
@@ -115,58 +131,67 @@ class InProcessCommunicator final : public Communicator {
       target = staged.data();
     }
 
-    rendezvous({{CollectiveKind::ReduceScatter, count, dtype, op}, in, target});
-    reduceAcrossRanks(rank_ * count, count, dtype, op, [&](size_t first, const std::byte* chunk, size_t n) {
+    rendezvous({s, in, target});
+    reduceAcrossRanks(rank_ * count, count, s.dtype, s.op, [&](size_t first, const std::byte* chunk, size_t n) {
       std::memcpy(target + first * elementSize, chunk, n * elementSize);
     });
     finish();
     if (target != out) std::memcpy(out, target, bytes);
   }
 
-  void sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from, DType dtype,
-                void*) override {
-    const size_t elementSize = dtypeSize(dtype);
-    auto* in = static_cast<const std::byte*>(send);
-    auto* out = static_cast<std::byte*>(recv);
-    // `to` reads send while this rank writes recv: when they overlap, `to`
-    // reads a private copy instead, as if send were read first.
+  void runAllToAll(const CollectiveSignature& s, const std::byte* in, std::byte* out) {
+    const size_t bytes = s.sendCount * dtypeSize(s.dtype);
+    // Peers write this rank's recv while it still reads its send: when they
+    // overlap, the peers read a private copy instead, as if send were read first.
     std::vector<std::byte> staged;
-    if (bytesOverlap(in, sendCount * elementSize, out, recvCount * elementSize)) {
-      staged.assign(in, in + sendCount * elementSize);
+    if (bytesOverlap(in, bytes, out, bytes)) {
+      staged.assign(in, in + bytes);
       in = staged.data();
     }
 
-    rendezvous({{CollectiveKind::SendRecv, recvCount, dtype, ReduceOp::Sum, 0, sendCount, to, from}, in, out});
+    rendezvous({s, in, out});
+    // This rank writes block rank() of every rank q's recv with its block q,
+    // so every byte has one writer.
+    const size_t part = bytes / static_cast<size_t>(size_);
+    if (part > 0)
+      for (size_t q = 0; q < team_->postings.size(); ++q)
+        std::memcpy(team_->postings[q].recv + rank_ * part, in + q * part, part);
+    finish();
+  }
+
+  void runSendRecv(const CollectiveSignature& s, const std::byte* in, std::byte* out) {
+    const size_t elementSize = dtypeSize(s.dtype);
+    // `to` reads send while this rank writes recv: when they overlap, `to`
+    // reads a private copy instead, as if send were read first.
+    std::vector<std::byte> staged;
+    if (bytesOverlap(in, s.sendCount * elementSize, out, s.recvCount * elementSize)) {
+      staged.assign(in, in + s.sendCount * elementSize);
+      in = staged.data();
+    }
+
+    rendezvous({s, in, out});
     // Each rank pulls its own receive, so only this rank writes recv; the
     // rendezvous checked that `from` sends exactly recvCount elements.
-    const std::byte* source = team_->postings[static_cast<size_t>(from)].send;
-    if (recvCount > 0 && source != out) std::memcpy(out, source, recvCount * elementSize);
+    const std::byte* source = team_->postings[static_cast<size_t>(s.from)].send;
+    if (s.recvCount > 0 && source != out) std::memcpy(out, source, s.recvCount * elementSize);
     // `to` may still be reading send (or the staged copy).
     finish();
   }
 
-  void broadcast(void* buffer, size_t count, DType dtype, int root, void*) override {
-    const size_t elementSize = dtypeSize(dtype);
-    auto* data = static_cast<std::byte*>(buffer);
-    rendezvous({{CollectiveKind::Broadcast, count, dtype, ReduceOp::Sum, root}, data, data});
+  void runBroadcast(const CollectiveSignature& s, std::byte* data) {
+    const size_t elementSize = dtypeSize(s.dtype);
+    rendezvous({s, data, data});
     // Each rank copies one part of root's buffer into every other rank.
-    auto [begin, end] = partRange(count, rank_, size_);
-    const std::byte* source = team_->postings[static_cast<size_t>(root)].recv + begin * elementSize;
+    auto [begin, end] = partRange(s.recvCount, rank_, size_);
+    const std::byte* source = team_->postings[static_cast<size_t>(s.root)].recv + begin * elementSize;
     if (end > begin)
       for (int r = 0; r < size_; ++r)
-        if (r != root)
+        if (r != s.root)
           std::memcpy(team_->postings[static_cast<size_t>(r)].recv + begin * elementSize, source,
                       (end - begin) * elementSize);
     finish();
   }
 
-  void barrier() override { rendezvous({}); }
-
-  void abort(const std::string& reason) override { team_->barrier.abort(reason); }
-
-  std::shared_ptr<TeamBarrier> barrierOfTeam() const { return {team_, &team_->barrier}; }
-
- private:
   // Posts this rank's buffers and waits for every rank's. Throws CommError
   // if the team is aborted first or the ranks called different collectives.
   void rendezvous(const Posting& posting) {

@@ -67,6 +67,12 @@ MPI_User_function* halfFunction(ReduceOp op) {
   throw std::logic_error("no MPI user op for avg: it is a sum");
 }
 
+// The tags of sendrecv's messages and of all-to-all's (when its parts are
+// too long for MPI_Alltoall's int counts) on the communicator's own
+// duplicate, on which nothing else sends.
+constexpr int kSendRecvTag = 0x5352;
+constexpr int kAllToAllTag = 0x4141;
+
 MPI_Datatype mpiType(DType dtype) {
   switch (dtype) {
     case DType::F32: return MPI_FLOAT;
@@ -159,29 +165,31 @@ void MpiCommunicator::forEachPiece(size_t count, Call call) const {
     call(first, static_cast<int>(std::min(maxElementsPerCall_, count - first)));
 }
 
-void MpiCommunicator::allreduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, void*) {
-  const size_t elementSize = dtypeSize(dtype);
+template <>
+void MpiCommunicator::run<CollectiveKind::Allreduce>(const CollectiveSignature& s, const std::byte* in,
+                                                     std::byte* out) {
+  const size_t count = s.sendCount;
+  const size_t elementSize = dtypeSize(s.dtype);
   const size_t bytes = count * elementSize;
-  auto* in = static_cast<const std::byte*>(send);
-  auto* out = static_cast<std::byte*>(recv);
   // MPI forbids aliased buffers other than MPI_IN_PLACE, so any overlap
   // becomes in place; then ranks that alias alike all use MPI_IN_PLACE.
   const bool inPlace = bytesOverlap(in, bytes, out, bytes) || in == out;
   if (inPlace && in != out) std::memmove(out, in, bytes);
   forEachPiece(count, [&](size_t first, int n) {
     const void* source = inPlace ? MPI_IN_PLACE : in + first * elementSize;
-    check(MPI_Allreduce(source, out + first * elementSize, n, mpiType(dtype), mpiOp(dtype, op), comm_),
+    check(MPI_Allreduce(source, out + first * elementSize, n, mpiType(s.dtype), mpiOp(s.dtype, s.op), comm_),
           "MPI_Allreduce");
   });
-  if (op == ReduceOp::Avg) scaleInPlace(out, count, dtype, 1.0 / size_);
+  if (s.op == ReduceOp::Avg) scaleInPlace(out, count, s.dtype, 1.0 / size_);
 }
 
-void MpiCommunicator::allgather(const void* send, void* recv, size_t count, DType dtype, void*) {
-  const size_t elementSize = dtypeSize(dtype);
+template <>
+void MpiCommunicator::run<CollectiveKind::Allgather>(const CollectiveSignature& s, const std::byte* in,
+                                                     std::byte* out) {
+  const size_t count = s.sendCount;
+  const size_t elementSize = dtypeSize(s.dtype);
   const size_t bytes = count * elementSize;
-  auto* in = static_cast<const std::byte*>(send);
-  auto* out = static_cast<std::byte*>(recv);
-  const MPI_Datatype type = mpiType(dtype);
+  const MPI_Datatype type = mpiType(s.dtype);
   // MPI's in-place layout has send at block rank() of recv; any other
   // overlap becomes that layout, so ranks that alias alike all use MPI_IN_PLACE.
   std::byte* ownBlock = out + rank_ * bytes;
@@ -202,13 +210,14 @@ void MpiCommunicator::allgather(const void* send, void* recv, size_t count, DTyp
     });
 }
 
-void MpiCommunicator::reduceScatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, void*) {
-  const size_t elementSize = dtypeSize(dtype);
+template <>
+void MpiCommunicator::run<CollectiveKind::ReduceScatter>(const CollectiveSignature& s, const std::byte* in,
+                                                         std::byte* out) {
+  const size_t count = s.recvCount;
+  const size_t elementSize = dtypeSize(s.dtype);
   const size_t bytes = count * elementSize;
-  auto* in = static_cast<const std::byte*>(send);
-  auto* out = static_cast<std::byte*>(recv);
-  const MPI_Datatype type = mpiType(dtype);
-  const MPI_Op mpiReduceOp = mpiOp(dtype, op);
+  const MPI_Datatype type = mpiType(s.dtype);
+  const MPI_Op mpiReduceOp = mpiOp(s.dtype, s.op);
   // MPI's in-place reduce-scatter leaves the result at the start of the
   // input, not at block rank() where ours goes, so any overlap (our in-place
   // layout included) receives into a private buffer first.
@@ -231,31 +240,60 @@ void MpiCommunicator::reduceScatter(const void* send, void* recv, size_t count, 
         check(MPI_Reduce(source, destination, n, type, mpiReduceOp, root, comm_), "MPI_Reduce");
       });
   }
-  if (op == ReduceOp::Avg) scaleInPlace(target, count, dtype, 1.0 / size_);
+  if (s.op == ReduceOp::Avg) scaleInPlace(target, count, s.dtype, 1.0 / size_);
   if (target != out) std::memcpy(out, target, bytes);
 }
 
-void MpiCommunicator::broadcast(void* buffer, size_t count, DType dtype, int root, void*) {
-  if (root < 0 || root >= size_)
-    throw CommError(fmt::format("broadcast root {} is not a rank of this team of {}", root, size_));
-  const size_t elementSize = dtypeSize(dtype);
-  auto* data = static_cast<std::byte*>(buffer);
-  forEachPiece(count, [&](size_t first, int n) {
-    check(MPI_Bcast(data + first * elementSize, n, mpiType(dtype), root, comm_), "MPI_Bcast");
+template <>
+void MpiCommunicator::run<CollectiveKind::AllToAll>(const CollectiveSignature& s, const std::byte* in, std::byte* out) {
+  const size_t part = s.sendCount / static_cast<size_t>(size_);
+  const size_t elementSize = dtypeSize(s.dtype);
+  const size_t bytes = s.sendCount * elementSize;
+  if (part == 0) return;  // every rank skips it alike: the counts agree
+  // MPI forbids a send buffer that the receives write: any overlap sends a
+  // private copy, so ranks need not alias alike.
+  std::vector<std::byte> staged;
+  if (bytesOverlap(in, bytes, out, bytes)) {
+    staged.assign(in, in + bytes);
+    in = staged.data();
+  }
+  const MPI_Datatype type = mpiType(s.dtype);
+  if (part <= maxElementsPerCall_) {
+    check(MPI_Alltoall(in, static_cast<int>(part), type, out, static_cast<int>(part), type, comm_), "MPI_Alltoall");
+    return;
+  }
+  // A part too long for one int count: each part travels as its own
+  // messages, in pieces, all posted before any is waited for.
+  const size_t partBytes = part * elementSize;
+  std::memcpy(out + rank_ * partBytes, in + rank_ * partBytes, partBytes);
+  std::vector<Message> messages;
+  for (int q = 0; q < size_; ++q) {
+    if (q == rank_) continue;
+    messages.push_back({false, q, out + q * partBytes, part});
+    messages.push_back({true, q, const_cast<std::byte*>(in) + q * partBytes, part});
+  }
+  exchange(messages, s.dtype, kAllToAllTag, "all_to_all");
+}
+
+template <>
+void MpiCommunicator::run<CollectiveKind::Broadcast>(const CollectiveSignature& s, const std::byte*, std::byte* data) {
+  if (s.root < 0 || s.root >= size_)
+    throw CommError(fmt::format("broadcast root {} is not a rank of this team of {}", s.root, size_));
+  const size_t elementSize = dtypeSize(s.dtype);
+  forEachPiece(s.recvCount, [&](size_t first, int n) {
+    check(MPI_Bcast(data + first * elementSize, n, mpiType(s.dtype), s.root, comm_), "MPI_Bcast");
   });
 }
 
-void MpiCommunicator::sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from,
-                               DType dtype, void*) {
-  if (std::string error = sendRecvPeerError(rank_, size_, to, from); !error.empty()) throw CommError(error);
-  if (std::string error = selfSendRecvError(rank_, to, from, sendCount, recvCount); !error.empty())
+template <>
+void MpiCommunicator::run<CollectiveKind::SendRecv>(const CollectiveSignature& s, const std::byte* in, std::byte* out) {
+  if (std::string error = sendRecvPeerError(rank_, size_, s.to, s.from); !error.empty()) throw CommError(error);
+  if (std::string error = selfSendRecvError(rank_, s.to, s.from, s.sendCount, s.recvCount); !error.empty())
     throw CommError(error);
-  const size_t elementSize = dtypeSize(dtype);
-  const size_t sendBytes = sendCount * elementSize;
-  const size_t recvBytes = recvCount * elementSize;
-  auto* in = static_cast<const std::byte*>(send);
-  auto* out = static_cast<std::byte*>(recv);
-  if (to == rank_ && from == rank_) {
+  const size_t elementSize = dtypeSize(s.dtype);
+  const size_t sendBytes = s.sendCount * elementSize;
+  const size_t recvBytes = s.recvCount * elementSize;
+  if (s.to == rank_ && s.from == rank_) {
     if (sendBytes > 0) std::memmove(out, in, sendBytes);
     return;
   }
@@ -265,13 +303,31 @@ void MpiCommunicator::sendRecv(const void* send, size_t sendCount, int to, void*
     staged.assign(in, in + sendBytes);
     in = staged.data();
   }
+  exchange({{false, s.from, out, s.recvCount}, {true, s.to, const_cast<std::byte*>(in), s.sendCount}}, s.dtype,
+           kSendRecvTag, "sendrecv");
+}
 
-  // Every piece is posted before any is waited for; pieces of one direction
-  // match in order, as MPI does not let messages of one tag overtake.
+void MpiCommunicator::collective(const CollectiveArgs& call, void*) {
+  const CollectiveSignature& s = call.signature;
+  if (std::string error = signatureError(s, size_); !error.empty()) throw CommError(error);
+  auto* in = static_cast<const std::byte*>(call.send);
+  auto* out = static_cast<std::byte*>(call.recv);
+  switch (s.kind) {
+    case CollectiveKind::Allreduce: return run<CollectiveKind::Allreduce>(s, in, out);
+    case CollectiveKind::Allgather: return run<CollectiveKind::Allgather>(s, in, out);
+    case CollectiveKind::ReduceScatter: return run<CollectiveKind::ReduceScatter>(s, in, out);
+    case CollectiveKind::AllToAll: return run<CollectiveKind::AllToAll>(s, in, out);
+    case CollectiveKind::Broadcast: return run<CollectiveKind::Broadcast>(s, in, out);
+    case CollectiveKind::SendRecv: return run<CollectiveKind::SendRecv>(s, in, out);
+  }
+}
+
+void MpiCommunicator::exchange(const std::vector<Message>& messages, DType dtype, int tag, const char* what) {
+  // Pieces of one direction match in order, as MPI does not let messages
+  // of one tag overtake.
   const MPI_Datatype type = mpiType(dtype);
+  const size_t elementSize = dtypeSize(dtype);
   std::vector<MPI_Request> requests;
-  requests.reserve((sendCount + maxElementsPerCall_ - 1) / maxElementsPerCall_ +
-                   (recvCount + maxElementsPerCall_ - 1) / maxElementsPerCall_);
   auto post = [&](auto start, const char* call) {
     MPI_Request request = MPI_REQUEST_NULL;
     const int status = start(&request);
@@ -279,29 +335,30 @@ void MpiCommunicator::sendRecv(const void* send, size_t sendCount, int to, void*
       requests.push_back(request);
       return;
     }
-    // Nothing may still write recv (or read the staged copy) once we throw.
+    // Nothing may still write a receive buffer (or read a staged copy) once we throw.
     for (MPI_Request& pending : requests) {
       MPI_Cancel(&pending);
       MPI_Wait(&pending, MPI_STATUS_IGNORE);
     }
     check(status, call);
   };
-  forEachPiece(recvCount, [&](size_t first, int n) {
-    post([&](MPI_Request* r) { return MPI_Irecv(out + first * elementSize, n, type, from, kSendRecvTag, comm_, r); },
-         "MPI_Irecv");
-  });
-  forEachPiece(sendCount, [&](size_t first, int n) {
-    post([&](MPI_Request* r) { return MPI_Isend(in + first * elementSize, n, type, to, kSendRecvTag, comm_, r); },
-         "MPI_Isend");
-  });
+  for (const Message& m : messages)
+    forEachPiece(m.count, [&](size_t first, int n) {
+      std::byte* data = m.data + first * elementSize;
+      if (m.send)
+        post([&](MPI_Request* r) { return MPI_Isend(data, n, type, m.peer, tag, comm_, r); }, "MPI_Isend");
+      else
+        post([&](MPI_Request* r) { return MPI_Irecv(data, n, type, m.peer, tag, comm_, r); }, "MPI_Irecv");
+    });
   if (requests.empty()) return;
   std::vector<MPI_Status> statuses(requests.size());
+  const std::string call = fmt::format("MPI_Waitall ({})", what);
   const int status = MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data());
   if (status == MPI_ERR_IN_STATUS)
     // Name the request that failed (a receive shorter than its message: truncated).
-    for (const MPI_Status& s : statuses)
-      if (s.MPI_ERROR != MPI_SUCCESS && s.MPI_ERROR != MPI_ERR_PENDING) check(s.MPI_ERROR, "MPI_Waitall (sendrecv)");
-  check(status, "MPI_Waitall (sendrecv)");
+    for (const MPI_Status& st : statuses)
+      if (st.MPI_ERROR != MPI_SUCCESS && st.MPI_ERROR != MPI_ERR_PENDING) check(st.MPI_ERROR, call.c_str());
+  check(status, call.c_str());
 }
 
 void MpiCommunicator::barrier() { check(MPI_Barrier(comm_), "MPI_Barrier"); }

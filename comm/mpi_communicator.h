@@ -6,6 +6,7 @@
 #include <array>
 #include <climits>
 #include <cstddef>
+#include <vector>
 
 #include "comm/communicator.h"
 
@@ -55,29 +56,36 @@ class MpiCommunicator : public Communicator {
   int size() const override { return size_; }
   std::string name() const override { return "mpi"; }
 
-  void allreduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, void* stream = nullptr) override;
-  void allgather(const void* send, void* recv, size_t count, DType dtype, void* stream = nullptr) override;
-  void reduceScatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
-                     void* stream = nullptr) override;
-  void broadcast(void* buffer, size_t count, DType dtype, int root, void* stream = nullptr) override;
-  // Non-blocking sends and receives waited for together: a ring never deadlocks.
-  void sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from, DType dtype,
-                void* stream = nullptr) override;
+  // Counts checked (signatureError), then one MPI collective per kind, blocking.
+  void collective(const CollectiveArgs& call, void* stream = nullptr) override;
   void barrier() override;
 
   // Prints `reason` for this rank, then ends the whole job with MPI_Abort.
   void abort(const std::string& reason) override;
 
  private:
+  // The collective of one kind (broadcast's one buffer is `out`), defined
+  // for each kind in mpi_communicator.cpp: a new kind changes only that file.
+  template <CollectiveKind kind>
+  void run(const CollectiveSignature& s, const std::byte* in, std::byte* out);
+
+  // A point-to-point message of `count` elements: to or from `peer`.
+  struct Message {
+    bool send;
+    int peer;
+    std::byte* data;
+    size_t count;
+  };
+  // Posts every message (in pieces MPI's int counts can hold) before
+  // waiting for any, under `tag`; `what` names the call in errors.
+  void exchange(const std::vector<Message>& messages, DType dtype, int tag, const char* what);
+
   MPI_Op mpiOp(DType dtype, ReduceOp op) const;
   void check(int status, const char* call) const;
 
   // Calls call(firstElement, elements) over [0, count) in pieces MPI's int counts can hold.
   template <typename Call>
   void forEachPiece(size_t count, Call call) const;
-
-  // The tag of sendRecv's messages on comm_, which nothing else sends on.
-  static constexpr int kSendRecvTag = 0x5352;
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;

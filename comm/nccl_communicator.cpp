@@ -140,69 +140,103 @@ void NcclCommunicator::release(void* scratch, CUstream_st* stream) {
   if (scratch) checkCuda(cudaFreeAsync(scratch, stream), "cudaFreeAsync");
 }
 
-void NcclCommunicator::allreduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, void* stream) {
+template <>
+void NcclCommunicator::run<CollectiveKind::Allreduce>(const CollectiveSignature& sig, const void* send, void* recv,
+                                                      cudaStream_t s) {
   ncclComm_t comm = handle();
+  const size_t count = sig.sendCount;
   if (count == 0) return;  // every rank skips it alike
-  cudaStream_t s = streamOf(stream);
-  const size_t bytes = count * dtypeSize(dtype);
+  const size_t bytes = count * dtypeSize(sig.dtype);
   void* scratch = nullptr;
   // NCCL allows send == recv, not a partial overlap.
   if (send != recv && overlaps(send, bytes, recv, bytes)) send = staged(send, bytes, s, &scratch);
-  checkNccl(ncclAllReduce(send, recv, count, ncclType(dtype), ncclOp(op), comm, s), "ncclAllReduce", comm);
+  checkNccl(ncclAllReduce(send, recv, count, ncclType(sig.dtype), ncclOp(sig.op), comm, s), "ncclAllReduce", comm);
   release(scratch, s);
-  finish(stream);
 }
 
-void NcclCommunicator::allgather(const void* send, void* recv, size_t count, DType dtype, void* stream) {
+template <>
+void NcclCommunicator::run<CollectiveKind::Allgather>(const CollectiveSignature& sig, const void* send, void* recv,
+                                                      cudaStream_t s) {
   ncclComm_t comm = handle();
+  const size_t count = sig.sendCount;
   if (count == 0) return;
-  cudaStream_t s = streamOf(stream);
-  const size_t bytes = count * dtypeSize(dtype);
+  const size_t bytes = count * dtypeSize(sig.dtype);
   const void* inPlace = static_cast<const std::byte*>(recv) + static_cast<size_t>(rank_) * bytes;
   void* scratch = nullptr;
   // In place means send is block rank() of recv; any other overlap goes through a copy.
   if (send != inPlace && overlaps(send, bytes, recv, bytes * static_cast<size_t>(size_)))
     send = staged(send, bytes, s, &scratch);
-  checkNccl(ncclAllGather(send, recv, count, ncclType(dtype), comm, s), "ncclAllGather", comm);
+  checkNccl(ncclAllGather(send, recv, count, ncclType(sig.dtype), comm, s), "ncclAllGather", comm);
   release(scratch, s);
-  finish(stream);
 }
 
-void NcclCommunicator::reduceScatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
-                                     void* stream) {
+template <>
+void NcclCommunicator::run<CollectiveKind::ReduceScatter>(const CollectiveSignature& sig, const void* send, void* recv,
+                                                          cudaStream_t s) {
   ncclComm_t comm = handle();
+  const size_t count = sig.recvCount;
   if (count == 0) return;
-  cudaStream_t s = streamOf(stream);
-  const size_t bytes = count * dtypeSize(dtype);
+  const size_t bytes = count * dtypeSize(sig.dtype);
   const void* inPlace = static_cast<const std::byte*>(send) + static_cast<size_t>(rank_) * bytes;
   void* scratch = nullptr;
   // In place means recv is block rank() of send; any other overlap goes through a copy.
   if (recv != inPlace && overlaps(send, bytes * static_cast<size_t>(size_), recv, bytes))
     send = staged(send, bytes * static_cast<size_t>(size_), s, &scratch);
-  checkNccl(ncclReduceScatter(send, recv, count, ncclType(dtype), ncclOp(op), comm, s), "ncclReduceScatter", comm);
+  checkNccl(ncclReduceScatter(send, recv, count, ncclType(sig.dtype), ncclOp(sig.op), comm, s), "ncclReduceScatter",
+            comm);
   release(scratch, s);
-  finish(stream);
 }
 
-void NcclCommunicator::broadcast(void* buffer, size_t count, DType dtype, int root, void* stream) {
+template <>
+void NcclCommunicator::run<CollectiveKind::AllToAll>(const CollectiveSignature& sig, const void* send, void* recv,
+                                                     cudaStream_t s) {
   ncclComm_t comm = handle();
-  if (count == 0) return;
-  cudaStream_t s = streamOf(stream);
-  checkNccl(ncclBroadcast(buffer, buffer, count, ncclType(dtype), root, comm, s), "ncclBroadcast", comm);
-  finish(stream);
+  const size_t part = sig.sendCount / static_cast<size_t>(size_);
+  if (part == 0) return;  // every rank skips it alike: the counts agree
+  const size_t bytes = sig.sendCount * dtypeSize(sig.dtype);
+  const size_t partBytes = part * dtypeSize(sig.dtype);
+  void* scratch = nullptr;
+  // A receive may land before the sends have read everything: send a copy.
+  if (overlaps(send, bytes, recv, bytes)) send = staged(send, bytes, s, &scratch);
+  checkNccl(ncclGroupStart(), "ncclGroupStart", comm);
+  ncclResult_t status = ncclSuccess;
+  const char* call = "ncclSend";
+  for (int q = 0; q < size_ && status == ncclSuccess; ++q) {
+    const size_t at = static_cast<size_t>(q) * partBytes;
+    call = "ncclSend";
+    status = ncclSend(static_cast<const std::byte*>(send) + at, part, ncclType(sig.dtype), q, comm, s);
+    if (status != ncclSuccess) break;
+    call = "ncclRecv";
+    status = ncclRecv(static_cast<std::byte*>(recv) + at, part, ncclType(sig.dtype), q, comm, s);
+  }
+  // The group must be closed even when a call in it failed.
+  const ncclResult_t ended = ncclGroupEnd();
+  release(scratch, s);
+  checkNccl(status, call, comm);
+  checkNccl(ended, "ncclGroupEnd", comm);
 }
 
-void NcclCommunicator::sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from,
-                                DType dtype, void* stream) {
+template <>
+void NcclCommunicator::run<CollectiveKind::Broadcast>(const CollectiveSignature& sig, const void*, void* buffer,
+                                                      cudaStream_t s) {
   ncclComm_t comm = handle();
-  if (std::string error = sendRecvPeerError(rank_, size_, to, from); !error.empty()) throw CommError("nccl: " + error);
-  if (std::string error = selfSendRecvError(rank_, to, from, sendCount, recvCount); !error.empty())
+  if (sig.recvCount == 0) return;
+  checkNccl(ncclBroadcast(buffer, buffer, sig.recvCount, ncclType(sig.dtype), sig.root, comm, s), "ncclBroadcast",
+            comm);
+}
+
+template <>
+void NcclCommunicator::run<CollectiveKind::SendRecv>(const CollectiveSignature& sig, const void* send, void* recv,
+                                                     cudaStream_t s) {
+  ncclComm_t comm = handle();
+  if (std::string error = sendRecvPeerError(rank_, size_, sig.to, sig.from); !error.empty())
     throw CommError("nccl: " + error);
-  cudaStream_t s = streamOf(stream);
-  const size_t sendBytes = sendCount * dtypeSize(dtype);
-  const size_t recvBytes = recvCount * dtypeSize(dtype);
-  const bool local = to == rank_ && from == rank_;
-  if (local && send == recv) return finish(stream);  // nothing to move
+  if (std::string error = selfSendRecvError(rank_, sig.to, sig.from, sig.sendCount, sig.recvCount); !error.empty())
+    throw CommError("nccl: " + error);
+  const size_t sendBytes = sig.sendCount * dtypeSize(sig.dtype);
+  const size_t recvBytes = sig.recvCount * dtypeSize(sig.dtype);
+  const bool local = sig.to == rank_ && sig.from == rank_;
+  if (local && send == recv) return;  // nothing to move
   void* scratch = nullptr;
   // The receive may land before the send has read everything: send a copy.
   if (overlaps(send, sendBytes, recv, recvBytes)) send = staged(send, sendBytes, s, &scratch);
@@ -210,24 +244,37 @@ void NcclCommunicator::sendRecv(const void* send, size_t sendCount, int to, void
     // A local copy needs no NCCL; the staging above makes it a memmove.
     if (sendBytes > 0)
       checkCuda(cudaMemcpyAsync(recv, send, sendBytes, cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
-  } else {
-    // Both sides skip a zero count alike, since the counts of a pair agree.
-    checkNccl(ncclGroupStart(), "ncclGroupStart", comm);
-    ncclResult_t status = ncclSuccess;
-    const char* call = "ncclSend";
-    if (sendCount > 0) status = ncclSend(send, sendCount, ncclType(dtype), to, comm, s);
-    if (status == ncclSuccess && recvCount > 0) {
-      call = "ncclRecv";
-      status = ncclRecv(recv, recvCount, ncclType(dtype), from, comm, s);
-    }
-    // The group must be closed even when a call in it failed.
-    const ncclResult_t ended = ncclGroupEnd();
     release(scratch, s);
-    checkNccl(status, call, comm);
-    checkNccl(ended, "ncclGroupEnd", comm);
-    return finish(stream);
+    return;
   }
+  // Both sides skip a zero count alike, since the counts of a pair agree.
+  checkNccl(ncclGroupStart(), "ncclGroupStart", comm);
+  ncclResult_t status = ncclSuccess;
+  const char* call = "ncclSend";
+  if (sig.sendCount > 0) status = ncclSend(send, sig.sendCount, ncclType(sig.dtype), sig.to, comm, s);
+  if (status == ncclSuccess && sig.recvCount > 0) {
+    call = "ncclRecv";
+    status = ncclRecv(recv, sig.recvCount, ncclType(sig.dtype), sig.from, comm, s);
+  }
+  // The group must be closed even when a call in it failed.
+  const ncclResult_t ended = ncclGroupEnd();
   release(scratch, s);
+  checkNccl(status, call, comm);
+  checkNccl(ended, "ncclGroupEnd", comm);
+}
+
+void NcclCommunicator::collective(const CollectiveArgs& call, void* stream) {
+  const CollectiveSignature& s = call.signature;
+  if (std::string error = signatureError(s, size_); !error.empty()) throw CommError("nccl: " + error);
+  cudaStream_t native = streamOf(stream);
+  switch (s.kind) {
+    case CollectiveKind::Allreduce: run<CollectiveKind::Allreduce>(s, call.send, call.recv, native); break;
+    case CollectiveKind::Allgather: run<CollectiveKind::Allgather>(s, call.send, call.recv, native); break;
+    case CollectiveKind::ReduceScatter: run<CollectiveKind::ReduceScatter>(s, call.send, call.recv, native); break;
+    case CollectiveKind::AllToAll: run<CollectiveKind::AllToAll>(s, call.send, call.recv, native); break;
+    case CollectiveKind::Broadcast: run<CollectiveKind::Broadcast>(s, call.send, call.recv, native); break;
+    case CollectiveKind::SendRecv: run<CollectiveKind::SendRecv>(s, call.send, call.recv, native); break;
+  }
   finish(stream);
 }
 

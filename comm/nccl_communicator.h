@@ -34,15 +34,9 @@ class NcclCommunicator final : public Communicator {
 
   // `stream` is the cudaStream_t to enqueue on; null uses the
   // communicator's own stream and returns once the call has completed.
-  // Buffers are device memory of this rank's device.
-  void allreduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, void* stream = nullptr) override;
-  void allgather(const void* send, void* recv, size_t count, DType dtype, void* stream = nullptr) override;
-  void reduceScatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
-                     void* stream = nullptr) override;
-  void broadcast(void* buffer, size_t count, DType dtype, int root, void* stream = nullptr) override;
-  // ncclSend and ncclRecv in one group, so a ring never deadlocks.
-  void sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from, DType dtype,
-                void* stream = nullptr) override;
+  // Buffers are device memory of this rank's device. all_to_all and
+  // sendrecv are ncclSend and ncclRecv in one group, so a ring never deadlocks.
+  void collective(const CollectiveArgs& call, void* stream = nullptr) override;
   // A one-element allreduce on the communicator's own stream, waited for.
   void barrier() override;
 
@@ -55,6 +49,12 @@ class NcclCommunicator final : public Communicator {
   std::optional<std::string> asyncError() override;
 
  private:
+  // The collective of one kind on `stream` (broadcast's one buffer is
+  // `recv`), defined for each kind in nccl_communicator.cpp: a new kind
+  // changes only that file.
+  template <CollectiveKind kind>
+  void run(const CollectiveSignature& s, const void* send, void* recv, CUstream_st* stream);
+
   ncclComm* handle();  // throws CommError once aborted
   CUstream_st* streamOf(void* stream) const;
   void finish(void* stream);  // waits for the own stream when the caller gave none

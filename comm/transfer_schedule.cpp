@@ -1,6 +1,7 @@
 #include "comm/transfer_schedule.h"
 
 #include <algorithm>
+#include <cstddef>
 
 namespace hostir {
 namespace {
@@ -50,18 +51,20 @@ struct Builder {
 TransferSchedule scheduleTransfers(const CollectiveSignature& s, int rank, int world, bool inPlace) {
   Builder b{rank, world, {}};
   b.newPhase();
-  const size_t n = s.count;
   switch (s.kind) {
-    case CollectiveKind::Allgather:
+    case CollectiveKind::Allgather: {
       // recv block q = rank q's send (in place, block rank is the send).
+      const size_t n = s.sendCount;
       for (int q = 0; q < world; ++q) {
         const Place block = b.own(Region::Recv, static_cast<size_t>(q) * n);
         if (q == rank && inPlace) continue;  // the send is this block already
         b.copy(block, Place{q, Region::Send, 0}, n);
       }
       break;
+    }
     case CollectiveKind::ReduceScatter: {
       // recv = block rank of the reduction of every send.
+      const size_t n = s.recvCount;
       const size_t block = static_cast<size_t>(rank) * n;
       const Place target = inPlace ? b.own(Region::Send, block) : b.own(Region::Recv, 0);
       b.reduceParts(block, n, target, s.op);
@@ -70,6 +73,7 @@ TransferSchedule scheduleTransfers(const CollectiveSignature& s, int rank, int w
     case CollectiveKind::Allreduce: {
       // Phase 1: this rank reduces its part into its recv; phase 2: it
       // pulls every other part from the rank that reduced it.
+      const size_t n = s.sendCount;
       const auto [begin, end] = partRange(n, rank, world);
       const Place target = inPlace ? b.own(Region::Send, begin) : b.own(Region::Recv, begin);
       b.reduceParts(begin, end - begin, target, s.op);
@@ -83,13 +87,37 @@ TransferSchedule scheduleTransfers(const CollectiveSignature& s, int rank, int w
       }
       break;
     }
-    case CollectiveKind::Broadcast:
-      if (rank != s.root) b.copy(b.own(Region::Recv, 0), Place{s.root, Region::Recv, 0}, n);
+    case CollectiveKind::AllToAll: {
+      // recv block q = block rank of rank q's send: a pull from every peer
+      // (and from itself), copies only, so no SM does the work on a GPU.
+      const size_t part = s.sendCount / static_cast<size_t>(world);
+      for (int q = 0; q < world; ++q)
+        b.copy(b.own(Region::Recv, static_cast<size_t>(q) * part),
+               Place{q, Region::Send, static_cast<size_t>(rank) * part}, part);
       break;
-    case CollectiveKind::SendRecv: b.copy(b.own(Region::Recv, 0), Place{s.from, Region::Send, 0}, n); break;
-    case CollectiveKind::Barrier: break;
+    }
+    case CollectiveKind::Broadcast:
+      if (rank != s.root) b.copy(b.own(Region::Recv, 0), Place{s.root, Region::Recv, 0}, s.recvCount);
+      break;
+    case CollectiveKind::SendRecv: b.copy(b.own(Region::Recv, 0), Place{s.from, Region::Send, 0}, s.recvCount); break;
   }
   return b.schedule;
+}
+
+bool inPlaceLayout(const CollectiveSignature& signature, int rank, const void* send, const void* recv) {
+  const size_t elementSize = dtypeSize(signature.dtype);
+  const auto* in = static_cast<const std::byte*>(send);
+  const auto* out = static_cast<const std::byte*>(recv);
+  const size_t block = static_cast<size_t>(rank) * elementSize;
+  switch (collectiveInfo(signature.kind).shape) {
+    case CollectiveShape::Same: return in == out;
+    case CollectiveShape::Gathered: return in == out + block * signature.sendCount;   // send is block rank of recv
+    case CollectiveShape::Scattered: return out == in + block * signature.recvCount;  // recv is block rank of send
+    case CollectiveShape::InPlace: return true;                                       // one buffer
+    case CollectiveShape::Exchanged:  // peers read send while this rank writes recv
+    case CollectiveShape::PerPeer: return false;
+  }
+  return false;
 }
 
 }  // namespace hostir

@@ -9,8 +9,8 @@
 //
 // Allreduce is a reduce-scatter of count / world parts followed by an
 // allgather of the reduced parts (two phases); the other collectives take
-// one phase. A sendrecv is a collective of the whole team: every rank pulls
-// from its `from`.
+// one phase. All-to-all is a pull of this rank's part from every peer. A
+// sendrecv is a collective of the whole team: every rank pulls from its `from`.
 #pragma once
 
 #include <cstddef>
@@ -56,7 +56,12 @@ struct TransferSchedule {
 // in-place form has been staged away: `inPlace` is that form (allreduce:
 // send == recv; allgather: send is block rank of recv; reduce-scatter: recv
 // is block rank of send; broadcast is always in place), else they are disjoint.
-// For a sendrecv the buffers are always disjoint.
+// For all-to-all and sendrecv the buffers are always disjoint.
 TransferSchedule scheduleTransfers(const CollectiveSignature& signature, int rank, int world, bool inPlace);
+
+// Whether `send` and `recv` of rank `rank`'s call are its collective's own
+// in-place layout (above), by the collective's shape rule; buffers that
+// overlap any other way must be staged apart before the schedule runs.
+bool inPlaceLayout(const CollectiveSignature& signature, int rank, const void* send, const void* recv);
 
 }  // namespace hostir

@@ -3,56 +3,81 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <optional>
 #include <vector>
+
+#include "runtime/collective_plan.h"
 
 namespace hostir {
 namespace {
 
-// A signature as f64 values (exact: every field is far below 2^53). The
-// fields up to kCompared must agree (for two sendrecvs only Kind and
-// Sequence, then they must pair); the position only explains.
-enum Field { Kind, Dtype, InputCount, OutputCount, Op, Axis, Root, To, From, Sequence, Line, Col, kFields };
-constexpr size_t kCompared = Sequence + 1;
+// A rank's communication at one position as f64 values (exact: every field
+// is far below 2^53): its signature, its place among the run's
+// communications (or the marker that ends a run) and its statement.
+enum Field { Kind, Dtype, SendCount, RecvCount, Op, Axis, Root, To, From, Sequence, Line, Col, kFields };
 constexpr double kEndOfRun = -1;  // Kind of the marker that ends a run
 
-using Signature = std::array<double, kFields>;
+using Packed = std::array<double, kFields>;
 
-Signature signatureOf(const CollectiveCall* call, uint64_t sequence) {
-  Signature s{};
-  s[Sequence] = static_cast<double>(sequence);
+struct Entry {
+  std::optional<CollectiveSignature> signature;  // none: the rank ends its run here
+  uint64_t sequence = 0;
+  SourceLoc loc;
+};
+
+Packed pack(const CollectiveCall* call, uint64_t sequence) {
+  Packed p{};
+  p[Sequence] = static_cast<double>(sequence);
   if (!call) {
-    s[Kind] = kEndOfRun;
-    return s;
+    p[Kind] = kEndOfRun;
+    return p;
   }
-  s[Kind] = static_cast<double>(call->kind);
-  s[Dtype] = static_cast<double>(call->input.dtype);
-  s[InputCount] = static_cast<double>(call->input.numel());
-  s[OutputCount] = static_cast<double>(call->output.numel());
-  s[Op] = call->kind == OpKind::Allreduce || call->kind == OpKind::ReduceScatter ? static_cast<double>(call->op) : 0;
-  s[Axis] =
-      call->kind == OpKind::Allgather || call->kind == OpKind::ReduceScatter ? static_cast<double>(call->axis) : 0;
-  s[Root] = call->kind == OpKind::Broadcast ? static_cast<double>(call->root) : 0;
-  s[To] = call->kind == OpKind::SendRecv ? static_cast<double>(call->to) : 0;
-  s[From] = call->kind == OpKind::SendRecv ? static_cast<double>(call->from) : 0;
-  s[Line] = call->loc.line;
-  s[Col] = call->loc.col;
-  return s;
+  const CollectiveSignature s = collectiveSignature(*call);
+  p[Kind] = static_cast<double>(s.kind);
+  p[Dtype] = static_cast<double>(s.dtype);
+  p[SendCount] = static_cast<double>(s.sendCount);
+  p[RecvCount] = static_cast<double>(s.recvCount);
+  p[Op] = static_cast<double>(s.op);
+  p[Axis] = static_cast<double>(s.axis);
+  p[Root] = s.root;
+  p[To] = s.to;
+  p[From] = s.from;
+  p[Line] = call->loc.line;
+  p[Col] = call->loc.col;
+  return p;
 }
 
-std::string describe(const Signature& s) {
-  if (s[Kind] == kEndOfRun) return fmt::format("ends the run after {} communication(s)", s[Sequence]);
-  auto kind = static_cast<OpKind>(static_cast<int>(s[Kind]));
-  std::string what = fmt::format("{} of {} {} element(s)", signatureOf(kind).name, s[InputCount],
-                                 dtypeName(static_cast<DType>(static_cast<int>(s[Dtype]))));
-  if (kind == OpKind::Allgather || kind == OpKind::ReduceScatter)
-    what += fmt::format(" into {} along axis {}", s[OutputCount], s[Axis]);
-  if (kind == OpKind::Allreduce || kind == OpKind::ReduceScatter)
-    what += fmt::format(" with op={}", reduceOpName(static_cast<ReduceOp>(static_cast<int>(s[Op]))));
-  if (kind == OpKind::Broadcast) what += fmt::format(" from root {}", s[Root]);
-  if (kind == OpKind::SendRecv)
-    what += fmt::format(" to rank {}, receiving {} from rank {}", s[To], s[OutputCount], s[From]);
-  if (s[Line] > 0) what += fmt::format(" at {}:{}", s[Line], s[Col]);
-  return "issues " + what;
+Entry unpack(const double* p) {
+  Entry e;
+  e.sequence = static_cast<uint64_t>(p[Sequence]);
+  if (p[Kind] == kEndOfRun) return e;
+  auto integer = [&](Field f) { return static_cast<int64_t>(p[f]); };
+  CollectiveSignature s;
+  s.kind = static_cast<CollectiveKind>(integer(Kind));
+  s.dtype = static_cast<DType>(integer(Dtype));
+  s.sendCount = static_cast<size_t>(integer(SendCount));
+  s.recvCount = static_cast<size_t>(integer(RecvCount));
+  s.op = static_cast<ReduceOp>(integer(Op));
+  s.axis = integer(Axis);
+  s.root = static_cast<int>(integer(Root));
+  s.to = static_cast<int>(integer(To));
+  s.from = static_cast<int>(integer(From));
+  e.signature = s;
+  e.loc = SourceLoc{static_cast<uint32_t>(integer(Line)), static_cast<uint32_t>(integer(Col))};
+  return e;
+}
+
+bool sameCommunication(const Entry& a, const Entry& b) {
+  if (a.sequence != b.sequence || a.signature.has_value() != b.signature.has_value()) return false;
+  return !a.signature || agreeAcrossRanks(*a.signature, *b.signature);
+}
+
+std::string at(const Entry& e) { return e.loc.line > 0 ? fmt::format(" at {}:{}", e.loc.line, e.loc.col) : ""; }
+
+std::string describe(const Entry& e, const Entry& other) {
+  if (!e.signature) return fmt::format("ends the run after {} communication(s)", e.sequence);
+  const CollectiveSignature* compared = other.signature ? &*other.signature : nullptr;
+  return "issues " + describe(*e.signature, compared) + at(e);
 }
 
 }  // namespace
@@ -77,53 +102,31 @@ void CommunicationMatchBackend::synchronizeHost() {
 }
 
 void CommunicationMatchBackend::agree(const CollectiveCall* call) {
-  const Signature mine = signatureOf(call, issued_);
+  const Packed mine = pack(call, issued_);
   const size_t world = static_cast<size_t>(signatures_.size());
   std::vector<double> all(kFields * world);
   signatures_.allgather(mine.data(), all.data(), kFields, DType::F64);
-  auto field = [&](size_t rank, size_t f) { return all[rank * kFields + f]; };
-  auto sendRecv = [&](size_t rank) { return field(rank, Kind) == static_cast<double>(OpKind::SendRecv); };
-  auto at = [&](size_t rank) {
-    return field(rank, Line) > 0 ? fmt::format(" at {}:{}", field(rank, Line), field(rank, Col)) : std::string();
-  };
+  std::vector<Entry> entries;
+  for (size_t r = 0; r < world; ++r) entries.push_back(unpack(all.data() + r * kFields));
+  const SourceLoc here = call ? call->loc : SourceLoc{};
   for (size_t r = 1; r < world; ++r) {
-    bool same = true;
-    if (sendRecv(0) && sendRecv(r))
-      same = field(r, Sequence) == field(0, Sequence);
-    else
-      for (size_t f = 0; f < kCompared; ++f) same &= field(r, f) == field(0, f);
-    if (same) continue;
-    Signature first{}, other{};
-    for (size_t f = 0; f < kFields; ++f) {
-      first[f] = field(0, f);
-      other[f] = field(r, f);
-    }
+    if (sameCommunication(entries[0], entries[r])) continue;
     throw DiagnosticError{Diagnostic{
-        call ? call->loc : SourceLoc{},
+        here,
         fmt::format("communication #{} does not match across ranks: rank 0 {}, but rank {} {}; every rank must issue "
                     "the same communications in the same order",
-                    issued_ + 1, describe(first), r, describe(other))}};
+                    issued_ + 1, describe(entries[0], entries[r]), r, describe(entries[r], entries[0]))}};
   }
   // Every rank issues a sendrecv here: each must pair with its peer's.
-  for (size_t r = 0; r < world && sendRecv(0); ++r) {
-    const double to = field(r, To);
-    if (to < 0 || to >= static_cast<double>(world)) continue;  // the evaluator refuses it before it is issued
-    const size_t q = static_cast<size_t>(to);
-    auto dtype = [&](size_t rank) { return dtypeName(static_cast<DType>(static_cast<int>(field(rank, Dtype)))); };
-    std::string sends =
-        fmt::format("rank {} sends {} {} element(s) to rank {}{}", r, field(r, InputCount), dtype(r), q, at(r));
-    std::string instead;
-    if (field(q, From) != static_cast<double>(r))
-      instead = fmt::format("rank {} receives from rank {}{}", q, field(q, From), at(q));
-    else if (field(q, OutputCount) != field(r, InputCount) || field(q, Dtype) != field(r, Dtype))
-      instead =
-          fmt::format("rank {} receives {} {} element(s) from rank {}{}", q, field(q, OutputCount), dtype(q), r, at(q));
-    if (instead.empty()) continue;
-    throw DiagnosticError{Diagnostic{
-        call ? call->loc : SourceLoc{},
-        fmt::format("communication #{} does not pair across ranks: {}, but {}; a sendrecv to rank q must meet q's "
-                    "sendrecv from this rank with the same dtype and element count",
-                    issued_ + 1, sends, instead)}};
+  if (entries[0].signature && collectiveInfo(entries[0].signature->kind).shape == CollectiveShape::PerPeer) {
+    std::vector<CollectiveSignature> sendRecvs;
+    for (const Entry& e : entries) sendRecvs.push_back(*e.signature);
+    if (std::optional<SendRecvPairError> e = findUnpairedSendRecv(sendRecvs))
+      throw DiagnosticError{Diagnostic{
+          here, fmt::format("communication #{} does not pair across ranks: {}{}, but {}{}; a sendrecv to rank q must "
+                            "meet q's sendrecv from this rank with the same dtype and element count",
+                            issued_ + 1, e->sends, at(entries[static_cast<size_t>(e->sender)]), e->receives,
+                            at(entries[static_cast<size_t>(e->receiver)]))}};
   }
   ++issued_;
 }

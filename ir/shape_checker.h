@@ -11,8 +11,10 @@
 //                             and every computation (linear, matmul, add,
 //                             ...) through checkCompute, whose per-operation
 //                             rules are private to that file
-//   verify_communication.cpp  allreduce, allgather, reduce_scatter,
-//                             broadcast, sendrecv
+//   verify_communication.cpp  every communication (allreduce, allgather,
+//                             reduce_scatter, all_to_all, broadcast,
+//                             sendrecv) through checkCommunication, one rule
+//                             per shape rule of ir/collectives.h
 //   verify_streams.cpp        set_current_stream, synchronize,
 //                             get_current_stream, record_event,
 //                             ceildiv/min/max
@@ -119,12 +121,9 @@ class ShapeChecker {
   friend struct ComputeRules;
 
   // verify_communication.cpp
-  void checkAllreduce(const Operation& op);
-  void checkAllgather(const Operation& op);
-  void checkReduceScatter(const Operation& op);
-  void checkBroadcast(const Operation& op);
-  void checkSendRecv(const Operation& op);
-  void bindHandle(const Operation& op);
+  // Every operation of category Communication, by its collective's shape
+  // rule (ir/collectives.h).
+  void checkCommunication(const Operation& op);
 
   // verify_streams.cpp
   void checkStreamOperand(const Operation& op);

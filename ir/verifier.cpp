@@ -577,11 +577,12 @@ void ShapeChecker::checkOperation(const Operation& op) {
     case OpKind::Deallocate: checkDeallocate(op); break;
     case OpKind::ShardByStream: checkShardByStream(op); break;
     case OpKind::Copy: checkCopy(op); break;
-    case OpKind::Allreduce: checkAllreduce(op); break;
-    case OpKind::Allgather: checkAllgather(op); break;
-    case OpKind::ReduceScatter: checkReduceScatter(op); break;
-    case OpKind::Broadcast: checkBroadcast(op); break;
-    case OpKind::SendRecv: checkSendRecv(op); break;
+    case OpKind::Allreduce:
+    case OpKind::Allgather:
+    case OpKind::ReduceScatter:
+    case OpKind::AllToAll:
+    case OpKind::Broadcast:
+    case OpKind::SendRecv: checkCommunication(op); break;
     case OpKind::SetCurrentStream:
     case OpKind::Synchronize: checkStreamOperand(op); break;
     case OpKind::GetCurrentStream:

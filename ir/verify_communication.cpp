@@ -1,73 +1,92 @@
-// The bound check's rules for the communications: allreduce, allgather,
-// reduce_scatter, broadcast and sendrecv, checked for a team of world_
-// ranks (ir/shape_checker.h).
+// The bound check's rule for the communications, checked for a team of
+// world_ ranks (ir/shape_checker.h): one rule per shape rule of the
+// collectives table (ir/collectives.h), so a collective whose shape rule
+// the table already has needs no rule of its own. Operands are found by
+// their names in the op table row.
+#include <string>
+
+#include "ir/collectives.h"
 #include "ir/diagnostic.h"
 #include "ir/shape_checker.h"
 #include "ir/shapes.h"
 
 namespace hostir::verification {
+namespace {
 
-void ShapeChecker::checkAllreduce(const Operation& op) {
-  const BoundTensor& t = tensor(op, operands::Allreduce::t);
-  if (op.operands[operands::Allreduce::out])
-    requireShape(op, operands::Allreduce::out, t.shape, "the result of 'allreduce'");
-  bindHandle(op);
-}
-
-void ShapeChecker::checkAllgather(const Operation& op) {
-  const BoundTensor& t = tensor(op, operands::Allgather::t);
-  int64_t axis = intOperand(op, operands::Allgather::axis, 0);
-  checkAxis(op, operands::Allgather::axis, axis, t);
-  std::vector<int64_t> shape = t.shape;
-  int64_t& extent = shape[static_cast<size_t>(axis)];
-  if (__builtin_mul_overflow(extent, world_, &extent))
-    fail(op.loc,
-         fmt::format("'allgather' over {} ranks: the gathered extent of axis {}, {} x {}, does not fit in 64 bits",
-                     world_, axis, t.shape[static_cast<size_t>(axis)], world_));
-  checkByteSize(op.loc, "the gathered tensor", t.dtype, shape);
-  requireShape(op, operands::Allgather::out, shape, fmt::format("'allgather' over {} ranks", world_));
-  bindHandle(op);
-}
-
-void ShapeChecker::checkReduceScatter(const Operation& op) {
-  const BoundTensor& t = tensor(op, operands::ReduceScatter::t);
-  int64_t axis = intOperand(op, operands::ReduceScatter::axis, 0);
-  checkAxis(op, operands::ReduceScatter::axis, axis, t);
-  std::vector<int64_t> shape = t.shape;
-  int64_t& extent = shape[static_cast<size_t>(axis)];
-  if (extent % world_ != 0)
-    fail(op.operands[operands::ReduceScatter::t]->loc,
-         fmt::format("'reduce_scatter' splits axis {} of extent {} over {} ranks: it must divide evenly", axis, extent,
-                     world_));
-  extent = shardExtent(extent, world_);
-  requireShape(op, operands::ReduceScatter::out, shape, fmt::format("'reduce_scatter' over {} ranks", world_));
-  bindHandle(op);
-}
-
-void ShapeChecker::checkBroadcast(const Operation& op) {
-  int64_t root = intOperand(op, operands::Broadcast::root);
-  if (root < 0 || root >= world_)
-    fail(op.operands[operands::Broadcast::root]->loc,
-         fmt::format("root {} is not a rank of a team of {}", root, world_));
-  bindHandle(op);
-}
-
-void ShapeChecker::checkSendRecv(const Operation& op) {
-  // The structure check gave src and out one dtype; their element
-  // counts may differ (a ring of uneven blocks), pairing is checked
-  // across ranks by `hostir check`.
-  for (size_t operand : {size_t{operands::SendRecv::to}, size_t{operands::SendRecv::from}}) {
-    int64_t peer = intOperand(op, operand);
-    if (peer < 0 || peer >= world_)
-      fail(op.operands[operand]->loc,
-           fmt::format("'sendrecv' {} rank {}, which is not a rank of a team of {}",
-                       operand == operands::SendRecv::to ? "sends to" : "receives from", peer, world_));
+// "allgather, all_to_all, broadcast and sendrecv": the collectives that move i32.
+std::string collectivesMovingIndices() {
+  std::string names;
+  for (const CollectiveInfo& row : allCollectives()) {
+    if (row.reduces) continue;
+    if (!names.empty()) names += ", ";
+    names += row.name;
   }
-  bindHandle(op);
+  if (size_t last = names.rfind(", "); last != std::string::npos) names.replace(last, 2, " and ");
+  return names;
 }
 
-// A communication's optional result: the handle `wait` takes.
-void ShapeChecker::bindHandle(const Operation& op) {
+}  // namespace
+
+void ShapeChecker::checkCommunication(const Operation& op) {
+  const OpSignature& sig = op.signature();
+  const CollectiveInfo& info = collectiveInfo(*collectiveOf(op.kind));
+  const BoundTensor& t = tensor(op, 0);
+  const SourceLoc tLoc = op.operands[0]->loc;
+  if (!acceptsDType(info.kind, t.dtype))
+    fail(tLoc,
+         fmt::format("'{}' reduces elements, but '{}' is {}: {} tensors hold indices, which only {} move", info.name,
+                     op.operands[0]->nameValue(), dtypeName(t.dtype), dtypeName(t.dtype), collectivesMovingIndices()));
+  const std::optional<size_t> out = outOperand(sig);
+  int64_t axis = 0;
+  if (splitsAlongAxis(info.shape)) {
+    const size_t axisOperand = *operandIndex(sig, "axis");
+    axis = intOperand(op, axisOperand, 0);
+    checkAxis(op, axisOperand, axis, t);
+  }
+  const std::string overWorld = fmt::format("'{}' over {} ranks", info.name, world_);
+  switch (info.shape) {
+    case CollectiveShape::Same:
+      if (out && op.operands[*out]) requireShape(op, *out, t.shape, fmt::format("the result of '{}'", info.name));
+      break;
+    case CollectiveShape::Gathered:
+    case CollectiveShape::Scattered:
+    case CollectiveShape::Exchanged: {
+      // The output is the input with its extent along the axis changed by the rule.
+      std::vector<int64_t> shape = t.shape;
+      const int64_t extent = shape[static_cast<size_t>(axis)];
+      std::optional<int64_t> result = outputExtent(info.shape, extent, world_);
+      if (!result && info.shape == CollectiveShape::Gathered)
+        fail(op.loc, fmt::format("{}: the gathered extent of axis {}, {} x {}, does not fit in 64 bits", overWorld,
+                                 axis, extent, world_));
+      if (!result)
+        fail(tLoc, fmt::format("'{}' splits axis {} of extent {} over {} ranks: it must divide evenly", info.name, axis,
+                               extent, world_));
+      shape[static_cast<size_t>(axis)] = *result;
+      if (info.shape == CollectiveShape::Gathered) checkByteSize(op.loc, "the gathered tensor", t.dtype, shape);
+      requireShape(op, *out, shape, overWorld);
+      break;
+    }
+    case CollectiveShape::InPlace: {
+      const size_t rootOperand = *operandIndex(sig, "root");
+      int64_t root = intOperand(op, rootOperand);
+      if (root < 0 || root >= world_)
+        fail(op.operands[rootOperand]->loc, fmt::format("root {} is not a rank of a team of {}", root, world_));
+      break;
+    }
+    case CollectiveShape::PerPeer:
+      // The structure check gave src and out one dtype; their element
+      // counts may differ (a ring of uneven blocks), pairing is checked
+      // across ranks by `hostir check`.
+      for (std::string_view peer : {"to", "from"}) {
+        const size_t operand = *operandIndex(sig, peer);
+        int64_t rank = intOperand(op, operand);
+        if (rank < 0 || rank >= world_)
+          fail(op.operands[operand]->loc, fmt::format("'{}' {} rank {}, which is not a rank of a team of {}", info.name,
+                                                      peer == "to" ? "sends to" : "receives from", rank, world_));
+      }
+      break;
+  }
+  // A communication's optional result: the handle `wait` takes.
   if (op.result()) bind(op.result()->name, BoundValue{ValueKind::Handle});
 }
 

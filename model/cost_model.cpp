@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
+
+#include "ir/collectives.h"
 
 namespace hostir {
 namespace {
@@ -58,6 +61,17 @@ double bandwidthGbps(const MemoryCurve& curve, double bytes) {
 }
 
 std::string_view communicationName(OpKind kind) { return signatureOf(kind).name; }
+
+// The kind whose entries price `kind` on `profile`: its own, or where the
+// profile has none of them, the one its row of the collectives table names
+// (all_to_all: allgather's latency and bus bandwidth, an assumption
+// docs/machine-profiles.md states).
+OpKind pricingKind(const MachineProfile& profile, OpKind kind) {
+  for (const CommunicationCost& cost : profile.communication)
+    if (cost.kind == kind) return kind;
+  std::optional<CollectiveKind> collective = collectiveOf(kind);
+  return collective ? collectiveInfo(collectiveInfo(*collective).pricedAs).op : kind;
+}
 
 // The latency-bearing steps of an algorithm on a team of `ranks`.
 double algorithmSteps(CommAlgorithm algorithm, OpKind kind, int64_t ranks) {
@@ -140,24 +154,19 @@ double copySeconds(const MachineProfile& profile, int64_t bytes, int64_t runByte
 }
 
 double busFactor(OpKind kind, int64_t ranks) {
-  if (ranks <= 1) return 0;  // a team of one moves nothing
-  double n = static_cast<double>(ranks);
-  switch (kind) {
-    case OpKind::Allreduce: return 2 * (n - 1) / n;
-    case OpKind::Allgather:
-    case OpKind::ReduceScatter: return (n - 1) / n;
-    case OpKind::Broadcast:
-    case OpKind::SendRecv: return 1;
-    default: return 0;
-  }
+  // The collectives table has every communication's factor; any other
+  // operation moves nothing between ranks.
+  std::optional<CollectiveKind> collective = collectiveOf(kind);
+  return collective ? busFactor(*collective, ranks) : 0;
 }
 
 Result<double, std::string> communicationSeconds(const MachineProfile& profile, OpKind kind, int64_t bytes,
                                                  int64_t ranks) {
   if (ranks <= 1) return 0.0;
+  const OpKind priced = pricingKind(profile, kind);
   double best = std::numeric_limits<double>::infinity();
   for (CommAlgorithm algorithm : {CommAlgorithm::Ring, CommAlgorithm::Tree, CommAlgorithm::Flat}) {
-    const CommunicationCost* entry = entryFor(profile, kind, algorithm, ranks);
+    const CommunicationCost* entry = entryFor(profile, priced, algorithm, ranks);
     if (!entry) continue;
     if (entry->ranks == ranks && !entry->measuredBytes.empty()) {
       best = std::min(best, measuredSeconds(*entry, bytes));
@@ -169,8 +178,12 @@ Result<double, std::string> communicationSeconds(const MachineProfile& profile, 
                      static_cast<double>(std::max<int64_t>(bytes, 0)) * busFactor(kind, ranks) / (entry->busGbps * 1e9);
     best = std::min(best, seconds);
   }
-  if (best == std::numeric_limits<double>::infinity())
+  if (best == std::numeric_limits<double>::infinity()) {
+    if (priced != kind)
+      return fmt::format("the profile '{}' has no {} costs (nor {} costs, which price it where it has none)",
+                         profile.name, communicationName(kind), communicationName(priced));
     return fmt::format("the profile '{}' has no {} costs", profile.name, communicationName(kind));
+  }
   return best;
 }
 

@@ -89,9 +89,10 @@ struct ComputeCost {
 Result<ComputeCost, std::string> computeCost(const MachineProfile& profile, OpKind kind, DType dtype,
                                              std::span<const TensorExtent> tensors, std::span<const double> scalars);
 
-// nccl-tests' factor from algorithm bandwidth to bus bandwidth:
-// allreduce 2(n-1)/n, allgather and reduce-scatter (n-1)/n, broadcast and
-// sendrecv 1.
+// nccl-tests' factor from algorithm bandwidth to bus bandwidth, from the
+// collectives table (ir/collectives.h): allreduce 2(n-1)/n, allgather,
+// reduce-scatter and all-to-all (n-1)/n, broadcast and sendrecv 1; 0 for a
+// team of one and for an operation that is not a communication.
 double busFactor(OpKind kind, int64_t ranks);
 
 // A communication of `bytes` (nccl-tests' size: the allreduce's buffer,
@@ -102,8 +103,11 @@ double busFactor(OpKind kind, int64_t ranks);
 // smallest), its latency scaled by its algorithm's steps; of several
 // algorithms, the fastest for these bytes. An entry with measured sizes at
 // exactly this team size is priced from them instead (interpolated in
-// bytes; beyond the last size at the last segment's rate). An error when the profile has no
-// entry for the kind: "the profile 'x' has no allgather costs".
+// bytes; beyond the last size at the last segment's rate). A profile with no
+// entry for all_to_all prices it with its allgather entries (the kind its
+// row of the collectives table names), at all_to_all's own bus factor. An
+// error when the profile has no entry for the kind (nor for the one that
+// prices it): "the profile 'x' has no allgather costs".
 Result<double, std::string> communicationSeconds(const MachineProfile& profile, OpKind kind, int64_t bytes,
                                                  int64_t ranks);
 

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <utility>
 
+#include "ir/collectives.h"
+
 namespace hostir {
 
 namespace shipped {
@@ -165,19 +167,10 @@ std::string_view admissionName(Admission admission) {
   return admission == Admission::Concurrent ? "concurrent" : "issue-order";
 }
 
-struct CommKindName {
-  OpKind kind;
-  std::string_view name;
-};
-constexpr CommKindName kCommKinds[] = {
-    {OpKind::Allreduce, "allreduce"}, {OpKind::Allgather, "allgather"}, {OpKind::ReduceScatter, "reduce_scatter"},
-    {OpKind::Broadcast, "broadcast"}, {OpKind::SendRecv, "sendrecv"},
-};
-
+// A communication entry's kind is a collective's name (ir/collectives.h).
 std::string_view commKindName(OpKind kind) {
-  for (const CommKindName& entry : kCommKinds)
-    if (entry.kind == kind) return entry.name;
-  return "?";
+  std::optional<CollectiveKind> collective = collectiveOf(kind);
+  return collective ? collectiveName(*collective) : "?";
 }
 
 constexpr std::pair<CommAlgorithm, std::string_view> kAlgorithms[] = {
@@ -288,14 +281,14 @@ CommunicationCost readCommunicationCost(const Json& entry, const std::string& pa
               {"kind", "ranks", "algorithm", "latency_us", "busbw_gbps"}, {"spread", "measured_spread"}, version);
   CommunicationCost cost;
   std::string kind = readString(entry, path, "kind");
-  auto known =
-      std::find_if(std::begin(kCommKinds), std::end(kCommKinds), [&](const CommKindName& k) { return k.name == kind; });
-  if (known == std::end(kCommKinds)) {
+  std::optional<CollectiveKind> known = collectiveByName(kind);
+  if (!known) {
     std::string expected;
-    for (const CommKindName& k : kCommKinds) expected += fmt::format("{}{}", expected.empty() ? "" : ", ", k.name);
+    for (const CollectiveInfo& c : allCollectives())
+      expected += fmt::format("{}{}", expected.empty() ? "" : ", ", c.name);
     reject(child(path, "kind"), fmt::format("unknown kind '{}' (expected one of {})", kind, expected));
   }
-  cost.kind = known->kind;
+  cost.kind = collectiveInfo(*known).op;
   cost.ranks = readPositiveInteger(entry["ranks"], child(path, "ranks"));
   // A team of one communicates nothing, and its zero steps could not scale a latency.
   if (cost.ranks < 2) reject(child(path, "ranks"), fmt::format("expected at least 2 ranks, got {}", cost.ranks));

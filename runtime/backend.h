@@ -31,14 +31,16 @@ struct Event {
   uint64_t position = 0;
 };
 
-// One communication as the host issued it.
+// One communication as the host issued it: a statement of a collective of
+// ir/collectives.h on views; runtime/collective_plan gives its signature
+// and the contiguous buffers a Communicator takes.
 struct CollectiveCall {
-  OpKind kind = OpKind::Allreduce;  // Allreduce, Allgather, ReduceScatter, Broadcast or SendRecv
+  OpKind kind = OpKind::Allreduce;  // a communication: collectiveOf(kind) is its collective
   TensorView input;
   TensorView output;  // the same view as input when in place
   ReduceOp op = ReduceOp::Sum;
-  int64_t axis = 0;
-  int64_t root = 0;
+  int64_t axis = 0;          // the axis it splits its tensors along (allgather, reduce_scatter, all_to_all)
+  int64_t root = 0;          // broadcast
   int64_t to = 0, from = 0;  // sendrecv: input goes to rank `to`, output comes from rank `from`
   SourceLoc loc;             // for messages about a communication that never completes
 };

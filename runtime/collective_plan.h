@@ -1,12 +1,14 @@
 // Turns a communication on views (strided, any axis) into what a
 // Communicator takes: contiguous send/receive buffers, with pack and unpack
-// copies around the call where the views need them. Backend-agnostic: each
-// backend runs the copies with its own kernels.
+// copies around the call where the views need them, chosen by the
+// collective's shape rule (ir/collectives.h), and the call's signature.
+// Backend-agnostic: each backend runs the copies with its own kernels.
 #pragma once
 
 #include <functional>
 #include <vector>
 
+#include "comm/collective_signature.h"
 #include "runtime/backend.h"
 
 namespace hostir {
@@ -18,20 +20,21 @@ struct CopyStep {
 
 struct CollectivePlan {
   std::vector<CopyStep> pack;  // before the call
-  OpKind kind = OpKind::Allreduce;
-  TensorView send;       // contiguous
-  TensorView recv;       // contiguous; the same buffer as send when in place
-  size_t count = 0;      // elements per rank (allgather, reduce_scatter) or in total; sendrecv: received
-  size_t sendCount = 0;  // sendrecv: elements sent
-  ReduceOp op = ReduceOp::Sum;
-  int root = 0;
-  int to = 0, from = 0;          // sendrecv
+  // What every rank agrees on; its counts are send's and recv's elements.
+  CollectiveSignature signature;
+  TensorView send;               // contiguous, its rank blocks in rank order
+  TensorView recv;               // contiguous; the same buffer as send when in place
   std::vector<CopyStep> unpack;  // after the call
   std::vector<TensorView> temporaries;
 
-  // Calls the communicator with the plan's buffers.
+  // Calls the communicator's one entry point with the plan's buffers.
   void communicate(Communicator& comm, void* nativeStream = nullptr) const;
 };
+
+// The signature of a communication as the evaluator issued it: what every
+// rank must agree on (the program check and `run --unchecked` compare it,
+// the communicators receive it).
+CollectiveSignature collectiveSignature(const CollectiveCall& call);
 
 using AllocateTemporary = std::function<TensorView(DType, const Dims&)>;
 

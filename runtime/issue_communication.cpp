@@ -1,8 +1,10 @@
-// The issue rule of the communications: allreduce, allgather,
-// reduce_scatter, broadcast and sendrecv become one CollectiveCall on the
-// current stream (runtime/issue_rules.h).
+// The issue rule of the communications: every collective (ir/collectives.h)
+// becomes one CollectiveCall on the current stream (runtime/issue_rules.h).
+// Its operands are read by their names in the op table row, so a new
+// collective needs no rule of its own here.
 #include <fmt/format.h>
 
+#include <optional>
 #include <string_view>
 
 #include "runtime/issue_rules.h"
@@ -10,14 +12,9 @@
 namespace hostir {
 namespace {
 
-// Every communication's tensor is its first operand; all but broadcast
-// write `out` (allreduce in place without it).
+// Every communication's tensor is its first operand.
 static_assert(operands::Allreduce::t == 0 && operands::Allgather::t == 0 && operands::ReduceScatter::t == 0 &&
-              operands::Broadcast::t == 0 && operands::SendRecv::src == 0);
-static_assert(size_t{operands::Allreduce::out} == size_t{operands::Allgather::out} &&
-              size_t{operands::Allgather::out} == size_t{operands::ReduceScatter::out} &&
-              size_t{operands::ReduceScatter::out} == size_t{operands::SendRecv::out});
-static_assert(size_t{operands::Allgather::axis} == size_t{operands::ReduceScatter::axis});
+              operands::AllToAll::t == 0 && operands::Broadcast::t == 0 && operands::SendRecv::src == 0);
 
 // The rank a sendrecv operand names. A peer outside the team would leave
 // the call unmatched: an error at the operand on this rank, before
@@ -34,23 +31,25 @@ int64_t sendRecvPeer(const RunFrame& frame, const Instruction& in, size_t operan
 }  // namespace
 
 void issueCommunication(RunFrame& frame, const Instruction& in) {
+  const OpSignature& sig = signatureOf(in.op);
+  // An integer operand of the statement by name, when its kind takes it and it is given.
+  auto integer = [&](std::string_view name) -> std::optional<size_t> {
+    std::optional<size_t> index = operandIndex(sig, name);
+    if (!index || !frame.present(in, *index)) return std::nullopt;
+    return index;
+  };
   CollectiveCall call;
   call.kind = in.op;
-  call.input = frame.tensor(in, operands::Allreduce::t);
-  call.output = in.op != OpKind::Broadcast && frame.present(in, operands::Allreduce::out)
-                    ? frame.tensor(in, operands::Allreduce::out)
-                    : call.input;
+  call.input = frame.tensor(in, 0);
+  // Without `out` a collective works in place (allreduce; broadcast has none).
+  std::optional<size_t> out = outOperand(sig);
+  call.output = out && frame.present(in, *out) ? frame.tensor(in, *out) : call.input;
   call.op = in.reduceOp;
   call.loc = in.loc;
-  if (in.op == OpKind::Allgather || in.op == OpKind::ReduceScatter) {
-    int32_t axis = in.operand[operands::Allgather::axis];
-    call.axis = axis >= 0 ? frame.integer(axis) : 0;
-  }
-  if (in.op == OpKind::Broadcast) call.root = frame.integer(in.operand[operands::Broadcast::root]);
-  if (in.op == OpKind::SendRecv) {
-    call.to = sendRecvPeer(frame, in, operands::SendRecv::to, "sends to");
-    call.from = sendRecvPeer(frame, in, operands::SendRecv::from, "receives from");
-  }
+  if (std::optional<size_t> axis = integer("axis")) call.axis = frame.integer(in.operand[*axis]);
+  if (std::optional<size_t> root = integer("root")) call.root = frame.integer(in.operand[*root]);
+  if (std::optional<size_t> to = integer("to")) call.to = sendRecvPeer(frame, in, *to, "sends to");
+  if (std::optional<size_t> from = integer("from")) call.from = sendRecvPeer(frame, in, *from, "receives from");
   frame.backend.collective(frame.current, call);
   // The communication occupies its stream: its completion is the stream's next position.
   if (in.result >= 0) frame.value(in.result).event = frame.backend.recordEvent(frame.current);

@@ -18,9 +18,9 @@ namespace {
 // each distinct statement and signature is stored once.
 TEST(CommunicationSequence, StoresEachDistinctCommunicationOnce) {
   CommunicationSequence sequence;
-  IssuedCommunication a{{OpKind::Allreduce, DType::F32, DType::F32, ReduceOp::Sum, 64, 64, 0, 0}, {3, 5}};
+  IssuedCommunication a{{CollectiveKind::Allreduce, DType::F32, 64, 64}, {3, 5}};
   IssuedCommunication b = a;
-  b.signature.inputElements = b.signature.outputElements = 32;
+  b.signature.sendCount = b.signature.recvCount = 32;
   for (int i = 0; i < 1000; ++i) sequence.append(i % 3 == 2 ? b : a);
   ASSERT_EQ(sequence.size(), 1000u);
   EXPECT_EQ(sequence[0], a);
@@ -43,7 +43,7 @@ TEST(CommunicationSequence, StoresEachDistinctCommunicationOnce) {
 
 // Pairing keeps each distinct sendrecv statement and signature once.
 TEST(CrossRankSendRecv, TheLogStoresEachDistinctSendRecvOnce) {
-  IssuedCommunication a{{OpKind::SendRecv, DType::F32, DType::F32, ReduceOp::Sum, 64, 64, 0, 0, 1, 0}, {3, 5}};
+  IssuedCommunication a{{CollectiveKind::SendRecv, DType::F32, 64, 64, ReduceOp::Sum, 0, 0, 1, 0}, {3, 5}};
   std::vector<SendRecvLog> logs(2);
   IssuedCommunication b = a;
   b.signature.to = 0;

@@ -163,7 +163,7 @@ TEST_F(CheckCli, ASendRecvThatDoesNotPairIsAMismatch) {
     EXPECT_EQ(unchecked.exitCode, 1) << unchecked.err;
     EXPECT_FALSE(unchecked.signaled);
     EXPECT_THAT(unchecked.err, HasSubstr(file + ":5:7: error: communication #1 does not pair across ranks: rank 1 "
-                                                "sends 64 f32 element(s) to rank 0 at 5:7, but rank 0 receives from "
+                                                "sends 64 f32 elements to rank 0 at 5:7, but rank 0 receives from "
                                                 "rank 0 at 5:7"));
   }
   auto one = run("check " + file + " --ranks 1");
@@ -190,7 +190,7 @@ TEST_F(CheckCli, AnUncheckedSendRecvOfTheWrongSizeStopsAtTheStatement) {
   EXPECT_EQ(r.exitCode, 1) << r.err;
   EXPECT_FALSE(r.signaled);
   EXPECT_THAT(r.err, HasSubstr(file + ":6:7: error: communication #1 does not pair across ranks: rank 1 sends 65 f32 "
-                                      "element(s) to rank 0 at 6:7, but rank 0 receives 64 f32 element(s) from rank 1 "
+                                      "elements to rank 0 at 6:7, but rank 0 receives 64 f32 elements from rank 1 "
                                       "at 6:7"));
 }
 

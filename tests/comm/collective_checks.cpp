@@ -22,6 +22,7 @@ double tolerance(DType dtype) {
     case DType::F64: return 0x1p-51;
     case DType::F16: return 0x1p-9;
     case DType::BF16: return 0x1p-6;
+    case DType::I32: return 0;
   }
   return 0;
 }
@@ -158,6 +159,35 @@ std::string checkReduceScatter(Communicator& comm, const CollectiveCase& c) {
   return problem;
 }
 
+// Rank r's send is `size` parts of c.count elements; its part q goes to
+// rank q, whose recv holds it as its part r.
+std::string checkAllToAll(Communicator& comm, const CollectiveCase& c) {
+  const size_t n = c.count;
+  const int rank = comm.rank();
+  const size_t total = n * static_cast<size_t>(comm.size());
+  // Overlapping: recv starts `shift` elements into send's buffer.
+  const size_t shift = c.layout == Layout::Overlapping ? std::max<size_t>(1, total / 2) : 0;
+  Buffer send(c.dtype, total + shift);
+  Buffer separateRecv(c.dtype, c.layout == Layout::OutOfPlace ? total : 0);
+  for (size_t i = 0; i < total; ++i) send.set(i, inputValue(rank, i, ReduceOp::Sum));
+  for (size_t i = 0; i < total && c.layout == Layout::OutOfPlace; ++i) separateRecv.set(i, kUnwritten);
+
+  Buffer& recv = c.layout == Layout::OutOfPlace ? separateRecv : send;
+  comm.allToAll(send.element(0), recv.element(shift), n, c.dtype);
+
+  auto want = [&](size_t i) {
+    const int from = static_cast<int>(i / std::max<size_t>(n, 1));
+    return roundThrough(c.dtype,
+                        inputValue(from, static_cast<size_t>(rank) * n + i % std::max<size_t>(n, 1), ReduceOp::Sum));
+  };
+  std::string problem = compare(recv, shift, total, want, true, c.dtype, "recv");
+  if (problem.empty() && c.layout == Layout::OutOfPlace)
+    problem = compare(
+        send, 0, total, [&](size_t i) { return roundThrough(c.dtype, inputValue(rank, i, ReduceOp::Sum)); }, true,
+        c.dtype, "send (must stay unchanged)");
+  return problem;
+}
+
 std::string checkBroadcast(Communicator& comm, const CollectiveCase& c) {
   Buffer buffer(c.dtype, c.count);
   for (size_t i = 0; i < c.count; ++i) buffer.set(i, inputValue(comm.rank(), i, ReduceOp::Sum));
@@ -229,6 +259,7 @@ std::string_view collectiveName(Collective collective) {
     case Collective::Allreduce: return "allreduce";
     case Collective::Allgather: return "allgather";
     case Collective::ReduceScatter: return "reduce_scatter";
+    case Collective::AllToAll: return "all_to_all";
     case Collective::Broadcast: return "broadcast";
   }
   return "?";
@@ -252,10 +283,12 @@ std::vector<CollectiveCase> casesFor(Collective collective, DType dtype, int tea
     switch (collective) {
       case Collective::Allreduce:
       case Collective::ReduceScatter:
+        if (dtype == DType::I32) return {};
         for (ReduceOp op : kReduceOps)
           for (Layout layout : kLayouts) cases.push_back({collective, dtype, op, count, layout, 0});
         break;
       case Collective::Allgather:
+      case Collective::AllToAll:
         for (Layout layout : kLayouts) cases.push_back({collective, dtype, ReduceOp::Sum, count, layout, 0});
         break;
       case Collective::Broadcast:
@@ -273,6 +306,7 @@ std::string runAndCheck(Communicator& comm, const CollectiveCase& c) {
     case Collective::Allreduce: problem = checkAllreduce(comm, c); break;
     case Collective::Allgather: problem = checkAllgather(comm, c); break;
     case Collective::ReduceScatter: problem = checkReduceScatter(comm, c); break;
+    case Collective::AllToAll: problem = checkAllToAll(comm, c); break;
     case Collective::Broadcast: problem = checkBroadcast(comm, c); break;
   }
   if (problem.empty()) return "";
@@ -342,6 +376,11 @@ double loadElement(DType dtype, const void* buffer, size_t index) {
       std::memcpy(&v.bits, bytes, sizeof v.bits);
       return toFloat(v);
     }
+    case DType::I32: {
+      int32_t v;
+      std::memcpy(&v, bytes, sizeof v);
+      return v / 4.0;  // see storeElement
+    }
   }
   return 0;
 }
@@ -363,6 +402,13 @@ void storeElement(DType dtype, void* buffer, size_t index, double value) {
     case DType::BF16: {
       uint16_t bits = toBFloat16(static_cast<float>(value)).bits;
       std::memcpy(bytes, &bits, sizeof bits);
+      return;
+    }
+    case DType::I32: {
+      // Indices are integers: an i32 element holds 4·value, so the
+      // multiples of 1/4 that inputValue gives move exactly.
+      int32_t v = static_cast<int32_t>(std::lround(value * 4));
+      std::memcpy(bytes, &v, sizeof v);
       return;
     }
   }

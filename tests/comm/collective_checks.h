@@ -14,7 +14,7 @@
 
 namespace hostir::commtest {
 
-enum class Collective { Allreduce, Allgather, ReduceScatter, Broadcast };
+enum class Collective { Allreduce, Allgather, ReduceScatter, AllToAll, Broadcast };
 
 // How a case lays out its buffers.
 enum class Layout {
@@ -24,7 +24,9 @@ enum class Layout {
 };
 
 inline constexpr Collective kCollectives[] = {Collective::Allreduce, Collective::Allgather, Collective::ReduceScatter,
-                                              Collective::Broadcast};
+                                              Collective::AllToAll, Collective::Broadcast};
+// The collectives that move elements without reducing them: they take i32 (indices) too.
+inline constexpr Collective kMovingCollectives[] = {Collective::Allgather, Collective::AllToAll, Collective::Broadcast};
 inline constexpr DType kDTypes[] = {DType::F32, DType::F64, DType::F16, DType::BF16};
 inline constexpr ReduceOp kReduceOps[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg};
 // Zero, and counts that no team size from 2 to 4 divides.
@@ -36,14 +38,15 @@ struct CollectiveCase {
   Collective collective = Collective::Allreduce;
   DType dtype = DType::F32;
   ReduceOp op = ReduceOp::Sum;  // allreduce and reduce-scatter
-  size_t count = 0;             // per rank: allgather's send, reduce-scatter's recv
+  size_t count = 0;             // per rank: allgather's send, reduce-scatter's recv; all-to-all's part
   Layout layout = Layout::OutOfPlace;
   int root = 0;  // broadcast
 };
 
 std::string describe(const CollectiveCase& c);
 
-// Every op, count and layout (every root, for broadcast) of one collective and dtype.
+// Every op, count and layout (every root, for broadcast) of one collective
+// and dtype; none for a collective that reduces and i32, which it refuses.
 std::vector<CollectiveCase> casesFor(Collective collective, DType dtype, int teamSize,
                                      std::span<const size_t> counts = kCounts);
 
@@ -93,7 +96,8 @@ double inputValue(int rank, size_t index, ReduceOp op);
 // `value` rounded to `dtype` and back.
 double roundThrough(DType dtype, double value);
 
-// Element `index` of a buffer of `dtype`, as a double, and the reverse.
+// Element `index` of a buffer of `dtype`, as a double, and the reverse (an
+// i32 element holds 4 times the value, so that multiples of 1/4 stay exact).
 double loadElement(DType dtype, const void* buffer, size_t index);
 void storeElement(DType dtype, void* buffer, size_t index, double value);
 

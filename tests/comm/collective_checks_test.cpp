@@ -22,20 +22,21 @@ class LoopbackCommunicator : public Communicator {
   int size() const override { return 1; }
   std::string name() const override { return "loopback"; }
 
-  void allreduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp, void*) override {
-    copy(send, recv, count, dtype);
-  }
-  void allgather(const void* send, void* recv, size_t count, DType dtype, void*) override {
-    copy(send, recv, count, dtype);
-  }
-  void reduceScatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp, void*) override {
-    copy(send, recv, count, dtype);
-  }
-  void broadcast(void* buffer, size_t count, DType dtype, int, void*) override { copy(buffer, buffer, count, dtype); }
-  void sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from, DType dtype,
-                void*) override {
-    if (to != 0 || from != 0 || sendCount != recvCount) throw CommError("loopback: sendrecv is a copy to rank 0");
-    copy(send, recv, sendCount, dtype);
+  // On a team of one every collective is a copy of send into recv.
+  void collective(const CollectiveArgs& call, void*) override {
+    const CollectiveSignature& s = call.signature;
+    switch (s.kind) {
+      case CollectiveKind::Allreduce:
+      case CollectiveKind::Allgather:
+      case CollectiveKind::ReduceScatter:
+      case CollectiveKind::AllToAll:
+      case CollectiveKind::Broadcast: break;
+      case CollectiveKind::SendRecv:
+        if (s.to != 0 || s.from != 0 || s.sendCount != s.recvCount)
+          throw CommError("loopback: sendrecv is a copy to rank 0");
+        break;
+    }
+    copy(call.send, call.recv, s.recvCount, s.dtype);
   }
 
   void barrier() override {}
@@ -80,12 +81,12 @@ TEST(CollectiveChecksTest, CatchAWrongElement) {
 class OverrunCommunicator : public LoopbackCommunicator {
  public:
   OverrunCommunicator() : LoopbackCommunicator(false) {}
-  void sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from, DType dtype,
-                void* stream) override {
-    std::vector<std::byte> copy(static_cast<const std::byte*>(send),
-                                static_cast<const std::byte*>(send) + sendCount * dtypeSize(dtype));
-    LoopbackCommunicator::sendRecv(copy.data(), sendCount, to, recv, recvCount, from, dtype, stream);
-    storeElement(dtype, recv, recvCount, 99.0);
+  void collective(const CollectiveArgs& call, void* stream) override {
+    const CollectiveSignature& s = call.signature;
+    std::vector<std::byte> copy(static_cast<const std::byte*>(call.send),
+                                static_cast<const std::byte*>(call.send) + s.sendCount * dtypeSize(s.dtype));
+    LoopbackCommunicator::collective({s, copy.data(), call.recv}, stream);
+    if (s.kind == CollectiveKind::SendRecv) storeElement(s.dtype, call.recv, s.recvCount, 99.0);
   }
 };
 

@@ -87,6 +87,29 @@ INSTANTIATE_TEST_SUITE_P(Teams, CopyEngineCollectiveTest,
                                   std::to_string(std::get<1>(info.param));
                          });
 
+// all_to_all's pulls from every peer on the larger teams too, and the
+// collectives that move i32 indices.
+INSTANTIATE_TEST_SUITE_P(LargerTeams, CopyEngineCollectiveTest,
+                         ::testing::Combine(::testing::Values(Engine::Host, Engine::Async),
+                                            ::testing::Values(5, 6, 7, 8), ::testing::Values(Collective::AllToAll),
+                                            ::testing::Values(DType::F32, DType::F16)),
+                         [](const ::testing::TestParamInfo<MatrixParam>& info) {
+                           return engineName(std::get<0>(info.param)) + "_" +
+                                  std::string(collectiveName(std::get<2>(info.param))) + "_" +
+                                  std::string(dtypeName(std::get<3>(info.param))) + "_team" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
+
+INSTANTIATE_TEST_SUITE_P(Indices, CopyEngineCollectiveTest,
+                         ::testing::Combine(::testing::Values(Engine::Host, Engine::Async),
+                                            ::testing::Values(1, 2, 3, 4), ::testing::ValuesIn(kMovingCollectives),
+                                            ::testing::Values(DType::I32)),
+                         [](const ::testing::TestParamInfo<MatrixParam>& info) {
+                           return engineName(std::get<0>(info.param)) + "_" +
+                                  std::string(collectiveName(std::get<2>(info.param))) + "_i32_team" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
+
 using SendRecvParam = std::tuple<Engine, int, DType>;
 
 class CopyEngineSendRecvTest : public ::testing::TestWithParam<SendRecvParam> {};
@@ -168,8 +191,9 @@ TEST(CopyEngineCommunicatorTest, MismatchedCallsFailOnEveryRankWithTheInProcessW
       comm.allreduce(buffer.data(), buffer.data(), buffer.size(), DType::F32, ReduceOp::Sum);
   });
   for (const auto& t : thrown)
-    EXPECT_THAT(commErrorMessage(t), ::testing::HasSubstr("rank 0 called allreduce(count=8, f32, sum) but rank 1 "
-                                                          "called broadcast(count=8, f32, root=0)"));
+    EXPECT_THAT(commErrorMessage(t), ::testing::HasSubstr("collective mismatch: rank 0 called allreduce of 8 f32 "
+                                                          "elements but rank 1 called broadcast of 8 f32 elements "
+                                                          "from root 0"));
 }
 
 TEST(CopyEngineCommunicatorTest, ABarrierFacingACollectiveIsAMismatchNotAHang) {
@@ -225,7 +249,73 @@ TEST(CopyEngineCommunicatorTest, SendRecvPairsThatDoNotMatchFailOnEveryRank) {
                   DType::F32);
   });
   for (const auto& t : thrown)
-    EXPECT_THAT(commErrorMessage(t), ::testing::HasSubstr("rank 0 sends to rank 1, but rank 1 receives from rank 2"));
+    EXPECT_THAT(commErrorMessage(t),
+                ::testing::HasSubstr("rank 0 sends 4 f32 elements to rank 1, but rank 1 receives from rank 2"));
+}
+
+// The schedule's pulls read only a peer's send and write only the rank's
+// own recv, so all_to_all needs one phase; a send that overlaps recv (in
+// place included) is staged, and uneven parts are refused on every rank.
+TEST(CopyEngineCommunicatorTest, AllToAllOfUnevenPartsFailsOnEveryRank) {
+  for (int teamSize : {1, 3, 4}) {
+    auto thrown = runCopyEngineTeam(teamSize, Engine::Async, [&](CopyEngineCommunicator& comm) {
+      const size_t count = static_cast<size_t>(teamSize) * 2 + (teamSize > 1 ? 1 : 0);
+      std::vector<float> send(count), recv(count);
+      comm.collective({{CollectiveKind::AllToAll, DType::F32, count, count}, send.data(), recv.data()});
+    });
+    if (teamSize == 1) {
+      expectNoneThrew(thrown);  // one part: every count splits
+      continue;
+    }
+    for (const auto& t : thrown)
+      EXPECT_THAT(commErrorMessage(t),
+                  ::testing::HasSubstr("do not split into " + std::to_string(teamSize) + " equal parts"));
+  }
+}
+
+// all_to_all as MoE dispatch and combine use it: rounds back to back on
+// one stream, with local work between them that overwrites what peers read
+// in the last call, and the host waiting only at the end. Rank r's token i
+// is 1000 r + i + round; dispatch sends part q to rank q, the "expert"
+// doubles what it received, and combine sends it back, halved on arrival.
+// A missing fence shows as a token of another round or rank.
+TEST(CopyEngineCommunicatorTest, StreamOrderedAllToAllRoundTrips) {
+  constexpr int kRanks = 4;
+  constexpr int kRounds = 9;
+  constexpr size_t kPart = 33, kTokens = kPart * kRanks;
+  std::vector<std::vector<float>> combined(kRanks), dispatched(kRanks);
+  auto thrown = runCopyEngineTeam(kRanks, Engine::Async, [&](CopyEngineCommunicator& comm) {
+    auto engine = std::make_unique<AsyncHostEngine>(30, 91 + static_cast<uint64_t>(comm.rank()));
+    void* stream = engine->defaultStream();
+    const int r = comm.rank();
+    std::vector<float> x(kTokens), received(kTokens), back(kTokens), one(kTokens, 1.0f);
+    for (size_t i = 0; i < kTokens; ++i) x[i] = static_cast<float>(1000 * r + static_cast<int>(i));
+    for (int round = 0; round < kRounds; ++round) {
+      comm.allToAll(x.data(), received.data(), kPart, DType::F32, stream);
+      engine->scale(received.data(), kTokens, DType::F32, 2.0, stream);
+      comm.allToAll(received.data(), back.data(), kPart, DType::F32, stream);
+      engine->scale(back.data(), kTokens, DType::F32, 0.5, stream);
+      // The next round's tokens: these plus one, written where peers read this round's.
+      engine->copy(x.data(), 0, back.data(), 0, kTokens * sizeof(float), stream);
+      engine->reduce(x.data(), one.data(), kTokens, DType::F32, ReduceOp::Sum, stream);
+    }
+    engine->synchronize(stream);
+    combined[static_cast<size_t>(r)] = back;
+    dispatched[static_cast<size_t>(r)] = received;
+  });
+  expectNoneThrew(thrown);
+  const int last = kRounds - 1;
+  for (int r = 0; r < kRanks; ++r)
+    for (size_t i = 0; i < kTokens; ++i) {
+      // Back home: the rank's own tokens of the last round.
+      EXPECT_EQ(combined[static_cast<size_t>(r)][i], static_cast<float>(1000 * r + static_cast<int>(i) + last))
+          << "rank " << r << " token " << i;
+      // At the expert: part q came from rank q, its tokens r·kPart + k, doubled.
+      const int q = static_cast<int>(i / kPart), k = static_cast<int>(i % kPart);
+      EXPECT_EQ(dispatched[static_cast<size_t>(r)][i],
+                2.0f * static_cast<float>(1000 * q + r * static_cast<int>(kPart) + k + last))
+          << "rank " << r << " received token " << i;
+    }
 }
 
 TEST(CopyEngineCommunicatorTest, AbortFromOneRankFailsThePendingCallsOfTheOthers) {

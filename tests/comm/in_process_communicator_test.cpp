@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "collective_checks.h"
+#include "fmt/format.h"
 #include "team_runner.h"
 
 namespace {
@@ -58,6 +59,25 @@ INSTANTIATE_TEST_SUITE_P(Teams, InProcessCollectiveTest,
                                   std::to_string(std::get<0>(info.param));
                          });
 
+// all_to_all on the larger teams too (every rank writes into every other
+// rank's buffer), and the collectives that move i32 indices.
+INSTANTIATE_TEST_SUITE_P(LargerTeams, InProcessCollectiveTest,
+                         ::testing::Combine(::testing::Values(5, 6, 7, 8), ::testing::Values(Collective::AllToAll),
+                                            ::testing::Values(DType::F32, DType::BF16)),
+                         [](const ::testing::TestParamInfo<MatrixParam>& info) {
+                           return std::string(collectiveName(std::get<1>(info.param))) + "_" +
+                                  std::string(dtypeName(std::get<2>(info.param))) + "_team" +
+                                  std::to_string(std::get<0>(info.param));
+                         });
+
+INSTANTIATE_TEST_SUITE_P(Indices, InProcessCollectiveTest,
+                         ::testing::Combine(::testing::Values(1, 2, 3, 4), ::testing::ValuesIn(kMovingCollectives),
+                                            ::testing::Values(DType::I32)),
+                         [](const ::testing::TestParamInfo<MatrixParam>& info) {
+                           return std::string(collectiveName(std::get<1>(info.param))) + "_i32_team" +
+                                  std::to_string(std::get<0>(info.param));
+                         });
+
 // sendrecv on teams of 1 to 5 (odd sizes pair ranks unevenly): every shift,
 // count rule and overlap of send and recv.
 using SendRecvParam = std::tuple<int, DType>;
@@ -79,7 +99,7 @@ TEST_P(InProcessSendRecvTest, MatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Teams, InProcessSendRecvTest,
-                         ::testing::Combine(::testing::Values(1, 2, 3, 4, 5), ::testing::ValuesIn(kDTypes)),
+                         ::testing::Combine(::testing::Values(1, 2, 3, 4, 5), ::testing::ValuesIn(kAllDTypes)),
                          [](const ::testing::TestParamInfo<SendRecvParam>& info) {
                            return "sendrecv_" + std::string(dtypeName(std::get<1>(info.param))) + "_team" +
                                   std::to_string(std::get<0>(info.param));
@@ -172,15 +192,16 @@ TEST(InProcessTeamTest, SendRecvCountsThatDifferFailOnEveryRank) {
   // Rank 2 expects 5 elements from rank 1, which sends 8.
   auto thrown = runRingWithOneOdd(3, 2, {0, 1, 8, 5});
   for (const auto& t : thrown)
-    EXPECT_THAT(commErrorMessage(t),
-                ::testing::HasSubstr("rank 1 sends 8 elements to rank 2, but rank 2 receives 5 from rank 1"));
+    EXPECT_THAT(commErrorMessage(t), ::testing::HasSubstr("sendrecv mismatch: rank 1 sends 8 f32 elements to rank 2, "
+                                                          "but rank 2 receives 5 f32 elements from rank 1"));
 }
 
 TEST(InProcessTeamTest, SendRecvFromTheWrongRankFailsOnEveryRank) {
   // Rank 0 sends to rank 1, which receives from rank 2 instead.
   auto thrown = runRingWithOneOdd(3, 1, {2, 2, 8, 8});
   for (const auto& t : thrown)
-    EXPECT_THAT(commErrorMessage(t), ::testing::HasSubstr("rank 0 sends to rank 1, but rank 1 receives from rank 2"));
+    EXPECT_THAT(commErrorMessage(t),
+                ::testing::HasSubstr("rank 0 sends 8 f32 elements to rank 1, but rank 1 receives from rank 2"));
 }
 
 TEST(InProcessTeamTest, SendRecvAgainstAnotherCollectiveFailsOnEveryRank) {
@@ -193,7 +214,9 @@ TEST(InProcessTeamTest, SendRecvAgainstAnotherCollectiveFailsOnEveryRank) {
       comm.allreduce(data.data(), data.data(), 8, DType::F32, ReduceOp::Sum);
   });
   for (const auto& t : thrown)
-    EXPECT_THAT(commErrorMessage(t), ::testing::HasSubstr("rank 0 called sendRecv(sendCount=8, to=1"));
+    EXPECT_THAT(commErrorMessage(t), ::testing::HasSubstr("collective mismatch: rank 0 called sendrecv of 8 f32 "
+                                                          "elements to rank 1, receiving 8 from rank 1 but rank 1 "
+                                                          "called allreduce of 8 f32 elements"));
 }
 
 TEST(InProcessTeamTest, AbortWakesPendingSendRecvs) {
@@ -316,6 +339,48 @@ TEST(InProcessTeamTest, DifferentCollectivesFailOnEveryRank) {
       comm.allreduce(data.data(), data.data(), 8, DType::F32, ReduceOp::Max);
   });
   for (const auto& t : thrown) EXPECT_THAT(commErrorMessage(t), ::testing::HasSubstr("rank 1 called broadcast"));
+}
+
+// all_to_all splits each rank's buffer into one equal part per rank: a
+// count the team size does not divide is refused on every rank, before
+// anything moves.
+TEST(InProcessTeamTest, AllToAllOfUnevenPartsFailsOnEveryRank) {
+  for (int teamSize : {2, 3, 5, 8}) {
+    InProcessTeam team(teamSize);
+    const size_t count = static_cast<size_t>(teamSize) * 4 + 1;
+    auto thrown = runTeam(team, [&](Communicator& comm) {
+      std::vector<float> send(count, 1.0f), recv(count, -1.0f);
+      CollectiveSignature s{CollectiveKind::AllToAll, DType::F32, count, count};
+      comm.collective({s, send.data(), recv.data()});
+    });
+    for (const auto& t : thrown)
+      EXPECT_THAT(commErrorMessage(t),
+                  ::testing::HasSubstr(fmt::format("all_to_all of {} f32 elements over {} ranks: {} elements do not "
+                                                   "split into {} equal parts",
+                                                   count, teamSize, count, teamSize)));
+  }
+}
+
+// A reducing collective refuses i32 (indices only move); the moving ones take it.
+TEST(InProcessTeamTest, ReductionsOfIndicesFailOnEveryRank) {
+  InProcessTeam team(2);
+  auto thrown = runTeam(team, [&](Communicator& comm) {
+    std::vector<int32_t> data(4, 1);
+    comm.allreduce(data.data(), data.data(), data.size(), DType::I32, ReduceOp::Sum);
+  });
+  for (const auto& t : thrown)
+    EXPECT_THAT(commErrorMessage(t), ::testing::HasSubstr("allreduce cannot reduce i32 elements"));
+}
+
+TEST(InProcessTeamTest, AllToAllsOfDifferentCountsFailOnEveryRank) {
+  InProcessTeam team(3);
+  auto thrown = runTeam(team, [&](Communicator& comm) {
+    std::vector<double> send(12), recv(12);
+    comm.allToAll(send.data(), recv.data(), comm.rank() == 2 ? 3 : 4, DType::F64);
+  });
+  for (const auto& t : thrown)
+    EXPECT_THAT(commErrorMessage(t), ::testing::HasSubstr("collective mismatch: rank 0 called all_to_all of 12 f64 "
+                                                          "elements but rank 2 called all_to_all of 9 f64 elements"));
 }
 
 TEST(InProcessTeamTest, BadBroadcastRootFailsOnEveryRank) {

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <optional>
 #include <tuple>
+#include <vector>
 
 #include "collective_checks.h"
 #include "fmt/format.h"
@@ -44,6 +45,13 @@ INSTANTIATE_TEST_SUITE_P(World, MpiCollectiveTest,
                          [](const ::testing::TestParamInfo<MatrixParam>& info) {
                            return std::string(collectiveName(std::get<0>(info.param))) + "_" +
                                   std::string(dtypeName(std::get<1>(info.param)));
+                         });
+
+// The collectives that move i32 indices.
+INSTANTIATE_TEST_SUITE_P(Indices, MpiCollectiveTest,
+                         ::testing::Combine(::testing::ValuesIn(kMovingCollectives), ::testing::Values(DType::I32)),
+                         [](const ::testing::TestParamInfo<MatrixParam>& info) {
+                           return std::string(collectiveName(std::get<0>(info.param))) + "_i32";
                          });
 
 class MpiSendRecvTest : public ::testing::TestWithParam<DType> {};
@@ -149,6 +157,22 @@ TEST(MpiCommunicatorTest, DescribesTheJob) {
   int threadLevel = MPI_THREAD_SINGLE;
   MPI_Query_thread(&threadLevel);
   EXPECT_GE(threadLevel, MPI_THREAD_SERIALIZED);
+}
+
+// all_to_all's parts are equal: a count the team size does not divide is
+// refused on every rank before anything moves, and the team goes on.
+TEST(MpiCommunicatorTest, AllToAllOfUnevenPartsFailsOnEveryRank) {
+  const size_t size = static_cast<size_t>(world->size());
+  std::vector<float> send(2 * size + 1), recv(2 * size + 1);
+  const size_t count = size > 1 ? 2 * size + 1 : 0;
+  try {
+    world->collective({{CollectiveKind::AllToAll, DType::F32, count, count}, send.data(), recv.data()});
+    if (size > 1) ADD_FAILURE() << "no CommError";
+  } catch (const CommError& e) {
+    EXPECT_NE(std::string(e.what()).find(fmt::format("do not split into {} equal parts", size)), std::string::npos)
+        << e.what();
+  }
+  world->barrier();
 }
 
 TEST(MpiCommunicatorTest, BadBroadcastRootFailsOnEveryRank) {

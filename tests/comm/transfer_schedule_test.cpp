@@ -29,13 +29,28 @@ struct Span {
 
 struct Layout {
   CollectiveSignature signature;
+  size_t block;  // elements per rank block: allgather's send, reduce-scatter's recv, all-to-all's part
   int world;
   bool inPlace;
 };
 
+// The signature of `kind` on `world` ranks with blocks of `n` elements.
+CollectiveSignature signatureOf(CollectiveKind kind, size_t n, int world, ReduceOp op = ReduceOp::Sum) {
+  const size_t w = static_cast<size_t>(world);
+  switch (kind) {
+    case CollectiveKind::Allgather: return {kind, DType::F32, n, n * w, op};
+    case CollectiveKind::ReduceScatter: return {kind, DType::F32, n * w, n, op};
+    case CollectiveKind::AllToAll: return {kind, DType::F32, n * w, n * w, op};
+    case CollectiveKind::Allreduce:
+    case CollectiveKind::Broadcast:
+    case CollectiveKind::SendRecv: return {kind, DType::F32, n, n, op};
+  }
+  return {};
+}
+
 // The element offset of region `region`'s start within its buffer.
 Span spanOf(const Layout& l, const Place& p, size_t count) {
-  const size_t n = l.signature.count;
+  const size_t n = l.block;
   size_t base = 0;
   int buffer = p.region == Region::Send ? 0 : p.region == Region::Recv ? 1 : 2;
   if (l.inPlace && p.region != Region::Scratch) {
@@ -51,7 +66,8 @@ Span spanOf(const Layout& l, const Place& p, size_t count) {
         if (p.region == Region::Recv) base = static_cast<size_t>(p.rank) * n;
         break;
       case CollectiveKind::Broadcast: buffer = 0; break;
-      default: break;
+      case CollectiveKind::AllToAll:
+      case CollectiveKind::SendRecv: break;  // never in place
     }
   }
   return Span{p.rank, buffer, base + p.offset, base + p.offset + count};
@@ -69,14 +85,19 @@ std::vector<Layout> layouts() {
         for (CollectiveKind kind :
              {CollectiveKind::Allreduce, CollectiveKind::Allgather, CollectiveKind::ReduceScatter})
           for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Avg})
-            all.push_back(Layout{{kind, count, DType::F32, op}, world, inPlace});
+            all.push_back(Layout{signatureOf(kind, count, world, op), count, world, inPlace});
       }
-      for (int root = 0; root < world; ++root)
-        all.push_back(Layout{{CollectiveKind::Broadcast, count, DType::F32, ReduceOp::Sum, root}, world, true});
-      for (int shift = 0; shift < world; ++shift)
-        all.push_back(Layout{{CollectiveKind::SendRecv, count, DType::F32, ReduceOp::Sum, 0, count, 0, shift},
-                             world,
-                             false});  // `from` holds the shift; resolved per rank below
+      all.push_back(Layout{signatureOf(CollectiveKind::AllToAll, count, world), count, world, false});
+      for (int root = 0; root < world; ++root) {
+        CollectiveSignature s = signatureOf(CollectiveKind::Broadcast, count, world);
+        s.root = root;
+        all.push_back(Layout{s, count, world, true});
+      }
+      for (int shift = 0; shift < world; ++shift) {
+        CollectiveSignature s = signatureOf(CollectiveKind::SendRecv, count, world);
+        s.from = shift;  // resolved per rank below
+        all.push_back(Layout{s, count, world, false});
+      }
     }
   return all;
 }
@@ -96,18 +117,19 @@ std::string describe(const Layout& l) {
 
 // The elements rank `rank` must produce, in its own places' terms.
 std::vector<Span> produced(const Layout& l, int rank) {
-  const size_t n = l.signature.count;
+  const size_t n = l.block;
   const int w = l.world;
   switch (l.signature.kind) {
     case CollectiveKind::Allreduce: return {spanOf(l, Place{rank, Region::Recv, 0}, n)};
     case CollectiveKind::Allgather: return {spanOf(l, Place{rank, Region::Recv, 0}, n * static_cast<size_t>(w))};
     case CollectiveKind::ReduceScatter: return {spanOf(l, Place{rank, Region::Recv, 0}, n)};
+    case CollectiveKind::AllToAll: return {spanOf(l, Place{rank, Region::Recv, 0}, n * static_cast<size_t>(w))};
     case CollectiveKind::Broadcast:
       if (rank == l.signature.root) return {};
       return {spanOf(l, Place{rank, Region::Recv, 0}, n)};
     case CollectiveKind::SendRecv: return {spanOf(l, Place{rank, Region::Recv, 0}, n)};
-    default: return {};
   }
+  return {};
 }
 
 TEST(TransferSchedule, PhasesAreRaceFreeAndEveryResultElementIsWrittenOnce) {
@@ -143,10 +165,9 @@ TEST(TransferSchedule, PhasesAreRaceFreeAndEveryResultElementIsWrittenOnce) {
       if (l.inPlace && (kind == CollectiveKind::Allreduce || kind == CollectiveKind::ReduceScatter ||
                         kind == CollectiveKind::Allgather)) {
         size_t begin = 0, end = 0;
-        if (kind == CollectiveKind::Allreduce) std::tie(begin, end) = partRange(l.signature.count, r, l.world);
-        if (kind == CollectiveKind::ReduceScatter) begin = 0, end = l.signature.count;
-        if (kind == CollectiveKind::Allgather)
-          begin = static_cast<size_t>(r) * l.signature.count, end = begin + l.signature.count;
+        if (kind == CollectiveKind::Allreduce) std::tie(begin, end) = partRange(l.block, r, l.world);
+        if (kind == CollectiveKind::ReduceScatter) begin = 0, end = l.block;
+        if (kind == CollectiveKind::Allgather) begin = static_cast<size_t>(r) * l.block, end = begin + l.block;
         const Span own = spanOf(l, Place{r, Region::Recv, begin}, end - begin);
         for (size_t e = own.begin; e < own.end; ++e) ++writes[e];
       }
@@ -175,7 +196,7 @@ TEST(TransferSchedule, PhasesAreRaceFreeAndEveryResultElementIsWrittenOnce) {
 }
 
 TEST(TransferSchedule, AllreduceTakesTwoPhasesAndPullsOnePartFromEachPeer) {
-  const TransferSchedule s = scheduleTransfers({CollectiveKind::Allreduce, 10, DType::F32, ReduceOp::Sum}, 1, 3, false);
+  const TransferSchedule s = scheduleTransfers(signatureOf(CollectiveKind::Allreduce, 10, 3), 1, 3, false);
   ASSERT_EQ(s.phases.size(), 2u);
   // Part 1 of 10 over 3 ranks is [4, 7): own copy, then per peer a pull and a reduction.
   ASSERT_EQ(s.phases[0].size(), 5u);
@@ -194,7 +215,7 @@ TEST(TransferSchedule, AllreduceTakesTwoPhasesAndPullsOnePartFromEachPeer) {
 
 TEST(TransferSchedule, AvgDividesOnceAfterTheSum) {
   const TransferSchedule s =
-      scheduleTransfers({CollectiveKind::ReduceScatter, 4, DType::F32, ReduceOp::Avg}, 0, 4, true);
+      scheduleTransfers(signatureOf(CollectiveKind::ReduceScatter, 4, 4, ReduceOp::Avg), 0, 4, true);
   ASSERT_EQ(s.phases.size(), 1u);
   const TransferStep& last = s.phases[0].back();
   EXPECT_EQ(last.kind, TransferStep::Kind::Scale);
@@ -202,11 +223,28 @@ TEST(TransferSchedule, AvgDividesOnceAfterTheSum) {
 }
 
 TEST(TransferSchedule, OneRankMovesNothingButItsOwnData) {
-  EXPECT_TRUE(
-      scheduleTransfers({CollectiveKind::Allreduce, 8, DType::F32, ReduceOp::Sum}, 0, 1, true).phases[0].empty());
-  const TransferSchedule copy = scheduleTransfers({CollectiveKind::Allgather, 8, DType::F32}, 0, 1, false);
+  EXPECT_TRUE(scheduleTransfers(signatureOf(CollectiveKind::Allreduce, 8, 1), 0, 1, true).phases[0].empty());
+  const TransferSchedule copy = scheduleTransfers(signatureOf(CollectiveKind::Allgather, 8, 1), 0, 1, false);
   ASSERT_EQ(copy.phases[0].size(), 1u);
   EXPECT_EQ(copy.phases[0][0].src.region, Region::Send);
+}
+
+TEST(TransferSchedule, AllToAllPullsItsPartFromEveryRankInOnePhase) {
+  // Rank 2 of 4 with parts of 5: recv block q is block 2 of rank q's send.
+  const TransferSchedule s = scheduleTransfers(signatureOf(CollectiveKind::AllToAll, 5, 4), 2, 4, false);
+  ASSERT_EQ(s.phases.size(), 1u);
+  ASSERT_EQ(s.phases[0].size(), 4u);
+  for (int q = 0; q < 4; ++q) {
+    const TransferStep& step = s.phases[0][static_cast<size_t>(q)];
+    EXPECT_EQ(step.kind, TransferStep::Kind::Copy);  // copies only: no SM work on a GPU
+    EXPECT_EQ(step.count, 5u);
+    EXPECT_EQ(step.src.rank, q);
+    EXPECT_EQ(step.src.region, Region::Send);
+    EXPECT_EQ(step.src.offset, 10u);
+    EXPECT_EQ(step.dst.region, Region::Recv);
+    EXPECT_EQ(step.dst.offset, static_cast<size_t>(q) * 5);
+  }
+  EXPECT_EQ(s.scratchElements, 0u);
 }
 
 }  // namespace

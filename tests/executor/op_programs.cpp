@@ -633,6 +633,36 @@ Outputs overlappingOperandsReference(const Inputs& in, const Params&, int64_t) {
                  {"biased", linear(in.at("v"), in.at("w"), &u)}};
 }
 
+// all_to_all, written out: rank q receives, as its part j along `axis`,
+// part q of rank j's tensor.
+std::vector<RefTensor> allToAll(const std::vector<RefTensor>& perRank, int64_t axis) {
+  const int64_t world = static_cast<int64_t>(perRank.size());
+  std::vector<RefTensor> received;
+  for (int64_t q = 0; q < world; ++q) {
+    std::vector<RefTensor> parts;
+    for (const RefTensor& sent : perRank) parts.push_back(chunk(sent, axis, q, world));
+    received.push_back(concat(parts, axis));
+  }
+  return received;
+}
+
+Outputs allToAllReference(const Inputs& in, const Params& p, int64_t world) {
+  const int64_t S = p.at("S");
+  std::vector<RefTensor> xr = shards(in.at("x"), 0, world);
+  std::vector<RefTensor> strided;
+  for (const RefTensor& t : xr) strided.emplace_back(t.shape);
+  for (int64_t i = 0; i < S; ++i) {
+    std::vector<RefTensor> columns;
+    for (const RefTensor& t : xr) columns.push_back(chunk(t, 1, i, S));
+    std::vector<RefTensor> got = allToAll(columns, 0);
+    for (size_t q = 0; q < got.size(); ++q) assignChunk(strided[q], 1, i, S, got[q]);
+  }
+  return Outputs{{"y", concat(allToAll(xr, 0), 0)},
+                 {"c", concat(allToAll(shards(in.at("z"), 0, world), 1), 0)},
+                 {"b", concat(allToAll(allToAll(xr, 0), 0), 0)},
+                 {"s", concat(strided, 0)}};
+}
+
 }  // namespace
 
 const std::vector<OpProgram>& opPrograms() {
@@ -662,6 +692,11 @@ const std::vector<OpProgram>& opPrograms() {
        overlappingOperandsReference,
        true,
        {"added", "copied", "doubled"}},
+      {"all_to_all",
+       readText(sourceDir() + "/tests/executor/programs/all_to_all.hir"),
+       allToAllReference,
+       true,
+       {"y", "c", "b", "s"}},
   };
   return all;
 }

@@ -345,6 +345,20 @@ TEST_P(Ops, OutputsThatOverlapTheirInputsAreReadThenWritten) {
   }
 }
 
+// ---- all_to_all ----------------------------------------------------------------------
+
+// Dispatch along axis 0, along an inner axis (packed and unpacked), a round
+// trip in place and strided column views; delays shuffle the ranks' timing.
+TEST_P(Ops, AllToAllAlongEachAxisInPlaceAndOnStridedViews) {
+  Check c;
+  c.text = opProgram("all_to_all").text;
+  c.dtype = GetParam();
+  c.delayMicros = 100;
+  c.expect = opProgram("all_to_all").expect;
+  c.exact = opProgram("all_to_all").exact;
+  EXPECT_EQ(runCheck(c), 4 * 2 * 2);
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryDType, Ops, ::testing::ValuesIn(kDTypes), dtypeLabel);
 
 // ---- sendrecv to a rank outside the team ----------------------------------------------------

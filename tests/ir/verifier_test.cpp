@@ -163,6 +163,18 @@ std::vector<OpProgram> opPrograms() {
        "  reduce_scatter(x, out=o, axis=1, op=max)\n"
        "  reduce_scatter(x, out=y, axis=0, op=avg)\n"
        "}\n"},
+      {"all_to_all",
+       "program p(M = 12, N = 24) {\n"
+       "  input x : f32[M, N]\n"
+       "  input idx : i32[M]\n"
+       "  o = allocate(f32[M, N])\n"
+       "  h = all_to_all(x, out=o)\n"
+       "  wait(h)\n"
+       "  c = allocate(f32[M, N])\n"
+       "  all_to_all(x, out=c, axis=1)\n"
+       "  j = allocate(i32[M])\n"
+       "  all_to_all(idx, out=j, axis=0)\n"
+       "}\n"},
       {"broadcast",
        "program p(M = 12, S = 8) {\n"
        "  input x : f32[M]\n"

@@ -202,6 +202,28 @@ TEST(CostModelTest, CommunicationWithoutEntriesIsAnError) {
   EXPECT_EQ(seconds.error(), "the profile 'test' has no reduce_scatter costs");
 }
 
+// all_to_all: each rank sends n - 1 of its n parts, (n-1)/n as nccl-tests'
+// alltoall counts it. A profile without all_to_all entries prices it with
+// its allgather entries (the stated assumption); one with its own uses them.
+TEST(CostModelTest, AllToAllBusFactorAndItsPriceWithoutEntriesOfItsOwn) {
+  for (int64_t n : {2, 3, 4, 8, 64}) {
+    const double d = static_cast<double>(n);
+    EXPECT_DOUBLE_EQ(busFactor(OpKind::AllToAll, n), (d - 1) / d) << n;
+  }
+  EXPECT_EQ(busFactor(OpKind::AllToAll, 1), 0);
+  MachineProfile p = testProfile();
+  // The tree allgather entry at 4 ranks: latency 10 us, 50 GB/s, at all_to_all's factor 3/4.
+  EXPECT_NEAR(communication(p, OpKind::AllToAll, 1'000'000, 4), 10e-6 + 1e6 * 0.75 / 50e9, kTolerance);
+  p.communication.push_back({OpKind::AllToAll, 4, CommAlgorithm::Flat, 3, 25, {}, {}});
+  EXPECT_NEAR(communication(p, OpKind::AllToAll, 1'000'000, 4), 3e-6 + 1e6 * 0.75 / 25e9, kTolerance);
+  MachineProfile none = testProfile();
+  none.communication.clear();
+  auto seconds = communicationSeconds(none, OpKind::AllToAll, 1000, 4);
+  ASSERT_FALSE(seconds.ok());
+  EXPECT_EQ(seconds.error(),
+            "the profile 'test' has no all_to_all costs (nor allgather costs, which price it where it has none)");
+}
+
 // The shipped H100 profile against the project's own measurement and the
 // public figures it was built from (docs/machine-profiles.md).
 TEST(CostModelTest, ShippedH100MatchesItsSources) {

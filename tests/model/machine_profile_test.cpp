@@ -411,7 +411,7 @@ TEST(MachineProfileTest, RejectsUnknownNames) {
             "p.json: error: gemm.fp8: unknown dtype (expected one of f32, f16, bf16, f64)");
   EXPECT_EQ(errorOf(edited("\"allgather\"", "\"alltoall\"")),
             "p.json: error: communication[1].kind: unknown kind 'alltoall' (expected one of allreduce, allgather, "
-            "reduce_scatter, broadcast, sendrecv)");
+            "reduce_scatter, all_to_all, broadcast, sendrecv)");
   EXPECT_EQ(errorOf(edited("\"tree\"", "\"butterfly\"")),
             "p.json: error: communication[1].algorithm: unknown algorithm 'butterfly' (expected one of ring, tree, "
             "flat)");
