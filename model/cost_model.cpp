@@ -161,9 +161,15 @@ double busFactor(OpKind kind, int64_t ranks) {
 }
 
 Result<double, std::string> communicationSeconds(const MachineProfile& profile, OpKind kind, int64_t bytes,
-                                                 int64_t ranks) {
+                                                 int64_t ranks, std::optional<PricingAssumption>* assumed) {
+  if (assumed) assumed->reset();
   if (ranks <= 1) return 0.0;
   const OpKind priced = pricingKind(profile, kind);
+  if (assumed && priced != kind) {
+    PricingAssumption another{PricingAssumption::Kind::CommunicationAsAnother};
+    another.communication = kind;
+    *assumed = another;
+  }
   double best = std::numeric_limits<double>::infinity();
   for (CommAlgorithm algorithm : {CommAlgorithm::Ring, CommAlgorithm::Tree, CommAlgorithm::Flat}) {
     const CommunicationCost* entry = entryFor(profile, priced, algorithm, ranks);
@@ -252,6 +258,14 @@ std::string describeAssumption(const PricingAssumption& assumption, std::string_
           "attention ({0}) at the {0} GEMM rate of (Tq, Tk, head dim), in the elementwise class: the profile '{1}' "
           "measured no {0} attention rate",
           dtype, profileName);
+    }
+    case PricingAssumption::Kind::CommunicationAsAnother: {
+      const CollectiveInfo& row = collectiveInfo(*collectiveOf(assumption.communication));
+      const std::string_view pricedAs = collectiveName(row.pricedAs);
+      return fmt::format(
+          "{0} at the latency and bus bandwidth of the {1} entries, at {0}'s own bus factor: the profile '{2}' has no "
+          "{0} entries",
+          row.name, pricedAs, profileName);
     }
   }
   return "?";

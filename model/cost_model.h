@@ -50,9 +50,11 @@ struct PricingAssumption {
     ElementwiseAtCopyBandwidth,   // no kernels.elementwise curve
     RowReductionAtCopyBandwidth,  // no kernels.row_reduction curve
     AttentionAtGemmRate,          // no kernels.attention rates for the dtype
+    CommunicationAsAnother,       // no entries for a collective: the ones its table row names price it
   };
   Kind kind = Kind::ElementwiseAtCopyBandwidth;
-  DType dtype = DType::F32;  // AttentionAtGemmRate: the dtype it lacks
+  DType dtype = DType::F32;                  // AttentionAtGemmRate: the dtype it lacks
+  OpKind communication = OpKind::Allreduce;  // CommunicationAsAnother: the collective without entries
   auto operator<=>(const PricingAssumption&) const = default;
 };
 // "attention (bf16) at the bf16 GEMM rate: the profile 'h100-nvlink' measured no bf16 attention rate"
@@ -107,8 +109,9 @@ double busFactor(OpKind kind, int64_t ranks);
 // entry for all_to_all prices it with its allgather entries (the kind its
 // row of the collectives table names), at all_to_all's own bus factor. An
 // error when the profile has no entry for the kind (nor for the one that
-// prices it): "the profile 'x' has no allgather costs".
+// prices it): "the profile 'x' has no allgather costs". `assumed` is set when
+// another kind's entries priced it.
 Result<double, std::string> communicationSeconds(const MachineProfile& profile, OpKind kind, int64_t bytes,
-                                                 int64_t ranks);
+                                                 int64_t ranks, std::optional<PricingAssumption>* assumed = nullptr);
 
 }  // namespace hostir

@@ -161,10 +161,12 @@ void SimulationBackend::collective(Stream* stream, const CollectiveCall& call) {
   const int64_t bytes = costOfCommunication(call.kind, call.input, call.output).bytes;
   // A sendrecv to and from this rank is a local copy: it moves nothing between ranks.
   const bool local = takesOperand(*collectiveOf(call.kind), "to") && call.to == rank_ && call.from == rank_;
+  std::optional<PricingAssumption> assumed;
   Result<double, std::string> transfer =
       local ? Result<double, std::string>(memorySeconds(profile_, bytesOf(call.input) + bytesOf(call.output)))
-            : communicationSeconds(profile_, call.kind, bytes, world_);
+            : communicationSeconds(profile_, call.kind, bytes, world_, &assumed);
   if (!transfer) fail(call.loc, transfer.error());
+  if (assumed) work_.assumptions.insert(*assumed);
   // Views the communicator cannot take as they are are packed and unpacked around it, on its time.
   double seconds = *transfer;
   CollectivePlan plan = planCollective(call, static_cast<int>(world_), shapeOnly);

@@ -213,12 +213,26 @@ TEST(CostModelTest, AllToAllBusFactorAndItsPriceWithoutEntriesOfItsOwn) {
   EXPECT_EQ(busFactor(OpKind::AllToAll, 1), 0);
   MachineProfile p = testProfile();
   // The tree allgather entry at 4 ranks: latency 10 us, 50 GB/s, at all_to_all's factor 3/4.
-  EXPECT_NEAR(communication(p, OpKind::AllToAll, 1'000'000, 4), 10e-6 + 1e6 * 0.75 / 50e9, kTolerance);
+  std::optional<PricingAssumption> assumed;
+  auto seconds = communicationSeconds(p, OpKind::AllToAll, 1'000'000, 4, &assumed);
+  ASSERT_TRUE(seconds.ok()) << seconds.error();
+  EXPECT_NEAR(*seconds, 10e-6 + 1e6 * 0.75 / 50e9, kTolerance);
+  ASSERT_TRUE(assumed.has_value());
+  EXPECT_EQ(assumed->kind, PricingAssumption::Kind::CommunicationAsAnother);
+  EXPECT_EQ(describeAssumption(*assumed, p.name),
+            "all_to_all at the latency and bus bandwidth of the allgather entries, at all_to_all's own bus factor: "
+            "the profile 'test' has no all_to_all entries");
+  // With entries of its own, nothing is assumed.
   p.communication.push_back({OpKind::AllToAll, 4, CommAlgorithm::Flat, 3, 25, {}, {}});
-  EXPECT_NEAR(communication(p, OpKind::AllToAll, 1'000'000, 4), 3e-6 + 1e6 * 0.75 / 25e9, kTolerance);
+  seconds = communicationSeconds(p, OpKind::AllToAll, 1'000'000, 4, &assumed);
+  ASSERT_TRUE(seconds.ok()) << seconds.error();
+  EXPECT_NEAR(*seconds, 3e-6 + 1e6 * 0.75 / 25e9, kTolerance);
+  EXPECT_FALSE(assumed.has_value());
+  EXPECT_TRUE(communicationSeconds(p, OpKind::Allgather, 1000, 4, &assumed).ok());
+  EXPECT_FALSE(assumed.has_value());
   MachineProfile none = testProfile();
   none.communication.clear();
-  auto seconds = communicationSeconds(none, OpKind::AllToAll, 1000, 4);
+  seconds = communicationSeconds(none, OpKind::AllToAll, 1000, 4);
   ASSERT_FALSE(seconds.ok());
   EXPECT_EQ(seconds.error(),
             "the profile 'test' has no all_to_all costs (nor allgather costs, which price it where it has none)");
