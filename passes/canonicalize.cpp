@@ -321,9 +321,6 @@ class Canonicalizer {
     for (Statement& s : list) {
       if (s.isFor()) changed |= removeRedundantSwitches(s.loop().body, ListEnd::LoopBody, {});
       if (s.isWith()) changed |= removeRedundantSwitches(s.with().body, ListEnd::WithBlock, {s.with().stream});
-      if (s.isIf())
-        for (std::vector<Statement>& branch : s.nestedBodies())
-          changed |= removeRedundantSwitches(branch, ListEnd::Branch, {});
     }
 
     struct Removal {
@@ -337,6 +334,10 @@ class Canonicalizer {
     constexpr size_t kNone = SIZE_MAX;
     size_t pending = kNone;  // the last switch nothing has used yet
     for (size_t k = 0; k < list.size(); ++k) {
+      // A branch starts with the stream current before the if.
+      if (list[k].isIf())
+        for (std::vector<Statement>& branch : list[k].nestedBodies())
+          changed |= removeRedundantSwitches(branch, ListEnd::Branch, current);
       const Statement& s = list[k];
       if (isSwitch(s)) {
         const Arg& target = *s.op().operand("s");
@@ -397,15 +398,15 @@ class Canonicalizer {
   bool formWithBlocks(std::vector<Statement>& list, const std::vector<Arg>& entered) {
     bool changed = false;
     for (Statement& s : list) {
-      if (s.isWith()) {
-        changed |= formWithBlocks(s.with().body, {s.with().stream});
-        continue;
-      }
-      for (std::vector<Statement>& nested : s.nestedBodies()) changed |= formWithBlocks(nested, {});
+      if (s.isFor()) changed |= formWithBlocks(s.loop().body, {});
+      if (s.isWith()) changed |= formWithBlocks(s.with().body, {s.with().stream});
     }
     std::vector<Arg> current = entered;
     for (size_t k = 0; k < list.size(); ++k) {
       Statement& s = list[k];
+      // A branch starts with the stream current before the if.
+      if (s.isIf())
+        for (std::vector<Statement>& branch : s.nestedBodies()) changed |= formWithBlocks(branch, current);
       if (isSwitch(s)) {
         const Arg target = *s.op().operand("s");
         if (std::optional<size_t> back = nextSwitch(list, k);
