@@ -409,10 +409,50 @@ const std::vector<Expectation>& expectations() {
       {"tests/golden/two_loops.hir", "join@2", F, F, F, {}, kWhyJoinLast},
       {"tests/golden/two_loops.hir", "join-sync@2", F, F, F, {}, kWhyJoinLast},
 
+      // tests/golden/if_branches.hir: two loops whose bodies branch on the index, one capture for both.
+      // Loop 1 writes chunk i of y (a copy or a linear) on stream(i); loop 2's odd iterations add chunk
+      // i - 1 of z into chunk i on stream(i - 1).
+      {"tests/golden/if_branches.hir", "capture@1", X, X, X, {}, kWhyCapture},
+      {"tests/golden/if_branches.hir", "set-stream@1", F, F, F, {}, kWhyEverythingOnMain},
+      {"tests/golden/if_branches.hir",
+       "sync-main@1",
+       R,
+       R,
+       R,
+       {K::Allocate, K::Copy, "y"},
+       "iteration 0's branch copies into chunk 0 of y on stream(0), and nothing orders it after y's zeroing "
+       "allocate on the main stream"},
+      {"tests/golden/if_branches.hir",
+       "join@1",
+       F,
+       F,
+       F,
+       {},
+       "nothing after loop 1 touches y, and the program end waits for every stream"},
+      {"tests/golden/if_branches.hir",
+       "join-sync@1",
+       F,
+       F,
+       F,
+       {},
+       "nothing after loop 1 touches y, and the program end waits for every stream"},
+      {"tests/golden/if_branches.hir", "set-stream@2", F, F, F, {}, kWhyEverythingOnMain},
+      {"tests/golden/if_branches.hir",
+       "sync-main@2",
+       R,
+       R,
+       R,
+       {K::Allocate, K::Add, "z"},
+       "iteration 1's branch adds into chunk 1 of z on stream(0), and nothing orders it after z's zeroing "
+       "allocate on the main stream"},
+      {"tests/golden/if_branches.hir", "join@2", F, F, F, {}, kWhyJoinLast},
+      {"tests/golden/if_branches.hir", "join-sync@2", F, F, F, {}, kWhyJoinLast},
+
       // tests/golden/untouched_loops.hir: the pass inserts nothing (one loop does no work, the other sets
       // its own streams), and neither in tests/golden/dependent_loops.hir (every loop's iterations depend
-      // on each other), nor in examples/pipeline_with_blocks.hir (every loop chooses its streams with `with`
-      // blocks), so there is nothing to delete; the test checks that the lists are empty.
+      // on each other), tests/golden/if_canonical.hir (no loop), nor in examples/pipeline_with_blocks.hir
+      // (every loop chooses its streams with `with` blocks), so there is nothing to delete; the test checks
+      // that the lists are empty.
   };
   return kTable;
 }
@@ -514,7 +554,7 @@ TEST(RaceMutation, DeletingAnyStatementAssignStreamsInsertedIsAsExpected) {
   int mutants = 0, racy = 0, raceFree = 0, unverifiable = 0;
 
   auto files = examplesAndGoldenInputs();
-  ASSERT_EQ(files.size(), 25u);  // 14 examples, 11 golden inputs
+  ASSERT_EQ(files.size(), 27u);  // 14 examples, 13 golden inputs
   for (const auto& [file, text] : files) {
     SCOPED_TRACE(file);
     Program input = testing::parseOrDie(text, file);
@@ -530,7 +570,7 @@ TEST(RaceMutation, DeletingAnyStatementAssignStreamsInsertedIsAsExpected) {
     // Cross-check: the statements the pass built are exactly those without a source position.
     EXPECT_EQ(static_cast<int>(inserted.size()), unpositioned(output.body));
     if (file == "tests/golden/untouched_loops.hir" || file == "tests/golden/dependent_loops.hir" ||
-        file == "examples/pipeline_with_blocks.hir") {
+        file == "tests/golden/if_canonical.hir" || file == "examples/pipeline_with_blocks.hir") {
       EXPECT_TRUE(inserted.empty());
     }
 

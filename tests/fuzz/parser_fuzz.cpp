@@ -71,6 +71,12 @@ class UnrollCounter {
         if (!walk(stmt.with().body)) return false;
         continue;
       }
+      if (stmt.isIf()) {
+        // Both branches: at least what the verifier walks, whichever it takes.
+        for (const auto& branch : stmt.nestedBodies())
+          if (!walk(branch)) return false;
+        continue;
+      }
       const hostir::ForLoop& loop = stmt.loop();
       auto start = loop.start.empty() ? std::optional<int64_t>(0) : eval(loop.start);
       auto end = eval(loop.end);

@@ -51,6 +51,26 @@ std::string deepLoops(int depth) {
   return text + "}\n";
 }
 
+// Loops and ifs alternating, `depth` blocks deep.
+std::string deepBlocks(int depth) {
+  std::string text = "program p() {\n";
+  for (int i = 0; i < depth; ++i)
+    text += i % 2 ? "if i" + std::to_string(i - 1) + " == 0 {\n" : "for i" + std::to_string(i) + " in range(1) {\n";
+  text += "t = allocate(f32[1])\n";
+  for (int i = 0; i < depth; ++i) text += "}\n";
+  return text + "}\n";
+}
+
+// `if` with a condition of `prefix` repeated `depth` times around `a == 1` (and `suffix` after it).
+std::string deepCondition(const std::string& prefix, const std::string& suffix, int depth) {
+  std::string cond = "1 == 1";
+  std::string text;
+  for (int i = 0; i < depth; ++i) text += prefix;
+  text += cond;
+  for (int i = 0; i < depth; ++i) text += suffix;
+  return "program p() {\n  if " + text + " {\n  }\n}\n";
+}
+
 // Parse errors a .hir file cannot hold: an empty file has no room for its
 // expectation, NUL and stray control bytes do not survive editors, and the
 // nests are generated.
@@ -64,7 +84,15 @@ std::vector<ErrorCase> errorCases() {
       P("deep_parentheses", deepParens(10000), "2:276",
         "expression nested too deeply: more than 256 levels of operators, parentheses and calls"),
       // The 65th 'for' is one loop too many (kMaxLoopNesting).
-      P("deep_loops", deepLoops(300), "66:1", "blocks nested too deeply: more than 64 levels of 'for', 'with' and 'if'"),
+      P("deep_loops", deepLoops(300), "66:1",
+        "blocks nested too deeply: more than 64 levels of 'for', 'with' and 'if'"),
+      // Loops and ifs count together: the 65th block is an if.
+      P("deep_ifs_and_loops", deepBlocks(300), "66:1",
+        "blocks nested too deeply: more than 64 levels of 'for', 'with' and 'if'"),
+      // The 257th '(' or 'not' of a condition is one level too many.
+      P("deep_condition_parentheses", deepCondition("(", ")", 10000), "2:262",
+        "condition nested too deeply: more than 256 levels"),
+      P("deep_not", deepCondition("not ", "", 10000), "2:1030", "condition nested too deeply: more than 256 levels"),
   };
 }
 

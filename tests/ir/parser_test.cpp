@@ -1,8 +1,10 @@
 // The parser and printer: canonical printing, round trips, positions.
 #include <gtest/gtest.h>
 
+#include "ir/builder.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "ir/verifier.h"
 #include "test_util.h"
 
 namespace hostir {
@@ -198,6 +200,103 @@ TEST(Parser, WithBlocksOnOneLineAndEqualityIgnoresTheirPositions) {
   EXPECT_EQ(a, b);
   EXPECT_NE(a, c);
   EXPECT_EQ(printProgram(a), printProgram(b));
+}
+
+// if blocks with and without else, nested, in loops, with blocks and each
+// other; conditions of every form. The printer writes them as the language
+// does, and parsing the print gives the program back.
+TEST(Parser, IfBlocksRoundTrip) {
+  const std::string text = R"(program p(M = 8, S = 2) {
+  input  x : f32[M]
+  output y : f32[M]
+
+  y = copy(x)
+  if rank == 0 {
+    t = copy(x)
+  } else {
+    if rank == world - 1 and not (M % 2 == 1 or S > 4) {
+      u = copy(x)
+    }
+  }
+  for i in range(S) {
+    if i != 0 {
+      with stream(i) {
+        if (i + 1) * 2 <= M or rank >= 1 {
+          add(y, x, out=y)
+        } else {
+          for k in range(2) {
+          }
+        }
+      }
+    }
+  }
+}
+)";
+  Program p = parseOrDie(text);
+  EXPECT_EQ(printProgram(p), text);
+  EXPECT_EQ(parseOrDie(printProgram(p)), p);
+  ASSERT_TRUE(p.body[1].isIf());
+  const IfBlock& first = p.body[1].ifBlock();
+  EXPECT_EQ(first.loc, (SourceLoc{6, 3}));
+  EXPECT_EQ(first.cond, eq(Expr::name("rank"), 0));
+  EXPECT_EQ(first.cond.loc(), (SourceLoc{6, 11}));
+  ASSERT_EQ(first.thenBody.size(), 1u);
+  ASSERT_EQ(first.elseBody.size(), 1u);
+  EXPECT_TRUE(first.elseBody[0].isIf());
+  EXPECT_TRUE(first.elseBody[0].ifBlock().elseBody.empty());
+  const IfBlock& inLoop = p.body[2].loop().body[0].ifBlock();
+  const IfBlock& inWith = inLoop.thenBody[0].with().body[0].ifBlock();
+  EXPECT_EQ(inWith.cond.kind(), ConditionKind::Or);
+  ASSERT_EQ(inWith.elseBody.size(), 1u);
+  EXPECT_TRUE(inWith.elseBody[0].isFor());
+  // Every statement list is reached by walkStatements, else branches included.
+  int statements = 0;
+  walkStatements(p.body, [&](const Statement&) { ++statements; });
+  EXPECT_EQ(statements, 11);
+}
+
+TEST(Parser, IfBlockLayoutsGiveTheSameProgram) {
+  // One line, else on its own line, an empty else branch: the same program,
+  // printed the one way. Positions do not count; branches do.
+  Program oneLine = parseOrDie("program p() {\n  if 1 < 2 { n = 1 } else { m = 2 }; k = 3\n}\n");
+  Program spread =
+      parseOrDie("program p() {\n  if 1 < 2\n  {\n    n = 1\n  }\n  else\n  {\n    m = 2\n  }\n\n  k = 3\n}\n");
+  Program swapped = parseOrDie("program p() {\n  if 1 < 2 { m = 2 } else { n = 1 }; k = 3\n}\n");
+  EXPECT_EQ(oneLine, spread);
+  EXPECT_NE(oneLine, swapped);
+  EXPECT_EQ(printProgram(oneLine), printProgram(spread));
+  EXPECT_EQ(printProgram(oneLine), "program p() {\n  if 1 < 2 {\n    n = 1\n  } else {\n    m = 2\n  }\n  k = 3\n}\n");
+  Program emptyElse = parseOrDie("program p() {\n  if 1 < 2 {\n    n = 1\n  } else {\n  }\n}\n");
+  EXPECT_EQ(printProgram(emptyElse), "program p() {\n  if 1 < 2 {\n    n = 1\n  }\n}\n");
+  EXPECT_EQ(parseOrDie(printProgram(emptyElse)), emptyElse);
+}
+
+TEST(Parser, IfBlocksBuiltInCppPrintAsParsed) {
+  ProgramBuilder b("p");
+  Expr m = b.param("M", 8);
+  Value x = b.input("x", DType::F32, {m});
+  b.forLoop("i", 2, [&](Expr i) {
+    b.ifElse(
+        Condition::logicalOr(eq(Expr::name("rank"), 0), gt(i, 0)), [&] { b.copy(x, "a"); },
+        [&] { b.ifElse(le(m, 4), [&] { b.copy(x, "c"); }); });
+  });
+  Program built = b.build();
+  ASSERT_FALSE(verifyStructure(built).has_value());
+  EXPECT_EQ(printProgram(built), R"(program p(M = 8) {
+  input  x : f32[M]
+
+  for i in range(2) {
+    if rank == 0 or i > 0 {
+      a = copy(x)
+    } else {
+      if M <= 4 {
+        c = copy(x)
+      }
+    }
+  }
+}
+)");
+  EXPECT_EQ(parseOrDie(printProgram(built)), built);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analysis/race_check.h"
+#include "cli_runner.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/assign_streams.h"
@@ -464,6 +465,145 @@ TEST(AssignStreams, LeavesLoopsInOrHoldingWithBlocksAndReusesTheCaptureAcrossOne
   EXPECT_EQ(printed.find("set_current_stream"), std::string::npos) << printed;
   expectSectionFourShape(p, after);
   EXPECT_FALSE(verifyProgram(after).has_value());
+}
+
+}  // namespace
+}  // namespace hostir
+
+namespace hostir {
+namespace {
+
+// A loop whose if reads the chunk the previous iteration's branch wrote: the
+// race check of the branches each iteration takes finds the dependence, and
+// the remark names the race with both statements.
+TEST(AssignStreams, LeavesALoopWhoseBranchesDependOnEachOtherAndNamesTheRace) {
+  Program p = testing::parseOrDie(R"(program p(M = 64, S = 4) {
+  input x : f32[M]
+  z = allocate(f32[M], zero=true)
+  for i in range(1, S) {
+    if i > 1 and not i == S {
+      zi = shard_by_stream(z, axis=0, index=i, chunks=S)
+      before = shard_by_stream(z, axis=0, index=i - 1, chunks=S)
+      add(zi, before, out=zi)
+    } else {
+      z1 = shard_by_stream(z, axis=0, index=1, chunks=S)
+      x1 = shard_by_stream(x, axis=0, index=1, chunks=S)
+      copy(x1, out=z1)
+    }
+  }
+}
+)");
+  std::vector<Remark> remarks;
+  EXPECT_EQ(assignStreams(p, {}, &remarks), p);
+  ASSERT_EQ(remarks.size(), 1u);
+  EXPECT_EQ(remarks[0].loc, (SourceLoc{4, 3}));
+  EXPECT_THAT(remarks[0].message, HasSubstr("its iterations are not independent"));
+  EXPECT_THAT(remarks[0].message, HasSubstr("race on 'z'"));
+  ASSERT_EQ(remarks[0].notes.size(), 2u);
+  // Iteration 2's add reads chunk 1, which iteration 1's copy wrote.
+  EXPECT_EQ(remarks[0].notes[0].loc, (SourceLoc{8, 7}));
+  EXPECT_EQ(remarks[0].notes[1].loc, (SourceLoc{12, 7}));
+}
+
+// Only top-level loops move: a loop inside a top-level if stays, with a
+// remark. A branch that switches streams makes the next loop capture the
+// current stream afresh; one that does not leaves the capture valid.
+TEST(AssignStreams, LeavesLoopsInIfBranchesAndRecapturesAfterABranchSwitches) {
+  Program p = testing::parseOrDie(R"(program p(M = 64, S = 2) {
+  input x : f32[M]
+  for i in range(S) {
+    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
+    h = allreduce(xi)
+    wait(h)
+  }
+  if rank == 0 {
+    for k in range(S) {
+      g = allreduce(x)
+      wait(g)
+    }
+  }
+  for i in range(S) {
+    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
+    h = allreduce(xi)
+    wait(h)
+  }
+  if M > 8 {
+    set_current_stream(stream(5))
+  }
+  for i in range(S) {
+    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
+    h = allreduce(xi)
+    wait(h)
+  }
+}
+)");
+  std::vector<Remark> remarks;
+  Program after = assignStreams(p, {}, &remarks);
+  std::string printed = printProgram(after);
+  // One capture serves the first two loops; the third captures afresh.
+  EXPECT_EQ(printed.find("main = get_current_stream()"), printed.rfind("main = get_current_stream()")) << printed;
+  EXPECT_NE(printed.find("main_1 = get_current_stream()"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("synchronize(main_1)"), std::string::npos) << printed;
+  expectSectionFourShape(p, after);
+  bool remarked = false;
+  for (const Remark& r : remarks)
+    remarked |= r.loc == SourceLoc{9, 5} && r.message.find("inside an 'if' branch") != std::string::npos;
+  EXPECT_TRUE(remarked) << "no remark on the loop inside the if";
+}
+
+class IfCli : public testing::CliTest {};
+
+// hostir opt and check on programs with if blocks, through the CLI.
+TEST_F(IfCli, OptAndCheckHandleIfBlocks) {
+  auto opt = run("opt " + golden("if_branches.hir") + " --passes assign-streams");
+  ASSERT_EQ(opt.exitCode, 0) << opt.err;
+  EXPECT_EQ(opt.out, testing::readFile(golden("if_branches.assign-streams.hir")));
+  auto check = run("check " + golden("if_branches.hir") + " --ranks 2");
+  EXPECT_EQ(check.exitCode, 0) << check.err;
+
+  std::string mismatch = write("mismatch.hir", R"(program p(N = 64) {
+  input x : f32[N]
+  y = allocate(f32[N], zero=true)
+  if rank == 0 {
+    c = allreduce(y, op=max)
+    wait(c)
+  } else {
+    d = allreduce(y, op=sum)
+    wait(d)
+  }
+}
+)");
+  auto found = run("check " + mismatch + " --ranks 2");
+  EXPECT_EQ(found.exitCode, 1);
+  EXPECT_THAT(found.err, HasSubstr("mismatch.hir:5:9: error: ranks issue different communications"));
+  EXPECT_THAT(found.err, HasSubstr("mismatch.hir:8:9: note: rank 1 issues its communication #1 here"));
+
+  std::string typo = write("typo.hir", "program p(N = 4) {\n  input x : f32[N]\n  y = mul2(x, x)\n}\n");
+  auto unknown = run("check " + typo);
+  EXPECT_EQ(unknown.exitCode, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("typo.hir:3:7: error: unknown operation 'mul2'; did you mean 'mul'?"));
+}
+
+// A ring whose first rank starts from its input: run on three ranks, the
+// outputs match the serial reference.
+TEST_F(IfCli, ARingWhoseFirstRankDiffersRunsAndChecks) {
+  std::string ring = write("ring.hir", R"(program ring(N = 64) {
+  input  x : f32[N]
+  output y : f32[N]
+  y = allocate(f32[N])
+  r = allocate(f32[N])
+  h = sendrecv(x, out=r, to=(rank + 1) % world, from=(rank + world - 1) % world)
+  wait(h)
+  if rank == 0 {
+    copy(x, out=y)
+  } else {
+    add(r, x, out=y)
+  }
+}
+)");
+  auto r = run("run " + ring + " --ranks 3 --check");
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("check: ok"));
 }
 
 }  // namespace

@@ -680,3 +680,92 @@ TEST(Canonicalize, KeepsAssignStreamsBlocksAndTheirNeededSynchronization) {
 
 }  // namespace
 }  // namespace hostir
+
+namespace hostir {
+namespace {
+
+// A synchronization in a branch only rank 1 takes is needed on two ranks
+// (rank 1 races without it) and removable on one (no rank takes the
+// branch); canonicalize proves each with the team it is given.
+TEST(Canonicalize, ProvesSynchronizationsInBranchesForTheRanksThatTakeThem) {
+  const char* text = R"(program p(M = 64) {
+  input  x : f32[M]
+  output y : f32[M]
+  y = allocate(f32[M])
+  main = get_current_stream()
+  if rank == 1 {
+    with stream(0) {
+      synchronize(main)
+      copy(x, out=y)
+    }
+    synchronize(stream(0))
+  } else {
+    copy(x, out=y)
+  }
+  add(y, x, out=y)
+}
+)";
+  Program input = testing::parseOrDie(text);
+  Program onTwo = canonicalize(input, Bindings{{}, 2});
+  EXPECT_EQ(onTwo, input) << printProgram(onTwo);
+  std::vector<Remark> remarks;
+  Program onOne = canonicalize(input, Bindings{{}, 1}, &remarks);
+  EXPECT_THAT(printProgram(onOne), Not(HasSubstr("synchronize(stream(0))")));
+  EXPECT_THAT(messages(remarks), Contains(HasSubstr("removed synchronize(stream(0))")));
+  PassContext context = testing::raceCheckedContext(onOne, Bindings{{}, 2});
+  EXPECT_FALSE(context.raceCheck(onOne).empty()) << "the one-rank rewrite races on two ranks";
+}
+
+// Switches in branches: a pair becomes a with block when the stream before
+// the if is known, a switch to the current stream goes, an emptied then
+// branch turns the condition round, and an emptied if goes.
+TEST(Canonicalize, WritesBranchSwitchesAsWithBlocksAndDropsEmptiedIfs) {
+  Program p = testing::parseOrDie(R"(program p(M = 64, S = 2) {
+  input  x : f32[M]
+  output y : f32[M]
+  y = allocate(f32[M], zero=true)
+  main = get_current_stream()
+  if S > 1 {
+    set_current_stream(main)
+    set_current_stream(stream(1))
+    synchronize(main)
+    add(y, x, out=y)
+    set_current_stream(main)
+    synchronize(stream(1))
+    add(y, x, out=y)
+  }
+  if S == 2 {
+    ev = record_event()
+  } else {
+    add(y, x, out=y)
+  }
+  if M < S {
+    ev2 = record_event()
+  }
+}
+)");
+  std::vector<Remark> remarks;
+  Program out = canonicalize(p, {}, &remarks);
+  EXPECT_EQ(printedBody(out), R"(  y = allocate(f32[M], zero=true)
+  main = get_current_stream()
+  if S > 1 {
+    with stream(1) {
+      synchronize(main)
+      add(y, x, out=y)
+    }
+    synchronize(stream(1))
+    add(y, x, out=y)
+  }
+  if not S == 2 {
+    add(y, x, out=y)
+  }
+}
+)");
+  EXPECT_THAT(messages(remarks), Contains(HasSubstr("removed set_current_stream(main): main is already the current "
+                                                    "stream")));
+  EXPECT_THAT(messages(remarks), Contains(HasSubstr("if S == 2 became if not S == 2: its then branch is empty")));
+  EXPECT_THAT(messages(remarks), Contains(HasSubstr("removed if M < S: its body is empty")));
+}
+
+}  // namespace
+}  // namespace hostir

@@ -240,6 +240,56 @@ TEST(Overlap, StraightLineCodeWithoutAGainIsLeftAsWritten) {
   EXPECT_EQ(o.program, testing::parseOrDie(kParallelBlock)) << printProgram(o.program);
 }
 
+// The chunked layer with a branch on the loop index in its body: the loop
+// moves whole, if included, when that pays.
+constexpr const char* kBranchingLayer = R"(program layer(M = 64, K = 32, N = 16, S = 4) {
+  input  x : f32[M, K] shard(1)
+  input  w : f32[N, K] shard(1)
+  output y : f32[M, N]
+  y = allocate(f32[M, N])
+  for i in range(S) {
+    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
+    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
+    if i == 0 {
+      linear(xi, w, out=yi)
+    } else {
+      yj = linear(xi, w)
+      copy(yj, out=yi)
+    }
+    c = allreduce(yi, op=sum)
+    wait(c)
+  }
+}
+)";
+
+TEST(Overlap, ALoopWhoseBodyBranchesMovesWithItsIf) {
+  Outcome o = overlap(kBranchingLayer, fixedPredictions(0.100, 0.090));
+  ASSERT_TRUE(usesWorkerStreams(o.program)) << printProgram(o.program);
+  const Statement& loop = o.program.body.at(2);
+  ASSERT_TRUE(loop.isFor()) << printProgram(o.program);
+  const std::vector<Statement>& onWorker = loop.loop().body.at(0).with().body;
+  ASSERT_GT(onWorker.size(), 3u) << printProgram(o.program);
+  EXPECT_EQ(onWorker[3], testing::parseOrDie(kBranchingLayer).body[1].loop().body[2]) << printProgram(o.program);
+}
+
+// A top-level if ends a straight-line region: its statements are never
+// scheduled, and it stays where it was.
+TEST(Overlap, StraightLineRegionsStopAtAnIf) {
+  std::string text = kParallelBlock;
+  const std::string second = "  m = linear(x, w1)\n";
+  text.replace(text.find(second), second.size(), "  if B > 0 {\n    e = allocate(bf16[B])\n  }\n" + second);
+  Bindings gpt{{{"B", 4096}, {"H", 8192}, {"A", 8192}, {"F", 32768}}, 8};
+  Outcome o = overlap(text, h100(text, gpt), 0.05, gpt);
+  std::string printed = printProgram(o.program);
+  EXPECT_NE(printed.find("  if B > 0 {\n    e = allocate(bf16[B])\n  }\n"), std::string::npos) << printed;
+  // Neither region holds a computation and a communication that can overlap
+  // across the if: each is scheduled, or left, on its own side of it.
+  size_t at = printed.find("  if B > 0 {");
+  EXPECT_NE(printed.find("ha = allreduce(ao, op=sum)"), std::string::npos);
+  EXPECT_LT(printed.find("ha = allreduce(ao, op=sum)"), at) << printed;
+  EXPECT_GT(printed.find("hm = allreduce(mo, op=sum)"), at) << printed;
+}
+
 class OverlapCli : public testing::CliTest {};
 
 // The scheduled block gives the results of the program as written.
