@@ -96,6 +96,96 @@ void ProgramBuilder::addInto(const Value& a, const Value& b, const Value& out) {
   append(makeOp(OpKind::Add, {{"a", a.arg()}, {"b", b.arg()}, {"out", out.arg()}}));
 }
 
+Value ProgramBuilder::sub(const Value& a, const Value& b, std::string name) {
+  return emit(OpKind::Sub, {{"a", a.arg()}, {"b", b.arg()}}, std::move(name));
+}
+
+Value ProgramBuilder::mul(const Value& a, const Value& b, std::string name) {
+  return emit(OpKind::Mul, {{"a", a.arg()}, {"b", b.arg()}}, std::move(name));
+}
+
+Value ProgramBuilder::relu(const Value& x, std::string name) {
+  return emit(OpKind::Relu, {{"x", x.arg()}}, std::move(name));
+}
+
+Value ProgramBuilder::silu(const Value& x, std::string name) {
+  return emit(OpKind::Silu, {{"x", x.arg()}}, std::move(name));
+}
+
+Value ProgramBuilder::gelu(const Value& x, std::string name) {
+  return emit(OpKind::Gelu, {{"x", x.arg()}}, std::move(name));
+}
+
+Value ProgramBuilder::scale(const Value& x, double by, std::string name) {
+  return emit(OpKind::Scale, {{"x", x.arg()}, {"by", Arg::number(by)}}, std::move(name));
+}
+
+Value ProgramBuilder::rmsNorm(const Value& x, const Value& w, std::optional<double> eps, std::string name) {
+  std::vector<std::pair<std::string_view, Arg>> operands = {{"x", x.arg()}, {"w", w.arg()}};
+  if (eps) operands.emplace_back("eps", Arg::number(*eps));
+  return emit(OpKind::RmsNorm, std::move(operands), std::move(name));
+}
+
+Value ProgramBuilder::softmax(const Value& x, std::string name) {
+  return emit(OpKind::Softmax, {{"x", x.arg()}}, std::move(name));
+}
+
+Value ProgramBuilder::matmulTransposed(const Value& a, const Value& b, bool transposeA, bool transposeB,
+                                       std::string name) {
+  return emit(OpKind::Matmul,
+              {{"a", a.arg()},
+               {"b", b.arg()},
+               {"transpose_a", Arg::boolean(transposeA)},
+               {"transpose_b", Arg::boolean(transposeB)}},
+              std::move(name));
+}
+
+namespace {
+
+// attention's operands: q, k, v, heads and the options that are set.
+std::vector<std::pair<std::string_view, Arg>> attentionOperands(const Value& q, const Value& k, const Value& v,
+                                                                Expr heads, const AttentionOptions& options) {
+  std::vector<std::pair<std::string_view, Arg>> operands = {
+      {"q", q.arg()}, {"k", k.arg()}, {"v", v.arg()}, {"heads", Arg::integer(std::move(heads))}};
+  if (options.kvHeads) operands.emplace_back("kv_heads", Arg::integer(*options.kvHeads));
+  if (options.causal) operands.emplace_back("causal", Arg::boolean(true));
+  if (options.qOffset) operands.emplace_back("q_offset", Arg::integer(*options.qOffset));
+  if (options.kOffset) operands.emplace_back("k_offset", Arg::integer(*options.kOffset));
+  if (options.lse) operands.emplace_back("lse", options.lse->arg());
+  return operands;
+}
+
+}  // namespace
+
+Value ProgramBuilder::attention(const Value& q, const Value& k, const Value& v, Expr heads,
+                                const AttentionOptions& options, std::string name) {
+  return emit(OpKind::Attention, attentionOperands(q, k, v, std::move(heads), options), std::move(name));
+}
+
+void ProgramBuilder::attentionInto(const Value& q, const Value& k, const Value& v, const Value& out, Expr heads,
+                                   const AttentionOptions& options) {
+  auto operands = attentionOperands(q, k, v, std::move(heads), options);
+  operands.emplace_back("out", out.arg());
+  append(makeOp(OpKind::Attention, std::move(operands)));
+}
+
+void ProgramBuilder::mergeAttention(const Value& o, const Value& lse, const Value& part, const Value& partLse) {
+  append(makeOp(OpKind::MergeAttention,
+                {{"o", o.arg()}, {"lse", lse.arg()}, {"part", part.arg()}, {"part_lse", partLse.arg()}}));
+}
+
+Value ProgramBuilder::gatherRows(const Value& x, const Value& idx, std::string name) {
+  return emit(OpKind::GatherRows, {{"x", x.arg()}, {"idx", idx.arg()}}, std::move(name));
+}
+
+void ProgramBuilder::scatterAddRows(const Value& src, const Value& idx, const Value& out) {
+  append(makeOp(OpKind::ScatterAddRows, {{"src", src.arg()}, {"idx", idx.arg()}, {"out", out.arg()}}));
+}
+
+Value ProgramBuilder::cast(const Value& x, DType dtype, std::string name) {
+  return emit(OpKind::Cast, {{"x", x.arg()}, {"dtype", Arg::name(std::string(dtypeName(dtype)))}}, std::move(name));
+}
+
 Value ProgramBuilder::allreduce(const Value& t, ReduceOp op, std::optional<Value> out, std::string name) {
   std::vector<std::pair<std::string_view, Arg>> operands = {{"t", t.arg()}};
   if (out) operands.emplace_back("out", out->arg());

@@ -37,6 +37,15 @@ struct StreamRef {
   static StreamRef captured(const Value& stream) { return {stream.arg()}; }
 };
 
+// attention's attributes; those left unset are absent from the statement
+// (kv_heads = heads, causal = false, offsets 0, no lse).
+struct AttentionOptions {
+  std::optional<Expr> kvHeads;
+  bool causal = false;
+  std::optional<Expr> qOffset, kOffset;
+  std::optional<Value> lse;
+};
+
 class ProgramBuilder {
  public:
   explicit ProgramBuilder(std::string programName);
@@ -57,6 +66,25 @@ class ProgramBuilder {
   void copyInto(const Value& src, const Value& out);
   Value add(const Value& a, const Value& b, std::string name = {});
   void addInto(const Value& a, const Value& b, const Value& out);
+  Value sub(const Value& a, const Value& b, std::string name = {});
+  Value mul(const Value& a, const Value& b, std::string name = {});
+  Value relu(const Value& x, std::string name = {});
+  Value silu(const Value& x, std::string name = {});
+  Value gelu(const Value& x, std::string name = {});
+  Value scale(const Value& x, double by, std::string name = {});
+  // eps: the statement's eps=, or none (kDefaultRmsNormEps).
+  Value rmsNorm(const Value& x, const Value& w, std::optional<double> eps = {}, std::string name = {});
+  Value softmax(const Value& x, std::string name = {});
+  // matmul with its transposes (a given as [K, M], b as [N, K]).
+  Value matmulTransposed(const Value& a, const Value& b, bool transposeA, bool transposeB, std::string name = {});
+  Value attention(const Value& q, const Value& k, const Value& v, Expr heads, const AttentionOptions& options = {},
+                  std::string name = {});
+  void attentionInto(const Value& q, const Value& k, const Value& v, const Value& out, Expr heads,
+                     const AttentionOptions& options = {});
+  void mergeAttention(const Value& o, const Value& lse, const Value& part, const Value& partLse);
+  Value gatherRows(const Value& x, const Value& idx, std::string name = {});
+  void scatterAddRows(const Value& src, const Value& idx, const Value& out);
+  Value cast(const Value& x, DType dtype, std::string name = {});
 
   // Collectives return their communication handle.
   Value allreduce(const Value& t, ReduceOp op = ReduceOp::Sum, std::optional<Value> out = {}, std::string name = {});

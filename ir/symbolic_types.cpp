@@ -108,6 +108,37 @@ std::optional<TensorType> SymbolicTypes::resultType(const Operation& op) const {
       extent = chunkExtentExpr(extent, intOf(O::index), intOf(O::chunks));
       return type;
     }
+    case OpKind::Matmul: {
+      // [M, N] from a [M, K] (transposed: [K, M]) and b [K, N] (transposed:
+      // [N, K]), after the batch axis that a, b and the result share.
+      using O = operands::Matmul;
+      auto a = typeOf(O::a), b = typeOf(O::b);
+      if (!a || !b || a->dims.size() < 2 || a->dims.size() != b->dims.size()) return std::nullopt;
+      auto flag = [&](size_t operand) { return op.operands[operand] && op.operands[operand]->boolValue; };
+      const size_t rows = a->dims.size() - 2;
+      Expr m = a->dims[rows + (flag(O::transpose_a) ? 1 : 0)];
+      Expr n = b->dims[rows + (flag(O::transpose_b) ? 0 : 1)];
+      a->dims.resize(rows);
+      a->dims.push_back(std::move(m));
+      a->dims.push_back(std::move(n));
+      return a;
+    }
+    case OpKind::GatherRows: {
+      // idx.shape + x.shape[1:], in x's dtype.
+      using O = operands::GatherRows;
+      auto x = typeOf(O::x), idx = typeOf(O::idx);
+      if (!x || !idx || x->dims.empty()) return std::nullopt;
+      idx->dtype = x->dtype;
+      idx->dims.insert(idx->dims.end(), x->dims.begin() + 1, x->dims.end());
+      return idx;
+    }
+    case OpKind::Cast: {
+      auto x = typeOf(operands::Cast::x);
+      const std::optional<Arg>& dtype = op.operands[operands::Cast::dtype];
+      if (!x || !dtype || !dtype->isName() || !parseDType(dtype->nameValue())) return std::nullopt;
+      x->dtype = *parseDType(dtype->nameValue());
+      return x;
+    }
     default: break;
   }
   // A computation or copy: its table row's result shape.

@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <unordered_map>
+#include <utility>
 
 #include "ir/names.h"
 #include "ir/rank_dependence.h"
@@ -279,16 +281,48 @@ class StructureChecker {
     if (const NameDef* result = op.result()) defineResult(op, *result, firstTensor, scope);
   }
 
+  // The dtype operand `operand` of a computation has whatever the others'
+  // are, and why: indices are i32, log-sum-exps f32, and cast writes the
+  // dtype it names. nullopt: the operation's one dtype.
+  static std::optional<std::pair<DType, const char*>> fixedDType(const Operation& op, size_t operand) {
+    using Pair = std::pair<DType, const char*>;
+    if ((op.kind == OpKind::GatherRows && operand == operands::GatherRows::idx) ||
+        (op.kind == OpKind::ScatterAddRows && operand == operands::ScatterAddRows::idx))
+      return Pair{DType::I32, "reads its indices from an i32 tensor"};
+    if ((op.kind == OpKind::Attention && operand == operands::Attention::lse) ||
+        (op.kind == OpKind::MergeAttention &&
+         (operand == operands::MergeAttention::lse || operand == operands::MergeAttention::part_lse)))
+      return Pair{DType::F32, "keeps log-sum-exps in f32"};
+    if (op.kind == OpKind::Cast && operand == operands::Cast::out)
+      return Pair{*parseDType(op.operands[operands::Cast::dtype]->nameValue()), "writes the dtype it names"};
+    return std::nullopt;
+  }
+
   // A tensor operand: every tensor operation reads and writes one dtype (that
-  // of `first`, the operation's first tensor operand, if this is not it), and
-  // only what the program allocates can be deallocated.
+  // of `first`, the operation's first tensor operand, if this is not it),
+  // but for the operands of fixedDType; computations compute on no i32
+  // tensor (indices) but their indices; and only what the program
+  // allocates can be deallocated.
   NameInfo checkTensorOperand(const Operation& op, const OperandSpec& spec, const Arg& arg, const NameInfo* first,
                               const Arg* firstArg) const {
     const OpSignature& sig = op.signature();
     NameInfo info = namedValue(op, spec, arg, ValueKind::Tensor);
-    if (first && info.dtype != first->dtype && sig.category != OpCategory::View) {
+    const auto operand = static_cast<size_t>(&spec - sig.operands.data());
+    if (auto fixed = fixedDType(op, operand)) {
+      if (info.dtype != fixed->first)
+        fail(arg.loc,
+             fmt::format("'{}' {}, but '{}' is {}", sig.name, fixed->second, arg.nameValue(), dtypeName(info.dtype)));
+    } else if (sig.category == OpCategory::Compute && !isFloating(info.dtype)) {
+      fail(arg.loc, fmt::format("'{}' does not compute on {} tensors (indices)", sig.name, dtypeName(info.dtype)));
+    } else if (first && info.dtype != first->dtype && sig.category != OpCategory::View) {
       fail(arg.loc, fmt::format("dtype mismatch in '{}': '{}' is {} but '{}' is {}", sig.name, firstArg->nameValue(),
                                 dtypeName(first->dtype), arg.nameValue(), dtypeName(info.dtype)));
+    }
+    if (op.kind == OpKind::Cast && operand == operands::Cast::x) {
+      const Arg& dtype = *op.operands[operands::Cast::dtype];
+      if (!isFloating(*parseDType(dtype.nameValue())))
+        fail(firstValid(dtype.loc, op.loc),
+             fmt::format("'cast' converts between f32, f16, bf16 and f64, not to {} (indices)", dtype.nameValue()));
     }
     if (spec.effect == Effect::Free && info.origin != TensorOrigin::Allocated) {
       std::string_view what = info.origin == TensorOrigin::Input    ? "the program input"
@@ -301,14 +335,16 @@ class StructureChecker {
   }
 
   // The name an operation defines; a tensor takes the dtype of its first
-  // tensor operand (allocate's, of its type). A declared output must be a
+  // tensor operand (allocate's, of its type; cast's, the one it names). A declared output must be a
   // tensor of its declared dtype, defined at the top level (`scope` null).
   void defineResult(const Operation& op, const NameDef& result, const std::optional<NameInfo>& firstTensor,
                     const char* scope) {
     const OpSignature& sig = op.signature();
     NameInfo info{sig.resultKind, result.loc};
     if (sig.resultKind == ValueKind::Tensor) {
-      info.dtype = op.kind == OpKind::Allocate ? op.operands[operands::Allocate::type]->type.dtype : firstTensor->dtype;
+      info.dtype = op.kind == OpKind::Allocate ? op.operands[operands::Allocate::type]->type.dtype
+                   : op.kind == OpKind::Cast   ? *parseDType(op.operands[operands::Cast::dtype]->nameValue())
+                                               : firstTensor->dtype;
       info.origin = sig.category == OpCategory::View ? TensorOrigin::View : TensorOrigin::Allocated;
     }
     if (auto out = outputs_.find(result.name); out != outputs_.end()) {

@@ -3,10 +3,14 @@
 // computation (ir/shape_checker.h). A computation's rule is a member of
 // ComputeRules and one case of checkCompute's switch, at the end of this file.
 #include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "ir/diagnostic.h"
 #include "ir/shape_checker.h"
 #include "ir/shapes.h"
+#include "ir/verifier.h"
 
 namespace hostir::verification {
 
@@ -46,10 +50,35 @@ void ShapeChecker::checkCopy(const Operation& op) {
 }
 
 // The shape rules of the computations: each checks its operands and binds
-// its result (or checks its out= operand) through the checker.
+// its result (or checks its out= operand) through the checker. Dtypes are
+// the structure check's (ir/verifier.cpp, checkTensorOperand): by the time
+// these run, every operand has the dtype its operation needs.
 struct ComputeRules {
   ShapeChecker& c;
   const Operation& op;
+
+  std::string_view name() const { return op.signature().name; }
+  SourceLoc at(size_t operand) const { return op.operands[operand] ? op.operands[operand]->loc : op.loc; }
+  const std::string& nameOf(size_t operand) const { return op.operands[operand]->nameValue(); }
+  bool flag(size_t operand) const { return op.operands[operand] && op.operands[operand]->boolValue; }
+
+  // Fails at `operand` unless its tensor has `rank` dims; `form` spells the shape it needs ("[M, K]").
+  const BoundTensor& ofRank(size_t operand, size_t rank, std::string_view form) {
+    const BoundTensor& t = c.tensor(op, operand);
+    if (t.shape.size() != rank)
+      fail(at(operand),
+           fmt::format("'{}' needs {} of shape {}, but '{}' is {}", name(), op.signature().operands[operand].name, form,
+                       nameOf(operand), shapeString(t.shape)));
+    return t;
+  }
+
+  const BoundTensor& atLeastRank1(size_t operand) {
+    const BoundTensor& t = c.tensor(op, operand);
+    if (t.shape.empty())
+      fail(at(operand), fmt::format("'{}' works over the last axis: it needs {} of rank 1 or more, but '{}' is 0-d",
+                                    name(), op.signature().operands[operand].name, nameOf(operand)));
+    return t;
+  }
 
   void linear() {
     const BoundTensor& x = c.tensor(op, operands::Linear::x);
@@ -69,28 +98,146 @@ struct ComputeRules {
     c.produce(op, operands::Linear::out, x.dtype, shape);
   }
 
+  // c = op(a) · op(b): a [M, K] (transpose_a: [K, M]), b [K, N]
+  // (transpose_b: [N, K]); or all three with one leading batch axis B.
   void matmul() {
-    const BoundTensor& a = c.tensor(op, operands::Matmul::a);
-    const BoundTensor& b = c.tensor(op, operands::Matmul::b);
-    if (a.shape.size() != 2)
-      fail(op.operands[operands::Matmul::a]->loc,
-           fmt::format("'matmul' needs a of shape [M, K], got {}", shapeString(a.shape)));
-    if (b.shape.size() != 2)
-      fail(op.operands[operands::Matmul::b]->loc,
-           fmt::format("'matmul' needs b of shape [K, N], got {}", shapeString(b.shape)));
-    if (a.shape[1] != b.shape[0])
-      fail(op.operands[operands::Matmul::b]->loc,
-           fmt::format("'matmul' contracts K: a is {} but b is {}", shapeString(a.shape), shapeString(b.shape)));
-    c.produce(op, operands::Matmul::out, a.dtype, {a.shape[0], b.shape[1]});
+    using O = operands::Matmul;
+    const BoundTensor& a = c.tensor(op, O::a);
+    const BoundTensor& b = c.tensor(op, O::b);
+    const bool ta = flag(O::transpose_a), tb = flag(O::transpose_b);
+    const std::string_view aForm = ta ? "[K, M]" : "[M, K]", bForm = tb ? "[N, K]" : "[K, N]";
+    if (a.shape.size() != 2 && a.shape.size() != 3)
+      fail(at(O::a), fmt::format("'matmul' needs a of shape {} or [B, {}], got {}", aForm, aForm.substr(1),
+                                 shapeString(a.shape)));
+    if (b.shape.size() != a.shape.size())
+      fail(at(O::b),
+           fmt::format("'matmul' needs b of shape {}{}, got {} (a is {})", a.shape.size() == 3 ? "[B, " : "",
+                       a.shape.size() == 3 ? bForm.substr(1) : bForm, shapeString(b.shape), shapeString(a.shape)));
+    const size_t batched = a.shape.size() - 2;
+    if (batched && a.shape[0] != b.shape[0])
+      fail(at(O::b), fmt::format("'matmul' multiplies batch entry by batch entry: a is {} but b is {}",
+                                 shapeString(a.shape), shapeString(b.shape)));
+    const int64_t m = a.shape[batched + (ta ? 1 : 0)], ka = a.shape[batched + (ta ? 0 : 1)];
+    const int64_t kb = b.shape[batched + (tb ? 1 : 0)], n = b.shape[batched + (tb ? 0 : 1)];
+    if (ka != kb)
+      fail(at(O::b), fmt::format("'matmul' contracts K: a is {}{} but b is {}{}", shapeString(a.shape),
+                                 ta ? " (transposed)" : "", shapeString(b.shape), tb ? " (transposed)" : ""));
+    std::vector<int64_t> shape = {m, n};
+    if (batched) shape.insert(shape.begin(), a.shape[0]);
+    c.produce(op, O::out, a.dtype, shape);
   }
 
-  // a op b, elementwise: b has a's shape; the result is like a.
+  // a op b, elementwise: b broadcasts to a's shape by NumPy's rule (axes
+  // aligned from the last, each extent of b equal to a's or 1); the result is like a.
   template <typename O>
   void binaryElementwise() {
     const BoundTensor& a = c.tensor(op, O::a);
-    if (c.tensor(op, O::b).shape != a.shape)  // the message only when it fails
-      c.requireShape(op, O::b, a.shape, fmt::format("'{}' (no broadcasting)", op.signature().name));
+    const BoundTensor& b = c.tensor(op, O::b);
+    bool fits = b.shape.size() <= a.shape.size();
+    for (size_t i = 1; fits && i <= b.shape.size(); ++i) {
+      const int64_t extent = b.shape[b.shape.size() - i];
+      fits = extent == 1 || extent == a.shape[a.shape.size() - i];
+    }
+    if (!fits)
+      fail(at(O::b), fmt::format("'{}' cannot broadcast '{}' of shape {} to the shape of '{}', {}: aligned from the "
+                                 "last axis, each extent of b must equal a's or be 1",
+                                 name(), nameOf(O::b), shapeString(b.shape), nameOf(O::a), shapeString(a.shape)));
     c.produce(op, O::out, a.dtype, a.shape);
+  }
+
+  // relu, silu, gelu, scale: the result is like x.
+  template <typename O>
+  void likeX() {
+    const BoundTensor& x = c.tensor(op, O::x);
+    c.produce(op, O::out, x.dtype, x.shape);
+  }
+
+  void softmax() {
+    using O = operands::Unary;
+    const BoundTensor& x = atLeastRank1(O::x);
+    c.produce(op, O::out, x.dtype, x.shape);
+  }
+
+  void rmsNorm() {
+    using O = operands::RmsNorm;
+    const BoundTensor& x = atLeastRank1(O::x);
+    c.requireShape(op, O::w, {x.shape.back()}, "the weight of 'rms_norm' (one per element of the last axis)");
+    if (op.operands[O::eps] && op.operands[O::eps]->floatValue < 0)
+      fail(at(O::eps), fmt::format("eps must not be negative, got {}", op.operands[O::eps]->floatValue));
+    c.produce(op, O::out, x.dtype, x.shape);
+  }
+
+  // An integer attribute that must be at least 1.
+  int64_t positive(size_t operand, int64_t value) {
+    if (value < 1)
+      fail(at(operand), fmt::format("{} must be at least 1, got {}", op.signature().operands[operand].name, value));
+    return value;
+  }
+
+  // q [Tq, H·D], k and v [Tk, G·D], out like q, lse [Tq, H].
+  void attention() {
+    using O = operands::Attention;
+    const BoundTensor& q = ofRank(O::q, 2, "[Tq, H·D]");
+    const BoundTensor& k = ofRank(O::k, 2, "[Tk, G·D]");
+    const int64_t heads = positive(O::heads, c.intOperand(op, O::heads));
+    const int64_t kvHeads = positive(O::kv_heads, c.intOperand(op, O::kv_heads, heads));
+    if (heads % kvHeads != 0)
+      fail(at(O::kv_heads),
+           fmt::format("heads={} is not a multiple of kv_heads={}: each key/value head serves as many query heads",
+                       heads, kvHeads));
+    c.intOperand(op, O::q_offset);
+    c.intOperand(op, O::k_offset);
+    if (q.shape[1] % heads != 0 || q.shape[1] == 0)
+      fail(at(O::q), fmt::format("'attention' needs q's last extent to be heads·D with D >= 1, but '{}' is {} for "
+                                 "heads={}",
+                                 nameOf(O::q), shapeString(q.shape), heads));
+    const int64_t d = q.shape[1] / heads;
+    std::vector<int64_t> kv = {k.shape[0], kvHeads * d};
+    c.requireShape(op, O::k, kv, fmt::format("'attention' with kv_heads={} and D={}", kvHeads, d));
+    c.requireShape(op, O::v, kv, "'attention' (v is shaped like k)");
+    if (op.operands[O::lse]) c.requireShape(op, O::lse, {q.shape[0], heads}, "the lse of 'attention', [Tq, heads],");
+    c.produce(op, O::out, q.dtype, q.shape);
+  }
+
+  // o [T, H·D] and lse [T, H]; part and part_lse shaped like them.
+  void mergeAttention() {
+    using O = operands::MergeAttention;
+    const BoundTensor& o = ofRank(O::o, 2, "[T, H·D]");
+    const BoundTensor& lse = ofRank(O::lse, 2, "[T, H]");
+    if (lse.shape[0] != o.shape[0] || lse.shape[1] < 1 || o.shape[1] % lse.shape[1] != 0)
+      fail(at(O::lse), fmt::format("'merge_attention' needs lse of shape [T, H] for o of shape [T, H·D], but '{}' is "
+                                   "{} and '{}' is {}",
+                                   nameOf(O::lse), shapeString(lse.shape), nameOf(O::o), shapeString(o.shape)));
+    c.requireShape(op, O::part, o.shape, "'merge_attention' (part is shaped like o)");
+    c.requireShape(op, O::part_lse, lse.shape, "'merge_attention' (part_lse is shaped like lse)");
+  }
+
+  // y = x[idx] on rows: idx.shape + x.shape[1:].
+  void gatherRows() {
+    using O = operands::GatherRows;
+    const BoundTensor& x = atLeastRank1(O::x);
+    const BoundTensor& idx = c.tensor(op, O::idx);
+    std::vector<int64_t> shape = idx.shape;
+    shape.insert(shape.end(), x.shape.begin() + 1, x.shape.end());
+    if (shape.size() > kMaxTensorDims)
+      fail(op.loc, fmt::format("the result of 'gather_rows', {}, has {} dimensions; tensors have at most {}",
+                               shapeString(shape), shape.size(), kMaxTensorDims));
+    c.produce(op, O::out, x.dtype, shape);
+  }
+
+  // src is idx.shape + out.shape[1:].
+  void scatterAddRows() {
+    using O = operands::ScatterAddRows;
+    const BoundTensor& out = atLeastRank1(O::out);
+    std::vector<int64_t> shape = c.tensor(op, O::idx).shape;
+    shape.insert(shape.end(), out.shape.begin() + 1, out.shape.end());
+    c.requireShape(op, O::src, shape, "'scatter_add_rows' (idx.shape + out.shape[1:])");
+  }
+
+  void cast() {
+    using O = operands::Cast;
+    const BoundTensor& x = c.tensor(op, O::x);
+    c.produce(op, O::out, *parseDType(op.operands[O::dtype]->nameValue()), x.shape);
   }
 };
 
@@ -100,9 +247,38 @@ void ShapeChecker::checkCompute(const Operation& op) {
     case OpKind::Linear: rules.linear(); return;
     case OpKind::Matmul: rules.matmul(); return;
     case OpKind::Add: rules.binaryElementwise<operands::Add>(); return;
-    default: break;
+    case OpKind::Sub: rules.binaryElementwise<operands::Sub>(); return;
+    case OpKind::Mul: rules.binaryElementwise<operands::Mul>(); return;
+    case OpKind::Relu:
+    case OpKind::Silu:
+    case OpKind::Gelu: rules.likeX<operands::Unary>(); return;
+    case OpKind::Scale: rules.likeX<operands::Scale>(); return;
+    case OpKind::RmsNorm: rules.rmsNorm(); return;
+    case OpKind::Softmax: rules.softmax(); return;
+    case OpKind::Attention: rules.attention(); return;
+    case OpKind::MergeAttention: rules.mergeAttention(); return;
+    case OpKind::GatherRows: rules.gatherRows(); return;
+    case OpKind::ScatterAddRows: rules.scatterAddRows(); return;
+    case OpKind::Cast: rules.cast(); return;
+    case OpKind::Allocate:
+    case OpKind::Deallocate:
+    case OpKind::ShardByStream:
+    case OpKind::Copy:
+    case OpKind::Allreduce:
+    case OpKind::Allgather:
+    case OpKind::ReduceScatter:
+    case OpKind::AllToAll:
+    case OpKind::Broadcast:
+    case OpKind::SendRecv:
+    case OpKind::Wait:
+    case OpKind::GetCurrentStream:
+    case OpKind::SetCurrentStream:
+    case OpKind::Synchronize:
+    case OpKind::RecordEvent:
+    case OpKind::WaitEvent:
+    case OpKind::IntValue: break;  // not computations: ShapeChecker::checkOperation has their rules
   }
-  throw std::logic_error(fmt::format("internal error: '{}' has no shape rule", op.signature().name));
+  throw std::logic_error(fmt::format("internal error: '{}' is not a computation", op.signature().name));
 }
 
 }  // namespace hostir::verification

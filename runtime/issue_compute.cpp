@@ -1,13 +1,17 @@
 // The issue rules of the operations that work on the rank's own tensors:
 // allocate and deallocate (stream-ordered memory), shard_by_stream (a view),
-// copy, and every computation: linear, matmul, add (runtime/issue_rules.h).
+// copy, and every computation: linear, matmul, the elementwise and row
+// operations, attention, gather/scatter, cast (runtime/issue_rules.h).
 // A computation's rule is one case of issueCompute's switch at the end of
 // this file: the shape of its result and whether its kernel is elementwise.
 #include <fmt/format.h>
 
+#include <array>
+#include <initializer_list>
 #include <new>
 #include <stdexcept>
 #include <string_view>
+#include <type_traits>
 
 #include "ir/byte_size.h"
 #include "runtime/issue_rules.h"
@@ -76,23 +80,40 @@ void optionalInput(RunFrame& frame, const Instruction& in, KernelCall& call, siz
   if (frame.present(in, operand)) input(frame, in, call, operand);
 }
 
+// Issues `call` (every operand entered) on the current stream. The operands
+// `written` are those the kernel writes: each goes through a temporary when
+// another operand overlaps it (read-then-write); `readFirst`: the kernel
+// also reads them (an in-place update), so the temporary starts as a copy.
+void issueWriting(RunFrame& frame, const Instruction& in, KernelCall& call, std::initializer_list<size_t> written,
+                  bool elementwise, bool readFirst) {
+  std::array<TensorView, kMaxOperands> temporaries;
+  std::array<const TensorView*, kMaxOperands> targets{};
+  for (size_t w : written) {
+    const TensorView* target = call.operands[w];
+    if (!target) continue;
+    bool staged = false;
+    for (size_t other = 0; other < kMaxOperands && !staged; ++other)
+      staged = other != w && overlapsInput(*target, call.operands[other], elementwise);
+    if (staged) targets[w] = target;
+  }
+  for (size_t w : written) {
+    if (!targets[w]) continue;
+    temporaries[w] = stagingTemporary(frame, in, *targets[w]);
+    if (readFirst) frame.backend.copy(frame.current, *targets[w], temporaries[w]);
+    call.operands[w] = &temporaries[w];
+  }
+  frame.backend.compute(frame.current, call);
+  for (size_t w : written)
+    if (targets[w]) unstage(frame, temporaries[w], *targets[w]);
+}
+
 // Issues `call` (its inputs entered) on the current stream, writing its
 // `outOperand` (a new dtype[shape] result, or its out= tensor), through a
 // temporary when an input overlaps it.
 void issueKernel(RunFrame& frame, const Instruction& in, KernelCall& call, size_t outOperand, DType dtype,
                  const Dims& shape, bool elementwise) {
-  const TensorView& out = output(frame, in, outOperand, dtype, shape);
-  bool staged = false;
-  for (const TensorView* input : call.operands) staged = staged || overlapsInput(out, input, elementwise);
-  if (!staged) {
-    call.operands[outOperand] = &out;
-    frame.backend.compute(frame.current, call);
-    return;
-  }
-  TensorView temporary = stagingTemporary(frame, in, out);
-  call.operands[outOperand] = &temporary;
-  frame.backend.compute(frame.current, call);
-  unstage(frame, temporary, out);
+  call.operands[outOperand] = &output(frame, in, outOperand, dtype, shape);
+  issueWriting(frame, in, call, {outOperand}, elementwise, /*readFirst=*/false);
 }
 
 // out = x · wᵀ (+ bias): [x's leading dims, w's first].
@@ -107,23 +128,99 @@ void issueLinear(RunFrame& frame, const Instruction& in) {
   issueKernel(frame, in, call, O::out, x.dtype, shape, /*elementwise=*/false);
 }
 
-// out = a · b: [a's first, b's second].
+// out = op(a) · op(b): [(B,) M, N], M from a and N from b as their
+// transposes say.
 void issueMatmul(RunFrame& frame, const Instruction& in) {
   using O = operands::Matmul;
   KernelCall call{in.op};
   const TensorView& a = input(frame, in, call, O::a);
   const TensorView& b = input(frame, in, call, O::b);
-  issueKernel(frame, in, call, O::out, a.dtype, Dims{a.shape[0], b.shape[1]}, /*elementwise=*/false);
+  call.scalars[O::transpose_a] = frame.scalar(in, O::transpose_a, 0);
+  call.scalars[O::transpose_b] = frame.scalar(in, O::transpose_b, 0);
+  const size_t batched = a.rank() - 2;
+  Dims shape = a.shape;
+  shape[batched] = a.shape[batched + (call.flag(O::transpose_a) ? 1 : 0)];
+  shape[batched + 1] = b.shape[batched + (call.flag(O::transpose_b) ? 0 : 1)];
+  issueKernel(frame, in, call, O::out, a.dtype, shape, /*elementwise=*/false);
 }
 
-// out = a op b, elementwise, shaped like a: add and every binary
-// elementwise operation whose operand positions `O` name a, b and out.
+// out = a op b, elementwise, shaped like a (b broadcast to it): add, sub,
+// mul, whose operand positions `O` name a, b and out.
 template <typename O>
 void issueBinaryElementwise(RunFrame& frame, const Instruction& in) {
   KernelCall call{in.op};
   const TensorView& a = input(frame, in, call, O::a);
   input(frame, in, call, O::b);
   issueKernel(frame, in, call, O::out, a.dtype, a.shape, /*elementwise=*/true);
+}
+
+// out = f(x), shaped like x: relu, silu, gelu, scale (by=), and the row
+// operations rms_norm (w, eps=) and softmax, whose kernels read a row
+// before they write it, so that the very view in and out is in place.
+template <typename O>
+void issueLikeX(RunFrame& frame, const Instruction& in) {
+  KernelCall call{in.op};
+  const TensorView& x = input(frame, in, call, O::x);
+  if constexpr (std::is_same_v<O, operands::Scale>) call.scalars[O::by] = frame.scalar(in, O::by);
+  if constexpr (std::is_same_v<O, operands::RmsNorm>) {
+    input(frame, in, call, O::w);
+    call.scalars[O::eps] = frame.scalar(in, O::eps, kDefaultRmsNormEps);
+  }
+  issueKernel(frame, in, call, O::out, x.dtype, x.shape, /*elementwise=*/true);
+}
+
+// out like q, and the optional f32 lse [Tq, heads]: two outputs, each
+// staged when an input (or the other output) overlaps it.
+void issueAttention(RunFrame& frame, const Instruction& in) {
+  using O = operands::Attention;
+  KernelCall call{in.op};
+  const TensorView& q = input(frame, in, call, O::q);
+  input(frame, in, call, O::k);
+  input(frame, in, call, O::v);
+  optionalInput(frame, in, call, O::lse);
+  call.scalars[O::heads] = frame.scalar(in, O::heads);
+  call.scalars[O::kv_heads] = frame.scalar(in, O::kv_heads, call.scalars[O::heads]);
+  call.scalars[O::causal] = frame.scalar(in, O::causal, 0);
+  call.scalars[O::q_offset] = frame.scalar(in, O::q_offset, 0);
+  call.scalars[O::k_offset] = frame.scalar(in, O::k_offset, 0);
+  call.operands[O::out] = &output(frame, in, O::out, q.dtype, q.shape);
+  issueWriting(frame, in, call, {O::out, O::lse}, /*elementwise=*/false, /*readFirst=*/false);
+}
+
+// o and lse updated in place, element by element of each (row, head).
+void issueMergeAttention(RunFrame& frame, const Instruction& in) {
+  using O = operands::MergeAttention;
+  KernelCall call{in.op};
+  for (size_t operand : {O::o, O::lse, O::part, O::part_lse}) input(frame, in, call, operand);
+  issueWriting(frame, in, call, {O::o, O::lse}, /*elementwise=*/true, /*readFirst=*/true);
+}
+
+// y = x[idx] on rows: idx.shape + x.shape[1:].
+void issueGatherRows(RunFrame& frame, const Instruction& in) {
+  using O = operands::GatherRows;
+  KernelCall call{in.op};
+  const TensorView& x = input(frame, in, call, O::x);
+  const TensorView& idx = input(frame, in, call, O::idx);
+  Dims shape = idx.shape;
+  for (size_t d = 1; d < x.rank(); ++d) shape[shape.size++] = x.shape[d];
+  issueKernel(frame, in, call, O::out, x.dtype, shape, /*elementwise=*/false);
+}
+
+// out[idx[...]] += src[...]: any sharing between src and out is staged, as
+// a row added early may be read as src later.
+void issueScatterAddRows(RunFrame& frame, const Instruction& in) {
+  using O = operands::ScatterAddRows;
+  KernelCall call{in.op};
+  for (size_t operand : {O::src, O::idx, O::out}) input(frame, in, call, operand);
+  issueWriting(frame, in, call, {O::out}, /*elementwise=*/false, /*readFirst=*/true);
+}
+
+// out = x in the dtype the statement names (the compiled instruction's dtype).
+void issueCast(RunFrame& frame, const Instruction& in) {
+  using O = operands::Cast;
+  KernelCall call{in.op};
+  const TensorView& x = input(frame, in, call, O::x);
+  issueKernel(frame, in, call, O::out, in.dtype, x.shape, /*elementwise=*/true);
 }
 
 }  // namespace
@@ -166,9 +263,38 @@ void issueCompute(RunFrame& frame, const Instruction& in) {
     case OpKind::Linear: issueLinear(frame, in); return;
     case OpKind::Matmul: issueMatmul(frame, in); return;
     case OpKind::Add: issueBinaryElementwise<operands::Add>(frame, in); return;
-    default: break;
+    case OpKind::Sub: issueBinaryElementwise<operands::Sub>(frame, in); return;
+    case OpKind::Mul: issueBinaryElementwise<operands::Mul>(frame, in); return;
+    case OpKind::Relu:
+    case OpKind::Silu:
+    case OpKind::Gelu:
+    case OpKind::Softmax: issueLikeX<operands::Unary>(frame, in); return;
+    case OpKind::Scale: issueLikeX<operands::Scale>(frame, in); return;
+    case OpKind::RmsNorm: issueLikeX<operands::RmsNorm>(frame, in); return;
+    case OpKind::Attention: issueAttention(frame, in); return;
+    case OpKind::MergeAttention: issueMergeAttention(frame, in); return;
+    case OpKind::GatherRows: issueGatherRows(frame, in); return;
+    case OpKind::ScatterAddRows: issueScatterAddRows(frame, in); return;
+    case OpKind::Cast: issueCast(frame, in); return;
+    case OpKind::Allocate:
+    case OpKind::Deallocate:
+    case OpKind::ShardByStream:
+    case OpKind::Copy:
+    case OpKind::Allreduce:
+    case OpKind::Allgather:
+    case OpKind::ReduceScatter:
+    case OpKind::AllToAll:
+    case OpKind::Broadcast:
+    case OpKind::SendRecv:
+    case OpKind::Wait:
+    case OpKind::GetCurrentStream:
+    case OpKind::SetCurrentStream:
+    case OpKind::Synchronize:
+    case OpKind::RecordEvent:
+    case OpKind::WaitEvent:
+    case OpKind::IntValue: break;  // not computations: issueOperation has their rules
   }
-  throw std::logic_error(fmt::format("internal error: '{}' has no issue rule", signatureOf(in.op).name));
+  throw std::logic_error(fmt::format("internal error: '{}' is not a computation", signatureOf(in.op).name));
 }
 
 }  // namespace hostir

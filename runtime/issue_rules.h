@@ -12,8 +12,8 @@
 //                            record_event, wait_event, ceildiv/min/max
 //
 // Evaluator::run dispatches to them through issueOperation, one switch over
-// OpKind at the end of this file: every operation that is not a
-// computation has its case, and computations fall to issueCompute.
+// OpKind at the end of this file: every operation has its case, and
+// every computation goes to issueCompute.
 // They run once per issued operation: direct calls, arguments by reference,
 // no allocation beyond what the operation itself needs.
 #pragma once
@@ -92,6 +92,7 @@ inline void issueOperation(RunFrame& frame, const Instruction& in) {
     case OpKind::Allreduce:
     case OpKind::Allgather:
     case OpKind::ReduceScatter:
+    case OpKind::AllToAll:
     case OpKind::Broadcast:
     case OpKind::SendRecv: issueCommunication(frame, in); return;
     case OpKind::Wait: issueWait(frame, in); return;
@@ -101,7 +102,22 @@ inline void issueOperation(RunFrame& frame, const Instruction& in) {
     case OpKind::RecordEvent: issueRecordEvent(frame, in); return;
     case OpKind::WaitEvent: issueWaitEvent(frame, in); return;
     case OpKind::IntValue: issueIntValue(frame, in); return;
-    default: issueCompute(frame, in); return;  // OpCategory::Compute
+    case OpKind::Linear:
+    case OpKind::Matmul:
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Relu:
+    case OpKind::Silu:
+    case OpKind::Gelu:
+    case OpKind::Scale:
+    case OpKind::RmsNorm:
+    case OpKind::Softmax:
+    case OpKind::Attention:
+    case OpKind::MergeAttention:
+    case OpKind::GatherRows:
+    case OpKind::ScatterAddRows:
+    case OpKind::Cast: issueCompute(frame, in); return;  // OpCategory::Compute
   }
 }
 
