@@ -26,7 +26,7 @@ TensorView borrowed(const void* data, DType dtype, const Dims& shape) {
 // has moved on, when the views a KernelCall points to may have changed.
 class KernelOperands {
  public:
-  explicit KernelOperands(const KernelCall& call) : kind_(call.kind) {
+  explicit KernelOperands(const KernelCall& call) : kind_(call.kind), scalars_(call.scalars) {
     for (size_t i = 0; i < kMaxOperands; ++i)
       if (call.operands[i]) {
         views_[i] = *call.operands[i];
@@ -37,11 +37,13 @@ class KernelOperands {
     KernelCall call{kind_};
     for (size_t i = 0; i < kMaxOperands; ++i)
       if (present_ & (1u << i)) call.operands[i] = &views_[i];
+    call.scalars = scalars_;
     return call;
   }
 
  private:
   OpKind kind_;
+  std::array<double, kMaxOperands> scalars_;
   unsigned present_ = 0;
   std::array<TensorView, kMaxOperands> views_;
 };
@@ -135,12 +137,16 @@ void CpuBackend::enqueue(Stream* stream, CpuStream::Task task, Work work) {
 
 std::optional<ComputeGate::Span> CpuBackend::runAdmitted(const Work& work, const CpuStream::Task& task) {
   // Memory that runs out inside a kernel or a communication (a workspace, a
-  // staging copy) is an error at the statement that issued it.
+  // staging copy), and a kernel's data at fault (an index out of range), are
+  // errors at the statement that issued it.
   try {
     return runAdmittedTask(work, task);
   } catch (const std::bad_alloc&) {
     throw DiagnosticError{
         Diagnostic{work.loc, fmt::format("out of memory while running {}", signatureOf(work.kind).name)}};
+  } catch (const KernelFault& fault) {
+    throw DiagnosticError{Diagnostic{
+        work.loc, comm_.size() > 1 ? fmt::format("{} (on rank {})", fault.what(), comm_.rank()) : fault.what()}};
   }
 }
 

@@ -90,7 +90,8 @@ class CpuBackend : public Backend {
   void enqueue(Stream* stream, CpuStream::Task task, Work work);
   // Runs the task once admitted;
   // returns when it ran, or nullopt when the rank failed first and the task
-  // was dropped. Running out of memory in it is an error at its statement.
+  // was dropped. Running out of memory in it, or a KernelFault (an index
+  // out of range), is an error at its statement.
   std::optional<ComputeGate::Span> runAdmitted(const Work& work, const CpuStream::Task& task);
   std::optional<ComputeGate::Span> runAdmittedTask(const Work& work, const CpuStream::Task& task);
   void communicate(const CollectiveCall& call);

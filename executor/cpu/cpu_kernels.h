@@ -1,9 +1,15 @@
 // The CPU backend's kernels on strided views: copy and zero-fill, and every
-// computation (Backend::compute) through runKernel: elementwise ones row by
-// row, GEMMs through OpenBLAS (f16/bf16 stored as such, computed in f32) or,
-// for the serial reference, naive f64-accumulating GEMMs. A computation's
-// kernel and its case in runKernel's switch both live in cpu_kernels.cpp.
+// computation (Backend::compute) through runKernel, whose switch names each
+// computation's kernel. The kernels live by concept:
+//   cpu_gemm        linear, matmul (OpenBLAS; naive f64 loops for the reference)
+//   cpu_elementwise add, sub, mul (broadcast), relu, silu, gelu, scale, cast
+//   cpu_rows        rms_norm, softmax (over the last axis)
+//   cpu_attention   attention (blocked GEMMs, online softmax), merge_attention
+//   cpu_gather      gather_rows, scatter_add_rows
+// f16/bf16 are stored as such and computed in f32.
 #pragma once
+
+#include <stdexcept>
 
 #include "runtime/backend.h"
 #include "runtime/tensor.h"
@@ -13,10 +19,20 @@ namespace hostir::cpu {
 void fillZero(const TensorView& t);
 void copy(const TensorView& src, const TensorView& dst);
 
+// Blas: the run (GEMMs through OpenBLAS, f32 computed in f32). ReferenceF64:
+// the serial reference of `run --check`, which computes every operation in
+// f64 (sums, exponentials and products in double) with naive loops.
 enum class GemmKind { Blas, ReferenceF64 };
 
+// A failure the data of a computation causes (an index out of range): the
+// backend reports it as an error at the statement that issued the kernel.
+class KernelFault : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Runs the computation `call` now, on the calling thread; `gemm` picks the
-// GEMMs' implementation.
+// implementation.
 void runKernel(GemmKind gemm, const KernelCall& call);
 
 }  // namespace hostir::cpu

@@ -1,0 +1,260 @@
+#include "executor/cpu/cpu_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "executor/cpu/blas_buffers.h"
+#include "executor/cpu/cpu_gemm.h"
+#include "executor/cpu/fast_math.h"
+#include "executor/cpu/strided_rows.h"
+
+namespace hostir::cpu {
+namespace {
+
+template <typename T>
+constexpr T kMinusInf = -std::numeric_limits<T>::infinity();
+
+// What one attention call computes: q [tq, heads·d], k and v [tk, kvHeads·d].
+struct AttentionShape {
+  int64_t tq = 0, tk = 0, heads = 1, kvHeads = 1, d = 1;
+  bool causal = false;
+  int64_t shift = 0;  // causal: query row i sees key rows j < i + shift
+
+  // The key rows [0, n) that query row i sees.
+  int64_t visibleKeys(int64_t i) const {
+    if (!causal) return tk;
+    int64_t end = 0;
+    if (__builtin_add_overflow(i, shift, &end)) end = shift > 0 ? tk : 0;
+    return std::clamp<int64_t>(end, 0, tk);
+  }
+  int64_t kvHeadOf(int64_t head) const { return head * kvHeads / heads; }
+};
+
+AttentionShape shapeOf(const KernelCall& call) {
+  using O = operands::Attention;
+  AttentionShape s;
+  s.tq = call.operand(O::q).shape[0];
+  s.tk = call.operand(O::k).shape[0];
+  s.heads = call.integer(O::heads);
+  s.kvHeads = call.integer(O::kv_heads);
+  s.d = call.operand(O::q).shape[1] / s.heads;
+  s.causal = call.flag(O::causal);
+  // Key row j (global k_offset + j) is seen when k_offset + j <= q_offset + i.
+  int64_t gap = 0;
+  if (__builtin_sub_overflow(call.integer(O::q_offset), call.integer(O::k_offset), &gap) ||
+      __builtin_add_overflow(gap, 1, &s.shift))
+    s.shift = call.integer(O::q_offset) > call.integer(O::k_offset) ? s.tk + s.tq : -(s.tq + 1);
+  return s;
+}
+
+std::byte* elementAt(const TensorView& t, int64_t row, int64_t col) {
+  return t.data() + (row * t.strides[0] + col * t.strides[1]) * static_cast<int64_t>(dtypeSize(t.dtype));
+}
+
+// The rows × cols block of a 2-D view at (row, col) as a dense array of T
+// with leading dimension `ld`: the view's own elements when it holds T
+// with unit column stride, else converted into `scratch`.
+template <typename T>
+const T* blockOf(const TensorView& t, int64_t row, int64_t col, int64_t rows, int64_t cols, std::vector<T>& scratch,
+                 int64_t& ld) {
+  constexpr DType kNative = std::is_same_v<T, float> ? DType::F32 : DType::F64;
+  if (t.dtype == kNative && t.strides[1] == 1) {
+    ld = t.strides[0];
+    return reinterpret_cast<const T*>(elementAt(t, row, col));
+  }
+  scratch.resize(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      scratch[static_cast<size_t>(r * cols + c)] = load<T>(t.dtype, elementAt(t, row + r, col + c));
+  ld = cols;
+  return scratch.data();
+}
+
+template <typename T>
+T expOf(T x) {
+  if constexpr (std::is_same_v<T, float>)
+    return fastExp(x);
+  else
+    return std::exp(x);
+}
+
+// One row's running softmax state, folded with its next block of scores:
+// the maximum m, the sum l of e^(s - m) so far, and the output row acc
+// (P·V so far, scaled by the same e^-m). The scores become e^(s - m_new).
+// A maximum of -inf (every score so far masked) is taken as 0 for the
+// exponentials, so that masked scores give 0 rather than e^(-inf + inf).
+template <typename T>
+void foldScores(T* scores, int64_t n, T& m, T& l, T* acc, int64_t d) {
+  T blockMax = kMinusInf<T>;
+#pragma omp simd reduction(max : blockMax)
+  for (int64_t j = 0; j < n; ++j) blockMax = scores[j] > blockMax ? scores[j] : blockMax;
+  const T next = blockMax > m ? blockMax : m;
+  const T base = next == kMinusInf<T> ? T(0) : next;
+  const T rescale = expOf<T>(m - base);
+  T sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < n; ++j) {
+    scores[j] = expOf<T>(scores[j] - base);
+    sum += scores[j];
+  }
+  if (rescale != T(1)) {
+#pragma omp simd
+    for (int64_t c = 0; c < d; ++c) acc[c] *= rescale;
+  }
+  l = l * rescale + sum;
+  m = next;
+}
+
+// The output rows of one query block of one head, and their lse: acc / l,
+// or zeros and -inf for a row that sees no key.
+template <typename T>
+void finishRows(const KernelCall& call, const AttentionShape& s, int64_t head, int64_t r0, int64_t rows,
+                const std::vector<T>& acc, const std::vector<T>& m, const std::vector<T>& l) {
+  using O = operands::Attention;
+  const TensorView& out = call.operand(O::out);
+  const TensorView* lse = call.operands[O::lse];
+  for (int64_t i = 0; i < rows; ++i) {
+    const bool sees = s.visibleKeys(r0 + i) > 0;
+    const T inverse = sees ? T(1) / l[static_cast<size_t>(i)] : T(0);
+    for (int64_t c = 0; c < s.d; ++c)
+      store<T>(out.dtype, elementAt(out, r0 + i, head * s.d + c), acc[static_cast<size_t>(i * s.d + c)] * inverse);
+    if (lse) {
+      const double value = sees ? static_cast<double>(m[static_cast<size_t>(i)]) +
+                                      std::log(static_cast<double>(l[static_cast<size_t>(i)]))
+                                : kMinusInf<double>;
+      store<double>(lse->dtype, elementAt(*lse, r0 + i, head), value);
+    }
+  }
+}
+
+// The GEMM path (see the header), computing in T: float for f32, f16 and
+// bf16, double for f64.
+template <typename T>
+void attentionBlocks(const KernelCall& call, const AttentionShape& s) {
+  using O = operands::Attention;
+  const TensorView &q = call.operand(O::q), &k = call.operand(O::k), &v = call.operand(O::v);
+  const BlasLibrary& blas = blasLibrary();
+  BlasBufferLease lease(BlasBufferPool::process());
+  std::vector<T> scores(static_cast<size_t>(kQueryBlock * kKeyBlock)), acc(static_cast<size_t>(kQueryBlock * s.d));
+  std::vector<T> m(static_cast<size_t>(kQueryBlock)), l(static_cast<size_t>(kQueryBlock));
+  std::vector<T> qScratch, kScratch, vScratch;
+  const auto scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(s.d)));
+  for (int64_t head = 0; head < s.heads; ++head) {
+    const int64_t kvHead = s.kvHeadOf(head);
+    for (int64_t r0 = 0; r0 < s.tq; r0 += kQueryBlock) {
+      const int64_t rows = std::min(kQueryBlock, s.tq - r0);
+      std::fill(m.begin(), m.end(), kMinusInf<T>);
+      std::fill(l.begin(), l.end(), T(0));
+      std::fill(acc.begin(), acc.end(), T(0));
+      int64_t ldq = 0, ldk = 0, ldv = 0;
+      const T* qb = blockOf(q, r0, head * s.d, rows, s.d, qScratch, ldq);
+      const int64_t keys = s.visibleKeys(r0 + rows - 1);  // the block's last row sees the most
+      for (int64_t c0 = 0; c0 < keys; c0 += kKeyBlock) {
+        const int64_t cols = std::min(kKeyBlock, keys - c0);
+        const T* kb = blockOf(k, c0, kvHead * s.d, cols, s.d, kScratch, ldk);
+        const T* vb = blockOf(v, c0, kvHead * s.d, cols, s.d, vScratch, ldv);
+        blasGemm(blas, false, true, rows, cols, s.d, scale, qb, ldq, kb, ldk, T(0), scores.data(), cols);
+        for (int64_t i = 0; i < rows; ++i) {
+          T* row = scores.data() + i * cols;
+          for (int64_t j = std::max<int64_t>(s.visibleKeys(r0 + i) - c0, 0); j < cols; ++j) row[j] = kMinusInf<T>;
+          foldScores(row, cols, m[static_cast<size_t>(i)], l[static_cast<size_t>(i)], acc.data() + i * s.d, s.d);
+        }
+        blasGemm(blas, false, false, rows, s.d, cols, T(1), scores.data(), cols, vb, ldv, T(1), acc.data(), s.d);
+      }
+      finishRows(call, s, head, r0, rows, acc, m, l);
+    }
+  }
+}
+
+// The serial reference: per head and query row, every score in f64, its
+// maximum subtracted, the weighted sum of v's rows.
+void attentionReference(const KernelCall& call, const AttentionShape& s) {
+  using O = operands::Attention;
+  const TensorView &q = call.operand(O::q), &k = call.operand(O::k), &v = call.operand(O::v);
+  const TensorView& out = call.operand(O::out);
+  const TensorView* lse = call.operands[O::lse];
+  const double scale = 1.0 / std::sqrt(static_cast<double>(s.d));
+  std::vector<double> scores(static_cast<size_t>(s.tk)), row(static_cast<size_t>(s.d));
+  for (int64_t head = 0; head < s.heads; ++head) {
+    const int64_t kvHead = s.kvHeadOf(head);
+    for (int64_t i = 0; i < s.tq; ++i) {
+      const int64_t n = s.visibleKeys(i);
+      double max = kMinusInf<double>, sum = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        double dot = 0;
+        for (int64_t c = 0; c < s.d; ++c)
+          dot += load<double>(q.dtype, elementAt(q, i, head * s.d + c)) *
+                 load<double>(k.dtype, elementAt(k, j, kvHead * s.d + c));
+        scores[static_cast<size_t>(j)] = dot * scale;
+        max = std::max(max, dot * scale);
+      }
+      std::fill(row.begin(), row.end(), 0.0);
+      for (int64_t j = 0; j < n; ++j) {
+        const double p = std::exp(scores[static_cast<size_t>(j)] - max);
+        sum += p;
+        for (int64_t c = 0; c < s.d; ++c)
+          row[static_cast<size_t>(c)] += p * load<double>(v.dtype, elementAt(v, j, kvHead * s.d + c));
+      }
+      for (int64_t c = 0; c < s.d; ++c)
+        store<double>(out.dtype, elementAt(out, i, head * s.d + c), n ? row[static_cast<size_t>(c)] / sum : 0.0);
+      if (lse) store<double>(lse->dtype, elementAt(*lse, i, head), n ? max + std::log(sum) : kMinusInf<double>);
+    }
+  }
+}
+
+// o and lse, per (row, head), with part and part_lse folded in; the o
+// update computed in T.
+template <typename T>
+void mergeRows(const KernelCall& call) {
+  using O = operands::MergeAttention;
+  const TensorView &o = call.operand(O::o), &lse = call.operand(O::lse);
+  const TensorView &part = call.operand(O::part), &partLse = call.operand(O::part_lse);
+  const int64_t rows = o.shape[0], heads = lse.shape[1], d = o.shape[1] / heads;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t h = 0; h < heads; ++h) {
+      const double a = load<double>(lse.dtype, elementAt(lse, r, h));
+      const double b = load<double>(partLse.dtype, elementAt(partLse, r, h));
+      if (b == kMinusInf<double>) continue;  // the part contributes nothing
+      double keep = 0, take = 1, merged = b;
+      if (a != kMinusInf<double>) {
+        const double max = a > b ? a : b;  // NaN in either propagates through the exponentials
+        keep = std::exp(a - max);
+        take = std::exp(b - max);
+        const double sum = keep + take;
+        keep /= sum;
+        take /= sum;
+        merged = max + std::log(sum);
+      }
+      for (int64_t c = 0; c < d; ++c) {
+        std::byte* to = elementAt(o, r, h * d + c);
+        const T from = load<T>(part.dtype, elementAt(part, r, h * d + c));
+        // A running side of -inf contributes nothing, whatever o holds.
+        store<T>(o.dtype, to, a == kMinusInf<double> ? from : T(keep) * load<T>(o.dtype, to) + T(take) * from);
+      }
+      store<double>(lse.dtype, elementAt(lse, r, h), merged);
+    }
+}
+
+}  // namespace
+
+void attention(GemmKind mode, const KernelCall& call) {
+  const AttentionShape s = shapeOf(call);
+  if (mode == GemmKind::ReferenceF64)
+    attentionReference(call, s);
+  else if (call.operand(operands::Attention::q).dtype == DType::F64)
+    attentionBlocks<double>(call, s);
+  else
+    attentionBlocks<float>(call, s);
+}
+
+void mergeAttention(GemmKind mode, const KernelCall& call) {
+  if (mode == GemmKind::ReferenceF64 || call.operand(operands::MergeAttention::o).dtype == DType::F64)
+    mergeRows<double>(call);
+  else
+    mergeRows<float>(call);
+}
+
+}  // namespace hostir::cpu

@@ -1,0 +1,172 @@
+#include "executor/cpu/cpu_elementwise.h"
+
+#include <cmath>
+
+#include "executor/cpu/fast_math.h"
+#include "executor/cpu/strided_rows.h"
+#include "ir/half.h"
+
+namespace hostir::cpu {
+namespace {
+
+// Whether `dtype` under `mode` computes in f64 (else in f32).
+bool inF64(GemmKind mode, DType dtype) { return mode == GemmKind::ReferenceF64 || dtype == DType::F64; }
+
+// `b` seen with a's shape by NumPy's rule: axes aligned from the last, a
+// stride of 0 along each axis b lacks or holds once.
+TensorView broadcastTo(const TensorView& b, const Dims& shape) {
+  TensorView v = b;
+  v.shape = shape;
+  v.strides.size = shape.size;
+  const size_t lead = shape.size - b.rank();
+  for (size_t d = 0; d < shape.size; ++d) v.strides[d] = d < lead || b.shape[d - lead] == 1 ? 0 : b.strides[d - lead];
+  return v;
+}
+
+// out = f(a, b) over rows of the common shape, in `Compute` (float or
+// double). Contiguous f32 rows, b contiguous or one broadcast element,
+// take loops the compiler vectorizes; the rest goes element by element.
+template <typename Compute, typename F>
+void binaryRows(const TensorView& a, const TensorView& b, const TensorView& out, F f) {
+  const DType dtype = a.dtype;
+  const auto size = static_cast<int64_t>(dtypeSize(dtype));
+  forEachRow<3>({&a, &b, &out}, [&](auto ptrs, int64_t n, auto inner) {
+    if constexpr (std::is_same_v<Compute, float>) {
+      if (dtype == DType::F32 && inner[0] == 1 && inner[2] == 1 && (inner[1] == 1 || inner[1] == 0)) {
+        const auto* x = reinterpret_cast<const float*>(ptrs[0]);
+        const auto* y = reinterpret_cast<const float*>(ptrs[1]);
+        auto* z = reinterpret_cast<float*>(ptrs[2]);
+        if (inner[1] == 1) {
+#pragma omp simd
+          for (int64_t i = 0; i < n; ++i) z[i] = f(x[i], y[i]);
+        } else {
+          const float y0 = *y;
+#pragma omp simd
+          for (int64_t i = 0; i < n; ++i) z[i] = f(x[i], y0);
+        }
+        return;
+      }
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const Compute v =
+          f(load<Compute>(dtype, ptrs[0] + i * inner[0] * size), load<Compute>(dtype, ptrs[1] + i * inner[1] * size));
+      store<Compute>(dtype, ptrs[2] + i * inner[2] * size, v);
+    }
+  });
+}
+
+// out = f(x) over rows, in `Compute`; contiguous f32 rows vectorize.
+template <typename Compute, typename F>
+void unaryRows(const TensorView& x, const TensorView& out, F f) {
+  const DType dtype = x.dtype;
+  const auto size = static_cast<int64_t>(dtypeSize(dtype));
+  forEachRow<2>({&x, &out}, [&](auto ptrs, int64_t n, auto inner) {
+    if constexpr (std::is_same_v<Compute, float>) {
+      if (dtype == DType::F32 && inner[0] == 1 && inner[1] == 1) {
+        const auto* in = reinterpret_cast<const float*>(ptrs[0]);
+        auto* o = reinterpret_cast<float*>(ptrs[1]);
+#pragma omp simd
+        for (int64_t i = 0; i < n; ++i) o[i] = f(in[i]);
+        return;
+      }
+    }
+    for (int64_t i = 0; i < n; ++i)
+      store<Compute>(dtype, ptrs[1] + i * inner[1] * size, f(load<Compute>(dtype, ptrs[0] + i * inner[0] * size)));
+  });
+}
+
+// A binary computation whose operand positions `O` name a, b and out; `f`
+// is generic over float and double.
+template <typename O, typename F>
+void binary(GemmKind mode, const KernelCall& call, F f) {
+  const TensorView& a = call.operand(O::a);
+  const TensorView b = broadcastTo(call.operand(O::b), a.shape);
+  if (inF64(mode, a.dtype))
+    binaryRows<double>(a, b, call.operand(O::out), f);
+  else
+    binaryRows<float>(a, b, call.operand(O::out), f);
+}
+
+// A unary computation: `f32` for f32 compute, `f64` for f64.
+template <typename O, typename F32, typename F64>
+void unary(GemmKind mode, const KernelCall& call, F32 f32, F64 f64) {
+  const TensorView& x = call.operand(O::x);
+  if (inF64(mode, x.dtype))
+    unaryRows<double>(x, call.operand(O::out), f64);
+  else
+    unaryRows<float>(x, call.operand(O::out), f32);
+}
+
+// relu(NaN) is NaN: the comparison is false for it.
+template <typename T>
+T reluOf(T x) {
+  return x < T(0) ? T(0) : x;
+}
+
+// The nearest f32 to `v` when it is exact, else the f32 next to it toward
+// zero with its last bit set (round to odd): rounding that to f16 or bf16
+// (fewer bits) is then v rounded once to nearest even.
+float roundToOdd(double v) {
+  const auto f = static_cast<float>(v);
+  if (!std::isfinite(v) || static_cast<double>(f) == v) return f;
+  uint32_t bits = floatBits(f);
+  if (std::fabs(static_cast<double>(f)) > std::fabs(v)) --bits;  // toward zero (the same sign)
+  return bitsFloat(bits | 1u);
+}
+
+}  // namespace
+
+void add(GemmKind mode, const KernelCall& call) {
+  binary<operands::Add>(mode, call, [](auto x, auto y) { return x + y; });
+}
+
+void sub(GemmKind mode, const KernelCall& call) {
+  binary<operands::Sub>(mode, call, [](auto x, auto y) { return x - y; });
+}
+
+void mul(GemmKind mode, const KernelCall& call) {
+  binary<operands::Mul>(mode, call, [](auto x, auto y) { return x * y; });
+}
+
+void relu(GemmKind mode, const KernelCall& call) {
+  unary<operands::Unary>(
+      mode, call, [](float x) { return reluOf(x); }, [](double x) { return reluOf(x); });
+}
+
+void silu(GemmKind mode, const KernelCall& call) {
+  unary<operands::Unary>(
+      mode, call, [](float x) { return fastSilu(x); }, [](double x) { return x / (1.0 + std::exp(-x)); });
+}
+
+void gelu(GemmKind mode, const KernelCall& call) {
+  unary<operands::Unary>(
+      mode, call, [](float x) { return fastGelu(x); }, [](double x) { return x * 0.5 * std::erfc(-x * M_SQRT1_2); });
+}
+
+void scale(GemmKind mode, const KernelCall& call) {
+  const double by = call.scalars[operands::Scale::by];
+  const auto byF32 = static_cast<float>(by);
+  unary<operands::Scale>(
+      mode, call, [byF32](float x) { return byF32 * x; }, [by](double x) { return by * x; });
+}
+
+void cast(const KernelCall& call) {
+  using O = operands::Cast;
+  const TensorView& x = call.operand(O::x);
+  const TensorView& out = call.operand(O::out);
+  const auto inSize = static_cast<int64_t>(dtypeSize(x.dtype));
+  const auto outSize = static_cast<int64_t>(dtypeSize(out.dtype));
+  const bool narrowsF64 = x.dtype == DType::F64 && (out.dtype == DType::F16 || out.dtype == DType::BF16);
+  forEachRow<2>({&x, &out}, [&](auto ptrs, int64_t n, auto inner) {
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = load<double>(x.dtype, ptrs[0] + i * inner[0] * inSize);
+      std::byte* to = ptrs[1] + i * inner[1] * outSize;
+      if (narrowsF64)
+        store<float>(out.dtype, to, roundToOdd(v));
+      else
+        store<double>(out.dtype, to, v);
+    }
+  });
+}
+
+}  // namespace hostir::cpu

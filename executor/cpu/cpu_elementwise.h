@@ -1,0 +1,23 @@
+// The CPU backend's elementwise computations on strided views: add, sub and
+// mul (b broadcast to a's shape), relu, silu, gelu, scale, and cast. f32
+// runs as f32 through vectorizable loops (executor/cpu/fast_math.h), f16
+// and bf16 are computed in f32, f64 in f64; GemmKind::ReferenceF64 (the
+// serial reference) computes every one of them in f64 with <cmath>.
+#pragma once
+
+#include "executor/cpu/cpu_kernels.h"
+
+namespace hostir::cpu {
+
+void add(GemmKind mode, const KernelCall& call);
+void sub(GemmKind mode, const KernelCall& call);
+void mul(GemmKind mode, const KernelCall& call);
+void relu(GemmKind mode, const KernelCall& call);
+void silu(GemmKind mode, const KernelCall& call);
+void gelu(GemmKind mode, const KernelCall& call);
+void scale(GemmKind mode, const KernelCall& call);
+// Between f32, f16, bf16 and f64, rounding to nearest even once (f64 to f16
+// and bf16 too: never through a rounded f32).
+void cast(const KernelCall& call);
+
+}  // namespace hostir::cpu

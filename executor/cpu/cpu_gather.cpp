@@ -1,0 +1,124 @@
+#include "executor/cpu/cpu_gather.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstring>
+
+#include "executor/cpu/strided_rows.h"
+
+namespace hostir::cpu {
+namespace {
+
+// Calls f(index, rowOffset) for every element of the i32 tensor `idx` in
+// row-major order: its value, and the offset (in elements) of the row it
+// stands for in `rows`, a tensor whose leading axes are idx's.
+template <typename F>
+void forEachIndex(const TensorView& idx, const TensorView& rows, F&& f) {
+  for (int64_t extent : idx.shape)
+    if (extent == 0) return;
+  std::array<int64_t, kMaxTensorRank> at{};
+  while (true) {
+    int64_t idxOffset = 0, rowOffset = rows.offset;
+    for (size_t d = 0; d < idx.rank(); ++d) {
+      idxOffset += at[d] * idx.strides[d];
+      rowOffset += at[d] * rows.strides[d];
+    }
+    int32_t index;
+    std::memcpy(&index, idx.data() + idxOffset * 4, 4);
+    f(index, rowOffset);
+    size_t d = idx.rank();
+    while (d > 0) {
+      --d;
+      if (++at[d] < idx.shape[d]) break;
+      at[d] = 0;
+      if (d == 0) return;
+    }
+    if (idx.rank() == 0) return;
+  }
+}
+
+// Every index is -1 or a row of a tensor of `rows` rows; else a KernelFault
+// naming the first offender and `indexed`, the operand it indexes.
+void checkIndices(const TensorView& idx, const TensorView& other, int64_t rows, const char* indexed) {
+  forEachIndex(idx, other, [&](int32_t index, int64_t) {
+    if (index < -1 || index >= rows)
+      throw KernelFault(fmt::format("index {} of 'idx' is out of range for '{}' with {} rows", index, indexed, rows));
+  });
+}
+
+// The row of `t` (its axes from `first` on) that starts at element `offset`.
+TensorView rowAt(const TensorView& t, size_t first, int64_t offset) {
+  TensorView row = t;
+  row.offset = offset;
+  row.shape.size = t.rank() - first;
+  row.strides.size = t.rank() - first;
+  for (size_t d = first; d < t.rank(); ++d) {
+    row.shape[d - first] = t.shape[d];
+    row.strides[d - first] = t.strides[d];
+  }
+  return row;
+}
+
+bool isContiguous(const TensorView& row) {
+  int64_t expected = 1;
+  for (size_t d = row.rank(); d-- > 0;) {
+    if (row.shape[d] != 1 && row.strides[d] != expected) return false;
+    expected *= row.shape[d];
+  }
+  return true;
+}
+
+// dst += src, elementwise over one row, in `Compute`.
+template <typename Compute>
+void addRow(const TensorView& src, const TensorView& dst) {
+  const auto srcSize = static_cast<int64_t>(dtypeSize(src.dtype)), dstSize = static_cast<int64_t>(dtypeSize(dst.dtype));
+  forEachRow<2>({&src, &dst}, [&](auto ptrs, int64_t n, auto inner) {
+    for (int64_t i = 0; i < n; ++i) {
+      std::byte* d = ptrs[1] + i * inner[1] * dstSize;
+      store<Compute>(dst.dtype, d,
+                     load<Compute>(dst.dtype, d) + load<Compute>(src.dtype, ptrs[0] + i * inner[0] * srcSize));
+    }
+  });
+}
+
+}  // namespace
+
+void gatherRows(const KernelCall& call) {
+  using O = operands::GatherRows;
+  const TensorView &x = call.operand(O::x), &idx = call.operand(O::idx), &out = call.operand(O::out);
+  const int64_t rows = x.shape[0];
+  checkIndices(idx, out, rows, "x");
+  const size_t rowBytes = static_cast<size_t>(rowAt(x, 1, 0).numel()) * dtypeSize(x.dtype);
+  forEachIndex(idx, out, [&](int32_t index, int64_t outOffset) {
+    TensorView dst = rowAt(out, idx.rank(), outOffset);
+    if (index < 0) {
+      fillZero(dst);
+      return;
+    }
+    TensorView src = rowAt(x, 1, x.offset + index * x.strides[0]);
+    if (isContiguous(src) && isContiguous(dst)) {
+      std::memcpy(dst.data(), src.data(), rowBytes);
+      return;
+    }
+    copy(src, dst);
+  });
+}
+
+void scatterAddRows(GemmKind mode, const KernelCall& call) {
+  using O = operands::ScatterAddRows;
+  const TensorView &src = call.operand(O::src), &idx = call.operand(O::idx), &out = call.operand(O::out);
+  checkIndices(idx, src, out.shape[0], "out");
+  const bool inF64 = mode == GemmKind::ReferenceF64 || out.dtype == DType::F64;
+  forEachIndex(idx, src, [&](int32_t index, int64_t srcOffset) {
+    if (index < 0) return;
+    const TensorView from = rowAt(src, idx.rank(), srcOffset);
+    const TensorView to = rowAt(out, 1, out.offset + index * out.strides[0]);
+    if (inF64)
+      addRow<double>(from, to);
+    else
+      addRow<float>(from, to);
+  });
+}
+
+}  // namespace hostir::cpu
