@@ -114,7 +114,8 @@ TEST_F(HardeningCli, DeepParenthesesCallsAndLoopsAreOneError) {
   const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
       {"parens.hir",
        "program p() {\n  n = max(" + std::string(60000, '(') + "1" + std::string(60000, ')') + ", 1)\n}\n",
-       ":2:" + std::to_string(11 + 256) + ": error: expression nested too deeply"},
+       // The call of max is the first level, so the 256th '(' is one too many.
+       ":2:" + std::to_string(11 + 255) + ": error: expression nested too deeply"},
       {"calls.hir", "program p() {\n  t = allocate(f32[" + calls + "1" + std::string(60000, ')') + "])\n}\n",
        ":2:" + std::to_string(20 + 7 * 256) + ": error: expression nested too deeply"},
       {"loops.hir", "program p() {\n" + loops + "e = record_event()\n" + std::string(100000, '}') + "\n}\n",
