@@ -427,7 +427,7 @@ class Parser {
 
   Condition comparison(int nesting) {
     const Token& start = peek();
-    if (start.kind == TokenKind::LBrace || (start.kind == TokenKind::Ident && isReservedWordOfConditions(start.text)))
+    if (start.kind == TokenKind::LBrace || (start.kind == TokenKind::Ident && cannotStartACondition(start.text)))
       fail(found().loc,
            fmt::format("expected a condition (a comparison such as 'rank == 0'), found {}", describeToken(found())));
     Expr lhs = expr(nesting);
@@ -446,9 +446,8 @@ class Parser {
     return limited(Condition::compare(*compare, std::move(lhs), std::move(rhs), op.loc), nesting);
   }
 
-  static bool isReservedWordOfConditions(std::string_view word) {
-    return word == "and" || word == "or" || word == "else";
-  }
+  // Reserved words a condition cannot start with (`not` can).
+  static bool cannotStartACondition(std::string_view word) { return word == "and" || word == "or" || word == "else"; }
 
   static std::optional<CompareOp> compareOpOf(TokenKind kind) {
     switch (kind) {
