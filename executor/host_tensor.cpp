@@ -1,6 +1,7 @@
 #include "executor/host_tensor.h"
 
 #include <array>
+#include <cmath>
 #include <cstring>
 
 #include "executor/cpu/cpu_kernels.h"
@@ -49,6 +50,8 @@ HostTensor seededShard(uint64_t seed, const TensorSpec& spec, int64_t rank, int6
   int64_t shardBegin =
       spec.shardAxis ? shardStart(spec.globalShape[static_cast<size_t>(*spec.shardAxis)], rank, world) : 0;
   uint64_t key = splitmix64(seed) ^ nameHash(spec.name);
+  // i32 holds indices: -1 (none) or a row of a tensor as long as this one's first axis.
+  const int64_t indexEnd = spec.globalShape.size ? spec.globalShape[0] : 1;
   int64_t n = 1;
   for (int64_t e : shape) n *= e;
   size_t size = dtypeSize(spec.dtype);
@@ -61,7 +64,9 @@ HostTensor seededShard(uint64_t seed, const TensorSpec& spec, int64_t rank, int6
     }
     uint64_t bits = splitmix64(key + static_cast<uint64_t>(globalFlat));
     double unit = static_cast<double>(bits >> 11) * 0x1.0p-53;  // [0, 1)
-    storeElement<double>(spec.dtype, local.data.data() + static_cast<size_t>(i) * size, 2.0 * unit - 1.0);
+    double value =
+        spec.dtype == DType::I32 ? std::floor(unit * static_cast<double>(indexEnd + 1)) - 1.0 : 2.0 * unit - 1.0;
+    storeElement<double>(spec.dtype, local.data.data() + static_cast<size_t>(i) * size, value);
     for (size_t d = shape.size; d-- > 0;) {
       if (++index[d] < shape[d]) break;
       index[d] = 0;

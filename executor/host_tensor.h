@@ -26,7 +26,10 @@ TensorView viewOf(HostTensor& tensor);
 
 // Rank `rank`'s part of the seeded input: element i of the global tensor is
 // uniform in [-1, 1), a function of (seed, name, i) only, so every team size
-// sees the same global tensor.
+// sees the same global tensor. An i32 tensor holds indices: element i is
+// uniform among the integers -1, 0, ..., n - 1, n the global extent of its
+// first axis (1 for a 0-d tensor), so that it indexes the rows of a tensor
+// at least that long, -1 (no row) included.
 HostTensor seededShard(uint64_t seed, const TensorSpec& spec, int64_t rank, int64_t world);
 HostTensor seededGlobal(uint64_t seed, const TensorSpec& spec);
 

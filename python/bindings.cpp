@@ -66,14 +66,15 @@ void raiseAsPythonError(const api::Error& error) {
 }
 
 // The storage the Python half uses for each dtype; NumPy has no bf16, so its
-// 16-bit patterns travel as uint16.
+// 16-bit patterns travel as uint16; i32 (indices) is int32.
 api::DType storageDType(const std::string& name, const py::array& array) {
   py::dtype dtype = array.dtype();
   if (dtype.kind() == 'f' && dtype.itemsize() == 4) return api::DType::F32;
   if (dtype.kind() == 'f' && dtype.itemsize() == 8) return api::DType::F64;
   if (dtype.kind() == 'f' && dtype.itemsize() == 2) return api::DType::F16;
   if (dtype.kind() == 'u' && dtype.itemsize() == 2) return api::DType::BF16;
-  throw usageError("'" + name + "': arrays must be float32, float64, float16 or uint16 (bf16 bits), got " +
+  if (dtype.kind() == 'i' && dtype.itemsize() == 4) return api::DType::I32;
+  throw usageError("'" + name + "': arrays must be float32, float64, float16, uint16 (bf16 bits) or int32, got " +
                    std::string(py::str(dtype)));
 }
 

@@ -11,10 +11,11 @@
 
 Tensors are NumPy arrays holding the *global* tensor; every in-process rank
 gets its shard, and outputs come back whole. dtypes: f32 is float32, f64
-float64, f16 float16. NumPy has no bf16: a bf16 input accepts any real
-array, rounded to the nearest bf16 value (ties to even, exactly, also from
-float64), and a bf16 output comes back as float32 holding the bf16 values
-exactly. Inputs of another dtype are converted to the declared one.
+float64, f16 float16, i32 (indices) int32. NumPy has no bf16: a bf16 input
+accepts any real array, rounded to the nearest bf16 value (ties to even,
+exactly, also from float64), and a bf16 output comes back as float32
+holding the bf16 values exactly. Inputs of another dtype are converted to
+the declared one; an i32 input takes integers only, each within int32.
 
 Every failure raises hostir.Error.
 """
@@ -90,12 +91,12 @@ except ImportError as error:
 
 Tensor = collections.namedtuple("Tensor", "name dtype shape shard_axis is_input")
 Tensor.__doc__ = """An input or output declaration: dtype ("f32", "f16",
-"bf16", "f64"), global shape (a tuple), shard axis (None: every rank holds
+"bf16", "f64", "i32"), global shape (a tuple), shard axis (None: every rank holds
 the whole tensor)."""
 
 # The NumPy array each dtype travels in between the two halves; bf16 as its
 # 16-bit patterns.
-_STORAGE = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.uint16}
+_STORAGE = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.uint16, "i32": np.int32}
 
 
 class _ArgumentTypeError(Error, TypeError):
@@ -394,7 +395,20 @@ def _input_array(decl, value):
                      f"the program declares {decl.dtype}[{shape}] (the global tensor)")
     if decl.dtype == "bf16":
         return _round_to_bf16(array)
+    if decl.dtype == "i32":
+        return _indices(decl, array)
     return np.ascontiguousarray(array, dtype=_STORAGE[decl.dtype])
+
+
+def _indices(decl, array):
+    """An i32 input: integers (or booleans), each within int32, never rounded from floats."""
+    if array.dtype.kind not in "biu":
+        raise _usage(f"input '{decl.name}' is i32 (indices): expected an integer array, got an array of {array.dtype}")
+    limits = np.iinfo(np.int32)
+    if array.size and array.dtype.kind != "b" and (array.min() < limits.min or array.max() > limits.max):
+        raise _usage(f"input '{decl.name}' is i32 (indices): its values must lie within int32, "
+                     f"got {array.min()} to {array.max()}")
+    return np.ascontiguousarray(array, dtype=np.int32)
 
 
 def _round_to_bf16(array):

@@ -24,7 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr DType kAllDTypes[] = {DType::F32, DType::F16, DType::BF16, DType::F64};
+constexpr DType kAllDTypes[] = {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I32};
 
 std::string readFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -77,6 +77,11 @@ std::string testData(DType dtype, int64_t count) {
       case DType::BF16: {
         uint16_t b = toBFloat16(static_cast<float>(v)).bits;
         std::memcpy(buf, &b, 2);
+        break;
+      }
+      case DType::I32: {
+        int32_t k = static_cast<int32_t>(i % 64) - 3;  // indices: whole numbers, -1 and below included
+        std::memcpy(buf, &k, 4);
         break;
       }
     }
@@ -213,6 +218,7 @@ TEST_F(NpyTest, WrittenHeaderText) {
       {DType::F64, {7}, "{'descr': '<f8', 'fortran_order': False, 'shape': (7,), }"},
       {DType::F16, {}, "{'descr': '<f2', 'fortran_order': False, 'shape': (), }"},
       {DType::BF16, {0, 4}, "{'descr': '<u2', 'fortran_order': False, 'shape': (0, 4), }"},
+      {DType::I32, {5}, "{'descr': '<i4', 'fortran_order': False, 'shape': (5,), }"},
   };
   for (const Case& c : cases) {
     std::string p = path("h.npy");
@@ -306,7 +312,11 @@ TEST_F(NpyTest, BigEndianIsSwapped) {
   for (DType dtype : kAllDTypes) {
     std::string data = testData(dtype, 24);
     size_t n = dtypeSize(dtype);
-    std::string descr = dtype == DType::F32 ? ">f4" : dtype == DType::F64 ? ">f8" : dtype == DType::F16 ? ">f2" : ">u2";
+    std::string descr = dtype == DType::F32   ? ">f4"
+                        : dtype == DType::F64 ? ">f8"
+                        : dtype == DType::F16 ? ">f2"
+                        : dtype == DType::I32 ? ">i4"
+                                              : ">u2";
     std::string p = path("be.npy");
     writeFile(p, npy(descr, "(4, 6)", reversedItems(data, n)));
     Result<HostTensor> r = readNpy(p, dtype);
@@ -433,8 +443,9 @@ TEST_F(NpyTest, RejectsMalformedHeaderDict) {
 
 TEST_F(NpyTest, RejectsUnsupportedDTypes) {
   std::string four(24, '\0');
-  const char* supported = "supported: '<f4' (f32), '<f8' (f64), '<f2' (f16), and '<u2'";
-  expectRejected("i4.npy", npy("<i4", "(6,)", four), {"unsupported dtype '<i4'", supported});
+  const char* supported = "supported: '<f4' (f32), '<f8' (f64), '<f2' (f16), '<i4' (i32), and '<u2'";
+  expectRejected("i8.npy", npy("<i8", "(3,)", four), {"unsupported dtype '<i8'", supported});
+  expectRejected("u4.npy", npy("<u4", "(6,)", four), {"unsupported dtype '<u4'", supported});
   expectRejected("c8.npy", npy("<c8", "(3,)", four), {"unsupported dtype '<c8'", supported});
   expectRejected("f16.npy", npy("<f16", "(1,)", std::string(16, '\0')), {"unsupported dtype '<f16'"});
   expectRejected("str.npy", npy("<U3", "(2,)", four), {"unsupported dtype '<U3'"});
@@ -536,9 +547,9 @@ TEST_F(NpyTest, RandomMutationsNeverCrash) {
     writeFile(p, file);
     // Mostly the seed's dtype, so that mutations reach past the descr check.
     std::optional<DType> expected = seedTypes[seed];
-    if (size_t e = pick(8); e < 4)
+    if (size_t e = pick(8); e < std::size(kAllDTypes))
       expected = kAllDTypes[e];
-    else if (e == 4)
+    else if (e == std::size(kAllDTypes))
       expected = std::nullopt;
     Result<HostTensor> r = readNpy(p, expected);
     if (r.ok()) {
@@ -593,11 +604,11 @@ TEST_F(NpyTest, RandomHeaders) {
     }
   }
 
-  const char* descrs[] = {"<f4", "<f8", "<f2", "<u2", ">f4", ">f8", ">f2", ">u2"};
-  const DType types[] = {DType::F32, DType::F64, DType::F16, DType::BF16};
+  const char* descrs[] = {"<f4", "<f8", "<f2", "<u2", "<i4", ">f4", ">f8", ">f2", ">u2", ">i4"};
+  const DType types[] = {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32};
   for (int iter = 0; iter < 1000; ++iter) {
-    size_t t = pick(8);
-    DType dtype = types[t % 4];
+    size_t t = pick(10);
+    DType dtype = types[t % 5];
     std::vector<int64_t> shape(pick(5));
     for (int64_t& d : shape) d = static_cast<int64_t>(pick(4));
     std::string shapeText = "(";
@@ -606,7 +617,7 @@ TEST_F(NpyTest, RandomHeaders) {
     std::string data = testData(dtype, numElements(shape));
     bool fortran = pick(2);
     std::string p2 = path("valid.npy");
-    writeFile(p2, npy(descrs[t], shapeText, t < 4 ? data : reversedItems(data, dtypeSize(dtype)), fortran,
+    writeFile(p2, npy(descrs[t], shapeText, t < 5 ? data : reversedItems(data, dtypeSize(dtype)), fortran,
                       1 + static_cast<int>(pick(3))));
     Result<HostTensor> r = readNpy(p2, dtype);
     ASSERT_TRUE(r.ok()) << descrs[t] << " " << shapeText << ": " << r.error().message;
@@ -661,7 +672,9 @@ save('fortran_be_f2', np.asfortranarray(base.astype('>f2')))
 save('fortran_bf16', np.asfortranarray(bf16.reshape(6, 4)))
 save('v2_f4', base.astype('<f4'), version=(2, 0))
 save('v3_f8', base, version=(3, 0))
-save('reject_i4', np.arange(3, dtype='<i4'))
+save('i4_3d', (np.arange(24) - 3).reshape(2, 3, 4).astype('<i4'))
+save('be_i4', (np.arange(24) - 3).reshape(2, 3, 4).astype('>i4'))
+save('reject_i8', np.arange(3, dtype='<i8'))
 save('reject_c8', np.arange(3, dtype='<c8'))
 save('reject_obj', np.array([1, 'a', None], dtype=object))
 save('reject_struct', np.zeros(2, dtype=[('a', '<f4'), ('b', '<f8')]))
@@ -694,6 +707,8 @@ print('ok')
       {"fortran_bf16", DType::BF16, DType::BF16, {6, 4}},
       {"v2_f4", std::nullopt, DType::F32, {2, 3, 4}},
       {"v3_f8", std::nullopt, DType::F64, {2, 3, 4}},
+      {"i4_3d", std::nullopt, DType::I32, {2, 3, 4}},
+      {"be_i4", DType::I32, DType::I32, {2, 3, 4}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -718,7 +733,7 @@ print('ok')
     ASSERT_FALSE(r.ok()) << name;
     EXPECT_NE(r.error().message.find(part), std::string::npos) << r.error().message;
   };
-  rejected("reject_i4", "unsupported dtype '<i4'");
+  rejected("reject_i8", "unsupported dtype '<i8'");
   rejected("reject_c8", "unsupported dtype '<c8'");
   rejected("reject_obj", "object arrays");
   rejected("reject_struct", "structured dtypes");
@@ -736,7 +751,7 @@ TEST_F(NpyTest, WeWriteNumpyReads) {
       {"f4_3d", DType::F32, {2, 3, 4}},    {"f8_3d", DType::F64, {2, 3, 4}},    {"f2_3d", DType::F16, {2, 3, 4}},
       {"bf16_3d", DType::BF16, {2, 3, 4}}, {"f4_0d", DType::F32, {}},           {"f8_1d", DType::F64, {24}},
       {"f2_1", DType::F16, {1}},           {"f4_empty", DType::F32, {2, 0, 3}}, {"f8_0", DType::F64, {0}},
-      {"bf16_0d", DType::BF16, {}},
+      {"bf16_0d", DType::BF16, {}},        {"i4_3d", DType::I32, {2, 3, 4}},
   };
   for (const Case& c : cases) {
     std::string data = testData(c.dtype, numElements(c.shape));
@@ -760,6 +775,7 @@ cases = {
     'f4_empty': np.zeros((2, 0, 3), dtype='<f4'),
     'f8_0': np.zeros((0,)),
     'bf16_0d': bf16(np.array(vals[0])),
+    'i4_3d': (np.arange(24) - 3).reshape(2, 3, 4).astype('<i4'),
 }
 for name, want in cases.items():
     path = os.path.join(d, name + '.npy')

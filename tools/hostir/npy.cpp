@@ -292,7 +292,7 @@ struct Descr {
 };
 
 constexpr const char* kSupported =
-    "supported: '<f4' (f32), '<f8' (f64), '<f2' (f16), and '<u2' holding bf16 bits "
+    "supported: '<f4' (f32), '<f8' (f64), '<f2' (f16), '<i4' (i32), and '<u2' holding bf16 bits "
     "when bf16 is expected; '>' (big-endian) variants of these are accepted too";
 
 // Maps a descr string to a dtype, or explains (without the file name) why not.
@@ -305,7 +305,7 @@ std::variant<Descr, std::string> parseDescr(const std::string& descr, std::optio
   }
   if (!s.empty() && s[0] == 'O')
     return std::string("object arrays (dtype ") + quote(descr) +
-           ") are not supported; only plain floating-point arrays are";
+           ") are not supported; only plain floating-point and int32 arrays are";
   DType dtype;
   if (s == "f4") {
     dtype = DType::F32;
@@ -313,11 +313,13 @@ std::variant<Descr, std::string> parseDescr(const std::string& descr, std::optio
     dtype = DType::F64;
   } else if (s == "f2") {
     dtype = DType::F16;
+  } else if (s == "i4") {
+    dtype = DType::I32;
   } else if (s == "u2") {
     if (expected != DType::BF16)
       return "dtype " + quote(descr) +
              " (uint16) is only read as raw bf16 bits, when the input is expected to be "
-             "bf16; other integer dtypes are not supported (" +
+             "bf16; of the other integer dtypes only int32 is supported (" +
              kSupported + ")";
     dtype = DType::BF16;
   } else {
@@ -634,6 +636,7 @@ Status writeNpy(const std::string& path, DType dtype, const std::vector<int64_t>
   const char* descr = dtype == DType::F32   ? "<f4"
                       : dtype == DType::F64 ? "<f8"
                       : dtype == DType::F16 ? "<f2"
+                      : dtype == DType::I32 ? "<i4"
                                             : "<u2";  // bf16 as raw bits
   std::string header =
       std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shapeText(shape) + ", }";

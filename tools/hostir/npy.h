@@ -2,17 +2,17 @@
 // for `hostir run --input x=x.npy` and `--output y=y.npy`.
 //
 // Supported element types (descr in the header):
-//   f32  '<f4'    f64  '<f8'    f16  '<f2'
+//   f32  '<f4'    f64  '<f8'    f16  '<f2'    i32  '<i4' (indices)
 //   bf16 '<u2'    NumPy has no bf16, so bf16 is stored as its raw 16-bit
 //                 patterns in an ordinary uint16 array; the reader accepts
 //                 '<u2' only when the caller expects bf16.
-// On reading, big-endian ('>f4', '>f8', '>f2', '>u2') and native ('=f4', 'f4')
-// spellings are accepted too; data is byte-swapped to little endian.
-// Fortran-order files (fortran_order: True) are accepted and transposed to C
-// order. Anything else (integer, complex, object and structured arrays) is
-// rejected with a Diagnostic naming the file and the problem; no input file,
-// however malformed, makes the reader crash or allocate more memory than the
-// file holds.
+// On reading, big-endian ('>f4', '>f8', '>f2', '>i4', '>u2') and native
+// ('=f4', 'f4') spellings are accepted too; data is byte-swapped to little
+// endian. Fortran-order files (fortran_order: True) are accepted and
+// transposed to C order. Anything else (other integers, complex, object
+// and structured arrays) is rejected with a Diagnostic naming the file and
+// the problem; no input file, however malformed, makes the reader crash or
+// allocate more memory than the file holds.
 #pragma once
 
 #include <cstddef>
