@@ -56,14 +56,8 @@ class UnrollCounter {
       if (++count_ > limit_) return false;
       if (stmt.isOp()) {
         const hostir::Operation& op = stmt.op();
-        if (op.kind == hostir::OpKind::IntValue && op.result() && op.operands.size() == 2 && op.operands[0] &&
-            op.operands[1]) {
-          auto a = eval(op.operands[0]->expr);
-          auto b = eval(op.operands[1]->expr);
-          if (a && b) {
-            auto v = hostir::applyIntFunction(op.intFunction, *a, *b);
-            if (v) env_[op.result()->name] = *v;
-          }
+        if (op.kind == hostir::OpKind::IntValue && op.result() && op.operands.size() == 1 && op.operands[0]) {
+          if (auto v = eval(op.operands[0]->expr)) env_[op.result()->name] = *v;
         }
         continue;
       }
