@@ -3,6 +3,7 @@
 // i32 converts as C++ does (indices: whole numbers within range).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -44,6 +45,23 @@ Compute loadElement(DType dtype, const std::byte* p) {
   return 0;
 }
 
+// `value` as an f32 that rounds to f16 or bf16 as `value` itself would: the
+// exact f32 when there is one, else the f32 neighbour towards zero with its
+// last bit set (round to odd), so that f64 → f32 → f16 rounds only once.
+template <typename Compute>
+float narrowingIntermediate(Compute value) {
+  float f = static_cast<float>(value);
+  if constexpr (sizeof(Compute) > sizeof(float)) {
+    if (std::isnan(value) || static_cast<Compute>(f) == value) return f;
+    if (std::fabs(static_cast<Compute>(f)) > std::fabs(value)) f = std::nextafter(f, 0.0f);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    bits |= 1u;
+    std::memcpy(&f, &bits, 4);
+  }
+  return f;
+}
+
 template <typename Compute>
 void storeElement(DType dtype, std::byte* p, Compute value) {
   switch (dtype) {
@@ -58,12 +76,12 @@ void storeElement(DType dtype, std::byte* p, Compute value) {
       return;
     }
     case DType::F16: {
-      Half h = toHalf(static_cast<float>(value));
+      Half h = toHalf(narrowingIntermediate(value));
       std::memcpy(p, &h.bits, 2);
       return;
     }
     case DType::BF16: {
-      BFloat16 h = toBFloat16(static_cast<float>(value));
+      BFloat16 h = toBFloat16(narrowingIntermediate(value));
       std::memcpy(p, &h.bits, 2);
       return;
     }
