@@ -1,0 +1,181 @@
+"""The six layers of examples/layers/ written independently in NumPy float64.
+
+Each layer's formula is computed on global tensors, the way a model author
+states it, without the program's sharding or chunking. Inputs are drawn so
+that activations stay of order one (weights scaled by 1/sqrt(fan-in)); the
+MoE routing is drawn per token (top-k experts, softmax weights) and then
+bucketed into the capacity slots the program reads, dropping the tokens
+that overflow a bucket.
+"""
+import math
+
+import numpy as np
+
+RMS_EPS = 1e-5
+
+
+def silu(z):
+    return z / (1.0 + np.exp(-z))
+
+
+def rms_norm(x, w, eps=RMS_EPS):
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
+
+
+def attention(q, k, v, heads, kv_heads, causal):
+    """Causal grouped-query attention on the whole sequence, head by head."""
+    tq, tk = q.shape[0], k.shape[0]
+    d = q.shape[1] // heads
+    out = np.zeros_like(q)
+    visible = np.tril(np.ones((tq, tk), dtype=bool)) if causal else np.ones((tq, tk), dtype=bool)
+    for h in range(heads):
+        g = h * kv_heads // heads
+        qh, kh, vh = q[:, h * d:(h + 1) * d], k[:, g * d:(g + 1) * d], v[:, g * d:(g + 1) * d]
+        scores = np.where(visible, qh @ kh.T / math.sqrt(d), -np.inf)
+        scores -= scores.max(axis=1, keepdims=True)
+        p = np.exp(scores)
+        out[:, h * d:(h + 1) * d] = (p / p.sum(axis=1, keepdims=True)) @ vh
+    return out
+
+
+def swiglu(x, wg, wu, wd):
+    """Linear-layer convention: weights are [out, in]."""
+    return (silu(x @ wg.T) * (x @ wu.T)) @ wd.T
+
+
+def f64(inputs):
+    return {name: value.astype(np.float64) for name, value in inputs.items()}
+
+
+# The layers: global inputs -> {output name: expected float64 array}.
+
+def swiglu_mlp(i):
+    i = f64(i)
+    return {"y": swiglu(i["x"], i["wg"], i["wu"], i["wd"])}
+
+
+def attention_block(x, norm, wq, wk, wv, wo, heads, kv_heads):
+    xn = rms_norm(x, norm)
+    return x + attention(xn @ wq.T, xn @ wk.T, xn @ wv.T, heads, kv_heads, causal=True) @ wo.T
+
+
+def gqa_attention(i, p):
+    i = f64(i)
+    return {"y": attention_block(i["x"], i["norm"], i["wq"], i["wk"], i["wv"], i["wo"], p["H"], p["G"])}
+
+
+def transformer_layer(i, p):
+    i = f64(i)
+    h = attention_block(i["x"], i["attn_norm"], i["wq"], i["wk"], i["wv"], i["wo"], p["H"], p["G"])
+    return {"y": h + swiglu(rms_norm(h, i["mlp_norm"]), i["wg"], i["wu"], i["wd"])}
+
+
+def ring_attention(i, p):
+    i = f64(i)
+    return {"o": attention(i["q"], i["k"], i["v"], p["H"], p["G"], causal=True)}
+
+
+def fsdp_linear_backward(i):
+    i = f64(i)
+    return {"dx": i["dy"] @ i["w"], "dw": i["dy"].T @ i["x"]}
+
+
+def moe_expert_parallel(i, assignments):
+    """y[t] = sum of p * SwiGLU_e(x[t]) over the (token t, expert e, weight p) kept by the router."""
+    i = f64(i)
+    y = np.zeros_like(i["x"])
+    for token, expert, weight in assignments:
+        z = i["x"][token]
+        y[token] += weight * ((silu(z @ i["wg"][expert]) * (z @ i["wu"][expert])) @ i["wd"][expert])
+    return {"y": y}
+
+
+def moe_routing(rng, params, world, top_k=2):
+    """Routes every token to top_k experts and buckets them as the program reads them.
+
+    Returns (idx, cw, assignments): idx int32 [S * X, C] and cw float32
+    [S * X, C, 1], where rank r's columns r * C / world ... of row i * X + e
+    hold the rows, within r's token chunk i, of the tokens it sends to
+    expert e (-1 for an empty slot) and their combine weights; assignments
+    lists the kept (global token, expert, weight), weights as float32 values.
+    """
+    t, x, c, s = params["T"], params["X"], params["C"], params["S"]
+    local, slots = t // world, c // world
+    chunk = -(-local // s)
+    idx = np.full((s * x, c), -1, dtype=np.int32)
+    cw = np.zeros((s * x, c, 1), dtype=np.float32)
+    assignments = []
+    for r in range(world):
+        for i in range(s):
+            filled = np.zeros(x, dtype=int)
+            for row in range(max(0, min(chunk, local - i * chunk))):
+                experts = rng.choice(x, size=top_k, replace=False)
+                logits = rng.normal(size=top_k)
+                weights = (np.exp(logits) / np.exp(logits).sum()).astype(np.float32)
+                for e, weight in zip(experts, weights):
+                    if filled[e] == slots:
+                        continue  # the bucket is full: the token is dropped for this expert
+                    column = r * slots + filled[e]
+                    idx[i * x + e, column] = row
+                    cw[i * x + e, column, 0] = weight
+                    filled[e] += 1
+                    assignments.append((r * local + i * chunk + row, int(e), float(weight)))
+    return idx, cw, assignments
+
+
+def weights(rng, shape, fan_in):
+    return (rng.uniform(-1.0, 1.0, size=shape) / math.sqrt(fan_in)).astype(np.float32)
+
+
+def activations(rng, shape):
+    return rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+
+
+def norm_weights(rng, shape):
+    return rng.uniform(0.5, 1.5, size=shape).astype(np.float32)
+
+
+def layer_inputs(name, rng, p, world):
+    """Global inputs of a layer; for the MoE layer also the router's assignments."""
+    if name == "swiglu_mlp":
+        t, h, f = p["T"], p["H"], p["F"]
+        return {"x": activations(rng, (t, h)), "wg": weights(rng, (f, h), h), "wu": weights(rng, (f, h), h),
+                "wd": weights(rng, (h, f), f)}, None
+    if name in ("gqa_attention", "transformer_layer"):
+        t, e, hd, gd = p["T"], p["E"], p["H"] * p["D"], p["G"] * p["D"]
+        norm = "norm" if name == "gqa_attention" else "attn_norm"
+        i = {"x": activations(rng, (t, e)), norm: norm_weights(rng, (e,)), "wq": weights(rng, (hd, e), e),
+             "wk": weights(rng, (gd, e), e), "wv": weights(rng, (gd, e), e), "wo": weights(rng, (e, hd), hd)}
+        if name == "transformer_layer":
+            f = p["F"]
+            i.update({"mlp_norm": norm_weights(rng, (e,)), "wg": weights(rng, (f, e), e),
+                      "wu": weights(rng, (f, e), e), "wd": weights(rng, (e, f), f)})
+        return i, None
+    if name == "ring_attention":
+        t, hd, gd = p["T"], p["H"] * p["D"], p["G"] * p["D"]
+        return {"q": activations(rng, (t, hd)), "k": activations(rng, (t, gd)), "v": activations(rng, (t, gd))}, None
+    if name == "fsdp_linear_backward":
+        t, k, n = p["T"], p["K"], p["N"]
+        return {"x": activations(rng, (t, k)), "dy": activations(rng, (t, n)), "w": weights(rng, (n, k), k)}, None
+    if name == "moe_expert_parallel":
+        t, e, f, x = p["T"], p["E"], p["F"], p["X"]
+        idx, cw, assignments = moe_routing(rng, p, world)
+        return {"x": activations(rng, (t, e)), "idx": idx, "cw": cw, "wg": weights(rng, (x, e, f), e),
+                "wu": weights(rng, (x, e, f), e), "wd": weights(rng, (x, f, e), f)}, assignments
+    raise ValueError(name)
+
+
+def layer_reference(name, inputs, p, assignments=None):
+    if name == "swiglu_mlp":
+        return swiglu_mlp(inputs)
+    if name == "gqa_attention":
+        return gqa_attention(inputs, p)
+    if name == "transformer_layer":
+        return transformer_layer(inputs, p)
+    if name == "ring_attention":
+        return ring_attention(inputs, p)
+    if name == "fsdp_linear_backward":
+        return fsdp_linear_backward(inputs)
+    if name == "moe_expert_parallel":
+        return moe_expert_parallel(inputs, assignments)
+    raise ValueError(name)

@@ -1,0 +1,159 @@
+# The layers of examples/layers/ against their NumPy float64 references
+# (layers_reference.py), through the command line: global inputs with
+# --input x=x.npy, global outputs with --output y=y.npy, `--check` on every
+# run. On 1, 2 and 4 ranks: in-process (--ranks N), as written and after
+# assign-streams; on copy engines; and under mpirun (marked mpi). Every
+# layer is also proved by `hostir check` as written and after
+# `hostir opt --passes assign-streams`, at the small shapes below and at
+# its declared defaults.
+#
+# The build comes from $HOSTIR_BUILD (default: build/ of this checkout):
+#   HOSTIR_BUILD=build python3 -m pytest -q tests/layers -m "not mpi"
+#   HOSTIR_BUILD=build python3 -m pytest -q tests/layers -m mpi
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+import layers_reference as ref
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+LAYERS = ROOT / "examples" / "layers"
+BUILD = pathlib.Path(os.environ.get("HOSTIR_BUILD", ROOT / "build"))
+HOSTIR = BUILD / "bin" / "hostir"
+RANKS = (1, 2, 4)
+MPI_ENV = {
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_rmaps_base_oversubscribe": "1",
+    "OMPI_MCA_hwloc_base_binding_policy": "none",
+    "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
+}
+
+# Small shapes whose sharded extents divide over 1, 2 and 4 ranks; the chunk
+# counts leave a short last chunk where the layer allows one.
+SMALL = {
+    "swiglu_mlp": dict(T=10, H=8, F=16, S=4),
+    "gqa_attention": dict(T=10, E=16, H=8, G=4, D=4, S=3),
+    "moe_expert_parallel": dict(T=24, E=8, F=8, X=4, C=8, S=2),
+    "ring_attention": dict(T=16, H=4, G=2, D=4),
+    "transformer_layer": dict(T=10, E=16, H=8, G=4, D=4, F=16, S=3),
+    "fsdp_linear_backward": dict(T=8, K=8, N=10, S=3),
+}
+# The ring's chunks are its steps: it chooses its own streams and has no loop
+# that assign-streams may rewrite.
+OWN_STREAMS = {"ring_attention"}
+
+
+def program(name):
+    return str(LAYERS / f"{name}.hir")
+
+
+def settings(params):
+    return [arg for k, v in params.items() for arg in ("--set", f"{k}={v}")]
+
+
+def hostir(*args, launcher=None, stdin=None):
+    """Runs the hostir binary (under `launcher`, e.g. mpirun); returns the completed process."""
+    if not HOSTIR.exists():
+        pytest.skip(f"no hostir binary at {HOSTIR} (set HOSTIR_BUILD)")
+    env = dict(os.environ)
+    for key, value in MPI_ENV.items():
+        env.setdefault(key, value)
+    command = list(launcher or []) + [str(HOSTIR)] + [str(a) for a in args]
+    return subprocess.run(command, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=env, timeout=120)
+
+
+def ok(result):
+    assert result.returncode == 0, " ".join(result.args) + "\n" + result.stdout
+    return result.stdout
+
+
+def opt(name, params, ranks, *passes):
+    return ok(hostir("opt", program(name), "--ranks", ranks, *settings(params), *passes))
+
+
+@pytest.mark.parametrize("ranks", RANKS)
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_check_as_written_and_after_assign_streams(name, ranks):
+    for params in (SMALL[name], {}):  # the small shapes and the declared defaults
+        out = ok(hostir("check", program(name), "--ranks", ranks, *settings(params)))
+        assert f": ok: program '{name}'" in out
+        rewritten = opt(name, params, ranks, "--passes", "assign-streams")
+        if name in OWN_STREAMS:
+            assert rewritten == opt(name, params, ranks)
+        else:
+            # The chunk loop now runs every iteration on a stream of its own, then joins them.
+            assert rewritten != opt(name, params, ranks)
+            assert "synchronize(main)" in rewritten and "synchronize(stream(j))" in rewritten, rewritten
+        out = ok(hostir("check", "-", "--ranks", ranks, *settings(params), stdin=rewritten))
+        assert ": ok: program" in out
+
+
+def run_layer(tmp_path, name, ranks, *options, launcher=None, seed=0):
+    """Runs a layer on fresh inputs with --check; returns (outputs, expected)."""
+    params = SMALL[name]
+    rng = np.random.default_rng(1000 * ranks + seed)
+    inputs, assignments = ref.layer_inputs(name, rng, params, ranks)
+    args = ["run", program(name), *settings(params), "--check"]
+    if launcher is None:
+        args += ["--ranks", ranks]
+    for key, value in inputs.items():
+        np.save(tmp_path / f"{key}.npy", value)
+        args += ["--input", f"{key}={tmp_path / f'{key}.npy'}"]
+    expected = ref.layer_reference(name, inputs, params, assignments)
+    for key in expected:
+        args += ["--output", f"{key}={tmp_path / f'out_{key}.npy'}"]
+    out = ok(hostir(*args, *options, launcher=launcher))
+    assert "check: ok" in out, out
+    return {key: np.load(tmp_path / f"out_{key}.npy") for key in expected}, expected
+
+
+def assert_matches(outputs, expected):
+    assert sorted(outputs) == sorted(expected)
+    for key, want in expected.items():
+        got = outputs[key]
+        assert got.dtype == np.float32 and got.shape == want.shape, key
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=key)
+
+
+def passes_for(name):
+    return [] if name in OWN_STREAMS else ["--passes", "assign-streams"]
+
+
+@pytest.mark.parametrize("ranks", RANKS)
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_in_process_ranks(tmp_path, name, ranks):
+    assert_matches(*run_layer(tmp_path, name, ranks))
+    # Overlapped: every chunk on its own stream, random delays on the streams.
+    assert_matches(*run_layer(tmp_path, name, ranks, *passes_for(name), "--inject-delays", "50", seed=1))
+
+
+@pytest.mark.parametrize("ranks", RANKS)
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_copy_engines(tmp_path, name, ranks):
+    assert_matches(*run_layer(tmp_path, name, ranks, *passes_for(name), "--backend", "cpu", "--communicator",
+                              "copy-engine", seed=2))
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("ranks", RANKS)
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_mpi(tmp_path, name, ranks):
+    launcher = ["mpirun", "-np", str(ranks)]
+    assert_matches(*run_layer(tmp_path, name, ranks, *passes_for(name), launcher=launcher, seed=3))
+
+
+def test_the_router_leaves_slots_empty_and_drops_tokens():
+    # The MoE inputs exercise both -1 slots and overflowing buckets.
+    params = SMALL["moe_expert_parallel"]
+    empty = dropped = 0
+    for world in RANKS:
+        rng = np.random.default_rng(1000 * world)
+        inputs, assignments = ref.layer_inputs("moe_expert_parallel", rng, params, world)
+        empty += int((inputs["idx"] == -1).sum())
+        dropped += params["T"] * 2 - len(assignments)
+    assert empty > 0 and dropped > 0
