@@ -10,6 +10,7 @@
 
 #include "calibration/calibration_runs.h"
 #include "calibration/contention_calibration.h"
+#include "calibration/kernel_calibration.h"
 #include "model/cost_model.h"
 #include "runtime/backend_selection.h"
 
@@ -197,7 +198,27 @@ struct Plan {
   double messageBytesPerRun;
   int64_t maxLoop;  // tiny copies, collectives, hops
   int overheadRepeat;
+  KernelPlan kernels;  // elementwise, row reduction, attention
 };
+
+// The kernels' curves take the copies' sizes; attention a few sequence
+// lengths and head dims.
+KernelPlan kernelPlan(const Plan& p, std::vector<int64_t> t, std::vector<int64_t> d, int64_t heads,
+                      std::vector<DType> dtypes, double flopsPerRun) {
+  KernelPlan k;
+  k.bytes = p.memoryBytes;
+  k.bytesPerRun = p.memoryBytesPerRun;
+  k.maxLoop = p.maxLoop * 2;
+  k.guessBytesPerSecond = p.guessBytesPerSecond;
+  k.attentionT = std::move(t);
+  k.attentionD = std::move(d);
+  k.attentionHeads = heads;
+  k.attentionDtypes = std::move(dtypes);
+  k.attentionFlopsPerRun = flopsPerRun;
+  k.attentionMaxLoop = p.gemmMaxLoop;
+  k.guessFlopsPerSecond = p.guessFlopsPerSecond / 10;  // attention runs below the GEMMs' rate
+  return k;
+}
 
 Plan cpuPlan(bool quick) {
   Plan p;
@@ -221,6 +242,7 @@ Plan cpuPlan(bool quick) {
     p.messageBytesPerRun = 4 * kMiB;
     p.maxLoop = 100;
     p.overheadRepeat = 5;
+    p.kernels = kernelPlan(p, {64, 256}, {64}, 4, {DType::F32}, 2e7);
     return p;
   }
   // Covers the benchmark shapes on two ranks: M 64..8192, N 64..2048, K 8..2048.
@@ -241,6 +263,7 @@ Plan cpuPlan(bool quick) {
   p.messageBytesPerRun = 64 * kMiB;
   p.maxLoop = 2000;
   p.overheadRepeat = 15;
+  p.kernels = kernelPlan(p, {128, 512, 2048}, {64, 128}, 4, {DType::F32, DType::BF16}, 6e8);
   return p;
 }
 
@@ -265,6 +288,7 @@ Plan cudaPlan(bool quick) {
     p.messageBytes = {64 * kKiB, 16 * kMiB};
     p.messageBytesPerRun = 256 * kMiB;
     p.overheadRepeat = 5;
+    p.kernels = kernelPlan(p, {512, 2048}, {128}, 16, {DType::F32}, 2e10);
     return p;
   }
   p.m = p.mHalf = {256, 1024, 4096, 16384};
@@ -279,20 +303,9 @@ Plan cudaPlan(bool quick) {
     p.messageBytes.push_back(bytes);
   p.messageBytesPerRun = 1024 * kMiB;
   p.overheadRepeat = 10;
+  p.kernels = kernelPlan(p, {512, 2048, 8192}, {64, 128}, 16, {DType::BF16, DType::F32}, 2e11);
   return p;
 }
-
-std::string sizeName(int64_t bytes) {
-  if (bytes >= kMiB && bytes % kMiB == 0) return fmt::format("{} MiB", bytes / kMiB);
-  if (bytes >= kKiB && bytes % kKiB == 0) return fmt::format("{} KiB", bytes / kKiB);
-  return fmt::format("{} B", bytes);
-}
-
-// One figure: seconds per loop iteration, and the spread of its runs.
-struct Measured {
-  double seconds = 0;
-  double spread = 0;
-};
 
 class Calibrator {
  public:
@@ -320,6 +333,10 @@ class Calibrator {
     profile.memory = measureMemory();
     progress("strided copies");
     measureStridedCopies(profile);
+    TimeLoop time = [this](const std::string& figure, const Program& program, std::map<std::string, int64_t> set,
+                           int64_t loop, int warmup,
+                           int repeat) { return perIteration(figure, program, std::move(set), loop, warmup, repeat); };
+    profile.kernels = measureKernels(runs_, plan_.kernels, time, request_.progress);
     for (DType dtype : {DType::F32, DType::F64, DType::BF16, DType::F16}) {
       progress(fmt::format("gemm {}", dtypeName(dtype)));
       GemmGrid grid = measureGemm(dtype);
@@ -391,14 +408,6 @@ class Calibrator {
     // A run that beat the empty program (noise) is taken whole.
     const double loopSeconds = seconds > emptySeconds_ ? seconds - emptySeconds_ : seconds;
     return Measured{loopSeconds / static_cast<double>(loop), bestSpread};
-  }
-
-  // Timed runs for a run of about `seconds`: long runs are steady, and
-  // repeating them many times would not fit the budget; three give a spread.
-  static std::pair<int, int> runsFor(double estimatedSeconds) {
-    if (estimatedSeconds > 0.3) return {0, 3};
-    if (estimatedSeconds > 0.05) return {1, 3};
-    return {1, 5};
   }
 
   Overheads measureOverheads() {
@@ -542,14 +551,16 @@ class Calibrator {
     if (!onGpu())
       return fmt::format(
           "medians of timed loops run by the CPU backend on {} ranks at once, {} core(s) each, less the fastest "
-          "empty program's time; GEMMs `linear(x, w, out=y)`, memory `copy(a, out=b)` of f32, collectives of f32 "
+          "empty program's time; GEMMs `linear(x, w, out=y)`, memory `copy(a, out=b)` of f32, kernels `mul(a, b, "
+          "out=c)` and `rms_norm(x, w, out=y)` of f32 and `attention(q, k, v, out=o, heads=H)`, collectives of f32 "
           "fitted to latency + bytes * busFactor / busbw (least squares, relative error){}",
           request_.world, request_.backend.cpu.coresPerRank,
           request_.quick ? "; --quick: a coarse grid, not a faithful profile" : "");
     return fmt::format(
         "medians of timed loops run by the CUDA backend on {} ranks at once ({} communicator), less the fastest "
         "empty program's time; GEMMs `linear(x, w, out=y)` through cuBLAS (f32 without TF32), memory `copy(a, "
-        "out=b)` of f32, collectives of f32 fitted to latency + bytes * busFactor / busbw; host cost per statement "
+        "out=b)` of f32, kernels `mul(a, b, out=c)` and `rms_norm(x, w, out=y)` of f32 and `attention(q, k, v, "
+        "out=o, heads=H)`, collectives of f32 fitted to latency + bytes * busFactor / busbw; host cost per statement "
         "kind and pairwise contention from traced runs{}",
         request_.world, copyEngines() ? "copy-engine" : "NCCL",
         request_.quick ? "; --quick: a coarse grid, not a faithful profile" : "");

@@ -33,6 +33,19 @@ double spreadOf(std::vector<double> values) {
   return median > 0 ? (quantile(0.75) - quantile(0.25)) / median : 0;
 }
 
+std::pair<int, int> runsFor(double estimatedSeconds) {
+  if (estimatedSeconds > 0.3) return {0, 3};
+  if (estimatedSeconds > 0.05) return {1, 3};
+  return {1, 5};
+}
+
+std::string sizeName(int64_t bytes) {
+  constexpr int64_t kKiB = 1024, kMiB = 1024 * 1024;
+  if (bytes >= kMiB && bytes % kMiB == 0) return fmt::format("{} MiB", bytes / kMiB);
+  if (bytes >= kKiB && bytes % kKiB == 0) return fmt::format("{} KiB", bytes / kKiB);
+  return fmt::format("{} B", bytes);
+}
+
 Program CalibrationRuns::parse(std::string_view text) const {
   auto program = parseProgram(text);
   if (!program)

@@ -4,9 +4,11 @@
 // runs is judged.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "calibration/calibration.h"
@@ -16,6 +18,26 @@
 namespace hostir {
 
 double medianOf(std::vector<double> values);
+
+// One timed figure: seconds per loop iteration, and the spread of its runs.
+struct Measured {
+  double seconds = 0;
+  double spread = 0;
+};
+
+// Times one figure (Calibrator::perIteration): `program` with R = loop
+// and `set`, after `warmup` untimed runs, `repeat` timed ones, measured
+// again while noisy; named `figure` in the noisy list.
+using TimeLoop = std::function<Measured(const std::string& figure, const Program& program,
+                                        std::map<std::string, int64_t> set, int64_t loop, int warmup, int repeat)>;
+
+// Warm-up and timed runs for a run of about `estimatedSeconds`: long runs
+// are steady, and repeating them many times would not fit the budget;
+// three give a spread.
+std::pair<int, int> runsFor(double estimatedSeconds);
+
+// "16 KiB", "4 MiB", "100 B".
+std::string sizeName(int64_t bytes);
 // A figure's spread: the interquartile range of its samples over their
 // median (0 for fewer than two samples or a zero median).
 double spreadOf(std::vector<double> values);

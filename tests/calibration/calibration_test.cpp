@@ -3,6 +3,8 @@
 // traces, and the least-squares fit of the communication costs.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -12,6 +14,8 @@
 #include "calibration/calibration.h"
 #include "calibration/calibration_runs.h"
 #include "calibration/contention_calibration.h"
+#include "calibration/kernel_calibration.h"
+#include "model/cost_model.h"
 
 namespace hostir {
 namespace {
@@ -99,6 +103,95 @@ TEST(CalibrationFit, TimesThatDoNotGrowAreALatency) {
   EXPECT_GT(fit.latency, 19e-6);
   EXPECT_LT(fit.latency, 20e-6);
   EXPECT_EQ(fit.bandwidth, 0);
+}
+
+// The kernels' measurements on the CPU backend, as `hostir calibrate
+// --quick` makes them: each planned size of mul and rms_norm touches the
+// bytes its shape says (a, b read and c written; x read, y written, w
+// read), and attention is timed at every (t, d) of the plan. Rates are
+// the machine's: only that they are rates is asserted.
+TEST(KernelCalibration, MeasuresEachKernelAtItsPlannedSizes) {
+  CalibrationRequest request;
+  request.world = 2;
+  request.quick = true;
+  TeamRunner runTeam = [](const RunRequest& run) { return runInProcess(run, 2); };
+  CalibrationRuns runs(request, runTeam);
+  KernelPlan plan;
+  plan.bytes = {16 * 1024, 1024 * 1024};
+  plan.bytesPerRun = 4 * 1024 * 1024;
+  plan.maxLoop = 50;
+  plan.attentionT = {16, 64};
+  plan.attentionD = {8};
+  plan.attentionHeads = 2;
+  plan.attentionDtypes = {DType::F32};
+  plan.attentionFlopsPerRun = 1e6;
+  plan.attentionMaxLoop = 20;
+  std::vector<std::string> figures;
+  TimeLoop time = [&](const std::string& figure, const Program& program, std::map<std::string, int64_t> set,
+                      int64_t loop, int warmup, int repeat) {
+    figures.push_back(figure);
+    set["R"] = loop;
+    const std::vector<double> seconds = runs.timedRuns(program, set, warmup, repeat);
+    return Measured{medianOf(seconds) / static_cast<double>(loop), spreadOf(seconds)};
+  };
+  std::vector<std::string> said;
+  const KernelRates k = measureKernels(runs, plan, time, [&](std::string_view what) { said.emplace_back(what); });
+  // mul on C = bytes / 12 elements of f32: 3 tensors of 4 bytes each.
+  EXPECT_EQ(k.elementwise.bytes, (std::vector<int64_t>{16384 / 12 * 12, 1048576 / 12 * 12}));
+  // rms_norm on rows of 1024 f32: x and y of H rows, w once.
+  EXPECT_EQ(k.rowReduction.bytes, (std::vector<int64_t>{2 * 8192 + 4096, 128 * 8192 + 4096}));
+  for (const MemoryCurve* curve : {&k.elementwise, &k.rowReduction}) {
+    ASSERT_EQ(curve->gbps.size(), 2u);
+    ASSERT_EQ(curve->spread.size(), 2u);
+    for (double gbps : curve->gbps) EXPECT_GT(gbps, 0);
+  }
+  ASSERT_EQ(k.attention.size(), 1u);
+  const AttentionGrid& grid = k.attention.at(DType::F32);
+  EXPECT_EQ(grid.t, (std::vector<int64_t>{16, 64}));
+  EXPECT_EQ(grid.d, std::vector<int64_t>{8});
+  ASSERT_EQ(grid.tflops.size(), 2u);
+  for (double tflops : grid.tflops) EXPECT_GT(tflops, 0);
+  EXPECT_EQ(figures, (std::vector<std::string>{"mul 16380 B", "mul 1048572 B", "rms_norm 20 KiB", "rms_norm 1028 KiB",
+                                               "attention f32 t=16 d=8", "attention f32 t=64 d=8"}));
+  EXPECT_EQ(said, (std::vector<std::string>{"elementwise (mul)", "row reduction (rms_norm)", "attention f32"}));
+}
+
+// `hostir calibrate --quick` end to end on two in-process ranks: the
+// profile has the kernels' figures, writes and reads them back, and the
+// simulator then prices those kernels by them, assuming nothing.
+TEST(KernelCalibration, AQuickCalibrationPricesTheKernelsItMeasured) {
+  CalibrationRequest request;
+  request.world = 2;
+  request.quick = true;
+  TeamRunner runTeam = [](const RunRequest& run) { return runInProcess(run, 2); };
+  Result<Calibration> calibration = calibrate(request, runTeam);
+  ASSERT_TRUE(calibration.ok()) << calibration.error().message;
+  MachineProfile& profile = calibration->profile;
+  profile.name = "quick";
+  EXPECT_FALSE(profile.kernels.elementwise.bytes.empty());
+  EXPECT_FALSE(profile.kernels.rowReduction.bytes.empty());
+  EXPECT_TRUE(profile.kernels.attention.contains(DType::F32));
+  auto reread = parseMachineProfile(machineProfileJson(profile), "quick.json");
+  ASSERT_TRUE(reread.ok()) << reread.error().message;
+  EXPECT_EQ(reread->kernels.elementwise.gbps, profile.kernels.elementwise.gbps);
+  EXPECT_EQ(reread->kernels.attention.at(DType::F32).tflops, profile.kernels.attention.at(DType::F32).tflops);
+  // mul of 64 KiB f32 tensors, attention of [128, 4·32]: no assumption made.
+  std::vector<int64_t> vector{16384}, tokens{128, 128};
+  std::array<TensorExtent, kMaxOperands> mul{};
+  mul[operands::Mul::a] = mul[operands::Mul::b] = mul[operands::Mul::out] = TensorExtent{vector, 4};
+  auto mulCost = computeCost(*reread, OpKind::Mul, DType::F32, mul, {});
+  ASSERT_TRUE(mulCost.ok());
+  EXPECT_FALSE(mulCost->assumed);
+  EXPECT_DOUBLE_EQ(mulCost->seconds, elementwiseSeconds(*reread, 3 * 16384 * 4));
+  std::array<TensorExtent, kMaxOperands> qkv{};
+  using A = operands::Attention;
+  qkv[A::q] = qkv[A::k] = qkv[A::v] = qkv[A::out] = TensorExtent{tokens, 4};
+  std::array<double, kMaxOperands> scalars{};
+  scalars[A::heads] = 4;
+  auto attentionCost = computeCost(*reread, OpKind::Attention, DType::F32, qkv, scalars);
+  ASSERT_TRUE(attentionCost.ok());
+  EXPECT_FALSE(attentionCost->assumed);
+  EXPECT_GT(attentionCost->seconds, 0);
 }
 
 }  // namespace

@@ -146,6 +146,14 @@ std::string summary(const MachineProfile& p, const std::string& path, double sec
     text += fmt::format(", memory {:.1f} GB/s best, {:.1f} GB/s at {} MiB", *best, p.memory.gbps.back(),
                         p.memory.bytes.back() >> 20);
   }
+  for (auto [name, curve] : {std::pair<const char*, const MemoryCurve*>{"mul", &p.kernels.elementwise},
+                             {"rms_norm", &p.kernels.rowReduction}})
+    if (!curve->bytes.empty())
+      text += fmt::format(", {} {:.1f} GB/s at {:.0f} MiB", name, curve->gbps.back(),
+                          static_cast<double>(curve->bytes.back()) / (1 << 20));
+  for (const auto& [dtype, grid] : p.kernels.attention)
+    text += fmt::format(", attention {} {:.1f} GFLOP/s best", dtypeName(dtype),
+                        *std::max_element(grid.tflops.begin(), grid.tflops.end()) * 1e3);
   bool anyCommunication = false;
   for (const CommunicationCost& c : p.communication) {
     if (c.kind != OpKind::Allreduce) continue;
