@@ -1,4 +1,4 @@
-"""The six layers of examples/layers/ written independently in NumPy float64.
+"""The layers of examples/layers/ written independently in NumPy float64.
 
 Each layer's formula is computed on global tensors, the way a model author
 states it, without the program's sharding or chunking. Inputs are drawn so
@@ -80,6 +80,16 @@ def fsdp_linear_backward(i):
     return {"dx": i["dy"] @ i["w"], "dw": i["dy"].T @ i["x"]}
 
 
+def rope(i, p):
+    """Rotate-half RoPE per head: [x1, x2] -> [x1 cos - x2 sin, x2 cos + x1 sin]."""
+    d = p["D"]
+    x = i["x"].astype(np.float64).reshape(p["T"], p["H"], d)
+    angles = np.arange(p["T"])[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+    cos, sin = np.cos(angles)[:, None, :], np.sin(angles)[:, None, :]
+    x1, x2 = x[..., :d // 2], x[..., d // 2:]
+    return {"y": np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1).reshape(p["T"], -1)}
+
+
 def moe_expert_parallel(i, assignments):
     """y[t] = sum of p * SwiGLU_e(x[t]) over the (token t, expert e, weight p) kept by the router."""
     i = f64(i)
@@ -157,6 +167,11 @@ def layer_inputs(name, rng, p, world):
     if name == "fsdp_linear_backward":
         t, k, n = p["T"], p["K"], p["N"]
         return {"x": activations(rng, (t, k)), "dy": activations(rng, (t, n)), "w": weights(rng, (n, k), k)}, None
+    if name == "rope":
+        t, d = p["T"], p["D"]
+        angles = np.arange(t)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+        return {"x": activations(rng, (t, p["H"] * d)), "cos": np.cos(angles).astype(np.float32),
+                "sin": np.sin(angles).astype(np.float32)}, None
     if name == "moe_expert_parallel":
         t, e, f, x = p["T"], p["E"], p["F"], p["X"]
         idx, cw, assignments = moe_routing(rng, p, world)
@@ -176,6 +191,8 @@ def layer_reference(name, inputs, p, assignments=None):
         return ring_attention(inputs, p)
     if name == "fsdp_linear_backward":
         return fsdp_linear_backward(inputs)
+    if name == "rope":
+        return rope(inputs, p)
     if name == "moe_expert_parallel":
         return moe_expert_parallel(inputs, assignments)
     raise ValueError(name)

@@ -41,6 +41,7 @@ SMALL = {
     "ring_attention": dict(T=16, H=4, G=2, D=4),
     "transformer_layer": dict(T=10, E=16, H=8, G=4, D=4, F=16, S=3),
     "fsdp_linear_backward": dict(T=8, K=8, N=10, S=3),
+    "rope": dict(T=6, H=8, D=4),
 }
 # The ring's chunks are its steps: it chooses its own streams and has no loop
 # that assign-streams may rewrite.
