@@ -3,8 +3,10 @@
 # the row-parallel linear, reduce-scatter and all-gather examples on N MPI
 # ranks for S = 1, 2, 4, 8 chunks, with their compute-only and
 # communication-only variants and the PyTorch + gloo peer, and prints one
-# table per program and shape. Every flag goes to scripts/bench_overlap.py
-# (--help lists them); the defaults fit a 2-core machine.
+# table per program and shape. `--programs swiglu_mlp,moe_expert_parallel`
+# measures the layers of examples/layers/ instead, beside their PyTorch +
+# gloo peers. Every flag goes to scripts/bench_overlap.py (--help lists
+# them); the defaults fit a 2-core machine.
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
