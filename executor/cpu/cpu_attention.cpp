@@ -157,12 +157,22 @@ void attentionBlocks(const KernelCall& call, const AttentionShape& s) {
         const T* kb = blockOf(k, c0, kvHead * s.d, cols, s.d, kScratch, ldk);
         const T* vb = blockOf(v, c0, kvHead * s.d, cols, s.d, vScratch, ldv);
         blasGemm(blas, false, true, rows, cols, s.d, scale, qb, ldq, kb, ldk, T(0), scores.data(), cols);
+        auto seen = [&](int64_t i) { return std::clamp<int64_t>(s.visibleKeys(r0 + i) - c0, 0, cols); };
         for (int64_t i = 0; i < rows; ++i) {
           T* row = scores.data() + i * cols;
-          for (int64_t j = std::max<int64_t>(s.visibleKeys(r0 + i) - c0, 0); j < cols; ++j) row[j] = kMinusInf<T>;
+          for (int64_t j = seen(i); j < cols; ++j) row[j] = kMinusInf<T>;
           foldScores(row, cols, m[static_cast<size_t>(i)], l[static_cast<size_t>(i)], acc.data() + i * s.d, s.d);
         }
-        blasGemm(blas, false, false, rows, s.d, cols, T(1), scores.data(), cols, vb, ldv, T(1), acc.data(), s.d);
+        // P · V over the keys every row of the block sees, then, near the
+        // causal diagonal, each row over the further keys it sees: a key
+        // a row does not see never enters its sum, not even as 0 · NaN.
+        const int64_t common = seen(0);
+        if (common > 0)
+          blasGemm(blas, false, false, rows, s.d, common, T(1), scores.data(), cols, vb, ldv, T(1), acc.data(), s.d);
+        for (int64_t i = 1; i < rows; ++i)
+          if (const int64_t more = seen(i) - common; more > 0)
+            blasGemm(blas, false, false, 1, s.d, more, T(1), scores.data() + i * cols + common, cols, vb + common * ldv,
+                     ldv, T(1), acc.data() + i * s.d, s.d);
       }
       finishRows(call, s, head, r0, rows, acc, m, l);
     }
