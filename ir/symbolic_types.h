@@ -9,8 +9,11 @@
 // chunk rule of ir/shapes.h, written as max(0, min(size, extent -
 // index * size)) with size = ceildiv(extent, chunks); a computation or
 // copy has its table row's ResultShape (ir/ops.h): `linear` gives [x's
-// leading dims, w's first], `matmul` [a's first, b's second], `copy` and
-// `add` their first operand's type. Literal subexpressions are folded.
+// leading dims, w's first], `copy`, `add` and the other elementwise and row
+// operations their first operand's type; `matmul` ([B,] M from a and N from
+// b as their transposes say), `gather_rows` (idx.shape + x.shape[1:] in x's
+// dtype) and `cast` (x's shape in the named dtype) have rules of their own.
+// Literal subexpressions are folded.
 #pragma once
 
 #include <map>

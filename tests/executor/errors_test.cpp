@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <sstream>
 
@@ -202,6 +203,32 @@ TEST_F(CliErrors, InputFileWithTheWrongGlobalShape) {
   EXPECT_EQ(r.exitCode, 1) << r.err;
   EXPECT_EQ(errorLines(r.err), 1) << r.err;
   EXPECT_THAT(r.err, HasSubstr("global shape [8, 12]"));
+}
+
+// An index out of range under `hostir run --ranks 2`: one positioned error
+// naming the index and the tensor, exit 1, and every rank ends.
+TEST_F(CliErrors, AnIndexOutOfRangeNamesItsStatement) {
+  const std::string program = (dir_ / "gather.hir").string();
+  {
+    std::ofstream out(program);
+    out << "program gather(R = 4, N = 6) {\n"
+           "  input  x : f32[R, 3]\n"
+           "  input  idx : i32[N] shard(0)\n"
+           "  output y : f32[N, 3] shard(0)\n"
+           "  y = gather_rows(x, idx)\n"
+           "}\n";
+  }
+  RefTensor idx({6});
+  idx.data = {0, 1, 2, 3, 7, -1};
+  HostTensor indices = toHost(idx, DType::I32);
+  const std::string file = (dir_ / "idx.npy").string();
+  ASSERT_FALSE(writeNpy(file, indices.dtype, indices.shape, indices.data.data()).has_value());
+  auto r = run(fmt::format("run {} --ranks 2 --input idx={}", program, file));
+  EXPECT_FALSE(r.signaled);
+  EXPECT_EQ(r.exitCode, 1) << r.err;
+  EXPECT_EQ(errorLines(r.err), 1) << r.err;
+  EXPECT_THAT(r.err,
+              HasSubstr("gather.hir:5:7: error: index 7 of 'idx' is out of range for 'x' with 4 rows (on rank 1)"));
 }
 
 }  // namespace

@@ -663,6 +663,133 @@ Outputs allToAllReference(const Inputs& in, const Params& p, int64_t world) {
                  {"s", concat(strided, 0)}};
 }
 
+// ---- the computations of section 3 ------------------------------------------------
+
+double relu(double x) { return x < 0 ? 0.0 : x; }
+
+Outputs elementwiseReference(const Inputs& in, const Params&, int64_t) {
+  const RefTensor &a = in.at("a"), &row = in.at("row");
+  auto plus = [](double x, double y) { return x + y; };
+  auto minus = [](double x, double y) { return x - y; };
+  auto times = [](double x, double y) { return x * y; };
+  return Outputs{{"sum", broadcast(a, row, plus)},
+                 {"diff", broadcast(a, in.at("col"), minus)},
+                 {"prod", broadcast(a, in.at("top"), times)},
+                 {"scaled", scaled(a, -0.375)},
+                 {"rectified", map(a, relu)},
+                 {"swished", map(a, silu)},
+                 {"gelus", map(a, gelu)},
+                 {"inplace", broadcast(broadcast(a, in.at("s"), times), row, times)},
+                 {"strided", broadcast(a, row, times)}};
+}
+
+Outputs rowsReference(const Inputs& in, const Params&, int64_t) {
+  const RefTensor &x = in.at("x"), &w = in.at("w");
+  RefTensor half(x.shape);
+  const RefTensor right = chunk(x, 1, 1, 2);
+  assignChunk(half, 1, 1, 2, rmsNorm(right, chunk(w, 0, 1, 2), kDefaultRmsNormEps));
+  assignChunk(half, 1, 0, 2, softmax(right));
+  return Outputs{{"normed", rmsNorm(x, w, kDefaultRmsNormEps)},
+                 {"normed_eps", rmsNorm(x, w, 0.5)},
+                 {"probs", softmax(x)},
+                 {"probs3", softmax(in.at("x3"))},
+                 {"half", half},
+                 {"inplace", softmax(x)}};
+}
+
+// The global query rows are at positions 0, 1, ... (rank r's start at r · T / world).
+// merged is the causal attention's two halves of keys, each with its lse
+// kept in f32, folded together.
+Outputs attentionReference(const Inputs& in, const Params& p, int64_t) {
+  const int64_t H = p.at("H"), G = p.at("G"), S = p.at("S");
+  const RefTensor &q = in.at("q"), &k = in.at("k"), &v = in.at("v");
+  AttentionResult gqa = attention(q, k, v, {H, G});
+  AttentionResult causal = attention(q, k, v, {H, G, true, 0, 2});
+  AttentionResult merged = attention(q, chunk(k, 0, 0, 2), chunk(v, 0, 0, 2), {H, G, true, 0, 2});
+  AttentionResult part = attention(q, chunk(k, 0, 1, 2), chunk(v, 0, 1, 2), {H, G, true, 0, 2 + (S + 1) / 2});
+  merged.lse = roundTo(merged.lse, DType::F32);
+  mergeAttention(merged.out, merged.lse, part.out, roundTo(part.lse, DType::F32));
+  return Outputs{{"mha", attention(q, in.at("kf"), in.at("vf"), {H, H}).out},
+                 {"gqa", gqa.out},
+                 {"gqa_lse", gqa.lse},
+                 {"causal", causal.out},
+                 {"causal_lse", causal.lse},
+                 {"mqa", attention(q, in.at("k1"), in.at("v1"), {H, 1, true, 0, 0}).out},
+                 {"merged", merged.out},
+                 {"merged_lse", merged.lse}};
+}
+
+Outputs attentionBlocksReference(const Inputs& in, const Params& p, int64_t) {
+  const int64_t H = p.at("H");
+  AttentionResult full = attention(in.at("q"), in.at("k"), in.at("v"), {H, 1});
+  AttentionResult causal = attention(in.at("q"), in.at("k"), in.at("v"), {H, 1, true, p.at("P"), 0});
+  return Outputs{{"full", full.out},
+                 {"full_lse", full.lse},
+                 {"causal", causal.out},
+                 {"causal_lse", causal.lse},
+                 {"prefix", attention(in.at("q"), in.at("k"), in.at("v"), {H, 1, true, 0, 0}).out}};
+}
+
+Outputs gatherReference(const Inputs& in, const Params&, int64_t) {
+  const RefTensor &x = in.at("x"), &idx = in.at("idx");
+  RefTensor g = gatherRows(x, idx);
+  std::vector<int64_t> wideShape = g.shape;
+  wideShape.back() *= 2;
+  RefTensor wide(wideShape);
+  assignChunk(wide, 2, 1, 2, g);
+  RefTensor s = x;
+  scatterAddRows(s, in.at("src"), in.at("rows"));
+  return Outputs{{"g", g}, {"g3", gatherRows(in.at("x3"), idx)}, {"wide", wide}, {"s", s}, {"indices", idx}};
+}
+
+Outputs matmulBatchedReference(const Inputs& in, const Params&, int64_t) {
+  const RefTensor &a = in.at("a"), &b = in.at("b"), &at = in.at("at"), &bt = in.at("bt");
+  RefTensor into({a.shape[0], 2 * b.shape[1]});
+  assignChunk(into, 1, 1, 2, matmul(a, b));
+  return Outputs{{"ta", matmul(at, b, true, false)},
+                 {"tb", matmul(a, bt, false, true)},
+                 {"tab", matmul(at, bt, true, true)},
+                 {"batched", matmul(in.at("a3"), in.at("b3"), false, false)},
+                 {"batched_t", matmul(in.at("at3"), in.at("bt3"), true, true)},
+                 {"into", into}};
+}
+
+// x holds values of the program's dtype: through f64 and back it is unchanged.
+Outputs castReference(const Inputs& in, const Params&, int64_t) {
+  const RefTensor &x = in.at("x"), &wide = in.at("wide");
+  auto to = [](const RefTensor& t, DType dtype) { return map(t, [dtype](double v) { return castTo(v, dtype); }); };
+  return Outputs{{"to_f32", to(x, DType::F32)},
+                 {"to_f16", to(x, DType::F16)},
+                 {"to_bf16", to(x, DType::BF16)},
+                 {"to_f64", x},
+                 {"back", x},
+                 {"wide_f16", to(wide, DType::F16)},
+                 {"wide_bf16", to(wide, DType::BF16)},
+                 {"wide_f32", to(wide, DType::F32)}};
+}
+
+Outputs overlappingComputeReference(const Inputs& in, const Params& p, int64_t) {
+  const RefTensor &x = in.at("x"), &q = in.at("q"), &k = in.at("k"), &v = in.at("v");
+  const int64_t H = p.at("H");
+  RefTensor scattered = x;
+  scatterAddRows(scattered, chunk(x, 0, 0, 3), in.at("idx"));
+  AttentionResult merged = attention(q, k, v, {H, H});
+  const AttentionResult part = merged;
+  mergeAttention(merged.out, merged.lse, part.out, part.lse);
+  return Outputs{{"shifted", shiftedRows(x, gelu)},
+                 {"rowwise", rmsNorm(softmax(x), in.at("w"), kDefaultRmsNormEps)},
+                 {"broadcast", broadcast(x, chunk(x, 0, 0, 10), [](double a, double b) { return a + b; })},
+                 {"attended", attention(q, k, v, {H, H}).out},
+                 {"scattered", scattered},
+                 {"merged", merged.out},
+                 {"merged_lse", merged.lse}};
+}
+
+// The program tests/executor/programs/<name>.hir.
+std::string program(const std::string& name) {
+  return readText(sourceDir() + "/tests/executor/programs/" + name + ".hir");
+}
+
 }  // namespace
 
 const std::vector<OpProgram>& opPrograms() {
@@ -697,6 +824,18 @@ const std::vector<OpProgram>& opPrograms() {
        allToAllReference,
        true,
        {"y", "c", "b", "s"}},
+      {"elementwise", program("elementwise"), elementwiseReference, true, {"rectified"}},
+      {"rows", program("rows"), rowsReference, true, {}},
+      {"attention", program("attention"), attentionReference, true, {}},
+      {"attention_blocks", program("attention_blocks"), attentionBlocksReference, true, {}},
+      {"gather", program("gather"), gatherReference, true, {"g", "g3", "wide", "indices"}},
+      {"matmul_batched", program("matmul_batched"), matmulBatchedReference, true, {}},
+      {"cast",
+       program("cast"),
+       castReference,
+       true,
+       {"to_f32", "to_f16", "to_bf16", "to_f64", "back", "wide_f16", "wide_bf16", "wide_f32"}},
+      {"overlapping_compute", program("overlapping_compute"), overlappingComputeReference, true, {}},
   };
   return all;
 }

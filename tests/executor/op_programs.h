@@ -29,7 +29,10 @@ struct OpProgram {
 };
 
 // alloc_zero, views, gemms, allreduce_ops, gather_scatter, bcast, sendrecv,
-// streams_events, ints, inplace_coll, view_out, coll3d, overlapping_operands.
+// streams_events, ints, inplace_coll, view_out, coll3d, overlapping_operands,
+// all_to_all; the computations elementwise, rows, attention,
+// attention_blocks, gather, matmul_batched, cast, overlapping_compute
+// (tests/executor/programs/).
 const std::vector<OpProgram>& opPrograms();
 const OpProgram& opProgram(const std::string& name);
 

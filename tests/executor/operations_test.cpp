@@ -359,6 +359,83 @@ TEST_P(Ops, AllToAllAlongEachAxisInPlaceAndOnStridedViews) {
   EXPECT_EQ(runCheck(c), 4 * 2 * 2);
 }
 
+// ---- the computations: elementwise, rows, attention, gather/scatter, matmul, cast ----------
+
+// `name`'s program (op_programs.h) for the test's dtype, on every team size
+// and pool size (and after assign-streams where it changes the program),
+// then as `run --check`'s serial reference computes it (one stream, every
+// operation in f64): both against the test's own f64 loops. Returns the runs.
+int runComputation(const std::string& name, DType dtype, int64_t variants) {
+  Check c;
+  c.text = opProgram(name).text;
+  c.dtype = dtype;
+  c.expect = opProgram(name).expect;
+  c.exact = opProgram(name).exact;
+  c.delayMicros = 20;
+  int runs = runCheck(c);
+  EXPECT_EQ(runs, 4 * 2 * variants) << name;
+  c.serialReference = true;
+  c.streams = {1};
+  c.delayMicros = 0;
+  int serial = runCheck(c);
+  EXPECT_EQ(serial, 4 * variants) << name << ", serial reference";
+  return runs + serial;
+}
+
+// add, sub and mul with every form of broadcast b, relu, silu, gelu and
+// scale, in place and on strided views.
+TEST_P(Ops, ElementwiseWithBroadcasting) { runComputation("elementwise", GetParam(), 2); }
+
+TEST_P(Ops, RmsNormAndSoftmaxOverTheLastAxis) { runComputation("rows", GetParam(), 1); }
+
+// Multi-head, grouped-query and multi-query attention, causal with offsets
+// (rows that see no key), lse, and merge_attention of two halves of the keys.
+TEST_P(Ops, AttentionHeadsCausalOffsetsLseAndMerge) { runComputation("attention", GetParam(), 1); }
+
+// Longer than the CPU kernel's blocks of query and key rows.
+TEST_P(Ops, AttentionAcrossBlocks) { runComputation("attention_blocks", GetParam(), 1); }
+
+// Seeded indices (-1 and repeats among them), sharded by columns.
+TEST_P(Ops, GatherRowsAndScatterAddRows) { runComputation("gather", GetParam(), 1); }
+
+TEST_P(Ops, MatmulTransposedAndBatched) { runComputation("matmul_batched", GetParam(), 1); }
+
+TEST_P(Ops, CastBetweenEveryPairOfFloatingTypes) { runComputation("cast", GetParam(), 1); }
+
+// Outputs that share elements with an input: staged where the kernel could
+// not read everything first, in place where it can; `check` accepts them.
+TEST_P(Ops, ComputationsOnOverlappingOperandsReadThenWrite) {
+  runComputation("overlapping_compute", GetParam(), 1);
+  const std::string text = withDType(opProgram("overlapping_compute").text, GetParam());
+  Program program = parseOrThrow(text);
+  ProgramCheck proof = checkProgram(program, bindAll(program, {}), 2, 4);
+  EXPECT_TRUE(proof.ok()) << formatProgramCheck(proof, "overlapping_compute.hir", text);
+}
+
+// Explicit indices: -1s, repeats, every row; integer values keep every sum exact.
+TEST_P(Ops, GatherAndScatterOnExplicitIndices) {
+  const DType dtype = GetParam();
+  Check c;
+  c.text = opProgram("gather").text;
+  c.dtype = dtype;
+  c.explicitInputs = [dtype](const Params& p, int64_t) {
+    const int64_t R = p.at("R"), Q = p.at("Q"), D = p.at("D"), P = p.at("P");
+    RefTensor idx({R, Q});
+    for (int64_t i = 0; i < idx.numel(); ++i)
+      idx.data[static_cast<size_t>(i)] = static_cast<double>((i * 5) % (R + 1) - 1);
+    RefTensor rows({P});
+    rows.data = {2, -1, 2, 0, static_cast<double>(R - 1)};
+    return std::map<std::string, HostTensor>{{"x", integers(dtype, {R, D}, 1)},
+                                             {"x3", integers(dtype, {R, 2, 3}, 2)},
+                                             {"src", integers(dtype, {P, D}, 3)},
+                                             {"idx", toHost(idx, DType::I32)},
+                                             {"rows", toHost(rows, DType::I32)}};
+  };
+  c.expect = opProgram("gather").expect;
+  c.exact = {"g", "g3", "wide", "s", "indices"};
+  EXPECT_EQ(runCheck(c), 4 * 2);
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryDType, Ops, ::testing::ValuesIn(kDTypes), dtypeLabel);
 
 // ---- sendrecv to a rank outside the team ----------------------------------------------------
@@ -383,6 +460,168 @@ TEST(SendRecvPeers, APeerOutsideTheTeamIsAnErrorAtItsOperandNotAHang) {
   EXPECT_THAT(result->error().message,
               HasSubstr("'sendrecv' sends to rank 2, which is not a rank of a team of 2 (on rank 1)"));
   EXPECT_EQ(result->error().loc, (SourceLoc{5, 30}));  // the `+` of `rank + 1`, as the verifier positions it
+}
+
+// ---- cast rounds once -------------------------------------------------------------------------
+//
+// f64 values next to the halfway points of f16 and bf16: rounded through f32
+// first, 1 + 2^-11 + 2^-40 would become the tie 1 + 2^-11 and then 1 (even);
+// rounded once it is 1 + 2^-10. Ties, subnormals, overflow, inf and NaN too.
+TEST(CastRounding, FromF64ToHalfTypesRoundsOnceToNearestEven) {
+  Check c;
+  c.text = opProgram("cast").text;
+  c.dtype = DType::F32;
+  c.explicitInputs = [](const Params& p, int64_t) {
+    const std::vector<double> tricky = {1 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40),  // f16: up, not to the tie
+                                        1 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40),   // bf16: the same
+                                        -(1 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40)),
+                                        1 + std::ldexp(1.0, -11),      // f16 tie: to even (1)
+                                        1 + 3 * std::ldexp(1.0, -11),  // f16 tie: to even (up)
+                                        1 + std::ldexp(1.0, -8),       // bf16 tie
+                                        std::ldexp(1.0, -25),          // half the smallest f16 subnormal: 0
+                                        3 * std::ldexp(1.0, -26),      // above it: the subnormal
+                                        std::ldexp(1.0, -134) * 1.5,   // bf16 subnormal range
+                                        65519.99,                      // f16: 65504
+                                        65520.0,                       // f16: inf
+                                        1e300,                         // f32, f16, bf16: inf
+                                        -1e-300,                       // -0
+                                        INFINITY,
+                                        -INFINITY,
+                                        std::nan("")};
+    RefTensor wide({p.at("M"), p.at("N")});
+    for (int64_t i = 0; i < wide.numel(); ++i)
+      wide.data[static_cast<size_t>(i)] = i < static_cast<int64_t>(tricky.size())
+                                              ? tricky[static_cast<size_t>(i)]
+                                              : std::sin(static_cast<double>(i)) * std::pow(10.0, i % 7 - 3);
+    return std::map<std::string, HostTensor>{{"wide", toHost(wide, DType::F64)}};
+  };
+  c.expect = opProgram("cast").expect;
+  c.exact = opProgram("cast").exact;
+  EXPECT_EQ(runCheck(c), 4 * 2);
+  // The reference's rounding itself, on values worked out by hand.
+  EXPECT_EQ(castTo(1 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40), DType::F16), 1 + std::ldexp(1.0, -10));
+  EXPECT_EQ(castTo(1 + std::ldexp(1.0, -11), DType::F16), 1.0);
+  EXPECT_EQ(castTo(std::ldexp(1.0, -25), DType::F16), 0.0);
+  EXPECT_EQ(castTo(65520.0, DType::F16), INFINITY);
+  EXPECT_EQ(castTo(1 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40), DType::BF16), 1 + std::ldexp(1.0, -7));
+}
+
+// ---- NaN and inf propagate as IEEE says ---------------------------------------------------------
+
+constexpr const char* kSpecialValues = R"hir(program special_values(M = 4, N = 8, T = 4, H = 2, D = 4) {
+  input  x : f32[M, N]
+  input  w : f32[N]
+  input  q : f32[T, H * D]
+  input  k : f32[T, H * D]
+  input  v : f32[T, H * D]
+  output sum : f32[M, N]
+  output rectified : f32[M, N]
+  output swished : f32[M, N]
+  output gelus : f32[M, N]
+  output scaled : f32[M, N]
+  output probs : f32[M, N]
+  output normed : f32[M, N]
+  output out : f32[T, H * D]
+  output lse : f32[T, H]
+  sum = add(x, w)
+  rectified = relu(x)
+  swished = silu(x)
+  gelus = gelu(x)
+  scaled = scale(x, by=2.0)
+  probs = softmax(x)
+  normed = rms_norm(x, w)
+  lse = allocate(f32[T, H])
+  out = attention(q, k, v, heads=H, causal=true, lse=lse)
+}
+)hir";
+
+// x holds NaN, inf and -inf in rows 1 to 3 (row 0 is finite); key row 2
+// holds a NaN, which causal attention's rows 0 and 1 never see, and value
+// row 3 an inf, which rows 0 to 2 never see.
+TEST(SpecialValues, NanAndInfinityPropagateAsIeeeSays) {
+  Check c;
+  c.text = kSpecialValues;
+  c.explicitInputs = [](const Params& p, int64_t) {
+    RefTensor x({p.at("M"), p.at("N")}), k({p.at("T"), p.at("H") * p.at("D")});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data[static_cast<size_t>(i)] = std::sin(0.7 * static_cast<double>(i));
+    for (int64_t i = 0; i < k.numel(); ++i) k.data[static_cast<size_t>(i)] = std::cos(0.3 * static_cast<double>(i));
+    x.at({1, 3}) = std::nan("");
+    x.at({2, 0}) = INFINITY;
+    x.at({3, 5}) = -INFINITY;
+    k.at({2, 1}) = std::nan("");
+    RefTensor v = k;
+    v.at({2, 1}) = 0.5;
+    v.at({3, 6}) = INFINITY;
+    return std::map<std::string, HostTensor>{
+        {"x", toHost(x, DType::F32)}, {"k", toHost(k, DType::F32)}, {"v", toHost(v, DType::F32)}};
+  };
+  c.expect = [](const Inputs& in, const Params& p, int64_t) {
+    const RefTensor& x = in.at("x");
+    AttentionResult a = attention(in.at("q"), in.at("k"), in.at("v"), {p.at("H"), p.at("H"), true, 0, 0});
+    return Outputs{{"sum", broadcast(x, in.at("w"), [](double s, double t) { return s + t; })},
+                   {"rectified", map(x, [](double e) { return e < 0 ? 0.0 : e; })},
+                   {"swished", map(x, silu)},
+                   {"gelus", map(x, gelu)},
+                   {"scaled", scaled(x, 2.0)},
+                   {"probs", softmax(x)},
+                   {"normed", rmsNorm(x, in.at("w"), kDefaultRmsNormEps)},
+                   {"out", a.out},
+                   {"lse", a.lse}};
+  };
+  EXPECT_EQ(runCheck(c), 4 * 2);
+  c.serialReference = true;
+  c.streams = {1};
+  EXPECT_EQ(runCheck(c), 4);
+}
+
+// ---- an index out of range --------------------------------------------------------------------
+//
+// Rank 1's shard of idx holds 7 for a tensor of 4 rows: an error at the
+// gather_rows statement, naming the index, the tensor and the rank, and
+// every rank ends (rank 0, whose indices are fine, is released).
+constexpr const char* kOutOfRange = R"hir(program out_of_range(R = 4, N = 6) {
+  input  x : f32[R, 3]
+  input  idx : i32[N] shard(0)
+  output y : f32[N, 3] shard(0)
+  output z : f32[R, 3]
+  y = gather_rows(x, idx)
+  z = allocate(f32[R, 3], zero=true)
+  scatter_add_rows(y, idx, out=z)
+}
+)hir";
+
+TEST(IndexErrors, AnIndexOutOfRangeIsAnErrorAtItsStatementAndEveryRankEnds) {
+  Program program = parseOrThrow(kOutOfRange);
+  for (bool serialReference : {false, true}) {
+    RunRequest request = makeRequest(program, bindAll(program, {}), 1, 2);
+    request.backend.cpu.reference = serialReference;
+    RefTensor idx({6});
+    idx.data = {0, -1, 3, 2, 7, 1};  // rank 1 holds 2, 7, 1
+    request.inputs["idx"] = toHost(idx, DType::I32);
+    auto result = runWithin(request, 2, std::chrono::seconds(30));
+    ASSERT_TRUE(result.has_value()) << "the team did not stop within 30 s";
+    ASSERT_FALSE(result->ok());
+    EXPECT_THAT(result->error().message, HasSubstr("index 7 of 'idx' is out of range for 'x' with 4 rows (on rank 1)"));
+    EXPECT_EQ(result->error().loc, (SourceLoc{6, 7}));  // gather_rows
+  }
+  // scatter_add_rows checks its own indices (here a gather that is fine, then -2).
+  const std::string scatterOnly =
+      "program p(R = 4) {\n"
+      "  input  src : f32[3, 2]\n"
+      "  input  idx : i32[3]\n"
+      "  output z : f32[R, 2]\n"
+      "  z = allocate(f32[R, 2], zero=true)\n"
+      "  scatter_add_rows(src, idx, out=z)\n"
+      "}\n";
+  Program scatter = parseOrThrow(scatterOnly);
+  RunRequest request = makeRequest(scatter, bindAll(scatter, {}), 1, 1);
+  RefTensor idx({3});
+  idx.data = {0, -2, 3};
+  request.inputs["idx"] = toHost(idx, DType::I32);
+  auto result = runWithin(request, 1, std::chrono::seconds(30));
+  ASSERT_TRUE(result && !result->ok());
+  EXPECT_THAT(result->error().message, HasSubstr("index -2 of 'idx' is out of range for 'out' with 4 rows"));
+  EXPECT_EQ(result->error().loc, (SourceLoc{6, 3}));
 }
 
 // ---- repeated runs restore the inputs ---------------------------------------------------------

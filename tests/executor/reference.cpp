@@ -85,6 +85,11 @@ double decode(DType dtype, const std::byte* p) {
       std::memcpy(&b, p, 2);
       return decodeBF16(b);
     }
+    case DType::I32: {
+      int32_t i;
+      std::memcpy(&i, p, 4);
+      return i;
+    }
   }
   bad("unknown dtype");
 }
@@ -105,6 +110,12 @@ void encode(DType dtype, std::byte* p, double v) {
     case DType::BF16: {
       BFloat16 h = toBFloat16(static_cast<float>(v));
       std::memcpy(p, &h.bits, 2);
+      return;
+    }
+    case DType::I32: {
+      if (v != std::floor(v) || v < INT32_MIN || v > INT32_MAX) bad(fmt::format("{} is no i32 value", v));
+      auto i = static_cast<int32_t>(v);
+      std::memcpy(p, &i, 4);
       return;
     }
   }
@@ -202,6 +213,207 @@ RefTensor zip(const RefTensor& a, const RefTensor& b, const std::function<double
 
 RefTensor add(const RefTensor& a, const RefTensor& b) {
   return zip(a, b, [](double x, double y) { return x + y; });
+}
+
+RefTensor broadcast(const RefTensor& a, const RefTensor& b, const std::function<double(double, double)>& f) {
+  const size_t lead = a.shape.size() - b.shape.size();
+  if (b.shape.size() > a.shape.size()) bad("broadcast: b has more axes than a");
+  for (size_t d = 0; d < b.shape.size(); ++d)
+    if (b.shape[d] != 1 && b.shape[d] != a.shape[lead + d])
+      bad("broadcast shapes " + shapeString(a.shape) + " " + shapeString(b.shape));
+  RefTensor r(a.shape);
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    std::vector<int64_t> index = unflatten(i, a.shape), bIndex(b.shape.size());
+    for (size_t d = 0; d < b.shape.size(); ++d) bIndex[d] = b.shape[d] == 1 ? 0 : index[lead + d];
+    r.data[static_cast<size_t>(i)] = f(a.data[static_cast<size_t>(i)], b.at(bIndex));
+  }
+  return r;
+}
+
+double silu(double x) { return x / (1.0 + std::exp(-x)); }
+
+// x·Φ(x), Φ the standard normal distribution function.
+double gelu(double x) { return x * 0.5 * (1.0 + std::erf(x / std::sqrt(2.0))); }
+
+namespace {
+
+// Calls f(row, n) with the first element's flat offset of every row along the last axis.
+void forEachRow(const RefTensor& t, const std::function<void(size_t, int64_t)>& f) {
+  if (t.shape.empty()) bad("a row operation on a 0-d tensor");
+  const int64_t n = t.shape.back();
+  if (n == 0) return;
+  for (int64_t first = 0; first < t.numel(); first += n) f(static_cast<size_t>(first), n);
+}
+
+}  // namespace
+
+RefTensor rmsNorm(const RefTensor& x, const RefTensor& w, double eps) {
+  if (w.shape != std::vector<int64_t>{x.shape.back()}) bad("rms_norm weight shape");
+  RefTensor y(x.shape);
+  forEachRow(x, [&](size_t first, int64_t n) {
+    double squares = 0;
+    for (int64_t i = 0; i < n; ++i)
+      squares += x.data[first + static_cast<size_t>(i)] * x.data[first + static_cast<size_t>(i)];
+    const double rms = std::sqrt(squares / static_cast<double>(n) + eps);
+    for (int64_t i = 0; i < n; ++i)
+      y.data[first + static_cast<size_t>(i)] =
+          x.data[first + static_cast<size_t>(i)] / rms * w.data[static_cast<size_t>(i)];
+  });
+  return y;
+}
+
+RefTensor softmax(const RefTensor& x) {
+  RefTensor y(x.shape);
+  forEachRow(x, [&](size_t first, int64_t n) {
+    double max = -INFINITY, sum = 0;
+    for (int64_t i = 0; i < n; ++i) max = std::max(max, x.data[first + static_cast<size_t>(i)]);
+    for (int64_t i = 0; i < n; ++i) sum += std::exp(x.data[first + static_cast<size_t>(i)] - max);
+    for (int64_t i = 0; i < n; ++i)
+      y.data[first + static_cast<size_t>(i)] = std::exp(x.data[first + static_cast<size_t>(i)] - max) / sum;
+  });
+  return y;
+}
+
+RefTensor matmul(const RefTensor& a, const RefTensor& b, bool transA, bool transB) {
+  if (a.shape.size() == 3) {
+    if (b.shape.size() != 3 || a.shape[0] != b.shape[0]) bad("batched matmul shapes");
+    // Batch entry i of t as a matrix.
+    auto entry = [](const RefTensor& t, int64_t i) {
+      RefTensor e = chunk(t, 0, i, t.shape[0]);
+      e.shape.erase(e.shape.begin());
+      return e;
+    };
+    std::vector<RefTensor> products;
+    for (int64_t i = 0; i < a.shape[0]; ++i) {
+      RefTensor p = matmul(entry(a, i), entry(b, i), transA, transB);
+      p.shape.insert(p.shape.begin(), 1);
+      products.push_back(p);
+    }
+    return concat(products, 0);
+  }
+  auto transposed = [](const RefTensor& t) {
+    RefTensor r({t.shape[1], t.shape[0]});
+    for (int64_t i = 0; i < t.shape[0]; ++i)
+      for (int64_t j = 0; j < t.shape[1]; ++j) r.at({j, i}) = t.at({i, j});
+    return r;
+  };
+  return matmul(transA ? transposed(a) : a, transB ? transposed(b) : b);
+}
+
+AttentionResult attention(const RefTensor& q, const RefTensor& k, const RefTensor& v, const AttentionSpec& spec) {
+  const int64_t tq = q.shape[0], tk = k.shape[0], h = spec.heads, g = spec.kvHeads, d = q.shape[1] / h;
+  if (q.shape[1] != h * d || k.shape != std::vector<int64_t>{tk, g * d} || v.shape != k.shape || h % g != 0)
+    bad("attention shapes");
+  AttentionResult r{RefTensor(q.shape), RefTensor({tq, h})};
+  // Element c of head `head` in row i of a [rows, heads·d] tensor.
+  auto at = [d](const RefTensor& t, int64_t i, int64_t head, int64_t c) {
+    return t.data[static_cast<size_t>(i * t.shape[1] + head * d + c)];
+  };
+  for (int64_t head = 0; head < h; ++head) {
+    const int64_t kvHead = head * g / h;
+    for (int64_t i = 0; i < tq; ++i) {
+      // Key row j is seen unless causal and its global position comes after the query's.
+      std::vector<int64_t> seen;
+      for (int64_t j = 0; j < tk; ++j)
+        if (!spec.causal || spec.kOffset + j <= spec.qOffset + i) seen.push_back(j);
+      if (seen.empty()) {
+        r.lse.at({i, head}) = -INFINITY;  // and zeros in out
+        continue;
+      }
+      std::vector<double> scores;
+      for (int64_t j : seen) {
+        double dot = 0;
+        for (int64_t c = 0; c < d; ++c) dot += at(q, i, head, c) * at(k, j, kvHead, c);
+        scores.push_back(dot / std::sqrt(static_cast<double>(d)));
+      }
+      const double max = *std::max_element(scores.begin(), scores.end());
+      double sum = 0;
+      for (double& score : scores) sum += (score = std::exp(score - max));  // the scores become weights
+      for (int64_t c = 0; c < d; ++c) {
+        double value = 0;
+        for (size_t n = 0; n < seen.size(); ++n) value += scores[n] / sum * at(v, seen[n], kvHead, c);
+        r.out.data[static_cast<size_t>(i * h * d + head * d + c)] = value;
+      }
+      r.lse.at({i, head}) = max + std::log(sum);
+    }
+  }
+  return r;
+}
+
+void mergeAttention(RefTensor& o, RefTensor& lse, const RefTensor& part, const RefTensor& partLse) {
+  if (part.shape != o.shape || partLse.shape != lse.shape) bad("merge_attention shapes");
+  const int64_t heads = lse.shape[1], d = o.shape[1] / heads;
+  for (int64_t r = 0; r < o.shape[0]; ++r)
+    for (int64_t h = 0; h < heads; ++h) {
+      const double a = lse.at({r, h}), b = partLse.at({r, h});
+      if (b == -INFINITY) continue;
+      if (a == -INFINITY) {
+        for (int64_t c = 0; c < d; ++c) o.at({r, h * d + c}) = part.at({r, h * d + c});
+        lse.at({r, h}) = b;
+        continue;
+      }
+      const double ea = std::exp(a), eb = std::exp(b);  // the tests' lse values are small
+      for (int64_t c = 0; c < d; ++c)
+        o.at({r, h * d + c}) = (ea * o.at({r, h * d + c}) + eb * part.at({r, h * d + c})) / (ea + eb);
+      lse.at({r, h}) = std::log(ea + eb);
+    }
+}
+
+namespace {
+
+// The row of `t` (its leading axis at `row`), as a flat offset and length.
+std::pair<size_t, size_t> rowOf(const RefTensor& t, int64_t row) {
+  const auto length = static_cast<size_t>(t.shape[0] ? t.numel() / t.shape[0] : 0);
+  return {static_cast<size_t>(row) * length, length};
+}
+
+}  // namespace
+
+RefTensor gatherRows(const RefTensor& x, const RefTensor& idx) {
+  std::vector<int64_t> shape = idx.shape;
+  shape.insert(shape.end(), x.shape.begin() + 1, x.shape.end());
+  RefTensor y(shape);
+  const size_t length = rowOf(x, 0).second;
+  for (int64_t p = 0; p < idx.numel(); ++p) {
+    const auto index = static_cast<int64_t>(idx.data[static_cast<size_t>(p)]);
+    if (index == -1) continue;  // a zero row
+    if (index < 0 || index >= x.shape[0]) bad(fmt::format("gather_rows: index {} out of range", index));
+    for (size_t c = 0; c < length; ++c) y.data[static_cast<size_t>(p) * length + c] = x.data[rowOf(x, index).first + c];
+  }
+  return y;
+}
+
+void scatterAddRows(RefTensor& out, const RefTensor& src, const RefTensor& idx) {
+  const size_t length = rowOf(out, 0).second;
+  if (src.numel() != idx.numel() * static_cast<int64_t>(length)) bad("scatter_add_rows shapes");
+  for (int64_t p = 0; p < idx.numel(); ++p) {
+    const auto index = static_cast<int64_t>(idx.data[static_cast<size_t>(p)]);
+    if (index == -1) continue;
+    if (index < 0 || index >= out.shape[0]) bad(fmt::format("scatter_add_rows: index {} out of range", index));
+    for (size_t c = 0; c < length; ++c)
+      out.data[rowOf(out, index).first + c] += src.data[static_cast<size_t>(p) * length + c];
+  }
+}
+
+double castTo(double v, DType dtype) {
+  // Significant bits and the frexp exponent of the smallest normal number:
+  // below it the spacing stays that of the subnormals.
+  int bits = 0, minExponent = 0;
+  double maxFinite = 0;
+  switch (dtype) {
+    case DType::F64: return v;
+    case DType::F32: return static_cast<float>(v);  // the hardware rounds once, to nearest even
+    case DType::F16: bits = 11, minExponent = -13, maxFinite = 65504; break;
+    case DType::BF16: bits = 8, minExponent = -125, maxFinite = std::ldexp(255.0, 120); break;
+    case DType::I32: bad("cast to i32");
+  }
+  if (!std::isfinite(v) || v == 0) return v;
+  int exponent = 0;
+  std::frexp(std::fabs(v), &exponent);
+  const double spacing = std::ldexp(1.0, std::max(exponent, minExponent) - bits);
+  const double rounded = std::nearbyint(std::fabs(v) / spacing) * spacing;  // ties to even
+  const double magnitude = rounded > maxFinite ? INFINITY : rounded;
+  return v < 0 ? -magnitude : magnitude;
 }
 
 namespace {
@@ -366,6 +578,7 @@ double tolerance(DType dtype) {
     case DType::F32: return 2e-5;
     case DType::F16: return 5e-3;
     case DType::BF16: return 3e-2;
+    case DType::I32: return 0;  // indices: exact
   }
   return 0;
 }
@@ -392,17 +605,23 @@ Match compare(const std::string& name, const HostTensor& actual, DType dtype, co
     return m;
   }
   RefTensor got = toRef(actual);
+  // The scale of the finite expected values (an lse of -inf must not make every tolerance inf).
   double sumSquares = 0;
-  for (double v : expected.data) sumSquares += v * v;
-  double rms = expected.data.empty() ? 0.0 : std::sqrt(sumSquares / static_cast<double>(expected.data.size()));
+  int64_t finite = 0;
+  for (double v : expected.data)
+    if (std::isfinite(v)) {
+      sumSquares += v * v;
+      ++finite;
+    }
+  double rms = finite ? std::sqrt(sumSquares / static_cast<double>(finite)) : 0.0;
   double tol = tolerance(dtype);
   int64_t worst = -1;
   for (int64_t i = 0; i < expected.numel(); ++i) {
     double a = got.data[static_cast<size_t>(i)], e = expected.data[static_cast<size_t>(i)];
     double allowed = tol * (std::abs(e) + rms);
     double ratio;
-    if (a == e)
-      ratio = 0;  // also equal infinities
+    if (a == e || (std::isnan(a) && std::isnan(e)))
+      ratio = 0;  // also equal infinities, and NaN where NaN is expected
     else if (!std::isfinite(a) || !std::isfinite(e))
       ratio = INFINITY;
     else

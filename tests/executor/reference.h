@@ -54,6 +54,37 @@ RefTensor add(const RefTensor& a, const RefTensor& b);
 RefTensor map(const RefTensor& a, const std::function<double(double)>& f);
 RefTensor zip(const RefTensor& a, const RefTensor& b, const std::function<double(double, double)>& f);
 
+// ---- the computations of section 3, as straightforward f64 loops -------------
+
+// f(a, b) elementwise, b broadcast to a's shape by NumPy's rule.
+RefTensor broadcast(const RefTensor& a, const RefTensor& b, const std::function<double(double, double)>& f);
+double silu(double x);
+double gelu(double x);  // x·Φ(x)
+// Over the last axis: x / sqrt(mean(x²) + eps) · w.
+RefTensor rmsNorm(const RefTensor& x, const RefTensor& w, double eps);
+RefTensor softmax(const RefTensor& x);
+// op(a) · op(b), per batch entry when a and b have three axes.
+RefTensor matmul(const RefTensor& a, const RefTensor& b, bool transA, bool transB);
+
+struct AttentionSpec {
+  int64_t heads = 1, kvHeads = 1;
+  bool causal = false;
+  int64_t qOffset = 0, kOffset = 0;
+};
+struct AttentionResult {
+  RefTensor out;  // [Tq, H·D]
+  RefTensor lse;  // [Tq, H], -inf for a row that sees no key
+};
+AttentionResult attention(const RefTensor& q, const RefTensor& k, const RefTensor& v, const AttentionSpec& spec);
+// o and lse updated in place with the part folded in.
+void mergeAttention(RefTensor& o, RefTensor& lse, const RefTensor& part, const RefTensor& partLse);
+// x[idx] on rows, zero rows for -1 (idx holds whole numbers).
+RefTensor gatherRows(const RefTensor& x, const RefTensor& idx);
+// out[idx[p]] += src[p] in row-major order of idx, skipping -1.
+void scatterAddRows(RefTensor& out, const RefTensor& src, const RefTensor& idx);
+// `v` rounded once to nearest even in `dtype` (f64 to f16 and bf16 directly, never through f32).
+double castTo(double v, DType dtype);
+
 // Chunk `index` of `chunks` along `axis` (size ceildiv(extent, chunks), the
 // last one smaller or empty), as a copy.
 RefTensor chunk(const RefTensor& t, int64_t axis, int64_t index, int64_t chunks);

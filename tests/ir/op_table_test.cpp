@@ -81,6 +81,81 @@ TEST(OpTable, EffectsOfTensorOperands) {
   EXPECT_EQ(signatureOf(OpKind::ShardByStream).operands[operands::ShardByStream::t].effect, Effect::None);
 }
 
+// The computations of section 3: what each does to its tensors, the kinds
+// of its attributes, how it defines its result, and how it is priced.
+TEST(OpTable, TheComputationsRows) {
+  for (OpKind kind : {OpKind::Sub, OpKind::Mul}) {
+    const OpSignature& sig = signatureOf(kind);
+    EXPECT_EQ(sig.operands[operands::Sub::a].effect, Effect::Read);
+    EXPECT_EQ(sig.operands[operands::Sub::b].effect, Effect::Read);
+    EXPECT_EQ(sig.operands[operands::Sub::out].effect, Effect::Write);
+    EXPECT_EQ(sig.cost, CostRule::Elementwise);
+    EXPECT_EQ(sig.resultMode, ResultMode::OutOrResult);
+  }
+  for (OpKind kind : {OpKind::Relu, OpKind::Silu, OpKind::Gelu, OpKind::Softmax}) {
+    const OpSignature& sig = signatureOf(kind);
+    ASSERT_EQ(sig.operands.size(), 2u) << sig.name;
+    EXPECT_EQ(sig.operands[operands::Unary::x].effect, Effect::Read);
+    EXPECT_EQ(sig.operands[operands::Unary::out].effect, Effect::Write);
+    EXPECT_EQ(sig.cost, kind == OpKind::Softmax ? CostRule::RowReduction : CostRule::Elementwise) << sig.name;
+  }
+  const OpSignature& scale = signatureOf(OpKind::Scale);
+  EXPECT_EQ(scale.operands[operands::Scale::by].kind, OperandKind::Float);
+  EXPECT_TRUE(scale.operands[operands::Scale::by].required);
+  const OpSignature& rms = signatureOf(OpKind::RmsNorm);
+  EXPECT_EQ(rms.operands[operands::RmsNorm::eps].kind, OperandKind::Float);
+  EXPECT_FALSE(rms.operands[operands::RmsNorm::eps].required);
+  EXPECT_EQ(rms.operands[operands::RmsNorm::w].effect, Effect::Read);
+  EXPECT_EQ(rms.cost, CostRule::RowReduction);
+
+  using At = operands::Attention;
+  const OpSignature& attention = signatureOf(OpKind::Attention);
+  for (size_t tensor : {At::q, At::k, At::v}) EXPECT_EQ(attention.operands[tensor].effect, Effect::Read);
+  EXPECT_EQ(attention.operands[At::out].effect, Effect::Write);
+  EXPECT_EQ(attention.operands[At::lse].effect, Effect::Write);
+  EXPECT_FALSE(attention.operands[At::lse].required);
+  EXPECT_TRUE(attention.operands[At::heads].required);
+  for (size_t attribute : {At::heads, At::kv_heads, At::q_offset, At::k_offset})
+    EXPECT_EQ(attention.operands[attribute].kind, OperandKind::Int);
+  EXPECT_EQ(attention.operands[At::causal].kind, OperandKind::Bool);
+  EXPECT_EQ(attention.cost, CostRule::Attention);
+
+  // merge_attention and scatter_add_rows update tensors in place and define nothing.
+  using Me = operands::MergeAttention;
+  const OpSignature& merge = signatureOf(OpKind::MergeAttention);
+  EXPECT_EQ(merge.operands[Me::o].effect, Effect::ReadWrite);
+  EXPECT_EQ(merge.operands[Me::lse].effect, Effect::ReadWrite);
+  EXPECT_EQ(merge.operands[Me::part].effect, Effect::Read);
+  EXPECT_EQ(merge.operands[Me::part_lse].effect, Effect::Read);
+  EXPECT_EQ(merge.resultMode, ResultMode::None);
+  using Sc = operands::ScatterAddRows;
+  const OpSignature& scatter = signatureOf(OpKind::ScatterAddRows);
+  EXPECT_EQ(scatter.operands[Sc::out].effect, Effect::ReadWrite);
+  EXPECT_TRUE(scatter.operands[Sc::out].required);
+  EXPECT_EQ(scatter.operands[Sc::idx].effect, Effect::Read);
+  EXPECT_EQ(scatter.resultMode, ResultMode::None);
+  EXPECT_EQ(scatter.cost, CostRule::Gather);
+  const OpSignature& gather = signatureOf(OpKind::GatherRows);
+  EXPECT_EQ(gather.operands[operands::GatherRows::idx].effect, Effect::Read);
+  EXPECT_EQ(gather.operands[operands::GatherRows::out].effect, Effect::Write);
+  EXPECT_EQ(gather.cost, CostRule::Gather);
+
+  const OpSignature& cast = signatureOf(OpKind::Cast);
+  EXPECT_EQ(cast.operands[operands::Cast::dtype].kind, OperandKind::DType);
+  EXPECT_TRUE(cast.operands[operands::Cast::dtype].required);
+  EXPECT_EQ(cast.cost, CostRule::Copy);
+
+  const OpSignature& matmul = signatureOf(OpKind::Matmul);
+  for (size_t flag : {operands::Matmul::transpose_a, operands::Matmul::transpose_b}) {
+    EXPECT_EQ(matmul.operands[flag].kind, OperandKind::Bool);
+    EXPECT_FALSE(matmul.operands[flag].required);
+  }
+  for (OpKind kind : {OpKind::Sub, OpKind::Mul, OpKind::Relu, OpKind::Silu, OpKind::Gelu, OpKind::Scale,
+                      OpKind::RmsNorm, OpKind::Softmax, OpKind::Attention, OpKind::MergeAttention, OpKind::GatherRows,
+                      OpKind::ScatterAddRows, OpKind::Cast})
+    EXPECT_EQ(signatureOf(kind).category, OpCategory::Compute) << signatureOf(kind).name;
+}
+
 TEST(OpTable, Categories) {
   EXPECT_EQ(signatureOf(OpKind::Linear).category, OpCategory::Compute);
   EXPECT_EQ(signatureOf(OpKind::Matmul).category, OpCategory::Compute);

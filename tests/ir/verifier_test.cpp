@@ -20,6 +20,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/strip_compute.h"
 
 namespace {
 
@@ -124,6 +125,79 @@ std::vector<OpProgram> opPrograms() {
        "  o = allocate(f64[M / world, N])\n"
        "  add(y, c, out=o)\n"
        "  copy(o, out=c)\n"
+       "}\n"},
+      {"elementwise",
+       "program p(M = 12, N = 24) {\n"
+       "  input x : bf16[M, N] shard(0)\n"
+       "  input row : bf16[N]\n"
+       "  input col : bf16[M, 1] shard(0)\n"
+       "  input s : bf16[]\n"
+       "  output y : bf16[M, N] shard(0)\n"
+       "  a = sub(x, row)\n"
+       "  b = mul(a, col)\n"
+       "  y = add(b, s)\n"
+       "  r = relu(y)\n"
+       "  g = gelu(r)\n"
+       "  silu(g, out=g)\n"
+       "  t = scale(g, by=0.125)\n"
+       "  scale(t, by=-2e-3, out=y)\n"
+       "}\n"},
+      {"rows",
+       "program p(M = 12, N = 24) {\n"
+       "  input x : f32[2, M, N] shard(1)\n"
+       "  input w : f32[N]\n"
+       "  n = rms_norm(x, w)\n"
+       "  o = allocate(f32[2, M / world, N])\n"
+       "  rms_norm(x, w, eps=1e-5, out=o)\n"
+       "  p = softmax(n)\n"
+       "  softmax(p, out=p)\n"
+       "}\n"},
+      {"attention",
+       "program p(T = 12, S = 16, H = 8, G = 2, D = 4) {\n"
+       "  input q : f16[T, H * D] shard(0)\n"
+       "  input k : f16[S, G * D]\n"
+       "  input v : f16[S, G * D]\n"
+       "  output o : f16[T, H * D] shard(0)\n"
+       "  o = attention(q, k, v, heads=H, kv_heads=G)\n"
+       "  l = allocate(f32[T / world, H])\n"
+       "  p = attention(q, k, v, heads=H, kv_heads=G, causal=true, q_offset=rank * (T / world), k_offset=3, lse=l)\n"
+       "  pl = allocate(f32[T / world, H])\n"
+       "  attention(q, k, v, out=p, heads=H, kv_heads=1 + 1, causal=false, lse=pl)\n"
+       "  merge_attention(p, l, o, pl)\n"
+       "}\n"},
+      {"gather_scatter_rows",
+       "program p(R = 12, N = 12, D = 8) {\n"
+       "  input x : f32[R, D]\n"
+       "  input idx : i32[N, 2] shard(0)\n"
+       "  input one : i32[]\n"
+       "  output y : f32[N, 2, D] shard(0)\n"
+       "  y = gather_rows(x, idx)\n"
+       "  s = gather_rows(x, one)\n"
+       "  z = allocate(f32[R, D], zero=true)\n"
+       "  scatter_add_rows(y, idx, out=z)\n"
+       "  i2 = copy(idx)\n"
+       "}\n"},
+      {"matmul_transposed_batched",
+       "program p(B = 12, M = 12, K = 24, N = 8) {\n"
+       "  input a : f64[K, M]\n"
+       "  input b : f64[N, K]\n"
+       "  input a3 : f64[B, M, K] shard(0)\n"
+       "  input b3 : f64[B, N, K] shard(0)\n"
+       "  output c : f64[M, N]\n"
+       "  c = matmul(a, b, transpose_a=true, transpose_b=true)\n"
+       "  c3 = matmul(a3, b3, transpose_b=true)\n"
+       "  o = allocate(f64[B / world, M, N])\n"
+       "  matmul(a3, b3, out=o, transpose_a=false, transpose_b=true)\n"
+       "}\n"},
+      {"cast",
+       "program p(M = 12, N = 24) {\n"
+       "  input x : f32[M, N]\n"
+       "  output h : f16[M, N]\n"
+       "  output d : f64[M, N]\n"
+       "  h = cast(x, dtype=f16)\n"
+       "  b = cast(h, dtype=bf16)\n"
+       "  d = allocate(f64[M, N])\n"
+       "  cast(b, dtype=f64, out=d)\n"
        "}\n"},
       {"allreduce",
        "program p(M = 12, N = 24) {\n"
@@ -338,6 +412,72 @@ TEST(VerifierShapes, LinearAndMatmulResults) {
   EXPECT_EQ(verifyText(text), "");
   EXPECT_EQ(verifyText(text, 1, {{"M", 7}, {"N", 7}}), "");
   EXPECT_EQ(verifyText(text, 1, {{"K", 7}}), "");
+}
+
+// The shapes of the computations' results, observed through output declarations.
+TEST(VerifierShapes, ResultsOfTheComputations) {
+  const std::string text =
+      "program p(B = 3, M = 4, K = 5, N = 6, T = 7) {\n"
+      "  input a : f32[K, M]\n"
+      "  input b : f32[N, K]\n"
+      "  input a3 : f32[B, M, K]\n"
+      "  input b3 : f32[B, K, N]\n"
+      "  input x : f16[T, 2, 3]\n"
+      "  input idx : i32[M, N]\n"
+      "  input k : i32[]\n"
+      "  input s : f16[]\n"
+      "  output c : f32[M, N]\n"
+      "  output c3 : f32[B, M, N]\n"
+      "  output g : f16[M, N, 2, 3]\n"
+      "  output one : f16[2, 3]\n"
+      "  output d : f64[T, 2, 3]\n"
+      "  output y : f16[T, 2, 3]\n"
+      "  c = matmul(a, b, transpose_a=true, transpose_b=true)\n"
+      "  c3 = matmul(a3, b3)\n"
+      "  g = gather_rows(x, idx)\n"
+      "  one = gather_rows(x, k)\n"
+      "  d = cast(x, dtype=f64)\n"
+      "  y = mul(x, s)\n"
+      "}\n";
+  EXPECT_EQ(verifyText(text), "");
+  // Indices of rank 7 and rows of rank 2 make a result of 9 dimensions, one too many.
+  std::string tooDeep = text;
+  tooDeep.replace(tooDeep.find("i32[M, N]"), 9, "i32[1, 1, 1, 1, 1, M, N]");
+  EXPECT_EQ(verifyText(tooDeep), error("18:7",
+                                       "the result of 'gather_rows', [1, 1, 1, 1, 1, 4, 6, 2, 3], has 9 dimensions; "
+                                       "tensors have at most 8"));
+}
+
+// strip-compute replaces each computation's result by an allocation of its
+// symbolic type (ir/symbolic_types): the stripped program must verify too,
+// with the outputs' declared shapes and dtypes.
+TEST(VerifierShapes, SymbolicTypesOfTheComputationsMatchTheVerifier) {
+  const std::string text =
+      "program p(B = 2, M = 4, K = 6, N = 8, W = 2) {\n"
+      "  input a : f32[K, M]\n"
+      "  input b : f32[N, K]\n"
+      "  input a3 : f32[B, M, K] shard(0)\n"
+      "  input b3 : f32[B, N, K] shard(0)\n"
+      "  input x : bf16[M, 3]\n"
+      "  input idx : i32[N, W]\n"
+      "  output c : f32[M, N]\n"
+      "  output c3 : f32[B, M, N] shard(0)\n"
+      "  output g : bf16[N, W, 3]\n"
+      "  output h : f16[M, 3]\n"
+      "  output p : bf16[M, 3]\n"
+      "  c = matmul(a, b, transpose_a=true, transpose_b=true)\n"
+      "  c3 = matmul(a3, b3, transpose_b=true)\n"
+      "  g = gather_rows(x, idx)\n"
+      "  h = cast(x, dtype=f16)\n"
+      "  p = softmax(x)\n"
+      "}\n";
+  Program program = parse(text);
+  ASSERT_EQ(verifyProgram(program, Bindings{{}, 2}), std::nullopt);
+  StripComputePass strip;
+  ASSERT_EQ(strip.run(program, PassContext{}), std::nullopt);
+  for (const Statement& stmt : program.body) EXPECT_EQ(stmt.op().kind, OpKind::Allocate) << printProgram(program);
+  Status status = verifyProgram(program, Bindings{{}, 2});
+  EXPECT_FALSE(status.has_value()) << renderDiagnostic(*status, "stripped.hir", printProgram(program));
 }
 
 TEST(VerifierShapes, ShapesAreNotStructural) {
