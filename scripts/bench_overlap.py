@@ -218,7 +218,7 @@ def write_moe_routing(args, shape, chunks, experts, top_k, capacity):
 # The layers of examples/layers/ in the benchmark: (T, H or E, F) shapes,
 # compute-bound and communication-bound on a 2-core machine.
 LAYERS = {
-    "swiglu_mlp": (SwigluBench, (512, 512, 2048), (4096, 1024, 64)),
+    "swiglu_mlp": (SwigluBench, (512, 512, 2048), (4096, 1024, 16)),
     "moe_expert_parallel": (MoeBench, (2048, 256, 1024), (8192, 512, 16)),
 }
 
@@ -442,7 +442,7 @@ def main():
     parser.add_argument("--comm-bound", type=parse_shape, metavar="M,K,N",
                         help="the communication-bound shape for every program (default: per program, "
                              "row_parallel_linear 8192,16,1024; reduce_scatter 8192,64,1024; all_gather 8192,1024,64; "
-                             "swiglu_mlp 4096,1024,64; moe_expert_parallel 8192,512,16)")
+                             "swiglu_mlp 4096,1024,16; moe_expert_parallel 8192,512,16)")
     parser.add_argument("--programs", default=",".join(PROGRAMS),
                         help="comma-separated programs out of " + ", ".join(list(PROGRAMS) + list(LAYERS)) +
                              " (default: the first three)")
