@@ -10,6 +10,7 @@
 #include "executor/cpu/cpu_gemm.h"
 #include "executor/cpu/fast_math.h"
 #include "executor/cpu/strided_rows.h"
+#include "executor/cpu/vector_loops.h"
 
 namespace hostir::cpu {
 namespace {
@@ -66,9 +67,21 @@ const T* blockOf(const TensorView& t, int64_t row, int64_t col, int64_t rows, in
     return reinterpret_cast<const T*>(elementAt(t, row, col));
   }
   scratch.resize(static_cast<size_t>(rows * cols));
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      scratch[static_cast<size_t>(r * cols + c)] = load<T>(t.dtype, elementAt(t, row + r, col + c));
+  for (int64_t r = 0; r < rows; ++r) {
+    T* to = scratch.data() + r * cols;
+    const auto* bits = reinterpret_cast<const uint16_t*>(elementAt(t, row + r, col));
+    if constexpr (std::is_same_v<T, float>) {
+      if (t.strides[1] == 1 && t.dtype == DType::F16) {
+        vec::fromHalf(bits, to, cols);
+        continue;
+      }
+      if (t.strides[1] == 1 && t.dtype == DType::BF16) {
+        vec::fromBFloat16(bits, to, cols);
+        continue;
+      }
+    }
+    for (int64_t c = 0; c < cols; ++c) to[c] = load<T>(t.dtype, elementAt(t, row + r, col + c));
+  }
   ld = cols;
   return scratch.data();
 }
@@ -81,6 +94,18 @@ T expOf(T x) {
     return std::exp(x);
 }
 
+// Whether rows [first, end) of a block (d columns, `ld` apart) hold only
+// finite values.
+template <typename T>
+bool finiteRows(const T* block, int64_t ld, int64_t first, int64_t end, int64_t d) {
+  for (int64_t r = first; r < end; ++r) {
+    T sum = 0;  // an inf or NaN anywhere makes it NaN
+    for (int64_t c = 0; c < d; ++c) sum += block[r * ld + c] * T(0);
+    if (sum != T(0)) return false;
+  }
+  return true;
+}
+
 // One row's running softmax state, folded with its next block of scores:
 // the maximum m, the sum l of e^(s - m) so far, and the output row acc
 // (P·V so far, scaled by the same e^-m). The scores become e^(s - m_new).
@@ -89,20 +114,24 @@ T expOf(T x) {
 template <typename T>
 void foldScores(T* scores, int64_t n, T& m, T& l, T* acc, int64_t d) {
   T blockMax = kMinusInf<T>;
+  if constexpr (std::is_same_v<T, float>) {
+    blockMax = vec::max(scores, n);
+  } else {
 #pragma omp simd reduction(max : blockMax)
-  for (int64_t j = 0; j < n; ++j) blockMax = scores[j] > blockMax ? scores[j] : blockMax;
+    for (int64_t j = 0; j < n; ++j) blockMax = scores[j] > blockMax ? scores[j] : blockMax;
+  }
   const T next = blockMax > m ? blockMax : m;
   const T base = next == kMinusInf<T> ? T(0) : next;
   const T rescale = expOf<T>(m - base);
   T sum = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    sum = static_cast<float>(vec::expShifted(scores, scores, n, base));
+    if (rescale != 1.0f) vec::scale(acc, d, rescale);
+  } else {
 #pragma omp simd reduction(+ : sum)
-  for (int64_t j = 0; j < n; ++j) {
-    scores[j] = expOf<T>(scores[j] - base);
-    sum += scores[j];
-  }
-  if (rescale != T(1)) {
-#pragma omp simd
-    for (int64_t c = 0; c < d; ++c) acc[c] *= rescale;
+    for (int64_t j = 0; j < n; ++j) sum += (scores[j] = std::exp(scores[j] - base));
+    if (rescale != T(1))
+      for (int64_t c = 0; c < d; ++c) acc[c] *= rescale;
   }
   l = l * rescale + sum;
   m = next;
@@ -130,6 +159,71 @@ void finishRows(const KernelCall& call, const AttentionShape& s, int64_t head, i
   }
 }
 
+// A query block's running state and the scratch of the GEMM path.
+template <typename T>
+struct BlockState {
+  explicit BlockState(int64_t d)
+      : scores(static_cast<size_t>(kQueryBlock * kKeyBlock)),
+        acc(static_cast<size_t>(kQueryBlock * d)),
+        m(static_cast<size_t>(kQueryBlock)),
+        l(static_cast<size_t>(kQueryBlock)) {}
+  void reset() {
+    std::fill(m.begin(), m.end(), kMinusInf<T>);
+    std::fill(l.begin(), l.end(), T(0));
+    std::fill(acc.begin(), acc.end(), T(0));
+  }
+  std::vector<T> scores, acc, m, l;
+  std::vector<T> qScratch, kScratch, vScratch;
+};
+
+// A dense block of rows at `data`, `ld` elements apart.
+template <typename T>
+struct Rows {
+  const T* data;
+  int64_t ld;
+  const T* at(int64_t row) const { return data + row * ld; }
+};
+
+// Folds key block [c0, c0 + cols) into the query block at r0 (`rows` rows):
+// scores by one GEMM, masked and folded row by row, then P · V by another.
+// Where the causal diagonal crosses the key block, groups of
+// kDiagonalRows rows each take only the keys their last row sees.
+template <typename T>
+void foldKeyBlock(const BlasLibrary& blas, const AttentionShape& s, BlockState<T>& state, int64_t r0, int64_t rows,
+                  int64_t c0, int64_t cols, Rows<T> q, Rows<T> k, Rows<T> v) {
+  const auto scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(s.d)));
+  auto seen = [&](int64_t i) { return std::clamp<int64_t>(s.visibleKeys(r0 + i) - c0, 0, cols); };
+  const int64_t group = seen(0) < cols ? kDiagonalRows : rows;
+  for (int64_t i0 = 0; i0 < rows; i0 += group) {
+    const int64_t n = std::min(group, rows - i0), width = seen(i0 + n - 1);
+    if (width == 0) continue;  // no row of the group sees a key here
+    T* scores = state.scores.data();
+    T* acc = state.acc.data() + i0 * s.d;
+    blasGemm(blas, false, true, n, width, s.d, scale, q.at(i0), q.ld, k.data, k.ld, T(0), scores, width);
+    for (int64_t i = 0; i < n; ++i) {
+      T* row = scores + i * width;
+      for (int64_t j = seen(i0 + i); j < width; ++j) row[j] = kMinusInf<T>;
+      foldScores(row, width, state.m[static_cast<size_t>(i0 + i)], state.l[static_cast<size_t>(i0 + i)], acc + i * s.d,
+                 s.d);
+    }
+    // A masked key weighs exactly 0, which adds nothing to a row, unless
+    // its value row holds an inf or NaN (0 · inf is NaN): then the keys
+    // every row sees go through one GEMM and each row's further keys
+    // through one of its own, so that a key a row does not see never
+    // enters its sum.
+    const int64_t common = seen(i0);
+    if (finiteRows(v.data, v.ld, common, width, s.d)) {
+      blasGemm(blas, false, false, n, s.d, width, T(1), scores, width, v.data, v.ld, T(1), acc, s.d);
+      continue;
+    }
+    if (common > 0) blasGemm(blas, false, false, n, s.d, common, T(1), scores, width, v.data, v.ld, T(1), acc, s.d);
+    for (int64_t i = 1; i < n; ++i)
+      if (const int64_t more = seen(i0 + i) - common; more > 0)
+        blasGemm(blas, false, false, 1, s.d, more, T(1), scores + i * width + common, width, v.at(common), v.ld, T(1),
+                 acc + i * s.d, s.d);
+  }
+}
+
 // The GEMM path (see the header), computing in T: float for f32, f16 and
 // bf16, double for f64.
 template <typename T>
@@ -138,43 +232,22 @@ void attentionBlocks(const KernelCall& call, const AttentionShape& s) {
   const TensorView &q = call.operand(O::q), &k = call.operand(O::k), &v = call.operand(O::v);
   const BlasLibrary& blas = blasLibrary();
   BlasBufferLease lease(BlasBufferPool::process());
-  std::vector<T> scores(static_cast<size_t>(kQueryBlock * kKeyBlock)), acc(static_cast<size_t>(kQueryBlock * s.d));
-  std::vector<T> m(static_cast<size_t>(kQueryBlock)), l(static_cast<size_t>(kQueryBlock));
-  std::vector<T> qScratch, kScratch, vScratch;
-  const auto scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(s.d)));
+  BlockState<T> state(s.d);
   for (int64_t head = 0; head < s.heads; ++head) {
     const int64_t kvHead = s.kvHeadOf(head);
     for (int64_t r0 = 0; r0 < s.tq; r0 += kQueryBlock) {
       const int64_t rows = std::min(kQueryBlock, s.tq - r0);
-      std::fill(m.begin(), m.end(), kMinusInf<T>);
-      std::fill(l.begin(), l.end(), T(0));
-      std::fill(acc.begin(), acc.end(), T(0));
-      int64_t ldq = 0, ldk = 0, ldv = 0;
-      const T* qb = blockOf(q, r0, head * s.d, rows, s.d, qScratch, ldq);
+      state.reset();
+      Rows<T> qb{nullptr, 0}, kb{nullptr, 0}, vb{nullptr, 0};
+      qb.data = blockOf(q, r0, head * s.d, rows, s.d, state.qScratch, qb.ld);
       const int64_t keys = s.visibleKeys(r0 + rows - 1);  // the block's last row sees the most
       for (int64_t c0 = 0; c0 < keys; c0 += kKeyBlock) {
         const int64_t cols = std::min(kKeyBlock, keys - c0);
-        const T* kb = blockOf(k, c0, kvHead * s.d, cols, s.d, kScratch, ldk);
-        const T* vb = blockOf(v, c0, kvHead * s.d, cols, s.d, vScratch, ldv);
-        blasGemm(blas, false, true, rows, cols, s.d, scale, qb, ldq, kb, ldk, T(0), scores.data(), cols);
-        auto seen = [&](int64_t i) { return std::clamp<int64_t>(s.visibleKeys(r0 + i) - c0, 0, cols); };
-        for (int64_t i = 0; i < rows; ++i) {
-          T* row = scores.data() + i * cols;
-          for (int64_t j = seen(i); j < cols; ++j) row[j] = kMinusInf<T>;
-          foldScores(row, cols, m[static_cast<size_t>(i)], l[static_cast<size_t>(i)], acc.data() + i * s.d, s.d);
-        }
-        // P · V over the keys every row of the block sees, then, near the
-        // causal diagonal, each row over the further keys it sees: a key
-        // a row does not see never enters its sum, not even as 0 · NaN.
-        const int64_t common = seen(0);
-        if (common > 0)
-          blasGemm(blas, false, false, rows, s.d, common, T(1), scores.data(), cols, vb, ldv, T(1), acc.data(), s.d);
-        for (int64_t i = 1; i < rows; ++i)
-          if (const int64_t more = seen(i) - common; more > 0)
-            blasGemm(blas, false, false, 1, s.d, more, T(1), scores.data() + i * cols + common, cols, vb + common * ldv,
-                     ldv, T(1), acc.data() + i * s.d, s.d);
+        kb.data = blockOf(k, c0, kvHead * s.d, cols, s.d, state.kScratch, kb.ld);
+        vb.data = blockOf(v, c0, kvHead * s.d, cols, s.d, state.vScratch, vb.ld);
+        foldKeyBlock(blas, s, state, r0, rows, c0, cols, qb, kb, vb);
       }
-      finishRows(call, s, head, r0, rows, acc, m, l);
+      finishRows(call, s, head, r0, rows, state.acc, state.m, state.l);
     }
   }
 }

@@ -6,7 +6,8 @@
 // row's running maximum and sum (the online softmax), and P_b · V_b is
 // added to the row's output by a second GEMM. The score block is bounded
 // (kQueryBlock × kKeyBlock elements) whatever the sequence lengths, and
-// with `causal` the key blocks no row of a query block sees are skipped.
+// with `causal` the key blocks no row of a query block sees are skipped
+// (and, on the diagonal, the scores no row of a group of rows sees).
 // f32 and f64 operands are read in place; f16 and bf16 blocks are
 // converted to f32 first. The serial reference (GemmKind::ReferenceF64)
 // is the textbook formula in f64, row by row.
@@ -18,9 +19,12 @@
 
 namespace hostir::cpu {
 
-// Query rows and key rows per block of the GEMM path.
+// Query rows and key rows per block of the GEMM path; where the causal
+// diagonal crosses a block, its query rows go in groups of kDiagonalRows,
+// each computing only the scores its rows see.
 inline constexpr int64_t kQueryBlock = 128;
 inline constexpr int64_t kKeyBlock = 512;
+inline constexpr int64_t kDiagonalRows = 32;
 
 void attention(GemmKind mode, const KernelCall& call);
 // o and lse updated in place from part and part_lse; weights in f64.

@@ -4,6 +4,7 @@
 
 #include "executor/cpu/fast_math.h"
 #include "executor/cpu/strided_rows.h"
+#include "executor/cpu/vector_loops.h"
 #include "ir/half.h"
 
 namespace hostir::cpu {
@@ -24,26 +25,17 @@ TensorView broadcastTo(const TensorView& b, const Dims& shape) {
 }
 
 // out = f(a, b) over rows of the common shape, in `Compute` (float or
-// double). Contiguous f32 rows, b contiguous or one broadcast element,
-// take loops the compiler vectorizes; the rest goes element by element.
+// double). Contiguous f32 rows, b contiguous or one broadcast element, go
+// through the vector loop `op`; the rest element by element.
 template <typename Compute, typename F>
-void binaryRows(const TensorView& a, const TensorView& b, const TensorView& out, F f) {
+void binaryRows(const TensorView& a, const TensorView& b, const TensorView& out, vec::Binary op, F f) {
   const DType dtype = a.dtype;
   const auto size = static_cast<int64_t>(dtypeSize(dtype));
   forEachRow<3>({&a, &b, &out}, [&](auto ptrs, int64_t n, auto inner) {
     if constexpr (std::is_same_v<Compute, float>) {
       if (dtype == DType::F32 && inner[0] == 1 && inner[2] == 1 && (inner[1] == 1 || inner[1] == 0)) {
-        const auto* x = reinterpret_cast<const float*>(ptrs[0]);
-        const auto* y = reinterpret_cast<const float*>(ptrs[1]);
-        auto* z = reinterpret_cast<float*>(ptrs[2]);
-        if (inner[1] == 1) {
-#pragma omp simd
-          for (int64_t i = 0; i < n; ++i) z[i] = f(x[i], y[i]);
-        } else {
-          const float y0 = *y;
-#pragma omp simd
-          for (int64_t i = 0; i < n; ++i) z[i] = f(x[i], y0);
-        }
+        vec::binary(op, reinterpret_cast<const float*>(ptrs[0]), reinterpret_cast<const float*>(ptrs[1]), inner[1],
+                    reinterpret_cast<float*>(ptrs[2]), n);
         return;
       }
     }
@@ -55,18 +47,16 @@ void binaryRows(const TensorView& a, const TensorView& b, const TensorView& out,
   });
 }
 
-// out = f(x) over rows, in `Compute`; contiguous f32 rows vectorize.
+// out = f(x) over rows, in `Compute`; contiguous f32 rows go through the
+// vector loop `op` (with `by` for scale).
 template <typename Compute, typename F>
-void unaryRows(const TensorView& x, const TensorView& out, F f) {
+void unaryRows(const TensorView& x, const TensorView& out, vec::Unary op, float by, F f) {
   const DType dtype = x.dtype;
   const auto size = static_cast<int64_t>(dtypeSize(dtype));
   forEachRow<2>({&x, &out}, [&](auto ptrs, int64_t n, auto inner) {
     if constexpr (std::is_same_v<Compute, float>) {
       if (dtype == DType::F32 && inner[0] == 1 && inner[1] == 1) {
-        const auto* in = reinterpret_cast<const float*>(ptrs[0]);
-        auto* o = reinterpret_cast<float*>(ptrs[1]);
-#pragma omp simd
-        for (int64_t i = 0; i < n; ++i) o[i] = f(in[i]);
+        vec::unary(op, reinterpret_cast<const float*>(ptrs[0]), reinterpret_cast<float*>(ptrs[1]), n, by);
         return;
       }
     }
@@ -76,25 +66,26 @@ void unaryRows(const TensorView& x, const TensorView& out, F f) {
 }
 
 // A binary computation whose operand positions `O` name a, b and out; `f`
-// is generic over float and double.
+// is generic over float and double, `op` its vector loop.
 template <typename O, typename F>
-void binary(GemmKind mode, const KernelCall& call, F f) {
+void binary(GemmKind mode, const KernelCall& call, vec::Binary op, F f) {
   const TensorView& a = call.operand(O::a);
   const TensorView b = broadcastTo(call.operand(O::b), a.shape);
   if (inF64(mode, a.dtype))
-    binaryRows<double>(a, b, call.operand(O::out), f);
+    binaryRows<double>(a, b, call.operand(O::out), op, f);
   else
-    binaryRows<float>(a, b, call.operand(O::out), f);
+    binaryRows<float>(a, b, call.operand(O::out), op, f);
 }
 
-// A unary computation: `f32` for f32 compute, `f64` for f64.
+// A unary computation: `op` its vector loop (f32 views), `f32` for other
+// f32 compute, `f64` for f64.
 template <typename O, typename F32, typename F64>
-void unary(GemmKind mode, const KernelCall& call, F32 f32, F64 f64) {
+void unary(GemmKind mode, const KernelCall& call, vec::Unary op, float by, F32 f32, F64 f64) {
   const TensorView& x = call.operand(O::x);
   if (inF64(mode, x.dtype))
-    unaryRows<double>(x, call.operand(O::out), f64);
+    unaryRows<double>(x, call.operand(O::out), op, by, f64);
   else
-    unaryRows<float>(x, call.operand(O::out), f32);
+    unaryRows<float>(x, call.operand(O::out), op, by, f32);
 }
 
 // relu(NaN) is NaN: the comparison is false for it.
@@ -114,40 +105,60 @@ float roundToOdd(double v) {
   return bitsFloat(bits | 1u);
 }
 
+// A contiguous row between f32 and f16 or bf16 through the vector loops;
+// false for the other pairs.
+bool castRow(DType from, const std::byte* x, DType to, std::byte* out, int64_t n) {
+  const auto* f32In = reinterpret_cast<const float*>(x);
+  const auto* bitsIn = reinterpret_cast<const uint16_t*>(x);
+  if (from == DType::F32 && to == DType::F16)
+    vec::toHalf(f32In, reinterpret_cast<uint16_t*>(out), n);
+  else if (from == DType::F32 && to == DType::BF16)
+    vec::toBFloat16(f32In, reinterpret_cast<uint16_t*>(out), n);
+  else if (from == DType::F16 && to == DType::F32)
+    vec::fromHalf(bitsIn, reinterpret_cast<float*>(out), n);
+  else if (from == DType::BF16 && to == DType::F32)
+    vec::fromBFloat16(bitsIn, reinterpret_cast<float*>(out), n);
+  else
+    return false;
+  return true;
+}
+
 }  // namespace
 
 void add(GemmKind mode, const KernelCall& call) {
-  binary<operands::Add>(mode, call, [](auto x, auto y) { return x + y; });
+  binary<operands::Add>(mode, call, vec::Binary::Add, [](auto x, auto y) { return x + y; });
 }
 
 void sub(GemmKind mode, const KernelCall& call) {
-  binary<operands::Sub>(mode, call, [](auto x, auto y) { return x - y; });
+  binary<operands::Sub>(mode, call, vec::Binary::Sub, [](auto x, auto y) { return x - y; });
 }
 
 void mul(GemmKind mode, const KernelCall& call) {
-  binary<operands::Mul>(mode, call, [](auto x, auto y) { return x * y; });
+  binary<operands::Mul>(mode, call, vec::Binary::Mul, [](auto x, auto y) { return x * y; });
 }
 
 void relu(GemmKind mode, const KernelCall& call) {
   unary<operands::Unary>(
-      mode, call, [](float x) { return reluOf(x); }, [](double x) { return reluOf(x); });
+      mode, call, vec::Unary::Relu, 0.0f, [](float x) { return reluOf(x); }, [](double x) { return reluOf(x); });
 }
 
 void silu(GemmKind mode, const KernelCall& call) {
   unary<operands::Unary>(
-      mode, call, [](float x) { return fastSilu(x); }, [](double x) { return x / (1.0 + std::exp(-x)); });
+      mode, call, vec::Unary::Silu, 0.0f, [](float x) { return fastSilu(x); },
+      [](double x) { return x / (1.0 + std::exp(-x)); });
 }
 
 void gelu(GemmKind mode, const KernelCall& call) {
   unary<operands::Unary>(
-      mode, call, [](float x) { return fastGelu(x); }, [](double x) { return x * 0.5 * std::erfc(-x * M_SQRT1_2); });
+      mode, call, vec::Unary::Gelu, 0.0f, [](float x) { return fastGelu(x); },
+      [](double x) { return x * 0.5 * std::erfc(-x * M_SQRT1_2); });
 }
 
 void scale(GemmKind mode, const KernelCall& call) {
   const double by = call.scalars[operands::Scale::by];
   const auto byF32 = static_cast<float>(by);
   unary<operands::Scale>(
-      mode, call, [byF32](float x) { return byF32 * x; }, [by](double x) { return by * x; });
+      mode, call, vec::Unary::Scale, byF32, [byF32](float x) { return byF32 * x; }, [by](double x) { return by * x; });
 }
 
 void cast(const KernelCall& call) {
@@ -158,6 +169,7 @@ void cast(const KernelCall& call) {
   const auto outSize = static_cast<int64_t>(dtypeSize(out.dtype));
   const bool narrowsF64 = x.dtype == DType::F64 && (out.dtype == DType::F16 || out.dtype == DType::BF16);
   forEachRow<2>({&x, &out}, [&](auto ptrs, int64_t n, auto inner) {
+    if (inner[0] == 1 && inner[1] == 1 && castRow(x.dtype, ptrs[0], out.dtype, ptrs[1], n)) return;
     for (int64_t i = 0; i < n; ++i) {
       const double v = load<double>(x.dtype, ptrs[0] + i * inner[0] * inSize);
       std::byte* to = ptrs[1] + i * inner[1] * outSize;

@@ -1,12 +1,13 @@
 #include "executor/cpu/cpu_rows.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
 
-#include "executor/cpu/fast_math.h"
 #include "executor/cpu/strided_rows.h"
+#include "executor/cpu/vector_loops.h"
 
 namespace hostir::cpu {
 namespace {
@@ -15,14 +16,31 @@ bool inF64(GemmKind mode, DType dtype) { return mode == GemmKind::ReferenceF64 |
 
 template <typename T>
 void loadRow(DType dtype, const std::byte* p, int64_t stride, int64_t n, T* row) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (stride == 1 && dtype == DType::F32) return static_cast<void>(std::memcpy(row, p, static_cast<size_t>(n) * 4));
+    if (stride == 1 && dtype == DType::F16) return vec::fromHalf(reinterpret_cast<const uint16_t*>(p), row, n);
+    if (stride == 1 && dtype == DType::BF16) return vec::fromBFloat16(reinterpret_cast<const uint16_t*>(p), row, n);
+  }
   const auto step = stride * static_cast<int64_t>(dtypeSize(dtype));
   for (int64_t i = 0; i < n; ++i) row[i] = load<T>(dtype, p + i * step);
 }
 
 template <typename T>
 void storeRow(DType dtype, std::byte* p, int64_t stride, int64_t n, const T* row) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (stride == 1 && dtype == DType::F32) return static_cast<void>(std::memcpy(p, row, static_cast<size_t>(n) * 4));
+    if (stride == 1 && dtype == DType::F16) return vec::toHalf(row, reinterpret_cast<uint16_t*>(p), n);
+    if (stride == 1 && dtype == DType::BF16) return vec::toBFloat16(row, reinterpret_cast<uint16_t*>(p), n);
+  }
   const auto step = stride * static_cast<int64_t>(dtypeSize(dtype));
   for (int64_t i = 0; i < n; ++i) store<T>(dtype, p + i * step, row[i]);
+}
+
+// Whether a row of x and of out are both f32 with unit stride: then it is
+// computed straight from x into out, without the row buffer.
+template <typename Inner>
+bool bothF32Contiguous(const TensorView& x, const TensorView& out, const Inner& inner) {
+  return x.dtype == DType::F32 && out.dtype == DType::F32 && inner[0] == 1 && inner[1] == 1;
 }
 
 template <typename T>
@@ -30,26 +48,27 @@ void rmsNormRows(const TensorView& x, const TensorView& w, double eps, const Ten
   const int64_t n = x.shape[x.rank() - 1];
   std::vector<T> weight(static_cast<size_t>(n)), row(static_cast<size_t>(n));
   loadRow(w.dtype, w.data(), w.strides[0], n, weight.data());
+  const T* g = weight.data();
   forEachLastAxisRow<2>({&x, &out}, [&](auto ptrs, int64_t, auto inner) {
-    T* r = row.data();
-    const T* g = weight.data();
-    loadRow(x.dtype, ptrs[0], inner[0], n, r);
-    double squares = 0;
+    if constexpr (std::is_same_v<T, float>) {
+      const bool direct = bothF32Contiguous(x, out, inner);
+      float* r = direct ? reinterpret_cast<float*>(ptrs[0]) : row.data();
+      if (!direct) loadRow(x.dtype, ptrs[0], inner[0], n, r);
+      const auto inverse = static_cast<float>(1.0 / std::sqrt(vec::sumSquares(r, n) / static_cast<double>(n) + eps));
+      vec::scaledProduct(r, inverse, g, direct ? reinterpret_cast<float*>(ptrs[1]) : r, n);
+      if (!direct) storeRow(out.dtype, ptrs[1], inner[1], n, r);
+    } else {
+      T* r = row.data();
+      loadRow(x.dtype, ptrs[0], inner[0], n, r);
+      double squares = 0;
 #pragma omp simd reduction(+ : squares)
-    for (int64_t i = 0; i < n; ++i) squares += static_cast<double>(r[i]) * static_cast<double>(r[i]);
-    const auto inverse = static_cast<T>(1.0 / std::sqrt(squares / static_cast<double>(n) + eps));
+      for (int64_t i = 0; i < n; ++i) squares += r[i] * r[i];
+      const double inverse = 1.0 / std::sqrt(squares / static_cast<double>(n) + eps);
 #pragma omp simd
-    for (int64_t i = 0; i < n; ++i) r[i] = r[i] * inverse * g[i];
-    storeRow(out.dtype, ptrs[1], inner[1], n, r);
+      for (int64_t i = 0; i < n; ++i) r[i] = r[i] * inverse * g[i];
+      storeRow(out.dtype, ptrs[1], inner[1], n, r);
+    }
   });
-}
-
-template <typename T>
-T expOf(T x) {
-  if constexpr (std::is_same_v<T, float>)
-    return fastExp(x);
-  else
-    return std::exp(x);
 }
 
 template <typename T>
@@ -57,21 +76,24 @@ void softmaxRows(const TensorView& x, const TensorView& out) {
   const int64_t n = x.shape[x.rank() - 1];
   std::vector<T> row(static_cast<size_t>(n));
   forEachLastAxisRow<2>({&x, &out}, [&](auto ptrs, int64_t, auto inner) {
-    T* r = row.data();
-    loadRow(x.dtype, ptrs[0], inner[0], n, r);
-    T max = -std::numeric_limits<T>::infinity();
+    if constexpr (std::is_same_v<T, float>) {
+      const bool direct = bothF32Contiguous(x, out, inner);
+      const float* in = direct ? reinterpret_cast<const float*>(ptrs[0]) : row.data();
+      float* o = direct ? reinterpret_cast<float*>(ptrs[1]) : row.data();
+      if (!direct) loadRow(x.dtype, ptrs[0], inner[0], n, row.data());
+      vec::scale(o, n, static_cast<float>(1.0 / vec::expShifted(in, o, n, vec::max(in, n))));
+      if (!direct) storeRow(out.dtype, ptrs[1], inner[1], n, o);
+    } else {
+      T* r = row.data();
+      loadRow(x.dtype, ptrs[0], inner[0], n, r);
+      double max = -std::numeric_limits<double>::infinity(), sum = 0;
 #pragma omp simd reduction(max : max)
-    for (int64_t i = 0; i < n; ++i) max = r[i] > max ? r[i] : max;
-    double sum = 0;
+      for (int64_t i = 0; i < n; ++i) max = r[i] > max ? r[i] : max;
 #pragma omp simd reduction(+ : sum)
-    for (int64_t i = 0; i < n; ++i) {
-      r[i] = expOf<T>(r[i] - max);
-      sum += static_cast<double>(r[i]);
+      for (int64_t i = 0; i < n; ++i) sum += (r[i] = std::exp(r[i] - max));
+      for (int64_t i = 0; i < n; ++i) r[i] /= sum;
+      storeRow(out.dtype, ptrs[1], inner[1], n, r);
     }
-    const auto inverse = static_cast<T>(1.0 / sum);
-#pragma omp simd
-    for (int64_t i = 0; i < n; ++i) r[i] *= inverse;
-    storeRow(out.dtype, ptrs[1], inner[1], n, r);
   });
 }
 

@@ -1,0 +1,167 @@
+// The CPU backend's kernels against the machine's own baselines, one
+// kernel on one thread as a stream runs it (executor/cpu/cpu_kernels.h):
+//
+//   BM_Copy         memmove through cpu::copy: the copy bandwidth `hostir
+//                   calibrate` measures (bytes read + written per second)
+//   BM_Elementwise  add, mul (b broadcast over rows), relu, silu, gelu,
+//                   scale and cast f32 -> f16, counted the same way: the
+//                   goal is at least half of BM_Copy's GB/s
+//   BM_Rows         softmax and rms_norm over rows of 4096
+//   BM_Sgemm        OpenBLAS sgemm, square: the GEMM rate
+//   BM_Attention    attention, 8 heads of 64, causal or not, FLOPs as the
+//                   cost model counts them (4 · attended pairs · H·D): the
+//                   goal is at least half of BM_Sgemm's GFLOP/s for T >= 512
+//
+// Every benchmark reports bytes_per_second (GB/s) or GFLOP/s as counters:
+//   cpu_kernels_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "executor/cpu/blas_buffers.h"
+#include "executor/cpu/blas_library.h"
+#include "executor/cpu/cpu_gemm.h"
+#include "executor/cpu/cpu_kernels.h"
+
+namespace {
+
+using namespace hostir;
+
+// A contiguous host tensor of uniform values in [-2, 2) (f16 zero-filled),
+// with its view.
+struct Tensor {
+  std::vector<std::byte> bytes;
+  TensorView view;
+
+  Tensor(DType dtype, const Dims& shape) {
+    view = TensorView::contiguous(nullptr, dtype, shape);
+    bytes.resize(view.bytes());
+    view.buffer = std::make_shared<BorrowedBuffer>(bytes.data(), bytes.size());
+    if (dtype != DType::F32) return;
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
+    auto* values = reinterpret_cast<float*>(bytes.data());
+    for (int64_t i = 0; i < view.numel(); ++i) values[i] = uniform(rng);
+  }
+};
+
+// Runs `call` under the benchmark's loop, counting `bytes` moved or `flops` per run.
+void runTimed(benchmark::State& state, const KernelCall& call, double bytes, double flops) {
+  cpu::blasLibrary();  // loaded once, outside the timing
+  for (auto _ : state) cpu::runKernel(cpu::GemmKind::Blas, call);
+  if (bytes > 0) state.SetBytesProcessed(static_cast<int64_t>(bytes) * state.iterations());
+  if (flops > 0)
+    state.counters["GFLOP/s"] = benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_Copy(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor src(DType::F32, Dims{n}), dst(DType::F32, Dims{n});
+  for (auto _ : state) cpu::copy(src.view, dst.view);
+  state.SetBytesProcessed(2 * n * 4 * state.iterations());
+}
+BENCHMARK(BM_Copy)->Arg(1 << 16)->Arg(1 << 22);
+
+// The elementwise kernels on n f32 elements ([n / 1024, 1024]).
+enum Kernel : int64_t { kAdd, kMulBroadcast, kRelu, kSilu, kGelu, kScale, kCastToF16 };
+
+void BM_Elementwise(benchmark::State& state) {
+  const auto kernel = static_cast<Kernel>(state.range(0));
+  const int64_t n = state.range(1), cols = 1024;
+  Tensor a(DType::F32, Dims{n / cols, cols}), b(DType::F32, Dims{n / cols, cols}), row(DType::F32, Dims{cols});
+  Tensor out(kernel == kCastToF16 ? DType::F16 : DType::F32, Dims{n / cols, cols});
+  KernelCall call;
+  double bytes = 8.0 * static_cast<double>(n);  // read x, write y
+  switch (kernel) {
+    case kAdd:
+    case kMulBroadcast:
+      call.kind = kernel == kAdd ? OpKind::Add : OpKind::Mul;
+      call.operands[operands::Add::a] = &a.view;
+      call.operands[operands::Add::b] = kernel == kAdd ? &b.view : &row.view;
+      call.operands[operands::Add::out] = &out.view;
+      if (kernel == kAdd) bytes = 12.0 * static_cast<double>(n);
+      break;
+    case kRelu:
+    case kSilu:
+    case kGelu:
+      call.kind = kernel == kRelu ? OpKind::Relu : kernel == kSilu ? OpKind::Silu : OpKind::Gelu;
+      call.operands[operands::Unary::x] = &a.view;
+      call.operands[operands::Unary::out] = &out.view;
+      break;
+    case kScale:
+      call.kind = OpKind::Scale;
+      call.operands[operands::Scale::x] = &a.view;
+      call.operands[operands::Scale::out] = &out.view;
+      call.scalars[operands::Scale::by] = 0.125;
+      break;
+    case kCastToF16:
+      call.kind = OpKind::Cast;
+      call.operands[operands::Cast::x] = &a.view;
+      call.operands[operands::Cast::out] = &out.view;
+      bytes = 6.0 * static_cast<double>(n);
+      break;
+  }
+  runTimed(state, call, bytes, 0);
+}
+BENCHMARK(BM_Elementwise)
+    ->ArgNames({"kernel", "n"})
+    ->ArgsProduct({{kAdd, kMulBroadcast, kRelu, kSilu, kGelu, kScale, kCastToF16}, {1 << 16, 1 << 22}});
+
+void BM_Rows(benchmark::State& state) {
+  const bool norm = state.range(0) != 0;
+  const int64_t rows = state.range(1), cols = 4096;
+  Tensor x(DType::F32, Dims{rows, cols}), w(DType::F32, Dims{cols}), out(DType::F32, Dims{rows, cols});
+  KernelCall call{norm ? OpKind::RmsNorm : OpKind::Softmax};
+  call.operands[0] = &x.view;
+  if (norm) {
+    call.operands[operands::RmsNorm::w] = &w.view;
+    call.operands[operands::RmsNorm::out] = &out.view;
+    call.scalars[operands::RmsNorm::eps] = kDefaultRmsNormEps;
+  } else {
+    call.operands[operands::Unary::out] = &out.view;
+  }
+  runTimed(state, call, 8.0 * static_cast<double>(rows * cols), 0);
+}
+BENCHMARK(BM_Rows)->ArgNames({"rms_norm", "rows"})->ArgsProduct({{0, 1}, {16, 1024}});
+
+void BM_Sgemm(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor a(DType::F32, Dims{n, n}), b(DType::F32, Dims{n, n}), c(DType::F32, Dims{n, n});
+  KernelCall call{OpKind::Matmul};
+  call.operands[operands::Matmul::a] = &a.view;
+  call.operands[operands::Matmul::b] = &b.view;
+  call.operands[operands::Matmul::out] = &c.view;
+  runTimed(state, call, 0, 2.0 * static_cast<double>(n * n * n));
+}
+BENCHMARK(BM_Sgemm)->Arg(256)->Arg(512)->Arg(1024)->Unit(benchmark::kMillisecond);
+
+void BM_Attention(benchmark::State& state) {
+  using O = operands::Attention;
+  const int64_t t = state.range(0), heads = 8, d = 64;
+  const bool causal = state.range(1) != 0;
+  Tensor q(DType::F32, Dims{t, heads * d}), k(DType::F32, Dims{t, heads * d}), v(DType::F32, Dims{t, heads * d});
+  Tensor out(DType::F32, Dims{t, heads * d}), lse(DType::F32, Dims{t, heads});
+  KernelCall call{OpKind::Attention};
+  call.operands[O::q] = &q.view;
+  call.operands[O::k] = &k.view;
+  call.operands[O::v] = &v.view;
+  call.operands[O::out] = &out.view;
+  call.operands[O::lse] = &lse.view;
+  call.scalars[O::heads] = static_cast<double>(heads);
+  call.scalars[O::kv_heads] = static_cast<double>(heads);
+  call.scalars[O::causal] = causal ? 1.0 : 0.0;
+  const double pairs = causal ? static_cast<double>(t) * static_cast<double>(t + 1) / 2 : static_cast<double>(t * t);
+  runTimed(state, call, 0, 4.0 * pairs * static_cast<double>(heads * d));
+}
+BENCHMARK(BM_Attention)
+    ->ArgNames({"T", "causal"})
+    ->ArgsProduct({{256, 512, 1024, 2048}, {0, 1}})
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
