@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <set>
 
@@ -685,6 +686,34 @@ TEST(Reference, NaiveHelpersOnHandComputedValues) {
   EXPECT_EQ(roundTo(1.0 + std::ldexp(1.0, -10), DType::BF16), 1.0);
   EXPECT_EQ(roundTo(-65504.0, DType::F16), -65504.0);
   EXPECT_EQ(roundTo(std::ldexp(1.0, -24), DType::F16), std::ldexp(1.0, -24));  // smallest subnormal
+}
+
+// ---- `hostir run --check` on the computations ----------------------------------------------------
+//
+// The run (OpenBLAS, f32 fast paths, worker streams after assign-streams)
+// against the serial reference (one stream, everything in f64) on two
+// ranks, as a user runs it.
+TEST(CliCheck, TheComputationsAgreeWithTheSerialReference) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("hostir_exec_check_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (const char* name : {"elementwise", "rows", "attention", "gather", "matmul_batched", "cast"}) {
+    for (DType dtype : {DType::F32, DType::BF16}) {
+      fs::path program = dir / fmt::format("{}_{}.hir", name, dtypeName(dtype));
+      {
+        std::ofstream out(program);
+        out << withDType(opProgram(name).text, dtype);
+      }
+      std::string command =
+          fmt::format("{} run {} --ranks 2 --streams 2 --passes assign-streams --check >{} 2>&1 </dev/null",
+                      HOSTIR_BINARY, program.string(), (dir / "log").string());
+      int status = std::system(command.c_str());
+      std::string log = readText((dir / "log").string());
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command << "\n" << log;
+      EXPECT_THAT(log, HasSubstr("check: ok")) << command;
+    }
+  }
+  fs::remove_all(dir);
 }
 
 // ---- the command line: --input and --output ------------------------------------------------------
