@@ -69,9 +69,8 @@ BENCHMARK(BM_Copy)->Arg(1 << 16)->Arg(1 << 22);
 // The elementwise kernels on n f32 elements ([n / 1024, 1024]).
 enum Kernel : int64_t { kAdd, kMulBroadcast, kRelu, kSilu, kGelu, kScale, kCastToF16 };
 
-void BM_Elementwise(benchmark::State& state) {
-  const auto kernel = static_cast<Kernel>(state.range(0));
-  const int64_t n = state.range(1), cols = 1024;
+void BM_Elementwise(benchmark::State& state, Kernel kernel) {
+  const int64_t n = state.range(0), cols = 1024;
   Tensor a(DType::F32, Dims{n / cols, cols}), b(DType::F32, Dims{n / cols, cols}), row(DType::F32, Dims{cols});
   Tensor out(kernel == kCastToF16 ? DType::F16 : DType::F32, Dims{n / cols, cols});
   KernelCall call;
@@ -107,13 +106,16 @@ void BM_Elementwise(benchmark::State& state) {
   }
   runTimed(state, call, bytes, 0);
 }
-BENCHMARK(BM_Elementwise)
-    ->ArgNames({"kernel", "n"})
-    ->ArgsProduct({{kAdd, kMulBroadcast, kRelu, kSilu, kGelu, kScale, kCastToF16}, {1 << 16, 1 << 22}});
+BENCHMARK_CAPTURE(BM_Elementwise, add, kAdd)->Arg(1 << 16)->Arg(1 << 22);
+BENCHMARK_CAPTURE(BM_Elementwise, mul_broadcast, kMulBroadcast)->Arg(1 << 16)->Arg(1 << 22);
+BENCHMARK_CAPTURE(BM_Elementwise, relu, kRelu)->Arg(1 << 16)->Arg(1 << 22);
+BENCHMARK_CAPTURE(BM_Elementwise, silu, kSilu)->Arg(1 << 16)->Arg(1 << 22);
+BENCHMARK_CAPTURE(BM_Elementwise, gelu, kGelu)->Arg(1 << 16)->Arg(1 << 22);
+BENCHMARK_CAPTURE(BM_Elementwise, scale, kScale)->Arg(1 << 16)->Arg(1 << 22);
+BENCHMARK_CAPTURE(BM_Elementwise, cast_to_f16, kCastToF16)->Arg(1 << 16)->Arg(1 << 22);
 
-void BM_Rows(benchmark::State& state) {
-  const bool norm = state.range(0) != 0;
-  const int64_t rows = state.range(1), cols = 4096;
+void BM_Rows(benchmark::State& state, bool norm) {
+  const int64_t rows = state.range(0), cols = 4096;
   Tensor x(DType::F32, Dims{rows, cols}), w(DType::F32, Dims{cols}), out(DType::F32, Dims{rows, cols});
   KernelCall call{norm ? OpKind::RmsNorm : OpKind::Softmax};
   call.operands[0] = &x.view;
@@ -126,7 +128,8 @@ void BM_Rows(benchmark::State& state) {
   }
   runTimed(state, call, 8.0 * static_cast<double>(rows * cols), 0);
 }
-BENCHMARK(BM_Rows)->ArgNames({"rms_norm", "rows"})->ArgsProduct({{0, 1}, {16, 1024}});
+BENCHMARK_CAPTURE(BM_Rows, softmax, false)->Arg(16)->Arg(1024);
+BENCHMARK_CAPTURE(BM_Rows, rms_norm, true)->Arg(16)->Arg(1024);
 
 void BM_Sgemm(benchmark::State& state) {
   const int64_t n = state.range(0);
