@@ -139,7 +139,35 @@ std::optional<TensorType> SymbolicTypes::resultType(const Operation& op) const {
       x->dtype = *parseDType(dtype->nameValue());
       return x;
     }
-    default: break;
+    // Computations and copy: their table row's ResultShape, below; the rest define no tensor from operands.
+    case OpKind::Deallocate:
+    case OpKind::Linear:
+    case OpKind::Copy:
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Relu:
+    case OpKind::Silu:
+    case OpKind::Gelu:
+    case OpKind::Scale:
+    case OpKind::RmsNorm:
+    case OpKind::Softmax:
+    case OpKind::Attention:
+    case OpKind::MergeAttention:
+    case OpKind::ScatterAddRows:
+    case OpKind::Allreduce:
+    case OpKind::Allgather:
+    case OpKind::ReduceScatter:
+    case OpKind::AllToAll:
+    case OpKind::Broadcast:
+    case OpKind::SendRecv:
+    case OpKind::Wait:
+    case OpKind::GetCurrentStream:
+    case OpKind::SetCurrentStream:
+    case OpKind::Synchronize:
+    case OpKind::RecordEvent:
+    case OpKind::WaitEvent:
+    case OpKind::IntValue: break;
   }
   // A computation or copy: its table row's result shape.
   const ResultShape& rule = op.signature().resultShape;

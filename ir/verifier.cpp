@@ -626,7 +626,22 @@ void ShapeChecker::checkOperation(const Operation& op) {
     case OpKind::IntValue: checkIntValue(op); break;
     case OpKind::Wait:
     case OpKind::WaitEvent: break;
-    default: checkCompute(op); break;  // OpCategory::Compute
+    case OpKind::Linear:
+    case OpKind::Matmul:
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Relu:
+    case OpKind::Silu:
+    case OpKind::Gelu:
+    case OpKind::Scale:
+    case OpKind::RmsNorm:
+    case OpKind::Softmax:
+    case OpKind::Attention:
+    case OpKind::MergeAttention:
+    case OpKind::GatherRows:
+    case OpKind::ScatterAddRows:
+    case OpKind::Cast: checkCompute(op); break;
   }
 }
 

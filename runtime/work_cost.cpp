@@ -18,8 +18,12 @@ const char* traceCategory(OpKind kind) {
     case OpCategory::Communication: return "communication";
     case OpCategory::Copy:
     case OpCategory::Allocation: return "memory";
-    default: return "sync";
+    case OpCategory::Deallocation:
+    case OpCategory::Synchronization:
+    case OpCategory::View:
+    case OpCategory::Host: return "sync";
   }
+  return "sync";
 }
 
 OpCost costOfCall(OpKind kind, std::initializer_list<std::pair<size_t, const TensorView*>> tensors) {
