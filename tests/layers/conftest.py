@@ -7,3 +7,4 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "mpi: runs the layers under mpirun")
+    config.addinivalue_line("markers", "cuda: runs the layers on a GPU (skipped without one)")

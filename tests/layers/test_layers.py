@@ -148,6 +148,27 @@ def test_mpi(tmp_path, name, ranks):
     assert_matches(*run_layer(tmp_path, name, ranks, *passes_for(name), launcher=launcher, seed=3))
 
 
+def gpu_count():
+    """GPUs nvidia-smi lists; 0 where there is no driver."""
+    try:
+        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    return sum(line.startswith("GPU ") for line in listed.splitlines())
+
+
+# On one GPU: 1 rank, and 2 in-process ranks sharing it through the copy
+# engines, each against the NumPy reference and the serial one (--check).
+@pytest.mark.cuda
+@pytest.mark.parametrize("ranks", (1, 2))
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_cuda_copy_engines(tmp_path, name, ranks):
+    if gpu_count() < 1:
+        pytest.skip("no GPU")
+    assert_matches(*run_layer(tmp_path, name, ranks, *passes_for(name), "--backend", "cuda", "--communicator",
+                              "copy-engine", seed=4))
+
+
 def test_the_router_leaves_slots_empty_and_drops_tokens():
     # The MoE inputs exercise both -1 slots and overflowing buckets.
     params = SMALL["moe_expert_parallel"]
