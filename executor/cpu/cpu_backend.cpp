@@ -11,6 +11,7 @@
 #include "executor/cpu/blas_library.h"
 #include "ir/thread_start.h"
 #include "runtime/collective_plan.h"
+#include "runtime/index_fault.h"
 #include "runtime/work_cost.h"
 
 namespace hostir::cpu {
@@ -145,8 +146,7 @@ std::optional<ComputeGate::Span> CpuBackend::runAdmitted(const Work& work, const
     throw DiagnosticError{
         Diagnostic{work.loc, fmt::format("out of memory while running {}", signatureOf(work.kind).name)}};
   } catch (const KernelFault& fault) {
-    throw DiagnosticError{Diagnostic{
-        work.loc, comm_.size() > 1 ? fmt::format("{} (on rank {})", fault.what(), comm_.rank()) : fault.what()}};
+    throw DiagnosticError{Diagnostic{work.loc, onRank(fault.what(), comm_.rank(), comm_.size())}};
   }
 }
 

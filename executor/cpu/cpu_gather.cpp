@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "executor/cpu/strided_rows.h"
+#include "runtime/index_fault.h"
 
 namespace hostir::cpu {
 namespace {
@@ -38,12 +39,11 @@ void forEachIndex(const TensorView& idx, const TensorView& rows, F&& f) {
   }
 }
 
-// Every index is -1 or a row of a tensor of `rows` rows; else a KernelFault
-// naming the first offender and `indexed`, the operand it indexes.
-void checkIndices(const TensorView& idx, const TensorView& other, int64_t rows, const char* indexed) {
+// Every index of `kind`'s idx is -1 or a row of a tensor of `rows` rows;
+// else a KernelFault naming the first offender.
+void checkIndices(OpKind kind, const TensorView& idx, const TensorView& other, int64_t rows) {
   forEachIndex(idx, other, [&](int32_t index, int64_t) {
-    if (index < -1 || index >= rows)
-      throw KernelFault(fmt::format("index {} of 'idx' is out of range for '{}' with {} rows", index, indexed, rows));
+    if (index < -1 || index >= rows) throw KernelFault(indexOutOfRange(kind, index, rows));
   });
 }
 
@@ -88,7 +88,7 @@ void gatherRows(const KernelCall& call) {
   using O = operands::GatherRows;
   const TensorView &x = call.operand(O::x), &idx = call.operand(O::idx), &out = call.operand(O::out);
   const int64_t rows = x.shape[0];
-  checkIndices(idx, out, rows, "x");
+  checkIndices(OpKind::GatherRows, idx, out, rows);
   const size_t rowBytes = static_cast<size_t>(rowAt(x, 1, 0).numel()) * dtypeSize(x.dtype);
   forEachIndex(idx, out, [&](int32_t index, int64_t outOffset) {
     TensorView dst = rowAt(out, idx.rank(), outOffset);
@@ -108,7 +108,7 @@ void gatherRows(const KernelCall& call) {
 void scatterAddRows(GemmKind mode, const KernelCall& call) {
   using O = operands::ScatterAddRows;
   const TensorView &src = call.operand(O::src), &idx = call.operand(O::idx), &out = call.operand(O::out);
-  checkIndices(idx, src, out.shape[0], "out");
+  checkIndices(OpKind::ScatterAddRows, idx, src, out.shape[0]);
   const bool inF64 = mode == GemmKind::ReferenceF64 || out.dtype == DType::F64;
   forEachIndex(idx, src, [&](int32_t index, int64_t srcOffset) {
     if (index < 0) return;

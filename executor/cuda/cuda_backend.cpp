@@ -13,6 +13,7 @@
 #include "executor/cuda/cuda_compute.h"
 #include "executor/cuda/cuda_copy.h"
 #include "runtime/collective_plan.h"
+#include "runtime/index_fault.h"
 #include "runtime/work_cost.h"
 
 namespace hostir::cuda {
@@ -200,9 +201,8 @@ void CudaBackend::synchronizeHost() {
 void CudaBackend::checkIndexFaults() {
   const std::optional<IndexFaults::Fault> fault = indexFaults_->take(pool_.front()->native());
   if (!fault) return;
-  throw DiagnosticError{
-      Diagnostic{fault->loc, fmt::format("{}: index {} is out of range for a tensor of {} rows (rank {})",
-                                         signatureOf(fault->kind).name, fault->index, fault->rows, comm_.rank())}};
+  throw DiagnosticError{Diagnostic{
+      fault->loc, onRank(indexOutOfRange(fault->kind, fault->index, fault->rows), comm_.rank(), comm_.size())}};
 }
 
 // ---- memory ----------------------------------------------------------------------

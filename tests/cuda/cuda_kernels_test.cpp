@@ -358,7 +358,7 @@ TEST_F(CudaKernelsTest, AnIndexOutOfRangeIsTheStatementsErrorAtTheNextSynchroniz
     ADD_FAILURE() << "no error for index 4 of 4 rows";
   } catch (const DiagnosticError& e) {
     EXPECT_EQ(e.diag.loc, (SourceLoc{12, 5}));
-    EXPECT_NE(e.diag.message.find("gather_rows: index 4 is out of range"), std::string::npos) << e.diag.message;
+    EXPECT_NE(e.diag.message.find("index 4 of 'idx' is out of range for 'x'"), std::string::npos) << e.diag.message;
   }
   const Values got = read(out);  // cleared: no second report
   EXPECT_EQ(got[3], 0.0);
