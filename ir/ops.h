@@ -8,10 +8,10 @@
 // its OpKind and typed operand positions here; its operand specs and table
 // row (category, cost rule, result shape) in ops.cpp; its shape rule in
 // ir/verify_compute.cpp; its issue rule in runtime/issue_compute.cpp; its
-// kernels in executor/cpu/cpu_kernels.cpp and executor/cuda/cuda_kernels.cu
-// (a GEMM: executor/cuda/cuda_backend.cpp), each with its dispatch entry;
-// and its entry in docs/hostir-language.md. Backends reach every kernel
-// through Backend::compute, so no backend interface changes.
+// kernels in executor/cpu/ and executor/cuda/, each with its case in the
+// dispatch switch (cpu_kernels.cpp, cuda_compute.cpp); and its entry in
+// docs/hostir-language.md. Backends reach every kernel through
+// Backend::compute, so no backend interface changes.
 #pragma once
 
 #include <cstddef>
