@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "executor/cpu/strided_rows.h"
+#include "executor/cpu/vector_loops.h"
 #include "runtime/index_fault.h"
 
 namespace hostir::cpu {
@@ -114,6 +115,12 @@ void scatterAddRows(GemmKind mode, const KernelCall& call) {
     if (index < 0) return;
     const TensorView from = rowAt(src, idx.rank(), srcOffset);
     const TensorView to = rowAt(out, 1, out.offset + index * out.strides[0]);
+    if (!inF64 && out.dtype == DType::F32 && src.dtype == DType::F32 && isContiguous(from) && isContiguous(to)) {
+      // The MoE combine's hot loop: whole rows, vectorized.
+      auto* row = reinterpret_cast<float*>(to.data());
+      vec::binary(vec::Binary::Add, row, reinterpret_cast<const float*>(from.data()), 1, row, to.numel());
+      return;
+    }
     if (inF64)
       addRow<double>(from, to);
     else
