@@ -16,7 +16,7 @@ program and shape:
   speedup     T_1 / T_S
   T_compute   median ms of the compute-only variant at S
   T_comm      median ms of the communication-only variant at S
-  E           overlap efficiency (T_compute + T_comm - T_S) / min(T_compute, T_comm):
+  E           overlap efficiency (T_compute + T_comm - T_S) / min(T_compute, T_comm), held in [0, 1]:
               0 when nothing overlaps, 1 when the shorter one is hidden entirely
   algbw       bytes / T_comm, busbw = algbw * the nccl-tests factor
               (allreduce 2(n-1)/n, allgather, reduce-scatter and
@@ -315,8 +315,12 @@ def torch_ms(args, bench, shape, chunks):
 
 
 def overlap_efficiency(total, compute, comm):
+    """E as docs/cost-model.md defines it: the hidden part of the shorter one, in [0, 1]."""
     shorter = min(compute, comm)
-    return (compute + comm - total) / shorter if shorter > 0 else float("nan")
+    if shorter <= 0:
+        return float("nan")
+    hidden = min(max(compute + comm - total, 0.0), shorter)
+    return hidden / shorter
 
 
 def bench_program(args, name, shape_name, shape):
