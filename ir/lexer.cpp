@@ -79,6 +79,37 @@ TokenKind punctuation(char c) {
   }
 }
 
+// The Int or Float token that starts at `start` (a digit), at `loc`.
+Result<Token> lexNumber(std::string_view source, size_t start, SourceLoc loc) {
+  size_t i = start;
+  uint64_t value = 0;
+  bool tooLarge = false;
+  for (; i < source.size() && isDigit(source[i]); ++i) {
+    uint64_t digit = static_cast<uint64_t>(source[i] - '0');
+    // Up to 2^63 so that a negated literal can reach INT64_MIN.
+    if (value > (uint64_t{1} << 63) / 10 || value * 10 + digit > (uint64_t{1} << 63))
+      tooLarge = true;
+    else
+      value = value * 10 + digit;
+  }
+  const size_t tail = floatTail(source, i);
+  i += tail;
+  const std::string_view text = source.substr(start, i - start);
+  const SourceLoc after{loc.line, loc.col + static_cast<uint32_t>(text.size())};
+  if (i < source.size() && isIdentStart(source[i]))
+    return Diagnostic{after, fmt::format("unexpected '{}' after a number", source[i])};
+  const std::string_view shown = text.substr(0, std::min<size_t>(text.size(), 40));
+  if (tail == 0) {
+    if (tooLarge) return Diagnostic{loc, fmt::format("integer literal {} does not fit in 64 bits", shown)};
+    return Token{TokenKind::Int, text, loc, value};
+  }
+  Token token{TokenKind::Float, text, loc};
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), token.floatValue);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(token.floatValue))
+    return Diagnostic{loc, fmt::format("number {} is out of the range of a double", shown)};
+  return token;
+}
+
 }  // namespace
 
 Result<std::vector<Token>> tokenize(std::string_view source) {
@@ -114,40 +145,11 @@ Result<std::vector<Token>> tokenize(std::string_view source) {
       tokens.push_back({TokenKind::Ident, source.substr(start, i - start), loc});
       continue;
     }
-    if (std::isdigit(static_cast<unsigned char>(c))) {
-      size_t start = i;
-      uint64_t value = 0;
-      bool tooLarge = false;
-      while (i < source.size() && std::isdigit(static_cast<unsigned char>(source[i]))) {
-        uint64_t digit = static_cast<uint64_t>(source[i] - '0');
-        // Up to 2^63 so that a negated literal can reach INT64_MIN.
-        if (value > (uint64_t{1} << 63) / 10 || value * 10 + digit > (uint64_t{1} << 63))
-          tooLarge = true;
-        else
-          value = value * 10 + digit;
-        advance(1);
-      }
-      if (size_t tail = floatTail(source, i)) {
-        advance(tail);
-        std::string_view text = source.substr(start, i - start);
-        double v = 0;
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-        if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v))
-          return Diagnostic{loc, fmt::format("number {} is out of the range of a double",
-                                             text.substr(0, std::min<size_t>(text.size(), 40)))};
-        if (i < source.size() && isIdentStart(source[i]))
-          return Diagnostic{SourceLoc{line, col}, fmt::format("unexpected '{}' after a number", source[i])};
-        Token token{TokenKind::Float, text, loc};
-        token.floatValue = v;
-        tokens.push_back(token);
-        continue;
-      }
-      if (i < source.size() && isIdentStart(source[i]))
-        return Diagnostic{SourceLoc{line, col}, fmt::format("unexpected '{}' after a number", source[i])};
-      if (tooLarge)
-        return Diagnostic{loc, fmt::format("integer literal {} does not fit in 64 bits",
-                                           source.substr(start, std::min<size_t>(i - start, 40)))};
-      tokens.push_back({TokenKind::Int, source.substr(start, i - start), loc, value});
+    if (isDigit(c)) {
+      Result<Token> number = lexNumber(source, i, loc);
+      if (!number) return number.error();
+      advance(number->text.size());
+      tokens.push_back(*number);
       continue;
     }
     if (TokenKind cmp = comparison(c, i + 1 < source.size() ? source[i + 1] : '\0'); cmp != TokenKind::Eof) {

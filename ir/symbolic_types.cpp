@@ -85,6 +85,64 @@ const std::optional<TensorType>* SymbolicTypes::operandType(const Operation& op,
   return type && *type ? type : nullptr;
 }
 
+namespace {
+
+// Each rule below reads its operands' types through `typeOf(position)`.
+
+// [.., M, N] from a [.., M, K] (transposed: [K, M]) and b [.., K, N]
+// (transposed: [N, K]), after the batch axis that a, b and the result share.
+template <typename TypeOf>
+std::optional<TensorType> matmulResult(const Operation& op, const TypeOf& typeOf) {
+  using O = operands::Matmul;
+  auto a = typeOf(O::a), b = typeOf(O::b);
+  if (!a || !b || a->dims.size() < 2 || a->dims.size() != b->dims.size()) return std::nullopt;
+  auto flag = [&](size_t operand) { return op.operands[operand] && op.operands[operand]->boolValue; };
+  const size_t rows = a->dims.size() - 2;
+  Expr m = a->dims[rows + (flag(O::transpose_a) ? 1 : 0)];
+  Expr n = b->dims[rows + (flag(O::transpose_b) ? 0 : 1)];
+  a->dims.resize(rows);
+  a->dims.push_back(std::move(m));
+  a->dims.push_back(std::move(n));
+  return a;
+}
+
+// idx.shape + x.shape[1:], in x's dtype.
+template <typename TypeOf>
+std::optional<TensorType> gatherResult(const TypeOf& typeOf) {
+  using O = operands::GatherRows;
+  auto x = typeOf(O::x), idx = typeOf(O::idx);
+  if (!x || !idx || x->dims.empty()) return std::nullopt;
+  idx->dtype = x->dtype;
+  idx->dims.insert(idx->dims.end(), x->dims.begin() + 1, x->dims.end());
+  return idx;
+}
+
+// x's shape in the dtype the statement names.
+template <typename TypeOf>
+std::optional<TensorType> castResult(const Operation& op, const TypeOf& typeOf) {
+  auto x = typeOf(operands::Cast::x);
+  const std::optional<Arg>& dtype = op.operands[operands::Cast::dtype];
+  if (!x || !dtype || !dtype->isName() || !parseDType(dtype->nameValue())) return std::nullopt;
+  x->dtype = *parseDType(dtype->nameValue());
+  return x;
+}
+
+// A computation or copy by its table row's ResultShape.
+template <typename TypeOf>
+std::optional<TensorType> tableRowResult(const Operation& op, const TypeOf& typeOf) {
+  const ResultShape& rule = op.signature().resultShape;
+  if (rule.like == ResultShape::kNone) return std::nullopt;
+  auto type = typeOf(static_cast<size_t>(rule.like));
+  if (!type || rule.lastFrom == ResultShape::kNone) return type;
+  auto from = typeOf(static_cast<size_t>(rule.lastFrom));
+  const auto dim = static_cast<size_t>(rule.lastDim);
+  if (!from || type->dims.empty() || from->dims.size() <= dim) return std::nullopt;
+  type->dims.back() = from->dims[dim];
+  return type;
+}
+
+}  // namespace
+
 std::optional<TensorType> SymbolicTypes::resultType(const Operation& op) const {
   auto typeOf = [&](size_t operand) -> std::optional<TensorType> {
     const std::optional<TensorType>* type = operandType(op, operand);
@@ -108,38 +166,10 @@ std::optional<TensorType> SymbolicTypes::resultType(const Operation& op) const {
       extent = chunkExtentExpr(extent, intOf(O::index), intOf(O::chunks));
       return type;
     }
-    case OpKind::Matmul: {
-      // [M, N] from a [M, K] (transposed: [K, M]) and b [K, N] (transposed:
-      // [N, K]), after the batch axis that a, b and the result share.
-      using O = operands::Matmul;
-      auto a = typeOf(O::a), b = typeOf(O::b);
-      if (!a || !b || a->dims.size() < 2 || a->dims.size() != b->dims.size()) return std::nullopt;
-      auto flag = [&](size_t operand) { return op.operands[operand] && op.operands[operand]->boolValue; };
-      const size_t rows = a->dims.size() - 2;
-      Expr m = a->dims[rows + (flag(O::transpose_a) ? 1 : 0)];
-      Expr n = b->dims[rows + (flag(O::transpose_b) ? 0 : 1)];
-      a->dims.resize(rows);
-      a->dims.push_back(std::move(m));
-      a->dims.push_back(std::move(n));
-      return a;
-    }
-    case OpKind::GatherRows: {
-      // idx.shape + x.shape[1:], in x's dtype.
-      using O = operands::GatherRows;
-      auto x = typeOf(O::x), idx = typeOf(O::idx);
-      if (!x || !idx || x->dims.empty()) return std::nullopt;
-      idx->dtype = x->dtype;
-      idx->dims.insert(idx->dims.end(), x->dims.begin() + 1, x->dims.end());
-      return idx;
-    }
-    case OpKind::Cast: {
-      auto x = typeOf(operands::Cast::x);
-      const std::optional<Arg>& dtype = op.operands[operands::Cast::dtype];
-      if (!x || !dtype || !dtype->isName() || !parseDType(dtype->nameValue())) return std::nullopt;
-      x->dtype = *parseDType(dtype->nameValue());
-      return x;
-    }
-    // Computations and copy: their table row's ResultShape, below; the rest define no tensor from operands.
+    case OpKind::Matmul: return matmulResult(op, typeOf);
+    case OpKind::GatherRows: return gatherResult(typeOf);
+    case OpKind::Cast: return castResult(op, typeOf);
+    // Computations and copy: their table row's ResultShape; the rest define no tensor from operands.
     case OpKind::Deallocate:
     case OpKind::Linear:
     case OpKind::Copy:
@@ -169,16 +199,7 @@ std::optional<TensorType> SymbolicTypes::resultType(const Operation& op) const {
     case OpKind::WaitEvent:
     case OpKind::IntValue: break;
   }
-  // A computation or copy: its table row's result shape.
-  const ResultShape& rule = op.signature().resultShape;
-  if (rule.like == ResultShape::kNone) return std::nullopt;
-  auto type = typeOf(static_cast<size_t>(rule.like));
-  if (!type || rule.lastFrom == ResultShape::kNone) return type;
-  auto from = typeOf(static_cast<size_t>(rule.lastFrom));
-  const auto dim = static_cast<size_t>(rule.lastDim);
-  if (!from || type->dims.empty() || from->dims.size() <= dim) return std::nullopt;
-  type->dims.back() = from->dims[dim];
-  return type;
+  return tableRowResult(op, typeOf);
 }
 
 void SymbolicTypes::define(const Operation& op) {
