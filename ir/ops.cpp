@@ -357,9 +357,9 @@ constexpr double kMergeFlopsPerOutput = 3;
 constexpr double kMergeFlopsPerLse = 10;
 
 // The (query, key) pairs attention computes: all of them, or with `causal`
-// those where key row j (global k_offset + j) is not after query row i
-// (global q_offset + i). Row i sees clamp(i + c, 0, tk) keys, c = q_offset
-// - k_offset + 1: none up to row lo, one more per row up to row hi, then all.
+// the sum over query rows of causalKeysSeen, in closed form. Row i sees
+// clamp(i + c, 0, tk) keys, c = q_offset - k_offset + 1: none up to row lo,
+// one more per row up to row hi, then all.
 double attendedPairs(int64_t tq, int64_t tk, bool causal, int64_t qOffset, int64_t kOffset) {
   if (tq <= 0 || tk <= 0) return 0;
   if (!causal) return static_cast<double>(tq) * static_cast<double>(tk);
@@ -372,6 +372,14 @@ double attendedPairs(int64_t tq, int64_t tk, bool causal, int64_t qOffset, int64
 }
 
 }  // namespace
+
+int64_t causalKeysSeen(int64_t row, int64_t qOffset, int64_t kOffset, int64_t keys) {
+  // qOffset + row - kOffset + 1; past int64 it is far beyond [0, keys] on its side.
+  int64_t seen = 0;
+  if (__builtin_sub_overflow(qOffset, kOffset, &seen)) return qOffset > kOffset ? keys : 0;
+  if (__builtin_add_overflow(seen, row, &seen) || __builtin_add_overflow(seen, 1, &seen)) return keys;
+  return std::clamp<int64_t>(seen, 0, keys);
+}
 
 OpCost costOf(OpKind kind, std::span<const TensorExtent> tensors, std::span<const double> scalars) {
   const OpSignature& sig = signatureOf(kind);

@@ -330,6 +330,12 @@ struct IntValue {
 };
 }  // namespace operands
 
+// Attention's causal mask, one rule for every kernel and the cost: query
+// row `row` (global q_offset + row) sees the key rows [0, result) of `keys`
+// (key j, global k_offset + j, is seen when it is not after the query);
+// computed without overflow for any offsets.
+int64_t causalKeysSeen(int64_t row, int64_t qOffset, int64_t kOffset, int64_t keys);
+
 // rms_norm's eps when a statement gives none (Llama's).
 inline constexpr double kDefaultRmsNormEps = 1e-6;
 

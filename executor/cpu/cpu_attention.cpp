@@ -22,15 +22,10 @@ constexpr T kMinusInf = -std::numeric_limits<T>::infinity();
 struct AttentionShape {
   int64_t tq = 0, tk = 0, heads = 1, kvHeads = 1, d = 1;
   bool causal = false;
-  int64_t shift = 0;  // causal: query row i sees key rows j < i + shift
+  int64_t qOffset = 0, kOffset = 0;
 
   // The key rows [0, n) that query row i sees.
-  int64_t visibleKeys(int64_t i) const {
-    if (!causal) return tk;
-    int64_t end = 0;
-    if (__builtin_add_overflow(i, shift, &end)) end = shift > 0 ? tk : 0;
-    return std::clamp<int64_t>(end, 0, tk);
-  }
+  int64_t visibleKeys(int64_t i) const { return causal ? causalKeysSeen(i, qOffset, kOffset, tk) : tk; }
   int64_t kvHeadOf(int64_t head) const { return head * kvHeads / heads; }
 };
 
@@ -43,11 +38,8 @@ AttentionShape shapeOf(const KernelCall& call) {
   s.kvHeads = call.integer(O::kv_heads);
   s.d = call.operand(O::q).shape[1] / s.heads;
   s.causal = call.flag(O::causal);
-  // Key row j (global k_offset + j) is seen when k_offset + j <= q_offset + i.
-  int64_t gap = 0;
-  if (__builtin_sub_overflow(call.integer(O::q_offset), call.integer(O::k_offset), &gap) ||
-      __builtin_add_overflow(gap, 1, &s.shift))
-    s.shift = call.integer(O::q_offset) > call.integer(O::k_offset) ? s.tk + s.tq : -(s.tq + 1);
+  s.qOffset = call.integer(O::q_offset);
+  s.kOffset = call.integer(O::k_offset);
   return s;
 }
 

@@ -60,8 +60,7 @@ const std::byte* elementAt(const TensorView& t, int64_t row, int64_t column) {
 // The keys a block of query rows [first, first + rows) sees: all of them,
 // or with a causal mask those up to the one its last row sees.
 int64_t keysSeen(const AttentionShape& s, int64_t first, int64_t rows) {
-  if (!s.causal) return s.keys;
-  return std::clamp<int64_t>(s.qOffset + first + rows - 1 - s.kOffset + 1, 0, s.keys);
+  return s.causal ? causalKeysSeen(first + rows - 1, s.qOffset, s.kOffset, s.keys) : s.keys;
 }
 
 // Stream-ordered scratch for `what`; running out is the statement's error.
