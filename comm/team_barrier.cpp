@@ -1,6 +1,7 @@
 #include "comm/team_barrier.h"
 
 #include <chrono>
+#include <new>
 #include <stdexcept>
 #include <thread>
 
@@ -50,7 +51,13 @@ void TeamBarrier::abort(const std::string& reason) {
 }
 
 void TeamBarrier::abortLocked(const std::string& reason) {
-  if (!abortReason_) abortReason_ = reason;
+  if (!abortReason_) {
+    abortReason_.emplace();  // an empty string allocates nothing: the abort happens even without memory
+    try {
+      *abortReason_ = reason;
+    } catch (const std::bad_alloc&) {  // the abort matters more than its reason
+    }
+  }
   aborted_.store(true);
   released_.notify_all();
   signalled_.notify_all();
@@ -93,6 +100,8 @@ void TeamBarrier::releaseLocked() {
   released_.notify_all();
 }
 
-void TeamBarrier::throwAbortedLocked() const { throw CommError("team aborted: " + *abortReason_); }
+void TeamBarrier::throwAbortedLocked() const {
+  throw CommError("team aborted: " + (abortReason_->empty() ? std::string("a rank ran out of memory") : *abortReason_));
+}
 
 }  // namespace hostir

@@ -1,10 +1,13 @@
 #include "executor/backend_factory.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "comm/copy_engine_communicator.h"
 #include "comm/host_transfer_engine.h"
+#include "executor/cpu/blas_buffers.h"
 #include "executor/cpu/cpu_backend.h"
+#include "ir/ops.h"
 
 namespace hostir {
 
@@ -55,6 +58,25 @@ RankBackend createBackend(const BackendOptions& options, Communicator& hostComm)
   Communicator& comm = copyEngines ? *copyEngines : hostComm;
   auto backend = std::make_unique<cpu::CpuBackend>(cpuOptions, comm);
   return RankBackend{std::move(copyEngines), std::move(backend)};
+}
+
+void loadBackendLibraries(const BackendOptions& options, const Program& program, int64_t ranks) {
+  if (options.kind != BackendKind::Cpu) return;
+  bool usesBlas = false;
+  walkStatements(program.body, [&](const Statement& s) {
+    if (!s.isOp()) return;
+    CostRule rule = signatureOf(s.op().kind).cost;
+    usesBlas |= isGemm(rule) || rule == CostRule::Attention;
+  });
+  if (!usesBlas) return;
+  // A rank runs at most this many GEMMs at once (its compute gate).
+  const int64_t perRank = options.cpu.reference          ? 1
+                          : options.cpu.coresPerRank > 0 ? options.cpu.coresPerRank
+                                                         : options.streams + 1;
+  try {
+    cpu::BlasBufferPool::process().reserveUpTo(static_cast<int>(std::min<int64_t>(ranks * perRank, 1 << 20)));
+  } catch (const std::exception&) {  // reported by the first GEMM, at its statement
+  }
 }
 
 }  // namespace hostir

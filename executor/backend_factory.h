@@ -14,6 +14,7 @@
 #include "comm/communicator.h"
 #include "executor/delay_injection.h"
 #include "hostir/defaults.h"
+#include "ir/ir.h"
 #include "runtime/backend.h"
 #include "runtime/backend_selection.h"
 
@@ -55,6 +56,15 @@ struct RankBackend {
 };
 
 RankBackend createBackend(const BackendOptions& options, Communicator& hostComm);
+
+// Loads the libraries `program` needs on this backend (OpenBLAS for the
+// CPU's GEMMs and attention) into the process, with the GEMM buffers of
+// `ranks` ranks, before the ranks' threads start: OpenBLAS cannot fail
+// gracefully when the address space runs out while it loads (libgfortran
+// exits) or maps a buffer (it retries for ever), and threads started
+// meanwhile take address space between a check and the mapping. A failure
+// here is left for the rank that needs the library to report.
+void loadBackendLibraries(const BackendOptions& options, const Program& program, int64_t ranks);
 
 // Whether this build has the CUDA backend (the toolkit was found).
 bool cudaBackendBuilt();

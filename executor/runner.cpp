@@ -286,6 +286,7 @@ RankOutcome runRank(const RunRequest& request, Communicator& comm, Communicator*
 }  // namespace
 
 Result<RunResult> runOnRank(const RunRequest& request, Communicator& comm, Communicator* signatures) {
+  loadBackendLibraries(request.backend, request.program, 1);
   return runRank(request, comm, signatures).result;
 }
 
@@ -295,15 +296,31 @@ Result<RunResult> runInProcess(const RunRequest& request, int64_t world) {
   std::optional<InProcessTeam> signatureTeam;
   if (request.matchCommunications) signatureTeam.emplace(static_cast<int>(world));
   std::vector<std::optional<RankOutcome>> outcomes(static_cast<size_t>(world));
+  // Written before the ranks start: a rank that runs out of memory while it
+  // is set up could not allocate its message then.
+  std::vector<Diagnostic> outOfMemoryAtStart;
+  for (int64_t rank = 0; rank < world; ++rank)
+    outOfMemoryAtStart.push_back(Diagnostic{{}, fmt::format("out of memory while starting rank {}", rank)});
   auto rankBody = [&](int64_t rank) {
-    auto comm = team.communicator(static_cast<int>(rank));
-    std::unique_ptr<Communicator> signatures;
-    if (signatureTeam) signatures = signatureTeam->communicator(static_cast<int>(rank));
-    outcomes[static_cast<size_t>(rank)] = runRank(request, *comm, signatures.get());
+    std::optional<RankOutcome>& outcome = outcomes[static_cast<size_t>(rank)];
+    try {
+      auto comm = team.communicator(static_cast<int>(rank));
+      std::unique_ptr<Communicator> signatures;
+      if (signatureTeam) signatures = signatureTeam->communicator(static_cast<int>(rank));
+      outcome = runRank(request, *comm, signatures.get());
+    } catch (const std::bad_alloc&) {
+      // An exception must not leave the thread, and the ranks already
+      // running wait for this one: the team is aborted.
+      outcome = RankOutcome{std::move(outOfMemoryAtStart[static_cast<size_t>(rank)]), false};
+      team.abort(outcome->result.error().message);
+    } catch (...) {
+      outcome = RankOutcome{failureDiagnostic(std::current_exception()), false};
+      team.abort(outcome->result.error().message);
+    }
     // A failure that happened to this rank must also release the signature team.
-    if (!outcomes[static_cast<size_t>(rank)]->result && signatureTeam)
-      signatureTeam->abort(outcomes[static_cast<size_t>(rank)]->result.error().message);
+    if (!outcome->result && signatureTeam) signatureTeam->abort(outcome->result.error().message);
   };
+  loadBackendLibraries(request.backend, request.program, world);
   std::vector<std::thread> threads;
   // A rank whose thread cannot start fails the run: the ranks already
   // started wait for it in their first barrier, so the team is aborted.

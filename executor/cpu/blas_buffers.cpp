@@ -9,9 +9,13 @@
 namespace hostir::cpu {
 namespace {
 
-// OpenBLAS's BUFFER_SIZE on x86-64, and a margin for its alignment.
+// OpenBLAS's BUFFER_SIZE on x86-64, and a margin: for its alignment, and
+// for what other threads map between the check and OpenBLAS's mapping (a
+// new thread's malloc arena maps 128 MiB for a moment, its stack 8 MiB).
+// Without the margin a check that passed could still leave OpenBLAS
+// retrying for ever.
 constexpr size_t kBufferBytes = size_t{128} << 20;
-constexpr size_t kMarginBytes = size_t{32} << 20;
+constexpr size_t kMarginBytes = size_t{288} << 20;
 // Below OpenBLAS's table size (NUM_BUFFERS, at least 50), past which it aborts.
 constexpr int kMostBuffers = 32;
 
@@ -52,6 +56,12 @@ void BlasBufferPool::release() {
 int BlasBufferPool::reserved() {
   std::lock_guard lock(mutex_);
   return reserved_;
+}
+
+void BlasBufferPool::reserveUpTo(int buffers) {
+  std::lock_guard lock(mutex_);
+  while (reserved_ < std::min(buffers, kMostBuffers) && reserve()) {
+  }
 }
 
 // With mutex_ held, so no GEMM starts meanwhile. The buffer is mapped through

@@ -28,6 +28,10 @@ class BlasBufferPool {
   void acquire();
   void release();
   int reserved();
+  // Reserves buffers until `buffers` are, or the address space is short.
+  // Called before a team's threads start, when no other thread maps memory
+  // between the check and the mapping, so that GEMMs seldom reserve later.
+  void reserveUpTo(int buffers);
 
  private:
   bool reserve();

@@ -86,9 +86,12 @@ void HostMemoryPool::release(std::byte* block, size_t capacity, size_t bytes) {
   {
     std::lock_guard lock(mutex_);
     if (cached_ + capacity <= cacheLimit_) {
-      freeBlocks_.emplace(capacity, block);
-      cached_ += capacity;
-      return;
+      try {
+        freeBlocks_.emplace(capacity, block);
+        cached_ += capacity;
+        return;
+      } catch (const std::bad_alloc&) {  // called from a destructor: no room to cache it, so free it
+      }
     }
   }
   std::free(block);
