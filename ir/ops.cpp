@@ -152,6 +152,9 @@ constexpr bool wellFormed() {
   for (size_t i = 0; i < kSignatures.size(); ++i) {
     const OpSignature& sig = kSignatures[i];
     if (static_cast<size_t>(sig.kind) != i || sig.operands.size() > kMaxOperands) return false;
+    size_t tensors = 0;
+    for (const OperandSpec& spec : sig.operands) tensors += spec.kind == K::Tensor ? 1 : 0;
+    if (tensors > kMaxTensorOperands) return false;
     // Every computation says what its result is (symbolic types), by tensor operands.
     const ResultShape& r = sig.resultShape;
     if (isLocalTensorWork(sig.category) != (r.like != ResultShape::kNone)) return false;

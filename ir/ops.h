@@ -103,6 +103,9 @@ struct OperandSpec {
 // Operations have at most this many operands (Operation::operands, the
 // evaluator's compiled instructions); ops.cpp checks the table against it.
 inline constexpr size_t kMaxOperands = 10;
+// ... of which at most this many are tensors (attention: q, k, v, out, lse),
+// what a backend holding a call's views by value needs room for.
+inline constexpr size_t kMaxTensorOperands = 5;
 
 // What kind of work an operation is. Passes select operations by category
 // (strip-compute, strip-communication), assign-streams overlaps the ones

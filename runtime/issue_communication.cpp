@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "runtime/issue_rules.h"
 
@@ -28,13 +29,29 @@ int64_t sendRecvPeer(const RunFrame& frame, const Instruction& in, size_t operan
   return r;
 }
 
+// Where a communication's operands sit in its signature, looked up by name
+// once per kind rather than once per issued statement.
+struct CommunicationOperands {
+  std::optional<size_t> out, axis, root, to, from;
+};
+
+const CommunicationOperands& communicationOperands(OpKind kind) {
+  static const std::vector<CommunicationOperands> table = [] {
+    std::vector<CommunicationOperands> operands;
+    for (const OpSignature& sig : allSignatures())
+      operands.push_back({outOperand(sig), operandIndex(sig, "axis"), operandIndex(sig, "root"),
+                          operandIndex(sig, "to"), operandIndex(sig, "from")});
+    return operands;
+  }();
+  return table[static_cast<size_t>(kind)];
+}
+
 }  // namespace
 
 void issueCommunication(RunFrame& frame, const Instruction& in) {
-  const OpSignature& sig = signatureOf(in.op);
-  // An integer operand of the statement by name, when its kind takes it and it is given.
-  auto integer = [&](std::string_view name) -> std::optional<size_t> {
-    std::optional<size_t> index = operandIndex(sig, name);
+  const CommunicationOperands& operands = communicationOperands(in.op);
+  // An integer operand of the statement, when its kind takes it and it is given.
+  auto integer = [&](std::optional<size_t> index) -> std::optional<size_t> {
     if (!index || !frame.present(in, *index)) return std::nullopt;
     return index;
   };
@@ -42,14 +59,14 @@ void issueCommunication(RunFrame& frame, const Instruction& in) {
   call.kind = in.op;
   call.input = frame.tensor(in, 0);
   // Without `out` a collective works in place (allreduce; broadcast has none).
-  std::optional<size_t> out = outOperand(sig);
+  const std::optional<size_t>& out = operands.out;
   call.output = out && frame.present(in, *out) ? frame.tensor(in, *out) : call.input;
   call.op = in.reduceOp;
   call.loc = in.loc;
-  if (std::optional<size_t> axis = integer("axis")) call.axis = frame.integer(in.operand[*axis]);
-  if (std::optional<size_t> root = integer("root")) call.root = frame.integer(in.operand[*root]);
-  if (std::optional<size_t> to = integer("to")) call.to = sendRecvPeer(frame, in, *to, "sends to");
-  if (std::optional<size_t> from = integer("from")) call.from = sendRecvPeer(frame, in, *from, "receives from");
+  if (std::optional<size_t> axis = integer(operands.axis)) call.axis = frame.integer(in.operand[*axis]);
+  if (std::optional<size_t> root = integer(operands.root)) call.root = frame.integer(in.operand[*root]);
+  if (std::optional<size_t> to = integer(operands.to)) call.to = sendRecvPeer(frame, in, *to, "sends to");
+  if (std::optional<size_t> from = integer(operands.from)) call.from = sendRecvPeer(frame, in, *from, "receives from");
   frame.backend.collective(frame.current, call);
   // The communication occupies its stream: its completion is the stream's next position.
   if (in.result >= 0) frame.value(in.result).event = frame.backend.recordEvent(frame.current);

@@ -9,6 +9,7 @@
 #include <array>
 #include <initializer_list>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 #include <type_traits>
@@ -80,31 +81,56 @@ void optionalInput(RunFrame& frame, const Instruction& in, KernelCall& call, siz
   if (frame.present(in, operand)) input(frame, in, call, operand);
 }
 
+// At most two operands are written (attention's out and lse).
+constexpr size_t kMaxWritten = 2;
+
+// The rare path of issueWriting: the written operands in `staged` (bits by
+// their position in `written`) go through temporaries, copied from them
+// first when `readFirst`, and copied into place after the kernel.
+void issueStaged(RunFrame& frame, const Instruction& in, KernelCall& call, std::initializer_list<size_t> written,
+                 unsigned staged, bool readFirst) {
+  std::array<std::optional<TensorView>, kMaxWritten> temporaries;
+  std::array<const TensorView*, kMaxWritten> targets{};
+  size_t k = 0;
+  for (size_t w : written) {
+    if (staged & (1u << k)) {
+      targets[k] = call.operands[w];
+      temporaries[k] = stagingTemporary(frame, in, *targets[k]);
+      if (readFirst) frame.backend.copy(frame.current, *targets[k], *temporaries[k]);
+      call.operands[w] = &*temporaries[k];
+    }
+    ++k;
+  }
+  frame.backend.compute(frame.current, call);
+  for (size_t t = 0; t < kMaxWritten; ++t)
+    if (targets[t]) unstage(frame, *temporaries[t], *targets[t]);
+}
+
 // Issues `call` (every operand entered) on the current stream. The operands
 // `written` are those the kernel writes: each goes through a temporary when
 // another operand overlaps it (read-then-write); `readFirst`: the kernel
 // also reads them (an in-place update), so the temporary starts as a copy.
 void issueWriting(RunFrame& frame, const Instruction& in, KernelCall& call, std::initializer_list<size_t> written,
                   bool elementwise, bool readFirst) {
-  std::array<TensorView, kMaxOperands> temporaries;
-  std::array<const TensorView*, kMaxOperands> targets{};
+  if (written.size() > kMaxWritten) throw std::logic_error("internal error: a kernel writes too many operands");
+  unsigned staged = 0;  // decided on the operands as given, before any is replaced
+  const size_t operandCount = signatureOf(in.op).operands.size();
+  size_t k = 0;
   for (size_t w : written) {
-    const TensorView* target = call.operands[w];
-    if (!target) continue;
-    bool staged = false;
-    for (size_t other = 0; other < kMaxOperands && !staged; ++other)
-      staged = other != w && overlapsInput(*target, call.operands[other], elementwise);
-    if (staged) targets[w] = target;
+    if (const TensorView* target = call.operands[w]) {
+      for (size_t other = 0; other < operandCount; ++other)
+        if (other != w && overlapsInput(*target, call.operands[other], elementwise)) {
+          staged |= 1u << k;
+          break;
+        }
+    }
+    ++k;
   }
-  for (size_t w : written) {
-    if (!targets[w]) continue;
-    temporaries[w] = stagingTemporary(frame, in, *targets[w]);
-    if (readFirst) frame.backend.copy(frame.current, *targets[w], temporaries[w]);
-    call.operands[w] = &temporaries[w];
+  if (staged == 0) {
+    frame.backend.compute(frame.current, call);
+    return;
   }
-  frame.backend.compute(frame.current, call);
-  for (size_t w : written)
-    if (targets[w]) unstage(frame, temporaries[w], *targets[w]);
+  issueStaged(frame, in, call, written, staged, readFirst);
 }
 
 // Issues `call` (its inputs entered) on the current stream, writing its

@@ -30,14 +30,13 @@ class KernelOperands {
   explicit KernelOperands(const KernelCall& call) : kind_(call.kind), scalars_(call.scalars) {
     for (size_t i = 0; i < kMaxOperands; ++i)
       if (call.operands[i]) {
-        views_[i] = *call.operands[i];
-        present_ |= 1u << i;
+        views_[count_] = *call.operands[i];
+        slots_[count_++] = static_cast<uint8_t>(i);
       }
   }
   KernelCall call() const {
     KernelCall call{kind_};
-    for (size_t i = 0; i < kMaxOperands; ++i)
-      if (present_ & (1u << i)) call.operands[i] = &views_[i];
+    for (size_t k = 0; k < count_; ++k) call.operands[slots_[k]] = &views_[k];
     call.scalars = scalars_;
     return call;
   }
@@ -45,8 +44,10 @@ class KernelOperands {
  private:
   OpKind kind_;
   std::array<double, kMaxOperands> scalars_;
-  unsigned present_ = 0;
-  std::array<TensorView, kMaxOperands> views_;
+  // The views present, packed: a call has at most kMaxTensorOperands.
+  size_t count_ = 0;
+  std::array<uint8_t, kMaxTensorOperands> slots_{};
+  std::array<TensorView, kMaxTensorOperands> views_;
 };
 
 }  // namespace
