@@ -20,7 +20,8 @@ std::optional<BackendRequest> parseBackendRequest(std::string_view name) {
 
 BackendChoice chooseBackend(BackendRequest requested, CommunicatorChoice communicator, const TeamPlace& team) {
   std::optional<std::string> unavailable = requested == BackendRequest::Cpu ? std::nullopt : cudaUnavailableReason();
-  const int devices = unavailable ? 0 : cudaDeviceCount();
+  // A CPU request never asks: the answer would load the CUDA component.
+  const int devices = unavailable || requested == BackendRequest::Cpu ? 0 : cudaDeviceCount();
   auto problemOn = [&](bool cuda) {
     return communicatorProblem(communicator, cuda, team.inProcess, team.world, team.ranksOnNode, cuda ? devices : 0);
   };

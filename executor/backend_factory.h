@@ -73,6 +73,11 @@ bool cudaBackendBuilt();
 // or nullopt when it can.
 std::optional<std::string> cudaUnavailableReason();
 
+// The same, as far as the build, the installation and the CUDA driver tell
+// without loading the CUDA component (cuBLAS, NCCL); nullopt when a device
+// may serve. For answers that must stay cheap, such as --version.
+std::optional<std::string> cudaUnavailableBeforeLoading();
+
 // What `--backend` (or the API's `backend`) asks for.
 enum class BackendRequest { Auto, Cpu, Cuda };
 std::optional<BackendRequest> parseBackendRequest(std::string_view name);  // auto, cpu, cuda

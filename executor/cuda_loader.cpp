@@ -13,6 +13,7 @@
 #include <variant>
 
 #include "executor/backend_factory.h"
+#include "executor/cuda_driver_probe.h"
 #include "executor/cuda_plugin.h"
 #include "executor/native_streams.h"
 
@@ -42,12 +43,17 @@ std::optional<std::string> tableMismatch(const CudaPlugin& plugin, const std::st
   return path + " is from another hostir build (version " + plugin.version + ", this library " HOSTIR_VERSION ")";
 }
 
+std::filesystem::path pluginPath() { return coreFolder() / kCudaPluginFileName; }
+
+std::string notInstalled(const std::filesystem::path& path) {
+  return "the CUDA backend is not installed: " + path.string() +
+         " is missing (install hostir's cuda component beside the core library)";
+}
+
 PluginOrReason loadPlugin() {
-  const std::filesystem::path path = coreFolder() / kCudaPluginFileName;
+  const std::filesystem::path path = pluginPath();
   std::error_code error;
-  if (!std::filesystem::exists(path, error))
-    return "the CUDA backend is not installed: " + path.string() +
-           " is missing (install hostir's cuda component beside the core library)";
+  if (!std::filesystem::exists(path, error)) return notInstalled(path);
   // RTLD_LOCAL: its symbols serve only itself; it finds the core's through
   // its own dependency on libhostir.so. Never unloaded.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -81,6 +87,21 @@ const CudaPlugin* loadedPlugin() {
   return std::holds_alternative<const CudaPlugin*>(plugin) ? std::get<const CudaPlugin*>(plugin) : nullptr;
 }
 
+// Why CUDA cannot serve, as far as the build, the installation and the
+// driver say without loading the component; nullopt when it may.
+std::optional<std::string> reasonBeforeLoading() {
+#ifndef HOSTIR_CUDA_BUILT
+  return std::get<std::string>(cudaPlugin());
+#else
+  if (hostir_cuda_plugin == nullptr) {
+    std::error_code error;
+    const std::filesystem::path path = pluginPath();
+    if (!std::filesystem::exists(path, error)) return notInstalled(path);
+  }
+  return cudaDriverProblem();
+#endif
+}
+
 // The table, or an error saying why there is none.
 const CudaPlugin& requirePlugin() {
   if (const CudaPlugin* plugin = loadedPlugin()) return *plugin;
@@ -97,17 +118,22 @@ bool cudaBackendBuilt() {
 #endif
 }
 
+std::optional<std::string> cudaUnavailableBeforeLoading() { return reasonBeforeLoading(); }
+
 std::optional<std::string> cudaUnavailableReason() {
+  if (std::optional<std::string> reason = reasonBeforeLoading()) return reason;
   if (const CudaPlugin* plugin = loadedPlugin()) return plugin->unavailableReason();
   return std::get<std::string>(cudaPlugin());
 }
 
 int cudaDeviceCount() {
+  if (reasonBeforeLoading()) return 0;
   const CudaPlugin* plugin = loadedPlugin();
   return plugin ? plugin->deviceCount() : 0;
 }
 
 std::optional<CudaDeviceFacts> cudaDeviceFacts(int device) {
+  if (reasonBeforeLoading()) return std::nullopt;
   const CudaPlugin* plugin = loadedPlugin();
   return plugin ? plugin->deviceFacts(device) : std::nullopt;
 }

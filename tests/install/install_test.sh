@@ -77,11 +77,12 @@ without-cuda)
     { cat "$work/run.log"; fail "the CPU run failed without the CUDA libraries"; }
   grep -q "check: ok" "$work/run.log" || { cat "$work/run.log"; fail "the CPU run was not checked"; }
   # Asking for CUDA is a clear error, whether the component is there (its
-  # libraries are not) or was never built.
+  # libraries are not), was never built, or the machine has no driver (asked
+  # before the component is loaded).
   rc=0
   "${loader[@]}" "$prefix/bin/hostir" run "$program" --backend cuda >"$work/cuda.log" 2>&1 || rc=$?
   [[ $rc -ne 0 ]] || fail "a CUDA run succeeded without the CUDA libraries"
-  grep -Eq "cannot be loaded: lib[a-zA-Z]+\.so|built without the CUDA backend" "$work/cuda.log" ||
+  grep -Eq "cannot be loaded: lib[a-zA-Z]+\.so|built without the CUDA backend|no CUDA driver is installed" "$work/cuda.log" ||
     { cat "$work/cuda.log"; fail "no clear reason for the missing CUDA backend"; }
   cat "$work/cuda.log"
   # Without the component at all, the reason names the missing file.

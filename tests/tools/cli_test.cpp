@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "cli_runner.h"
 #include "executor/backend_factory.h"
@@ -16,6 +17,7 @@ namespace hostir {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 using Cli = testing::CliTest;
@@ -134,9 +136,28 @@ TEST_F(Cli, VersionNamesTheBackendsBuiltIn) {
   EXPECT_EQ(r.exitCode, 0) << r.err;
   EXPECT_THAT(r.out, StartsWith("hostir " HOSTIR_VERSION "\n"));
   EXPECT_THAT(r.out, HasSubstr(cudaBackendBuilt() ? "backends: cpu, cuda" : "backends: cpu (built without"));
-  // Without a usable device here, the line says why.
-  if (cudaBackendBuilt() && cudaUnavailableReason())
-    EXPECT_THAT(r.out, HasSubstr("cuda: not usable here: " + *cudaUnavailableReason()));
+  // Without a usable device here, the line says why, as far as the driver tells.
+  if (cudaBackendBuilt() && cudaUnavailableBeforeLoading())
+    EXPECT_THAT(r.out, HasSubstr("cuda: not usable here: " + *cudaUnavailableBeforeLoading()));
+}
+
+// The CUDA component (cuBLAS, NCCL: about 200 MB) is loaded only for a run
+// that may use a device: never for --version or a CPU run, nor for `auto`
+// where the driver sees no device. The dynamic loader names every library
+// it opens (LD_DEBUG=files).
+TEST_F(Cli, CpuRunsNeverLoadTheCudaLibraries) {
+  const std::string program = example("row_parallel_linear.hir");
+  std::vector<std::string> commands = {"--version", "run " + program + " --backend cpu",
+                                       "run " + program + " --backend cpu --ranks 2"};
+  if (cudaUnavailableBeforeLoading()) commands.push_back("run " + program);
+  for (const std::string& args : commands) {
+    SCOPED_TRACE(args);
+    auto r = run(args, "LD_DEBUG=files ");
+    EXPECT_EQ(r.exitCode, 0) << r.err.substr(0, 2000);
+    EXPECT_THAT(r.err, HasSubstr("file=libfmt"));  // the loader's trace is there: the test can fail
+    for (const char* library : {"libhostir_cuda", "libcublas", "libnccl", "libcudart"})
+      EXPECT_THAT(r.err, Not(HasSubstr(library)));
+  }
 }
 
 TEST_F(Cli, UnknownCommandsAndOptionsNameTheClosest) {

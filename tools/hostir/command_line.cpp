@@ -129,7 +129,7 @@ std::string CommandLine::versionText() {
   std::string text = fmt::format("hostir {}\n", HOSTIR_VERSION);
   if (!cudaBackendBuilt()) return text + "backends: cpu (built without the CUDA toolkit)";
   text += "backends: cpu, cuda";
-  if (std::optional<std::string> problem = cudaUnavailableReason())
+  if (std::optional<std::string> problem = cudaUnavailableBeforeLoading())
     text += fmt::format("\ncuda: not usable here: {}", *problem);
   return text;
 }
