@@ -38,14 +38,13 @@ Prediction simulate(const Program& program, const std::string& machine, const Si
   const ProgramSource& source = program.impl();
   checkStreams(options.streams);
   if (machine.empty()) throw plainError(ErrorKind::Usage, "simulate needs a machine profile");
-  std::string pipeline = fmt::format("{}", fmt::join(options.passes, ","));
-  checkPipeline(pipeline, true);
+  checkPipeline(options.passes, true);
   Bindings bindings = verifiedBindings(source, options.params, options.ranks);
   std::shared_ptr<const MachineProfile> profile = loadMachine(machine);
   PipelineOptions pipelineOptions;
   pipelineOptions.streams = options.streams;
   pipelineOptions.machine = profile;
-  hostir::Program rewritten = applyPipeline(source, source.program, pipeline, bindings, pipelineOptions);
+  hostir::Program rewritten = applyPipeline(source, source.program, options.passes, bindings, pipelineOptions);
   ProgramPrediction p = predictProgram(source, rewritten, bindings, options.streams, *profile);
   return Prediction{p.seconds() * 1e3,
                     p.computeSeconds * 1e3,
@@ -85,7 +84,7 @@ PreparedRun prepareRun(const Program& program, const std::map<std::string, HostB
   RunSetting setting;
   setting.backend = chooseRunBackend(options.backend, options.communicator, team);
   setting.team = team;
-  checkPipeline(fmt::format("{}", fmt::join(options.passes, ",")), !options.machine.empty());
+  checkPipeline(options.passes, !options.machine.empty());
   Bindings bindings = verifiedBindings(source, options.params, team.world);
   setting.machine = loadMachine(options.machine);
   PreparedRun prepared{prepareRunRequest(source, bindings, options, setting)};

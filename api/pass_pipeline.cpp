@@ -8,31 +8,29 @@
 
 namespace hostir::api {
 
-std::optional<std::string> pipelineProblem(std::string_view pipeline, bool hasMachine, std::string_view howToGiveOne) {
-  if (pipeline.empty()) return std::nullopt;
+std::optional<std::string> pipelineProblem(const std::vector<std::string>& passes, bool hasMachine,
+                                           std::string_view howToGiveOne) {
   PassManager probe;
-  if (auto error = probe.addPipeline(pipeline)) return error->message;
+  if (auto error = probe.addPasses(passes)) return error->message;
   if (const Pass* pass = probe.firstNeedingCostModel(); pass && !hasMachine)
     return fmt::format("pass '{}' consults the cost model: give a machine profile{}", pass->name(), howToGiveOne);
   return std::nullopt;
 }
 
-void checkPipeline(std::string_view pipeline, bool hasMachine) {
-  if (auto problem = pipelineProblem(pipeline, hasMachine))
+void checkPipeline(const std::vector<std::string>& passes, bool hasMachine) {
+  if (auto problem = pipelineProblem(passes, hasMachine))
     throw plainError(ErrorKind::Usage, fmt::format("passes: {}", *problem));
 }
 
-hostir::Program applyPipeline(const ProgramSource& source, const hostir::Program& program, std::string_view pipeline,
-                              const Bindings& bindings, const PipelineOptions& o) {
+hostir::Program applyPipeline(const ProgramSource& source, const hostir::Program& program,
+                              const std::vector<std::string>& passes, const Bindings& bindings,
+                              const PipelineOptions& o) {
   PassManagerOptions options;
   options.printIrAfterAll = o.printIrAfterAll;
   options.printIrAfter = o.printIrAfter;
   options.irDump = o.irDump;
   PassManager pm(options);
-  if (!pipeline.empty()) {
-    if (auto error = pm.addPipeline(pipeline))
-      throw plainError(ErrorKind::Usage, fmt::format("passes: {}", error->message));
-  }
+  if (auto error = pm.addPasses(passes)) throw plainError(ErrorKind::Usage, fmt::format("passes: {}", error->message));
   if (pm.size() == 0) return program;
   PassContext context;
   context.bindings = bindings;
@@ -46,18 +44,6 @@ hostir::Program applyPipeline(const ProgramSource& source, const hostir::Program
   hostir::Program result = program;
   if (auto error = pm.run(result, context)) throw diagnosticError(ErrorKind::Program, *error, source.path, source.text);
   return result;
-}
-
-std::vector<std::string> splitPipeline(std::string_view pipeline) {
-  std::vector<std::string> parts;
-  if (pipeline.empty()) return parts;
-  for (size_t start = 0;;) {
-    size_t comma = pipeline.find(',', start);
-    parts.emplace_back(
-        pipeline.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
-    if (comma == std::string_view::npos) return parts;
-    start = comma + 1;
-  }
 }
 
 std::shared_ptr<const MachineProfile> loadMachine(const std::string& nameOrPath) {

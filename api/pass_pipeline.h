@@ -15,6 +15,7 @@
 #include "hostir/defaults.h"
 #include "model/machine_profile.h"
 #include "passes/pass.h"
+#include "passes/pass_manager.h"
 
 namespace hostir::api {
 
@@ -30,25 +31,26 @@ struct PipelineOptions {
   std::ostream* irDump = nullptr;
 };
 
-// "a,b,c" as {"a", "b", "c"}, split at every comma and nothing else, so that
-// joining the parts with commas gives the text back; "" is no pass.
-std::vector<std::string> splitPipeline(std::string_view pipeline);
+// A pipeline is a list of pass names (passes/pass_manager.h), from the
+// command line's parsing (splitPipeline) to the pass manager.
+using hostir::splitPipeline;
 
-// What is wrong with a pipeline: an unknown pass name or a malformed list,
-// or a pass that consults the cost model when there is no machine
-// (`hasMachine`), its advice ending with `howToGiveOne` (" with --machine");
-// nullopt when nothing is. The callers phrase it with their option's name.
-std::optional<std::string> pipelineProblem(std::string_view pipeline, bool hasMachine,
+// What is wrong with a pipeline: an empty or unknown pass name, or a pass
+// that consults the cost model when there is no machine (`hasMachine`), its
+// advice ending with `howToGiveOne` (" with --machine"); nullopt when
+// nothing is. The callers phrase it with their option's name.
+std::optional<std::string> pipelineProblem(const std::vector<std::string>& passes, bool hasMachine,
                                            std::string_view howToGiveOne = "");
 
 // pipelineProblem as Error (kind Usage), "passes: ...".
-void checkPipeline(std::string_view pipeline, bool hasMachine);
+void checkPipeline(const std::vector<std::string>& passes, bool hasMachine);
 
-// Applies `pipeline` ("a,b,c"), verifying and race-checking after each
-// pass; throws Error (Usage: a bad pipeline; Program: a pass failed, with
-// its position).
-hostir::Program applyPipeline(const ProgramSource& source, const hostir::Program& program, std::string_view pipeline,
-                              const Bindings& bindings, const PipelineOptions& options);
+// Applies `passes` in order, verifying and race-checking after each one;
+// throws Error (Usage: a bad pipeline; Program: a pass failed, with its
+// position).
+hostir::Program applyPipeline(const ProgramSource& source, const hostir::Program& program,
+                              const std::vector<std::string>& passes, const Bindings& bindings,
+                              const PipelineOptions& options);
 
 // The profile named or written in a file; null for an empty name; throws
 // Error (kind Program) when it cannot be read.

@@ -113,8 +113,7 @@ Program applyPasses(const Program& program, const std::vector<std::string>& pass
                     std::vector<std::string>* remarks) {
   const ProgramSource& source = program.impl();
   checkStreams(options.streams);
-  std::string pipeline = fmt::format("{}", fmt::join(passes, ","));
-  checkPipeline(pipeline, !options.machine.empty());
+  checkPipeline(passes, !options.machine.empty());
   Bindings bindings = verifiedBindings(source, options.params, options.ranks);
   PipelineOptions pipelineOptions;
   pipelineOptions.streams = options.streams;
@@ -122,7 +121,7 @@ Program applyPasses(const Program& program, const std::vector<std::string>& pass
   pipelineOptions.minimumGain = options.minimumGain;
   if (remarks)
     pipelineOptions.remarks = [&](const Remark& remark) { remarks->push_back(renderRemark(source, remark)); };
-  hostir::Program rewritten = applyPipeline(source, source.program, pipeline, bindings, pipelineOptions);
+  hostir::Program rewritten = applyPipeline(source, source.program, passes, bindings, pipelineOptions);
   // The result's positions still point into the original text; keep it, so
   // that later errors show the statement the pass started from.
   return Program(

@@ -44,7 +44,7 @@ ProgramPrediction predictProgram(const ProgramSource& source, const hostir::Prog
   for (auto [pass, seconds, present] : {std::tuple{"strip-communication", &prediction.computeSeconds, computes},
                                         std::tuple{"strip-compute", &prediction.communicationSeconds, communicates}}) {
     if (!present) continue;
-    hostir::Program variant = applyPipeline(source, program, pass, bindings, variantOptions);
+    hostir::Program variant = applyPipeline(source, program, {pass}, bindings, variantOptions);
     *seconds = simulateVariant(variant).seconds();
   }
   return prediction;

@@ -66,8 +66,7 @@ RunRequest prepareRunRequest(const ProgramSource& source, const Bindings& bindin
   pipeline.machine = setting.machine;
   pipeline.minimumGain = options.minimumGain;
   pipeline.remarks = setting.remarks;
-  hostir::Program program =
-      applyPipeline(source, source.program, fmt::format("{}", fmt::join(options.passes, ",")), bindings, pipeline);
+  hostir::Program program = applyPipeline(source, source.program, options.passes, bindings, pipeline);
   std::map<std::string, int64_t> params = boundParams(source, bindings);
   prove(source, program, params, bindings.world, options, setting.words);
   RunRequest request;

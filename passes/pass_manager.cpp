@@ -26,15 +26,23 @@ const std::vector<PassInfo>& registeredPasses() {
   return kPasses;
 }
 
-Status PassManager::addPipeline(std::string_view pipeline) {
-  size_t begin = 0;
-  while (begin <= pipeline.size()) {
+std::vector<std::string> splitPipeline(std::string_view pipeline) {
+  std::vector<std::string> names;
+  if (pipeline.empty()) return names;
+  for (size_t begin = 0;;) {
     size_t end = pipeline.find(',', begin);
-    if (end == std::string_view::npos) end = pipeline.size();
-    std::string_view name = pipeline.substr(begin, end - begin);
+    std::string_view name = pipeline.substr(begin, end == std::string_view::npos ? end : end - begin);
     while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
     while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
-    if (name.empty()) return Diagnostic{{}, fmt::format("empty pass name in pipeline '{}'", pipeline)};
+    names.emplace_back(name);
+    if (end == std::string_view::npos) return names;
+    begin = end + 1;
+  }
+}
+
+Status PassManager::addPasses(const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    if (name.empty()) return Diagnostic{{}, fmt::format("empty pass name in pipeline '{}'", fmt::join(names, ","))};
     const PassInfo* found = nullptr;
     for (const PassInfo& info : registeredPasses())
       if (info.name == name) found = &info;
@@ -44,7 +52,6 @@ Status PassManager::addPipeline(std::string_view pipeline) {
       return Diagnostic{{}, fmt::format("unknown pass '{}' (known passes: {})", name, fmt::join(known, ", "))};
     }
     addPass(found->create());
-    begin = end + 1;
   }
   return std::nullopt;
 }

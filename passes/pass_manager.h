@@ -10,6 +10,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "passes/pass.h"
@@ -25,6 +26,11 @@ struct PassInfo {
 // Every pass the tools know, in a stable order.
 const std::vector<PassInfo>& registeredPasses();
 
+// A pipeline as written on a command line ("a,b,c") as its list of pass
+// names: split at every comma, blanks around a name dropped; "" is no pass.
+// A pipeline is this list from there to the pass manager.
+std::vector<std::string> splitPipeline(std::string_view pipeline);
+
 struct PassManagerOptions {
   bool printIrAfterAll = false;
   std::set<std::string> printIrAfter;  // pass names
@@ -39,8 +45,10 @@ class PassManager {
   explicit PassManager(PassManagerOptions options = {}) : options_(std::move(options)) {}
 
   void addPass(std::unique_ptr<Pass> pass) { passes_.push_back(std::move(pass)); }
-  // Adds the passes of a comma-separated list such as "assign-streams".
-  Status addPipeline(std::string_view pipeline);
+  // Adds the named passes in order; an empty or unknown name is an error.
+  Status addPasses(const std::vector<std::string>& names);
+  // The same for a pipeline as written ("assign-streams,canonicalize").
+  Status addPipeline(std::string_view pipeline) { return addPasses(splitPipeline(pipeline)); }
   // Runs every pass with `context`. With a race check in the context, the
   // input must verify with the context's bindings (it is checked first);
   // the races it already has are not the passes' doing. A program the

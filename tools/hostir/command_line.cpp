@@ -36,6 +36,13 @@ void addProgramOptions(CLI::App& cmd, std::string& file, std::vector<std::string
       ->check(integerFrom(1, kMaxRanks));
 }
 
+// --passes a,b: the pipeline as its list of pass names from here on.
+void addPassesOption(CLI::App& cmd, std::vector<std::string>& passes, const std::string& description) {
+  cmd.add_option_function<std::string>(
+         "--passes", [&passes](const std::string& pipeline) { passes = api::splitPipeline(pipeline); }, description)
+      ->type_name("PASS[,PASS...]");
+}
+
 void addStreamsOption(CLI::App& cmd, int64_t& streams) {
   cmd.add_option("--streams", streams, "Size of the worker stream pool (stream(e) is slot e mod P)")
       ->check(integerFrom(1, kMaxStreams));
@@ -175,8 +182,7 @@ std::optional<std::string> CommandLine::unknownOption() const {
 void CommandLine::addOpt() {
   optCmd = app.add_subcommand("opt", "Run passes over a program and print the result (like mlir-opt)");
   addCommonOptions(*optCmd, opt.common);
-  optCmd->add_option("--passes", opt.passes, "Comma-separated pass pipeline, e.g. assign-streams")
-      ->type_name("PASS[,PASS...]");
+  addPassesOption(*optCmd, opt.passes, "Comma-separated pass pipeline, e.g. assign-streams");
   optCmd->add_option("-o,--output", opt.outputPath, "Write the result here instead of standard output")
       ->type_name("FILE");
   optCmd->add_flag("--print-ir-after-all", opt.printIrAfterAll, "Print the program to stderr after every pass");
@@ -201,11 +207,7 @@ void CommandLine::addRun() {
   api::RunOptions& o = run.api;
   addProgramOptions(*runCmd, run.file, run.settings, o.ranks, run.ranksGiven);
   addStreamsOption(*runCmd, o.streams);
-  runCmd
-      ->add_option_function<std::string>(
-          "--passes", [&o](const std::string& pipeline) { o.passes = api::splitPipeline(pipeline); },
-          "Passes to apply before running, e.g. assign-streams")
-      ->type_name("PASS[,PASS...]");
+  addPassesOption(*runCmd, o.passes, "Passes to apply before running, e.g. assign-streams");
   runCmd->add_flag("--remarks", run.remarks, "Print the passes' decisions to stderr (rank 0)");
   addModelOptions(*runCmd, o.machine, o.minimumGain, false);
   runCmd->add_option("--backend", o.backend, "auto (CUDA when a device is usable, else CPU), cpu or cuda")
@@ -281,8 +283,7 @@ void CommandLine::addSimulate() {
       "simulate", "Predict a program's timeline on a machine profile, without running it (docs/cost-model.md)");
   addCommonOptions(*simulateCmd, simulate.common);
   addModelOptions(*simulateCmd, simulate.model, true);
-  simulateCmd->add_option("--passes", simulate.passes, "Passes to apply before simulating, e.g. assign-streams")
-      ->type_name("PASS[,PASS...]");
+  addPassesOption(*simulateCmd, simulate.passes, "Passes to apply before simulating, e.g. assign-streams");
   simulateCmd->add_flag("--remarks", simulate.remarks, "Print the passes' decisions to stderr");
   simulateCmd->add_option("--trace", simulate.tracePath, "Write the predicted timeline as a Chrome trace")
       ->type_name("FILE.json");
@@ -300,8 +301,7 @@ void CommandLine::addTune() {
       ->type_name("P1,P2,...")
       ->delimiter(',')
       ->check(integerFrom(1, kMaxStreams));
-  tuneCmd->add_option("--passes", tune.passes, "Passes to apply to every binding, e.g. overlap")
-      ->type_name("PASS[,PASS...]");
+  addPassesOption(*tuneCmd, tune.passes, "Passes to apply to every binding, e.g. overlap");
   tuneCmd->add_flag("--remarks", tune.remarks, "Print the passes' decisions to stderr");
   addModelOptions(*tuneCmd, tune.model, true);
 }

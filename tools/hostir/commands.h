@@ -35,7 +35,7 @@ struct ModelOptions {
 
 struct OptOptions {
   CommonOptions common;
-  std::string passes;
+  std::vector<std::string> passes;  // the pipeline, pass by pass (--passes a,b)
   ModelOptions model;
   std::string outputPath;
   bool printIrAfterAll = false;
@@ -78,7 +78,7 @@ struct RunOptions {
 
 struct SimulateOptions {
   CommonOptions common;
-  std::string passes;
+  std::vector<std::string> passes;  // the pipeline, pass by pass (--passes a,b)
   bool remarks = false;
   ModelOptions model;     // model.machine is required
   std::string tracePath;  // the predicted timeline, in run --trace's format
@@ -90,7 +90,7 @@ struct TuneOptions {
   CommonOptions common;
   std::vector<std::string> tuned;     // --param NAME=V1,V2,... (repeatable)
   std::vector<int64_t> streamCounts;  // --streams P1,P2,...: pool sizes to try (default: common.streams)
-  std::string passes;
+  std::vector<std::string> passes;    // the pipeline, pass by pass (--passes a,b)
   bool remarks = false;
   ModelOptions model;  // model.machine is required
 };
@@ -122,7 +122,8 @@ int runTune(const TuneOptions& options);
 // Checks the pass names of a pipeline and of --print-ir-after (usage
 // errors), and that a pipeline with a pass that needs a cost model comes
 // with `--machine` (`model` null: the command has none).
-[[nodiscard]] ToolStatus checkPassNames(const std::string& pipeline, const std::vector<std::string>& printAfter = {},
+[[nodiscard]] ToolStatus checkPassNames(const std::vector<std::string>& passes,
+                                        const std::vector<std::string>& printAfter = {},
                                         const ModelOptions* model = nullptr);
 
 // The profile named by --machine, loaded; null when none was named.
@@ -145,7 +146,8 @@ struct ApplyPassesOptions {
 
 // Applies `pipeline`, verifying and race-checking after each pass (a pass
 // that makes the program racy is an error naming it).
-ToolResult<Program> applyPasses(const SourceProgram& source, const Program& program, const std::string& pipeline,
-                                const Bindings& bindings, const ApplyPassesOptions& options = {});
+ToolResult<Program> applyPasses(const SourceProgram& source, const Program& program,
+                                const std::vector<std::string>& passes, const Bindings& bindings,
+                                const ApplyPassesOptions& options = {});
 
 }  // namespace hostir::tool

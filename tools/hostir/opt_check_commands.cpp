@@ -41,8 +41,9 @@ ToolResult<std::shared_ptr<const MachineProfile>> loadModel(const ModelOptions& 
   }
 }
 
-ToolResult<Program> applyPasses(const SourceProgram& source, const Program& program, const std::string& pipeline,
-                                const Bindings& bindings, const ApplyPassesOptions& o) {
+ToolResult<Program> applyPasses(const SourceProgram& source, const Program& program,
+                                const std::vector<std::string>& passes, const Bindings& bindings,
+                                const ApplyPassesOptions& o) {
   api::PipelineOptions options;
   options.streams = o.streams;
   options.raceCheck = o.raceCheck;
@@ -54,7 +55,7 @@ ToolResult<Program> applyPasses(const SourceProgram& source, const Program& prog
   if (o.printRemarks && o.log)
     options.remarks = [&](const Remark& remark) { *o.log << api::renderRemark(source, remark); };
   try {
-    return api::applyPipeline(source, program, pipeline, bindings, options);
+    return api::applyPipeline(source, program, passes, bindings, options);
   } catch (const api::Error& error) {
     // Checked before (checkPassNames): a bad pipeline here is still a bad program run.
     ToolError failure = toolError(error);
@@ -64,9 +65,9 @@ ToolResult<Program> applyPasses(const SourceProgram& source, const Program& prog
 }
 
 // Checks the pipeline's and --print-ir-after's pass names before any work.
-ToolStatus checkPassNames(const std::string& pipeline, const std::vector<std::string>& printAfter,
+ToolStatus checkPassNames(const std::vector<std::string>& passes, const std::vector<std::string>& printAfter,
                           const ModelOptions* model) {
-  if (auto problem = api::pipelineProblem(pipeline, model && !model->machine.empty(), " with --machine"))
+  if (auto problem = api::pipelineProblem(passes, model && !model->machine.empty(), " with --machine"))
     return passesError(*problem);
   const std::vector<std::string> known = api::passNames();
   for (const std::string& name : printAfter)

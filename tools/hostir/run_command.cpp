@@ -135,7 +135,7 @@ ToolStatus prepareSteps(PreparedRun& p, const RunOptions& o, const Team& team, c
     return malformed;
   }
   const ModelOptions model{o.api.machine, o.api.minimumGain};
-  if (auto error = checkPassNames(fmt::format("{}", fmt::join(o.api.passes, ",")), {}, &model)) return error;
+  if (auto error = checkPassNames(o.api.passes, {}, &model)) return error;
   auto machine = loadModel(model);
   if (!machine) return machine.error();
   p.outputFiles = *outputFiles;

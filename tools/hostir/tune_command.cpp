@@ -261,7 +261,7 @@ int tune(const TuneOptions& o) {
   TuneContext context{o, *source, *settings, *tuned, *machine, pools->size() > 1};
   std::string out = fmt::format("tune: program '{}' ({}), machine '{}', {} rank{}, passes: {}", source->program.name,
                                 o.common.file, o.model.machine, o.common.ranks, o.common.ranks == 1 ? "" : "s",
-                                o.passes.empty() ? "none" : o.passes);
+                                o.passes.empty() ? "none" : fmt::format("{}", fmt::join(o.passes, ",")));
   if (!context.severalPools) out += fmt::format(", {} worker stream{}", pools->front(), pools->front() == 1 ? "" : "s");
   out += "\n";
 
