@@ -6,6 +6,7 @@
 #include <set>
 
 #include "analysis/race_check_backend.h"
+#include "ir/cancellation.h"
 #include "ir/rank_dependence.h"
 #include "runtime/evaluator.h"
 
@@ -21,7 +22,7 @@ bool hasSendRecv(const Program& program) {
 }  // namespace
 
 ProgramCheck checkProgram(const Program& program, const std::map<std::string, int64_t>& params, int64_t world,
-                          int64_t streams) {
+                          int64_t streams, const std::atomic<bool>* cancel) {
   ProgramCheck result;
   // A sendrecv's partner is another rank's statement, so pairing needs every
   // rank even when all issue the same (a constant `to` pairs on no team but one).
@@ -34,10 +35,12 @@ ProgramCheck checkProgram(const Program& program, const std::map<std::string, in
   std::vector<SendRecvLog> sendRecvs(pairs ? static_cast<size_t>(result.ranksChecked) : 0);
   const bool alike = result.ranksChecked == 1;
   for (int64_t rank = 0; rank < result.ranksChecked; ++rank) {
+    throwIfCancelled(cancel);  // also where a rank issues no operation to poll at
     Evaluator evaluator(program, params, rank, world);
     RaceCheckBackend backend(
         streams, nullptr,
-        RaceCheckOptions{.trackInitialization = true, .rank = alike ? RaceCheckOptions::kEveryRank : rank});
+        RaceCheckOptions{
+            .trackInitialization = true, .rank = alike ? RaceCheckOptions::kEveryRank : rank, .cancel = cancel});
     std::optional<CommunicationComparer> comparer;
     if (rank > 0) comparer.emplace(reference, 0, rank);
     uint64_t position = 0;

@@ -13,6 +13,7 @@
 // Library code: the results are values; formatProgramCheck renders them.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <optional>
 #include <string>
@@ -61,8 +62,10 @@ struct ProgramCheck {
 };
 
 // `program` must have passed verifyProgram with these params and world.
+// Throws Cancelled (ir/cancellation.h) once `cancel` is set, at the next
+// operation it issues; null: it cannot be cancelled.
 ProgramCheck checkProgram(const Program& program, const std::map<std::string, int64_t>& params, int64_t world,
-                          int64_t streams);
+                          int64_t streams, const std::atomic<bool>* cancel = nullptr);
 
 // Every finding as FILE:LINE:COL messages with notes (races as formatRace):
 // the communication mismatch first, then races, uninitialized reads and

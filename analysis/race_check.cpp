@@ -5,19 +5,21 @@
 #include <set>
 
 #include "analysis/race_check_backend.h"
+#include "ir/cancellation.h"
 #include "ir/rank_dependence.h"
 #include "runtime/evaluator.h"
 
 namespace hostir {
 
 std::vector<RaceReport> checkRaces(const Program& program, const std::map<std::string, int64_t>& params, int64_t world,
-                                   int64_t streams) {
+                                   int64_t streams, const std::atomic<bool>* cancel) {
   std::vector<RaceReport> reports;
   std::set<std::string> seen;  // a race that every rank has is reported once
   int64_t ranks = namesRank(program) ? world : 1;
   for (int64_t rank = 0; rank < ranks; ++rank) {
+    throwIfCancelled(cancel);  // also where a rank issues no operation to poll at
     Evaluator evaluator(program, params, rank, world);
-    RaceCheckBackend backend(streams);
+    RaceCheckBackend backend(streams, nullptr, RaceCheckOptions{.cancel = cancel});
     std::map<std::string, TensorView> inputs;
     for (const TensorSpec& spec : evaluator.inputs())
       inputs[spec.name] = backend.input(spec.dtype, spec.localShape, spec.name);

@@ -3,6 +3,7 @@
 // backend, which proves it race-free or reports each race once.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <string>
 #include <vector>
@@ -19,9 +20,10 @@ struct RaceReport {
 
 // `program` must have passed verifyProgram with these params and world.
 // Every rank is checked, or rank 0 alone when the program never names `rank`
-// (then every rank issues the same work).
+// (then every rank issues the same work). Throws Cancelled (ir/cancellation.h)
+// once `cancel` is set, at the next operation it issues.
 std::vector<RaceReport> checkRaces(const Program& program, const std::map<std::string, int64_t>& params, int64_t world,
-                                   int64_t streams);
+                                   int64_t streams, const std::atomic<bool>* cancel = nullptr);
 
 // One race as FILE:LINE:COL messages with both statements, their streams,
 // the tensor and region, and the missing edge.

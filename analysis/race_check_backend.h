@@ -7,6 +7,7 @@
 // communication to an observer (the cross-rank comparison).
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 
 #include "analysis/initialization_analysis.h"
 #include "analysis/race_analysis.h"
+#include "ir/cancellation.h"
 #include "runtime/backend.h"
 
 namespace hostir {
@@ -29,6 +31,9 @@ struct RaceCheckOptions {
   // broadcast reads included.
   int64_t rank = 0;
   static constexpr int64_t kEveryRank = -1;
+  // Set by another thread to stop the check: the next operation throws
+  // Cancelled (ir/cancellation.h). Null: it cannot be cancelled.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 class RaceCheckBackend : public Backend {
@@ -53,6 +58,8 @@ class RaceCheckBackend : public Backend {
 
   std::string_view name() const override { return "race-check"; }
   void beginOperation(const OperationInfo& info) override {
+    // Every operation: one relaxed load, against a microsecond of analysis.
+    throwIfCancelled(options_.cancel);
     current_ = info;
     if (forward_) forward_->beginOperation(info);
   }

@@ -1,6 +1,7 @@
 // check, simulate and run for in-process teams; the run's request is built
 // here for runOnMpi too (api/run_request.h).
 #include "hostir/execution.h"
+#include "hostir/executable.h"
 #include "hostir/runtime.h"
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include "api/run_preparation.h"
 #include "api/run_request.h"
 #include "executor/host_tensor.h"
+#include "ir/cancellation.h"
 
 namespace hostir::api {
 
@@ -76,9 +78,7 @@ const TensorSpec& matchingSpec(const std::vector<TensorSpec>& specs, const std::
 
 }  // namespace
 
-PreparedRun prepareRun(const Program& program, const std::map<std::string, HostBuffer>& inputs,
-                       const std::map<std::string, HostBuffer>& outputs, const RunOptions& options,
-                       const TeamPlace& team) {
+PreparedRun prepareRun(const Program& program, const RunOptions& options, const TeamPlace& team) {
   const ProgramSource& source = program.impl();
   checkRunOptions(options);
   RunSetting setting;
@@ -87,32 +87,45 @@ PreparedRun prepareRun(const Program& program, const std::map<std::string, HostB
   checkPipeline(options.passes, !options.machine.empty());
   Bindings bindings = verifiedBindings(source, options.params, team.world);
   setting.machine = loadMachine(options.machine);
-  PreparedRun prepared{prepareRunRequest(source, bindings, options, setting)};
+  PreparedRun prepared;
+  try {
+    prepared.request = prepareRunRequest(source, bindings, options, setting);
+  } catch (const Cancelled&) {
+    throw plainError(ErrorKind::Run, "the run was cancelled");
+  }
   RunRequest& request = prepared.request;
   Evaluator evaluator(request.program, request.params, 0, team.world);
-  for (const auto& [name, buffer] : inputs) {
-    const TensorSpec& spec = matchingSpec(evaluator.inputs(), name, buffer, "input");
-    HostTensor tensor = makeHostTensor(spec.dtype, spec.globalShape);
-    if (!tensor.data.empty()) std::memcpy(tensor.data.data(), buffer.data, tensor.data.size());
-    request.inputs[name] = std::move(tensor);
-  }
-  for (const auto& [name, buffer] : outputs) matchingSpec(evaluator.outputs(), name, buffer, "output");
+  prepared.inputs = evaluator.inputs();
+  prepared.outputs = evaluator.outputs();
   request.describeFailure = [&source](const Diagnostic& diag) {
     return renderDiagnostic(diag, source.path, source.text);
   };
   return prepared;
 }
 
-RunStats finishRun(const Program& program, Result<RunResult> result, const std::map<std::string, HostBuffer>& outputs,
-                   bool leader) {
+std::map<std::string, HostTensorRef> checkedInputs(const PreparedRun& prepared,
+                                                   const std::map<std::string, HostBuffer>& inputs,
+                                                   const std::map<std::string, HostBuffer>& outputs,
+                                                   bool fillMissing) {
+  std::map<std::string, HostTensorRef> refs;
+  for (const auto& [name, buffer] : inputs) {
+    const TensorSpec& spec = matchingSpec(prepared.inputs, name, buffer, "input");
+    refs[name] = HostTensorRef{spec.dtype, buffer.shape, static_cast<const std::byte*>(buffer.data)};
+  }
+  for (const auto& [name, buffer] : outputs) matchingSpec(prepared.outputs, name, buffer, "output");
+  if (!fillMissing)
+    for (const TensorSpec& spec : prepared.inputs)
+      if (!inputs.count(spec.name))
+        throw plainError(ErrorKind::Usage,
+                         fmt::format("input '{}' is missing: an executable takes every input at each run (or "
+                                     "compile it to fill missing inputs from the seed)",
+                                     spec.name));
+  return refs;
+}
+
+RunStats finishRun(const Program& program, Result<RunResult> result) {
   const ProgramSource& source = program.impl();
   if (!result) throw diagnosticError(ErrorKind::Run, result.error(), source.path, source.text);
-  if (leader) {
-    for (const auto& [name, buffer] : outputs) {
-      const HostTensor& tensor = result->outputs.at(name);
-      if (!tensor.data.empty()) std::memcpy(buffer.data, tensor.data.data(), tensor.data.size());
-    }
-  }
   RunStats stats{result->runMillis, result->peakMemoryBytes.value_or(0)};
   if (result->trace) {
     if (!*result->trace) throw diagnosticError(ErrorKind::Run, result->trace->error(), source.path, source.text);
@@ -124,11 +137,9 @@ RunStats finishRun(const Program& program, Result<RunResult> result, const std::
 
 RunStats run(const Program& program, const std::map<std::string, HostBuffer>& inputs,
              const std::map<std::string, HostBuffer>& outputs, const RunOptions& options) {
-  if (options.mainStream && options.ranks > 1)
-    throw plainError(ErrorKind::Usage, "a caller's main stream serves one rank: run with ranks=1, or use runOnMpi");
-  PreparedRun prepared = prepareRun(program, inputs, outputs, options, TeamPlace{true, options.ranks, options.ranks});
-  prepared.request.describeFailure = nullptr;  // in process: the failing rank's diagnostic comes back as a value
-  return finishRun(program, runInProcess(prepared.request, options.ranks), outputs, true);
+  RunOptions once = options;
+  once.fillMissingInputs = true;  // run() has always filled what the caller does not give
+  return Executable(program, once).run(inputs, outputs);
 }
 
 }  // namespace hostir::api

@@ -36,11 +36,12 @@ hostir::Program applyPipeline(const ProgramSource& source, const hostir::Program
   context.bindings = bindings;
   auto params = bindParams(program, bindings);
   if (!params) throw diagnosticError(ErrorKind::Program, params.error(), source.path, source.text);
-  if (o.raceCheck) context.raceCheck = raceOracle(*params, bindings.world, o.streams);
+  if (o.raceCheck) context.raceCheck = raceOracle(*params, bindings.world, o.streams, o.cancel);
   context.streams = o.streams;
   if (o.machine) context.predict = costOracle(o.machine, *params, bindings.world, o.streams);
   context.minimumGain = o.minimumGain;
   context.remarks = o.remarks;
+  context.cancel = o.cancel;
   hostir::Program result = program;
   if (auto error = pm.run(result, context)) throw diagnosticError(ErrorKind::Program, *error, source.path, source.text);
   return result;

@@ -3,6 +3,7 @@
 // Shared by the API (applyPasses, simulate, run) and the command line.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -29,6 +30,10 @@ struct PipelineOptions {
   bool printIrAfterAll = false;
   std::set<std::string> printIrAfter;
   std::ostream* irDump = nullptr;
+  // Set by another thread to stop the passes and their race proofs:
+  // applyPipeline then throws hostir::Cancelled (ir/cancellation.h), not
+  // Error, for the caller to tell a cancel from a failure. Null: no cancel.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // A pipeline is a list of pass names (passes/pass_manager.h), from the
@@ -47,7 +52,7 @@ void checkPipeline(const std::vector<std::string>& passes, bool hasMachine);
 
 // Applies `passes` in order, verifying and race-checking after each one;
 // throws Error (Usage: a bad pipeline; Program: a pass failed, with its
-// position).
+// position), or Cancelled once `options.cancel` is set.
 hostir::Program applyPipeline(const ProgramSource& source, const hostir::Program& program,
                               const std::vector<std::string>& passes, const Bindings& bindings,
                               const PipelineOptions& options);

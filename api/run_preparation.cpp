@@ -5,6 +5,7 @@
 #include "analysis/program_check.h"
 #include "api/findings.h"
 #include "api/trace_file.h"
+#include "executor/backend_factory.h"
 #include "hostir/runtime.h"
 
 namespace hostir::api {
@@ -20,7 +21,7 @@ void prove(const ProgramSource& source, const hostir::Program& program, const st
       throw Error(ErrorKind::Check, "the program was proved for another team", *refusal);
     return;
   }
-  ProgramCheck proof = checkProgram(program, params, world, streams);
+  ProgramCheck proof = checkProgram(program, params, world, streams, options.cancel);
   if (proof.ok()) return;
   throw checkError(summarizeFindings(proof), formatProgramCheck(proof, source.path, source.text),
                    provedForNote(program, world, streams, source.path) +
@@ -42,6 +43,19 @@ BackendOptions backendOptions(const RunOptions& options, const RunSetting& setti
   return backend;
 }
 
+// A CUDA graph captures device work: refused on the CPU, and refused with
+// the reason on CUDA, whose backend does not capture runs.
+void checkGraphCapture(const RunOptions& options, const BackendChoice& backend) {
+  if (!options.graph) return;
+  if (backend.kind != BackendKind::Cuda) {
+    std::string why = cudaUnavailableBeforeLoading().value_or("the run uses the CPU backend");
+    throw plainError(ErrorKind::Usage,
+                     fmt::format("graph: a CUDA graph captures device work, and this run has none ({})", why));
+  }
+  throw plainError(ErrorKind::Usage,
+                   "graph: this CUDA backend cannot capture a run into a CUDA graph; run without graph");
+}
+
 }  // namespace
 
 void checkRunOptions(const RunOptions& options) {
@@ -61,11 +75,13 @@ void checkRunOptions(const RunOptions& options) {
 
 RunRequest prepareRunRequest(const ProgramSource& source, const Bindings& bindings, const RunOptions& options,
                              const RunSetting& setting) {
+  checkGraphCapture(options, setting.backend);
   PipelineOptions pipeline;
   pipeline.streams = options.streams;
   pipeline.machine = setting.machine;
   pipeline.minimumGain = options.minimumGain;
   pipeline.remarks = setting.remarks;
+  pipeline.cancel = options.cancel;
   hostir::Program program = applyPipeline(source, source.program, options.passes, bindings, pipeline);
   std::map<std::string, int64_t> params = boundParams(source, bindings);
   prove(source, program, params, bindings.world, options, setting.words);

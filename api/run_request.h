@@ -6,25 +6,35 @@
 #include <string>
 
 #include "api/program_impl.h"
+#include "executor/host_tensor.h"
 #include "executor/runner.h"
 #include "hostir/execution.h"
 
 namespace hostir::api {
 
+// A run prepared for a team: its request, and the declarations (global
+// shapes) the caller's buffers must match.
 struct PreparedRun {
   RunRequest request;
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
 };
 
 // Verifies for the team's ranks, applies the passes, proves the program
-// (unless options.checked is false), checks the buffers against the
-// declarations and chooses the backend (api/backend_choice.h); throws Error.
-PreparedRun prepareRun(const Program& program, const std::map<std::string, HostBuffer>& inputs,
-                       const std::map<std::string, HostBuffer>& outputs, const RunOptions& options,
-                       const TeamPlace& team);
+// (unless options.checked is false) and chooses the backend
+// (api/backend_choice.h); throws Error.
+PreparedRun prepareRun(const Program& program, const RunOptions& options, const TeamPlace& team);
 
-// The outputs copied into the caller's buffers (by the leader, which has
-// the global tensors), or the run's failure as Error (kind Run).
-RunStats finishRun(const Program& program, Result<RunResult> result, const std::map<std::string, HostBuffer>& outputs,
-                   bool leader);
+// One call's buffers checked against the declarations: every input given
+// unless `fillMissing`, none unknown, each of its declared dtype and global
+// shape (Error kind Usage naming the first that is not). The inputs as the
+// ranks read them.
+std::map<std::string, HostTensorRef> checkedInputs(const PreparedRun& prepared,
+                                                   const std::map<std::string, HostBuffer>& inputs,
+                                                   const std::map<std::string, HostBuffer>& outputs, bool fillMissing);
+
+// The call's statistics, or its failure as Error (kind Run). The outputs
+// were written into the caller's buffers by rank 0 (RunCall::outputs).
+RunStats finishRun(const Program& program, Result<RunResult> result);
 
 }  // namespace hostir::api

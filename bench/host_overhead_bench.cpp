@@ -29,9 +29,18 @@
 // two show what a copy-engine collective costs the host. Its ns_per_iteration
 // is wall time per iteration of the program's loop.
 //
+// BM_ExecutableRun calls api::Executable::run on examples/row_parallel_linear.hir
+// at its defaults on two in-process ranks, the embedding loop's step:
+// us_per_call is the call's wall time, program_us the program's own time
+// (the runs' time between the barriers that start and end them, what
+// `hostir run --repeat` reports), and overhead_us their difference: what
+// binding the inputs, waking the ranks, gathering the outputs and
+// returning cost (goal: at most 100 us).
+//
 //   host_overhead_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
+#include <hostir/hostir.h>
 
 #include <algorithm>
 #include <array>
@@ -313,6 +322,33 @@ void BM_TwoRanksRowParallel(benchmark::State& state, TeamCommunicator choice) {
   peer.join();
   state.counters["ns_per_iteration"] = wallNanos / static_cast<double>(state.iterations() * S);
 }
+
+void BM_ExecutableRun(benchmark::State& state) {
+  api::Program program = api::Program::fromFile(HOSTIR_SOURCE_DIR "/examples/row_parallel_linear.hir");
+  api::RunOptions options;
+  options.ranks = 2;
+  options.backend = "cpu";
+  api::Executable executable(program, options);
+  std::map<std::string, std::vector<float>> storage;
+  std::map<std::string, api::HostBuffer> inputs, outputs;
+  for (const api::TensorDecl& decl : executable.tensors()) {
+    int64_t elements = 1;
+    for (int64_t e : decl.shape) elements *= e;
+    std::vector<float>& data = storage[decl.name];
+    data.assign(static_cast<size_t>(elements), 0.5f);
+    (decl.input ? inputs : outputs)[decl.name] = api::HostBuffer{decl.dtype, decl.shape, data.data()};
+  }
+  double programMillis = 0;
+  const auto wallStart = std::chrono::steady_clock::now();
+  for (auto _ : state) programMillis += executable.run(inputs, outputs).runMillis.at(0);
+  const double wallMicros =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - wallStart).count();
+  const double calls = static_cast<double>(state.iterations());
+  state.counters["us_per_call"] = wallMicros / calls;
+  state.counters["program_us"] = programMillis * 1e3 / calls;
+  state.counters["overhead_us"] = (wallMicros - programMillis * 1e3) / calls;
+}
+BENCHMARK(BM_ExecutableRun)->UseRealTime()->MinWarmUpTime(0.2);
 
 // The warm-up keeps start-up out of the figures: OpenBLAS's server thread
 // spins for about 0.1 s after the library loads, on the core the stream

@@ -38,6 +38,18 @@ HostTensor makeHostTensor(DType dtype, const Dims& shape) {
   return t;
 }
 
+HostTensorRef refOf(const HostTensor& tensor) { return HostTensorRef{tensor.dtype, tensor.shape, tensor.data.data()}; }
+
+TensorView shardView(const HostTensorRef& global, const TensorSpec& spec, int64_t rank, int64_t world) {
+  Dims shape(global.shape);
+  int64_t elements = 1;
+  for (int64_t e : shape) elements *= e;
+  TensorView whole = TensorView::contiguous(
+      std::make_shared<BorrowedBuffer>(global.data, static_cast<size_t>(elements) * dtypeSize(global.dtype)),
+      global.dtype, shape);
+  return spec.shardAxis ? whole.chunk(static_cast<size_t>(*spec.shardAxis), rank, world) : whole;
+}
+
 TensorView viewOf(HostTensor& tensor) {
   return TensorView::contiguous(std::make_shared<BorrowedBuffer>(tensor.data.data(), tensor.data.size()), tensor.dtype,
                                 Dims(tensor.shape));
@@ -91,20 +103,27 @@ HostTensor shardOf(const HostTensor& global, const TensorSpec& spec, int64_t ran
 
 HostTensor gatherGlobal(Communicator& comm, const HostTensor& local, const TensorSpec& spec) {
   if (!spec.shardAxis) return local;
+  HostTensor global = makeHostTensor(spec.dtype, spec.globalShape);
+  gatherGlobalInto(comm, local, spec, global.data.data());
+  return global;
+}
+
+void gatherGlobalInto(Communicator& comm, const HostTensor& local, const TensorSpec& spec, std::byte* global) {
   int64_t world = comm.size();
   int64_t count = 1;
   for (int64_t e : spec.localShape) count *= e;
   HostTensor blocks = makeHostTensor(spec.dtype, Dims{world * count});
   comm.allgather(local.data.data(), blocks.data.data(), static_cast<size_t>(count), spec.dtype);
-  HostTensor global = makeHostTensor(spec.dtype, spec.globalShape);
+  if (comm.rank() != 0) return;
   TensorView all = viewOf(blocks);
-  TensorView out = viewOf(global);
+  TensorView out = TensorView::contiguous(
+      std::make_shared<BorrowedBuffer>(global, static_cast<size_t>(world * count) * dtypeSize(spec.dtype)), spec.dtype,
+      spec.globalShape);
   for (int64_t r = 0; r < world; ++r) {
     TensorView block = TensorView::contiguous(all.buffer, spec.dtype, spec.localShape);
     block.offset = r * count;
     cpu::copy(block, out.chunk(static_cast<size_t>(*spec.shardAxis), r, world));
   }
-  return global;
 }
 
 }  // namespace hostir

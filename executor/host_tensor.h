@@ -20,7 +20,16 @@ struct HostTensor {
   std::vector<std::byte> data;  // bf16 as raw bits
 };
 
+// A global tensor the caller owns for the length of one run: contiguous, C
+// order; read, never copied whole.
+struct HostTensorRef {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  const std::byte* data = nullptr;
+};
+
 HostTensor makeHostTensor(DType dtype, const Dims& shape);
+HostTensorRef refOf(const HostTensor& tensor);
 // A view of a host tensor's bytes (the tensor must outlive the view).
 TensorView viewOf(HostTensor& tensor);
 
@@ -36,7 +45,15 @@ HostTensor seededGlobal(uint64_t seed, const TensorSpec& spec);
 // Rank `rank`'s shard of a global tensor (the whole tensor when not sharded).
 HostTensor shardOf(const HostTensor& global, const TensorSpec& spec, int64_t rank, int64_t world);
 
+// Rank `rank`'s shard of a caller's global tensor, as a view of the
+// caller's memory (strided when the shard axis is not the outermost).
+TensorView shardView(const HostTensorRef& global, const TensorSpec& spec, int64_t rank, int64_t world);
+
 // The global tensor from every rank's shard; collective (every rank calls it).
 HostTensor gatherGlobal(Communicator& comm, const HostTensor& local, const TensorSpec& spec);
+// The same, written by rank 0 into `global` (the global tensor's bytes,
+// contiguous; ignored on the other ranks). A sharded tensor only: an
+// unsharded one needs no communication.
+void gatherGlobalInto(Communicator& comm, const HostTensor& local, const TensorSpec& spec, std::byte* global);
 
 }  // namespace hostir

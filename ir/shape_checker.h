@@ -22,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -78,6 +79,8 @@ class ShapeChecker {
     budget_ = statements;
     exprBudget_ = exprNodes;
   }
+  // Polled per statement walked (ir/cancellation.h); null: never cancelled.
+  void setCancel(const std::atomic<bool>* cancel) { cancel_ = cancel; }
 
  private:
   // verifier.cpp: values, bindings and the walk.
@@ -138,6 +141,7 @@ class ShapeChecker {
   int64_t budget_ = kMaxUnrolledStatements;
   int64_t evaluated_ = 0;
   int64_t exprBudget_ = kMaxEvaluatedExprNodes;
+  const std::atomic<bool>* cancel_ = nullptr;
 };
 
 }  // namespace hostir::verification

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "ir/cancellation.h"
 #include "ir/names.h"
 #include "ir/rank_dependence.h"
 #include "ir/shape_checker.h"
@@ -516,6 +517,7 @@ void ShapeChecker::tooLarge(SourceLoc loc) const {
 void ShapeChecker::walk(const std::vector<Statement>& body) {
   for (const Statement& stmt : body) {
     if (++walked_ > budget_) tooLarge(stmt.loc());
+    throwIfCancelled(cancel_);
     if (stmt.isOp()) {
       checkOperation(stmt.op());
       continue;
@@ -706,7 +708,7 @@ Status verifyStructure(const Program& program) {
   return std::nullopt;
 }
 
-Status verifyProgram(const Program& program, const Bindings& bindings) {
+Status verifyProgram(const Program& program, const Bindings& bindings, const std::atomic<bool>* cancel) {
   if (auto error = verifyStructure(program)) return error;
   if (bindings.world < 1) return Diagnostic{{}, fmt::format("a team needs at least one rank, got {}", bindings.world)};
   auto params = bindParams(program, bindings);
@@ -720,6 +722,7 @@ Status verifyProgram(const Program& program, const Bindings& bindings) {
     for (int64_t rank = 0; rank < ranksToCheck; ++rank) {
       verification::ShapeChecker checker(program, *params, rank, bindings.world);
       checker.setBudget(budget, exprBudget);
+      checker.setCancel(cancel);
       checker.run();
       budget -= checker.statementsWalked();
       exprBudget -= checker.exprNodesEvaluated();

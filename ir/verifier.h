@@ -4,6 +4,7 @@
 // shape, extent and integer.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -25,7 +26,9 @@ Status verifyStructure(const Program& program);
 
 // Structure, then shapes and integers with the params bound, for every rank;
 // every tensor's byte size (element count x dtype size) must fit in int64.
-Status verifyProgram(const Program& program, const Bindings& bindings = {});
+// Throws Cancelled (ir/cancellation.h) once `cancel` is set: a program that
+// unrolls to the limit below takes seconds.
+Status verifyProgram(const Program& program, const Bindings& bindings = {}, const std::atomic<bool>* cancel = nullptr);
 
 // The value each param takes under `bindings`; fails on an unknown name.
 Result<std::map<std::string, int64_t>> bindParams(const Program& program, const Bindings& bindings);

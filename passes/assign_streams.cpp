@@ -129,6 +129,8 @@ class TopLevelRewriter {
     const std::vector<Statement> original = std::move(program_.body);
     body_.reserve(original.size());
     for (size_t k = 0; k < original.size(); ++k) {
+      // A loop costs a verification and a race proof of the whole program.
+      context_.checkCancelled();
       const Statement& stmt = original[k];
       if (stmt.isWith()) {
         remarkLoopsInWith(stmt.with());
@@ -197,7 +199,7 @@ class TopLevelRewriter {
     // rewritten so far.
     if (!races_ && !unprovable_) {
       Program current = assemble(program_, {bodySoFar(), {rest, end}});
-      unprovable_ = verifyProgram(current, context_.bindings);
+      unprovable_ = verifyProgram(current, context_.bindings, context_.cancel);
       if (!unprovable_) races_ = context_.raceCheck(current);
     }
     if (unprovable_) {
@@ -212,7 +214,7 @@ class TopLevelRewriter {
   // The races of `withRewrite`, the program with `loop` rewritten, when it
   // verifies and adds no race; a remark says why not.
   std::optional<std::vector<RaceFinding>> checkRewrite(const ForLoop& loop, const Program& withRewrite) const {
-    if (auto error = verifyProgram(withRewrite, context_.bindings)) {
+    if (auto error = verifyProgram(withRewrite, context_.bindings, context_.cancel)) {
       remark(loop, fmt::format("loop left as it is: on worker streams it would not verify: {}", error->message));
       return std::nullopt;
     }

@@ -197,7 +197,7 @@ class Canonicalizer {
       : program_(program), context_(context), remarkAs_(remarkAs) {}
 
   void run() {
-    if (auto error = verifyProgram(program_, context_.bindings)) {
+    if (auto error = verifyProgram(program_, context_.bindings, context_.cancel)) {
       context_.remark(
           remarkAs_, program_.loc,
           fmt::format("program left as it is: it does not verify with the bound parameters: {}", error->message));
@@ -213,6 +213,7 @@ class Canonicalizer {
                       "synchronizations kept: no race check is available to prove any of them implied");
     bool changed = true;
     while (changed) {
+      context_.checkCancelled();
       changed = removeUnusedCaptures(program_.body, {});
       changed |= removeRedundantSwitches(program_.body, ListEnd::Program, {});
       changed |= formWithBlocks(program_.body, {});
@@ -240,12 +241,14 @@ class Canonicalizer {
     if (candidates.empty()) return;
     std::vector<RaceFinding> races = context_.raceCheck(program_);
     for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
+      // Each candidate costs a verification and a race proof of the whole program.
+      context_.checkCancelled();
       const Statement& stmt = statementAt(program_.body, *it);
       const std::string text = brief(stmt);
       const SourceLoc loc = stmt.loc();
       Program candidate = program_;
       eraseAt(candidate.body, *it);
-      if (auto error = verifyProgram(candidate, context_.bindings)) {
+      if (auto error = verifyProgram(candidate, context_.bindings, context_.cancel)) {
         remark(loc, fmt::format("kept {}: without it the program does not verify: {}", text, error->message));
         continue;
       }
@@ -301,6 +304,7 @@ class Canonicalizer {
       }
       const Operation& op = list[k].op();
       if (op.kind != OpKind::RecordEvent && op.kind != OpKind::GetCurrentStream) continue;
+      context_.checkCancelled();  // per capture: a walk of the rest of its scope
       const NameDef* result = op.result();
       if (result && usedAfter(list, k, later, result->name)) continue;
       std::string what = op.kind == OpKind::RecordEvent ? "no wait_event waits for it" : "nothing uses it";
@@ -383,8 +387,10 @@ class Canonicalizer {
     std::sort(removals.begin(), removals.end(), [](const Removal& a, const Removal& b) { return a.index < b.index; });
     for (const Removal& r : removals)
       remark(list[r.index].loc(), fmt::format("removed {}: {}", brief(list[r.index]), r.reason));
-    for (auto r = removals.rbegin(); r != removals.rend(); ++r)
+    for (auto r = removals.rbegin(); r != removals.rend(); ++r) {
+      context_.checkCancelled();  // per removal: a shift of the rest of the list
       list.erase(list.begin() + static_cast<std::ptrdiff_t>(r->index));
+    }
     return changed || !removals.empty();
   }
 
@@ -408,6 +414,7 @@ class Canonicalizer {
       if (s.isIf())
         for (std::vector<Statement>& branch : s.nestedBodies()) changed |= formWithBlocks(branch, current);
       if (isSwitch(s)) {
+        context_.checkCancelled();  // per switch: a search of the rest of the list
         const Arg target = *s.op().operand("s");
         if (std::optional<size_t> back = nextSwitch(list, k);
             back && knownCurrent(current, switchTarget(list[*back]))) {
@@ -419,6 +426,7 @@ class Canonicalizer {
         continue;
       }
       if (s.isWith()) {
+        context_.checkCancelled();  // per block: a splice or merge shifts the rest of the list
         if (knownCurrent(current, s.with().stream) && leavesStreamAsEntered(s.with().body)) {
           remark(s.loc(),
                  fmt::format("removed {}: {} is already the current stream", brief(s), s.with().stream.toString()));
@@ -473,6 +481,7 @@ class Canonicalizer {
       size_t m = k + 1;
       while (m < list.size() && list[m].isOp() && !isSwitch(list[m]) && !opUsesCurrentStream(list[m].op())) ++m;
       if (m == list.size() || !list[m].isWith() || !(list[m].with().stream == list[k].with().stream)) break;
+      context_.checkCancelled();  // per merge: a shift of the rest of the list
       remark(list[m].loc(), fmt::format("merged {} into the block{}: the same stream, and nothing between them uses "
                                         "a stream",
                                         brief(list[m]), position(list[k].loc())));
@@ -502,6 +511,7 @@ class Canonicalizer {
         continue;
       }
       if (!empty) continue;
+      context_.checkCancelled();  // per removal: a shift of the rest of the list
       remark(s.loc(), fmt::format("removed {}: its body is empty", brief(s)));
       list.erase(list.begin() + static_cast<std::ptrdiff_t>(k));
       changed = true;

@@ -4,6 +4,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "ir/cancellation.h"
+
 namespace hostir {
 namespace {
 
@@ -47,7 +49,7 @@ std::vector<double> upwardRanks(const ScheduleProblem& problem) {
   return rank;
 }
 
-Schedule listSchedule(const ScheduleProblem& problem, SchedulePriority priority) {
+Schedule listSchedule(const ScheduleProblem& problem, SchedulePriority priority, const std::atomic<bool>* cancel) {
   const size_t n = problem.tasks.size();
   const std::vector<double> rank =
       priority == SchedulePriority::UpwardRank ? upwardRanks(problem) : std::vector<double>(n, 0.0);
@@ -64,6 +66,7 @@ Schedule listSchedule(const ScheduleProblem& problem, SchedulePriority priority)
   schedule.finish.assign(n, 0.0);
   std::vector<double> processorFree(problem.processors.size(), 0.0);
   while (!ready.empty()) {
+    throwIfCancelled(cancel);  // a task costs a scan of the ready ones and its predecessors
     // The ready task of highest priority; ties (and ProgramOrder) go to the earlier task.
     auto best = std::min_element(ready.begin(), ready.end(),
                                  [&](size_t a, size_t b) { return rank[a] != rank[b] ? rank[a] > rank[b] : a < b; });

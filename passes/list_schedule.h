@@ -8,6 +8,7 @@
 // `crossProcessorSeconds` (an event's synchronization).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <vector>
 
@@ -43,7 +44,9 @@ struct Schedule {
 std::vector<double> upwardRanks(const ScheduleProblem& problem);
 
 // The schedule; every task's class must have a processor, and the graph
-// must be acyclic (predecessors name other tasks).
-Schedule listSchedule(const ScheduleProblem& problem, SchedulePriority priority);
+// must be acyclic (predecessors name other tasks). Throws Cancelled
+// (ir/cancellation.h) once `cancel` is set, polled per task scheduled.
+Schedule listSchedule(const ScheduleProblem& problem, SchedulePriority priority,
+                      const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace hostir

@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <map>
 #include <optional>
 #include <set>
 
+#include "ir/cancellation.h"
 #include "passes/assign_streams.h"
 #include "passes/canonicalize.h"
 #include "passes/fresh_names.h"
@@ -123,14 +125,16 @@ void accessesOf(const Operation& op, const Roots& roots, std::set<std::string>& 
   if (op.result() && sig.resultKind == ValueKind::Tensor) writes.insert(op.result()->name);
 }
 
+// `cancel` is polled per task: each is compared with every earlier one.
 RegionGraph buildGraph(const std::vector<Statement>& body, Region region, Roots roots,
-                       const std::vector<double>& statementSeconds) {
+                       const std::vector<double>& statementSeconds, const std::atomic<bool>* cancel) {
   RegionGraph graph;
   std::vector<std::set<std::string>> reads, writes;
   for (size_t k = region.begin; k < region.end; ++k) {
     const Operation& op = body[k].op();
     recordView(roots, op);
     if (!isStreamTask(op)) continue;
+    throwIfCancelled(cancel);
     const size_t task = graph.taskStatement.size();
     graph.taskStatement.push_back(k);
     graph.taskOf[k] = task;
@@ -385,6 +389,7 @@ class Overlapper {
   // The prediction for `program` as the pass would emit it: canonicalized,
   // so that synchronizations it would drop are not charged.
   Result<CostPrediction> predictCanonical(Program program) {
+    context_.checkCancelled();  // a simulation of the whole program follows
     PassContext quiet = context_;
     quiet.remarks = nullptr;
     if (auto error = canonicalizeProgram(program, quiet, kPass)) return *error;
@@ -432,6 +437,7 @@ class Overlapper {
     // Regions are replaced from the last, so earlier indices stay valid.
     std::vector<Region> regions = findRegions(program_.body);
     for (auto it = regions.rbegin(); it != regions.rend(); ++it) {
+      context_.checkCancelled();
       if (auto error = scheduleRegion(*it)) return error;
     }
     return std::nullopt;
@@ -454,14 +460,14 @@ class Overlapper {
     Roots roots;
     for (size_t k = 0; k < region.begin; ++k)
       if (program_.body[k].isOp()) recordView(roots, program_.body[k].op());
-    RegionGraph graph = buildGraph(program_.body, region, roots, asWritten->statementSeconds);
+    RegionGraph graph = buildGraph(program_.body, region, roots, asWritten->statementSeconds, context_.cancel);
 
     std::optional<Program> best;
     double bestSeconds = 0;
     std::string bestOrder;
     std::set<std::vector<size_t>> tried;
     for (SchedulePriority priority : {SchedulePriority::UpwardRank, SchedulePriority::ProgramOrder}) {
-      Schedule schedule = listSchedule(graph.problem, priority);
+      Schedule schedule = listSchedule(graph.problem, priority, context_.cancel);
       std::vector<size_t> key = schedule.order;
       key.insert(key.end(), schedule.processor.begin(), schedule.processor.end());
       if (!tried.insert(key).second) continue;
@@ -525,7 +531,7 @@ class Overlapper {
 }  // namespace
 
 Status OverlapPass::run(Program& program, const PassContext& context) {
-  if (auto error = verifyProgram(program, context.bindings)) return error;
+  if (auto error = verifyProgram(program, context.bindings, context.cancel)) return error;
   return Overlapper(program, context).run();
 }
 

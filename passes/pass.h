@@ -2,6 +2,7 @@
 // command line can build a pipeline (`--passes a,b`), as mlir-opt does.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "analysis/race_finding.h"
 #include "hostir/defaults.h"
+#include "ir/cancellation.h"
 #include "ir/ir.h"
 #include "ir/verifier.h"
 
@@ -54,6 +56,14 @@ struct PassContext {
   // The smallest predicted gain, as a fraction of the time without the
   // change, for which a pass that consults the cost model makes the change.
   double minimumGain = kDefaultMinimumGain;
+  // Set by another thread to stop the passes (ir/cancellation.h); null: they
+  // cannot be cancelled. Build raceCheck with the same flag (raceOracle), so
+  // that a long race proof stops too.
+  const std::atomic<bool>* cancel = nullptr;
+
+  // Throws Cancelled once `cancel` is set. Passes call it per statement or
+  // candidate they consider, so that a cancel is seen within milliseconds.
+  void checkCancelled() const { throwIfCancelled(cancel); }
 
   void remark(std::string_view pass, SourceLoc loc, std::string message, std::vector<Note> notes = {}) const {
     if (remarks) remarks(Remark{std::string(pass), loc, std::move(message), std::move(notes)});
@@ -65,6 +75,8 @@ class Pass {
   virtual ~Pass() = default;
   virtual std::string_view name() const = 0;     // e.g. "assign-streams"
   virtual std::string_view summary() const = 0;  // one line for --help
+  // Throws Cancelled when the context's flag is set; `program` is then left
+  // valid to destroy or assign, but not as any pass would leave it.
   virtual Status run(Program& program, const PassContext& context) = 0;
   // Whether it consults the context's cost model (the tools then require --machine).
   virtual bool needsCostModel() const { return false; }

@@ -64,16 +64,17 @@ const Pass* PassManager::firstNeedingCostModel() const {
 
 Status PassManager::run(Program& program, const PassContext& context) const {
   auto verify = [&](const Program& p) {
-    return options_.verifyAfterEach ? options_.verifyAfterEach(p) : verifyProgram(p, context.bindings);
+    return options_.verifyAfterEach ? options_.verifyAfterEach(p) : verifyProgram(p, context.bindings, context.cancel);
   };
   // The races the program has before each pass, when they can be checked.
   std::vector<RaceFinding> races;
   if (context.raceCheck) {
-    if (auto error = verifyProgram(program, context.bindings)) return error;
+    if (auto error = verifyProgram(program, context.bindings, context.cancel)) return error;
     races = context.raceCheck(program);
   }
   const Program input = passes_.empty() ? Program{} : program;
   for (const auto& pass : passes_) {
+    context.checkCancelled();
     if (auto error = pass->run(program, context)) {
       error->message = fmt::format("pass '{}' failed: {}", pass->name(), error->message);
       return error;
@@ -87,6 +88,7 @@ Status PassManager::run(Program& program, const PassContext& context) const {
       *options_.irDump << fmt::format("# -----// IR Dump After {} //----- #\n", pass->name()) << printProgram(program)
                        << "\n";
     if (!context.raceCheck) continue;
+    context.checkCancelled();
     std::vector<RaceFinding> after = context.raceCheck(program);
     std::vector<RaceFinding> added = newRaces(races, after);
     if (!added.empty()) {

@@ -54,7 +54,8 @@ class PassManager {
   // the races it already has are not the passes' doing. A program the
   // passes changed records the team it was proved race-free for
   // (Program::provedFor: the context's world and streams), or none when the
-  // result is not race-free or there is no race check to prove it.
+  // result is not race-free or there is no race check to prove it. Throws
+  // Cancelled when the context's flag is set (checked between passes too).
   Status run(Program& program, const PassContext& context = {}) const;
   size_t size() const { return passes_.size(); }
   // The first pass of the pipeline that consults the cost model, or null.

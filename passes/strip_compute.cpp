@@ -17,6 +17,7 @@ class ComputeStripper {
     std::vector<Statement> kept;
     kept.reserve(body.size());
     for (Statement& s : body) {
+      context_.checkCancelled();
       if (s.isWith()) {
         strip(s.with().body);  // a with block opens no scope
       } else if (s.bodiesAreScopes()) {

@@ -16,6 +16,7 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -115,8 +116,9 @@ std::vector<TensorRow> tensorRows(const api::Program& program, const api::Params
 // its next operation, and once the run has unwound the handler's exception
 // (KeyboardInterrupt) is raised here. Python only runs its handlers on the
 // main thread; elsewhere PyErr_CheckSignals does nothing.
-api::RunStats runInterruptibly(const std::function<api::RunStats()>& run, std::atomic<bool>& cancel) {
-  std::future<api::RunStats> done = std::async(std::launch::async, run);
+template <typename Call>
+auto runInterruptibly(const Call& call, std::atomic<bool>& cancel) {
+  auto done = std::async(std::launch::async, call);
   while (true) {
     {
       py::gil_scoped_release released;
@@ -137,6 +139,37 @@ api::RunStats runInterruptibly(const std::function<api::RunStats()>& run, std::a
   }
   return done.get();
 }
+
+py::tuple statsTuple(const api::RunStats& stats) {
+  return py::make_tuple(stats.runMillis, stats.peakMemoryBytes, stats.traceBytes, stats.traceTruncated);
+}
+
+// An executable and the flag that Ctrl-C sets while it compiles or runs;
+// the flag lives as long as the executable, which watches it.
+class PythonExecutable {
+ public:
+  PythonExecutable(const api::Program& program, api::RunOptions options) {
+    options.cancel = cancel_.get();
+    executable_ = runInterruptibly([&] { return std::make_unique<api::Executable>(program, options); }, *cancel_);
+  }
+
+  py::tuple run(std::map<std::string, py::array> inputs, std::map<std::string, py::array> outputs) {
+    std::map<std::string, api::HostBuffer> inputBuffers = hostBuffers(inputs, false);
+    std::map<std::string, api::HostBuffer> outputBuffers = hostBuffers(outputs, true);
+    cancel_->store(false);  // a Ctrl-C that stopped the previous call stops only that one
+    return statsTuple(
+        runInterruptibly([&] { return executable_->run(inputBuffers, outputBuffers); }, *cancel_));
+  }
+  void close() {
+    py::gil_scoped_release released;  // waits for a call in progress on another thread
+    executable_->close();
+  }
+  bool closed() const { return executable_->closed(); }
+
+ private:
+  std::unique_ptr<std::atomic<bool>> cancel_ = std::make_unique<std::atomic<bool>>(false);
+  std::unique_ptr<api::Executable> executable_;
+};
 
 }  // namespace
 
@@ -223,11 +256,17 @@ void bindRun(py::module_& m) {
         std::map<std::string, api::HostBuffer> outputBuffers = hostBuffers(outputs, true);
         std::atomic<bool> cancel{false};
         options.cancel = &cancel;
-        api::RunStats stats =
-            runInterruptibly([&] { return api::run(program, inputBuffers, outputBuffers, options); }, cancel);
-        return py::make_tuple(stats.runMillis, stats.peakMemoryBytes, stats.traceBytes, stats.traceTruncated);
+        return statsTuple(
+            runInterruptibly([&] { return api::run(program, inputBuffers, outputBuffers, options); }, cancel));
       },
       "program"_a, "inputs"_a, "outputs"_a, "options"_a);
+
+  // hostir.compile's object; the Python half's Executable wraps it.
+  py::class_<PythonExecutable>(m, "Executable")
+      .def(py::init<const api::Program&, api::RunOptions>(), "program"_a, "options"_a)
+      .def("run", &PythonExecutable::run, "inputs"_a, "outputs"_a)
+      .def("close", &PythonExecutable::close)
+      .def_property_readonly("closed", &PythonExecutable::closed);
 
   // The command line's run options, by the names the Python half passes.
   py::class_<api::RunOptions>(m, "RunOptions")
@@ -243,7 +282,9 @@ void bindRun(py::module_& m) {
       .def_readwrite("seed", &api::RunOptions::seed)
       .def_readwrite("warmup", &api::RunOptions::warmup)
       .def_readwrite("repeat", &api::RunOptions::repeat)
-      .def_readwrite("trace", &api::RunOptions::tracePath);
+      .def_readwrite("trace", &api::RunOptions::tracePath)
+      .def_readwrite("fill_missing", &api::RunOptions::fillMissingInputs)
+      .def_readwrite("graph", &api::RunOptions::graph);
 }
 
 }  // namespace

@@ -131,6 +131,16 @@ class Backend {
   virtual void upload(const void* host, const TensorView& dst) = 0;
   virtual void download(const TensorView& src, void* host) = 0;
 
+  // Whether tensors are host memory that the host may read and write
+  // directly while the streams are idle (the CPU's), so that inputs are
+  // copied in without staging.
+  virtual bool tensorsInHostMemory() const { return false; }
+
+  // From any thread, when the run has failed or was cancelled: the streams
+  // may drop the work they have queued instead of running it (the CPU's
+  // do; a device's queued work runs out).
+  virtual void abandonQueuedWork() {}
+
   // The tensor memory this backend holds, live and at its peak; null for
   // backends that hold none (the analyses and the simulator).
   virtual MemoryHighWater* tensorMemory() { return nullptr; }

@@ -215,6 +215,15 @@ void CpuBackend::fail(std::exception_ptr error) {
     comm_.abort(what);
 }
 
+void CpuBackend::abandonQueuedWork() {
+  // As after a stream's failure, minus the failure: the streams skip what
+  // is queued and the compute gate lets nobody wait for a turn.
+  failed_.store(true, std::memory_order_release);
+  computeGate_.abort();
+  std::lock_guard lock(turnMutex_);
+  turnWaiters_.wakeAll();
+}
+
 Event CpuBackend::recordEvent(Stream* stream) { return Event{stream, cpuStream(stream)->issued()}; }
 
 void CpuBackend::waitEvent(Stream* waiter, const Event& event) {

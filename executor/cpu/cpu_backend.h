@@ -55,6 +55,8 @@ class CpuBackend : public Backend {
   Event recordEvent(Stream* stream) override;
   void waitEvent(Stream* waiter, const Event& event) override;
   void synchronizeHost() override;
+  void abandonQueuedWork() override;
+  bool tensorsInHostMemory() const override { return true; }
   TensorView allocate(DType dtype, const Dims& shape, Stream* stream, bool zero) override;
   void deallocate(const TensorView& tensor, Stream* stream) override;
   void compute(Stream* stream, const KernelCall& call) override;

@@ -80,10 +80,20 @@ struct RunOptions {
   // Non-empty: the last run's timeline, every rank's, is written to this
   // file as a Chrome trace (Perfetto), as `hostir run --trace` writes it.
   std::string tracePath;
-  // Set by another thread (a signal handler's flag, a UI's stop button): every
-  // rank stops at its next operation or barrier and the run throws Error
-  // (kind Run) "the run was cancelled". Null: the run cannot be cancelled.
+  // Set by another thread (a signal handler's flag, a UI's stop button):
+  // within a second the passes, the proof or the run stop wherever they are
+  // (the streams drop their queued work, every rank stops at its next
+  // operation) and the call throws Error (kind Run) "the run was
+  // cancelled". An executable watches it in every call; the caller clears
+  // it before the next. Null: the call cannot be cancelled.
   const std::atomic<bool>* cancel = nullptr;
+  // CUDA: capture the program once into a CUDA graph and replay it in every
+  // run (`--graph`). Refused with the reason where it cannot be: on the CPU
+  // backend, without a device.
+  bool graph = false;
+  // Executable::run: inputs the caller does not give are filled from
+  // `seed`, as run() always does, rather than refused.
+  bool fillMissingInputs = false;
 };
 
 struct RunStats {

@@ -6,6 +6,7 @@
 
 #include "hostir/defaults.h"
 #include "hostir/error.h"
+#include "hostir/executable.h"
 #include "hostir/execution.h"
 #include "hostir/host_buffer.h"
 #include "hostir/program.h"

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "hostir/executable.h"
 #include "hostir/execution.h"
 
 namespace hostir::api {
@@ -18,6 +19,12 @@ namespace hostir::api {
 // as for run(); `outputs` are written on rank 0 of `comm` only. A rank that
 // fails aborts the team, so that none waits for ever on it; the error is
 // thrown on the failing rank, and the others' runs fail too.
+// The executable of runOnMpi: prepared once on `comm` (collective, as
+// runOnMpi), and every call of its run() collective over `comm` too. The
+// executable works on a duplicate of `comm`, which it keeps until closed.
+Executable compileOnMpi(MPI_Comm comm, const Program& program, const RunOptions& options = {});
+
+// compileOnMpi and one call of the executable.
 RunStats runOnMpi(MPI_Comm comm, const Program& program, const std::map<std::string, HostBuffer>& inputs,
                   const std::map<std::string, HostBuffer>& outputs, const RunOptions& options = {});
 

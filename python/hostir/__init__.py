@@ -31,7 +31,7 @@ import numpy as np
 
 __all__ = [
     "Error", "Finding", "Note", "Program", "Tensor", "PassResult", "RunResult", "Timings", "ModelAssumption",
-    "parse", "check", "apply_passes", "run", "simulate", "pass_names",
+    "Executable", "parse", "check", "apply_passes", "run", "compile", "simulate", "pass_names",
 ]
 
 Note = collections.namedtuple("Note", "file line column message")
@@ -329,9 +329,103 @@ def run(program, inputs=None, ranks=1, passes=(), params=None, streams=_hostir.D
     last run's), with the timed runs' milliseconds in `.timings`. Ctrl-C
     (KeyboardInterrupt) stops every rank and is raised within a second."""
     program = _program(program)
-    params = _params(params)
-    passes = _passes(passes)
-    declared = program.tensors(params, ranks)
+    options = _run_options(params, ranks, passes, streams, seed, backend, communicator, warmup, repeat, trace,
+                           machine, min_gain)
+    declared = program.tensors(options.params, ranks)
+    arrays = _input_arrays(declared, inputs)
+    outputs = _output_arrays(declared)
+    stats = _hostir.run(program._impl, arrays, outputs, options)
+    return _run_result(outputs, stats)
+
+
+@_raising_hostir_errors
+def compile(program, ranks=1, passes=(), params=None, streams=_hostir.DEFAULT_STREAMS, seed=0, *,
+            backend="auto", communicator="auto", warmup=0, repeat=1, trace=None, machine=None,
+            min_gain=_hostir.DEFAULT_MIN_GAIN, fill_missing=False, graph=False):
+    """Prepares the program once for `run`'s options (all but the inputs):
+    the passes, the proof, the team of `ranks` in-process ranks, the
+    backend, its streams and its buffers. Returns an Executable, whose
+    run(inputs) returns what hostir.run returns, for little more than the
+    program's own time:
+
+        with hostir.compile(p, ranks=2, passes=["assign-streams"]) as exe:
+            for step in range(1000):
+                y = exe.run({"x": x, "w": w})["y"]
+
+    Every run takes every input, unless `fill_missing` (those not given are
+    filled from `seed`, as hostir.run does). `graph=True` (CUDA) captures
+    the program once into a CUDA graph that every run replays; it is
+    refused with the reason where it cannot be. Ctrl-C (KeyboardInterrupt)
+    stops the preparation or a run within a second."""
+    program = _program(program)
+    options = _run_options(params, ranks, passes, streams, seed, backend, communicator, warmup, repeat, trace,
+                           machine, min_gain)
+    options.fill_missing = bool(fill_missing)
+    options.graph = bool(graph)
+    declared = program.tensors(options.params, ranks)
+    return Executable(_hostir.Executable(program._impl, options), declared)
+
+
+class Executable:
+    """A program prepared by hostir.compile, run as often as wanted.
+
+    One run at a time: a run called while another runs on another thread
+    waits for it. A failed run (a rank's error, Ctrl-C) raises and leaves
+    the executable usable; its next run starts the ranks afresh. close()
+    (or leaving a `with` block) frees the ranks and their buffers; a closed
+    executable raises hostir.Error."""
+
+    __slots__ = ("_impl", "_declared")
+
+    def __init__(self, impl, declared):
+        self._impl = impl
+        self._declared = declared
+
+    @_raising_hostir_errors
+    def run(self, inputs=None):
+        """Runs once (after the compiled `warmup`, `repeat` times) with these
+        global input arrays; returns a RunResult, as hostir.run does."""
+        if self._impl.closed:
+            raise _usage("the executable is closed")
+        arrays = _input_arrays(self._declared, inputs)
+        outputs = _output_arrays(self._declared)
+        return _run_result(outputs, self._impl.run(arrays, outputs))
+
+    def close(self):
+        """Stops the ranks and frees their buffers; closing twice is allowed."""
+        self._impl.close()
+
+    @property
+    def closed(self):
+        """Whether close() was called (a closed executable raises on run)."""
+        return self._impl.closed
+
+    @property
+    def tensors(self):
+        """The inputs and outputs (Tensor), with their global shapes as compiled."""
+        return list(self._declared)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+def _run_options(params, ranks, passes, streams, seed, backend, communicator, warmup, repeat, trace, machine,
+                 min_gain):
+    options = _hostir.RunOptions()
+    options.params, options.ranks, options.passes = _params(params), ranks, _passes(passes)
+    options.streams, options.seed = streams, seed
+    options.backend, options.communicator = str(backend), str(communicator)
+    options.warmup, options.repeat = operator.index(warmup), operator.index(repeat)
+    options.trace = "" if trace is None else os.fspath(trace)
+    options.machine, options.min_gain = _machine(machine), float(min_gain)
+    return options
+
+
+def _input_arrays(declared, inputs):
     declared_inputs = {t.name: t for t in declared if t.is_input}
     arrays = {}
     for name, value in _inputs(inputs).items():
@@ -340,14 +434,15 @@ def run(program, inputs=None, ranks=1, passes=(), params=None, streams=_hostir.D
             known = ", ".join(declared_inputs) or "none"
             raise _usage(f"the program has no input named '{name}' (its inputs: {known})")
         arrays[name] = _input_array(decl, value)
-    outputs = {t.name: np.empty(t.shape, dtype=_STORAGE[t.dtype]) for t in declared if not t.is_input}
-    options = _hostir.RunOptions()
-    options.params, options.ranks, options.passes, options.streams, options.seed = params, ranks, passes, streams, seed
-    options.backend, options.communicator = str(backend), str(communicator)
-    options.warmup, options.repeat = operator.index(warmup), operator.index(repeat)
-    options.trace = "" if trace is None else os.fspath(trace)
-    options.machine, options.min_gain = _machine(machine), float(min_gain)
-    millis, peak, trace_bytes, truncated = _hostir.run(program._impl, arrays, outputs, options)
+    return arrays
+
+
+def _output_arrays(declared):
+    return {t.name: np.empty(t.shape, dtype=_STORAGE[t.dtype]) for t in declared if not t.is_input}
+
+
+def _run_result(outputs, stats):
+    millis, peak, trace_bytes, truncated = stats
     outputs = {name: _bf16_to_float32(array) if array.dtype == np.uint16 else array for name, array in outputs.items()}
     return RunResult(outputs, Timings(millis), peak, trace_bytes, truncated)
 

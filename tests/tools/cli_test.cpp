@@ -160,6 +160,19 @@ TEST_F(Cli, CpuRunsNeverLoadTheCudaLibraries) {
   }
 }
 
+// A CUDA graph captures device work: without it, --graph says why.
+TEST_F(Cli, GraphWithoutADeviceIsAClearError) {
+  std::vector<std::string> commands = {"run " + example("row_parallel_linear.hir") + " --backend cpu --graph"};
+  if (cudaUnavailableBeforeLoading()) commands.push_back("run " + example("row_parallel_linear.hir") + " --graph");
+  for (const std::string& args : commands) {
+    SCOPED_TRACE(args);
+    auto r = run(args);
+    EXPECT_EQ(r.exitCode, 1);
+    EXPECT_THAT(r.err, StartsWith("error: graph: a CUDA graph captures device work, and this run has none ("));
+    EXPECT_EQ(r.out, "");
+  }
+}
+
 TEST_F(Cli, UnknownCommandsAndOptionsNameTheClosest) {
   const std::string program = example("row_parallel_linear.hir");
   auto command = run("runn " + program);

@@ -267,6 +267,8 @@ void CommandLine::addRunControls() {
       "Skip the proof that the program is race-free and issues the same communications on every rank "
       "(for programs too large to check; the verifier still runs, and communications are matched "
       "across ranks while the program runs)");
+  runCmd->add_flag("--graph", o.graph,
+                   "CUDA: capture the program once into a CUDA graph and replay it each repetition");
   // A testing aid for the fault tests, not for users: no group, so --help leaves it out.
   runCmd->add_option("--inject-fault", run.injectFault, "Stop or kill one rank at a chosen point")
       ->type_name("ACTION:RANK:POINT")
