@@ -90,6 +90,7 @@ RunStats Executable::run(const std::map<std::string, HostBuffer>& inputs,
   RunCall call;
   call.inputs = checkedInputs(impl_->prepared, inputs, outputs, impl_->options.fillMissingInputs);
   call.cancel = impl_->options.cancel;
+  call.interruptCheck = impl_->options.interruptCheck;
   for (const auto& [name, buffer] : outputs) call.outputs[name] = static_cast<std::byte*>(buffer.data);
   call.gatherOtherOutputs = false;
   Result<RunResult> result = impl_->team->run(call);

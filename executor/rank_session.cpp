@@ -105,7 +105,6 @@ struct RankSession::State {
   void uploadInputs(const RunCall& call);
   void timedRun(int run, int runs, const RunCall& call, std::map<std::string, TensorView>& outputs,
                 RunResult& result);
-  void teamPeakMemory(RunResult& result);
   // The outputs' global tensors onto rank 0: into the call's destinations,
   // or into the result.
   void gatherOutputs(const RunCall& call, const std::map<std::string, TensorView>& outputs, RunResult& result);
@@ -215,18 +214,20 @@ void RankSession::State::timedRun(int run, int runs, const RunCall& call, std::m
                                         request.traceLimitBytes});
   outputs = evaluator->run(*backend, inputs);
   recorder.stop();
-  if (memory && last) result.peakMemoryBytes = memory->peak();
-  hostStep(fmt::format("the barrier after run {}", run + 1), [&] { comm.barrier(); });
+  if (memory && last) {
+    // The team's peak, agreed on where the ranks meet anyway: this
+    // allreduce is the barrier that ends the run.
+    double peak = static_cast<double>(memory->peak());
+    hostStep(fmt::format("the barrier after run {}", run + 1),
+             [&] { comm.allreduce(&peak, &peak, 1, DType::F64, ReduceOp::Max); });
+    result.peakMemoryBytes = static_cast<uint64_t>(peak);
+  } else {
+    hostStep(fmt::format("the barrier after run {}", run + 1), [&] { comm.barrier(); });
+  }
   auto millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (run >= request.warmup) result.runMillis.push_back(millis);
   if (raceChecker && result.races.empty())
     for (const Race& race : raceChecker->analysis().races()) result.races.push_back(RaceReport{race, rank});
-}
-
-void RankSession::State::teamPeakMemory(RunResult& result) {
-  double peak = static_cast<double>(*result.peakMemoryBytes);
-  hostStep("the maximum of the peak memory", [&] { comm.allreduce(&peak, &peak, 1, DType::F64, ReduceOp::Max); });
-  result.peakMemoryBytes = static_cast<uint64_t>(peak);
 }
 
 void RankSession::State::gatherOutputs(const RunCall& call, const std::map<std::string, TensorView>& outputs,
@@ -265,7 +266,6 @@ RunResult RankSession::State::run(const RunCall& call) {
   const int runs = request.warmup + request.repeat;
   for (int run = 0; run < runs; ++run) timedRun(run, runs, call, outputs, result);
   result.issuedOperationsPerRun = evaluator->issuedOperations();
-  if (result.peakMemoryBytes) teamPeakMemory(result);
   if (request.writeTrace)
     result.trace = hostStep("the writing of the trace", [&] { return request.writeTrace(comm, recorder); });
   gatherOutputs(call, outputs, result);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -28,6 +29,9 @@ struct RunCall {
   // Set from another thread: the rank stops at its next operation or run,
   // and its streams drop the work they have queued.
   const std::atomic<bool>* cancel = nullptr;
+  // In-process teams: called every 10 ms by the thread that waits for the
+  // ranks; true cancels the call as `cancel` does.
+  std::function<bool()> interruptCheck;
 };
 
 // A rank's answer, and whether its failure was caused by another rank's

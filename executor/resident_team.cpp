@@ -54,18 +54,22 @@ struct ResidentTeam::Shared {
   void rankBody(int64_t rank);
   // Serves calls until the stop.
   void serve(int64_t rank, RankSession& session);
-  // Waits for every rank's outcome, acting on `cancel` once it is set.
-  void awaitRanks(const std::atomic<bool>* cancel);
+  // Waits for every rank's outcome, acting on the call's cancel flag and
+  // interrupt check (none while the ranks start).
+  void awaitRanks(const RunCall* call);
   void stop();
 };
 
 void ResidentTeam::Shared::report(int64_t rank, RankOutcome outcome) {
+  bool last = false;
   {
     std::lock_guard lock(mutex);
     outcomes[static_cast<size_t>(rank)] = std::move(outcome);
-    ++finished;
+    last = ++finished == world;
   }
-  rankDone.notify_all();
+  // Only the last rank wakes the caller: each wake-up is a context switch
+  // on a machine whose cores the ranks share.
+  if (last) rankDone.notify_all();
 }
 
 void ResidentTeam::Shared::serve(int64_t rank, RankSession& session) {
@@ -115,11 +119,12 @@ void ResidentTeam::Shared::rankBody(int64_t rank) {
   serve(rank, *session);  // a team that failed to start serves no call, only its stop
 }
 
-void ResidentTeam::Shared::awaitRanks(const std::atomic<bool>* cancel) {
+void ResidentTeam::Shared::awaitRanks(const RunCall* call) {
   std::unique_lock lock(mutex);
+  const bool watched = call && (call->cancel || call->interruptCheck);
   bool cancelHandled = false;
   while (finished < world) {
-    if (!cancel || cancelHandled) {
+    if (!watched || cancelHandled) {
       rankDone.wait(lock);
       continue;
     }
@@ -127,7 +132,14 @@ void ResidentTeam::Shared::awaitRanks(const std::atomic<bool>* cancel) {
     // work drained: the caller makes the streams drop it and releases the
     // ranks waiting for one another.
     rankDone.wait_for(lock, std::chrono::milliseconds(10));
-    if (!cancel->load(std::memory_order_relaxed)) continue;
+    if (finished == world) break;
+    bool cancelled = call->cancel && call->cancel->load(std::memory_order_relaxed);
+    if (!cancelled && call->interruptCheck) {
+      lock.unlock();
+      cancelled = call->interruptCheck();
+      lock.lock();
+    }
+    if (!cancelled) continue;
     cancelHandled = true;
     broken = true;
     std::vector<RankSession*> ranks = sessions;
@@ -182,7 +194,7 @@ Result<RunResult> ResidentTeam::run(const RunCall& call) {
     ++shared.generation;
   }
   shared.callPosted.notify_all();
-  shared.awaitRanks(call.cancel);
+  shared.awaitRanks(&call);
   std::vector<RankOutcome> outcomes = std::move(shared.outcomes);
   shared.outcomes.assign(static_cast<size_t>(shared.world), RankOutcome{RunResult{}});
   for (const RankOutcome& outcome : outcomes)

@@ -22,8 +22,9 @@ class ResidentTeam {
 
   // One call on every rank; one at a time. Rank 0's result (with every
   // rank's races), or the failure that started the team's failure. While it
-  // waits, the calling thread watches call.cancel: once set, every rank's
-  // streams drop their queued work and the team is aborted.
+  // waits, the calling thread watches call.cancel and calls
+  // call.interruptCheck: once cancelled, every rank's streams drop their
+  // queued work and the team is aborted.
   Result<RunResult> run(const RunCall& call);
   // A call failed and aborted the team (a rank's error, a cancellation):
   // it serves no more calls. A refusal of the call's inputs leaves it whole.

@@ -144,21 +144,45 @@ py::tuple statsTuple(const api::RunStats& stats) {
   return py::make_tuple(stats.runMillis, stats.peakMemoryBytes, stats.traceBytes, stats.traceTruncated);
 }
 
-// An executable and the flag that Ctrl-C sets while it compiles or runs;
-// the flag lives as long as the executable, which watches it.
+// An executable and the flag that Ctrl-C sets while it compiles. A run
+// waits on this (the interpreter's) thread with the GIL released; every
+// 10 ms the waiting thread takes the GIL to let Python's signal handlers
+// run (they run on the main thread only), and Ctrl-C cancels the run.
 class PythonExecutable {
  public:
   PythonExecutable(const api::Program& program, api::RunOptions options) {
     options.cancel = cancel_.get();
+    options.interruptCheck = [this] {
+      py::gil_scoped_acquire gil;
+      if (PyErr_CheckSignals() == 0) return false;
+      interrupted_.emplace();  // fetches the handler's exception (KeyboardInterrupt)
+      return true;
+    };
     executable_ = runInterruptibly([&] { return std::make_unique<api::Executable>(program, options); }, *cancel_);
   }
 
   py::tuple run(std::map<std::string, py::array> inputs, std::map<std::string, py::array> outputs) {
     std::map<std::string, api::HostBuffer> inputBuffers = hostBuffers(inputs, false);
     std::map<std::string, api::HostBuffer> outputBuffers = hostBuffers(outputs, true);
-    cancel_->store(false);  // a Ctrl-C that stopped the previous call stops only that one
-    return statsTuple(
-        runInterruptibly([&] { return executable_->run(inputBuffers, outputBuffers); }, *cancel_));
+    interrupted_.reset();
+    std::optional<api::RunStats> stats;
+    std::optional<api::Error> failure;
+    {
+      py::gil_scoped_release released;
+      try {
+        stats = executable_->run(inputBuffers, outputBuffers);
+      } catch (const api::Error& error) {
+        failure = error;
+      }
+    }
+    // "the run was cancelled", or a failure that came first: the signal wins.
+    if (interrupted_) {
+      py::error_already_set interrupted = std::move(*interrupted_);
+      interrupted_.reset();
+      throw interrupted;
+    }
+    if (failure) throw *failure;
+    return statsTuple(*stats);
   }
   void close() {
     py::gil_scoped_release released;  // waits for a call in progress on another thread
@@ -168,6 +192,7 @@ class PythonExecutable {
 
  private:
   std::unique_ptr<std::atomic<bool>> cancel_ = std::make_unique<std::atomic<bool>>(false);
+  std::optional<py::error_already_set> interrupted_;  // set by interruptCheck, with the GIL held
   std::unique_ptr<api::Executable> executable_;
 };
 

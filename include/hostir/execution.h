@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -87,6 +88,11 @@ struct RunOptions {
   // cancelled". An executable watches it in every call; the caller clears
   // it before the next. Null: the call cannot be cancelled.
   const std::atomic<bool>* cancel = nullptr;
+  // In-process runs: called about every 10 ms by the caller's thread while
+  // it waits for the ranks; returning true cancels the call as `cancel`
+  // does. For interrupts only the calling thread can see (Python's signal
+  // handlers run on its main thread). Empty: none.
+  std::function<bool()> interruptCheck;
   // CUDA: capture the program once into a CUDA graph and replay it in every
   // run (`--graph`). Refused with the reason where it cannot be: on the CPU
   // backend, without a device.

@@ -199,6 +199,25 @@ TEST(Executable, ACancelStopsQueuedWorkWithinASecond) {
   EXPECT_NE(std::string(error->what()).find("the run was cancelled"), std::string::npos) << error->what();
 }
 
+// An interrupt that only the calling thread can see (Python's signals) is
+// asked for while the caller waits.
+TEST(Executable, AnInterruptCheckCancelsTheCallWithinASecond) {
+  RunOptions options;
+  options.ranks = 2;
+  options.fillMissingInputs = true;
+  const Clock::time_point start = Clock::now();
+  std::atomic<int> checks{0};
+  options.interruptCheck = [&] {
+    ++checks;
+    return Clock::now() - start > std::chrono::milliseconds(300);
+  };
+  Executable exe(Program::fromText(kQueued, "queued.hir"), options);
+  Error e = errorOf([&] { exe.run({}, {}); });
+  EXPECT_NE(std::string(e.what()).find("the run was cancelled"), std::string::npos) << e.what();
+  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(1300));
+  EXPECT_GT(checks.load(), 1);
+}
+
 TEST(Executable, AFailedCallLeavesItUsable) {
   std::atomic<bool> cancel{false};
   RunOptions options = rowParallel(2);

@@ -41,6 +41,7 @@ const std::map<std::string, std::string>& samples() {
       {"--cores-per-rank", "2"},
       {"--comm-timeout", "7"},
       {"--unchecked", ""},
+      {"--graph", ""},
       {"--inject-fault", "stop:1:setup"},
       {"--inject-delays", "10"},
   };
