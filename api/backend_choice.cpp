@@ -2,13 +2,22 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "api/program_impl.h"
+#include "executor/backend_registry.h"
 
 namespace hostir::api {
 
-BackendRequest backendRequest(const std::string& backend) {
-  if (auto request = parseBackendRequest(backend)) return *request;
-  throw plainError(ErrorKind::Usage, fmt::format("backend must be \"auto\", \"cpu\" or \"cuda\", got \"{}\"", backend));
+void checkBackendRequest(const std::string& backend) {
+  if (isBackendRequest(backend)) return;
+  std::vector<std::string> names = backendNames();
+  std::sort(names.begin() + 1, names.end());  // "auto" first, then by name
+  const std::string last = names.back();
+  names.pop_back();
+  throw plainError(ErrorKind::Usage, fmt::format("backend must be \"{}\" or \"{}\", got \"{}\"",
+                                                 fmt::join(names, "\", \""), last, backend));
 }
 
 CommunicatorChoice communicatorRequest(const std::string& communicator) {
@@ -18,13 +27,15 @@ CommunicatorChoice communicatorRequest(const std::string& communicator) {
 }
 
 BackendChoice chooseBackendFor(const RunOptions& options, const TeamPlace& team) {
-  return chooseBackend(backendRequest(options.backend), communicatorRequest(options.communicator), team);
+  checkBackendRequest(options.backend);
+  return chooseBackend(options.backend, communicatorRequest(options.communicator), team);
 }
 
 BackendChoice chooseRunBackend(const std::string& backend, const std::string& communicator, const TeamPlace& team) {
-  BackendChoice choice = chooseBackend(backendRequest(backend), communicatorRequest(communicator), team);
+  checkBackendRequest(backend);
+  BackendChoice choice = chooseBackend(backend, communicatorRequest(communicator), team);
   if (choice.refusal)
-    throw plainError(choice.kind == BackendKind::Cuda ? ErrorKind::Runtime : ErrorKind::Usage,
+    throw plainError(backendEntry(choice.kind).device ? ErrorKind::Runtime : ErrorKind::Usage,
                      "backend " + *choice.refusal);
   return choice;
 }

@@ -10,8 +10,9 @@
 
 namespace hostir::api {
 
-// "auto", "cpu" or "cuda"; anything else is Error kind Usage.
-BackendRequest backendRequest(const std::string& backend);
+// "auto" or a registered backend's name ("cpu", "cuda"); anything else is
+// Error kind Usage.
+void checkBackendRequest(const std::string& backend);
 // "auto", "nccl" or "copy-engine"; anything else is Error kind Usage.
 CommunicatorChoice communicatorRequest(const std::string& communicator);
 
@@ -20,8 +21,9 @@ CommunicatorChoice communicatorRequest(const std::string& communicator);
 // caller to phrase with its own option names.
 BackendChoice chooseBackendFor(const RunOptions& options, const TeamPlace& team);
 
-// The backend `team` runs on; a refusal is Error kind Runtime for CUDA (the
-// machine cannot) and Usage for the CPU (the request cannot be met anywhere).
+// The backend `team` runs on; a refusal is Error kind Runtime for a device
+// backend (the machine cannot) and Usage for the CPU (the request cannot be
+// met anywhere).
 BackendChoice chooseRunBackend(const std::string& backend, const std::string& communicator, const TeamPlace& team);
 
 }  // namespace hostir::api

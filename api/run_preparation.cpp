@@ -5,7 +5,7 @@
 #include "analysis/program_check.h"
 #include "api/findings.h"
 #include "api/trace_file.h"
-#include "executor/backend_factory.h"
+#include "executor/backend_registry.h"
 #include "hostir/runtime.h"
 
 namespace hostir::api {
@@ -47,8 +47,12 @@ BackendOptions backendOptions(const RunOptions& options, const RunSetting& setti
 // the reason on CUDA, whose backend does not capture runs.
 void checkGraphCapture(const RunOptions& options, const BackendChoice& backend) {
   if (!options.graph) return;
-  if (backend.kind != BackendKind::Cuda) {
-    std::string why = cudaUnavailableBeforeLoading().value_or("the run uses the CPU backend");
+  if (!backendEntry(backend.kind).device) {
+    // Why no device backend could have run it, as far as can be told cheaply.
+    std::string why = "the run uses the CPU backend";
+    for (const BackendEntry* entry : registeredBackends())
+      if (entry->device && entry->unavailableBeforeLoading)
+        if (std::optional<std::string> problem = entry->unavailableBeforeLoading()) why = *problem;
     throw plainError(ErrorKind::Usage,
                      fmt::format("graph: a CUDA graph captures device work, and this run has none ({})", why));
   }

@@ -83,7 +83,7 @@ bool Event::valid() const {
 Runtime::Runtime(const std::string& backend) : state_(std::make_shared<RuntimeState>()) {
   // One rank of this process, on whatever communicator.
   const BackendKind kind = chooseRunBackend(backend, "auto", TeamPlace{}).kind;
-  state_->backend = kind == BackendKind::Cuda ? "cuda" : "cpu";
+  state_->backend = std::string(kind.name);
 }
 
 Runtime::~Runtime() { reset(); }

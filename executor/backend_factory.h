@@ -1,7 +1,8 @@
-// Creates a rank's backend. The CPU backend is always built; the CUDA
+// Chooses and creates a rank's backend, through the registry of backends
+// (executor/backend_registry.h). The CPU backend is always built; the CUDA
 // backend only when the toolkit was found (HOSTIR_CUDA), and this file's
 // callers never need to know which: the CUDA side lives entirely in
-// executor/cuda/ (or its CPU-only stand-in, chosen by CMake).
+// executor/cuda/, reached through executor/cuda_loader.
 #pragma once
 
 #include <chrono>
@@ -22,7 +23,16 @@ namespace hostir {
 
 class TraceRecorder;  // runtime/trace.h
 
-enum class BackendKind { Cpu, Cuda };
+// A backend, by the name it is registered under. Cpu and Cuda name the two
+// this project ships, for the code that must know which one it runs on.
+struct BackendKind {
+  std::string_view name = "cpu";
+  static const BackendKind Cpu;
+  static const BackendKind Cuda;
+  friend bool operator==(BackendKind a, BackendKind b) { return a.name == b.name; }
+};
+inline constexpr BackendKind BackendKind::Cpu{"cpu"};
+inline constexpr BackendKind BackendKind::Cuda{"cuda"};
 
 // The CPU backend's own knobs, as plain data; other backends ignore them.
 struct CpuOptions {
@@ -78,9 +88,9 @@ std::optional<std::string> cudaUnavailableReason();
 // may serve. For answers that must stay cheap, such as --version.
 std::optional<std::string> cudaUnavailableBeforeLoading();
 
-// What `--backend` (or the API's `backend`) asks for.
-enum class BackendRequest { Auto, Cpu, Cuda };
-std::optional<BackendRequest> parseBackendRequest(std::string_view name);  // auto, cpu, cuda
+// Whether `name` is what `--backend` (or the API's `backend`) may ask for:
+// "auto" or a registered backend's name.
+bool isBackendRequest(std::string_view name);
 
 // Where a team's ranks are, as the choice of backend needs it.
 struct TeamPlace {
@@ -99,9 +109,10 @@ struct BackendChoice {
 };
 
 // The one place a run's backend is chosen, for the command line, the API
-// and calibrate alike. Auto: CUDA when a device is usable here and
-// `communicator` can serve this team on it, else the CPU.
-BackendChoice chooseBackend(BackendRequest requested, CommunicatorChoice communicator, const TeamPlace& team);
+// and calibrate alike. `requested` is "auto" or a registered name (see
+// isBackendRequest). Auto: the first registered backend that can run here
+// and whose devices `communicator` can serve this team on (the CPU last).
+BackendChoice chooseBackend(std::string_view requested, CommunicatorChoice communicator, const TeamPlace& team);
 
 // The CUDA devices this process can use (0 without the CUDA backend).
 int cudaDeviceCount();

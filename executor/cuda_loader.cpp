@@ -13,6 +13,7 @@
 #include <variant>
 
 #include "executor/backend_factory.h"
+#include "executor/backend_registry.h"
 #include "executor/cuda_driver_probe.h"
 #include "executor/cuda_plugin.h"
 #include "executor/native_streams.h"
@@ -89,7 +90,7 @@ const CudaPlugin* loadedPlugin() {
 
 // Why CUDA cannot serve, as far as the build, the installation and the
 // driver say without loading the component; nullopt when it may.
-std::optional<std::string> reasonBeforeLoading() {
+std::optional<std::string> findReasonBeforeLoading() {
 #ifndef HOSTIR_CUDA_BUILT
   return std::get<std::string>(cudaPlugin());
 #else
@@ -100,6 +101,13 @@ std::optional<std::string> reasonBeforeLoading() {
   }
   return cudaDriverProblem();
 #endif
+}
+
+// Asked once per process: every run's choice of backend asks it, and the
+// installation and the driver do not change under a running process.
+const std::optional<std::string>& reasonBeforeLoading() {
+  static const std::optional<std::string> reason = findReasonBeforeLoading();
+  return reason;
 }
 
 // The table, or an error saying why there is none.
@@ -141,6 +149,17 @@ std::optional<CudaDeviceFacts> cudaDeviceFacts(int device) {
 RankBackend createCudaBackend(const BackendOptions& options, Communicator& hostComm) {
   return requirePlugin().createBackend(options, hostComm);
 }
+
+const BackendEntry kCudaBackendEntry{
+    .name = "cuda",
+    .device = true,
+    .built = cudaBackendBuilt,
+    .builtWithout = "the CUDA toolkit",
+    .unavailableBeforeLoading = cudaUnavailableBeforeLoading,
+    .unavailable = cudaUnavailableReason,
+    .deviceCount = cudaDeviceCount,
+    .create = createCudaBackend,
+};
 
 namespace native {
 

@@ -19,7 +19,7 @@
 
 #include "api/output_file.h"
 #include "calibration/calibration.h"
-#include "executor/backend_factory.h"
+#include "executor/backend_registry.h"
 #include "executor/cpu/blas_library.h"
 #include "executor/runner.h"
 #include "model/machine_profile.h"
@@ -177,7 +177,7 @@ std::string summary(const MachineProfile& p, const std::string& path, double sec
 // Why the team cannot measure the backend asked for (exit 1), found alike
 // on every rank before anything runs; nullopt when it can.
 std::optional<std::string> backendProblem(const CalibrateOptions& o, const Team& team) {
-  const BackendChoice choice = chooseBackend(*parseBackendRequest(o.backend), *parseCommunicatorChoice(o.communicator),
+  const BackendChoice choice = chooseBackend(o.backend, *parseCommunicatorChoice(o.communicator),
                                              TeamPlace{!team.mpi, team.world, team.ranksOnThisNode});
   if (choice.refusal) return "--backend " + *choice.refusal;
   return std::nullopt;
@@ -186,7 +186,7 @@ std::optional<std::string> backendProblem(const CalibrateOptions& o, const Team&
 CalibrationRequest requestFor(const CalibrateOptions& o, const Team& team) {
   CalibrationRequest request;
   request.world = team.world;
-  request.backend.kind = o.backend == "cuda" ? BackendKind::Cuda : BackendKind::Cpu;
+  request.backend.kind = registeredKind(o.backend);
   request.backend.communicator = *parseCommunicatorChoice(o.communicator);
   if (request.backend.kind == BackendKind::Cuda)
     request.backend.communicator =

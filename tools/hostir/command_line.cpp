@@ -6,7 +6,7 @@
 
 #include "api/pass_pipeline.h"
 #include "api/run_preparation.h"
-#include "executor/backend_factory.h"
+#include "executor/backend_registry.h"
 #include "model/machine_profile.h"
 #include "passes/pass_manager.h"
 #include "tools/hostir/cli_validators.h"
@@ -133,11 +133,23 @@ CommandLine::CommandLine() {
 }
 
 std::string CommandLine::versionText() {
-  std::string text = fmt::format("hostir {}\n", HOSTIR_VERSION);
-  if (!cudaBackendBuilt()) return text + "backends: cpu (built without the CUDA toolkit)";
-  text += "backends: cpu, cuda";
-  if (std::optional<std::string> problem = cudaUnavailableBeforeLoading())
-    text += fmt::format("\ncuda: not usable here: {}", *problem);
+  // Asked without loading any backend's libraries (cuBLAS and NCCL are 200 MB).
+  std::vector<std::string_view> built, without;
+  std::vector<std::string> unusable;
+  for (const BackendEntry* entry : registeredBackends()) {
+    if (!entry->built()) {
+      without.push_back(entry->builtWithout);
+      continue;
+    }
+    built.push_back(entry->name);
+    if (entry->unavailableBeforeLoading)
+      if (std::optional<std::string> problem = entry->unavailableBeforeLoading())
+        unusable.push_back(fmt::format("\n{}: not usable here: {}", entry->name, *problem));
+  }
+  std::sort(built.begin(), built.end());
+  std::string text = fmt::format("hostir {}\nbackends: {}", HOSTIR_VERSION, fmt::join(built, ", "));
+  for (std::string_view missing : without) text += fmt::format(" (built without {})", missing);
+  for (const std::string& line : unusable) text += line;
   return text;
 }
 
@@ -210,8 +222,10 @@ void CommandLine::addRun() {
   addPassesOption(*runCmd, o.passes, "Passes to apply before running, e.g. assign-streams");
   runCmd->add_flag("--remarks", run.remarks, "Print the passes' decisions to stderr (rank 0)");
   addModelOptions(*runCmd, o.machine, o.minimumGain, false);
-  runCmd->add_option("--backend", o.backend, "auto (CUDA when a device is usable, else CPU), cpu or cuda")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  runCmd
+      ->add_option("--backend", o.backend,
+                   "auto (a device backend where one can serve, else the CPU), or a backend by name")
+      ->check(CLI::IsMember(backendNames()));
   runCmd
       ->add_option("--communicator", o.communicator,
                    "What carries the collectives: auto (the host team's on the CPU; NCCL on CUDA, or copy engines "

@@ -93,7 +93,7 @@ LaunchFingerprint fingerprintOf(const RunOptions& o, const PreparedRun& prepared
   LaunchFingerprint f;
   if (prepared.source) f.programText = prepared.source->text;
   f.options = commandLineParts(o.commandLine);
-  f.options.push_back(textPart("the backend chosen", backend == BackendKind::Cuda ? "cuda" : "cpu"));
+  f.options.push_back(textPart("the backend chosen", std::string(backend.name)));
   // The program the passes made: options and files the command line does
   // not show (a --machine file's content, say) shape it too.
   const bool ready = !prepared.error;
