@@ -1,7 +1,8 @@
 // Uses the installed hostir library: parses a row-parallel linear layer
 // from a string, checks it, predicts its time on a shipped machine profile,
-// runs it on 1 and 2 in-process ranks with buffers this program owns, and
-// compares the result with plain loops. Shows the position of an error in a
+// runs it on 1 and 2 in-process ranks with buffers this program owns,
+// compiles it once and runs it every step of a loop, and compares the
+// results with plain loops. Shows the position of an error in a
 // bad program. Exits non-zero on any mismatch or unexpected error.
 #include <cmath>
 #include <cstdint>
@@ -37,17 +38,8 @@ const char* kBadProgram = R"(program bad(N = 4) {
 constexpr int64_t M = 8, K = 16, N = 4;
 
 // Runs on `ranks` ranks and compares y with x · wᵀ computed here.
-bool runAndCompare(const api::Program& program, int64_t ranks, const std::vector<float>& x,
-                   const std::vector<float>& w) {
-  std::vector<float> y(M * N, NAN);
-  api::RunOptions options;
-  options.ranks = ranks;
-  options.backend = "cpu";
-  // HostBuffer is a view: hostir reads x and w and writes y in place.
-  api::run(program,
-           {{"x", {api::DType::F32, {M, K}, const_cast<float*>(x.data())}},
-            {"w", {api::DType::F32, {N, K}, const_cast<float*>(w.data())}}},
-           {{"y", {api::DType::F32, {M, N}, y.data()}}}, options);
+// y == x · wᵀ, computed here.
+bool matches(int64_t ranks, const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& y) {
   for (int64_t m = 0; m < M; ++m) {
     for (int64_t n = 0; n < N; ++n) {
       double want = 0;
@@ -59,7 +51,41 @@ bool runAndCompare(const api::Program& program, int64_t ranks, const std::vector
       }
     }
   }
+  return true;
+}
+
+bool runAndCompare(const api::Program& program, int64_t ranks, const std::vector<float>& x,
+                   const std::vector<float>& w) {
+  std::vector<float> y(M * N, NAN);
+  api::RunOptions options;
+  options.ranks = ranks;
+  options.backend = "cpu";
+  // HostBuffer is a view: hostir reads x and w and writes y in place.
+  api::run(program,
+           {{"x", {api::DType::F32, {M, K}, const_cast<float*>(x.data())}},
+            {"w", {api::DType::F32, {N, K}, const_cast<float*>(w.data())}}},
+           {{"y", {api::DType::F32, {M, N}, y.data()}}}, options);
+  if (!matches(ranks, x, w, y)) return false;
   std::printf("run on %lld rank(s): y matches x . w^T\n", static_cast<long long>(ranks));
+  return true;
+}
+
+// An embedding loop: compiled once (passes, proof, ranks, buffers), then
+// one call per step with that step's inputs.
+bool compileAndLoop(const api::Program& program, std::vector<float> x, const std::vector<float>& w) {
+  api::RunOptions options;
+  options.ranks = 2;
+  options.backend = "cpu";
+  api::Executable executable(program, options);
+  std::vector<float> y(M * N, NAN);
+  for (int step = 0; step < 10; ++step) {
+    for (float& v : x) v = -v;  // this step's input
+    executable.run({{"x", {api::DType::F32, {M, K}, x.data()}},
+                    {"w", {api::DType::F32, {N, K}, const_cast<float*>(w.data())}}},
+                   {{"y", {api::DType::F32, {M, N}, y.data()}}});
+    if (!matches(2, x, w, y)) return false;
+  }
+  std::printf("compiled once, run 10 times: every y matches x . w^T\n");
   return true;
 }
 
@@ -89,6 +115,7 @@ int main() {
     }
 
     if (!runAndCompare(program, 1, x, w) || !runAndCompare(program, 2, x, w)) return 1;
+    if (!compileAndLoop(program, x, w)) return 1;
   } catch (const api::Error& e) {
     std::fprintf(stderr, "unexpected error: %s\n", e.what());
     return 1;

@@ -1,6 +1,7 @@
-// runOnMpi under mpirun: the caller initializes MPI, each rank passes the
-// global inputs, rank 0 receives the global output; a bad program fails on
-// every rank without hanging. Prints "api_mpi_test: ok" on rank 0.
+// runOnMpi and compileOnMpi under mpirun: the caller initializes MPI, each
+// rank passes the global inputs, rank 0 receives the global output; an
+// executable runs many times; a bad program fails on every rank without
+// hanging. Prints "api_mpi_test: ok" on rank 0.
 #include <mpi.h>
 
 #include <cmath>
@@ -18,8 +19,46 @@ int fail(const char* what) {
   return 1;
 }
 
+constexpr int64_t M = 8, K = 6, N = 4;
+
+// y = x @ w^T on rank 0, within f32's rounding.
+bool isProduct(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& y) {
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double want = 0;
+      for (int64_t k = 0; k < K; ++k) want += double(x[m * K + k]) * w[n * K + k];
+      if (std::abs(y[m * N + n] - want) > 1e-4 * (1 + std::abs(want))) return false;
+    }
+  return true;
+}
+
+// An executable on the communicator: compiled once, run with new inputs
+// each time; a missing input is refused alike on every rank, which stay usable.
+int checkExecutable(int rank, const hostir::api::Program& p, const hostir::api::RunOptions& options) {
+  using hostir::api::DType;
+  hostir::api::Executable exe = hostir::api::compileOnMpi(MPI_COMM_WORLD, p, options);
+  std::vector<float> x(M * K), w(N * K), y(M * N, NAN);
+  for (int call = 0; call < 3; ++call) {
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 3 + call) % 13) - 6;
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 5 + call) % 7) - 3;
+    exe.run({{"x", {DType::F32, {M, K}, x.data()}}, {"w", {DType::F32, {N, K}, w.data()}}},
+            {{"y", {DType::F32, {M, N}, y.data()}}});
+    if (rank == 0 && !isProduct(x, w, y)) return fail("wrong output of the executable");
+  }
+  try {
+    exe.run({{"x", {DType::F32, {M, K}, x.data()}}}, {});
+    return fail("a call without input 'w' ran");
+  } catch (const hostir::api::Error& error) {
+    if (error.kind() != hostir::api::ErrorKind::Usage) return fail("a missing input is not a usage error");
+  }
+  exe.run({{"x", {DType::F32, {M, K}, x.data()}}, {"w", {DType::F32, {N, K}, w.data()}}},
+          {{"y", {DType::F32, {M, N}, y.data()}}});
+  if (rank == 0 && !isProduct(x, w, y)) return fail("wrong output after a refused call");
+  exe.close();
+  return 0;
+}
+
 int check(int rank) {
-  const int64_t M = 8, K = 6, N = 4;
   hostir::api::Program p =
       hostir::api::Program::fromFile(std::string(HOSTIR_SOURCE_DIR) + "/examples/row_parallel_linear.hir");
   std::vector<float> x(M * K), w(N * K), y(M * N, NAN);
@@ -34,15 +73,11 @@ int check(int rank) {
                         {{"x", {DType::F32, {M, K}, x.data()}}, {"w", {DType::F32, {N, K}, w.data()}}},
                         {{"y", {DType::F32, {M, N}, y.data()}}}, options);
   if (rank == 0) {
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t n = 0; n < N; ++n) {
-        double want = 0;
-        for (int64_t k = 0; k < K; ++k) want += double(x[m * K + k]) * w[n * K + k];
-        if (std::abs(y[m * N + n] - want) > 1e-4 * (1 + std::abs(want))) return fail("wrong output");
-      }
+    if (!isProduct(x, w, y)) return fail("wrong output");
   } else if (!std::isnan(y[0])) {
     return fail("outputs were written on a rank other than 0");
   }
+  if (int code = checkExecutable(rank, p, options)) return code;
   // K = 5 does not split into 2 shards: every rank refuses it, none waits.
   options.params["K"] = 5;
   try {
