@@ -138,3 +138,38 @@ def test_memory_stays_flat_over_a_thousand_runs():
 def test_graph_on_the_cpu_is_a_clear_error():
     with pytest.raises(hostir.Error, match="graph: a CUDA graph captures device work, and this run has none"):
         hostir.compile(DOUBLING, backend="cpu", graph=True)
+
+
+def many_loops(loops):
+    """`loops` independent top-level loops: assign-streams race-proves a
+    rewrite of each against the whole program, for seconds."""
+    body = "".join(f"""  a{l} = allocate(f32[M, N])
+  for i in range(S) {{
+    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
+    ai = shard_by_stream(a{l}, axis=0, index=i, chunks=S)
+    linear(xi, w, out=ai)
+  }}
+""" for l in range(loops))
+    return "program many(M = 8, K = 8, N = 8, S = 2) {\n  input x : f32[M, K]\n  input w : f32[N, K]\n" + body + "}\n"
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
+                    reason="Python delivers signals to the main thread only")
+def test_ctrl_c_during_the_passes_stops_compile_within_a_second():
+    program = hostir.parse(many_loops(800))
+    sent = []
+
+    def interrupt():
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(0.3, interrupt)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            hostir.compile(program, passes=["assign-streams"])
+    finally:
+        timer.cancel()
+        timer.join()
+    assert sent, "the compilation ended before the signal"
+    assert time.monotonic() - sent[0] < 1.0
