@@ -46,6 +46,7 @@ Prediction simulate(const Program& program, const std::string& machine, const Si
   PipelineOptions pipelineOptions;
   pipelineOptions.streams = options.streams;
   pipelineOptions.machine = profile;
+  pipelineOptions.minimumGain = options.minimumGain;
   hostir::Program rewritten = applyPipeline(source, source.program, options.passes, bindings, pipelineOptions);
   ProgramPrediction p = predictProgram(source, rewritten, bindings, options.streams, *profile);
   return Prediction{p.seconds() * 1e3,

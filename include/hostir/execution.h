@@ -34,6 +34,7 @@ struct SimulateOptions {
   int64_t ranks = 1;
   int64_t streams = kDefaultStreams;
   std::vector<std::string> passes;
+  double minimumGain = kDefaultMinimumGain;  // the predicted gain a pass's scheduling change must reach
 };
 
 // `hostir simulate`'s figures, in milliseconds.

@@ -297,9 +297,10 @@ void CommandLine::addRunControls() {
 void CommandLine::addSimulate() {
   simulateCmd = app.add_subcommand(
       "simulate", "Predict a program's timeline on a machine profile, without running it (docs/cost-model.md)");
-  addCommonOptions(*simulateCmd, simulate.common);
-  addModelOptions(*simulateCmd, simulate.model, true);
-  addPassesOption(*simulateCmd, simulate.passes, "Passes to apply before simulating, e.g. assign-streams");
+  addProgramOptions(*simulateCmd, simulate.file, simulate.settings, simulate.api.ranks, simulate.ranksGiven);
+  addStreamsOption(*simulateCmd, simulate.api.streams);
+  addModelOptions(*simulateCmd, simulate.machine, simulate.api.minimumGain, true);
+  addPassesOption(*simulateCmd, simulate.api.passes, "Passes to apply before simulating, e.g. assign-streams");
   simulateCmd->add_flag("--remarks", simulate.remarks, "Print the passes' decisions to stderr");
   simulateCmd->add_option("--trace", simulate.tracePath, "Write the predicted timeline as a Chrome trace")
       ->type_name("FILE.json");
@@ -308,7 +309,7 @@ void CommandLine::addSimulate() {
 void CommandLine::addTune() {
   tuneCmd = app.add_subcommand(
       "tune", "Pick parameter values by simulation: predict every binding on a machine profile, print the best");
-  addCommonOptions(*tuneCmd, tune.common, false);
+  addProgramOptions(*tuneCmd, tune.file, tune.settings, tune.api.ranks, tune.ranksGiven);
   tuneCmd->add_option("--param", tune.tuned, "A parameter and the values to try, e.g. --param S=1,2,4,8 (repeatable)")
       ->type_name("NAME=V1,V2,...")
       ->required();
@@ -317,9 +318,9 @@ void CommandLine::addTune() {
       ->type_name("P1,P2,...")
       ->delimiter(',')
       ->check(integerFrom(1, kMaxStreams));
-  addPassesOption(*tuneCmd, tune.passes, "Passes to apply to every binding, e.g. overlap");
+  addPassesOption(*tuneCmd, tune.api.passes, "Passes to apply to every binding, e.g. overlap");
   tuneCmd->add_flag("--remarks", tune.remarks, "Print the passes' decisions to stderr");
-  addModelOptions(*tuneCmd, tune.model, true);
+  addModelOptions(*tuneCmd, tune.machine, tune.api.minimumGain, true);
 }
 
 void CommandLine::addCalibrate() {

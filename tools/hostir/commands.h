@@ -76,23 +76,36 @@ struct RunOptions {
   std::vector<GivenOption> commandLine;
 };
 
+// `hostir simulate`: the API's simulate options (hostir/execution.h), which
+// the command line fills as it parses, the profile, and what only the
+// command line has.
 struct SimulateOptions {
-  CommonOptions common;
-  std::vector<std::string> passes;  // the pipeline, pass by pass (--passes a,b)
+  std::string file;
+  std::vector<std::string> settings;  // --set NAME=INT, bound to api.params while preparing
+  bool ranksGiven = false;
+  api::SimulateOptions api;
+  std::string machine;  // --machine (required): a shipped profile's name or a profile file
   bool remarks = false;
-  ModelOptions model;     // model.machine is required
   std::string tracePath;  // the predicted timeline, in run --trace's format
+
+  ModelOptions model() const { return ModelOptions{machine, api.minimumGain}; }
 };
 
 // `hostir tune`: every binding of the tuned parameters (and worker pool
-// sizes) simulated, the table printed, then the best binding.
+// sizes) simulated, the table printed, then the best binding. The API's
+// simulate options, as for simulate; api.streams is the pool size when
+// --streams gives none.
 struct TuneOptions {
-  CommonOptions common;
+  std::string file;
+  std::vector<std::string> settings;  // --set NAME=INT
+  bool ranksGiven = false;
+  api::SimulateOptions api;
+  std::string machine;                // --machine (required)
   std::vector<std::string> tuned;     // --param NAME=V1,V2,... (repeatable)
-  std::vector<int64_t> streamCounts;  // --streams P1,P2,...: pool sizes to try (default: common.streams)
-  std::vector<std::string> passes;    // the pipeline, pass by pass (--passes a,b)
+  std::vector<int64_t> streamCounts;  // --streams P1,P2,...: pool sizes to try (default: api.streams)
   bool remarks = false;
-  ModelOptions model;  // model.machine is required
+
+  ModelOptions model() const { return ModelOptions{machine, api.minimumGain}; }
 };
 
 struct CalibrateOptions {

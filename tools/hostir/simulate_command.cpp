@@ -52,7 +52,7 @@ std::string formatPrediction(const ProgramPrediction& p, const std::optional<Pre
         "their spreads)\n",
         range->fastSeconds * 1e3, range->slowSeconds * 1e3);
   out += overlapNotes(p);
-  for (const std::string& assumption : p.assumptions(o.model.machine)) out += fmt::format("assumed: {}\n", assumption);
+  for (const std::string& assumption : p.assumptions(o.machine)) out += fmt::format("assumed: {}\n", assumption);
   std::vector<double> busy = streamBusySeconds(p.whole, 0);
   out += fmt::format("busy_ms: host={:.4f}", p.whole.timeline.ranks[0].hostEnd * 1e3);
   for (size_t s = 0; s < busy.size(); ++s) {
@@ -62,35 +62,36 @@ std::string formatPrediction(const ProgramPrediction& p, const std::optional<Pre
   out += "\n";
   out += p.whole.symmetric
              ? fmt::format("simulated: 1 rank standing for {} (the program never names `rank`), machine '{}'\n",
-                           p.whole.world, o.model.machine)
+                           p.whole.world, o.machine)
              : fmt::format("simulated: all {} ranks (the program names `rank`), machine '{}'\n", p.whole.world,
-                           o.model.machine);
+                           o.machine);
   return out;
 }
 
 ToolResult<std::string> simulate(const SimulateOptions& o) {
-  auto settings = parseSettings(o.common.settings);
+  auto settings = parseSettings(o.settings);
   if (!settings) return settings.error();
-  if (auto error = checkPassNames(o.passes, {}, &o.model)) return *error;
-  auto machine = loadModel(o.model);
+  const ModelOptions model = o.model();
+  if (auto error = checkPassNames(o.api.passes, {}, &model)) return *error;
+  auto machine = loadModel(model);
   if (!machine) return machine.error();
   const MachineProfile* profile = machine->get();
-  auto source = loadProgram(o.common.file);
+  auto source = loadProgram(o.file);
   if (!source) return source.error();
-  Bindings bindings{*settings, o.common.ranks};
+  Bindings bindings{*settings, o.api.ranks};
   if (auto error = verifyBound(*source, source->program, bindings)) return *error;
   ApplyPassesOptions passOptions;
-  passOptions.streams = o.common.streams;
+  passOptions.streams = o.api.streams;
   passOptions.printRemarks = o.remarks;
   passOptions.machine = *machine;
-  passOptions.minimumGain = o.model.minimumGain;
+  passOptions.minimumGain = o.api.minimumGain;
   passOptions.log = &std::cerr;
-  auto program = applyPasses(*source, source->program, o.passes, bindings, passOptions);
+  auto program = applyPasses(*source, source->program, o.api.passes, bindings, passOptions);
   if (!program) return program.error();
-  auto prediction = predictOrError(*source, *program, bindings, o.common.streams, *profile);
+  auto prediction = predictOrError(*source, *program, bindings, o.api.streams, *profile);
   if (!prediction) return prediction.error();
 
-  auto range = predictRange(*source, *program, bindings, o.common.streams, *profile);
+  auto range = predictRange(*source, *program, bindings, o.api.streams, *profile);
   if (!range) return range.error();
   std::string out = formatPrediction(*prediction, *range, o);
   if (!o.tracePath.empty()) {
@@ -100,7 +101,7 @@ ToolResult<std::string> simulate(const SimulateOptions& o) {
       traced.timeline.ranks.resize(kMaxTracedRanks);
       out += fmt::format("trace: ranks 0 to {} of {}\n", kMaxTracedRanks - 1, prediction->whole.world);
     }
-    Result<TraceSummary> written = writePredictedTrace(traced, o.tracePath, o.common.file, *profile);
+    Result<TraceSummary> written = writePredictedTrace(traced, o.tracePath, o.file, *profile);
     if (!written) return ToolError{kProgramError, fmt::format("error: {}\n", written.error().message)};
     out += fmt::format("trace: wrote {} ({} bytes)\n", o.tracePath, written->bytes);
   }

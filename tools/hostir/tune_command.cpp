@@ -84,7 +84,7 @@ ToolStatus checkTunedNames(const std::vector<TunedParam>& tuned, const std::map<
 
 // The worker pool sizes to try: --streams, or the default pool.
 ToolResult<std::vector<int64_t>> poolSizes(const TuneOptions& o) {
-  if (o.streamCounts.empty()) return std::vector<int64_t>{o.common.streams};
+  if (o.streamCounts.empty()) return std::vector<int64_t>{o.api.streams};
   for (size_t i = 0; i < o.streamCounts.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (o.streamCounts[i] == o.streamCounts[j])
@@ -171,7 +171,7 @@ std::string describe(const TuneContext& c, const Binding& binding) {
 }
 
 ToolResult<ProgramPrediction> predictBinding(const TuneContext& c, const Binding& binding) {
-  Bindings bindings{c.settings, c.options.common.ranks};
+  Bindings bindings{c.settings, c.options.api.ranks};
   for (size_t p = 0; p < c.tuned.size(); ++p) bindings.params[c.tuned[p].name] = binding.values[p];
   if (auto error = verifyBound(c.source, c.source.program, bindings)) return *error;
   std::ostringstream remarks;
@@ -179,9 +179,9 @@ ToolResult<ProgramPrediction> predictBinding(const TuneContext& c, const Binding
   passOptions.streams = binding.streams;
   passOptions.printRemarks = c.options.remarks;
   passOptions.machine = c.machine;
-  passOptions.minimumGain = c.options.model.minimumGain;
+  passOptions.minimumGain = c.options.api.minimumGain;
   passOptions.log = &remarks;
-  auto program = applyPasses(c.source, c.source.program, c.options.passes, bindings, passOptions);
+  auto program = applyPasses(c.source, c.source.program, c.options.api.passes, bindings, passOptions);
   // Each binding's remarks under its name: the passes decide differently for each.
   if (!remarks.str().empty()) std::cerr << "tune: " << describe(c, binding) << ":\n" << remarks.str();
   if (!program) return program.error();
@@ -245,23 +245,24 @@ int tune(const TuneOptions& o) {
   };
   auto tuned = parseTunedParams(o.tuned);
   if (!tuned) return fail(tuned.error());
-  auto settings = parseSettings(o.common.settings);
+  auto settings = parseSettings(o.settings);
   if (!settings) return fail(settings.error());
   auto pools = poolSizes(o);
   if (!pools) return fail(pools.error());
   auto bindings = enumerateBindings(*tuned, *pools);
   if (!bindings) return fail(bindings.error());
-  if (auto error = checkPassNames(o.passes, {}, &o.model)) return fail(*error);
-  auto machine = loadModel(o.model);
+  const ModelOptions model = o.model();
+  if (auto error = checkPassNames(o.api.passes, {}, &model)) return fail(*error);
+  auto machine = loadModel(model);
   if (!machine) return fail(machine.error());
-  auto source = loadProgram(o.common.file);
+  auto source = loadProgram(o.file);
   if (!source) return fail(source.error());
   if (auto error = checkTunedNames(*tuned, *settings, source->program)) return fail(*error);
 
   TuneContext context{o, *source, *settings, *tuned, *machine, pools->size() > 1};
   std::string out = fmt::format("tune: program '{}' ({}), machine '{}', {} rank{}, passes: {}", source->program.name,
-                                o.common.file, o.model.machine, o.common.ranks, o.common.ranks == 1 ? "" : "s",
-                                o.passes.empty() ? "none" : fmt::format("{}", fmt::join(o.passes, ",")));
+                                o.file, o.machine, o.api.ranks, o.api.ranks == 1 ? "" : "s",
+                                o.api.passes.empty() ? "none" : fmt::format("{}", fmt::join(o.api.passes, ",")));
   if (!context.severalPools) out += fmt::format(", {} worker stream{}", pools->front(), pools->front() == 1 ? "" : "s");
   out += "\n";
 
