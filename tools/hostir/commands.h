@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "api/pass_pipeline.h"
 #include "hostir/defaults.h"
 #include "hostir/execution.h"
 #include "ir/verifier.h"
-#include "model/machine_profile.h"
 #include "tools/hostir/exit_codes.h"
 #include "tools/hostir/source_program.h"
 
@@ -142,25 +142,13 @@ int runTune(const TuneOptions& options);
 // The profile named by --machine, loaded; null when none was named.
 ToolResult<std::shared_ptr<const MachineProfile>> loadModel(const ModelOptions& model);
 
-struct ApplyPassesOptions {
-  int64_t streams = kDefaultStreams;  // the worker pool the passes' output is race-checked for (--streams)
-  bool raceCheck = true;              // false: no race proof (assign-streams then rewrites nothing)
-  bool printRemarks = false;          // --remarks: every remark of the passes, rendered against the file, to `log`
-  bool printIrAfterAll = false;       // the program after every pass, to `log`
-  std::vector<std::string> printIrAfter;
-  // The machine that passes consulting the cost model (overlap) schedule
-  // for, and the gain a change must reach; null: no cost model.
-  std::shared_ptr<const MachineProfile> machine;
-  double minimumGain = kDefaultMinimumGain;
-  // Where the remarks and the IR dumps go as the passes run (the command's
-  // choice: stderr, or a string until it knows who prints); null drops them.
-  std::ostream* log = nullptr;
-};
-
-// Applies `pipeline`, verifying and race-checking after each pass (a pass
-// that makes the program racy is an error naming it).
+// Applies `passes` with the API's pipeline options (api/pass_pipeline.h),
+// verifying and race-checking after each pass (a pass that makes the
+// program racy is an error naming it). With `remarksTo`, every remark of
+// the passes, rendered against the file, goes there as the passes run (the
+// command's choice: stderr, or a string until it knows who prints).
 ToolResult<Program> applyPasses(const SourceProgram& source, const Program& program,
                                 const std::vector<std::string>& passes, const Bindings& bindings,
-                                const ApplyPassesOptions& options = {});
+                                api::PipelineOptions options, std::ostream* remarksTo = nullptr);
 
 }  // namespace hostir::tool

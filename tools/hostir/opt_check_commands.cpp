@@ -43,17 +43,8 @@ ToolResult<std::shared_ptr<const MachineProfile>> loadModel(const ModelOptions& 
 
 ToolResult<Program> applyPasses(const SourceProgram& source, const Program& program,
                                 const std::vector<std::string>& passes, const Bindings& bindings,
-                                const ApplyPassesOptions& o) {
-  api::PipelineOptions options;
-  options.streams = o.streams;
-  options.raceCheck = o.raceCheck;
-  options.machine = o.machine;
-  options.minimumGain = o.minimumGain;
-  options.printIrAfterAll = o.printIrAfterAll;
-  options.printIrAfter.insert(o.printIrAfter.begin(), o.printIrAfter.end());
-  options.irDump = o.log;
-  if (o.printRemarks && o.log)
-    options.remarks = [&](const Remark& remark) { *o.log << api::renderRemark(source, remark); };
+                                api::PipelineOptions options, std::ostream* remarksTo) {
+  if (remarksTo) options.remarks = [&](const Remark& remark) { *remarksTo << api::renderRemark(source, remark); };
   try {
     return api::applyPipeline(source, program, passes, bindings, options);
   } catch (const api::Error& error) {
@@ -90,15 +81,15 @@ ToolStatus opt(const OptOptions& o) {
   if (!source) return source.error();
   Bindings bindings{*settings, o.common.ranks};
   if (auto error = verifyBound(*source, source->program, bindings)) return error;
-  ApplyPassesOptions passOptions;
+  api::PipelineOptions passOptions;
   passOptions.streams = o.common.streams;
-  passOptions.printRemarks = o.remarks;
   passOptions.printIrAfterAll = o.printIrAfterAll;
-  passOptions.printIrAfter = o.printIrAfter;
+  passOptions.printIrAfter.insert(o.printIrAfter.begin(), o.printIrAfter.end());
+  passOptions.irDump = &std::cerr;
   passOptions.machine = *machine;
   passOptions.minimumGain = o.model.minimumGain;
-  passOptions.log = &std::cerr;
-  auto program = applyPasses(*source, source->program, o.passes, bindings, passOptions);
+  auto program =
+      applyPasses(*source, source->program, o.passes, bindings, passOptions, o.remarks ? &std::cerr : nullptr);
   if (!program) return program.error();
   std::string text = printProgram(*program);
   if (o.outputPath.empty() || o.outputPath == "-") {

@@ -80,13 +80,13 @@ ToolResult<std::string> simulate(const SimulateOptions& o) {
   if (!source) return source.error();
   Bindings bindings{*settings, o.api.ranks};
   if (auto error = verifyBound(*source, source->program, bindings)) return *error;
-  ApplyPassesOptions passOptions;
+  api::PipelineOptions passOptions;
   passOptions.streams = o.api.streams;
-  passOptions.printRemarks = o.remarks;
   passOptions.machine = *machine;
   passOptions.minimumGain = o.api.minimumGain;
-  passOptions.log = &std::cerr;
-  auto program = applyPasses(*source, source->program, o.api.passes, bindings, passOptions);
+  passOptions.irDump = &std::cerr;
+  auto program = applyPasses(*source, source->program, o.api.passes, bindings, passOptions,
+                             o.remarks ? &std::cerr : nullptr);
   if (!program) return program.error();
   auto prediction = predictOrError(*source, *program, bindings, o.api.streams, *profile);
   if (!prediction) return prediction.error();

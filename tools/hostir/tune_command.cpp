@@ -175,13 +175,13 @@ ToolResult<ProgramPrediction> predictBinding(const TuneContext& c, const Binding
   for (size_t p = 0; p < c.tuned.size(); ++p) bindings.params[c.tuned[p].name] = binding.values[p];
   if (auto error = verifyBound(c.source, c.source.program, bindings)) return *error;
   std::ostringstream remarks;
-  ApplyPassesOptions passOptions;
+  api::PipelineOptions passOptions;
   passOptions.streams = binding.streams;
-  passOptions.printRemarks = c.options.remarks;
   passOptions.machine = c.machine;
   passOptions.minimumGain = c.options.api.minimumGain;
-  passOptions.log = &remarks;
-  auto program = applyPasses(c.source, c.source.program, c.options.api.passes, bindings, passOptions);
+  passOptions.irDump = &remarks;
+  auto program = applyPasses(c.source, c.source.program, c.options.api.passes, bindings, passOptions,
+                             c.options.remarks ? &remarks : nullptr);
   // Each binding's remarks under its name: the passes decide differently for each.
   if (!remarks.str().empty()) std::cerr << "tune: " << describe(c, binding) << ":\n" << remarks.str();
   if (!program) return program.error();
