@@ -42,7 +42,9 @@ class Executable {
   // its ranks' team cannot be started again.
   RunStats run(const std::map<std::string, HostBuffer>& inputs, const std::map<std::string, HostBuffer>& outputs);
 
-  // Stops the team and frees its buffers; waits for a call in progress.
+  // Stops the team (its ranks' threads, and their streams') and frees its
+  // buffers, which the executable holds until then; waits for a call in
+  // progress.
   // Later calls of run() throw Error (kind Usage). Closing twice is allowed.
   void close();
   bool closed() const;
