@@ -30,19 +30,6 @@ void prove(const ProgramSource& source, const hostir::Program& program, const st
                    source.path);
 }
 
-// What the rank's backend is made from (executor's createBackend).
-BackendOptions backendOptions(const RunOptions& options, const RunSetting& setting) {
-  BackendOptions backend;
-  backend.kind = setting.backend.kind;
-  backend.communicator = setting.backend.communicator;
-  backend.streams = options.streams;
-  backend.commTimeout = std::chrono::milliseconds(static_cast<int64_t>(options.commTimeoutSeconds * 1000));
-  backend.cpu.coresPerRank = resolveCoresPerRank(options.coresPerRank, setting.team.ranksOnNode);
-  // The caller's stream (refused when destroyed or its runtime reset).
-  if (options.mainStream) backend.externalMainStream = options.mainStream->nativeHandle();
-  return backend;
-}
-
 // A CUDA graph captures device work: refused on the CPU, and refused with
 // the reason on CUDA, whose backend does not capture runs.
 void checkGraphCapture(const RunOptions& options, const BackendChoice& backend) {
@@ -61,6 +48,18 @@ void checkGraphCapture(const RunOptions& options, const BackendChoice& backend) 
 }
 
 }  // namespace
+
+BackendOptions backendOptions(const RunOptions& options, const BackendChoice& choice, const TeamPlace& team) {
+  BackendOptions backend;
+  backend.kind = choice.kind;
+  backend.communicator = choice.communicator;
+  backend.streams = options.streams;
+  backend.commTimeout = std::chrono::milliseconds(static_cast<int64_t>(options.commTimeoutSeconds * 1000));
+  backend.cpu.coresPerRank = resolveCoresPerRank(options.coresPerRank, team.ranksOnNode);
+  // The caller's stream (refused when destroyed or its runtime reset).
+  if (options.mainStream) backend.externalMainStream = options.mainStream->nativeHandle();
+  return backend;
+}
 
 void checkRunOptions(const RunOptions& options) {
   checkStreams(options.streams);
@@ -93,7 +92,7 @@ RunRequest prepareRunRequest(const ProgramSource& source, const Bindings& bindin
   request.program = std::move(program);
   request.params = std::move(params);
   request.seed = options.seed;
-  request.backend = backendOptions(options, setting);
+  request.backend = backendOptions(options, setting.backend, setting.team);
   request.warmup = options.warmup;
   request.repeat = options.repeat;
   request.matchCommunications = !options.checked;

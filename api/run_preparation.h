@@ -27,6 +27,11 @@ inline constexpr int kMaxCoresPerRank = 1024;
 // Throws Error (kind Usage) naming the first run option out of its bounds.
 void checkRunOptions(const RunOptions& options);
 
+// What each rank's backend is made from (executor's createBackend), for a
+// run of `options` on `backend` (chooseBackend's answer) by `team`: one
+// place for every run, and for what calibrate measures.
+BackendOptions backendOptions(const RunOptions& options, const BackendChoice& backend, const TeamPlace& team);
+
 // How a refusal names the caller's commands and options.
 struct RunWords {
   std::string_view run = "run";

@@ -29,7 +29,7 @@ PROJECT_FOLDERS = set(BELOW) | {"hostir", "tools"}
 # tools/ is a client of the public API (`hostir/`, `api/`) and calibration/;
 # its includes of lower layers may only fall, to at most 3.
 TOOLS_ABOVE = {"hostir", "api", "calibration", "tools"}
-TOOLS_BELOW_CEILING = 36
+TOOLS_BELOW_CEILING = 35
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)/([^"]+)"')
 SOURCES = (".h", ".hpp", ".cpp", ".cu", ".cuh")

@@ -17,9 +17,10 @@
 #include <optional>
 #include <thread>
 
+#include "api/backend_choice.h"
 #include "api/output_file.h"
+#include "api/run_preparation.h"
 #include "calibration/calibration.h"
-#include "executor/backend_registry.h"
 #include "executor/cpu/blas_library.h"
 #include "executor/runner.h"
 #include "model/machine_profile.h"
@@ -176,22 +177,23 @@ std::string summary(const MachineProfile& p, const std::string& path, double sec
 
 // Why the team cannot measure the backend asked for (exit 1), found alike
 // on every rank before anything runs; nullopt when it can.
+TeamPlace placeOf(const Team& team) { return TeamPlace{!team.mpi, team.world, team.ranksOnThisNode}; }
+
 std::optional<std::string> backendProblem(const CalibrateOptions& o, const Team& team) {
-  const BackendChoice choice = chooseBackend(o.backend, *parseCommunicatorChoice(o.communicator),
-                                             TeamPlace{!team.mpi, team.world, team.ranksOnThisNode});
+  const BackendChoice choice = api::chooseBackendFor(o.api, placeOf(team));
   if (choice.refusal) return "--backend " + *choice.refusal;
   return std::nullopt;
 }
 
+// The backend's options made as for any run of these options; a device's
+// communicator is resolved here, since the profile records which one it measured.
 CalibrationRequest requestFor(const CalibrateOptions& o, const Team& team) {
   CalibrationRequest request;
   request.world = team.world;
-  request.backend.kind = registeredKind(o.backend);
-  request.backend.communicator = *parseCommunicatorChoice(o.communicator);
+  request.backend = api::backendOptions(o.api, api::chooseBackendFor(o.api, placeOf(team)), placeOf(team));
   if (request.backend.kind == BackendKind::Cuda)
     request.backend.communicator =
         cudaCommunicator(request.backend.communicator, !team.mpi, team.ranksOnThisNode, cudaDeviceCount());
-  request.backend.cpu.coresPerRank = resolveCoresPerRank(o.coresPerRank, team.ranksOnThisNode);
   request.quick = o.quick;
   return request;
 }
@@ -232,7 +234,7 @@ int runCalibrate(const CalibrateOptions& o) {
   if (MpiSession::launchedByMpirun()) mpi = startMpi(deadline);
   Team team;
   team.mpi = mpi.has_value();
-  team.world = mpi ? mpi->comm->size() : o.ranks;
+  team.world = mpi ? mpi->comm->size() : o.api.ranks;
   team.rank = mpi ? mpi->comm->rank() : 0;
   team.ranksOnThisNode = ranksOnThisNode(!team.mpi, team.world).value_or(team.world);
   HostWatchdog* watchdog = mpi ? mpi->watchdog.get() : nullptr;
@@ -251,9 +253,10 @@ int runCalibrate(const CalibrateOptions& o) {
   };
 
   // Every rank sees the same options and team: all find this alike.
-  if (team.mpi && o.ranksGiven && o.ranks != team.world) {
+  if (team.mpi && o.ranksGiven && o.api.ranks != team.world) {
     if (team.leader())
-      std::cerr << fmt::format("error: --ranks {} disagrees with the {} ranks mpirun started\n", o.ranks, team.world);
+      std::cerr << fmt::format("error: --ranks {} disagrees with the {} ranks mpirun started\n", o.api.ranks,
+                               team.world);
     return endTeam(kUsageError);
   }
   if (auto problem = backendProblem(o, team)) {

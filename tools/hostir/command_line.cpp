@@ -333,22 +333,22 @@ void CommandLine::addCalibrate() {
       ->add_option_function<int64_t>(
           "--ranks",
           [this](const int64_t& n) {
-            calibrate.ranks = n;
+            calibrate.api.ranks = n;
             calibrate.ranksGiven = true;
           },
           "Team size to measure communications on (ranks as threads of this process; default 2)")
       ->check(integerFrom(1, kMaxRanks));
   calibrateCmd
-      ->add_option("--cores-per-rank", calibrate.coresPerRank,
+      ->add_option("--cores-per-rank", calibrate.api.coresPerRank,
                    "As for run (default: the node's cores divided by its ranks)")
       ->check(integerFrom(1, kMaxCoresPerRank));
   calibrateCmd->add_flag("--quick", calibrate.quick, "A coarse grid in seconds (for tests), not a faithful profile");
   calibrateCmd
-      ->add_option("--backend", calibrate.backend,
+      ->add_option("--backend", calibrate.api.backend,
                    "The backend to measure: cpu (default) or cuda (the GPU, with its contention)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   calibrateCmd
-      ->add_option("--communicator", calibrate.communicator,
+      ->add_option("--communicator", calibrate.api.communicator,
                    "As for run: auto, nccl or copy-engine (the CUDA backend's collectives)")
       ->check(CLI::IsMember({"auto", "nccl", "copy-engine"}));
   calibrateCmd->add_flag("--force", calibrate.force,

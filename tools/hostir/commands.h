@@ -108,15 +108,23 @@ struct TuneOptions {
   ModelOptions model() const { return ModelOptions{machine, api.minimumGain}; }
 };
 
+// `hostir calibrate`: the team and backend to measure as the API's run
+// options (ranks, backend, communicator, cores per rank), from which the
+// backend's options are made as for any run, and what only calibrate has.
 struct CalibrateOptions {
   std::string outputPath;  // the profile to write
-  int64_t ranks = 2;       // in-process team size when not under mpirun
+  api::RunOptions api = calibrated();
   bool ranksGiven = false;
-  bool quick = false;    // a coarse grid, for tests: seconds instead of minutes
-  int coresPerRank = 0;  // as run's --cores-per-rank (0: this node's cores / its ranks)
-  std::string backend = "cpu";
-  std::string communicator = "auto";
+  bool quick = false;  // a coarse grid, for tests: seconds instead of minutes
   bool force = false;  // write the profile even when some figure is too noisy
+
+  // Two in-process ranks (when not under mpirun), on the CPU.
+  static api::RunOptions calibrated() {
+    api::RunOptions options;
+    options.ranks = 2;
+    options.backend = "cpu";
+    return options;
+  }
 };
 
 int runOpt(const OptOptions& options);
