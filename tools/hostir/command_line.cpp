@@ -48,11 +48,6 @@ void addStreamsOption(CLI::App& cmd, int64_t& streams) {
       ->check(integerFrom(1, kMaxStreams));
 }
 
-void addCommonOptions(CLI::App& cmd, CommonOptions& o, bool streamsOption = true) {
-  addProgramOptions(cmd, o.file, o.settings, o.ranks, o.ranksGiven);
-  if (streamsOption) addStreamsOption(cmd, o.streams);
-}
-
 std::string shippedProfileList() {
   std::string out;
   for (const std::string& name : shippedMachineProfiles()) out += (out.empty() ? "" : ", ") + name;
@@ -72,10 +67,6 @@ void addModelOptions(CLI::App& cmd, std::string& machine, double& minimumGain, b
                  "(default 0.05)")
       ->type_name("FRACTION")
       ->check(numberFrom(0.0, 1.0));
-}
-
-void addModelOptions(CLI::App& cmd, ModelOptions& o, bool required) {
-  addModelOptions(cmd, o.machine, o.minimumGain, required);
 }
 
 std::string passList() {
@@ -193,7 +184,8 @@ std::optional<std::string> CommandLine::unknownOption() const {
 
 void CommandLine::addOpt() {
   optCmd = app.add_subcommand("opt", "Run passes over a program and print the result (like mlir-opt)");
-  addCommonOptions(*optCmd, opt.common);
+  addProgramOptions(*optCmd, opt.file, opt.settings, opt.api.ranks, opt.ranksGiven);
+  addStreamsOption(*optCmd, opt.api.streams);
   addPassesOption(*optCmd, opt.passes, "Comma-separated pass pipeline, e.g. assign-streams");
   optCmd->add_option("-o,--output", opt.outputPath, "Write the result here instead of standard output")
       ->type_name("FILE");
@@ -203,14 +195,15 @@ void CommandLine::addOpt() {
       ->delimiter(',');
   optCmd->add_flag("--remarks", opt.remarks,
                    "Print the passes' decisions (which loops they rewrote, and why not) to stderr");
-  addModelOptions(*optCmd, opt.model, false);
+  addModelOptions(*optCmd, opt.api.machine, opt.api.minimumGain, false);
   optCmd->footer(passList());
 }
 
 void CommandLine::addCheck() {
   checkCmd = app.add_subcommand(
       "check", "Verify a program with its parameters bound and prove it free of stream races (exit 1 on a race)");
-  addCommonOptions(*checkCmd, check);
+  addProgramOptions(*checkCmd, check.file, check.settings, check.api.ranks, check.ranksGiven);
+  addStreamsOption(*checkCmd, check.api.streams);
 }
 
 // run: the program, its passes, the backend and the files.

@@ -22,7 +22,7 @@ struct CommandLine {
       "hostir: run host-IR programs (GEMMs and collectives on several streams) on every rank of a team.\n"
       "The language is described in docs/hostir-language.md."};
   OptOptions opt;
-  CommonOptions check;
+  CheckOptions check;
   RunOptions run;
   SimulateOptions simulate;
   CalibrateOptions calibrate;

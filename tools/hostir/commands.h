@@ -19,12 +19,13 @@
 
 namespace hostir::tool {
 
-struct CommonOptions {
+// `hostir check`: the API's check options (ranks, streams; api.params are
+// bound from --set while preparing) and the file.
+struct CheckOptions {
   std::string file;
-  std::vector<std::string> settings;  // NAME=INT
-  int64_t ranks = 1;
+  std::vector<std::string> settings;  // --set NAME=INT
   bool ranksGiven = false;
-  int64_t streams = kDefaultStreams;
+  api::CheckOptions api;
 };
 
 // The cost model that passes such as `overlap` consult.
@@ -33,14 +34,20 @@ struct ModelOptions {
   double minimumGain = kDefaultMinimumGain;  // --min-gain: the predicted gain a scheduling change must reach
 };
 
+// `hostir opt`: the API's pass options (ranks, streams, machine, minimum
+// gain), the pipeline, and what only the command line has.
 struct OptOptions {
-  CommonOptions common;
+  std::string file;
+  std::vector<std::string> settings;  // --set NAME=INT
+  bool ranksGiven = false;
+  api::PassOptions api;
   std::vector<std::string> passes;  // the pipeline, pass by pass (--passes a,b)
-  ModelOptions model;
   std::string outputPath;
   bool printIrAfterAll = false;
   std::vector<std::string> printIrAfter;
   bool remarks = false;  // print the passes' remarks to stderr
+
+  ModelOptions model() const { return ModelOptions{api.machine, api.minimumGain}; }
 };
 
 // One option of a command line as parsed: the value given (repeatable
@@ -128,7 +135,7 @@ struct CalibrateOptions {
 };
 
 int runOpt(const OptOptions& options);
-int runCheck(const CommonOptions& options);
+int runCheck(const CheckOptions& options);
 int runRun(const RunOptions& options);
 int runSimulate(const SimulateOptions& options);
 int runCalibrate(const CalibrateOptions& options);

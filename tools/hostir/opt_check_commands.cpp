@@ -72,22 +72,23 @@ namespace {
 // The steps of `opt`; what it prints on success is the program (to `-o`
 // or stdout), and the IR dumps and remarks go to stderr as the passes run.
 ToolStatus opt(const OptOptions& o) {
-  auto settings = parseSettings(o.common.settings);
+  auto settings = parseSettings(o.settings);
   if (!settings) return settings.error();
-  if (auto error = checkPassNames(o.passes, o.printIrAfter, &o.model)) return error;
-  auto machine = loadModel(o.model);
+  const ModelOptions model = o.model();
+  if (auto error = checkPassNames(o.passes, o.printIrAfter, &model)) return error;
+  auto machine = loadModel(model);
   if (!machine) return machine.error();
-  auto source = loadProgram(o.common.file);
+  auto source = loadProgram(o.file);
   if (!source) return source.error();
-  Bindings bindings{*settings, o.common.ranks};
+  Bindings bindings{*settings, o.api.ranks};
   if (auto error = verifyBound(*source, source->program, bindings)) return error;
   api::PipelineOptions passOptions;
-  passOptions.streams = o.common.streams;
+  passOptions.streams = o.api.streams;
   passOptions.printIrAfterAll = o.printIrAfterAll;
   passOptions.printIrAfter.insert(o.printIrAfter.begin(), o.printIrAfter.end());
   passOptions.irDump = &std::cerr;
   passOptions.machine = *machine;
-  passOptions.minimumGain = o.model.minimumGain;
+  passOptions.minimumGain = o.api.minimumGain;
   auto program =
       applyPasses(*source, source->program, o.passes, bindings, passOptions, o.remarks ? &std::cerr : nullptr);
   if (!program) return program.error();
@@ -102,21 +103,23 @@ ToolStatus opt(const OptOptions& o) {
 }
 
 // The steps of `check`: the verdict on success, or the findings as the error.
-ToolResult<std::string> check(const CommonOptions& o) {
+ToolResult<std::string> check(const CheckOptions& o) {
   auto settings = parseSettings(o.settings);
   if (!settings) return settings.error();
   auto source = loadProgram(o.file);
   if (!source) return source.error();
-  if (auto error = checkParameterNames(*source, Bindings{*settings, o.ranks})) return *error;
+  if (auto error = checkParameterNames(*source, Bindings{*settings, o.api.ranks})) return *error;
   const std::string name = source->program.name, path = source->path;
+  api::CheckOptions options = o.api;
+  options.params = *settings;
   try {
     api::check(api::Program(std::make_shared<const api::Program::Impl>(api::Program::Impl{std::move(*source)})),
-               {*settings, o.ranks, o.streams});
+               options);
   } catch (const api::Error& error) {
     return toolError(error);
   }
   return fmt::format("{}: ok: program '{}' verified and race-free for {} rank(s) and {} worker stream(s)\n", path, name,
-                     o.ranks, o.streams);
+                     o.api.ranks, o.api.streams);
 }
 
 }  // namespace
@@ -129,7 +132,7 @@ int runOpt(const OptOptions& o) {
   return kSuccess;
 }
 
-int runCheck(const CommonOptions& o) {
+int runCheck(const CheckOptions& o) {
   ToolResult<std::string> verdict = check(o);
   if (!verdict) {
     std::cerr << verdict.error().text;
