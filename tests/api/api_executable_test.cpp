@@ -168,9 +168,9 @@ TEST(Executable, ConcurrentCallsTakeTurnsAndExecutablesRunAtOnce) {
 }
 
 // The host issues every GEMM onto the main stream's queue in microseconds
-// and then waits for the stream: seconds of queued work (about 5 s on two
-// cores), of which a cancelled call must run at most one GEMM more.
-const char* kQueued = R"(program queued(N = 384, S = 4000) {
+// and then waits for the stream: about a second of queued work per run on
+// two cores, of which a cancelled call must run at most one GEMM more.
+const char* kQueued = R"(program queued(N = 384, S = 800) {
   input  x : f32[N, N]
   output y : f32[N, N]
   y = allocate(f32[N, N])
@@ -184,6 +184,7 @@ TEST(Executable, ACancelStopsQueuedWorkWithinASecond) {
   std::atomic<bool> cancel{false};
   RunOptions options;
   options.ranks = 2;
+  options.repeat = 1'000'000;  // longer than any machine takes to reach the cancel
   options.cancel = &cancel;
   options.fillMissingInputs = true;
   Executable exe(Program::fromText(kQueued, "queued.hir"), options);
@@ -204,6 +205,7 @@ TEST(Executable, ACancelStopsQueuedWorkWithinASecond) {
 TEST(Executable, AnInterruptCheckCancelsTheCallWithinASecond) {
   RunOptions options;
   options.ranks = 2;
+  options.repeat = 1'000'000;
   options.fillMissingInputs = true;
   Clock::time_point runStart = Clock::time_point::max();  // set before the call; asked only during it
   std::atomic<int> checks{0};
