@@ -3,14 +3,13 @@
 # Ctrl-C during exe.run; memory flat over a thousand runs.
 import os
 import resource
-import signal
 import threading
-import time
 
 import numpy as np
 import pytest
 
 import hostir
+from test_interrupt import ON_THE_MAIN_THREAD, interrupted_within_a_second
 from test_run_options import DOUBLING
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "row_parallel_linear.hir")
@@ -92,26 +91,11 @@ def test_threads_take_turns_and_executables_run_at_once():
     other.close()
 
 
-@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
-                    reason="Python delivers signals to the main thread only")
+@ON_THE_MAIN_THREAD
 def test_ctrl_c_during_run_stops_it_within_a_second_and_the_next_run_works():
     exe = hostir.compile(DOUBLING, ranks=2, params={"S": 100}, repeat=1_000_000)
-    sent = []
-
-    def interrupt():
-        sent.append(time.monotonic())
-        os.kill(os.getpid(), signal.SIGINT)
-
-    timer = threading.Timer(0.3, interrupt)
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            exe.run({"x": np.ones(64, np.float32)})  # many minutes of runs, unless interrupted
-    finally:
-        timer.cancel()
-        timer.join()
-    assert sent, "the run ended before the signal"
-    assert time.monotonic() - sent[0] < 1.0
+    # Many minutes of runs, unless interrupted.
+    interrupted_within_a_second(lambda: exe.run({"x": np.ones(64, np.float32)}))
     exe.close()
     with hostir.compile(DOUBLING, ranks=2) as small:
         np.testing.assert_array_equal(small.run({"x": np.ones(64, np.float32)})["y"], np.full(64, 8, np.float32))
@@ -153,23 +137,7 @@ def many_loops(loops):
     return "program many(M = 8, K = 8, N = 8, S = 2) {\n  input x : f32[M, K]\n  input w : f32[N, K]\n" + body + "}\n"
 
 
-@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
-                    reason="Python delivers signals to the main thread only")
+@ON_THE_MAIN_THREAD
 def test_ctrl_c_during_the_passes_stops_compile_within_a_second():
     program = hostir.parse(many_loops(800))
-    sent = []
-
-    def interrupt():
-        sent.append(time.monotonic())
-        os.kill(os.getpid(), signal.SIGINT)
-
-    timer = threading.Timer(0.3, interrupt)
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            hostir.compile(program, passes=["assign-streams"])
-    finally:
-        timer.cancel()
-        timer.join()
-    assert sent, "the compilation ended before the signal"
-    assert time.monotonic() - sent[0] < 1.0
+    interrupted_within_a_second(lambda: hostir.compile(program, passes=["assign-streams"]))
