@@ -19,7 +19,7 @@ struct Executable::Impl {
   PreparedRun prepared;  // its request is what the team's ranks read: its address stays put
   std::vector<TensorDecl> decls;
   std::unique_ptr<PreparedTeam> team;
-  std::mutex callMutex;     // one call at a time
+  std::mutex callMutex;       // one call at a time
   std::string closedBecause;  // set: closed, and why
 
   Impl(const Program& program, const RunOptions& options, PreparedRun prepared);

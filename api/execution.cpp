@@ -106,8 +106,7 @@ PreparedRun prepareRun(const Program& program, const RunOptions& options, const 
 
 std::map<std::string, HostTensorRef> checkedInputs(const PreparedRun& prepared,
                                                    const std::map<std::string, HostBuffer>& inputs,
-                                                   const std::map<std::string, HostBuffer>& outputs,
-                                                   bool fillMissing) {
+                                                   const std::map<std::string, HostBuffer>& outputs, bool fillMissing) {
   std::map<std::string, HostTensorRef> refs;
   for (const auto& [name, buffer] : inputs) {
     const TensorSpec& spec = matchingSpec(prepared.inputs, name, buffer, "input");

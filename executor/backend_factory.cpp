@@ -14,7 +14,8 @@ namespace {
 
 // Why `entry` cannot serve this team with `communicator`, as what follows
 // "backend " in a sentence; nullopt when it can.
-std::optional<std::string> refusalOf(const BackendEntry& entry, CommunicatorChoice communicator, const TeamPlace& team) {
+std::optional<std::string> refusalOf(const BackendEntry& entry, CommunicatorChoice communicator,
+                                     const TeamPlace& team) {
   if (entry.unavailable)
     if (std::optional<std::string> why = entry.unavailable()) return fmt::format("{}: {}", entry.name, *why);
   const int devices = entry.device && entry.deviceCount ? entry.deviceCount() : 0;

@@ -103,8 +103,7 @@ struct RankSession::State {
   RunResult run(const RunCall& call);
   // This call's shard of every input, uploaded into the rank's tensors.
   void uploadInputs(const RunCall& call);
-  void timedRun(int run, int runs, const RunCall& call, std::map<std::string, TensorView>& outputs,
-                RunResult& result);
+  void timedRun(int run, int runs, const RunCall& call, std::map<std::string, TensorView>& outputs, RunResult& result);
   // The outputs' global tensors onto rank 0: into the call's destinations,
   // or into the result.
   void gatherOutputs(const RunCall& call, const std::map<std::string, TensorView>& outputs, RunResult& result);
@@ -252,7 +251,9 @@ void RankSession::State::gatherOutputs(const RunCall& call, const std::map<std::
     HostTensor local = makeHostTensor(spec.dtype, spec.localShape);
     backend->download(output, local.data.data());
     std::byte* global = nullptr;
-    if (leader && !direct) global = result.outputs.emplace(spec.name, makeHostTensor(spec.dtype, spec.globalShape)).first->second.data.data();
+    if (leader && !direct)
+      global =
+          result.outputs.emplace(spec.name, makeHostTensor(spec.dtype, spec.globalShape)).first->second.data.data();
     if (leader && direct) global = destination->second;
     hostStep(fmt::format("the gathering of output '{}'", spec.name),
              [&] { gatherGlobalInto(comm, local, spec, global); });

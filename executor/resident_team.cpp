@@ -173,8 +173,8 @@ Result<std::unique_ptr<ResidentTeam>> ResidentTeam::start(const RunRequest& requ
   // started wait for it in their first collective, so the team is aborted.
   for (int64_t rank = 0; rank < world; ++rank) {
     try {
-      shared.threads.push_back(startThread(fmt::format("rank {}'s thread", rank),
-                                           [&shared, rank] { shared.rankBody(rank); }));
+      shared.threads.push_back(
+          startThread(fmt::format("rank {}'s thread", rank), [&shared, rank] { shared.rankBody(rank); }));
     } catch (const ResourceError& e) {
       shared.abortTeams(e.what());
       return Diagnostic{{}, e.what()};  // the destructor stops and joins the started ranks

@@ -80,9 +80,9 @@ bool compileAndLoop(const api::Program& program, std::vector<float> x, const std
   std::vector<float> y(M * N, NAN);
   for (int step = 0; step < 10; ++step) {
     for (float& v : x) v = -v;  // this step's input
-    executable.run({{"x", {api::DType::F32, {M, K}, x.data()}},
-                    {"w", {api::DType::F32, {N, K}, const_cast<float*>(w.data())}}},
-                   {{"y", {api::DType::F32, {M, N}, y.data()}}});
+    executable.run(
+        {{"x", {api::DType::F32, {M, K}, x.data()}}, {"w", {api::DType::F32, {N, K}, const_cast<float*>(w.data())}}},
+        {{"y", {api::DType::F32, {M, N}, y.data()}}});
     if (!matches(2, x, w, y)) return false;
   }
   std::printf("compiled once, run 10 times: every y matches x . w^T\n");

@@ -60,7 +60,9 @@ RunOptions rowParallel(int64_t ranks) {
 struct Step {
   std::vector<float> x, w, y;
   explicit Step(unsigned seed) : x(randomValues(M * K, seed)), w(randomValues(N * K, seed + 1)), y(M * N, NAN) {}
-  std::map<std::string, HostBuffer> inputs() { return {{"x", {DType::F32, {M, K}, x.data()}}, {"w", {DType::F32, {N, K}, w.data()}}}; }
+  std::map<std::string, HostBuffer> inputs() {
+    return {{"x", {DType::F32, {M, K}, x.data()}}, {"w", {DType::F32, {N, K}, w.data()}}};
+  }
   std::map<std::string, HostBuffer> outputs() { return {{"y", {DType::F32, {M, N}, y.data()}}}; }
 };
 
@@ -242,7 +244,8 @@ TEST(Executable, ACancelDuringThePassesStopsTheCompilationWithinASecond) {
   for (int l = 0; l < 800; ++l)
     text += "  a" + std::to_string(l) +
             " = allocate(f32[M, N])\n  for i in range(S) {\n    xi = shard_by_stream(x, axis=0, index=i, chunks=S)\n"
-            "    ai = shard_by_stream(a" + std::to_string(l) + ", axis=0, index=i, chunks=S)\n    linear(xi, w, out=ai)\n  }\n";
+            "    ai = shard_by_stream(a" +
+            std::to_string(l) + ", axis=0, index=i, chunks=S)\n    linear(xi, w, out=ai)\n  }\n";
   text += "}\n";
   Program p = Program::fromText(text, "many.hir");
   std::atomic<bool> cancel{false};

@@ -60,11 +60,11 @@ std::string formatPrediction(const ProgramPrediction& p, const std::optional<Pre
     out += s == 0 ? fmt::format(" main={:.4f}", busy[s] * 1e3) : fmt::format(" stream{}={:.4f}", s - 1, busy[s] * 1e3);
   }
   out += "\n";
-  out += p.whole.symmetric
-             ? fmt::format("simulated: 1 rank standing for {} (the program never names `rank`), machine '{}'\n",
-                           p.whole.world, o.machine)
-             : fmt::format("simulated: all {} ranks (the program names `rank`), machine '{}'\n", p.whole.world,
-                           o.machine);
+  out +=
+      p.whole.symmetric
+          ? fmt::format("simulated: 1 rank standing for {} (the program never names `rank`), machine '{}'\n",
+                        p.whole.world, o.machine)
+          : fmt::format("simulated: all {} ranks (the program names `rank`), machine '{}'\n", p.whole.world, o.machine);
   return out;
 }
 
@@ -85,8 +85,8 @@ ToolResult<std::string> simulate(const SimulateOptions& o) {
   passOptions.machine = *machine;
   passOptions.minimumGain = o.api.minimumGain;
   passOptions.irDump = &std::cerr;
-  auto program = applyPasses(*source, source->program, o.api.passes, bindings, passOptions,
-                             o.remarks ? &std::cerr : nullptr);
+  auto program =
+      applyPasses(*source, source->program, o.api.passes, bindings, passOptions, o.remarks ? &std::cerr : nullptr);
   if (!program) return program.error();
   auto prediction = predictOrError(*source, *program, bindings, o.api.streams, *profile);
   if (!prediction) return prediction.error();
