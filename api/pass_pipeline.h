@@ -36,10 +36,6 @@ struct PipelineOptions {
   const std::atomic<bool>* cancel = nullptr;
 };
 
-// A pipeline is a list of pass names (passes/pass_manager.h), from the
-// command line's parsing (splitPipeline) to the pass manager.
-using hostir::splitPipeline;
-
 // What is wrong with a pipeline: an empty or unknown pass name, or a pass
 // that consults the cost model when there is no machine (`hasMachine`), its
 // advice ending with `howToGiveOne` (" with --machine"); nullopt when

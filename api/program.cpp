@@ -128,10 +128,4 @@ Program applyPasses(const Program& program, const std::vector<std::string>& pass
       std::make_shared<const Program::Impl>(Program::Impl{{source.path, source.text, std::move(rewritten)}}));
 }
 
-std::vector<std::string> passNames() {
-  std::vector<std::string> names;
-  for (const PassInfo& info : registeredPasses()) names.emplace_back(info.name);
-  return names;
-}
-
 }  // namespace hostir::api

@@ -14,15 +14,9 @@
 #include "api/program_impl.h"
 #include "executor/runner.h"
 #include "hostir/execution.h"
+#include "hostir/limits.h"
 
 namespace hostir::api {
-
-// The bounds of the run options' numbers, for the API's checks and the
-// command line's.
-inline constexpr int kMaxRuns = 1'000'000;  // warmup and repeat
-inline constexpr double kMinCommTimeoutSeconds = 1e-3;
-inline constexpr double kMaxCommTimeoutSeconds = 1e6;
-inline constexpr int kMaxCoresPerRank = 1024;
 
 // Throws Error (kind Usage) naming the first run option out of its bounds.
 void checkRunOptions(const RunOptions& options);

@@ -1,6 +1,6 @@
 // "did you mean ...": the valid name closest to a mistyped one, for the
 // parser's messages about unknown operations and operands and the command
-// line's about unknown commands and options (tools/hostir/did_you_mean).
+// line's about unknown commands and options (api::closestName, include/hostir/catalog.h).
 #pragma once
 
 #include <optional>

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hostir/defaults.h"
+#include "hostir/limits.h"
 #include "ir/condition.h"
 #include "ir/diagnostic.h"
 #include "ir/dtype.h"
@@ -206,11 +207,6 @@ struct ProvedFor {
     return a.world == b.world && a.streams == b.streams;
   }
 };
-
-// The largest team and worker stream pool anything accepts: the command
-// line, the API, the Python module and a proved_for clause.
-inline constexpr int64_t kMaxRanks = 1024;
-inline constexpr int64_t kMaxStreams = 1024;
 
 struct Program {
   std::string name;

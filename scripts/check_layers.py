@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Fails when a library includes a layer above it (docs/architecture.md,
-"Layers"), or when tools/ reaches below the public API more often than its
-recorded ceiling. Run by the build (the `check_layers` target) and by ctest.
+"Layers"), or when tools/ includes headers other than the public ones
+(include/hostir/) more often than its recorded ceiling. Run by the build
+(the `check_layers` target) and by ctest.
 
     scripts/check_layers.py [--root DIR]
 """
@@ -26,10 +27,11 @@ BELOW = {
     "python": {"hostir", "api"},
 }
 PROJECT_FOLDERS = set(BELOW) | {"hostir", "tools"}
-# tools/ is a client of the public API (`hostir/`, `api/`) and calibration/;
-# its includes of lower layers may only fall, to at most 3.
-TOOLS_ABOVE = {"hostir", "api", "calibration", "tools"}
-TOOLS_BELOW_CEILING = 35
+# tools/ is a client of the public API (`hostir/`): its includes of any
+# other project header (the API's internals, calibration/, lower layers) may
+# only fall, to at most 3, each named with its reason in docs/architecture.md.
+TOOLS_PUBLIC = {"hostir", "tools"}
+TOOLS_NON_PUBLIC_CEILING = 47
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)/([^"]+)"')
 SOURCES = (".h", ".hpp", ".cpp", ".cu", ".cuh")
@@ -52,12 +54,12 @@ def check(root: pathlib.Path) -> list[str]:
             if target != folder and target not in allowed:
                 problems.append(f"{path.relative_to(root)}:{number}: error: {folder}/ includes {header}, "
                                 f"a layer above it or beside it")
-    below = [(path, number, header) for path, number, target, header in includes(root / "tools")
-             if target not in TOOLS_ABOVE]
-    if len(below) > TOOLS_BELOW_CEILING:
-        listing = "\n".join(f"  {path.relative_to(root)}:{number}: {header}" for path, number, header in below)
-        problems.append(f"error: tools/ includes layers below the public API {len(below)} times, more than its "
-                        f"ceiling of {TOOLS_BELOW_CEILING}:\n{listing}")
+    private = [(path, number, header) for path, number, target, header in includes(root / "tools")
+               if target not in TOOLS_PUBLIC]
+    if len(private) > TOOLS_NON_PUBLIC_CEILING:
+        listing = "\n".join(f"  {path.relative_to(root)}:{number}: {header}" for path, number, header in private)
+        problems.append(f"error: tools/ includes headers other than the public ones {len(private)} times, more "
+                        f"than its ceiling of {TOOLS_NON_PUBLIC_CEILING}:\n{listing}")
     return problems
 
 

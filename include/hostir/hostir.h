@@ -4,10 +4,12 @@
 // hostir::api::Error on failure.
 #pragma once
 
+#include "hostir/catalog.h"
 #include "hostir/defaults.h"
 #include "hostir/error.h"
 #include "hostir/executable.h"
 #include "hostir/execution.h"
 #include "hostir/host_buffer.h"
+#include "hostir/limits.h"
 #include "hostir/program.h"
 #include "hostir/runtime.h"

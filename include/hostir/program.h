@@ -78,7 +78,4 @@ struct PassOptions {
 Program applyPasses(const Program& program, const std::vector<std::string>& passes, const PassOptions& options = {},
                     std::vector<std::string>* remarks = nullptr);
 
-// The names of every registered pass.
-std::vector<std::string> passNames();
-
 }  // namespace hostir::api

@@ -111,7 +111,8 @@ Predicted predict(const std::string& text, const std::string& passes, const Mach
   options.streams = 4;
   options.machine = std::make_shared<MachineProfile>(machine);
   if (remarks) options.remarks = [remarks](const Remark& r) { remarks->push_back(r.message); };
-  hostir::Program program = api::applyPipeline(source, source.program, api::splitPipeline(passes), bindings, options);
+  hostir::Program program =
+      api::applyPipeline(source, source.program, hostir::splitPipeline(passes), bindings, options);
   return {api::predictProgram(source, program, bindings, 4, machine), program};
 }
 

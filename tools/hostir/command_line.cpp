@@ -4,22 +4,12 @@
 
 #include <algorithm>
 
-#include "api/pass_pipeline.h"
-#include "api/run_preparation.h"
-#include "executor/backend_registry.h"
-#include "model/machine_profile.h"
-#include "passes/pass_manager.h"
+#include "hostir/catalog.h"
+#include "hostir/limits.h"
 #include "tools/hostir/cli_validators.h"
-#include "tools/hostir/did_you_mean.h"
 
 namespace hostir::tool {
 namespace {
-
-using api::kMaxCommTimeoutSeconds;
-using api::kMaxCoresPerRank;
-using api::kMaxRuns;
-// A deadline below a millisecond is shorter than the host takes to notice it.
-using api::kMinCommTimeoutSeconds;
 
 // The program, its parameters and the team: file, --set and --ranks.
 void addProgramOptions(CLI::App& cmd, std::string& file, std::vector<std::string>& settings, int64_t& ranks,
@@ -50,7 +40,7 @@ void addStreamsOption(CLI::App& cmd, int64_t& streams) {
 
 std::string shippedProfileList() {
   std::string out;
-  for (const std::string& name : shippedMachineProfiles()) out += (out.empty() ? "" : ", ") + name;
+  for (const std::string& name : api::machineProfiles()) out += (out.empty() ? "" : ", ") + name;
   return out;
 }
 
@@ -66,12 +56,12 @@ void addModelOptions(CLI::App& cmd, std::string& machine, double& minimumGain, b
                  "The predicted gain, as a fraction of the time before, that a scheduling change must reach "
                  "(default 0.05)")
       ->type_name("FRACTION")
-      ->check(numberFrom(0.0, 1.0));
+      ->check(numberFrom(kMinMinimumGain, kMaxMinimumGain));
 }
 
 std::string passList() {
   std::string out = "Passes:\n";
-  for (const PassInfo& info : registeredPasses()) out += fmt::format("  {:<18} {}\n", info.name, info.summary);
+  for (const api::PassDescription& pass : api::passes()) out += fmt::format("  {:<18} {}\n", pass.name, pass.summary);
   return out;
 }
 
@@ -125,21 +115,18 @@ CommandLine::CommandLine() {
 
 std::string CommandLine::versionText() {
   // Asked without loading any backend's libraries (cuBLAS and NCCL are 200 MB).
-  std::vector<std::string_view> built, without;
-  std::vector<std::string> unusable;
-  for (const BackendEntry* entry : registeredBackends()) {
-    if (!entry->built()) {
-      without.push_back(entry->builtWithout);
+  std::vector<std::string> built, without, unusable;
+  for (const api::BackendDescription& backend : api::backends()) {
+    if (!backend.built) {
+      without.push_back(backend.builtWithout);
       continue;
     }
-    built.push_back(entry->name);
-    if (entry->unavailableBeforeLoading)
-      if (std::optional<std::string> problem = entry->unavailableBeforeLoading())
-        unusable.push_back(fmt::format("\n{}: not usable here: {}", entry->name, *problem));
+    built.push_back(backend.name);
+    if (backend.unusable) unusable.push_back(fmt::format("\n{}: not usable here: {}", backend.name, *backend.unusable));
   }
   std::sort(built.begin(), built.end());
   std::string text = fmt::format("hostir {}\nbackends: {}", HOSTIR_VERSION, fmt::join(built, ", "));
-  for (std::string_view missing : without) text += fmt::format(" (built without {})", missing);
+  for (const std::string& missing : without) text += fmt::format(" (built without {})", missing);
   for (const std::string& line : unusable) text += line;
   return text;
 }
@@ -156,7 +143,7 @@ std::optional<std::string> CommandLine::unknownCommand(int argc, const char* con
   std::vector<std::string> names;
   for (const CLI::App* cmd : app.get_subcommands({})) names.push_back(cmd->get_name());
   if (std::find(names.begin(), names.end(), given) != names.end()) return std::nullopt;
-  std::optional<std::string> closest = closestName(given, names);
+  std::optional<std::string> closest = api::closestName(given, names);
   return fmt::format("error: unknown command '{}'{}\n{}", given,
                      closest ? fmt::format("; did you mean '{}'?", *closest) : std::string(), kSeeHelp);
 }
@@ -173,7 +160,7 @@ std::optional<std::string> CommandLine::unknownOption() const {
         for (const std::string& name : known->get_lnames()) names.push_back("--" + name);
         for (const std::string& name : known->get_snames()) names.push_back("-" + name);
       }
-      std::optional<std::string> closest = closestName(option, names);
+      std::optional<std::string> closest = api::closestName(option, names);
       const std::string where = cmd == &app ? "hostir" : "hostir " + cmd->get_name();
       return fmt::format("error: unknown option '{}' for '{}'{}\n{}", option, where,
                          closest ? fmt::format("; did you mean '{}'?", *closest) : std::string(), kSeeHelp);
@@ -218,7 +205,7 @@ void CommandLine::addRun() {
   runCmd
       ->add_option("--backend", o.backend,
                    "auto (a device backend where one can serve, else the CPU), or a backend by name")
-      ->check(CLI::IsMember(backendNames()));
+      ->check(CLI::IsMember(api::backendNames()));
   runCmd
       ->add_option("--communicator", o.communicator,
                    "What carries the collectives: auto (the host team's on the CPU; NCCL on CUDA, or copy engines "

@@ -6,6 +6,7 @@
 
 #include "api/output_file.h"
 #include "api/pass_pipeline.h"
+#include "hostir/catalog.h"
 #include "hostir/execution.h"
 #include "ir/printer.h"
 #include "tools/hostir/commands.h"

@@ -1,0 +1,25 @@
+// The bounds of every option's numbers, named once: the command line checks
+// them as it parses, the API and the Python module as they are called, and
+// the verifier where a program states them (proved_for).
+#pragma once
+
+#include <cstdint>
+
+namespace hostir {
+
+// The largest team and worker stream pool (`--ranks`, `--streams`).
+inline constexpr int64_t kMaxRanks = 1024;
+inline constexpr int64_t kMaxStreams = 1024;
+// `--warmup` and `--repeat`.
+inline constexpr int kMaxRuns = 1'000'000;
+// `--comm-timeout`, in seconds: a deadline below a millisecond is shorter
+// than the host takes to notice it.
+inline constexpr double kMinCommTimeoutSeconds = 1e-3;
+inline constexpr double kMaxCommTimeoutSeconds = 1e6;
+// `--cores-per-rank`.
+inline constexpr int kMaxCoresPerRank = 1024;
+// `--min-gain`, a fraction of the time before.
+inline constexpr double kMinMinimumGain = 0.0;
+inline constexpr double kMaxMinimumGain = 1.0;
+
+}  // namespace hostir
