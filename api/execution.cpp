@@ -13,6 +13,7 @@
 #include "api/dtype_conversion.h"
 #include "api/findings.h"
 #include "api/pass_pipeline.h"
+#include "api/predicted_trace.h"
 #include "api/program_impl.h"
 #include "api/program_prediction.h"
 #include "api/run_preparation.h"
@@ -36,6 +37,11 @@ void check(const Program& program, const CheckOptions& options) {
   }
 }
 
+void checkMachine(const std::string& machine) {
+  if (machine.empty()) throw plainError(ErrorKind::Usage, "simulate needs a machine profile");
+  loadMachine(machine);
+}
+
 Prediction simulate(const Program& program, const std::string& machine, const SimulateOptions& options) {
   const ProgramSource& source = program.impl();
   checkStreams(options.streams);
@@ -47,14 +53,43 @@ Prediction simulate(const Program& program, const std::string& machine, const Si
   pipelineOptions.streams = options.streams;
   pipelineOptions.machine = profile;
   pipelineOptions.minimumGain = options.minimumGain;
+  if (options.onRemark)
+    pipelineOptions.remarks = [&](const Remark& remark) { options.onRemark(renderRemark(source, remark)); };
   hostir::Program rewritten = applyPipeline(source, source.program, options.passes, bindings, pipelineOptions);
   ProgramPrediction p = predictProgram(source, rewritten, bindings, options.streams, *profile);
-  return Prediction{p.seconds() * 1e3,
-                    p.computeSeconds * 1e3,
-                    p.communicationSeconds * 1e3,
-                    p.exposedCommunicationSeconds() * 1e3,
-                    p.overlapEfficiency(),
-                    p.assumptions(machine)};
+  Prediction out;
+  out.medianMs = p.seconds() * 1e3;
+  out.computeMs = p.computeSeconds * 1e3;
+  out.commMs = p.communicationSeconds * 1e3;
+  out.exposedCommMs = p.exposedCommunicationSeconds() * 1e3;
+  out.overlapEfficiency = p.overlapEfficiency();
+  out.assumptions = p.assumptions(machine);
+  // What the profile's measured spreads allow: every figure at one end.
+  if (hasSpread(*profile)) {
+    out.fastMs = predictProgram(source, rewritten, bindings, options.streams, atSpreadEdge(*profile, SpreadEdge::Fast))
+                     .seconds() *
+                 1e3;
+    out.slowMs = predictProgram(source, rewritten, bindings, options.streams, atSpreadEdge(*profile, SpreadEdge::Slow))
+                     .seconds() *
+                 1e3;
+  }
+  out.variantSlowerThanWhole = p.variantSlowerThanWhole();
+  out.slowerThanSerial = p.slowerThanSerial();
+  out.hostMs = p.whole.timeline.ranks[0].hostEnd * 1e3;
+  for (double seconds : streamBusySeconds(p.whole, 0)) out.streamBusyMs.push_back(seconds * 1e3);
+  out.symmetric = p.whole.symmetric;
+  if (!options.tracePath.empty()) {
+    Simulation traced = p.whole;
+    if (traced.work.size() > kMaxTracedRanks) {
+      traced.work.resize(kMaxTracedRanks);
+      traced.timeline.ranks.resize(kMaxTracedRanks);
+    }
+    Result<TraceSummary> written = writePredictedTrace(traced, options.tracePath, source.path, *profile);
+    if (!written) throw plainError(ErrorKind::Program, written.error().message);
+    out.tracedRanks = static_cast<int64_t>(traced.work.size());
+    out.traceBytes = written->bytes;
+  }
+  return out;
 }
 
 namespace {

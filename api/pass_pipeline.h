@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "api/program_impl.h"
+#include "hostir/catalog.h"
 #include "hostir/defaults.h"
 #include "model/machine_profile.h"
 #include "passes/pass.h"
@@ -36,14 +37,7 @@ struct PipelineOptions {
   const std::atomic<bool>* cancel = nullptr;
 };
 
-// What is wrong with a pipeline: an empty or unknown pass name, or a pass
-// that consults the cost model when there is no machine (`hasMachine`), its
-// advice ending with `howToGiveOne` (" with --machine"); nullopt when
-// nothing is. The callers phrase it with their option's name.
-std::optional<std::string> pipelineProblem(const std::vector<std::string>& passes, bool hasMachine,
-                                           std::string_view howToGiveOne = "");
-
-// pipelineProblem as Error (kind Usage), "passes: ...".
+// pipelineProblem (hostir/catalog.h) as Error (kind Usage), "passes: ...".
 void checkPipeline(const std::vector<std::string>& passes, bool hasMachine);
 
 // Applies `passes` in order, verifying and race-checking after each one;

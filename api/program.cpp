@@ -2,6 +2,7 @@
 // every API call shares.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "api/dtype_conversion.h"
@@ -9,6 +10,7 @@
 #include "api/pass_pipeline.h"
 #include "api/program_file.h"
 #include "api/program_impl.h"
+#include "hostir/catalog.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "passes/pass_manager.h"
@@ -38,6 +40,9 @@ Bindings verifiedBindings(const ProgramSource& program, const Params& params, in
       throw plainError(ErrorKind::Usage,
                        fmt::format("parameter {} = {}: parameters are non-negative integers", name, value));
   Bindings bindings{params, ranks};
+  // A value for a parameter the program lacks is the caller's mistake, not the program's.
+  if (auto bound = bindParams(program.program, bindings); !bound)
+    throw diagnosticError(ErrorKind::Usage, bound.error(), program.path, program.text);
   if (Status error = verifyProgram(program.program, bindings))
     throw diagnosticError(ErrorKind::Program, *error, program.path, program.text);
   return bindings;
@@ -68,8 +73,8 @@ Program Program::fromText(const std::string& text, const std::string& sourceName
 
 Program Program::fromFile(const std::string& path) {
   auto text = readProgramFile(path);
-  if (!text) throw diagnosticError(ErrorKind::Program, text.error(), path);
-  return parsed(path, std::move(*text));
+  if (!text) throw diagnosticError(ErrorKind::Program, text.error(), programDisplayName(path));
+  return parsed(programDisplayName(path), std::move(*text));
 }
 
 Program Program::parse(const std::string& pathOrText) {
@@ -78,6 +83,12 @@ Program Program::parse(const std::string& pathOrText) {
 }
 
 const std::string& Program::name() const { return impl_->program.name; }
+std::vector<std::string> Program::paramNames() const {
+  std::vector<std::string> names;
+  for (const Param& param : impl_->program.params) names.push_back(param.name);
+  return names;
+}
+
 const std::string& Program::sourceName() const { return impl_->path; }
 std::string Program::print() const { return printProgram(impl_->program); }
 
@@ -119,8 +130,19 @@ Program applyPasses(const Program& program, const std::vector<std::string>& pass
   pipelineOptions.streams = options.streams;
   pipelineOptions.machine = loadMachine(options.machine);
   pipelineOptions.minimumGain = options.minimumGain;
-  if (remarks)
-    pipelineOptions.remarks = [&](const Remark& remark) { remarks->push_back(renderRemark(source, remark)); };
+  if (remarks || options.onRemark)
+    pipelineOptions.remarks = [&](const Remark& remark) {
+      std::string rendered = renderRemark(source, remark);
+      if (options.onRemark) options.onRemark(rendered);
+      if (remarks) remarks->push_back(std::move(rendered));
+    };
+  const std::vector<std::string> known = passNames();
+  for (const std::string& name : options.printIrAfter)
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      throw plainError(ErrorKind::Usage, fmt::format("printIrAfter: unknown pass '{}'", name));
+  pipelineOptions.printIrAfterAll = options.printIrAfterAll;
+  pipelineOptions.printIrAfter.insert(options.printIrAfter.begin(), options.printIrAfter.end());
+  pipelineOptions.irDump = options.irDump;
   hostir::Program rewritten = applyPipeline(source, source.program, passes, bindings, pipelineOptions);
   // The result's positions still point into the original text; keep it, so
   // that later errors show the statement the pass started from.

@@ -25,6 +25,13 @@ std::vector<std::string> passNames();
 // are kept, for the pipeline's check to refuse them by position.
 std::vector<std::string> splitPipeline(std::string_view pipeline);
 
+// What is wrong with a pipeline, for the caller to phrase with its option's
+// name: an empty or unknown pass name, or a pass that consults the cost
+// model when there is no machine (`hasMachine` false), its advice ending
+// with `howToGiveOne` (" with --machine"); nullopt when nothing is.
+std::optional<std::string> pipelineProblem(const std::vector<std::string>& passes, bool hasMachine,
+                                           std::string_view howToGiveOne = "");
+
 // The machine profiles shipped with hostir, by the name `machine` takes.
 std::vector<std::string> machineProfiles();
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,13 @@ struct SimulateOptions {
   int64_t streams = kDefaultStreams;
   std::vector<std::string> passes;
   double minimumGain = kDefaultMinimumGain;  // the predicted gain a pass's scheduling change must reach
+  // Called with each remark of the passes, rendered against the program's
+  // source, as they make it (`simulate --remarks`); empty: none.
+  std::function<void(const std::string&)> onRemark;
+  // Non-empty: the predicted timeline is written to this file as a Chrome
+  // trace in `run --trace`'s format (`simulate --trace`), its first 64
+  // simulated ranks at most.
+  std::string tracePath;
 };
 
 // `hostir simulate`'s figures, in milliseconds.
@@ -47,7 +55,34 @@ struct Prediction {
   // What pricing assumed where the machine profile had no figure
   // (docs/cost-model.md, "Kernels"), one sentence each.
   std::vector<std::string> assumptions;
+  // With a profile that records its figures' spreads (a calibrated one):
+  // the median with every figure at the fast end of its spread, and at the
+  // slow end. Absent otherwise.
+  std::optional<double> fastMs;
+  std::optional<double> slowMs;
+  // Why E is clamped, when it is (docs/cost-model.md): a stripped variant
+  // took longer than the whole program (E counts the shorter part as
+  // hidden), or the whole took longer than both variants one after the
+  // other (contention; E is 0).
+  bool variantSlowerThanWhole = false;
+  bool slowerThanSerial = false;
+  // Rank 0: its host's time issuing the program, and each stream's busy
+  // time (the main stream, then worker streams 0, 1, ...).
+  double hostMs = 0;
+  std::vector<double> streamBusyMs;
+  // One rank was simulated for the whole team: the program never names
+  // `rank`, so every rank does the same (SPMD symmetry).
+  bool symmetric = false;
+  // With tracePath: the ranks the trace draws, and the file's size.
+  int64_t tracedRanks = 0;
+  uint64_t traceBytes = 0;
 };
+
+// Reads the machine profile `machine` names, as simulate() does, and throws
+// Error (kind Program) when it cannot: for a caller that simulates many
+// times (`hostir tune`) and wants one error for a bad profile, not one per
+// call.
+void checkMachine(const std::string& machine);
 
 // Predicts the program (after `passes`) on `machine`: a shipped profile's
 // name or a profile file written by `hostir calibrate`.

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <optional>
@@ -45,6 +47,8 @@ class Program {
   std::string print() const;
   // Every parameter with its default value.
   Params defaultParams() const;
+  // Every parameter's name, in the order the program declares them.
+  std::vector<std::string> paramNames() const;
   // The inputs and outputs with global shapes for these parameter values
   // (Error kind Usage for an unknown parameter, Program when a shape fails
   // to bind).
@@ -70,6 +74,15 @@ struct PassOptions {
   // file) for passes that consult the cost model (`overlap`).
   std::string machine;
   double minimumGain = kDefaultMinimumGain;
+  // Called with each remark, rendered against the program's source, as the
+  // passes make it (`opt --remarks`); empty: none.
+  std::function<void(const std::string&)> onRemark;
+  // The program after every pass (printIrAfterAll), or after each pass
+  // named in printIrAfter, written to irDump as the passes run (`opt
+  // --print-ir-after-all`, `--print-ir-after`). Null irDump: nothing is.
+  bool printIrAfterAll = false;
+  std::vector<std::string> printIrAfter;
+  std::ostream* irDump = nullptr;
 };
 
 // Applies the passes in order ("assign-streams", "canonicalize", "overlap",

@@ -71,7 +71,8 @@ TEST(ApiProgram, MissingFileHasNoPosition) {
 
 TEST(ApiProgram, UnknownParameterAndBadCountsAreRefused) {
   Program p = Program::fromFile(kExamples + "row_parallel_linear.hir");
-  EXPECT_EQ(errorOf([&] { hostir::api::check(p, {{{"Q", 1}}}); }).kind(), ErrorKind::Program);
+  // A value for a parameter the program lacks is the caller's mistake.
+  EXPECT_EQ(errorOf([&] { hostir::api::check(p, {{{"Q", 1}}}); }).kind(), ErrorKind::Usage);
   EXPECT_EQ(errorOf([&] { hostir::api::check(p, {{}, 0}); }).kind(), ErrorKind::Usage);
   EXPECT_EQ(errorOf([&] { hostir::api::check(p, {{}, 1, 0}); }).kind(), ErrorKind::Usage);
   EXPECT_EQ(errorOf([&] { hostir::api::applyPasses(p, {"no-such-pass"}); }).kind(), ErrorKind::Usage);

@@ -176,8 +176,8 @@ void CommandLine::addOpt() {
   addPassesOption(*optCmd, opt.passes, "Comma-separated pass pipeline, e.g. assign-streams");
   optCmd->add_option("-o,--output", opt.outputPath, "Write the result here instead of standard output")
       ->type_name("FILE");
-  optCmd->add_flag("--print-ir-after-all", opt.printIrAfterAll, "Print the program to stderr after every pass");
-  optCmd->add_option("--print-ir-after", opt.printIrAfter, "Print the program to stderr after the named pass")
+  optCmd->add_flag("--print-ir-after-all", opt.api.printIrAfterAll, "Print the program to stderr after every pass");
+  optCmd->add_option("--print-ir-after", opt.api.printIrAfter, "Print the program to stderr after the named pass")
       ->type_name("PASS")
       ->delimiter(',');
   optCmd->add_flag("--remarks", opt.remarks,
@@ -282,7 +282,7 @@ void CommandLine::addSimulate() {
   addModelOptions(*simulateCmd, simulate.machine, simulate.api.minimumGain, true);
   addPassesOption(*simulateCmd, simulate.api.passes, "Passes to apply before simulating, e.g. assign-streams");
   simulateCmd->add_flag("--remarks", simulate.remarks, "Print the passes' decisions to stderr");
-  simulateCmd->add_option("--trace", simulate.tracePath, "Write the predicted timeline as a Chrome trace")
+  simulateCmd->add_option("--trace", simulate.api.tracePath, "Write the predicted timeline as a Chrome trace")
       ->type_name("FILE.json");
 }
 

@@ -10,12 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "api/pass_pipeline.h"
 #include "hostir/defaults.h"
 #include "hostir/execution.h"
-#include "ir/verifier.h"
+#include "hostir/program.h"
 #include "tools/hostir/exit_codes.h"
-#include "tools/hostir/source_program.h"
+#include "tools/hostir/settings.h"
 
 namespace hostir::tool {
 
@@ -35,7 +34,7 @@ struct ModelOptions {
 };
 
 // `hostir opt`: the API's pass options (ranks, streams, machine, minimum
-// gain), the pipeline, and what only the command line has.
+// gain, the IR dumps), the pipeline, and what only the command line has.
 struct OptOptions {
   std::string file;
   std::vector<std::string> settings;  // --set NAME=INT
@@ -43,8 +42,6 @@ struct OptOptions {
   api::PassOptions api;
   std::vector<std::string> passes;  // the pipeline, pass by pass (--passes a,b)
   std::string outputPath;
-  bool printIrAfterAll = false;
-  std::vector<std::string> printIrAfter;
   bool remarks = false;  // print the passes' remarks to stderr
 
   ModelOptions model() const { return ModelOptions{api.machine, api.minimumGain}; }
@@ -93,7 +90,6 @@ struct SimulateOptions {
   api::SimulateOptions api;
   std::string machine;  // --machine (required): a shipped profile's name or a profile file
   bool remarks = false;
-  std::string tracePath;  // the predicted timeline, in run --trace's format
 
   ModelOptions model() const { return ModelOptions{machine, api.minimumGain}; }
 };
@@ -141,29 +137,11 @@ int runSimulate(const SimulateOptions& options);
 int runCalibrate(const CalibrateOptions& options);
 int runTune(const TuneOptions& options);
 
-// A usage error when `bindings` names a parameter the program lacks.
-[[nodiscard]] ToolStatus checkParameterNames(const SourceProgram& source, const Bindings& bindings);
-// Verifies with the params bound (checkParameterNames first); the error
-// rendered against the file.
-[[nodiscard]] ToolStatus verifyBound(const SourceProgram& source, const Program& program, const Bindings& bindings);
-
 // Checks the pass names of a pipeline and of --print-ir-after (usage
 // errors), and that a pipeline with a pass that needs a cost model comes
 // with `--machine` (`model` null: the command has none).
 [[nodiscard]] ToolStatus checkPassNames(const std::vector<std::string>& passes,
                                         const std::vector<std::string>& printAfter = {},
                                         const ModelOptions* model = nullptr);
-
-// The profile named by --machine, loaded; null when none was named.
-ToolResult<std::shared_ptr<const MachineProfile>> loadModel(const ModelOptions& model);
-
-// Applies `passes` with the API's pipeline options (api/pass_pipeline.h),
-// verifying and race-checking after each pass (a pass that makes the
-// program racy is an error naming it). With `remarksTo`, every remark of
-// the passes, rendered against the file, goes there as the passes run (the
-// command's choice: stderr, or a string until it knows who prints).
-ToolResult<Program> applyPasses(const SourceProgram& source, const Program& program,
-                                const std::vector<std::string>& passes, const Bindings& bindings,
-                                api::PipelineOptions options, std::ostream* remarksTo = nullptr);
 
 }  // namespace hostir::tool

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "hostir/error.h"
 #include "ir/diagnostic.h"
 
 namespace hostir::tool {
@@ -36,5 +37,8 @@ using ToolResult = Result<T, ToolError>;
 // Success (nullopt), or the ToolError of a step that produces nothing; as
 // Status is to Diagnostic.
 using ToolStatus = std::optional<ToolError>;
+
+// An API error as the tool's: a bad argument is a usage error, anything else a bad program or run.
+ToolError toolError(const api::Error& error);
 
 }  // namespace hostir::tool

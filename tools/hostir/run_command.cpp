@@ -17,6 +17,7 @@
 
 #include "analysis/race_check.h"
 #include "api/backend_choice.h"
+#include "api/pass_pipeline.h"
 #include "api/run_preparation.h"
 #include "api/trace_file.h"
 #include "comm/host_watchdog.h"
@@ -31,9 +32,28 @@
 #include "tools/hostir/npy.h"
 #include "tools/hostir/output_comparison.h"
 #include "tools/hostir/progress_line.h"
+#include "tools/hostir/source_program.h"
 
 namespace hostir::tool {
 namespace {
+
+// Verifies with the params bound: a --set that names no parameter is a
+// mistake of the command line (exit 2), anything else of the program.
+ToolStatus verifyBound(const SourceProgram& source, const Program& program, const Bindings& bindings) {
+  if (auto params = bindParams(source.program, bindings); !params)
+    return ToolError{kUsageError, renderDiagnostic(params.error(), source.path, source.text)};
+  if (auto error = verifyProgram(program, bindings)) return programError(source, *error);
+  return std::nullopt;
+}
+
+// The profile named by --machine, loaded; null when none was named.
+ToolResult<std::shared_ptr<const MachineProfile>> loadModel(const ModelOptions& model) {
+  try {
+    return api::loadMachine(model.machine);
+  } catch (const api::Error& error) {
+    return toolError(error);
+  }
+}
 
 // Splits NAME=FILE items (a usage error when malformed).
 ToolResult<std::map<std::string, std::string>> namedFiles(const std::vector<std::string>& items,

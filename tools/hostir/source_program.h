@@ -30,12 +30,4 @@ ToolError programError(const SourceProgram& source, const Diagnostic& diag);
 // one byte more than the limit from anything that is not a regular file.
 tool::ToolResult<SourceProgram> loadProgram(const std::string& path);
 
-namespace tool {
-// An API error as the tool's: a bad argument is a usage error, anything else a bad program or run.
-ToolError toolError(const api::Error& error);
-}  // namespace tool
-
-// Parses `--set NAME=VALUE` items; on failure why (a usage error).
-tool::ToolResult<std::map<std::string, int64_t>> parseSettings(const std::vector<std::string>& items);
-
 }  // namespace hostir

@@ -1,7 +1,7 @@
 // `hostir tune`: every binding of the tuned parameters (the cartesian
 // product of their values, in the order given, times the worker pool sizes
 // of --streams) bound, verified, put through --passes and predicted as
-// `simulate` predicts it (program_prediction.h). It prints one row per
+// `simulate` predicts it (api::simulate). It prints one row per
 // binding, a binding that fails saying why in its row, then the fastest:
 // `best: S=4 predicted_ms=X`.
 #include <fmt/format.h>
@@ -16,8 +16,10 @@
 #include <string_view>
 
 #include "hostir/defaults.h"
+#include "hostir/error.h"
+#include "hostir/execution.h"
+#include "hostir/program.h"
 #include "tools/hostir/commands.h"
-#include "tools/hostir/program_prediction.h"
 
 namespace hostir::tool {
 namespace {
@@ -67,14 +69,13 @@ ToolResult<std::vector<TunedParam>> parseTunedParams(const std::vector<std::stri
 
 // The tuned names against the program's params and --set (usage errors: the command line names them).
 ToolStatus checkTunedNames(const std::vector<TunedParam>& tuned, const std::map<std::string, int64_t>& settings,
-                           const Program& program) {
+                           const api::Program& program) {
+  const std::vector<std::string> names = program.paramNames();
   for (const TunedParam& param : tuned) {
-    if (!program.findParam(param.name)) {
-      std::string names;
-      for (const Param& p : program.params) names += (names.empty() ? "" : ", ") + p.name;
+    if (std::find(names.begin(), names.end(), param.name) == names.end())
       return usageError(fmt::format("--param {}: program '{}' has no parameter '{}' (its parameters: {})", param.name,
-                                    program.name, param.name, names.empty() ? "none" : names));
-    }
+                                    program.name(), param.name,
+                                    names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
     if (settings.count(param.name))
       return usageError(
           fmt::format("--param {}: {} is also bound with --set; tune it or set it, not both", param.name, param.name));
@@ -148,16 +149,15 @@ std::string shortReason(const ToolError& error, const std::string& path) {
 // A binding's outcome: its prediction, or the error that explains why there is none.
 struct Outcome {
   Binding binding;
-  std::optional<ProgramPrediction> prediction;
+  std::optional<api::Prediction> prediction;
   ToolError failure;
 };
 
 struct TuneContext {
   const TuneOptions& options;
-  const SourceProgram& source;
+  const api::Program& program;
   const std::map<std::string, int64_t>& settings;
   const std::vector<TunedParam>& tuned;
-  std::shared_ptr<const MachineProfile> machine;
   bool severalPools = false;
 };
 
@@ -170,29 +170,29 @@ std::string describe(const TuneContext& c, const Binding& binding) {
   return text;
 }
 
-ToolResult<ProgramPrediction> predictBinding(const TuneContext& c, const Binding& binding) {
-  Bindings bindings{c.settings, c.options.api.ranks};
-  for (size_t p = 0; p < c.tuned.size(); ++p) bindings.params[c.tuned[p].name] = binding.values[p];
-  if (auto error = verifyBound(c.source, c.source.program, bindings)) return *error;
-  std::ostringstream remarks;
-  api::PipelineOptions passOptions;
-  passOptions.streams = binding.streams;
-  passOptions.machine = c.machine;
-  passOptions.minimumGain = c.options.api.minimumGain;
-  passOptions.irDump = &remarks;
-  auto program = applyPasses(c.source, c.source.program, c.options.api.passes, bindings, passOptions,
-                             c.options.remarks ? &remarks : nullptr);
+ToolResult<api::Prediction> predictBinding(const TuneContext& c, const Binding& binding) {
+  api::SimulateOptions options = c.options.api;
+  options.params = c.settings;
+  for (size_t p = 0; p < c.tuned.size(); ++p) options.params[c.tuned[p].name] = binding.values[p];
+  options.streams = binding.streams;
+  std::string remarks;
+  if (c.options.remarks) options.onRemark = [&remarks](const std::string& remark) { remarks += remark; };
+  ToolResult<api::Prediction> prediction = ToolError{};
+  try {
+    prediction = api::simulate(c.program, c.options.machine, options);
+  } catch (const api::Error& error) {
+    prediction = toolError(error);
+  }
   // Each binding's remarks under its name: the passes decide differently for each.
-  if (!remarks.str().empty()) std::cerr << "tune: " << describe(c, binding) << ":\n" << remarks.str();
-  if (!program) return program.error();
-  return predictOrError(c.source, *program, bindings, binding.streams, *c.machine);
+  if (!remarks.empty()) std::cerr << "tune: " << describe(c, binding) << ":\n" << remarks;
+  return prediction;
 }
 
-std::string milliseconds(double seconds) { return fmt::format("{:.4f}", seconds * 1e3); }
+std::string milliseconds(double ms) { return fmt::format("{:.4f}", ms); }
 
 // The predicted time as printed: ties are judged on what the table shows,
 // so that the earlier of two rows that read the same wins.
-int64_t printedTenthsOfMicroseconds(double seconds) { return std::llround(seconds * 1e7); }
+int64_t printedTenthsOfMicroseconds(double ms) { return std::llround(ms * 1e4); }
 
 std::string formatTable(const TuneContext& c, const std::vector<Outcome>& outcomes) {
   std::vector<std::string> header;
@@ -207,11 +207,10 @@ std::string formatTable(const TuneContext& c, const std::vector<Outcome>& outcom
     for (int64_t value : outcome.binding.values) row.push_back(std::to_string(value));
     if (c.severalPools) row.push_back(std::to_string(outcome.binding.streams));
     if (const auto& p = outcome.prediction) {
-      row.insert(row.end(),
-                 {milliseconds(p->seconds()), milliseconds(p->computeSeconds), milliseconds(p->communicationSeconds),
-                  milliseconds(p->exposedCommunicationSeconds()), fmt::format("{:.2f}", p->overlapEfficiency())});
+      row.insert(row.end(), {milliseconds(p->medianMs), milliseconds(p->computeMs), milliseconds(p->commMs),
+                             milliseconds(p->exposedCommMs), fmt::format("{:.2f}", p->overlapEfficiency)});
     } else {
-      row.push_back("failed: " + shortReason(outcome.failure, c.source.path));
+      row.push_back("failed: " + shortReason(outcome.failure, c.program.sourceName()));
     }
     rows.push_back(std::move(row));
   }
@@ -253,15 +252,19 @@ int tune(const TuneOptions& o) {
   if (!bindings) return fail(bindings.error());
   const ModelOptions model = o.model();
   if (auto error = checkPassNames(o.api.passes, {}, &model)) return fail(*error);
-  auto machine = loadModel(model);
-  if (!machine) return fail(machine.error());
-  auto source = loadProgram(o.file);
-  if (!source) return fail(source.error());
-  if (auto error = checkTunedNames(*tuned, *settings, source->program)) return fail(*error);
+  std::optional<api::Program> program;
+  try {
+    // The profile once, so that a bad one is one error rather than every binding's.
+    api::checkMachine(o.machine);
+    program = api::Program::fromFile(o.file);
+  } catch (const api::Error& error) {
+    return fail(toolError(error));
+  }
+  if (auto error = checkTunedNames(*tuned, *settings, *program)) return fail(*error);
 
-  TuneContext context{o, *source, *settings, *tuned, *machine, pools->size() > 1};
-  std::string out = fmt::format("tune: program '{}' ({}), machine '{}', {} rank{}, passes: {}", source->program.name,
-                                o.file, o.machine, o.api.ranks, o.api.ranks == 1 ? "" : "s",
+  TuneContext context{o, *program, *settings, *tuned, pools->size() > 1};
+  std::string out = fmt::format("tune: program '{}' ({}), machine '{}', {} rank{}, passes: {}", program->name(), o.file,
+                                o.machine, o.api.ranks, o.api.ranks == 1 ? "" : "s",
                                 o.api.passes.empty() ? "none" : fmt::format("{}", fmt::join(o.api.passes, ",")));
   if (!context.severalPools) out += fmt::format(", {} worker stream{}", pools->front(), pools->front() == 1 ? "" : "s");
   out += "\n";
@@ -279,8 +282,8 @@ int tune(const TuneOptions& o) {
       continue;
     }
     outcome.prediction = std::move(*prediction);
-    if (!best || printedTenthsOfMicroseconds(outcome.prediction->seconds()) <
-                     printedTenthsOfMicroseconds(best->prediction->seconds()))
+    if (!best || printedTenthsOfMicroseconds(outcome.prediction->medianMs) <
+                     printedTenthsOfMicroseconds(best->prediction->medianMs))
       best = &outcome;
   }
   out += formatTable(context, outcomes);
@@ -292,7 +295,7 @@ int tune(const TuneOptions& o) {
     return kProgramError;
   }
   out += fmt::format("best: {} predicted_ms={}\n", describe(context, best->binding),
-                     milliseconds(best->prediction->seconds()));
+                     milliseconds(best->prediction->medianMs));
   std::cout << out;
   return kSuccess;
 }

@@ -1,4 +1,4 @@
-#include "tools/hostir/predicted_trace.h"
+#include "api/predicted_trace.h"
 
 #include <fmt/format.h>
 

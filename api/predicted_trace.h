@@ -10,6 +10,10 @@
 
 namespace hostir {
 
+// The ranks a predicted trace draws at most: each is a temporary file while
+// it is written.
+inline constexpr size_t kMaxTracedRanks = 64;
+
 // Writes every simulated rank's timeline to `path`; `sourceName` prefixes
 // the statements' positions. With SPMD symmetry the one simulated rank is
 // written as rank 0.
