@@ -166,7 +166,9 @@ RunStats finishRun(const Program& program, Result<RunResult> result) {
     if (!*result->trace) throw diagnosticError(ErrorKind::Run, result->trace->error(), source.path, source.text);
     stats.traceBytes = result->trace->value().bytes;
     stats.traceTruncated = result->trace->value().truncated;
+    stats.traceDroppedOperations = result->trace->value().droppedOperations;
   }
+  for (const RaceReport& race : result->races) stats.races.push_back(formatRace(race, source.path, source.text));
   return stats;
 }
 

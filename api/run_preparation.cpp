@@ -70,6 +70,12 @@ void checkRunOptions(const RunOptions& options) {
     throw plainError(ErrorKind::Usage,
                      fmt::format("commTimeoutSeconds must be in [{}, {}], got {}", kMinCommTimeoutSeconds,
                                  kMaxCommTimeoutSeconds, options.commTimeoutSeconds));
+  if (options.traceLimitMiB < 1 || options.traceLimitMiB > kMaxTraceLimitMiB)
+    throw plainError(ErrorKind::Usage,
+                     fmt::format("traceLimitMiB must be in [1, {}], got {}", kMaxTraceLimitMiB, options.traceLimitMiB));
+  if (options.injectDelaysMicros > kMaxInjectedDelayMicros)
+    throw plainError(ErrorKind::Usage, fmt::format("injectDelaysMicros must be at most {}, got {}",
+                                                   kMaxInjectedDelayMicros, options.injectDelaysMicros));
   if (options.coresPerRank < 0 || options.coresPerRank > kMaxCoresPerRank)
     throw plainError(ErrorKind::Usage, fmt::format("coresPerRank must be in [0, {}] (0: the node's cores divided by "
                                                    "its ranks), got {}",
@@ -83,7 +89,8 @@ RunRequest prepareRunRequest(const ProgramSource& source, const Bindings& bindin
   pipeline.streams = options.streams;
   pipeline.machine = setting.machine;
   pipeline.minimumGain = options.minimumGain;
-  pipeline.remarks = setting.remarks;
+  if (options.onRemark)
+    pipeline.remarks = [&](const Remark& remark) { options.onRemark(renderRemark(source, remark)); };
   pipeline.cancel = options.cancel;
   hostir::Program program = applyPipeline(source, source.program, options.passes, bindings, pipeline);
   std::map<std::string, int64_t> params = boundParams(source, bindings);
@@ -99,6 +106,9 @@ RunRequest prepareRunRequest(const ProgramSource& source, const Bindings& bindin
   request.traceSourceName = source.path;
   request.cancel = options.cancel;
   if (!options.tracePath.empty()) request.writeTrace = teamTraceWriter(options.tracePath);
+  request.traceLimitBytes = options.traceLimitMiB << 20;
+  request.raceCheck = options.raceCheck;
+  request.backend.cpu.delays = {options.injectDelaysMicros, options.seed};
   return request;
 }
 

@@ -38,7 +38,6 @@ struct RunSetting {
   BackendChoice backend;                          // chooseBackend's answer, without a refusal
   TeamPlace team;                                 // the ranks and where they are
   std::shared_ptr<const MachineProfile> machine;  // options.machine, loaded (null: none)
-  RemarkSink remarks;                             // the passes' remarks; empty: dropped
   RunWords words;
 };
 

@@ -117,6 +117,19 @@ struct RunOptions {
   // Non-empty: the last run's timeline, every rank's, is written to this
   // file as a Chrome trace (Perfetto), as `hostir run --trace` writes it.
   std::string tracePath;
+  // The largest trace file, in MiB (`--trace-limit`): recording stops
+  // there, and RunStats says so.
+  uint64_t traceLimitMiB = kDefaultTraceLimitMiB;
+  // Check the work for stream races as it is issued (`--race-check`): each
+  // race found is in RunStats::races, and the run goes on.
+  bool raceCheck = false;
+  // A testing aid (`--inject-delays`): on the CPU backend every task and
+  // communication first sleeps a random time up to this many microseconds
+  // (drawn from `seed`), so that a missing wait shows as a wrong result.
+  uint32_t injectDelaysMicros = 0;
+  // Called with each remark of the passes, rendered against the program's
+  // source, as they make it (`run --remarks`); empty: none.
+  std::function<void(const std::string&)> onRemark;
   // Set by another thread (a signal handler's flag, a UI's stop button):
   // within a second the passes, the proof or the run stop wherever they are
   // (the streams drop their queued work, every rank stops at its next
@@ -147,6 +160,10 @@ struct RunStats {
   // share of the trace limit and stopped recording before the run's end.
   uint64_t traceBytes = 0;
   bool traceTruncated = false;
+  uint64_t traceDroppedOperations = 0;  // the operations a truncated trace left out
+  // With raceCheck: each race the issued work made, rendered against the
+  // program's source (file:line:col of both accesses).
+  std::vector<std::string> races;
 };
 
 // Runs the program on `options.ranks` in-process ranks. `inputs` are global

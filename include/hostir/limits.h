@@ -18,6 +18,10 @@ inline constexpr double kMinCommTimeoutSeconds = 1e-3;
 inline constexpr double kMaxCommTimeoutSeconds = 1e6;
 // `--cores-per-rank`.
 inline constexpr int kMaxCoresPerRank = 1024;
+// `--trace-limit`, in MiB.
+inline constexpr uint64_t kMaxTraceLimitMiB = uint64_t{1} << 20;
+// `--inject-delays`, in microseconds.
+inline constexpr uint32_t kMaxInjectedDelayMicros = 1'000'000;
 // `--min-gain`, a fraction of the time before.
 inline constexpr double kMinMinimumGain = 0.0;
 inline constexpr double kMaxMinimumGain = 1.0;

@@ -184,6 +184,54 @@ TEST(ApiRunErrors, ARacyProgramIsRefusedUnlessUnchecked) {
   EXPECT_NE(std::string(e.what()).find("racy.hir:7:"), std::string::npos) << e.what();
 }
 
+const char* kDoublingText();  // below: a program whose streams are ordered
+
+TEST(ApiRunRaces, ARaceCheckedRunReportsEachRaceWithItsPositions) {
+  Program p = Program::fromText(kRacy, "racy.hir");
+  hostir::api::RunOptions options;
+  options.checked = false;  // the proof would refuse it before it runs
+  options.raceCheck = true;
+  hostir::api::RunStats stats = hostir::api::run(p, {}, {}, options);
+  ASSERT_FALSE(stats.races.empty());
+  // The copy on stream(0) and the add on main touch y with nothing ordering them.
+  EXPECT_NE(stats.races.front().find("racy.hir:7:"), std::string::npos) << stats.races.front();
+  EXPECT_NE(stats.races.front().find("racy.hir:9:"), std::string::npos) << stats.races.front();
+  options.raceCheck = false;
+  EXPECT_TRUE(hostir::api::run(p, {}, {}, options).races.empty());
+  // The ordered program has none.
+  options.raceCheck = true;
+  options.checked = true;
+  EXPECT_TRUE(hostir::api::run(Program::fromText(kDoublingText(), "doubling.hir"), {}, {}, options).races.empty());
+}
+
+TEST(ApiRunErrors, TheTestingAidsAndTheTraceLimitHaveBounds) {
+  Program p = Program::fromText(kRacy, "racy.hir");
+  hostir::api::RunOptions options;
+  options.traceLimitMiB = 0;
+  EXPECT_EQ(errorOf([&] { hostir::api::run(p, {}, {}, options); }).kind(), ErrorKind::Usage);
+  options.traceLimitMiB = hostir::kMaxTraceLimitMiB + 1;
+  EXPECT_EQ(errorOf([&] { hostir::api::run(p, {}, {}, options); }).kind(), ErrorKind::Usage);
+  options.traceLimitMiB = hostir::kDefaultTraceLimitMiB;
+  options.injectDelaysMicros = hostir::kMaxInjectedDelayMicros + 1;
+  EXPECT_EQ(errorOf([&] { hostir::api::run(p, {}, {}, options); }).kind(), ErrorKind::Usage);
+}
+
+TEST(ApiRunRemarks, ARunsPassesTellWhatTheyDid) {
+  Program p = Program::fromFile(kExamples + "row_parallel_linear.hir");
+  hostir::api::RunOptions options;
+  options.ranks = 2;
+  options.passes = {"assign-streams"};
+  std::vector<std::string> remarks;
+  options.onRemark = [&](const std::string& remark) { remarks.push_back(remark); };
+  hostir::api::run(p, {}, {}, options);
+  std::vector<std::string> expected;
+  hostir::api::PassOptions passOptions;
+  passOptions.ranks = 2;
+  hostir::api::applyPasses(p, {"assign-streams"}, passOptions, &expected);
+  EXPECT_FALSE(remarks.empty());
+  EXPECT_EQ(remarks, expected);
+}
+
 // y doubles at each of S allreduces (sum over 2 ranks of the same y).
 const char* kDoubling = R"(program doubling(N = 64, S = 3) {
   input  x : f32[N]
@@ -196,6 +244,8 @@ const char* kDoubling = R"(program doubling(N = 64, S = 3) {
   }
 }
 )";
+
+const char* kDoublingText() { return kDoubling; }
 
 // The threads of this process (Linux), to see that a run leaves none behind.
 size_t threadCount() {

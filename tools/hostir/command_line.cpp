@@ -218,7 +218,7 @@ void CommandLine::addRun() {
       ->type_name("NAME=FILE.npy");
   runCmd->add_option("--seed", o.seed, "Seed for the inputs not given with --input")->check(unsignedInteger());
   runCmd->add_flag("--check", run.check, "Compare every output with a serial f64-accumulating reference run");
-  runCmd->add_flag("--race-check", run.raceCheck,
+  runCmd->add_flag("--race-check", o.raceCheck,
                    "Check the work for stream races as it is issued (exit 1 and report each race)");
 }
 
@@ -238,15 +238,15 @@ void CommandLine::addRunControls() {
       ->default_str("0")
       ->check(integerFrom(0, kMaxRuns));
   runCmd
-      ->add_option("--trace", run.tracePath,
+      ->add_option("--trace", o.tracePath,
                    "Write the last run's timeline (every rank, stream and host issue) as a Chrome trace "
                    "for Perfetto")
       ->type_name("FILE.json");
   runCmd
-      ->add_option("--trace-limit", run.traceLimitMiB,
+      ->add_option("--trace-limit", o.traceLimitMiB,
                    "Largest --trace file, in MiB (default 256); recording stops there and the trace says so")
       ->type_name("MIB")
-      ->check(integerFrom(1, 1 << 20));
+      ->check(integerFrom(1, kMaxTraceLimitMiB));
   runCmd
       ->add_option("--cores-per-rank", o.coresPerRank,
                    "CPU backend: computations and communications a rank runs at once; streams beyond that "
@@ -268,10 +268,10 @@ void CommandLine::addRunControls() {
       ->type_name("ACTION:RANK:POINT")
       ->group("");
   runCmd
-      ->add_option("--inject-delays", run.injectDelaysMicros,
+      ->add_option("--inject-delays", o.injectDelaysMicros,
                    "Testing aid: sleep up to this many microseconds before every task and communication")
       ->type_name("MICROSECONDS")
-      ->check(integerFrom(0, 1'000'000));
+      ->check(integerFrom(0, kMaxInjectedDelayMicros));
 }
 
 void CommandLine::addSimulate() {

@@ -68,12 +68,8 @@ struct RunOptions {
   std::vector<std::string> inputs;   // NAME=FILE.npy
   std::vector<std::string> outputs;  // NAME=FILE.npy
   bool check = false;
-  bool timed = false;  // --repeat N > 0: rank 0 prints a timing line
-  bool raceCheck = false;
-  uint32_t injectDelaysMicros = 0;
-  std::string injectFault;                         // testing aid: ACTION:RANK:POINT (fault_injection.h)
-  std::string tracePath;                           // Chrome trace of the last run
-  uint64_t traceLimitMiB = kDefaultTraceLimitMiB;  // the trace file's bound; recording stops there
+  bool timed = false;       // --repeat N > 0: rank 0 prints a timing line
+  std::string injectFault;  // testing aid: ACTION:RANK:POINT (fault_injection.h)
   // Every option of `run` as parsed (command_line.h): what the ranks of an
   // mpirun job compare before they start (launch_agreement.h), so that an
   // option added later is compared without anyone listing it.

@@ -133,7 +133,7 @@ LaunchFingerprint fingerprintOf(const RunOptions& o, const PreparedRun& prepared
   std::sort(outputNames.begin(), outputNames.end());
   const std::string outputs = namesShown(outputNames);
   f.options.push_back(LaunchPart{"--output's names", outputs, fingerprintHash(outputs), false});
-  f.options.push_back(numericPart("--trace (given)", !o.tracePath.empty()));
+  f.options.push_back(numericPart("--trace (given)", !o.api.tracePath.empty()));
   if (ready)
     for (const auto& [name, value] : prepared.request.params)
       f.params.push_back(numericPart("parameter " + name, value));
@@ -181,23 +181,18 @@ ToolStatus prepareSteps(PreparedRun& p, const RunOptions& o, const Team& team, c
   setting.backend = backend;
   setting.team = TeamPlace{!team.mpi, team.world, team.ranksOnThisNode};
   setting.machine = *machine;
-  if (o.remarks) setting.remarks = [&](const Remark& remark) { remarks << api::renderRemark(source, remark); };
   setting.words = {"hostir run", "hostir check", "--unchecked"};
+  api::RunOptions options = o.api;
+  if (o.remarks) options.onRemark = [&remarks](const std::string& remark) { remarks << remark; };
   try {
-    p.request = api::prepareRunRequest(source, bindings, o.api, setting);
+    p.request = api::prepareRunRequest(source, bindings, options, setting);
   } catch (const api::Error& error) {
     // The command line was checked before: what fails here is the program.
     ToolError failure = toolError(error);
     failure.exitCode = kProgramError;
     return failure;
   }
-  // What only the command line has: the race check, the delays, the trace file.
   RunRequest& request = p.request;
-  request.raceCheck = o.raceCheck;
-  request.backend.cpu.delays = {o.injectDelaysMicros, o.api.seed};
-  if (!o.tracePath.empty()) request.writeTrace = teamTraceWriter(o.tracePath);
-  request.traceLimitBytes = std::min<uint64_t>(o.traceLimitMiB, UINT64_MAX >> 20) << 20;
-
   // Every rank reads the global input files.
   for (const auto& [name, path] : *inputFiles) {
     auto array = readNpy(path, source.program.findDecl(name)->type.dtype);
@@ -233,9 +228,9 @@ int finish(const RunOptions& o, const RunRequest& request, const RunResult& resu
     const TraceSummary& written = result.trace->value();
     if (written.truncated)
       std::cerr << fmt::format(
-          "warning: the trace reached --trace-limit {} MiB; the last {} operations are not in it\n", o.traceLimitMiB,
-          written.droppedOperations);
-    std::cout << fmt::format("trace: wrote {} ({} bytes)\n", o.tracePath, written.bytes);
+          "warning: the trace reached --trace-limit {} MiB; the last {} operations are not in it\n",
+          o.api.traceLimitMiB, written.droppedOperations);
+    std::cout << fmt::format("trace: wrote {} ({} bytes)\n", o.api.tracePath, written.bytes);
   }
   for (const auto& [name, path] : outputFiles) {
     const HostTensor& t = result.outputs.at(name);
