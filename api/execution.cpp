@@ -37,15 +37,24 @@ void check(const Program& program, const CheckOptions& options) {
   }
 }
 
-void checkMachine(const std::string& machine) {
+namespace {
+
+// A prediction needs a machine; the passes' is optional.
+void requireMachine(const std::string& machine) {
   if (machine.empty()) throw plainError(ErrorKind::Usage, "simulate needs a machine profile");
+}
+
+}  // namespace
+
+void checkMachine(const std::string& machine) {
+  requireMachine(machine);
   loadMachine(machine);
 }
 
 Prediction simulate(const Program& program, const std::string& machine, const SimulateOptions& options) {
   const ProgramSource& source = program.impl();
   checkStreams(options.streams);
-  if (machine.empty()) throw plainError(ErrorKind::Usage, "simulate needs a machine profile");
+  requireMachine(machine);
   checkPipeline(options.passes, true);
   Bindings bindings = verifiedBindings(source, options.params, options.ranks);
   std::shared_ptr<const MachineProfile> profile = loadMachine(machine);
