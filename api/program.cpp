@@ -13,7 +13,6 @@
 #include "hostir/catalog.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
-#include "passes/pass_manager.h"
 #include "runtime/evaluator.h"
 
 namespace hostir::api {
