@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "api/command_line_run.h"
 #include "api/dtype_conversion.h"
 #include "api/executable_impl.h"
 #include "executor/resident_team.h"
@@ -53,18 +54,32 @@ std::vector<TensorDecl> declarations(const PreparedRun& prepared) {
 Executable::Impl::Impl(const Program& program, const RunOptions& options, PreparedRun prepared)
     : program(program), options(options), prepared(std::move(prepared)), decls(declarations(this->prepared)) {}
 
-Executable::Executable(const Program& program, const RunOptions& options) {
+namespace {
+
+std::unique_ptr<Executable::Impl> compileInProcess(const Program& program, const RunOptions& options,
+                                                   const CommandLineHooks& hooks) {
   if (options.mainStream && options.ranks > 1)
     throw plainError(ErrorKind::Usage, "a caller's main stream serves one rank: run with ranks=1, or use runOnMpi");
-  PreparedRun prepared = prepareRun(program, options, TeamPlace{true, options.ranks, options.ranks});
+  PreparedRun prepared = prepareRun(program, options, TeamPlace{true, options.ranks, options.ranks}, hooks.words);
   prepared.request.describeFailure = nullptr;  // in process: the failing rank's diagnostic comes back as a value
-  impl_ = std::make_unique<Impl>(program, options, std::move(prepared));
-  auto team = std::make_unique<InProcessTeamOfExecutable>(impl_->prepared.request, options.ranks);
+  prepared.request.atRun = hooks.atRun;
+  auto impl = std::make_unique<Executable::Impl>(program, options, std::move(prepared));
+  auto team = std::make_unique<InProcessTeamOfExecutable>(impl->prepared.request, options.ranks);
   if (std::optional<Diagnostic> failed = team->start()) {
     const ProgramSource& source = program.impl();
     throw diagnosticError(ErrorKind::Run, *failed, source.path, source.text);
   }
-  impl_->team = std::move(team);
+  impl->team = std::move(team);
+  return impl;
+}
+
+}  // namespace
+
+Executable::Executable(const Program& program, const RunOptions& options)
+    : impl_(compileInProcess(program, options, {})) {}
+
+Executable compileForCommandLine(const Program& program, const RunOptions& options, const CommandLineHooks& hooks) {
+  return Executable(compileInProcess(program, options, hooks));
 }
 
 Executable::Executable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -123,12 +123,31 @@ const TensorSpec& matchingSpec(const std::vector<TensorSpec>& specs, const std::
 
 }  // namespace
 
-PreparedRun prepareRun(const Program& program, const RunOptions& options, const TeamPlace& team) {
+namespace {
+
+// The serial reference runs on the host alone.
+void checkReference(const RunOptions& options) {
+  if (!options.reference) return;
+  if (options.backend != "auto" && options.backend != "cpu")
+    throw plainError(ErrorKind::Usage,
+                     fmt::format("reference: the serial reference runs on the CPU backend, not '{}'", options.backend));
+  if (options.graph) throw plainError(ErrorKind::Usage, "reference: the serial reference is not captured; drop graph");
+  if (options.mainStream)
+    throw plainError(ErrorKind::Usage, "reference: the serial reference runs on the host; drop mainStream");
+}
+
+}  // namespace
+
+PreparedRun prepareRun(const Program& program, const RunOptions& options, const TeamPlace& team,
+                       const RunWords& words) {
   const ProgramSource& source = program.impl();
   checkRunOptions(options);
+  checkReference(options);
   RunSetting setting;
-  setting.backend = chooseRunBackend(options.backend, options.communicator, team);
+  setting.backend = options.reference ? chooseRunBackend("cpu", "auto", team)
+                                      : chooseRunBackend(options.backend, options.communicator, team);
   setting.team = team;
+  setting.words = words;
   checkPipeline(options.passes, !options.machine.empty());
   Bindings bindings = verifiedBindings(source, options.params, team.world);
   setting.machine = loadMachine(options.machine);
@@ -139,6 +158,10 @@ PreparedRun prepareRun(const Program& program, const RunOptions& options, const 
     throw plainError(ErrorKind::Run, "the run was cancelled");
   }
   RunRequest& request = prepared.request;
+  if (options.reference) {
+    request.backend.cpu.reference = true;
+    request.matchCommunications = false;  // one stream per rank, in issue order: matched by construction
+  }
   Evaluator evaluator(request.program, request.params, 0, team.world);
   prepared.inputs = evaluator.inputs();
   prepared.outputs = evaluator.outputs();

@@ -1,12 +1,16 @@
 // compileOnMpi and runOnMpi: an executable on a communicator the caller owns.
 #include <cstdio>
 #include <memory>
+#include <new>
+#include <optional>
 
+#include "api/command_line_run.h"
 #include "api/executable_impl.h"
 #include "comm/host_watchdog.h"
 #include "comm/mpi_communicator.h"
 #include "executor/backend_factory.h"
 #include "hostir/mpi.h"
+#include "ir/printer.h"
 #include "runtime/backend_selection.h"
 
 namespace hostir::api {
@@ -27,18 +31,21 @@ void checkMpiReady() {
 // This process's rank: its session runs on the caller's thread.
 class MpiTeamOfExecutable : public PreparedTeam {
  public:
-  MpiTeamOfExecutable(MPI_Comm comm, RunRequest& request)
-      : comm_(comm),
-        team_(comm),
-        // A rank that stops answering ends the job rather than hanging the others.
-        watchdog_(request.backend.commTimeout, [comm](const std::string& why) {
-          int rank = -1;
-          MPI_Comm_rank(comm, &rank);
-          std::fprintf(stderr, "hostir: rank %d: error: %s\n", rank, why.c_str());
-          std::fflush(stderr);
-          MPI_Abort(comm, 1);
-        }) {
-    request.watchdog = &watchdog_;
+  // `watchdog`: the caller's deadline on the host's blocking steps; null:
+  // the team's own, which ends the job through `comm`.
+  MpiTeamOfExecutable(MPI_Comm comm, RunRequest& request, HostWatchdog* watchdog) : team_(comm) {
+    if (!watchdog) {
+      // A rank that stops answering ends the job rather than hanging the others.
+      ownWatchdog_ = std::make_unique<HostWatchdog>(request.backend.commTimeout, [comm](const std::string& why) {
+        int rank = -1;
+        MPI_Comm_rank(comm, &rank);
+        std::fprintf(stderr, "hostir: rank %d: error: %s\n", rank, why.c_str());
+        std::fflush(stderr);
+        MPI_Abort(comm, 1);
+      });
+      watchdog = ownWatchdog_.get();
+    }
+    request.watchdog = watchdog;
     if (request.matchCommunications) signatures_ = std::make_unique<MpiCommunicator>(comm);
     loadBackendLibraries(request.backend, request.program, 1);
     session_ = std::make_unique<RankSession>(request, team_, signatures_.get());
@@ -51,41 +58,95 @@ class MpiTeamOfExecutable : public PreparedTeam {
   }
 
  private:
-  MPI_Comm comm_;
   MpiCommunicator team_;
-  HostWatchdog watchdog_;
+  std::unique_ptr<HostWatchdog> ownWatchdog_;
   std::unique_ptr<MpiCommunicator> signatures_;
   std::unique_ptr<RankSession> session_;
 };
 
-}  // namespace
+// The plain vote: whether every rank prepared.
+bool everyRankPrepared(MPI_Comm comm, bool prepared) {
+  int failed = prepared ? 0 : 1, anyFailed = 0;
+  MPI_Allreduce(&failed, &anyFailed, 1, MPI_INT, MPI_MAX, comm);
+  return !anyFailed;
+}
 
-Executable compileOnMpi(MPI_Comm comm, const Program& program, const RunOptions& options) {
+// Rank 0 writes the team's trace between the chunks it receives: its own
+// work, during which its peers must hear it.
+void writeTraceAsOwnWork(RunRequest& request, const CommandLineHooks& hooks) {
+  if (!request.writeTrace || !hooks.whileOwnWork) return;
+  request.writeTrace = [write = std::move(request.writeTrace), own = hooks.whileOwnWork](
+                           Communicator& comm, const TraceRecorder& recorder) -> Result<TraceSummary> {
+    if (comm.rank() != 0) return write(comm, recorder);
+    std::optional<Result<TraceSummary>> written;
+    own([&] { written.emplace(write(comm, recorder)); });
+    return std::move(*written);
+  };
+}
+
+Executable compileOnComm(MPI_Comm comm, const Program& program, const RunOptions& options,
+                         const CommandLineHooks& hooks) {
   checkMpiReady();
   int world = 0;
   MPI_Comm_size(comm, &world);
-  MpiCommunicator probe(comm);
-  const TeamPlace place{false, world, ranksOnThisNode(probe).value_or(world)};
+  std::optional<int64_t> onThisNode = hooks.ranksOnThisNode;
+  if (!onThisNode) onThisNode = ranksOnThisNode(MpiCommunicator(comm));
+  const TeamPlace place{false, world, onThisNode.value_or(world)};
 
   // Every rank prepares alike (the same program and options); a rank whose
   // preparation fails must not leave the others waiting in the run.
   std::unique_ptr<Executable::Impl> impl;
   std::optional<Error> failure;
-  try {
-    impl = std::make_unique<Executable::Impl>(program, options, prepareRun(program, options, place));
-  } catch (const Error& error) {
-    failure = error;
+  auto prepare = [&] {
+    try {
+      impl = std::make_unique<Executable::Impl>(program, options, prepareRun(program, options, place, hooks.words));
+    } catch (const Error& error) {
+      failure = error;
+    } catch (const std::bad_alloc&) {
+      failure = plainError(ErrorKind::Program,
+                           "out of memory while preparing the run (verifying, rewriting or proving the program)");
+    }
+  };
+  if (hooks.whileOwnWork)
+    hooks.whileOwnWork(prepare);
+  else
+    prepare();
+  bool proceed = false;
+  if (hooks.agree) {
+    PreparedForAgreement mine;
+    mine.failure = failure ? &*failure : nullptr;
+    if (impl) {
+      const RunRequest& request = impl->prepared.request;
+      mine.backend = std::string(request.backend.kind.name);
+      mine.programAfterPasses = printProgram(request.program);
+      mine.params = request.params;
+    }
+    proceed = hooks.agree(mine);
+  } else {
+    proceed = everyRankPrepared(comm, !failure);
   }
-  int failed = failure ? 1 : 0, anyFailed = 0;
-  MPI_Allreduce(&failed, &anyFailed, 1, MPI_INT, MPI_MAX, comm);
   if (failure) throw *failure;
-  if (anyFailed) throw plainError(ErrorKind::Run, "another rank could not prepare the run");
+  if (!proceed) throw plainError(ErrorKind::Run, "another rank could not prepare the run");
 
-  auto team = std::make_unique<MpiTeamOfExecutable>(comm, impl->prepared.request);
+  RunRequest& request = impl->prepared.request;
+  request.atRun = hooks.atRun;
+  writeTraceAsOwnWork(request, hooks);
+  auto team = std::make_unique<MpiTeamOfExecutable>(comm, request, hooks.watchdog);
   Result<RunResult> setUp = team->setUp();
   if (!setUp) throw diagnosticError(ErrorKind::Run, setUp.error(), program.impl().path, program.impl().text);
   impl->team = std::move(team);
   return Executable(std::move(impl));
+}
+
+}  // namespace
+
+Executable compileOnMpi(MPI_Comm comm, const Program& program, const RunOptions& options) {
+  return compileOnComm(comm, program, options, {});
+}
+
+Executable compileOnMpiWorldForCommandLine(const Program& program, const RunOptions& options,
+                                           const CommandLineHooks& hooks) {
+  return compileOnComm(MPI_COMM_WORLD, program, options, hooks);
 }
 
 RunStats runOnMpi(MPI_Comm comm, const Program& program, const std::map<std::string, HostBuffer>& inputs,

@@ -89,6 +89,7 @@ std::vector<std::string> Program::paramNames() const {
 }
 
 const std::string& Program::sourceName() const { return impl_->path; }
+const std::string& Program::sourceText() const { return impl_->text; }
 std::string Program::print() const { return printProgram(impl_->program); }
 
 Params Program::defaultParams() const {

@@ -5,14 +5,10 @@
 #include <cstddef>
 #include <string>
 
+#include "hostir/limits.h"
 #include "ir/diagnostic.h"
 
 namespace hostir {
-
-// The largest program file hostir reads. Real programs are a few KiB; the
-// limit keeps a mistaken argument (a data file, /dev/zero, a FIFO that never
-// ends) from filling memory, and bounds what the parser and verifier see.
-inline constexpr size_t kMaxProgramFileBytes = size_t{16} << 20;  // 16 MiB
 
 // The path that names standard input, as the command line's `-`.
 inline constexpr const char* kStandardInput = "-";

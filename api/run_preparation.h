@@ -10,6 +10,7 @@
 #include <memory>
 #include <string_view>
 
+#include "api/command_line_run.h"
 #include "api/pass_pipeline.h"
 #include "api/program_impl.h"
 #include "executor/runner.h"
@@ -25,13 +26,6 @@ void checkRunOptions(const RunOptions& options);
 // run of `options` on `backend` (chooseBackend's answer) by `team`: one
 // place for every run, and for what calibrate measures.
 BackendOptions backendOptions(const RunOptions& options, const BackendChoice& backend, const TeamPlace& team);
-
-// How a refusal names the caller's commands and options.
-struct RunWords {
-  std::string_view run = "run";
-  std::string_view check = "check";
-  std::string_view unchecked = "checked=false";
-};
 
 // What the caller knows of a run besides its options.
 struct RunSetting {

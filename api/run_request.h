@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "api/command_line_run.h"
 #include "api/program_impl.h"
 #include "executor/host_tensor.h"
 #include "executor/runner.h"
@@ -22,8 +23,10 @@ struct PreparedRun {
 
 // Verifies for the team's ranks, applies the passes, proves the program
 // (unless options.checked is false) and chooses the backend
-// (api/backend_choice.h); throws Error.
-PreparedRun prepareRun(const Program& program, const RunOptions& options, const TeamPlace& team);
+// (api/backend_choice.h); throws Error. `words` name the caller's commands
+// in a refusal.
+PreparedRun prepareRun(const Program& program, const RunOptions& options, const TeamPlace& team,
+                       const RunWords& words = {});
 
 // One call's buffers checked against the declarations: every input given
 // unless `fillMissing`, none unknown, each of its declared dtype and global

@@ -149,6 +149,12 @@ struct RunOptions {
   // Executable::run: inputs the caller does not give are filled from
   // `seed`, as run() always does, rather than refused.
   bool fillMissingInputs = false;
+  // Run as the serial reference that `hostir run --check` compares with:
+  // the CPU backend on in-process ranks, one stream per rank in issue
+  // order, GEMMs accumulating in f64. Give the program without passes to
+  // check what the passes made. Refused with backend "cuda", graph or
+  // mainStream.
+  bool reference = false;
 };
 
 struct RunStats {

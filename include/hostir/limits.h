@@ -3,6 +3,7 @@
 // the verifier where a program states them (proved_for).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace hostir {
@@ -25,5 +26,9 @@ inline constexpr uint32_t kMaxInjectedDelayMicros = 1'000'000;
 // `--min-gain`, a fraction of the time before.
 inline constexpr double kMinMinimumGain = 0.0;
 inline constexpr double kMaxMinimumGain = 1.0;
+// The largest program file hostir reads. Real programs are a few KiB; the
+// limit keeps a mistaken argument (a data file, /dev/zero, a FIFO that never
+// ends) from filling memory, and bounds what the parser and verifier see.
+inline constexpr uint64_t kMaxProgramFileBytes = uint64_t{16} << 20;  // 16 MiB
 
 }  // namespace hostir

@@ -43,6 +43,9 @@ class Program {
   const std::string& name() const;
   // The file name (or sourceName) that positions refer to.
   const std::string& sourceName() const;
+  // The text its positions refer to: what it was parsed from (a rewritten
+  // program keeps its original's).
+  const std::string& sourceText() const;
   // The program in `.hir` syntax (Program::fromText(p.print()) == p).
   std::string print() const;
   // Every parameter with its default value.

@@ -27,6 +27,8 @@ TEST(ApiProgram, ParsesTextAndFilesAlike) {
   EXPECT_EQ(fromFile.name(), "row_parallel_linear");
   EXPECT_EQ(fromFile.sourceName(), kExamples + "row_parallel_linear.hir");
   EXPECT_EQ(fromText.sourceName(), "<string>");
+  EXPECT_EQ(fromFile.sourceText(), text);
+  EXPECT_EQ(fromText.sourceText(), text);
   EXPECT_EQ(Program::fromText(fromFile.print()), fromFile);
   EXPECT_EQ(fromFile.defaultParams(), (hostir::api::Params{{"K", 512}, {"M", 256}, {"N", 128}, {"S", 4}}));
 }
@@ -111,6 +113,7 @@ TEST(ApiProgram, AssignStreamsRewritesAndKeepsTheSource) {
   EXPECT_FALSE(rewritten == p);
   EXPECT_NE(rewritten.print().find("stream(i)"), std::string::npos) << rewritten.print();
   EXPECT_EQ(rewritten.sourceName(), p.sourceName());
+  EXPECT_EQ(rewritten.sourceText(), p.sourceText());  // its positions point into it
   hostir::api::check(rewritten, {{}, 2});
   std::vector<std::string> remarks;
   hostir::api::applyPasses(p, {"assign-streams"}, {{}, 2}, &remarks);

@@ -126,6 +126,34 @@ TEST(ApiRunErrors, TheCommunicatorMustBeOneTheBackendCanUse) {
   EXPECT_EQ(nccl.message(), "backend cpu cannot use the nccl communicator, which needs CUDA devices");
 }
 
+// The serial reference (`hostir run --check`'s): the CPU on in-process
+// ranks, one stream each, whatever the options' backend would choose.
+TEST(ApiRunReference, TheReferenceGivesTheProduct) {
+  const int64_t M = 12, K = 16, N = 8;
+  Program p = Program::fromFile(kExamples + "row_parallel_linear.hir");
+  std::vector<float> x = randomValues(M * K, 11), w = randomValues(N * K, 12), y(M * N, NAN);
+  hostir::api::RunOptions options;
+  options.params = {{"M", M}, {"K", K}, {"N", N}, {"S", 3}};
+  options.ranks = 2;
+  options.reference = true;
+  hostir::api::run(p, {{"x", bufferOf(x, {M, K})}, {"w", bufferOf(w, {N, K})}}, {{"y", bufferOf(y, {M, N})}}, options);
+  expectClose(y, product(x, M, K, N, [&](int64_t k, int64_t n) { return w[n * K + k]; }));
+}
+
+TEST(ApiRunReference, WhatIsNotTheHostsIsRefused) {
+  Program p = Program::fromFile(kExamples + "row_parallel_linear.hir");
+  hostir::api::RunOptions options;
+  options.params = {{"M", 4}, {"K", 4}, {"N", 4}, {"S", 2}};
+  options.reference = true;
+  options.backend = "cuda";
+  Error cuda = errorOf([&] { hostir::api::run(p, {}, {}, options); });
+  EXPECT_EQ(cuda.kind(), ErrorKind::Usage);
+  EXPECT_NE(cuda.message().find("CPU backend"), std::string::npos) << cuda.message();
+  options.backend = "auto";
+  options.graph = true;
+  EXPECT_EQ(errorOf([&] { hostir::api::run(p, {}, {}, options); }).kind(), ErrorKind::Usage);
+}
+
 TEST(ApiRunSeeds, SameSeedSameOutputsOtherSeedOthers) {
   Program p = Program::fromFile(kExamples + "row_parallel_linear.hir");
   hostir::api::RunOptions options;

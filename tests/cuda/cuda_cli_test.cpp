@@ -63,7 +63,7 @@ TEST(CudaCli, BackendCudaRunsOrNamesTheReason) {
   CommandResult r = runHostir(args);
   if (std::optional<std::string> reason = cudaUnavailableReason()) {
     EXPECT_EQ(r.exitCode, 1) << r.err;
-    EXPECT_THAT(r.err, HasSubstr("--backend cuda: " + *reason));
+    EXPECT_THAT(r.err, HasSubstr("error: backend cuda: " + *reason));
     EXPECT_EQ(r.out, "");
   } else {
     EXPECT_EQ(r.exitCode, 0) << r.err;

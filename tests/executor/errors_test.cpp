@@ -179,7 +179,7 @@ TEST_F(CliErrors, CudaBackendWithoutADeviceNamesTheReason) {
   EXPECT_FALSE(r.signaled);
   EXPECT_EQ(r.exitCode, 1) << r.err;
   EXPECT_EQ(errorLines(r.err), 1) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("--backend cuda: " + *reason));
+  EXPECT_THAT(r.err, HasSubstr("error: backend cuda: " + *reason));
 }
 
 TEST_F(CliErrors, ExtentsThatDoNotDivideNameTheDeclaration) {

@@ -167,7 +167,7 @@ TEST_F(Cli, GraphWithoutADeviceIsAClearError) {
   for (const std::string& args : commands) {
     SCOPED_TRACE(args);
     auto r = run(args);
-    EXPECT_EQ(r.exitCode, 1);
+    EXPECT_EQ(r.exitCode, 2);  // the API's usage error
     EXPECT_THAT(r.err, StartsWith("error: graph: a CUDA graph captures device work, and this run has none ("));
     EXPECT_EQ(r.out, "");
   }

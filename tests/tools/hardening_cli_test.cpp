@@ -13,10 +13,10 @@
 #include <cstdlib>
 
 #include "cli_runner.h"
+#include "hostir/limits.h"
 #include "ir/expr.h"
 #include "ir/verifier.h"
 #include "test_util.h"
-#include "tools/hostir/source_program.h"
 
 namespace hostir {
 namespace {

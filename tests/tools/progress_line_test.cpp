@@ -12,7 +12,6 @@
 #include <thread>
 #include <vector>
 
-#include "executor/runner.h"
 #include "tests/cli_runner.h"
 
 namespace hostir::tool {
@@ -80,24 +79,14 @@ TEST(ProgressTicker, ACommandShorterThanTheDelayPrintsNothing) {
   EXPECT_TRUE(captured.writes.empty());
 }
 
-TEST(RunProgress, HiddenItLeavesTheRequestAlone) {
-  RunRequest request;
-  RunProgress progress(false, request);
-  EXPECT_FALSE(request.atRun);
-}
-
-TEST(RunProgress, ShownItChainsTheRequestsHookAndGivesItBack) {
-  RunRequest request;
-  int calls = 0;
-  request.atRun = [&calls](int, bool) { ++calls; };
-  {
-    RunProgress progress(true, request, ProgressSettings{1h, 1h});  // never draws
-    request.atRun(0, false);
-    request.atRun(0, true);
-    EXPECT_EQ(calls, 2);
-  }
-  request.atRun(1, true);  // the request's own hook again, not a dangling one
-  EXPECT_EQ(calls, 3);
+TEST(RunProgress, ShowsTheLatestRunAnyRankStarted) {
+  RunProgress progress(true, 1, 3, ProgressSettings{1h, 1h});  // never draws
+  EXPECT_EQ(progress.runShown(), -1);
+  progress.atRun(0, false);
+  EXPECT_EQ(progress.runShown(), -1);  // announced, not started
+  progress.atRun(1, true);
+  progress.atRun(0, true);  // a slower rank's start does not move it back
+  EXPECT_EQ(progress.runShown(), 1);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "runtime/backend_selection.h"
 #include "tools/hostir/exit_codes.h"
 
 namespace hostir::tool {
@@ -20,7 +21,7 @@ MpiTeam startMpi(std::chrono::milliseconds deadline) {
   });
   withDeadline(t.watchdog.get(), "setting up MPI", [&] {
     t.comm = std::make_unique<MpiCommunicator>();
-    t.signatures = std::make_unique<MpiCommunicator>();
+    t.ranksOnThisNode = ranksOnThisNode(*t.comm).value_or(t.comm->size());
     // Four beats per deadline: a late one or two never end a healthy job.
     t.heartbeat = std::make_unique<MpiHeartbeat>(MPI_COMM_WORLD, *t.watchdog, deadline / 4,
                                                  t.session->threadLevel() == MPI_THREAD_MULTIPLE);

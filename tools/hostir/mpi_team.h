@@ -33,7 +33,7 @@ struct MpiTeam {
   // count waiting only (destroyed before the watchdog it tells).
   std::unique_ptr<MpiHeartbeat> heartbeat;
   std::unique_ptr<MpiCommunicator> comm;
-  std::unique_ptr<MpiCommunicator> signatures;  // the signature exchange of `run --unchecked`
+  int64_t ranksOnThisNode = 1;  // learnt at the start, while every rank is there
 };
 
 // Starts MPI; `deadline` bounds every blocking step of the host (a rank that

@@ -5,8 +5,6 @@
 
 #include <cstdio>
 
-#include "executor/runner.h"
-
 namespace hostir::tool {
 
 bool stderrIsTerminal() { return ::isatty(STDERR_FILENO) == 1; }
@@ -76,29 +74,21 @@ void ProgressTicker::stop() {
   if (width_ > 0) write_(erasedLine(width_));
 }
 
-RunProgress::RunProgress(bool show, RunRequest& request, ProgressSettings settings) {
+RunProgress::RunProgress(bool show, int warmup, int repeat, ProgressSettings settings) {
   if (!show) return;
-  request_ = &request;
-  atRun_ = request.atRun;
-  request.atRun = [this](int run, bool started) {
-    if (started) {
-      // Ranks reach run i together; the most advanced one is shown.
-      int seen = run_.load();
-      while (seen < run && !run_.compare_exchange_weak(seen, run)) {
-      }
-    }
-    if (atRun_) atRun_(run, started);
-  };
-  const int warmup = request.warmup, repeat = request.repeat;
   ticker_.emplace(
       [this, warmup, repeat](double seconds) { return runProgressText(run_.load(), warmup, repeat, seconds); },
       settings);
 }
 
-void RunProgress::stop() {
-  ticker_.reset();
-  if (request_) request_->atRun = std::move(atRun_);
-  request_ = nullptr;
+void RunProgress::atRun(int run, bool started) {
+  if (!started) return;
+  // Ranks reach run i together; the most advanced one is shown.
+  int seen = run_.load();
+  while (seen < run && !run_.compare_exchange_weak(seen, run)) {
+  }
 }
+
+void RunProgress::stop() { ticker_.reset(); }
 
 }  // namespace hostir::tool

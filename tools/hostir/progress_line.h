@@ -17,10 +17,6 @@
 #include <string_view>
 #include <thread>
 
-namespace hostir {
-struct RunRequest;
-}
-
 namespace hostir::tool {
 
 struct ProgressSettings {
@@ -81,22 +77,23 @@ class ProgressTicker {
   std::thread thread_;
 };
 
-// `hostir run`'s progress: when `show`, hooks into the request's atRun (the
-// ranks call it from their threads, hence the atomic) and ticks until
-// stop(), which erases the line and gives the request its own atRun back;
-// otherwise leaves the request alone and does nothing.
+// `hostir run`'s progress: when `show`, ticks until stop(), which erases the
+// line, showing the latest run that atRun (the ranks call it from their
+// threads, hence the atomic) was told started; otherwise does nothing.
 class RunProgress {
  public:
-  RunProgress(bool show, RunRequest& request, ProgressSettings settings = {});
+  RunProgress(bool show, int warmup, int repeat, ProgressSettings settings = {});
   ~RunProgress() { stop(); }
   RunProgress(const RunProgress&) = delete;
   RunProgress& operator=(const RunProgress&) = delete;
+  // A run's index (warmups first), before its start (started false) and as it starts.
+  void atRun(int run, bool started);
+  // The run shown: the latest any rank started, -1 before the first.
+  int runShown() const { return run_.load(); }
   void stop();
 
  private:
-  RunRequest* request_ = nullptr;                     // hooked into; null when not shown
-  std::function<void(int run, bool started)> atRun_;  // the request's own
-  std::atomic<int> run_{-1};                          // the latest run any rank started
+  std::atomic<int> run_{-1};
   std::optional<ProgressTicker> ticker_;
 };
 
