@@ -1,9 +1,14 @@
 // compileOnMpi and runOnMpi: an executable on a communicator the caller owns.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <new>
 #include <optional>
 
+#include "api/calibration_team.h"
 #include "api/command_line_run.h"
 #include "api/executable_impl.h"
 #include "comm/host_watchdog.h"
@@ -28,6 +33,27 @@ void checkMpiReady() {
                      "MPI_THREAD_SERIALIZED): communications are issued from stream threads");
 }
 
+// A deadline on the host's blocking steps: a rank that stops answering
+// ends the job rather than hanging the others.
+std::unique_ptr<HostWatchdog> abortingWatchdog(MPI_Comm comm, std::chrono::milliseconds deadline) {
+  return std::make_unique<HostWatchdog>(deadline, [comm](const std::string& why) {
+    int rank = -1;
+    MPI_Comm_rank(comm, &rank);
+    std::fprintf(stderr, "hostir: rank %d: error: %s\n", rank, why.c_str());
+    std::fflush(stderr);
+    MPI_Abort(comm, 1);
+  });
+}
+
+std::string mpiLibrary() {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(version, &length);
+  std::string text(version, static_cast<size_t>(std::max(length, 0)));
+  size_t end = text.find_first_of(",\n");  // "Open MPI v4.1.4, package: ..."
+  return end == std::string::npos ? text : text.substr(0, end);
+}
+
 // This process's rank: its session runs on the caller's thread.
 class MpiTeamOfExecutable : public PreparedTeam {
  public:
@@ -35,14 +61,7 @@ class MpiTeamOfExecutable : public PreparedTeam {
   // the team's own, which ends the job through `comm`.
   MpiTeamOfExecutable(MPI_Comm comm, RunRequest& request, HostWatchdog* watchdog) : team_(comm) {
     if (!watchdog) {
-      // A rank that stops answering ends the job rather than hanging the others.
-      ownWatchdog_ = std::make_unique<HostWatchdog>(request.backend.commTimeout, [comm](const std::string& why) {
-        int rank = -1;
-        MPI_Comm_rank(comm, &rank);
-        std::fprintf(stderr, "hostir: rank %d: error: %s\n", rank, why.c_str());
-        std::fflush(stderr);
-        MPI_Abort(comm, 1);
-      });
+      ownWatchdog_ = abortingWatchdog(comm, request.backend.commTimeout);
       watchdog = ownWatchdog_.get();
     }
     request.watchdog = watchdog;
@@ -147,6 +166,29 @@ Executable compileOnMpi(MPI_Comm comm, const Program& program, const RunOptions&
 Executable compileOnMpiWorldForCommandLine(const Program& program, const RunOptions& options,
                                            const CommandLineHooks& hooks) {
   return compileOnComm(MPI_COMM_WORLD, program, options, hooks);
+}
+
+Calibration calibrateOnMpi(MPI_Comm comm, const CalibrateOptions& options) {
+  checkMpiReady();
+  MpiCommunicator team(comm);
+  // Generous: the longest single run of a calibration is a second or two.
+  std::unique_ptr<HostWatchdog> watchdog = abortingWatchdog(comm, std::chrono::seconds(300));
+  CalibrationTeam on;
+  on.world = team.size();
+  on.ranksOnThisNode = ranksOnThisNode(team).value_or(team.size());
+  on.inProcess = false;
+  on.leader = team.rank() == 0;
+  on.description = fmt::format("an MPI team ({})", mpiLibrary());
+  on.runTeam = [&team](const RunRequest& run) { return runOnRank(run, team); };
+  on.watchdog = watchdog.get();
+  on.agree = [&](bool mine) {
+    double value = mine ? 1 : 0;
+    withDeadline(watchdog.get(), "the broadcast of rank 0's decision",
+                 [&] { team.broadcast(&value, 1, hostir::DType::F64, 0); });
+    return value != 0;
+  };
+  on.barrier = [&] { withDeadline(watchdog.get(), "the barrier before sampling the load", [&] { team.barrier(); }); };
+  return calibrateOnTeam(options, on);
 }
 
 RunStats runOnMpi(MPI_Comm comm, const Program& program, const std::map<std::string, HostBuffer>& inputs,

@@ -19,6 +19,7 @@
 
 #include "executor/backend_factory.h"
 #include "executor/runner.h"
+#include "hostir/calibration.h"
 #include "hostir/defaults.h"
 #include "ir/diagnostic.h"
 #include "model/machine_profile.h"
@@ -48,14 +49,11 @@ struct CalibrationRequest {
 // runs spread more than kRetrySpread, keeping the measurement that spread
 // least; one that still spreads more than kNoisySpread is noisy, and
 // `hostir calibrate` writes no profile with a noisy figure unless forced.
-inline constexpr double kRetrySpread = 0.05;
-inline constexpr int kCalibrationRetries = 2;
-inline constexpr double kNoisySpread = 0.15;
-
-struct NoisyFigure {
-  std::string name;  // "gemm f32 m=64 n=64 k=8", "allreduce 1 MiB"
-  double spread = 0;
-};
+// The bounds are the public API's (hostir/calibration.h).
+inline constexpr double kRetrySpread = api::kCalibrationRetrySpread;
+inline constexpr int kCalibrationRetries = api::kCalibrationRetries;
+inline constexpr double kNoisySpread = api::kCalibrationNoisySpread;
+using api::NoisyFigure;
 
 struct Calibration {
   MachineProfile profile;

@@ -22,8 +22,8 @@ BELOW = {
     "model": {"hostir", "ir", "comm", "runtime"},
     "passes": {"hostir", "ir", "comm", "runtime", "analysis", "model"},
     "executor": {"hostir", "ir", "comm", "runtime", "analysis"},
-    "api": {"hostir", "ir", "comm", "runtime", "analysis", "model", "passes", "executor"},
-    "calibration": {"hostir", "ir", "comm", "runtime", "analysis", "model", "passes", "executor", "api"},
+    "calibration": {"hostir", "ir", "comm", "runtime", "analysis", "model", "passes", "executor"},
+    "api": {"hostir", "ir", "comm", "runtime", "analysis", "model", "passes", "executor", "calibration"},
     "python": {"hostir", "api"},
 }
 PROJECT_FOLDERS = set(BELOW) | {"hostir", "tools"}
@@ -31,7 +31,7 @@ PROJECT_FOLDERS = set(BELOW) | {"hostir", "tools"}
 # other project header (the API's internals, calibration/, lower layers) may
 # only fall, to at most 3, each named with its reason in docs/architecture.md.
 TOOLS_PUBLIC = {"hostir", "tools"}
-TOOLS_NON_PUBLIC_CEILING = 27
+TOOLS_NON_PUBLIC_CEILING = 20
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)/([^"]+)"')
 SOURCES = (".h", ".hpp", ".cpp", ".cu", ".cuh")

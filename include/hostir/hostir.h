@@ -4,6 +4,7 @@
 // hostir::api::Error on failure.
 #pragma once
 
+#include "hostir/calibration.h"
 #include "hostir/catalog.h"
 #include "hostir/defaults.h"
 #include "hostir/error.h"

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "hostir/calibration.h"
 #include "hostir/executable.h"
 #include "hostir/execution.h"
 
@@ -27,5 +28,10 @@ Executable compileOnMpi(MPI_Comm comm, const Program& program, const RunOptions&
 // compileOnMpi and one call of the executable.
 RunStats runOnMpi(MPI_Comm comm, const Program& program, const std::map<std::string, HostBuffer>& inputs,
                   const std::map<std::string, HostBuffer>& outputs, const RunOptions& options = {});
+
+// calibrate() on `comm`'s ranks, collective over it (MPI initialized as for
+// compileOnMpi). Every rank returns its own figures; rank 0's are the
+// team's profile, and only rank 0 calls options.onProgress and onWarning.
+Calibration calibrateOnMpi(MPI_Comm comm, const CalibrateOptions& options = {});
 
 }  // namespace hostir::api

@@ -191,7 +191,7 @@ TEST_F(Cli, CalibrateCudaWithoutADeviceIsAClearError) {
   auto path = dir_ / "p.json";
   auto r = run("calibrate --quick --backend cuda -o " + path.string());
   EXPECT_EQ(r.exitCode, 1);
-  EXPECT_THAT(r.err, StartsWith("error: --backend cuda: "));
+  EXPECT_THAT(r.err, StartsWith("error: backend cuda: "));
   EXPECT_FALSE(std::filesystem::exists(path));
   EXPECT_EQ(run("calibrate --quick --backend tpu -o " + path.string()).exitCode, 2);
 }

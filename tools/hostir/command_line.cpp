@@ -322,7 +322,8 @@ void CommandLine::addCalibrate() {
       ->add_option("--cores-per-rank", calibrate.api.coresPerRank,
                    "As for run (default: the node's cores divided by its ranks)")
       ->check(integerFrom(1, kMaxCoresPerRank));
-  calibrateCmd->add_flag("--quick", calibrate.quick, "A coarse grid in seconds (for tests), not a faithful profile");
+  calibrateCmd->add_flag("--quick", calibrate.api.quick,
+                         "A coarse grid in seconds (for tests), not a faithful profile");
   calibrateCmd
       ->add_option("--backend", calibrate.api.backend,
                    "The backend to measure: cpu (default) or cuda (the GPU, with its contention)")

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "hostir/calibration.h"
 #include "hostir/defaults.h"
 #include "hostir/execution.h"
 #include "hostir/program.h"
@@ -107,23 +108,14 @@ struct TuneOptions {
   ModelOptions model() const { return ModelOptions{machine, api.minimumGain}; }
 };
 
-// `hostir calibrate`: the team and backend to measure as the API's run
-// options (ranks, backend, communicator, cores per rank), from which the
-// backend's options are made as for any run, and what only calibrate has.
+// `hostir calibrate`: the API's calibrate options (the team and backend to
+// measure: two in-process ranks on the CPU unless told otherwise), and
+// what only the command line has.
 struct CalibrateOptions {
   std::string outputPath;  // the profile to write
-  api::RunOptions api = calibrated();
+  api::CalibrateOptions api;
   bool ranksGiven = false;
-  bool quick = false;  // a coarse grid, for tests: seconds instead of minutes
   bool force = false;  // write the profile even when some figure is too noisy
-
-  // Two in-process ranks (when not under mpirun), on the CPU.
-  static api::RunOptions calibrated() {
-    api::RunOptions options;
-    options.ranks = 2;
-    options.backend = "cpu";
-    return options;
-  }
 };
 
 int runOpt(const OptOptions& options);

@@ -1,0 +1,59 @@
+// Measuring this machine for the cost model, as `hostir calibrate` does:
+// small programs (GEMMs, copies, kernels, collectives, stream hand-offs)
+// run on a real team and backend, timed, and fitted into a machine profile
+// that simulate() and the passes' cost model read. <hostir/mpi.h> adds
+// calibrateOnMpi, on a communicator the caller owns.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace hostir::api {
+
+// A figure is measured again (up to kCalibrationRetries times) while its
+// timed runs spread more than kCalibrationRetrySpread; one that still
+// spreads more than kCalibrationNoisySpread is noisy.
+inline constexpr double kCalibrationRetrySpread = 0.05;
+inline constexpr int kCalibrationRetries = 2;
+inline constexpr double kCalibrationNoisySpread = 0.15;
+
+struct CalibrateOptions {
+  int64_t ranks = 2;                  // in-process ranks; calibrateOnMpi's team is the communicator's
+  std::string backend = "cpu";        // "cpu", "cuda" or "auto" (as run() chooses)
+  std::string communicator = "auto";  // as RunOptions::communicator
+  int coresPerRank = 0;               // as RunOptions::coresPerRank (0: the node's cores divided by its ranks)
+  bool quick = false;                 // a coarse grid, one or two sizes each: seconds instead of minutes
+  // Called before each group of measurements ("gemm f32", "memory", ...);
+  // on rank 0 only under MPI. Empty: none.
+  std::function<void(const std::string&)> onProgress;
+  // Called with what makes the measurements doubtful (other processes kept
+  // the cores busy at the start); on rank 0 only under MPI. Empty: none.
+  std::function<void(const std::string&)> onWarning;
+};
+
+struct NoisyFigure {
+  std::string name;   // "gemm f32 m=64 n=64 k=8", "allreduce 1 MiB"
+  double spread = 0;  // (slowest - fastest) / median of its timed runs
+};
+
+// What a calibration measured (under MPI, this rank's figures; rank 0's are
+// the team's profile).
+struct Calibration {
+  std::string profileName;  // "calibrated on HOST"
+  std::string profileJson;  // the profile, as simulate(machine = its file) reads it
+  // The headline figures, one line: GEMM peaks, memory, kernels,
+  // collectives, contention and host overheads.
+  std::string summary;
+  std::vector<NoisyFigure> noisy;  // noisiest first; empty when every figure is within kCalibrationNoisySpread
+  double busyAtStart = 0;          // the fraction of all cores other work kept busy as it started
+  double seconds = 0;              // how long it took
+};
+
+// Measures this machine on options.ranks in-process ranks. Throws Error:
+// Usage for options out of bounds or a backend the team cannot use (Runtime
+// when the machine lacks the device), Run when a measurement's run fails.
+Calibration calibrate(const CalibrateOptions& options = {});
+
+}  // namespace hostir::api
