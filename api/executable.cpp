@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "api/command_line_run.h"
+#include "api/command_line.h"
 #include "api/dtype_conversion.h"
 #include "api/executable_impl.h"
 #include "executor/resident_team.h"

@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "api/calibration_team.h"
-#include "api/command_line_run.h"
+#include "api/command_line.h"
 #include "api/executable_impl.h"
 #include "comm/host_watchdog.h"
 #include "comm/mpi_communicator.h"

@@ -10,7 +10,7 @@
 #include <memory>
 #include <string_view>
 
-#include "api/command_line_run.h"
+#include "api/command_line.h"
 #include "api/pass_pipeline.h"
 #include "api/program_impl.h"
 #include "executor/runner.h"

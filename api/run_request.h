@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "api/command_line_run.h"
+#include "api/command_line.h"
 #include "api/program_impl.h"
 #include "executor/host_tensor.h"
 #include "executor/runner.h"

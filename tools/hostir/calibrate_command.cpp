@@ -70,29 +70,19 @@ int runCalibrate(const CalibrateOptions& o) {
   const std::chrono::milliseconds deadline(300'000);
 
   // Under mpirun the team is MPI's; otherwise --ranks threads of this process.
-  std::optional<MpiTeam> mpi;
-  if (MpiSession::launchedByMpirun()) mpi = startMpi(deadline);
-  Team team;
-  team.mpi = mpi.has_value();
-  team.world = mpi ? mpi->comm->size() : o.api.ranks;
-  team.rank = mpi ? mpi->comm->rank() : 0;
-  HostWatchdog* watchdog = mpi ? mpi->watchdog.get() : nullptr;
+  Team team = Team::start(o.api.ranks, deadline);
+  api::MpiLaunch* mpi = team.mpi.get();
   // Under mpirun, the last barrier, with a deadline: MPI_Finalize would wait
   // for a rank that stopped without one.
   auto endTeam = [&](int code) {
-    if (mpi) withDeadline(watchdog, "the barrier that ends the job", [&] { mpi->comm->barrier(); });
+    if (mpi) mpi->barrier("the barrier that ends the job");
     return code;
   };
   // Rank 0's value, on every rank.
-  auto agree = [&](double value) {
-    if (mpi)
-      withDeadline(watchdog, "the broadcast of rank 0's decision",
-                   [&] { mpi->comm->broadcast(&value, 1, DType::F64, 0); });
-    return value;
-  };
+  auto agree = [&](double value) { return mpi ? mpi->fromRank0(value, "the broadcast of rank 0's decision") : value; };
 
   // Every rank sees the same options and team: all find this alike.
-  if (team.mpi && o.ranksGiven && o.api.ranks != team.world) {
+  if (mpi && o.ranksGiven && o.api.ranks != team.world) {
     if (team.leader())
       std::cerr << fmt::format("error: --ranks {} disagrees with the {} ranks mpirun started\n", o.api.ranks,
                                team.world);

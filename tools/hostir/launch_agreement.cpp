@@ -22,13 +22,6 @@ uint64_t wordAt(const std::vector<double>& table, size_t index) {
 }
 
 // Every rank's row, gathered on every rank: table[r * width + i].
-std::vector<double> gatherRows(Communicator& comm, HostWatchdog* watchdog, const std::vector<double>& row,
-                               const char* step) {
-  std::vector<double> table(row.size() * static_cast<size_t>(comm.size()));
-  withDeadline(watchdog, step, [&] { comm.allgather(row.data(), table.data(), row.size(), DType::F64); });
-  return table;
-}
-
 // The parts whose value differs from rank 0's on some rank, each as one line.
 std::vector<std::string> differences(const std::vector<LaunchPart>& parts, const std::vector<double>& table,
                                      size_t width, size_t first, int world) {
@@ -118,9 +111,9 @@ uint64_t fingerprintHash(std::string_view text) {
   return h;
 }
 
-LaunchOutcome agreeOnLaunch(Communicator& comm, HostWatchdog* watchdog, const std::string& error, int errorCode,
+LaunchOutcome agreeOnLaunch(api::MpiLaunch& launch, const std::string& error, int errorCode,
                             const LaunchFingerprint& fingerprint) {
-  const int rank = comm.rank(), world = comm.size();
+  const int rank = launch.rank(), world = static_cast<int>(launch.world());
   const bool failed = !error.empty();
 
   // Round 1: failure, the failure's text, the program and the options.
@@ -130,7 +123,7 @@ LaunchOutcome agreeOnLaunch(Communicator& comm, HostWatchdog* watchdog, const st
   pushWord(row, fingerprintHash(fingerprint.programText));
   for (const LaunchPart& part : fingerprint.options) pushWord(row, part.value);
   const size_t width = row.size();
-  const std::vector<double> table = gatherRows(comm, watchdog, row, "the start-up agreement between the ranks");
+  const std::vector<double> table = launch.allgather(row, "the start-up agreement between the ranks");
 
   std::vector<int> failedRanks;
   for (int r = 0; r < world; ++r)
@@ -169,8 +162,7 @@ LaunchOutcome agreeOnLaunch(Communicator& comm, HostWatchdog* watchdog, const st
   if (programsAgree && !fingerprint.params.empty()) {
     std::vector<double> params;
     for (const LaunchPart& part : fingerprint.params) pushWord(params, part.value);
-    const std::vector<double> paramTable =
-        gatherRows(comm, watchdog, params, "the comparison of the ranks' parameters");
+    const std::vector<double> paramTable = launch.allgather(params, "the comparison of the ranks' parameters");
     for (std::string& line : differences(fingerprint.params, paramTable, params.size(), 0, world))
       lines.push_back(std::move(line));
   }

@@ -12,8 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/communicator.h"
-#include "comm/host_watchdog.h"
+#include "api/command_line.h"
 #include "tools/hostir/commands.h"
 
 namespace hostir::tool {
@@ -37,12 +36,12 @@ struct LaunchOutcome {
   int exitCode = 0;      // when not proceeding
 };
 
-// Collective over `comm`, under `watchdog`'s deadline. `error` is this rank's
+// Collective over the launch's ranks, under its deadline. `error` is this rank's
 // preparation failure (the text it would print; empty: none) and
 // `errorCode` its exit code. Prints, to stderr: a failing rank its own
 // reason (once per distinct reason, by the lowest rank that has it); rank 0
 // which ranks failed, or what differs between ranks.
-LaunchOutcome agreeOnLaunch(Communicator& comm, HostWatchdog* watchdog, const std::string& error, int errorCode,
+LaunchOutcome agreeOnLaunch(api::MpiLaunch& launch, const std::string& error, int errorCode,
                             const LaunchFingerprint& fingerprint);
 
 // FNV-1a: stable across processes and builds, unlike std::hash.

@@ -1,6 +1,6 @@
-// The team a `hostir` command runs on: MPI's ranks under mpirun, else
-// threads of this process. The MPI side is the session, the communicators
-// and a deadline on every blocking step of the host, shared by `run` and
+// The team a `hostir` command runs on: MPI's ranks under mpirun (an
+// api::MpiLaunch: the session, a deadline on every blocking step of the
+// host, heartbeats), else threads of this process. Shared by `run` and
 // `calibrate`.
 #pragma once
 
@@ -8,47 +8,38 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <type_traits>
 
-#include "comm/host_watchdog.h"
-#include "comm/mpi_communicator.h"
-#include "comm/mpi_heartbeat.h"
+#include "api/command_line.h"
 
 namespace hostir::tool {
 
-// The team this process belongs to.
 struct Team {
+  std::unique_ptr<api::MpiLaunch> mpi;  // null: in-process ranks
   int64_t world = 1;
   int rank = 0;
   int64_t ranksOnThisNode = 1;
-  bool mpi = false;
+
   bool leader() const { return rank == 0; }
+
+  // MPI's team when mpirun started this process (`deadline` bounds every
+  // blocking step of the host), else `ranks` in-process ranks.
+  static Team start(int64_t ranks, std::chrono::milliseconds deadline);
+
+  // Runs `work`, this rank's own, beating to the peers meanwhile (under
+  // mpirun; in process there is no one to tell).
+  template <typename Work>
+  auto whileBeating(Work&& work) {
+    using Value = decltype(work());
+    if (!mpi) return work();
+    if constexpr (std::is_void_v<Value>) {
+      mpi->whileBeating(work);
+    } else {
+      std::optional<Value> value;
+      mpi->whileBeating([&] { value.emplace(work()); });
+      return std::move(*value);
+    }
+  }
 };
-
-// The MPI side of a run: the session, the communicators and the deadline
-// on every blocking step of the host.
-struct MpiTeam {
-  std::unique_ptr<MpiSession> session;
-  std::unique_ptr<HostWatchdog> watchdog;
-  // Beats while this rank works on its own, so that its peers' deadlines
-  // count waiting only (destroyed before the watchdog it tells).
-  std::unique_ptr<MpiHeartbeat> heartbeat;
-  std::unique_ptr<MpiCommunicator> comm;
-  int64_t ranksOnThisNode = 1;  // learnt at the start, while every rank is there
-};
-
-// Starts MPI; `deadline` bounds every blocking step of the host (a rank that
-// misses it ends the job through MPI_COMM_WORLD). Every rank makes the same
-// communicators whatever its options, since making one is collective: the
-// ranks must reach the start-up agreement before any option can differ.
-MpiTeam startMpi(std::chrono::milliseconds deadline);
-
-// Runs `work`, this rank's own, beating to the peers meanwhile (under
-// mpirun; `team` null: in-process, nothing to tell).
-template <typename Work>
-auto whileBeating(MpiTeam* team, Work&& work) {
-  std::optional<MpiHeartbeat::Beating> beating;
-  if (team) beating.emplace(team->heartbeat->beat());
-  return work();
-}
 
 }  // namespace hostir::tool

@@ -14,9 +14,8 @@
 #include <new>
 #include <sstream>
 
-#include "api/command_line_run.h"
+#include "api/command_line.h"
 #include "api/dtype_conversion.h"
-#include "executor/runner.h"
 #include "hostir/error.h"
 #include "hostir/executable.h"
 #include "hostir/program.h"
@@ -212,20 +211,17 @@ ToolResult<std::map<std::string, HostTensor>> serialReference(const RunOptions& 
 // mpirun started it, and the steps that every rank takes together.
 class RunCommand {
  public:
-  RunCommand(const RunOptions& o, std::optional<FaultInjection> fault) : o_(o), fault_(std::move(fault)) {
-    // Under mpirun the team is MPI's; otherwise --ranks threads of this process.
-    if (MpiSession::launchedByMpirun())
-      mpi_ = startMpi(std::chrono::milliseconds(static_cast<int64_t>(o.api.commTimeoutSeconds * 1000)));
-    team_.mpi = mpi_.has_value();
-    team_.world = mpi_ ? mpi_->comm->size() : o.api.ranks;
-    team_.rank = mpi_ ? mpi_->comm->rank() : 0;
-    if (mpi_) team_.ranksOnThisNode = mpi_->ranksOnThisNode;
-    beats_ = mpi_ ? &*mpi_ : nullptr;
-  }
+  // Under mpirun the team is MPI's; otherwise --ranks threads of this process.
+  RunCommand(const RunOptions& o, std::optional<FaultInjection> fault)
+      : o_(o),
+        fault_(std::move(fault)),
+        team_(
+            Team::start(o.api.ranks, std::chrono::milliseconds(static_cast<int64_t>(o.api.commTimeoutSeconds * 1000)))),
+        mpi_(team_.mpi.get()) {}
 
   int run() {
     // Reading is each rank's own work: its peers wait for it at the agreement.
-    Inputs in = whileBeating(beats_, [&] { return readInputs(o_, team_); });
+    Inputs in = team_.whileBeating([&] { return readInputs(o_, team_); });
     if (in.error) return refuse(in, *in.error);
     std::optional<api::Executable> exe;
     std::optional<ToolError> failure;
@@ -264,9 +260,9 @@ class RunCommand {
       injectFault(started ? FaultInjection::Point::Running : FaultInjection::Point::Run, run);
     };
     if (!mpi_) return api::compileForCommandLine(*in.program, options, hooks);
-    hooks.watchdog = mpi_->watchdog.get();
+    hooks.watchdog = mpi_->watchdog();
     hooks.ranksOnThisNode = team_.ranksOnThisNode;
-    hooks.whileOwnWork = [this](const std::function<void()>& work) { whileBeating(beats_, work); };
+    hooks.whileOwnWork = [this](const std::function<void()>& work) { mpi_->whileBeating(work); };
     hooks.agree = [this, &in](const api::PreparedForAgreement& prepared) {
       std::optional<ToolError> failure;
       if (prepared.failure) failure = toolError(*prepared.failure);
@@ -292,8 +288,7 @@ class RunCommand {
     // What a failed preparation prints: the remarks made before the failure, then the failure.
     std::string text = failure ? remarks_.str() + failure->text : std::string();
     injectFault(FaultInjection::Point::Setup);
-    LaunchOutcome outcome =
-        agreeOnLaunch(*mpi_->comm, mpi_->watchdog.get(), text, failure ? failure->exitCode : kSuccess, fingerprint);
+    LaunchOutcome outcome = agreeOnLaunch(*mpi_, text, failure ? failure->exitCode : kSuccess, fingerprint);
     if (!outcome.proceed) stopped_ = outcome.exitCode;
     return outcome.proceed;
   }
@@ -321,7 +316,7 @@ class RunCommand {
     // Rank 0's outputs and serial reference are its own work, which may take
     // longer than --comm-timeout: its peers, waiting at the vote, hear it beat.
     int code =
-        team_.leader() ? whileBeating(beats_, [&] { return finish(in, stats, outputs); }) : static_cast<int>(kSuccess);
+        team_.leader() ? team_.whileBeating([&] { return finish(in, stats, outputs); }) : static_cast<int>(kSuccess);
     return endTeam(verdict(code, !stats.races.empty()));
   }
 
@@ -371,7 +366,7 @@ class RunCommand {
   int endTeam(int code) {
     if (mpi_) {
       injectFault(FaultInjection::Point::Exit);
-      withDeadline(mpi_->watchdog.get(), "the barrier that ends the job", [&] { mpi_->comm->barrier(); });
+      mpi_->barrier("the barrier that ends the job");
     }
     return code;
   }
@@ -379,20 +374,16 @@ class RunCommand {
   // Every rank exits with rank 0's code, or 1 when any rank raced.
   int verdict(int code, bool raced) {
     if (mpi_) {
-      HostWatchdog* watchdog = mpi_->watchdog.get();
-      raced = withDeadline(watchdog, "the vote on races", [&] { return anyRankFailed(*mpi_->comm, raced); });
-      double agreed = code;
-      withDeadline(watchdog, "the broadcast of the verdict", [&] { mpi_->comm->broadcast(&agreed, 1, DType::F64, 0); });
-      code = static_cast<int>(agreed);
+      raced = mpi_->anyRank(raced, "the vote on races");
+      code = static_cast<int>(mpi_->fromRank0(code, "the broadcast of the verdict"));
     }
     return raced ? kProgramError : code;
   }
 
   const RunOptions& o_;
   std::optional<FaultInjection> fault_;
-  std::optional<MpiTeam> mpi_;
   Team team_;
-  MpiTeam* beats_ = nullptr;    // null: no peers to keep waiting
+  api::MpiLaunch* mpi_;         // team_'s MPI side; null in process
   std::ostringstream remarks_;  // the passes' remarks, printed once the ranks agreed
   std::optional<int> stopped_;  // the ranks agreed not to start: every rank's exit code
   std::optional<RunProgress> progress_;

@@ -1,16 +1,23 @@
-// What `hostir run` gives an executable that no embedder sets: its words in
-// refusals, its progress and fault-injection hook, and under mpirun its
-// launch (the start-up agreement of tools/hostir/launch_agreement.h, the
-// watchdog its heartbeats feed). The command line's one way into the
-// library below the public headers (docs/architecture.md).
+// What the `hostir` command line alone uses below the public API, and the
+// command line's one way into it (docs/architecture.md):
+// - the MPI job that mpirun started (MpiLaunch): its ranks, a deadline on
+//   every blocking step of the host, heartbeats while a rank works on its
+//   own, and the few collectives of the launch itself;
+// - what `hostir run` gives an executable that no embedder sets: its words
+//   in refusals, its progress and fault-injection hook, and under mpirun
+//   the start-up agreement (tools/hostir/launch_agreement.h) and the
+//   launch's watchdog.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "hostir/error.h"
 #include "hostir/executable.h"
@@ -20,6 +27,44 @@ class HostWatchdog;
 }
 
 namespace hostir::api {
+
+// The MPI job mpirun started: MPI initialized (and finalized when this
+// ends), MPI_COMM_WORLD's ranks. Every rank makes one at start-up (its
+// communicators are made collectively, whatever the options: the ranks
+// must reach the start-up agreement before any option can differ).
+// Every blocking step below has the deadline given; a rank that misses it
+// ends the job through MPI_COMM_WORLD with the step's name.
+class MpiLaunch {
+ public:
+  // Whether mpirun (mpiexec, srun) started this process, judged from the
+  // environment before MPI is initialized.
+  static bool launchedByMpirun();
+
+  explicit MpiLaunch(std::chrono::milliseconds deadline);
+  ~MpiLaunch();
+  MpiLaunch(const MpiLaunch&) = delete;
+  MpiLaunch& operator=(const MpiLaunch&) = delete;
+
+  int rank() const;
+  int64_t world() const;
+  int64_t ranksOnThisNode() const;  // learnt at the start, while every rank is there
+  HostWatchdog* watchdog() const;   // for CommandLineHooks::watchdog
+
+  // Runs `work`, this rank's own, beating to its peers meanwhile, so that
+  // their deadlines count waiting only.
+  void whileBeating(const std::function<void()>& work);
+
+  // Collectives of the launch, each under the deadline, named by `step`.
+  void barrier(std::string_view step);
+  bool anyRank(bool mine, std::string_view step);        // whether any rank said true
+  double fromRank0(double value, std::string_view step);  // rank 0's value, on every rank
+  // Every rank's row (all of one length), rank by rank.
+  std::vector<double> allgather(const std::vector<double>& row, std::string_view step);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // How a refusal names the caller's commands and options.
 struct RunWords {
