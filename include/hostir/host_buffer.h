@@ -2,7 +2,9 @@
 // outputs written into it. Always the global tensor, C-contiguous.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,5 +28,31 @@ struct HostBuffer {
   int64_t elements() const;
   int64_t bytes() const { return elements() * elementBytes(dtype); }
 };
+
+// An array that owns its memory: what readNpy returns, and a place for a
+// run's outputs. Its buffer() is valid while the array lives and keeps
+// its size.
+struct HostArray {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<std::byte> data;
+
+  // product(shape) zero elements of `dtype`.
+  static HostArray zeros(DType dtype, std::vector<int64_t> shape);
+  HostBuffer buffer();
+};
+
+// A run's outputs against a reference's (`hostir run --check`): every
+// reference output must be in `actual` with its dtype and shape, each
+// element within the dtype's tolerance of the reference's, relative to
+// the element and the reference's rms (f64 1e-9, f32 1e-4, f16 1e-2,
+// bf16 4e-2; i32 exactly). The report has a line per output, naming the
+// worst element.
+struct OutputComparison {
+  bool ok = true;
+  std::string report;
+};
+OutputComparison compareOutputs(const std::map<std::string, HostBuffer>& actual,
+                                const std::map<std::string, HostBuffer>& reference);
 
 }  // namespace hostir::api

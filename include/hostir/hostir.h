@@ -12,5 +12,6 @@
 #include "hostir/execution.h"
 #include "hostir/host_buffer.h"
 #include "hostir/limits.h"
+#include "hostir/npy.h"
 #include "hostir/program.h"
 #include "hostir/runtime.h"

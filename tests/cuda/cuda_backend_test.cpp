@@ -19,11 +19,11 @@
 
 #include <fmt/format.h>
 
+#include "api/output_comparison.h"
 #include "executor/backend_factory.h"
 #include "executor/cuda/cuda_devices.h"
 #include "harness.h"
 #include "op_programs.h"
-#include "tools/hostir/output_comparison.h"
 #include "trace_checks.h"
 
 namespace hostir::reftest {

@@ -16,9 +16,9 @@
 
 #include <fmt/format.h>
 
+#include "api/npy.h"
 #include "executor/backend_factory.h"
 #include "harness.h"
-#include "tools/hostir/npy.h"
 
 namespace hostir::reftest {
 namespace {

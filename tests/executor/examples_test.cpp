@@ -13,10 +13,10 @@
 
 #include <fmt/format.h>
 
+#include "api/npy.h"
+#include "api/output_comparison.h"
 #include "cli_runner.h"
 #include "harness.h"
-#include "tools/hostir/npy.h"
-#include "tools/hostir/output_comparison.h"
 
 namespace hostir::reftest {
 namespace {

@@ -18,9 +18,9 @@
 #include <fmt/format.h>
 
 #include "analysis/program_check.h"
+#include "api/npy.h"
 #include "harness.h"
 #include "op_programs.h"
-#include "tools/hostir/npy.h"
 
 namespace hostir {
 // gtest prints the dtype parameter by name.

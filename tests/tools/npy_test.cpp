@@ -1,7 +1,7 @@
 // Tests of the .npy reader and writer: round trips, hand-made files for every
 // header variant and rejection, cross-checks against NumPy (when a Python
 // with numpy is available), and random mutations of valid files.
-#include "tools/hostir/npy.h"
+#include "api/npy.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

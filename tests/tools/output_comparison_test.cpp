@@ -9,9 +9,9 @@
 #include <limits>
 #include <vector>
 
+#include "api/npy.h"
+#include "api/output_comparison.h"
 #include "cli_runner.h"
-#include "tools/hostir/npy.h"
-#include "tools/hostir/output_comparison.h"
 
 namespace hostir {
 namespace {

@@ -1,16 +1,17 @@
 // The exit codes of `hostir` (docs/hostir-language.md, "Exit codes"), and
 // the error value of the tool's steps: an exit code with the text to print.
 //
-// The tool's steps return their errors as values (ToolError, or the
-// library's Diagnostic where no rendering is needed yet) and never print;
-// each command prints them at one place, once it knows which rank prints.
+// The tool's steps return their errors as values (ToolError) and never
+// print; each command prints them at one place, once it knows which rank
+// prints.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <variant>
 
 #include "hostir/error.h"
-#include "ir/diagnostic.h"
 
 namespace hostir::tool {
 
@@ -32,10 +33,23 @@ struct ToolError {
 
 // A value or the ToolError that explains why there is none.
 template <typename T>
-using ToolResult = Result<T, ToolError>;
+class [[nodiscard]] ToolResult {
+ public:
+  ToolResult(T value) : state_(std::move(value)) {}
+  ToolResult(ToolError error) : state_(std::move(error)) {}
 
-// Success (nullopt), or the ToolError of a step that produces nothing; as
-// Status is to Diagnostic.
+  explicit operator bool() const { return state_.index() == 0; }
+  T& operator*() { return std::get<0>(state_); }
+  const T& operator*() const { return std::get<0>(state_); }
+  T* operator->() { return &std::get<0>(state_); }
+  const T* operator->() const { return &std::get<0>(state_); }
+  const ToolError& error() const { return std::get<1>(state_); }
+
+ private:
+  std::variant<T, ToolError> state_;
+};
+
+// Success (nullopt), or the ToolError of a step that produces nothing.
 using ToolStatus = std::optional<ToolError>;
 
 // An API error as the tool's: a bad argument is a usage error, anything else a bad program or run.

@@ -27,11 +27,11 @@ bool parseInt(const std::string& text, int& value) {
 
 }  // namespace
 
-Result<FaultInjection> FaultInjection::parse(const std::string& spec) {
-  const Diagnostic bad{{},
-                       fmt::format("--inject-fault expects ACTION:RANK:POINT with ACTION stop or kill and POINT "
-                                   "setup, run:K, running:K or exit, got '{}'",
-                                   spec)};
+ToolResult<FaultInjection> FaultInjection::parse(const std::string& spec) {
+  const ToolError bad{kUsageError,
+                      fmt::format("error: --inject-fault expects ACTION:RANK:POINT with ACTION stop or kill and POINT "
+                                  "setup, run:K, running:K or exit, got '{}'\n",
+                                  spec)};
   std::vector<std::string> parts = splitColons(spec);
   if (parts.size() < 3) return bad;
   FaultInjection fault;

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "ir/diagnostic.h"
+#include "tools/hostir/exit_codes.h"
 
 namespace hostir::tool {
 
@@ -26,7 +26,7 @@ struct FaultInjection {
   int run = 0;
 
   // "stop:1:run:2", "stop:1:running:0", "kill:0:setup", "stop:1:exit".
-  static Result<FaultInjection> parse(const std::string& spec);
+  static ToolResult<FaultInjection> parse(const std::string& spec);  // a usage error when malformed
 
   // Stops or kills this process when `rank`, `point` (and `run`) match.
   void at(int thisRank, Point here, int thisRun = 0) const;

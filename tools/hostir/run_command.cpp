@@ -15,16 +15,14 @@
 #include <sstream>
 
 #include "api/command_line.h"
-#include "api/dtype_conversion.h"
 #include "hostir/error.h"
 #include "hostir/executable.h"
+#include "hostir/npy.h"
 #include "hostir/program.h"
 #include "tools/hostir/commands.h"
 #include "tools/hostir/fault_injection.h"
 #include "tools/hostir/launch_agreement.h"
 #include "tools/hostir/mpi_team.h"
-#include "tools/hostir/npy.h"
-#include "tools/hostir/output_comparison.h"
 #include "tools/hostir/progress_line.h"
 
 namespace hostir::tool {
@@ -72,14 +70,21 @@ std::string namesShown(const std::vector<std::string>& names) {
   return names.empty() ? "(none)" : fmt::format("'{}'", fmt::join(names, ","));
 }
 
-api::HostBuffer bufferOf(HostTensor& tensor) {
-  return api::HostBuffer{api::publicDType(tensor.dtype), tensor.shape, tensor.data.data()};
+// The arrays as the buffers a run takes (it only reads the inputs).
+std::map<std::string, api::HostBuffer> buffersOf(const std::map<std::string, api::HostArray>& arrays) {
+  std::map<std::string, api::HostBuffer> buffers;
+  for (const auto& [name, array] : arrays)
+    buffers[name] = api::HostBuffer{array.dtype, array.shape, const_cast<std::byte*>(array.data.data())};
+  return buffers;
 }
 
-// A tensor of `decl`'s global shape, for an output to be written into.
-HostTensor allocated(const api::TensorDecl& decl) {
-  api::HostBuffer shape{decl.dtype, decl.shape, nullptr};
-  return HostTensor{api::internalDType(decl.dtype), decl.shape, std::vector<std::byte>(shape.bytes())};
+// A zeroed array for each output `wanted` says yes to.
+template <typename Wanted>
+std::map<std::string, api::HostArray> outputArrays(const std::vector<api::TensorDecl>& decls, Wanted wanted) {
+  std::map<std::string, api::HostArray> outputs;
+  for (const api::TensorDecl& decl : decls)
+    if (!decl.input && wanted(decl.name)) outputs[decl.name] = api::HostArray::zeros(decl.dtype, decl.shape);
+  return outputs;
 }
 
 // What a rank reads before compiling: the command line's items, the
@@ -90,7 +95,7 @@ struct Inputs {
   std::optional<api::Program> program;
   api::Params params;
   std::vector<api::TensorDecl> decls;  // the program's tensors for params and the team
-  std::map<std::string, HostTensor> inputs;
+  std::map<std::string, api::HostArray> inputs;
   std::map<std::string, std::string> outputFiles;
 };
 
@@ -128,14 +133,18 @@ ToolStatus readSteps(Inputs& in, const RunOptions& o, const Team& team) {
   // Every rank reads the global input files.
   for (const auto& [name, path] : *inputFiles) {
     const api::TensorDecl& decl = *findTensor(in.decls, name, true);
-    auto array = readNpy(path, api::internalDType(decl.dtype));
-    if (!array) return ToolError{kProgramError, fmt::format("error: {}\n", array.error().message)};
-    if (array->shape != decl.shape)
+    api::HostArray array;
+    try {
+      array = api::readNpy(path, decl.dtype);
+    } catch (const api::Error& error) {
+      return toolError(error);
+    }
+    if (array.shape != decl.shape)
       return ToolError{kProgramError,
                        fmt::format("error: {}: input '{}' must have the global shape [{}], but the file "
                                    "holds [{}]\n",
-                                   path, name, fmt::join(decl.shape, ", "), fmt::join(array->shape, ", "))};
-    in.inputs[name] = std::move(*array);
+                                   path, name, fmt::join(decl.shape, ", "), fmt::join(array.shape, ", "))};
+    in.inputs[name] = std::move(array);
   }
   return std::nullopt;
 }
@@ -184,7 +193,8 @@ LaunchFingerprint fingerprintOf(const RunOptions& o, const Inputs& in, const api
 
 // The serial reference of `--check`: the program before the passes, on
 // in-process ranks, one stream each, f64-accumulating GEMMs, the same inputs.
-ToolResult<std::map<std::string, HostTensor>> serialReference(const RunOptions& o, const Inputs& in, int64_t world) {
+ToolResult<std::map<std::string, api::HostArray>> serialReference(const RunOptions& o, const Inputs& in,
+                                                                  int64_t world) {
   api::RunOptions options;
   options.params = in.params;
   options.ranks = world;
@@ -194,13 +204,9 @@ ToolResult<std::map<std::string, HostTensor>> serialReference(const RunOptions& 
   options.commTimeoutSeconds = o.api.commTimeoutSeconds;
   options.coresPerRank = o.api.coresPerRank;
   options.reference = true;
-  std::map<std::string, HostTensor> outputs;
-  std::map<std::string, api::HostBuffer> inputViews, outputViews;
-  for (const auto& [name, tensor] : in.inputs) inputViews[name] = bufferOf(const_cast<HostTensor&>(tensor));
-  for (const api::TensorDecl& decl : in.decls)
-    if (!decl.input) outputViews[decl.name] = bufferOf(outputs[decl.name] = allocated(decl));
+  std::map<std::string, api::HostArray> outputs = outputArrays(in.decls, [](const std::string&) { return true; });
   try {
-    api::run(*in.program, inputViews, outputViews, options);
+    api::run(*in.program, buffersOf(in.inputs), buffersOf(outputs), options);
   } catch (const api::Error& error) {
     return ToolError{kProgramError, fmt::format("error: the serial reference failed: {}\n", error.what())};
   }
@@ -295,17 +301,13 @@ class RunCommand {
 
   // The call, then rank 0's outputs, check and timing line.
   int runOnce(api::Executable& exe, const Inputs& in) {
-    std::map<std::string, HostTensor> outputs;
-    std::map<std::string, api::HostBuffer> inputViews, outputViews;
-    for (const auto& [name, tensor] : in.inputs) inputViews[name] = bufferOf(const_cast<HostTensor&>(tensor));
-    for (const api::TensorDecl& decl : exe.tensors())
-      if (!decl.input && (o_.check || in.outputFiles.count(decl.name)))
-        outputViews[decl.name] = bufferOf(outputs[decl.name] = allocated(decl));
+    std::map<std::string, api::HostArray> outputs =
+        outputArrays(exe.tensors(), [&](const std::string& name) { return o_.check || in.outputFiles.count(name); });
     api::RunStats stats;
     try {
       // A person at a terminal sees how far a long run is; pipes see nothing.
       progress_.emplace(team_.leader() && stderrIsTerminal(), o_.api.warmup, o_.api.repeat);
-      stats = exe.run(inputViews, outputViews);
+      stats = exe.run(buffersOf(in.inputs), buffersOf(outputs));
       progress_.reset();  // erased before anything else is printed
     } catch (const api::Error& error) {
       progress_.reset();
@@ -321,7 +323,7 @@ class RunCommand {
   }
 
   // What rank 0 does with the result; returns the exit code.
-  int finish(const Inputs& in, const api::RunStats& stats, const std::map<std::string, HostTensor>& outputs) {
+  int finish(const Inputs& in, const api::RunStats& stats, const std::map<std::string, api::HostArray>& outputs) {
     int code = kSuccess;
     if (!o_.api.tracePath.empty()) {
       if (stats.traceTruncated)
@@ -331,9 +333,10 @@ class RunCommand {
       std::cout << fmt::format("trace: wrote {} ({} bytes)\n", o_.api.tracePath, stats.traceBytes);
     }
     for (const auto& [name, path] : in.outputFiles) {
-      const HostTensor& t = outputs.at(name);
-      if (auto error = writeNpy(path, t.dtype, t.shape, t.data.data())) {
-        std::cerr << fmt::format("error: {}\n", error->message);
+      try {
+        api::writeNpy(path, buffersOf(outputs).at(name));
+      } catch (const api::Error& error) {
+        std::cerr << toolError(error).text;
         code = kProgramError;
       }
     }
@@ -343,7 +346,7 @@ class RunCommand {
         std::cerr << expected.error().text;
         return kProgramError;
       }
-      Comparison comparison = compareOutputs(outputs, *expected);
+      api::OutputComparison comparison = api::compareOutputs(buffersOf(outputs), buffersOf(*expected));
       std::cout << (comparison.ok ? "check: ok\n" : "check: FAILED\n") << comparison.report << "\n";
       if (!comparison.ok) code = kProgramError;
     }
@@ -396,8 +399,8 @@ int runRun(const RunOptions& o) {
   if (!o.injectFault.empty()) {
     auto parsed = FaultInjection::parse(o.injectFault);
     if (!parsed) {
-      std::cerr << fmt::format("error: {}\n", parsed.error().message);
-      return kUsageError;
+      std::cerr << parsed.error().text;
+      return parsed.error().exitCode;
     }
     fault = *parsed;
   }

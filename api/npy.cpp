@@ -1,4 +1,4 @@
-#include "tools/hostir/npy.h"
+#include "api/npy.h"
 
 #include <algorithm>
 #include <bit>
@@ -14,7 +14,10 @@
 #include <utility>
 #include <variant>
 
+#include "api/dtype_conversion.h"
 #include "api/output_file.h"
+#include "api/program_impl.h"
+#include "hostir/npy.h"
 
 namespace hostir {
 
@@ -672,3 +675,20 @@ Status writeNpy(const std::string& path, DType dtype, const std::vector<int64_t>
 }
 
 }  // namespace hostir
+
+namespace hostir::api {
+
+HostArray readNpy(const std::string& path, std::optional<DType> expected) {
+  std::optional<hostir::DType> internal;
+  if (expected) internal = internalDType(*expected);
+  Result<HostTensor> read = hostir::readNpy(path, internal);
+  if (!read) throw plainError(ErrorKind::Program, read.error().message);
+  return HostArray{publicDType(read->dtype), std::move(read->shape), std::move(read->data)};
+}
+
+void writeNpy(const std::string& path, const HostBuffer& buffer) {
+  if (Status failed = hostir::writeNpy(path, internalDType(buffer.dtype), buffer.shape, buffer.data))
+    throw plainError(ErrorKind::Run, failed->message);
+}
+
+}  // namespace hostir::api

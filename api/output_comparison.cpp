@@ -1,4 +1,4 @@
-#include "tools/hostir/output_comparison.h"
+#include "api/output_comparison.h"
 
 #include <fmt/format.h>
 
