@@ -9,9 +9,12 @@
 #include <fstream>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <utility>
 
+#include "hostir/limits.h"
+#include "ir/bounded_file.h"
 #include "ir/collectives.h"
 
 namespace hostir {
@@ -53,7 +56,69 @@ std::string joined(std::initializer_list<std::string_view> names) {
   return out;
 }
 
-std::string shown(const Json& value) { return value.dump(); }
+// A value as an error quotes it: its start, never all of a large one.
+std::string shown(const Json& value) {
+  constexpr size_t kShownBytes = 80;
+  std::string text = value.dump();
+  if (text.size() > kShownBytes) text = text.substr(0, kShownBytes) + fmt::format("... ({} bytes)", text.size());
+  return text;
+}
+
+// What the parser sees as it goes, so that a profile nested too deeply or
+// giving a key twice is refused while parsing, naming the key path.
+class ParseGuard {
+ public:
+  bool operator()(int /*depth*/, nlohmann::detail::parse_event_t event, Json& parsed) {
+    using Event = nlohmann::detail::parse_event_t;
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        if (frames_.size() >= static_cast<size_t>(kMaxProfileDepth))
+          throw ProfileError{fmt::format("{}: nested more than {} levels deep", path("the profile"), kMaxProfileDepth)};
+        frames_.push_back(Frame{event == Event::object_start, {}, {}, 0});
+        break;
+      case Event::key: {
+        Frame& frame = frames_.back();
+        frame.key = parsed.get<std::string>();
+        if (!frame.keys.insert(frame.key).second)
+          throw ProfileError{
+              fmt::format("{}: the key is given twice (each key once: a later one would hide the "
+                          "first)",
+                          path("the profile"))};
+        break;
+      }
+      case Event::object_end:
+      case Event::array_end:
+        frames_.pop_back();
+        counted();
+        break;
+      case Event::value: counted(); break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    bool object = true;
+    std::set<std::string> keys;  // an object's keys so far
+    std::string key;             // an object's current key
+    size_t index = 0;            // an array's current element
+  };
+
+  // A value ended: an array moves on to its next element.
+  void counted() {
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+  }
+
+  // The key path of the value being parsed ("communication[2].ranks").
+  std::string path(std::string_view atTheTop) const {
+    std::string out;
+    for (const Frame& frame : frames_) out = frame.object ? child(out, frame.key) : element(out, frame.index);
+    return out.empty() ? std::string(atTheTop) : out;
+  }
+
+  std::vector<Frame> frames_;
+};
 
 // An object's keys must be among `allowed` (plus "source", which documents
 // where the object's numbers come from): a misspelt key must not pass as
@@ -292,6 +357,10 @@ CommunicationCost readCommunicationCost(const Json& entry, const std::string& pa
   cost.ranks = readPositiveInteger(entry["ranks"], child(path, "ranks"));
   // A team of one communicates nothing, and its zero steps could not scale a latency.
   if (cost.ranks < 2) reject(child(path, "ranks"), fmt::format("expected at least 2 ranks, got {}", cost.ranks));
+  if (cost.ranks > kMaxRanks)
+    reject(child(path, "ranks"), fmt::format("expected at most {} ranks (the largest team hostir runs or simulates), "
+                                             "got {}",
+                                             kMaxRanks, cost.ranks));
   std::string algorithm = readString(entry, path, "algorithm");
   auto knownAlgorithm = std::find_if(std::begin(kAlgorithms), std::end(kAlgorithms),
                                      [&](const auto& a) { return a.second == algorithm; });
@@ -512,6 +581,10 @@ std::string jsonErrorMessage(std::string_view what) {
     size_t colon = what.find(": ");
     if (colon != std::string_view::npos) what.remove_prefix(colon + 2);
   }
+  // The parser quotes the offending token whole ("number overflow parsing
+  // '111...'"): its start says enough.
+  constexpr size_t kShownBytes = 160;
+  if (what.size() > kShownBytes) return fmt::format("{}... ({} bytes)", what.substr(0, kShownBytes), what.size());
   return std::string(what);
 }
 
@@ -523,7 +596,9 @@ Result<MachineProfile> parseMachineProfile(std::string_view jsonText, std::strin
   (void)fileName;  // the caller renders the diagnostic with it (renderDiagnostic)
   Json root;
   try {
-    root = Json::parse(jsonText.begin(), jsonText.end());
+    root = Json::parse(jsonText.begin(), jsonText.end(), ParseGuard());
+  } catch (const ProfileError& error) {
+    return Diagnostic{{}, error.message};
   } catch (const Json::parse_error& error) {
     return Diagnostic{locationAt(jsonText, error.byte), jsonErrorMessage(error.what())};
   } catch (const Json::exception& error) {  // a number out of range: no position
@@ -762,12 +837,9 @@ Result<MachineProfile> loadMachineProfile(std::string_view nameOrPath) {
     return Diagnostic{{}, fmt::format("unknown machine '{}': expected a profile file or one of {}", nameOrPath, known)};
   }
   std::string path(nameOrPath);
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return Diagnostic{{}, fmt::format("cannot read '{}': {}", path, std::strerror(errno))};
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (file.bad()) return Diagnostic{{}, fmt::format("cannot read '{}': {}", path, std::strerror(errno))};
-  return parseMachineProfile(text.str(), path);
+  Result<std::string> text = readBoundedFile(path, kMaxProfileFileBytes, "profile");
+  if (!text) return text.error();  // the caller names the file
+  return parseMachineProfile(*text, path);
 }
 
 }  // namespace hostir

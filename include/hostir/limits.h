@@ -30,5 +30,10 @@ inline constexpr double kMaxMinimumGain = 1.0;
 // limit keeps a mistaken argument (a data file, /dev/zero, a FIFO that never
 // ends) from filling memory, and bounds what the parser and verifier see.
 inline constexpr uint64_t kMaxProgramFileBytes = uint64_t{16} << 20;  // 16 MiB
+// Machine profiles (`--machine FILE`): their size, how deeply their JSON
+// nests (a real profile nests 4 levels), and the largest team a
+// communication entry describes (no run or simulation has more ranks).
+inline constexpr uint64_t kMaxProfileFileBytes = uint64_t{16} << 20;  // 16 MiB
+inline constexpr int kMaxProfileDepth = 64;
 
 }  // namespace hostir

@@ -9,6 +9,10 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "hostir/limits.h"
+
 namespace hostir {
 namespace {
 
@@ -291,10 +295,10 @@ TEST(MachineProfileTest, LoadsAProfileFileByPath) {
 TEST(MachineProfileTest, ReportsAMissingFile) {
   auto profile = loadMachineProfile("no/such/p.json");
   ASSERT_FALSE(profile.ok());
-  EXPECT_EQ(profile.error().message, "cannot read 'no/such/p.json': No such file or directory");
+  EXPECT_EQ(profile.error().message, "cannot open the profile: No such file or directory");
   auto bare = loadMachineProfile("missing.json");
   ASSERT_FALSE(bare.ok());
-  EXPECT_EQ(bare.error().message, "cannot read 'missing.json': No such file or directory");
+  EXPECT_EQ(bare.error().message, "cannot open the profile: No such file or directory");
 }
 
 TEST(MachineProfileTest, UnknownNamesListTheShippedProfiles) {
@@ -429,6 +433,59 @@ TEST(MachineProfileTest, RejectsDuplicateCommunicationEntries) {
   EXPECT_EQ(errorOf(text),
             "p.json: error: communication[3]: a second entry for allgather on 4 ranks with tree (the first is "
             "communication[1])");
+}
+
+// Hostile profiles: each refused with the file and the key path, never a
+// crash, an unbounded read or a silent choice.
+TEST(MachineProfileTest, AKeyGivenTwiceIsRefusedWithItsPath) {
+  std::string top = edited("\"overheads_us\":", "\"communication\": [],\n  \"overheads_us\":");
+  EXPECT_EQ(errorOf(top),
+            "p.json: error: communication: the key is given twice (each key once: a later one would "
+            "hide the first)");
+  std::string nested = edited("\"latency_us\": 20,", "\"latency_us\": 20, \"latency_us\": 21,");
+  EXPECT_EQ(errorOf(nested),
+            "p.json: error: communication[1].latency_us: the key is given twice (each key once: a "
+            "later one would hide the first)");
+}
+
+TEST(MachineProfileTest, NestingDeeperThanTheLimitIsRefused) {
+  for (int depth : {kMaxProfileDepth + 1, 50'000}) {
+    SCOPED_TRACE(depth);
+    std::string deep = std::string(depth, '[') + std::string(depth, ']');
+    std::string text = edited("\"sources\": {\"everything\": \"made up for the test\"}", "\"sources\": " + deep);
+    std::string path;  // the root object, then the arrays that fit
+    for (int level = 1; level < kMaxProfileDepth; ++level) path += "[0]";
+    EXPECT_EQ(errorOf(text),
+              fmt::format("p.json: error: sources{}: nested more than {} levels deep", path, kMaxProfileDepth));
+  }
+}
+
+TEST(MachineProfileTest, AQuotedValueIsShownByItsStart) {
+  std::string many = "[1";
+  for (int i = 0; i < 10'000; ++i) many += ",1";
+  many += "]";
+  std::string value = errorOf(edited("\"compute_units\": 8", "\"compute_units\": " + many));
+  EXPECT_LT(value.size(), 300u) << value;
+  EXPECT_NE(value.find("... (20003 bytes)"), std::string::npos) << value;
+  // A token the JSON parser itself quotes (a number too long for a double).
+  std::string token = errorOf(edited("\"compute_units\": 8", "\"compute_units\": " + std::string(20'000, '1')));
+  EXPECT_LT(token.size(), 300u) << token;
+  EXPECT_NE(token.find("number overflow"), std::string::npos) << token;
+}
+
+TEST(MachineProfileTest, TeamsLargerThanAnyRunAreRefused) {
+  std::string text = edited("\"ranks\": 4,", "\"ranks\": 9223372036854775807,");
+  EXPECT_EQ(errorOf(text), fmt::format("p.json: error: communication[1].ranks: expected at most {} ranks (the "
+                                       "largest team hostir runs or simulates), got 9223372036854775807",
+                                       kMaxRanks));
+}
+
+TEST(MachineProfileTest, ADeviceOrAnOversizedFileIsReadOnlyToItsLimit) {
+  auto zeros = loadMachineProfile("/dev/zero");
+  ASSERT_FALSE(zeros.ok());
+  EXPECT_EQ(zeros.error().message, fmt::format("the profile is longer than {} MiB; hostir reads profile "
+                                               "files of at most {} MiB",
+                                               kMaxProfileFileBytes >> 20, kMaxProfileFileBytes >> 20));
 }
 
 TEST(MachineProfileTest, MeasuredMessageSizesComeWithTheirTimes) {
