@@ -3,11 +3,15 @@
 // names and sizes come from the IR alone.
 #pragma once
 
+#include <fmt/format.h>
+
+#include "api/program_impl.h"
 #include "hostir/host_buffer.h"
 #include "ir/dtype.h"
 
 namespace hostir::api {
 
+// A value outside the enum (a cast integer) is Error kind Usage.
 inline hostir::DType internalDType(DType dtype) {
   switch (dtype) {
     case DType::F32: return hostir::DType::F32;
@@ -16,7 +20,8 @@ inline hostir::DType internalDType(DType dtype) {
     case DType::F64: return hostir::DType::F64;
     case DType::I32: return hostir::DType::I32;
   }
-  return hostir::DType::F32;
+  throw plainError(ErrorKind::Usage,
+                   fmt::format("{} is not a DType (f32, f16, bf16, f64 or i32)", static_cast<int>(dtype)));
 }
 
 inline DType publicDType(hostir::DType dtype) {

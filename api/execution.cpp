@@ -56,6 +56,7 @@ Prediction simulate(const Program& program, const std::string& machine, const Si
   checkStreams(options.streams);
   requireMachine(machine);
   checkPipeline(options.passes, true);
+  checkMinimumGain(options.minimumGain);
   Bindings bindings = verifiedBindings(source, options.params, options.ranks);
   std::shared_ptr<const MachineProfile> profile = loadMachine(machine);
   PipelineOptions pipelineOptions;

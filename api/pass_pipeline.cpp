@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "hostir/limits.h"
 #include "passes/cost_oracle.h"
 #include "passes/pass_manager.h"
 #include "passes/race_oracle.h"
@@ -15,6 +16,12 @@ std::optional<std::string> pipelineProblem(const std::vector<std::string>& passe
   if (const Pass* pass = probe.firstNeedingCostModel(); pass && !hasMachine)
     return fmt::format("pass '{}' consults the cost model: give a machine profile{}", pass->name(), howToGiveOne);
   return std::nullopt;
+}
+
+void checkMinimumGain(double minimumGain) {
+  if (!(minimumGain >= kMinMinimumGain && minimumGain <= kMaxMinimumGain))
+    throw plainError(ErrorKind::Usage, fmt::format("minimum gain must be a fraction in [{}, {}], got {}",
+                                                   kMinMinimumGain, kMaxMinimumGain, minimumGain));
 }
 
 void checkPipeline(const std::vector<std::string>& passes, bool hasMachine) {

@@ -39,6 +39,8 @@ struct PipelineOptions {
 
 // pipelineProblem (hostir/catalog.h) as Error (kind Usage), "passes: ...".
 void checkPipeline(const std::vector<std::string>& passes, bool hasMachine);
+// The minimum gain within its bounds (hostir/limits.h), else Error kind Usage.
+void checkMinimumGain(double minimumGain);
 
 // Applies `passes` in order, verifying and race-checking after each one;
 // throws Error (Usage: a bad pipeline; Program: a pass failed, with its

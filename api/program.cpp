@@ -66,7 +66,10 @@ Program parsed(std::string path, std::string text) {
 
 }  // namespace
 
-Program::Program(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+Program::Program(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {
+  if (!impl_)
+    throw plainError(ErrorKind::Usage, "a Program is made by Program::fromFile, fromText or parse, not from null");
+}
 
 Program Program::fromText(const std::string& text, const std::string& sourceName) { return parsed(sourceName, text); }
 
@@ -125,6 +128,7 @@ Program applyPasses(const Program& program, const std::vector<std::string>& pass
   const ProgramSource& source = program.impl();
   checkStreams(options.streams);
   checkPipeline(passes, !options.machine.empty());
+  checkMinimumGain(options.minimumGain);
   Bindings bindings = verifiedBindings(source, options.params, options.ranks);
   PipelineOptions pipelineOptions;
   pipelineOptions.streams = options.streams;

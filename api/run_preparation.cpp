@@ -63,6 +63,7 @@ BackendOptions backendOptions(const RunOptions& options, const BackendChoice& ch
 
 void checkRunOptions(const RunOptions& options) {
   checkStreams(options.streams);
+  checkMinimumGain(options.minimumGain);
   if (options.warmup < 0 || options.warmup > kMaxRuns || options.repeat < 1 || options.repeat > kMaxRuns)
     throw plainError(ErrorKind::Usage, fmt::format("warmup must be in [0, {0}] and repeat in [1, {0}], got {1} and {2}",
                                                    kMaxRuns, options.warmup, options.repeat));

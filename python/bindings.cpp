@@ -57,9 +57,11 @@ py::list findingRows(const api::Error& error) {
 }
 
 // hostir.Error lives in the Python half, which has imported this module
-// before any call can fail.
+// before any call can fail. A usage error is also a ValueError: a value
+// out of its bounds, an unknown name, a closed executable.
 void raiseAsPythonError(const api::Error& error) {
-  py::object errorType = py::module_::import("hostir").attr("Error");
+  py::object errorType =
+      py::module_::import("hostir").attr(error.kind() == api::ErrorKind::Usage ? "_ArgumentValueError" : "Error");
   py::object instance =
       errorType(error.what(), "kind"_a = kindName(error.kind()), "message"_a = error.message(), "file"_a = error.file(),
                 "line"_a = error.line(), "column"_a = error.column(), "findings"_a = findingRows(error));

@@ -2,8 +2,10 @@
 // their positions, passes, check and simulate.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "error_of.h"
 #include "hostir/hostir.h"
@@ -134,6 +136,45 @@ TEST(ApiProgram, SimulateGivesTheFiguresOfTheCommandLine) {
   EXPECT_LT(overlapped.medianMs, serial.medianMs);
   EXPECT_LT(overlapped.exposedCommMs, serial.exposedCommMs);
   EXPECT_EQ(errorOf([&] { hostir::api::simulate(p, "no-such-machine"); }).kind(), ErrorKind::Program);
+}
+
+}  // namespace
+
+namespace {
+
+// Misuses of the C++ API are Error kind Usage, never a crash or a silent
+// reading of something else.
+TEST(ApiMisuse, ANullProgramIsRefusedWhereItIsMade) {
+  EXPECT_EQ(errorOf([] { Program p(nullptr); }).kind(), ErrorKind::Usage);
+}
+
+TEST(ApiMisuse, ADTypeOutsideTheEnumIsRefused) {
+  const auto notADType = static_cast<hostir::api::DType>(77);
+  EXPECT_EQ(errorOf([&] { hostir::api::elementBytes(notADType); }).kind(), ErrorKind::Usage);
+  Program p = Program::fromFile(kExamples + "row_parallel_linear.hir");
+  hostir::api::RunOptions options;
+  options.params = {{"M", 4}, {"K", 4}, {"N", 4}, {"S", 2}};
+  std::vector<float> x(16);
+  Error e = errorOf([&] { hostir::api::run(p, {{"x", {notADType, {4, 4}, x.data()}}}, {}, options); });
+  EXPECT_EQ(e.kind(), ErrorKind::Usage);
+  EXPECT_NE(e.message().find("77 is not a DType"), std::string::npos) << e.message();
+}
+
+TEST(ApiMisuse, AMinimumGainOutsideZeroToOneAndAnEmptyPassAreRefused) {
+  Program p = Program::fromFile(kExamples + "row_parallel_linear.hir");
+  for (double gain : {-1.0, 2.0, std::nan(""), double(INFINITY)}) {
+    SCOPED_TRACE(gain);
+    hostir::api::PassOptions passes;
+    passes.minimumGain = gain;
+    EXPECT_EQ(errorOf([&] { hostir::api::applyPasses(p, {"assign-streams"}, passes); }).kind(), ErrorKind::Usage);
+    hostir::api::SimulateOptions simulate;
+    simulate.minimumGain = gain;
+    EXPECT_EQ(errorOf([&] { hostir::api::simulate(p, "h100-nvlink", simulate); }).kind(), ErrorKind::Usage);
+    hostir::api::RunOptions run;
+    run.minimumGain = gain;
+    EXPECT_EQ(errorOf([&] { hostir::api::run(p, {}, {}, run); }).kind(), ErrorKind::Usage);
+  }
+  EXPECT_EQ(errorOf([&] { hostir::api::applyPasses(p, {""}); }).kind(), ErrorKind::Usage);
 }
 
 }  // namespace

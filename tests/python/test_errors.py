@@ -152,6 +152,31 @@ def test_the_command_lines_limits_hold_in_python():
         assert "from 1 to 1024" in caught.value.message
 
 
+def test_every_usage_error_is_a_value_error():
+    # The API's own bounds, not only Python's conversions: the same mistake
+    # is exit 2 on the command line, ValueError here, Error kind Usage in C++.
+    program = example("row_parallel_linear")
+    small = {"M": 8, "K": 8, "N": 8, "S": 2}
+    calls = {
+        "ranks=0": lambda: hostir.run(program, ranks=0, params=small),
+        "ranks=5000": lambda: hostir.run(program, ranks=5000, params=small),
+        "streams=1025": lambda: hostir.run(program, streams=1025, params=small),
+        "warmup=-1": lambda: hostir.run(program, warmup=-1, params=small),
+        "repeat=0": lambda: hostir.run(program, repeat=0, params=small),
+        "backend=tpu": lambda: hostir.run(program, backend="tpu", params=small),
+        "min_gain=-1": lambda: hostir.run(program, min_gain=-1, params=small),
+        "min_gain=nan": lambda: hostir.apply_passes(program, ["assign-streams"], min_gain=float("nan")),
+        "min_gain=inf": lambda: hostir.apply_passes(program, ["assign-streams"], min_gain=float("inf")),
+        "min_gain=2": lambda: hostir.apply_passes(program, ["assign-streams"], min_gain=2),
+        "an empty pass": lambda: hostir.apply_passes(program, [""]),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ValueError) as caught:
+            call()
+        assert isinstance(caught.value, hostir.Error), name
+        assert caught.value.kind == "usage", name
+
+
 def test_numbers_beyond_64_bits_and_memory_beyond_the_machine_are_hostir_errors():
     program = example("row_parallel_linear")
     for call in (lambda: hostir.check(program, ranks=2**64),
