@@ -46,9 +46,9 @@ void requireMachine(const std::string& machine) {
 
 }  // namespace
 
-void checkMachine(const std::string& machine) {
+std::string checkMachine(const std::string& machine) {
   requireMachine(machine);
-  loadMachine(machine);
+  return loadMachine(machine)->name;
 }
 
 Prediction simulate(const Program& program, const std::string& machine, const SimulateOptions& options) {
@@ -67,12 +67,15 @@ Prediction simulate(const Program& program, const std::string& machine, const Si
     pipelineOptions.remarks = [&](const Remark& remark) { options.onRemark(renderRemark(source, remark)); };
   hostir::Program rewritten = applyPipeline(source, source.program, options.passes, bindings, pipelineOptions);
   ProgramPrediction p = predictProgram(source, rewritten, bindings, options.streams, *profile);
+  // A zero is +0: a -0 would print as "-0.00".
+  auto figure = [](double value) { return value + 0.0; };
   Prediction out;
-  out.medianMs = p.seconds() * 1e3;
-  out.computeMs = p.computeSeconds * 1e3;
-  out.commMs = p.communicationSeconds * 1e3;
-  out.exposedCommMs = p.exposedCommunicationSeconds() * 1e3;
-  out.overlapEfficiency = p.overlapEfficiency();
+  out.machineName = profile->name;
+  out.medianMs = figure(p.seconds() * 1e3);
+  out.computeMs = figure(p.computeSeconds * 1e3);
+  out.commMs = figure(p.communicationSeconds * 1e3);
+  out.exposedCommMs = figure(p.exposedCommunicationSeconds() * 1e3);
+  out.overlapEfficiency = figure(p.overlapEfficiency());
   out.assumptions = p.assumptions(machine);
   // What the profile's measured spreads allow: every figure at one end.
   if (hasSpread(*profile)) {

@@ -104,6 +104,15 @@ std::vector<Finding> findingsOfReport(std::string_view report, std::string_view 
 
 Error checkError(std::string summary, std::string report, std::string_view closing, std::string_view path) {
   std::vector<Finding> findings = findingsOfReport(report, path);
+  // The closing's notes (the team the program's proved_for clause names)
+  // concern every finding.
+  for (std::string_view line : lines(closing)) {
+    std::optional<Header> h = header(line, path);
+    if (!h || h->severity != "note") continue;
+    for (Finding& finding : findings)
+      finding.notes.push_back(
+          FindingNote{h->line != 0 ? std::string(path) : std::string(), h->line, h->column, h->message});
+  }
   return Error(ErrorKind::Check, std::move(summary), report.append(closing), std::move(findings));
 }
 

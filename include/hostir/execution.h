@@ -47,6 +47,7 @@ struct SimulateOptions {
 
 // `hostir simulate`'s figures, in milliseconds.
 struct Prediction {
+  std::string machineName;  // the profile's "name" (a file's, not its path)
   double medianMs = 0;
   double computeMs = 0;
   double commMs = 0;
@@ -81,8 +82,8 @@ struct Prediction {
 // Reads the machine profile `machine` names, as simulate() does, and throws
 // Error (kind Program) when it cannot: for a caller that simulates many
 // times (`hostir tune`) and wants one error for a bad profile, not one per
-// call.
-void checkMachine(const std::string& machine);
+// call. Returns the profile's name (its "name", not its file's).
+std::string checkMachine(const std::string& machine);
 
 // Predicts the program (after `passes`) on `machine`: a shipped profile's
 // name or a profile file written by `hostir calibrate`.

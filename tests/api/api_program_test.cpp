@@ -107,6 +107,18 @@ TEST(ApiProgram, CheckReportsARaceWithBothPositions) {
   EXPECT_NE(text.find("racy.hir:7:"), std::string::npos) << text;
   EXPECT_NE(text.find("racy.hir:9:"), std::string::npos) << text;
   hostir::api::check(Program::fromFile(kExamples + "row_parallel_linear.hir"), {{}, 2});
+
+  // Proved for another team: every finding carries the note that says so.
+  std::string claimed = racy;
+  claimed.replace(claimed.find("racy() {"), 8, "racy() proved_for(world = 2, streams = 4) {");
+  Error other = errorOf([&] { hostir::api::check(Program::fromText(claimed, "racy.hir")); });
+  ASSERT_FALSE(other.findings().empty()) << other.what();
+  for (const hostir::api::Finding& finding : other.findings()) {
+    bool noted = false;
+    for (const hostir::api::FindingNote& note : finding.notes)
+      noted = noted || note.message.find("proved for 2 ranks and 4 worker streams") != std::string::npos;
+    EXPECT_TRUE(noted) << finding.message;
+  }
 }
 
 TEST(ApiProgram, AssignStreamsRewritesAndKeepsTheSource) {

@@ -211,6 +211,62 @@ TEST_F(Cli, ADashReadsTheProgramFromStandardInput) {
   EXPECT_THAT(error.err, StartsWith("<stdin>:2:"));
 }
 
+// The small conventions: stdin is <stdin> everywhere, reports name a
+// profile by its name, an empty file name is a usage error, `help COMMAND`
+// works, and every command-line mistake reads "error: ...".
+TEST_F(Cli, TuneNamesStandardInputAndTheProfileByItsName) {
+  const std::string program = example("row_parallel_linear.hir");
+  auto tuned =
+      shell("sh -c '" + std::string(HOSTIR_BINARY) + " tune - --machine h100-nvlink --param S=1,2 < " + program + "'");
+  EXPECT_EQ(tuned.exitCode, 0) << tuned.err;
+  EXPECT_THAT(tuned.out, StartsWith("tune: program 'row_parallel_linear' (<stdin>), machine 'h100-nvlink', "));
+  std::string profile = write("mine.json", R"({"format": "hostir-machine-profile", "version": 1, "name": "my box",
+    "rank": {"admission": "concurrent", "compute_units": 1, "gemm_units": 0, "elementwise_units": 1,
+             "communication_units": 1},
+    "gemm": {"f32": {"m": [64], "n": [64], "k": [64], "tflops": [0.1]}},
+    "memory": {"bytes": [1024], "gbps": [10]},
+    "communication": [],
+    "overheads_us": {"issue": 1, "launch": 1, "sync": 1, "wakeup": 1}})");
+  auto simulated = run("simulate " + program + " --machine " + profile);
+  EXPECT_EQ(simulated.exitCode, 0) << simulated.err;
+  EXPECT_THAT(simulated.out, HasSubstr("machine 'my box' (" + profile + ")"));
+}
+
+TEST_F(Cli, AnEmptyFileNameIsAUsageError) {
+  const std::string program = example("row_parallel_linear.hir");
+  for (std::string args :
+       {"run " + program + " --trace ''", "simulate " + program + " --machine h100-nvlink --trace ''",
+        "opt " + program + " -o ''", std::string("calibrate --quick -o ''")}) {
+    SCOPED_TRACE(args);
+    auto r = run(args);
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_THAT(r.err, StartsWith("error: "));
+    EXPECT_THAT(r.err, HasSubstr("expects a file name, got ''"));
+  }
+}
+
+TEST_F(Cli, HelpOfACommandAndEveryMistakeSaysError) {
+  auto help = run("help run");
+  EXPECT_EQ(help.exitCode, 0) << help.err;
+  EXPECT_THAT(help.out, HasSubstr("--passes"));
+  auto typo = run("help runn");
+  EXPECT_EQ(typo.exitCode, 2);
+  EXPECT_THAT(typo.err, StartsWith("error: unknown command 'runn'; did you mean 'run'?"));
+  for (std::string args : {"run", "run x.hir --ranks abc", "check"}) {
+    SCOPED_TRACE(args);
+    auto r = run(args);
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_THAT(r.err, StartsWith("error: "));
+  }
+}
+
+TEST_F(Cli, ACommunicatorTheBackendCannotUseIsAUsageErrorForCalibrateToo) {
+  auto r = run("calibrate --quick --backend cpu --communicator nccl -o " + (dir_ / "p.json").string());
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_THAT(r.err, StartsWith("error: backend cpu cannot use the nccl communicator"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "p.json"));
+}
+
 TEST_F(Cli, RunTraceSaysWhereItWrote) {
   const std::string trace = (dir_ / "t.json").string();
   auto r = run("run " + example("row_parallel_linear.hir") + " --ranks 2 --trace " + trace);

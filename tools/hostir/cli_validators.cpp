@@ -39,6 +39,12 @@ CLI::Validator unsignedInteger() {
       "UINT");
 }
 
+CLI::Validator fileName() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string { return text.empty() ? "expects a file name, got ''" : std::string(); },
+      "FILE");
+}
+
 CLI::Validator numberFrom(double lo, double hi, std::string_view unit) {
   std::string wanted =
       fmt::format("a number{} from {:g} to {:g}", unit.empty() ? "" : fmt::format(" of {}", unit), lo, hi);

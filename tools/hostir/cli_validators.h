@@ -16,6 +16,9 @@ CLI::Validator integerFrom(int64_t lo, int64_t hi);
 // A whole number in [0, 2^64 - 1] (seeds).
 CLI::Validator unsignedInteger();
 
+// A file name: never empty (an empty name would be silently no file).
+CLI::Validator fileName();
+
 // A finite number in [lo, hi] (never nan or inf); `unit` names it in messages ("seconds").
 CLI::Validator numberFrom(double lo, double hi, std::string_view unit = "");
 

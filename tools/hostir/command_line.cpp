@@ -88,6 +88,10 @@ CommandLine::CommandLine() {
   // in the ranks' start-up agreement when it is not given.
   app.option_defaults()->always_capture_default();
   app.require_subcommand(1);
+  // Every mistake reads as one: "error: ...", then where to look.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return fmt::format("error: {}\nRun with --help for more information.\n", e.what());
+  });
   app.set_version_flag("--version", versionText, "Print the version and the backends built in");
   app.footer(
       "Examples:\n"
@@ -175,6 +179,7 @@ void CommandLine::addOpt() {
   addStreamsOption(*optCmd, opt.api.streams);
   addPassesOption(*optCmd, opt.passes, "Comma-separated pass pipeline, e.g. assign-streams");
   optCmd->add_option("-o,--output", opt.outputPath, "Write the result here instead of standard output")
+      ->check(fileName())
       ->type_name("FILE");
   optCmd->add_flag("--print-ir-after-all", opt.api.printIrAfterAll, "Print the program to stderr after every pass");
   optCmd->add_option("--print-ir-after", opt.api.printIrAfter, "Print the program to stderr after the named pass")
@@ -241,6 +246,7 @@ void CommandLine::addRunControls() {
       ->add_option("--trace", o.tracePath,
                    "Write the last run's timeline (every rank, stream and host issue) as a Chrome trace "
                    "for Perfetto")
+      ->check(fileName())
       ->type_name("FILE.json");
   runCmd
       ->add_option("--trace-limit", o.traceLimitMiB,
@@ -283,6 +289,7 @@ void CommandLine::addSimulate() {
   addPassesOption(*simulateCmd, simulate.api.passes, "Passes to apply before simulating, e.g. assign-streams");
   simulateCmd->add_flag("--remarks", simulate.remarks, "Print the passes' decisions to stderr");
   simulateCmd->add_option("--trace", simulate.api.tracePath, "Write the predicted timeline as a Chrome trace")
+      ->check(fileName())
       ->type_name("FILE.json");
 }
 
@@ -307,6 +314,7 @@ void CommandLine::addCalibrate() {
   calibrateCmd = app.add_subcommand(
       "calibrate", "Measure this machine and write a profile for `hostir simulate` (under mpirun: MPI's team)");
   calibrateCmd->add_option("-o,--out", calibrate.outputPath, "The profile to write")
+      ->check(fileName())
       ->type_name("FILE.json")
       ->required();
   calibrateCmd

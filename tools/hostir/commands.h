@@ -118,6 +118,10 @@ struct CalibrateOptions {
   bool force = false;  // write the profile even when some figure is too noisy
 };
 
+// How reports name a machine profile: 'NAME', and the file it came from
+// when that was not a shipped name.
+std::string machineShown(const std::string& profileName, const std::string& argument);
+
 int runOpt(const OptOptions& options);
 int runCheck(const CheckOptions& options);
 int runRun(const RunOptions& options);

@@ -24,9 +24,20 @@ const char* activity = "reading the command line";
 int main(int argc, char** argv) {
   CommandLine cli;
   CLI::App& app = cli.app;
-  if (argc == 2 && std::string_view(argv[1]) == "help") {
-    std::cout << app.help();
-    return kSuccess;
+  // `hostir help` and `hostir help COMMAND`, as `--help` gives them.
+  if (argc >= 2 && argc <= 3 && std::string_view(argv[1]) == "help") {
+    if (argc == 2) {
+      std::cout << app.help();
+      return kSuccess;
+    }
+    for (CLI::App* command : app.get_subcommands({}))
+      if (command->get_name() == argv[2]) {
+        std::cout << command->help();
+        return kSuccess;
+      }
+    const char* asked[] = {argv[0], argv[2]};
+    std::cerr << cli.unknownCommand(2, asked).value_or(fmt::format("error: unknown command '{}'\n", argv[2]));
+    return kUsageError;
   }
   if (std::optional<std::string> mistake = cli.unknownCommand(argc, argv)) {
     std::cerr << *mistake;

@@ -14,6 +14,10 @@
 #include "tools/hostir/commands.h"
 
 namespace hostir::tool {
+
+std::string machineShown(const std::string& profileName, const std::string& argument) {
+  return profileName == argument ? fmt::format("'{}'", profileName) : fmt::format("'{}' ({})", profileName, argument);
+}
 namespace {
 
 // Where E's clamps apply, why: the figures alone would not add up.
@@ -56,10 +60,10 @@ std::string formatPrediction(const api::Prediction& p, const SimulateOptions& o)
                   : fmt::format(" stream{}={:.4f}", s - 1, p.streamBusyMs[s]);
   }
   out += "\n";
-  out += p.symmetric ? fmt::format("simulated: 1 rank standing for {} (the program never names `rank`), machine '{}'\n",
-                                   o.api.ranks, o.machine)
-                     : fmt::format("simulated: all {} ranks (the program names `rank`), machine '{}'\n", o.api.ranks,
-                                   o.machine);
+  out += p.symmetric ? fmt::format("simulated: 1 rank standing for {} (the program never names `rank`), machine {}\n",
+                                   o.api.ranks, machineShown(p.machineName, o.machine))
+                     : fmt::format("simulated: all {} ranks (the program names `rank`), machine {}\n", o.api.ranks,
+                                   machineShown(p.machineName, o.machine));
   if (!o.api.tracePath.empty()) {
     const int64_t simulated = p.symmetric ? 1 : o.api.ranks;
     if (p.tracedRanks < simulated) out += fmt::format("trace: ranks 0 to {} of {}\n", p.tracedRanks - 1, o.api.ranks);

@@ -253,9 +253,10 @@ int tune(const TuneOptions& o) {
   const ModelOptions model = o.model();
   if (auto error = checkPassNames(o.api.passes, {}, &model)) return fail(*error);
   std::optional<api::Program> program;
+  std::string machineName;
   try {
     // The profile once, so that a bad one is one error rather than every binding's.
-    api::checkMachine(o.machine);
+    machineName = api::checkMachine(o.machine);
     program = api::Program::fromFile(o.file);
   } catch (const api::Error& error) {
     return fail(toolError(error));
@@ -263,9 +264,10 @@ int tune(const TuneOptions& o) {
   if (auto error = checkTunedNames(*tuned, *settings, *program)) return fail(*error);
 
   TuneContext context{o, *program, *settings, *tuned, pools->size() > 1};
-  std::string out = fmt::format("tune: program '{}' ({}), machine '{}', {} rank{}, passes: {}", program->name(), o.file,
-                                o.machine, o.api.ranks, o.api.ranks == 1 ? "" : "s",
-                                o.api.passes.empty() ? "none" : fmt::format("{}", fmt::join(o.api.passes, ",")));
+  std::string out =
+      fmt::format("tune: program '{}' ({}), machine {}, {} rank{}, passes: {}", program->name(), program->sourceName(),
+                  machineShown(machineName, o.machine), o.api.ranks, o.api.ranks == 1 ? "" : "s",
+                  o.api.passes.empty() ? "none" : fmt::format("{}", fmt::join(o.api.passes, ",")));
   if (!context.severalPools) out += fmt::format(", {} worker stream{}", pools->front(), pools->front() == 1 ? "" : "s");
   out += "\n";
 
