@@ -115,15 +115,41 @@ Program assemble(const Program& shell, std::initializer_list<std::pair<const Sta
 // One run of the pass over a program's top-level statements: the body
 // rewritten so far, and what later loops reuse (the captured main stream,
 // the races of the program so far).
+//
+// Proving each rewrite alone costs a verification and a race proof of the
+// whole program per loop: quadratic in the program. So a first, optimistic
+// run (`optimistic`) rewrites every loop it may without proving each, and
+// proves the result once; when that adds no race, it is what the careful
+// run would have made (a rewrite never removes a race another one added),
+// and its remarks are the careful run's. Otherwise the careful run decides
+// loop by loop.
 class TopLevelRewriter {
  public:
-  TopLevelRewriter(Program& program, const PassContext& context, const AssignStreamsPass::KeepRewrite& keep)
+  TopLevelRewriter(Program& program, const PassContext& context, const AssignStreamsPass::KeepRewrite& keep,
+                   bool optimistic = false)
       : program_(program),
         context_(context),
         keep_(keep),
+        optimistic_(optimistic),
         names_(program),
         // Join loops are siblings, so they can all share one index name.
         joinIndex_(names_.takeForLoopIndex("j")) {}
+
+  // The optimistic run: true when its rewrite is proved and kept (its
+  // remarks then made), false when the program is left for a careful run.
+  bool runOptimistically() {
+    const Program original = program_;
+    run();
+    if (races_) {
+      Status unverified = verifyProgram(program_, context_.bindings, context_.cancel);
+      if (unverified || !newRaces(*races_, context_.raceCheck(program_)).empty()) {
+        program_ = original;
+        return false;
+      }
+    }
+    for (const PendingRemark& r : pending_) context_.remark(AssignStreamsPass::kName, r.loc, r.message, r.notes);
+    return true;
+  }
 
   void run() {
     const std::vector<Statement> original = std::move(program_.body);
@@ -153,7 +179,10 @@ class TopLevelRewriter {
   using Span = std::pair<const Statement*, const Statement*>;
 
   void remark(const ForLoop& loop, std::string message, std::vector<Note> notes = {}) const {
-    context_.remark(AssignStreamsPass::kName, loop.loc, std::move(message), std::move(notes));
+    if (optimistic_)
+      pending_.push_back(PendingRemark{loop.loc, std::move(message), std::move(notes)});
+    else
+      context_.remark(AssignStreamsPass::kName, loop.loc, std::move(message), std::move(notes));
   }
 
   Span bodySoFar() const { return {body_.data(), body_.data() + body_.size()}; }
@@ -239,11 +268,16 @@ class TopLevelRewriter {
     if (!capture_ && !unusedMainName_) unusedMainName_ = names_.take("main");
     const std::string main = capture_ ? *capture_ : *unusedMainName_;
     std::vector<Statement> rewritten = rewriteLoop(loop, !capture_, main, joinIndex_);
-    Program withRewrite =
-        assemble(program_, {bodySoFar(), {rewritten.data(), rewritten.data() + rewritten.size()}, {rest + 1, end}});
-    std::optional<std::vector<RaceFinding>> after = checkRewrite(loop, withRewrite);
-    if (!after) return false;
-    if (keep_ && !keep_(assemble(program_, {bodySoFar(), {rest, end}}), withRewrite, loop)) return false;
+    std::optional<std::vector<RaceFinding>> after;
+    if (optimistic_) {
+      after = races_;  // proved once, at the end
+    } else {
+      Program withRewrite =
+          assemble(program_, {bodySoFar(), {rewritten.data(), rewritten.data() + rewritten.size()}, {rest + 1, end}});
+      after = checkRewrite(loop, withRewrite);
+      if (!after) return false;
+      if (keep_ && !keep_(assemble(program_, {bodySoFar(), {rest, end}}), withRewrite, loop)) return false;
+    }
     remark(loop, fmt::format("iteration {} runs on stream({}), joined after the loop: the iterations are independent "
                              "(race-checked with the bound parameters)",
                              loop.index.name, iterationStream(loop.index.name, loop.start).toString()));
@@ -256,9 +290,17 @@ class TopLevelRewriter {
     return true;
   }
 
+  struct PendingRemark {
+    SourceLoc loc;
+    std::string message;
+    std::vector<Note> notes;
+  };
+
   Program& program_;
   const PassContext& context_;
   const AssignStreamsPass::KeepRewrite& keep_;
+  const bool optimistic_;
+  mutable std::vector<PendingRemark> pending_;  // the optimistic run's remarks, made once it is kept
   FreshNames names_;
   const std::string joinIndex_;
   std::vector<Statement> body_;
@@ -277,6 +319,9 @@ class TopLevelRewriter {
 bool assignStreamsApplies(const ForLoop& loop) { return bodyDoesWork(loop.body) && !bodySetsStream(loop.body); }
 
 Status AssignStreamsPass::run(Program& program, const PassContext& context) {
+  // A rewrite the cost model must weigh (keep_) is decided loop by loop.
+  if (!keep_ && context.raceCheck && TopLevelRewriter(program, context, keep_, true).runOptimistically())
+    return std::nullopt;
   TopLevelRewriter(program, context, keep_).run();
   return std::nullopt;
 }

@@ -246,7 +246,8 @@ TEST(Executable, ACancelDuringThePassesStopsTheCompilationWithinASecond) {
             " = allocate(f32[M, N])\n  for i in range(S) {\n    xi = shard_by_stream(x, axis=0, index=i, chunks=S)\n"
             "    ai = shard_by_stream(a" +
             std::to_string(l) + ", axis=0, index=i, chunks=S)\n    linear(xi, w, out=ai)\n  }\n";
-  text += "}\n";
+  // A last loop that accumulates: the pass then proves the loops one by one (seconds).
+  text += "  b = allocate(f32[M, N], zero=true)\n  for i in range(S) {\n    add(b, b, out=b)\n  }\n}\n";
   Program p = Program::fromText(text, "many.hir");
   std::atomic<bool> cancel{false};
   RunOptions options;

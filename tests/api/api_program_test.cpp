@@ -2,6 +2,9 @@
 // their positions, passes, check and simulate.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <string>
@@ -187,6 +190,50 @@ TEST(ApiMisuse, AMinimumGainOutsideZeroToOneAndAnEmptyPassAreRefused) {
     EXPECT_EQ(errorOf([&] { hostir::api::run(p, {}, {}, run); }).kind(), ErrorKind::Usage);
   }
   EXPECT_EQ(errorOf([&] { hostir::api::applyPasses(p, {""}); }).kind(), ErrorKind::Usage);
+}
+
+}  // namespace
+
+namespace {
+
+// Top-level loops, each over S chunks of its own tensors (independent
+// iterations) unless listed in `accumulating` (every iteration adds into
+// the whole output: not independent).
+std::string loops(int count, const std::vector<int>& accumulating) {
+  std::string text = "program many(M = 16, S = 4) {\n";
+  for (int i = 0; i < count; ++i) text += fmt::format("  input x{0} : f32[M, M]\n  output y{0} : f32[M, M]\n", i);
+  for (int i = 0; i < count; ++i) {
+    bool racy = std::find(accumulating.begin(), accumulating.end(), i) != accumulating.end();
+    text += fmt::format("  y{} = allocate(f32[M, M], zero=true)\n  for j in range(S) {{\n", i);
+    text += racy ? fmt::format("    add(x{0}, y{0}, out=y{0})\n", i)
+                 : fmt::format(
+                       "    xj = shard_by_stream(x{0}, axis=0, index=j, chunks=S)\n"
+                       "    yj = shard_by_stream(y{0}, axis=0, index=j, chunks=S)\n"
+                       "    copy(xj, out=yj)\n",
+                       i);
+    text += "  }\n";
+  }
+  return text + "}\n";
+}
+
+size_t count(const std::vector<std::string>& remarks, const std::string& what) {
+  return static_cast<size_t>(std::count_if(remarks.begin(), remarks.end(),
+                                           [&](const std::string& r) { return r.find(what) != std::string::npos; }));
+}
+
+// assign-streams proves many loops at once when it can, and loop by loop
+// when one of them is not independent: the same rewrites and remarks.
+TEST(ApiAssignStreams, ManyLoopsAreRewrittenAloneOrTogetherAlike) {
+  std::vector<std::string> together;
+  Program all = hostir::api::applyPasses(Program::fromText(loops(6, {})), {"assign-streams"}, {}, &together);
+  EXPECT_EQ(count(together, "runs on stream("), 6u);
+  hostir::api::check(all);
+
+  std::vector<std::string> alone;
+  Program mixed = hostir::api::applyPasses(Program::fromText(loops(6, {2, 4})), {"assign-streams"}, {}, &alone);
+  EXPECT_EQ(count(alone, "runs on stream("), 4u);
+  EXPECT_EQ(count(alone, "its iterations are not independent"), 2u);
+  hostir::api::check(mixed);
 }
 
 }  // namespace

@@ -98,9 +98,13 @@ void expectStopsWithinASecond(Pass& pass, const std::string& text, const Machine
   EXPECT_LT(latency, testing::kCancelLatencyLimit.count()) << pass.name() << " stopped " << latency << " s late";
 }
 
+// The last loop accumulates into one tensor, so proving every loop at once
+// fails and the pass proves them one by one: seconds for 800 loops.
 TEST(PassCancellation, AssignStreamsStopsWithinASecondOfTheCancel) {
   AssignStreamsPass pass;
-  expectStopsWithinASecond(pass, manyLoops(800));
+  std::string text = manyLoops(800);
+  text.insert(text.rfind("}\n"), "  for i in range(S) {\n    add(y, y, out=y)\n  }\n");
+  expectStopsWithinASecond(pass, text);
 }
 
 TEST(PassCancellation, CanonicalizeStopsWithinASecondOfTheCancel) {
