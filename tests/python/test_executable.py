@@ -125,8 +125,9 @@ def test_graph_on_the_cpu_is_a_clear_error():
 
 
 def many_loops(loops):
-    """`loops` independent top-level loops: assign-streams race-proves a
-    rewrite of each against the whole program, for seconds."""
+    """`loops` independent top-level loops, then one that accumulates: proving
+    every rewrite at once fails, so assign-streams race-proves a rewrite of
+    each loop against the whole program, for seconds."""
     body = "".join(f"""  a{l} = allocate(f32[M, N])
   for i in range(S) {{
     xi = shard_by_stream(x, axis=0, index=i, chunks=S)
@@ -134,6 +135,7 @@ def many_loops(loops):
     linear(xi, w, out=ai)
   }}
 """ for l in range(loops))
+    body += "  b = allocate(f32[M, N], zero=true)\n  for i in range(S) {\n    add(b, b, out=b)\n  }\n"
     return "program many(M = 8, K = 8, N = 8, S = 2) {\n  input x : f32[M, K]\n  input w : f32[N, K]\n" + body + "}\n"
 
 
