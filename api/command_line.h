@@ -56,7 +56,7 @@ class MpiLaunch {
 
   // Collectives of the launch, each under the deadline, named by `step`.
   void barrier(std::string_view step);
-  bool anyRank(bool mine, std::string_view step);        // whether any rank said true
+  bool anyRank(bool mine, std::string_view step);         // whether any rank said true
   double fromRank0(double value, std::string_view step);  // rank 0's value, on every rank
   // Every rank's row (all of one length), rank by rank.
   std::vector<double> allgather(const std::vector<double>& row, std::string_view step);
