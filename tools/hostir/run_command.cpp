@@ -332,9 +332,10 @@ class RunCommand {
             o_.api.traceLimitMiB, stats.traceDroppedOperations);
       std::cout << fmt::format("trace: wrote {} ({} bytes)\n", o_.api.tracePath, stats.traceBytes);
     }
+    const std::map<std::string, api::HostBuffer> buffers = buffersOf(outputs);
     for (const auto& [name, path] : in.outputFiles) {
       try {
-        api::writeNpy(path, buffersOf(outputs).at(name));
+        api::writeNpy(path, buffers.at(name));
       } catch (const api::Error& error) {
         std::cerr << toolError(error).text;
         code = kProgramError;
@@ -346,7 +347,7 @@ class RunCommand {
         std::cerr << expected.error().text;
         return kProgramError;
       }
-      api::OutputComparison comparison = api::compareOutputs(buffersOf(outputs), buffersOf(*expected));
+      api::OutputComparison comparison = api::compareOutputs(buffers, buffersOf(*expected));
       std::cout << (comparison.ok ? "check: ok\n" : "check: FAILED\n") << comparison.report << "\n";
       if (!comparison.ok) code = kProgramError;
     }
