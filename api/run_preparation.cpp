@@ -30,8 +30,8 @@ void prove(const ProgramSource& source, const hostir::Program& program, const st
                    source.path);
 }
 
-// A CUDA graph captures device work: refused on the CPU, and refused with
-// the reason on CUDA, whose backend does not capture runs.
+// A CUDA graph captures device work: refused on the CPU, and with what
+// observes each operation as it is issued, which a replay does not.
 void checkGraphCapture(const RunOptions& options, const BackendChoice& backend) {
   if (!options.graph) return;
   if (!backendEntry(backend.kind).device) {
@@ -43,8 +43,14 @@ void checkGraphCapture(const RunOptions& options, const BackendChoice& backend) 
     throw plainError(ErrorKind::Usage,
                      fmt::format("graph: a CUDA graph captures device work, and this run has none ({})", why));
   }
-  throw plainError(ErrorKind::Usage,
-                   "graph: this CUDA backend cannot capture a run into a CUDA graph; run without graph");
+  if (!options.tracePath.empty())
+    throw plainError(ErrorKind::Usage,
+                     "graph: a trace times each operation as it is issued, and a replayed graph issues none; "
+                     "drop the trace or graph");
+  if (options.raceCheck)
+    throw plainError(ErrorKind::Usage,
+                     "graph: the race check observes each operation as it is issued, and a replayed graph issues "
+                     "none; drop the race check or graph");
 }
 
 }  // namespace
@@ -54,6 +60,7 @@ BackendOptions backendOptions(const RunOptions& options, const BackendChoice& ch
   backend.kind = choice.kind;
   backend.communicator = choice.communicator;
   backend.streams = options.streams;
+  backend.graph = options.graph;
   backend.commTimeout = std::chrono::milliseconds(static_cast<int64_t>(options.commTimeoutSeconds * 1000));
   backend.cpu.coresPerRank = resolveCoresPerRank(options.coresPerRank, team.ranksOnNode);
   // The caller's stream (refused when destroyed or its runtime reset).

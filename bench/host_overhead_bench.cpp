@@ -37,6 +37,14 @@
 // what binding the inputs, waking the ranks, uploading the shards,
 // gathering the outputs and returning cost (goal: at most 100 us).
 //
+// BM_CudaRowParallel (built with the CUDA backend; skipped without a device)
+// runs the tiny row-parallel iteration (M = 1024, K = N = 16, S = 64 after
+// assign-streams) on the device through api::Executable, each call 5
+// warm-up and 20 timed runs, captured into a CUDA graph or not: issue_us is
+// the median timed run's host time until its work was issued (rank 0; with
+// the graph, its launch), run_us the median run, and the *_per_iteration_us
+// counters the same divided by the 64 iterations.
+//
 //   host_overhead_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -50,6 +58,7 @@
 #include <ctime>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -60,6 +69,7 @@
 #include "comm/copy_engine_communicator.h"
 #include "comm/host_transfer_engine.h"
 #include "comm/in_process_communicator.h"
+#include "executor/backend_factory.h"
 #include "executor/cpu/cpu_backend.h"
 #include "ir/parser.h"
 #include "runtime/evaluator.h"
@@ -373,6 +383,43 @@ void BM_ExecutableRun(benchmark::State& state) {
   state.counters["overhead_us"] = medianCall - programMillis * 1e3;
 }
 BENCHMARK(BM_ExecutableRun)->UseRealTime()->MinWarmUpTime(0.2);
+
+#ifdef HOSTIR_BENCH_CUDA
+void BM_CudaRowParallel(benchmark::State& state, int ranks, const char* communicator, bool graph) {
+  if (std::optional<std::string> reason = cudaUnavailableReason()) {
+    state.SkipWithError(reason->c_str());
+    return;
+  }
+  constexpr int64_t kIterations = 64;
+  api::Program program = api::Program::fromFile(HOSTIR_SOURCE_DIR "/examples/row_parallel_linear.hir");
+  api::RunOptions options;
+  options.backend = "cuda";
+  options.communicator = communicator;
+  options.ranks = ranks;
+  options.params = {{"M", 1024}, {"K", 16}, {"N", 16}, {"S", kIterations}};
+  options.passes = {"assign-streams"};
+  options.graph = graph;
+  options.warmup = 5;
+  options.repeat = 20;
+  api::Executable executable(program, options);
+  CallBuffers buffers(executable);
+  std::vector<double> issueMillis, runMillis;
+  for (auto _ : state) {
+    const api::RunStats stats = executable.run(buffers.inputs, buffers.outputs);
+    issueMillis.insert(issueMillis.end(), stats.issueMillis.begin(), stats.issueMillis.end());
+    runMillis.insert(runMillis.end(), stats.runMillis.begin(), stats.runMillis.end());
+  }
+  const double issue = medianOf(issueMillis) * 1e3, run = medianOf(runMillis) * 1e3;
+  state.counters["issue_us"] = issue;
+  state.counters["run_us"] = run;
+  state.counters["issue_per_iteration_us"] = issue / kIterations;
+  state.counters["run_per_iteration_us"] = run / kIterations;
+}
+BENCHMARK_CAPTURE(BM_CudaRowParallel, nccl_1_rank, 1, "nccl", false)->UseRealTime()->Iterations(5);
+BENCHMARK_CAPTURE(BM_CudaRowParallel, nccl_1_rank_graph, 1, "nccl", true)->UseRealTime()->Iterations(5);
+BENCHMARK_CAPTURE(BM_CudaRowParallel, copy_engine_2_ranks, 2, "copy-engine", false)->UseRealTime()->Iterations(5);
+BENCHMARK_CAPTURE(BM_CudaRowParallel, copy_engine_2_ranks_graph, 2, "copy-engine", true)->UseRealTime()->Iterations(5);
+#endif
 
 // The warm-up keeps start-up out of the figures: OpenBLAS's server thread
 // spins for about 0.1 s after the library loads, on the core the stream

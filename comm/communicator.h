@@ -12,6 +12,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "comm/collective_signature.h"
 #include "ir/dtype.h"
@@ -125,6 +127,16 @@ inline void Communicator::sendRecv(const void* send, size_t sendCount, int to, v
   s.to = to;
   s.from = from;
   collective({s, send, recv}, stream);
+}
+
+// Every rank's `mine`, in rank order: one allgather of a trivially copyable
+// value (host communicators; in-process ranks may exchange addresses).
+template <typename T>
+std::vector<T> exchangeValues(Communicator& comm, const T& mine) {
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) % sizeof(float) == 0);
+  std::vector<T> all(static_cast<size_t>(comm.size()));
+  comm.allgather(&mine, all.data(), sizeof(T) / sizeof(float), DType::F32);
+  return all;
 }
 
 }  // namespace hostir

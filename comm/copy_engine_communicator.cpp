@@ -24,15 +24,6 @@ struct Identity {
   uint64_t board = 0;  // rank 0's: the board of the team
 };
 
-// Exchanges one trivially copyable value per rank through `comm`.
-template <typename T>
-std::vector<T> exchange(Communicator& comm, const T& mine) {
-  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) % sizeof(float) == 0);
-  std::vector<T> all(static_cast<size_t>(comm.size()));
-  comm.allgather(&mine, all.data(), sizeof(T) / sizeof(float), DType::F32);
-  return all;
-}
-
 // Scratch of the engine, released in the stream's order however the call ends.
 class Scratch {
  public:
@@ -98,7 +89,7 @@ CopyEngineCommunicator::CopyEngineCommunicator(Communicator& hostComm, std::uniq
   // fails before it takes its own leaves the board to leak, never to be
   // freed under a peer.
   if (rank() == 0) board_.reset(new Board(size()));
-  const std::vector<Identity> identities = exchange(
+  const std::vector<Identity> identities = exchangeValues(
       hostComm_,
       Identity{static_cast<uint64_t>(::getpid()), engine_->device(), reinterpret_cast<uint64_t>(board_.get())});
   for (const Identity& identity : identities) {

@@ -53,6 +53,7 @@ struct BackendOptions {
   // destroyed by hostir (one rank per process); ignored by the CPU backend.
   void* externalMainStream = nullptr;
   TraceRecorder* trace = nullptr;  // streams and host issue, while recording (set per rank by the runner)
+  bool graph = false;              // CUDA: the first run is captured into a graph that later runs replay
   CpuOptions cpu;
 };
 

@@ -36,9 +36,16 @@ class CancellableBackend : public ForwardingBackend {
     if (cancelled(flag_)) throwCancelled(info.loc);
     forward_.beginOperation(info);
   }
+  // A run's work is all issued once the host waits for it.
+  void synchronizeHost() override {
+    issuedAt_ = std::chrono::steady_clock::now();
+    forward_.synchronizeHost();
+  }
+  std::chrono::steady_clock::time_point issuedAt() const { return issuedAt_; }
 
  private:
   const std::atomic<bool>* flag_ = nullptr;
+  std::chrono::steady_clock::time_point issuedAt_;
 };
 
 // Why a caller's global tensor does not fit its declaration, or "".
@@ -90,6 +97,8 @@ struct RankSession::State {
   std::map<std::string, TensorView> inputs;
   std::map<std::string, HostTensor> seeded;   // inputs the calls did not give, filled once
   std::map<std::string, HostTensor> staging;  // strided shards made contiguous for their upload
+  // A graph's outputs: the captured run allocated them, and every replay writes them.
+  std::map<std::string, TensorView> graphOutputs;
 
   template <typename Step>
   auto hostStep(std::string what, Step&& step) {
@@ -192,9 +201,11 @@ void RankSession::State::timedRun(int run, int runs, const RunCall& call, std::m
                                   RunResult& result) {
   const int64_t rank = comm.rank(), world = comm.size();
   const bool last = run == runs - 1;
-  outputs.clear();  // the previous run's outputs would count in this one's memory
+  // A replayed graph writes the outputs the captured run allocated.
+  const bool replay = backend->replaysRuns();
+  if (!replay) outputs.clear();  // the previous run's outputs would count in this one's memory
   MemoryHighWater* memory = rankBackend.backend->tensorMemory();
-  if (memory && last) {
+  if (memory && last && !replay) {
     // The streams are idle: this frees what earlier runs left retired
     // (CUDA), so the peak is this run's alone.
     rankBackend.backend->synchronizeHost();
@@ -211,8 +222,16 @@ void RankSession::State::timedRun(int run, int runs, const RunCall& call, std::m
   if (request.writeTrace && last)
     recorder.start(start, TraceSettings{static_cast<int>(rank), static_cast<int>(world), request.traceSourceName,
                                         request.traceLimitBytes});
-  outputs = evaluator->run(*backend, inputs);
+  if (replay) {
+    backend->replayRun();
+    backend->synchronizeHost();
+    outputs = graphOutputs;
+  } else {
+    outputs = evaluator->run(*backend, inputs);
+    if (request.backend.graph) graphOutputs = outputs;
+  }
   recorder.stop();
+  const auto issued = cancellable->issuedAt();
   if (memory && last) {
     // The team's peak, agreed on where the ranks meet anyway: this
     // allreduce is the barrier that ends the run.
@@ -224,7 +243,10 @@ void RankSession::State::timedRun(int run, int runs, const RunCall& call, std::m
     hostStep(fmt::format("the barrier after run {}", run + 1), [&] { comm.barrier(); });
   }
   auto millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (run >= request.warmup) result.runMillis.push_back(millis);
+  if (run >= request.warmup) {
+    result.runMillis.push_back(millis);
+    result.issueMillis.push_back(std::chrono::duration<double, std::milli>(issued - start).count());
+  }
   if (raceChecker && result.races.empty())
     for (const Race& race : raceChecker->analysis().races()) result.races.push_back(RaceReport{race, rank});
 }

@@ -64,6 +64,9 @@ struct RunRequest {
 struct RunResult {
   std::map<std::string, HostTensor> outputs;  // global; filled on rank 0
   std::vector<double> runMillis;              // one per timed run (rank 0)
+  // Rank 0's host time per timed run from its start until all its work was
+  // issued (a replayed graph: launched), before it waits for the streams.
+  std::vector<double> issueMillis;
   // The most tensor memory any rank held at once during the last run,
   // inputs included; absent when the backend holds none.
   std::optional<uint64_t> peakMemoryBytes;

@@ -143,7 +143,8 @@ auto runInterruptibly(const Call& call, std::atomic<bool>& cancel) {
 }
 
 py::tuple statsTuple(const api::RunStats& stats) {
-  return py::make_tuple(stats.runMillis, stats.peakMemoryBytes, stats.traceBytes, stats.traceTruncated);
+  return py::make_tuple(stats.runMillis, stats.peakMemoryBytes, stats.traceBytes, stats.traceTruncated,
+                        stats.issueMillis);
 }
 
 // An executable and the flag that Ctrl-C sets while it compiles. A run

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string_view>
 
 #include "comm/communicator.h"
@@ -107,6 +108,13 @@ class Backend {
   // The host blocks until every stream has run all its work; rethrows the
   // first failure of any stream's work.
   virtual void synchronizeHost() = 0;
+
+  // Graph replay (CUDA graphs): true once the backend has recorded a run,
+  // the first after it was asked to; replayRun() then issues that run's
+  // work again, with no operation issued, and synchronizeHost() waits for
+  // it as for a run.
+  virtual bool replaysRuns() const { return false; }
+  virtual void replayRun() { throw std::logic_error("internal error: this backend records no run to replay"); }
 
   // Stream-ordered memory: usable by work issued on `stream` from now on.
   virtual TensorView allocate(DType dtype, const Dims& shape, Stream* stream, bool zero) = 0;

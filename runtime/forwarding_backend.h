@@ -20,6 +20,8 @@ class ForwardingBackend : public Backend {
   Event recordEvent(Stream* stream) override { return forward_.recordEvent(stream); }
   void waitEvent(Stream* waiter, const Event& event) override { forward_.waitEvent(waiter, event); }
   void synchronizeHost() override { forward_.synchronizeHost(); }
+  bool replaysRuns() const override { return forward_.replaysRuns(); }
+  void replayRun() override { forward_.replayRun(); }
   TensorView allocate(DType dtype, const Dims& shape, Stream* stream, bool zero) override {
     return forward_.allocate(dtype, shape, stream, zero);
   }

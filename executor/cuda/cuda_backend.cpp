@@ -35,6 +35,7 @@ CudaBackend::CudaBackend(CudaBackendOptions options, Communicator& comm) : optio
     pool_.push_back(std::make_unique<CudaStream>(static_cast<int>(slot)));
   // Through a stream of the backend's own (the main one may be the caller's, busy).
   indexFaults_ = std::make_unique<IndexFaults>(pool_.front()->native());
+  if (options_.graph) graph_ = std::make_unique<RunGraph>(options_.graphTeam);
 }
 
 CudaBackend::~CudaBackend() {
@@ -48,6 +49,7 @@ CudaBackend::~CudaBackend() {
     } catch (...) {
     }
   }
+  if (graph_) graph_->abandon(main_->native());
   // No buffer may be freed while work can still use it.
   for (CudaStream* s : allStreams()) cudaStreamSynchronize(s->native());
   trace_.reset();
@@ -58,6 +60,7 @@ CudaBackend::~CudaBackend() {
   indexFaults_.reset();
   pool_.clear();
   main_.reset();
+  graph_.reset();
   memory_.reset();  // the pools go once the last buffer does
 }
 
@@ -67,10 +70,26 @@ std::vector<CudaStream*> CudaBackend::allStreams() const {
   return streams;
 }
 
+void CudaBackend::forgetIssuedWork() {
+  for (CudaStream* s : allStreams()) s->markIdle();
+  pending_.clear();
+  users_.clear();
+}
+
 void CudaBackend::beginRun() {
   // In-process ranks are threads, and the current device is per thread.
   checkCuda(cudaSetDevice(options_.device), "cudaSetDevice");
   pending_.clear();
+  if (graph_ && !graph_->captured()) {
+    drainStreams();  // the uploads
+    forgetIssuedWork();
+    std::vector<cudaStream_t> others;
+    for (const auto& s : pool_) others.push_back(s->native());
+    collectivesIssued_ = 0;
+    graph_->begin(main_->native(), others);
+    // Each stream joined the capture: each rejoins the main one at its end.
+    for (const auto& s : pool_) s->issued();
+  }
   if (trace_ && trace_->recording()) {
     trace_->anchor(main_->native());  // the runner starts a run with the streams idle
     issueStart_ = std::chrono::steady_clock::now();
@@ -128,6 +147,8 @@ std::optional<CudaBackend::Failure> CudaBackend::waitForStreams() {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
   Clock::time_point nextCheck = start;
+  // A graph's communications have no positions to name: the graph is watched whole.
+  const bool graphWatched = graph_ && graph_->captured() && graphCommunicates_;
   for (CudaStream* s : allStreams()) {
     // Polled rather than cudaStreamSynchronize: a communication whose peer
     // failed never completes, and only NCCL's error state or the timeout
@@ -140,10 +161,16 @@ std::optional<CudaBackend::Failure> CudaBackend::waitForStreams() {
             fmt::format("rank {}: the work on {} failed: {}", comm_.rank(), streamName(*s), cudaGetErrorString(status)),
             false};
       const Clock::time_point now = Clock::now();
-      if (!pending_.empty() && now >= nextCheck) {
+      if ((!pending_.empty() || graphWatched) && now >= nextCheck) {
         nextCheck = now + std::chrono::milliseconds(1);
         if (auto error = comm_.asyncError())
           return Failure{fmt::format("rank {}: the communicator reported an error: {}", comm_.rank(), *error), true};
+        if (now - start > options_.commTimeout && pending_.empty())
+          return Failure{
+              fmt::format("rank {}: the CUDA graph's communications have not completed after {} s; "
+                          "another rank failed",
+                          comm_.rank(), std::chrono::duration_cast<std::chrono::seconds>(options_.commTimeout).count()),
+              true};
         if (now - start > options_.commTimeout) {
           const PendingCollective* stuck = &pending_.front();
           for (const PendingCollective& p : pending_) {
@@ -176,7 +203,24 @@ void CudaBackend::abortTeam(const std::string& reason) {
   comm_.abort(reason);  // the device communicator first (NCCL: this rank's kernels end), then the host team
 }
 
+void CudaBackend::endCapture() {
+  for (const auto& s : pool_) main_->waitFor(*s, s->record());
+  memory_->freeRetiredOn(main_->native());
+  graphCommunicates_ = collectivesIssued_ > 0;
+  graphChecksIndices_ = indexFaults_->armed();
+  graph_->end(main_->native());
+  forgetIssuedWork();
+  graph_->launch(main_->native());
+}
+
+void CudaBackend::replayRun() {
+  checkCuda(cudaSetDevice(options_.device), "cudaSetDevice");
+  if (graphChecksIndices_) indexFaults_->arm();
+  graph_->launch(main_->native());
+}
+
 void CudaBackend::synchronizeHost() {
+  if (graph_ && graph_->capturing()) endCapture();
   nvtx_.leave();
   const auto start = std::chrono::steady_clock::now();
   if (std::optional<Failure> failure = waitForStreams()) {
@@ -191,10 +235,9 @@ void CudaBackend::synchronizeHost() {
                             std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count(),
                             0, 0});
   }
-  for (CudaStream* s : allStreams()) s->markIdle();
-  pending_.clear();
-  users_.clear();      // every stream is idle: no use is left to wait for
-  memory_->reclaim();  // and retired tensors can go
+  if (graph_) graph_->meet();  // the team's graph has run, on every rank
+  forgetIssuedWork();          // every stream is idle: no use is left to wait for
+  memory_->reclaim();          // and retired tensors can go
   checkIndexFaults();
 }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "executor/cuda/cuda_graph.h"
 #include "executor/cuda/cuda_index_faults.h"
 #include "executor/cuda/cuda_memory.h"
 #include "executor/cuda/cuda_stream.h"
@@ -45,6 +46,11 @@ struct CudaBackendOptions {
   // copy-engine communicator); they are granted access to its memory.
   std::vector<int> peerDevices;
   TraceRecorder* trace = nullptr;  // set: operations are timed on their streams while it records
+  // The first run is captured into a CUDA graph that later runs replay
+  // (cuda_graph.h); `graphTeam`: the in-process team that shares the graph
+  // (null: this rank's own).
+  bool graph = false;
+  Communicator* graphTeam = nullptr;
 };
 
 class CudaBackend final : public Backend {
@@ -64,6 +70,8 @@ class CudaBackend final : public Backend {
   Event recordEvent(Stream* stream) override;
   void waitEvent(Stream* waiter, const Event& event) override;
   void synchronizeHost() override;
+  bool replaysRuns() const override { return graph_ && graph_->captured(); }
+  void replayRun() override;
   TensorView allocate(DType dtype, const Dims& shape, Stream* stream, bool zero) override;
   void deallocate(const TensorView& tensor, Stream* stream) override;
   void compute(Stream* stream, const KernelCall& call) override;
@@ -98,6 +106,12 @@ class CudaBackend final : public Backend {
   // Makes every rank's pending work fail (this rank's NCCL kernels end too).
   void abortTeam(const std::string& reason);
   std::vector<CudaStream*> allStreams() const;
+  // Graph runs: the host forgets what it knew of the streams' work (they
+  // are idle), so no wait of the capture reaches back before it.
+  void forgetIssuedWork();
+  // Joins the rank's streams into the main one, frees the buffers retired
+  // meanwhile there, ends the capture and launches the graph.
+  void endCapture();
 
   CudaBackendOptions options_;
   Communicator& comm_;
@@ -122,6 +136,9 @@ class CudaBackend final : public Backend {
   uint64_t collectivesIssued_ = 0;
   std::vector<PendingCollective> pending_;
   bool aborted_ = false;
+  std::unique_ptr<RunGraph> graph_;  // with options_.graph
+  bool graphCommunicates_ = false;   // the captured run issued communications
+  bool graphChecksIndices_ = false;  // and index checks
 };
 
 }  // namespace hostir::cuda

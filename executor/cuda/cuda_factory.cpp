@@ -48,6 +48,8 @@ RankBackend createRankBackend(const BackendOptions& options, Communicator& hostC
   cudaOptions.commTimeout = options.commTimeout;
   cudaOptions.externalMainStream = static_cast<cudaStream_t>(options.externalMainStream);
   cudaOptions.trace = options.trace;
+  cudaOptions.graph = options.graph;
+  if (options.graph && inProcess && hostComm.size() > 1) cudaOptions.graphTeam = &hostComm;
   // Collective over the host team: every rank gets here together.
   std::unique_ptr<Communicator> comm;
   if (cudaCommunicator(options.communicator, inProcess, onNode, devices) == CommunicatorChoice::CopyEngine) {

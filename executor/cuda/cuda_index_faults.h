@@ -41,6 +41,10 @@ class IndexFaults {
     int64_t rows;
   };
   std::optional<Fault> take(cudaStream_t stream);
+  // Whether a kernel may have recorded since the last take; arm(): one may
+  // have (a replayed graph launches kernels that checkFor never saw).
+  bool armed() const { return armed_; }
+  void arm() { armed_ = true; }
 
  private:
   struct Site {

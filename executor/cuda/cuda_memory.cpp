@@ -156,4 +156,16 @@ void DeviceMemory::reclaim() {
   }
 }
 
+void DeviceMemory::freeRetiredOn(cudaStream_t stream) {
+  std::vector<Retired> retired;
+  {
+    std::lock_guard lock(retiredMutex_);
+    retired.swap(retired_);
+  }
+  for (const Retired& r : retired) {
+    checkCuda(cudaFreeAsync(r.data, stream), "cudaFreeAsync");
+    usage_.freed(r.bytes);
+  }
+}
+
 }  // namespace hostir::cuda

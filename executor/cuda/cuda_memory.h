@@ -50,6 +50,10 @@ class DeviceMemory : public std::enable_shared_from_this<DeviceMemory> {
   // Frees the retired tensor buffers. Call only when no stream has work
   // that may still use them.
   void reclaim();
+  // Frees the retired tensor buffers in `stream`'s order, which has waited
+  // for every use of them (the end of a captured run: the frees are the
+  // graph's).
+  void freeRetiredOn(cudaStream_t stream);
 
   // The bytes held: allocated and not yet freed (retired buffers count
   // until reclaimed), and their peak.

@@ -96,8 +96,14 @@ void CudaTransferEngine::release(void* data, void* stream) noexcept { cudaFreeAs
 
 void CudaTransferEngine::copy(void* dst, int dstDevice, const void* src, int srcDevice, size_t bytes, void* stream) {
   if (bytes == 0) return;
-  if (dstDevice == srcDevice)
-    checkCuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, native(stream)), "cudaMemcpyAsync");
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  checkCuda(cudaStreamIsCapturing(native(stream), &capture), "cudaStreamIsCapturing");
+  // A stream being captured into a graph refuses cudaMemcpyPeerAsync; with
+  // unified addressing a plain copy finds both devices from the pointers.
+  if (dstDevice == srcDevice || capture != cudaStreamCaptureStatusNone)
+    checkCuda(cudaMemcpyAsync(dst, src, bytes, dstDevice == srcDevice ? cudaMemcpyDeviceToDevice : cudaMemcpyDefault,
+                              native(stream)),
+              "cudaMemcpyAsync");
   else
     checkCuda(cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, bytes, native(stream)), "cudaMemcpyPeerAsync");
 }

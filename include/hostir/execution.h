@@ -160,6 +160,9 @@ struct RunOptions {
 
 struct RunStats {
   std::vector<double> runMillis;  // one per timed run (repeat of them)
+  // Rank 0's host time per timed run from its start until all its work was
+  // issued (with graph: the graph launched), before it waits for the work.
+  std::vector<double> issueMillis;
   // The most tensor memory any rank held at once in the last run, inputs
   // included (host memory on the CPU backend, device memory on CUDA).
   uint64_t peakMemoryBytes = 0;

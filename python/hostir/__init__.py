@@ -299,10 +299,13 @@ class RunResult(dict):
     """What hostir.run returns: a dict of output name to the output's global
     NumPy array, which also carries the run's measurements."""
 
-    def __init__(self, outputs, timings, peak_memory_bytes, trace_bytes, trace_truncated):
+    def __init__(self, outputs, timings, peak_memory_bytes, trace_bytes, trace_truncated, issue_timings=None):
         super().__init__(outputs)
         #: The timed runs (Timings), one per repetition, in milliseconds.
         self.timings = timings
+        #: Per timed run, rank 0's host time until all its work was issued
+        #: (with graph=True: the graph launched), in milliseconds.
+        self.issue_timings = issue_timings
         #: The most tensor memory any rank held at once in the last run.
         self.peak_memory_bytes = peak_memory_bytes
         #: With trace: the trace file's size in bytes (0 without).
@@ -442,9 +445,9 @@ def _output_arrays(declared):
 
 
 def _run_result(outputs, stats):
-    millis, peak, trace_bytes, truncated = stats
+    millis, peak, trace_bytes, truncated, issue_millis = stats
     outputs = {name: _bf16_to_float32(array) if array.dtype == np.uint16 else array for name, array in outputs.items()}
-    return RunResult(outputs, Timings(millis), peak, trace_bytes, truncated)
+    return RunResult(outputs, Timings(millis), peak, trace_bytes, truncated, Timings(issue_millis))
 
 
 def _program(program):

@@ -154,6 +154,24 @@ TEST(ApiRunReference, WhatIsNotTheHostsIsRefused) {
   EXPECT_EQ(errorOf([&] { hostir::api::run(p, {}, {}, options); }).kind(), ErrorKind::Usage);
 }
 
+// Each timed run's host time until its work was issued: one per timed run,
+// within the run.
+TEST(ApiRunStats, IssueTimesAreWithinTheirRuns) {
+  Program p = Program::fromFile(kExamples + "row_parallel_linear.hir");
+  hostir::api::RunOptions options;
+  options.params = {{"M", 64}, {"K", 64}, {"N", 64}, {"S", 4}};
+  options.ranks = 2;
+  options.warmup = 1;
+  options.repeat = 4;
+  const hostir::api::RunStats stats = hostir::api::run(p, {}, {}, options);
+  ASSERT_EQ(stats.runMillis.size(), 4u);
+  ASSERT_EQ(stats.issueMillis.size(), 4u);
+  for (size_t run = 0; run < 4; ++run) {
+    EXPECT_GT(stats.issueMillis[run], 0.0) << run;
+    EXPECT_LE(stats.issueMillis[run], stats.runMillis[run]) << run;
+  }
+}
+
 TEST(ApiRunSeeds, SameSeedSameOutputsOtherSeedOthers) {
   Program p = Program::fromFile(kExamples + "row_parallel_linear.hir");
   hostir::api::RunOptions options;

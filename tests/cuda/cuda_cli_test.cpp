@@ -71,6 +71,21 @@ TEST(CudaCli, BackendCudaRunsOrNamesTheReason) {
   }
 }
 
+// The CLI's --graph on a device: captured once, replayed by the warm-up and
+// timed runs, and checked against the serial reference.
+TEST(CudaCli, GraphRunsPassTheirCheck) {
+  if (std::optional<std::string> reason = cudaUnavailableReason()) GTEST_SKIP() << *reason;
+  for (const std::string communicator : {"nccl", "copy-engine"}) {
+    const int ranks = communicator == "nccl" ? 1 : 2;  // copy engines: two ranks may share the device
+    CommandResult r = runHostir(fmt::format(
+        "run {} --passes assign-streams --ranks {} --backend cuda --communicator {} --graph --warmup 2 --repeat 3 "
+        "--check",
+        example("row_parallel_linear"), ranks, communicator));
+    EXPECT_EQ(r.exitCode, 0) << communicator << ": " << r.err;
+    EXPECT_THAT(r.out, HasSubstr("check: ok")) << communicator;
+  }
+}
+
 TEST(CudaCli, BackendAutoRunsEverywhere) {
   CommandResult r = runHostir(fmt::format("run {} --passes assign-streams --ranks {} --backend auto --check",
                                           example("row_parallel_linear"), ranksToUse()));
@@ -88,7 +103,7 @@ TEST(CudaCli, MoreRanksThanDevicesIsReportedForNccl) {
   CommandResult r = runHostir(
       fmt::format("run {} --ranks {} --backend cuda --communicator nccl", example("row_parallel_linear"), devices + 1));
   EXPECT_EQ(r.exitCode, 1) << r.err;
-  EXPECT_THAT(r.err, HasSubstr(fmt::format("--backend cuda needs a CUDA device per rank for NCCL: {} ranks share "
+  EXPECT_THAT(r.err, HasSubstr(fmt::format("error: backend cuda needs a CUDA device per rank for NCCL: {} ranks share "
                                            "this node's {} device",
                                            devices + 1, devices)));
   EXPECT_EQ(r.out, "");

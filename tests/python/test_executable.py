@@ -37,6 +37,9 @@ def test_timings_come_back_as_from_run():
     with hostir.compile(DOUBLING, ranks=2, warmup=1, repeat=3) as exe:
         result = exe.run({"x": np.ones(64, np.float32)})
     assert len(result.timings) == 3
+    # each run's host time until its work was issued lies within the run
+    assert len(result.issue_timings) == 3
+    assert all(0 < issue <= run for issue, run in zip(result.issue_timings, result.timings))
     np.testing.assert_array_equal(result["y"], np.full(64, 8, np.float32))
 
 
