@@ -148,6 +148,7 @@ RunOptions asRunOptions(const CalibrateOptions& options, int64_t world) {
   run.backend = options.backend;
   run.communicator = options.communicator;
   run.coresPerRank = options.coresPerRank;
+  run.injectDelaysMicros = options.injectDelaysMicros;
   return run;
 }
 
@@ -167,6 +168,8 @@ CalibrationRequest requestFor(const CalibrateOptions& options, const Calibration
     request.backend.communicator =
         cudaCommunicator(request.backend.communicator, team.inProcess, team.ranksOnThisNode, cudaDeviceCount());
   request.quick = options.quick;
+  request.force = options.force;
+  request.backend.cpu.delays = {options.injectDelaysMicros, 0};
   request.watchdog = team.watchdog;
   request.agree = team.agree;
   if (team.leader && options.onProgress)

@@ -314,6 +314,7 @@ class Calibrator {
 
   Calibration run() {
     MachineProfile profile = rankFacts();
+    judgeLoad();
     progress("overheads");
     // The fastest empty run: the barriers' and the evaluator's fixed cost.
     // A late rank (a core taken by another process) adds a time slice to
@@ -401,13 +402,45 @@ class Calibrator {
         best = std::move(runs);
         bestSpread = spread;
       }
-      if (attempt == kCalibrationRetries || !agreed(bestSpread > kRetrySpread)) break;
+      if (attempt == retries_ || !agreed(bestSpread > kRetrySpread)) break;
     }
     if (bestSpread > kNoisySpread) noisy_.push_back(NoisyFigure{figure, bestSpread});
     const double seconds = medianOf(best);
     // A run that beat the empty program (noise) is taken whole.
     const double loopSeconds = seconds > emptySeconds_ ? seconds - emptySeconds_ : seconds;
     return Measured{loopSeconds / static_cast<double>(loop), bestSpread};
+  }
+
+  // Two short figures first, each run a single task of about a millisecond:
+  // where other work takes the cores, the runs it takes a core from stretch
+  // by a time slice, and both spread. A busy machine is refused unless
+  // forced, then measured with no figure measured again. The verdict is
+  // rank 0's. A device's runs are too short for such a probe: CPU only.
+  void judgeLoad() {
+    if (onGpu()) return;
+    progress("load");
+    std::vector<NoisyFigure> spread;
+    auto probe = [&](const std::string& figure, const Program& program, std::map<std::string, int64_t> set) {
+      set["R"] = 1;
+      double least = std::numeric_limits<double>::infinity();
+      for (int attempt = 0; attempt <= kCalibrationRetries; ++attempt) {
+        least = std::min(least, spreadOf(runs_.timedRuns(program, set, 1, kLoadProbeRuns)));
+        if (!agreed(least > kNoisySpread)) return;
+      }
+      spread.push_back(NoisyFigure{figure, least});
+    };
+    probe("copy 4 MiB", runs_.parse(kCopyProgram), {{"C", int64_t{1} << 20}});
+    probe("gemm f32 m=256 n=256 k=256", runs_.parse(gemmProgram(DType::F32)), {{"M", 256}, {"N", 256}, {"K", 256}});
+    if (spread.size() < 2) return;
+    if (!request_.force)
+      throw DiagnosticError{Diagnostic{
+          {},
+          fmt::format("the machine is busy: other work takes its cores, and its runs of {} ({:.0f}%) and {} "
+                      "({:.0f}%) spread more than {:.0f}%; quiet the machine, or force the calibration (--force) "
+                      "to measure it anyway",
+                      spread[0].name, spread[0].spread * 100, spread[1].name, spread[1].spread * 100,
+                      kNoisySpread * 100)}};
+    retries_ = 0;
   }
 
   Overheads measureOverheads() {
@@ -571,6 +604,7 @@ class Calibrator {
   Plan plan_;
   double emptySeconds_ = 0;
   std::vector<NoisyFigure> noisy_;
+  int retries_ = kCalibrationRetries;  // per figure; none once a forced calibration found the machine busy
 };
 
 }  // namespace

@@ -37,6 +37,7 @@ struct CalibrationRequest {
     return options;
   }();
   bool quick = false;                // a coarse grid and one or two sizes each: seconds, not minutes
+  bool force = false;                // measure a busy machine anyway (api::CalibrateOptions::force)
   HostWatchdog* watchdog = nullptr;  // MPI teams: the deadline of every blocking step (RunRequest::watchdog)
   // Called before each group of measurements ("gemm f32", "memory", ...); may be empty.
   std::function<void(std::string_view)> progress;
@@ -53,6 +54,8 @@ struct CalibrationRequest {
 inline constexpr double kRetrySpread = api::kCalibrationRetrySpread;
 inline constexpr int kCalibrationRetries = api::kCalibrationRetries;
 inline constexpr double kNoisySpread = api::kCalibrationNoisySpread;
+// Timed runs of each of the two figures that judge the load first.
+inline constexpr int kLoadProbeRuns = 9;
 using api::NoisyFigure;
 
 struct Calibration {

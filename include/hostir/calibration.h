@@ -25,6 +25,15 @@ struct CalibrateOptions {
   std::string communicator = "auto";  // as RunOptions::communicator
   int coresPerRank = 0;               // as RunOptions::coresPerRank (0: the node's cores divided by its ranks)
   bool quick = false;                 // a coarse grid, one or two sizes each: seconds instead of minutes
+  // The CPU is first judged by two short figures, a copy and a GEMM of about
+  // a millisecond each: when both stay noisy after the retries, other work
+  // takes the cores, and the calibration is refused with Error kind Run
+  // naming them. Forced, it goes on and measures no figure again, since
+  // retries on a busy machine only add time.
+  bool force = false;
+  // Testing aid, as RunOptions::injectDelaysMicros: random sleeps before
+  // every task and communication of the runs, which make figures noisy.
+  uint32_t injectDelaysMicros = 0;
   // Called before each group of measurements ("gemm f32", "memory", ...);
   // on rank 0 only under MPI. Empty: none.
   std::function<void(const std::string&)> onProgress;

@@ -44,7 +44,7 @@ std::string noisiest(const std::vector<api::NoisyFigure>& noisy) {
 
 // Rank 0 writes the profile, or refuses a noisy one unless forced; its exit code.
 int writeCalibration(const CalibrateOptions& o, const api::Calibration& c, double seconds) {
-  if (!c.noisy.empty() && !o.force) {
+  if (!c.noisy.empty() && !o.api.force) {
     std::cerr << fmt::format(
         "error: the machine was too noisy to measure: {} figure(s) spread more than {:.0f}% after {} retries: {}; "
         "no profile written (quiet the machine, or pass --force to write it anyway)\n",

@@ -340,8 +340,13 @@ void CommandLine::addCalibrate() {
       ->add_option("--communicator", calibrate.api.communicator,
                    "As for run: auto, nccl or copy-engine (the CUDA backend's collectives)")
       ->check(CLI::IsMember({"auto", "nccl", "copy-engine"}));
-  calibrateCmd->add_flag("--force", calibrate.force,
-                         "Write the profile even when the machine was too noisy to measure some figure");
+  calibrateCmd->add_flag("--force", calibrate.api.force,
+                         "Measure a machine that is busy, and write the profile even when some figure is too noisy");
+  calibrateCmd
+      ->add_option("--inject-delays", calibrate.api.injectDelaysMicros,
+                   "Testing aid: sleep up to this many microseconds before every task and communication")
+      ->type_name("MICROSECONDS")
+      ->check(integerFrom(0, kMaxInjectedDelayMicros));
 }
 
 }  // namespace hostir::tool

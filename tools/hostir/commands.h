@@ -115,7 +115,6 @@ struct CalibrateOptions {
   std::string outputPath;  // the profile to write
   api::CalibrateOptions api;
   bool ranksGiven = false;
-  bool force = false;  // write the profile even when some figure is too noisy
 };
 
 // How reports name a machine profile: 'NAME', and the file it came from
