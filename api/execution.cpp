@@ -63,8 +63,7 @@ Prediction simulate(const Program& program, const std::string& machine, const Si
   pipelineOptions.streams = options.streams;
   pipelineOptions.machine = profile;
   pipelineOptions.minimumGain = options.minimumGain;
-  if (options.onRemark)
-    pipelineOptions.remarks = [&](const Remark& remark) { options.onRemark(renderRemark(source, remark)); };
+  pipelineOptions.remarks = remarkSink(source, options.onRemark, options.onWarning);
   hostir::Program rewritten = applyPipeline(source, source.program, options.passes, bindings, pipelineOptions);
   ProgramPrediction p = predictProgram(source, rewritten, bindings, options.streams, *profile);
   // A zero is +0: a -0 would print as "-0.00".

@@ -61,9 +61,23 @@ std::shared_ptr<const MachineProfile> loadMachine(const std::string& nameOrPath)
   return std::make_shared<const MachineProfile>(std::move(*profile));
 }
 
+RemarkSink remarkSink(const ProgramSource& source, const std::function<void(const std::string&)>& onRemark,
+                      const std::function<void(const std::string&)>& onWarning, std::vector<std::string>* remarks) {
+  if (!onRemark && !onWarning && !remarks) return nullptr;
+  return [&source, &onRemark, &onWarning, remarks](const Remark& remark) {
+    std::string rendered = renderRemark(source, remark);
+    if (remark.warning) {
+      if (onWarning) onWarning(rendered);
+      return;
+    }
+    if (onRemark) onRemark(rendered);
+    if (remarks) remarks->push_back(std::move(rendered));
+  };
+}
+
 std::string renderRemark(const ProgramSource& source, const Remark& remark) {
-  std::string out = renderMessage(Severity::Remark, remark.loc, fmt::format("{}: {}", remark.pass, remark.message),
-                                  source.path, source.text);
+  std::string out = renderMessage(remark.warning ? Severity::Warning : Severity::Remark, remark.loc,
+                                  fmt::format("{}: {}", remark.pass, remark.message), source.path, source.text);
   for (const Note& note : remark.notes)
     out += renderMessage(Severity::Note, note.loc, note.message, source.path, source.text);
   return out;

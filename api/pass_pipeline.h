@@ -53,7 +53,15 @@ hostir::Program applyPipeline(const ProgramSource& source, const hostir::Program
 // Error (kind Program) when it cannot be read.
 std::shared_ptr<const MachineProfile> loadMachine(const std::string& nameOrPath);
 
-// A remark and its notes rendered against the source.
+// A remark and its notes rendered against the source ("warning:" for a
+// pass that stopped at a limit).
 std::string renderRemark(const ProgramSource& source, const Remark& remark);
+
+// Where the passes' remarks go: rendered, to onRemark and into `remarks`;
+// their warnings to onWarning. Null when nothing listens. The callbacks
+// and `source` must outlive the sink.
+RemarkSink remarkSink(const ProgramSource& source, const std::function<void(const std::string&)>& onRemark,
+                      const std::function<void(const std::string&)>& onWarning,
+                      std::vector<std::string>* remarks = nullptr);
 
 }  // namespace hostir::api

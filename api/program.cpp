@@ -134,12 +134,7 @@ Program applyPasses(const Program& program, const std::vector<std::string>& pass
   pipelineOptions.streams = options.streams;
   pipelineOptions.machine = loadMachine(options.machine);
   pipelineOptions.minimumGain = options.minimumGain;
-  if (remarks || options.onRemark)
-    pipelineOptions.remarks = [&](const Remark& remark) {
-      std::string rendered = renderRemark(source, remark);
-      if (options.onRemark) options.onRemark(rendered);
-      if (remarks) remarks->push_back(std::move(rendered));
-    };
+  pipelineOptions.remarks = remarkSink(source, options.onRemark, options.onWarning, remarks);
   const std::vector<std::string> known = passNames();
   for (const std::string& name : options.printIrAfter)
     if (std::find(known.begin(), known.end(), name) == known.end())

@@ -97,8 +97,7 @@ RunRequest prepareRunRequest(const ProgramSource& source, const Bindings& bindin
   pipeline.streams = options.streams;
   pipeline.machine = setting.machine;
   pipeline.minimumGain = options.minimumGain;
-  if (options.onRemark)
-    pipeline.remarks = [&](const Remark& remark) { options.onRemark(renderRemark(source, remark)); };
+  pipeline.remarks = remarkSink(source, options.onRemark, options.onWarning);
   pipeline.cancel = options.cancel;
   hostir::Program program = applyPipeline(source, source.program, options.passes, bindings, pipeline);
   std::map<std::string, int64_t> params = boundParams(source, bindings);

@@ -36,6 +36,7 @@ std::string printable(std::string_view text) {
 std::string_view severityName(Severity severity) {
   switch (severity) {
     case Severity::Error: return "error";
+    case Severity::Warning: return "warning";
     case Severity::Note: return "note";
     case Severity::Remark: return "remark";
   }

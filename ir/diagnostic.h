@@ -31,7 +31,7 @@ struct Note {
   std::string message;
 };
 
-enum class Severity { Error, Note, Remark };
+enum class Severity { Error, Warning, Note, Remark };
 
 struct Diagnostic {
   SourceLoc loc;

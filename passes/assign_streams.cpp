@@ -126,10 +126,11 @@ Program assemble(const Program& shell, std::initializer_list<std::pair<const Sta
 class TopLevelRewriter {
  public:
   TopLevelRewriter(Program& program, const PassContext& context, const AssignStreamsPass::KeepRewrite& keep,
-                   bool optimistic = false)
+                   const AssignStreamsPass::ConsiderLoop& consider, bool optimistic = false)
       : program_(program),
         context_(context),
         keep_(keep),
+        consider_(consider),
         optimistic_(optimistic),
         names_(program),
         // Join loops are siblings, so they can all share one index name.
@@ -265,6 +266,7 @@ class TopLevelRewriter {
   // leaves the loop to the caller as it is.
   bool tryRewrite(const ForLoop& loop, const Statement* rest, const Statement* end) {
     if (!rewritable(loop, rest, end)) return false;
+    if (consider_ && !consider_(loop)) return false;
     if (!capture_ && !unusedMainName_) unusedMainName_ = names_.take("main");
     const std::string main = capture_ ? *capture_ : *unusedMainName_;
     std::vector<Statement> rewritten = rewriteLoop(loop, !capture_, main, joinIndex_);
@@ -299,6 +301,7 @@ class TopLevelRewriter {
   Program& program_;
   const PassContext& context_;
   const AssignStreamsPass::KeepRewrite& keep_;
+  const AssignStreamsPass::ConsiderLoop& consider_;
   const bool optimistic_;
   mutable std::vector<PendingRemark> pending_;  // the optimistic run's remarks, made once it is kept
   FreshNames names_;
@@ -320,9 +323,9 @@ bool assignStreamsApplies(const ForLoop& loop) { return bodyDoesWork(loop.body) 
 
 Status AssignStreamsPass::run(Program& program, const PassContext& context) {
   // A rewrite the cost model must weigh (keep_) is decided loop by loop.
-  if (!keep_ && context.raceCheck && TopLevelRewriter(program, context, keep_, true).runOptimistically())
+  if (!keep_ && context.raceCheck && TopLevelRewriter(program, context, keep_, consider_, true).runOptimistically())
     return std::nullopt;
-  TopLevelRewriter(program, context, keep_).run();
+  TopLevelRewriter(program, context, keep_, consider_).run();
   return std::nullopt;
 }
 

@@ -47,8 +47,13 @@ class AssignStreamsPass : public Pass {
   // (overlap keeps only the rewrites the cost model says pay).
   using KeepRewrite = std::function<bool(const Program& asWritten, const Program& rewritten, const ForLoop& loop)>;
 
+  // Asked first, for each loop the pass could rewrite, whether to weigh it
+  // at all (overlap: while its budget of predictions lasts).
+  using ConsiderLoop = std::function<bool(const ForLoop& loop)>;
+
   AssignStreamsPass() = default;
-  explicit AssignStreamsPass(KeepRewrite keep) : keep_(std::move(keep)) {}
+  explicit AssignStreamsPass(KeepRewrite keep, ConsiderLoop consider = nullptr)
+      : keep_(std::move(keep)), consider_(std::move(consider)) {}
 
   static constexpr std::string_view kName = "assign-streams";
   static constexpr std::string_view kSummary =
@@ -61,7 +66,8 @@ class AssignStreamsPass : public Pass {
   Status run(Program& program, const PassContext& context) override;
 
  private:
-  KeepRewrite keep_;  // empty: every safe rewrite is kept
+  KeepRewrite keep_;       // empty: every safe rewrite is kept
+  ConsiderLoop consider_;  // empty: every loop is considered
 };
 
 // Whether assign-streams considers this loop: it issues work and does not

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/printer.h"
+#include "passes/whole_program_budget.h"
 
 namespace hostir {
 namespace {
@@ -41,6 +42,19 @@ const Statement& statementAt(const std::vector<Statement>& body, const Path& pat
 void eraseAt(std::vector<Statement>& body, const Path& path) {
   std::vector<Statement>& list = listAt(body, path);
   list.erase(list.begin() + static_cast<std::ptrdiff_t>(path.back().index));
+}
+
+// Where a remark about the statement at `path` points: its own position,
+// or, for one a pass inserted, that of the nearest block around it.
+SourceLoc positionOf(const std::vector<Statement>& body, const Path& path) {
+  const std::vector<Statement>* list = &body;
+  SourceLoc found;
+  for (size_t depth = 0; depth < path.size(); ++depth) {
+    const Statement& s = (*list)[path[depth].index];
+    if (s.loc().valid()) found = s.loc();
+    if (depth + 1 < path.size()) list = &s.nestedBodies()[path[depth].body];
+  }
+  return found;
 }
 
 // One line of source for a remark: `synchronize(main)`, `for j in range(S)`.
@@ -194,7 +208,7 @@ enum class ListEnd {
 class Canonicalizer {
  public:
   Canonicalizer(Program& program, const PassContext& context, std::string_view remarkAs)
-      : program_(program), context_(context), remarkAs_(remarkAs) {}
+      : program_(program), context_(context), remarkAs_(remarkAs), budget_(program) {}
 
   void run() {
     if (auto error = verifyProgram(program_, context_.bindings, context_.cancel)) {
@@ -232,45 +246,91 @@ class Canonicalizer {
     return found;
   }
 
-  // Tries each synchronization alone, last to first (later ones are most
-  // often implied by the end of the program): it goes when the program
-  // without it verifies and has no race the current program lacks.
+  // Decides each synchronization as if alone, last to first (later ones
+  // are most often implied by the end of the program): it goes when the
+  // program without it verifies and has no race the current program lacks.
+  // Removing synchronizations only takes ordering away, so when a run of
+  // them can go together, each would have gone alone in turn: a run is
+  // tried whole first and split in halves only when it cannot, so a program
+  // whose synchronizations are implied costs one proof, not one each.
   void removeImpliedSynchronizations() {
     std::vector<Path> candidates;
     collect(program_.body, {}, candidates);
     if (candidates.empty()) return;
     std::vector<RaceFinding> races = context_.raceCheck(program_);
-    for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
-      // Each candidate costs a verification and a race proof of the whole program.
-      context_.checkCancelled();
-      const Statement& stmt = statementAt(program_.body, *it);
-      const std::string text = brief(stmt);
-      const SourceLoc loc = stmt.loc();
-      Program candidate = program_;
-      eraseAt(candidate.body, *it);
-      if (auto error = verifyProgram(candidate, context_.bindings, context_.cancel)) {
-        remark(loc, fmt::format("kept {}: without it the program does not verify: {}", text, error->message));
-        continue;
-      }
-      std::vector<RaceFinding> after = context_.raceCheck(candidate);
-      std::vector<RaceFinding> added = newRaces(races, after);
-      if (!added.empty()) {
-        std::string more = added.size() > 1 ? fmt::format(" (and {} more)", added.size() - 1) : "";
-        remark(loc, fmt::format("kept {}: without it there would be a {}{}", text, describeRace(added.front()), more),
-               raceNotes(added.front()));
-        continue;
-      }
-      if (nothingIssuedAfter(program_.body, *it))
-        remark(loc, fmt::format("removed {}: nothing is issued after it, and the executor waits for every stream at "
-                                "the end",
-                                text));
-      else
-        remark(loc, fmt::format("removed {}: implied by stream order and the remaining synchronizations "
-                                "(race-checked with the bound parameters)",
-                                text));
-      program_ = std::move(candidate);
-      races = std::move(after);
+    removeImplied(candidates, 0, candidates.size(), races);
+  }
+
+  // candidates[first, last), decided last to first.
+  void removeImplied(const std::vector<Path>& candidates, size_t first, size_t last, std::vector<RaceFinding>& races) {
+    if (first == last) return;
+    if (!budget_.take(1, context_, remarkAs_, positionOf(program_.body, candidates[last - 1]),
+                      "this synchronization and those before it kept unproved"))
+      return;
+    if (last - first == 1) {
+      removeIfImplied(candidates[first], races);
+      return;
     }
+    if (removeAllIfImplied(candidates, first, last, races)) return;
+    const size_t middle = first + (last - first) / 2;
+    removeImplied(candidates, middle, last, races);
+    removeImplied(candidates, first, middle, races);
+  }
+
+  // Removes the run whole when the program without it verifies and has no new race.
+  bool removeAllIfImplied(const std::vector<Path>& candidates, size_t first, size_t last,
+                          std::vector<RaceFinding>& races) {
+    // Each try costs a verification and a race proof of the whole program.
+    context_.checkCancelled();
+    Program candidate = program_;
+    for (size_t k = last; k-- > first;) eraseAt(candidate.body, candidates[k]);
+    if (verifyProgram(candidate, context_.bindings, context_.cancel)) return false;
+    std::vector<RaceFinding> after = context_.raceCheck(candidate);
+    if (!newRaces(races, after).empty()) return false;
+    // The remarks one at a time would make, each against the program as it stood.
+    for (size_t k = last; k-- > first;) {
+      remarkRemoved(candidates[k]);
+      eraseAt(program_.body, candidates[k]);
+    }
+    races = std::move(after);
+    return true;
+  }
+
+  void removeIfImplied(const Path& path, std::vector<RaceFinding>& races) {
+    context_.checkCancelled();
+    const Statement& stmt = statementAt(program_.body, path);
+    const std::string text = brief(stmt);
+    const SourceLoc loc = stmt.loc();
+    Program candidate = program_;
+    eraseAt(candidate.body, path);
+    if (auto error = verifyProgram(candidate, context_.bindings, context_.cancel)) {
+      remark(loc, fmt::format("kept {}: without it the program does not verify: {}", text, error->message));
+      return;
+    }
+    std::vector<RaceFinding> after = context_.raceCheck(candidate);
+    std::vector<RaceFinding> added = newRaces(races, after);
+    if (!added.empty()) {
+      std::string more = added.size() > 1 ? fmt::format(" (and {} more)", added.size() - 1) : "";
+      remark(loc, fmt::format("kept {}: without it there would be a {}{}", text, describeRace(added.front()), more),
+             raceNotes(added.front()));
+      return;
+    }
+    remarkRemoved(path);
+    program_ = std::move(candidate);
+    races = std::move(after);
+  }
+
+  void remarkRemoved(const Path& path) const {
+    const Statement& stmt = statementAt(program_.body, path);
+    const std::string text = brief(stmt);
+    if (nothingIssuedAfter(program_.body, path))
+      remark(stmt.loc(), fmt::format("removed {}: nothing is issued after it, and the executor waits for every "
+                                     "stream at the end",
+                                     text));
+    else
+      remark(stmt.loc(), fmt::format("removed {}: implied by stream order and the remaining synchronizations "
+                                     "(race-checked with the bound parameters)",
+                                     text));
   }
 
   static void collect(const std::vector<Statement>& list, const Path& prefix, std::vector<Path>& out) {
@@ -534,6 +594,7 @@ class Canonicalizer {
   Program& program_;
   const PassContext& context_;
   std::string_view remarkAs_;
+  WholeProgramBudget budget_;  // for the race proofs of removeImpliedSynchronizations
 };
 
 }  // namespace

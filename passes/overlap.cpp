@@ -14,6 +14,7 @@
 #include "passes/canonicalize.h"
 #include "passes/fresh_names.h"
 #include "passes/list_schedule.h"
+#include "passes/whole_program_budget.h"
 
 namespace hostir {
 namespace {
@@ -366,7 +367,7 @@ std::string describeLines(const std::vector<Statement>& body, Region region) {
 
 class Overlapper {
  public:
-  Overlapper(Program& program, const PassContext& context) : program_(program), context_(context) {}
+  Overlapper(Program& program, const PassContext& context) : program_(program), context_(context), budget_(program) {}
 
   Status run() {
     if (!context_.predict) {
@@ -417,19 +418,26 @@ class Overlapper {
         if (r.message.rfind("loop left as it is", 0) == 0)
           context_.remarks(Remark{std::string(kPass), r.loc, r.message, r.notes});
       };
-    AssignStreamsPass loops([this](const Program& asWritten, const Program& rewritten, const ForLoop& loop) {
-      std::optional<double> before = predictSeconds(asWritten, loop.loc, "loop");
-      if (!before) return false;
-      std::optional<double> after = predictSeconds(rewritten, loop.loc, "loop");
-      if (!after) return false;
-      bool pays = paysOff(*after, *before, context_.minimumGain);
-      context_.remark(kPass, loop.loc,
-                      fmt::format("{}: iterations on worker streams {}", pays ? "loop rewritten" : "loop left as it is",
-                                  comparison(*after, *before, context_.minimumGain)) +
-                          (pays || *after > *before ? "" : belowThreshold()));
-      changed_ |= pays;
-      return pays;
-    });
+    AssignStreamsPass loops(
+        [this](const Program& asWritten, const Program& rewritten, const ForLoop& loop) {
+          std::optional<double> before = predictSeconds(asWritten, loop.loc, "loop");
+          if (!before) return false;
+          std::optional<double> after = predictSeconds(rewritten, loop.loc, "loop");
+          if (!after) return false;
+          bool pays = paysOff(*after, *before, context_.minimumGain);
+          context_.remark(
+              kPass, loop.loc,
+              fmt::format("{}: iterations on worker streams {}", pays ? "loop rewritten" : "loop left as it is",
+                          comparison(*after, *before, context_.minimumGain)) +
+                  (pays || *after > *before ? "" : belowThreshold()));
+          changed_ |= pays;
+          return pays;
+        },
+        [this](const ForLoop& loop) {
+          // assign-streams' proof of the rewrite, then two predictions, each a
+          // canonicalization (a verification and a race proof) and a simulation.
+          return budget_.take(7, context_, kPass, loop.loc, "this loop and those after it left as they are");
+        });
     return loops.run(program_, relabelled);
   }
 
@@ -446,6 +454,10 @@ class Overlapper {
   Status scheduleRegion(Region region) {
     const SourceLoc at = program_.body[region.begin].loc();
     const std::string where = describeLines(program_.body, region);
+    // Two predictions as written and one per schedule priority, each a
+    // canonicalization and a simulation.
+    if (!budget_.take(10, context_, kPass, at, "this straight-line code and the code before it left as it is"))
+      return std::nullopt;
     // The tasks' costs, by statement of the program as it is.
     Result<CostPrediction> asWritten = context_.predict(program_);
     if (!asWritten) {
@@ -525,6 +537,7 @@ class Overlapper {
 
   Program& program_;
   const PassContext& context_;
+  WholeProgramBudget budget_;  // the whole-program predictions of the rewrites it considers
   bool changed_ = false;
 };
 

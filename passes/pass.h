@@ -23,6 +23,8 @@ struct Remark {
   SourceLoc loc;
   std::string message;
   std::vector<Note> notes = {};
+  // A pass stopped short of its work (a limit): shown even where remarks are not.
+  bool warning = false;
 };
 using RemarkSink = std::function<void(const Remark&)>;
 
@@ -67,6 +69,9 @@ struct PassContext {
 
   void remark(std::string_view pass, SourceLoc loc, std::string message, std::vector<Note> notes = {}) const {
     if (remarks) remarks(Remark{std::string(pass), loc, std::move(message), std::move(notes)});
+  }
+  void warn(std::string_view pass, SourceLoc loc, std::string message) const {
+    if (remarks) remarks(Remark{std::string(pass), loc, std::move(message), {}, true});
   }
 };
 

@@ -39,6 +39,10 @@ struct SimulateOptions {
   // Called with each remark of the passes, rendered against the program's
   // source, as they make it (`simulate --remarks`); empty: none.
   std::function<void(const std::string&)> onRemark;
+  // Called with each warning of the passes (one that stopped at a limit,
+  // kMaxPassWholeProgramWork), rendered "file:line:col: warning: ..."; the
+  // command line always prints them. Empty: none.
+  std::function<void(const std::string&)> onWarning;
   // Non-empty: the predicted timeline is written to this file as a Chrome
   // trace in `run --trace`'s format (`simulate --trace`), its first 64
   // simulated ranks at most.
@@ -131,6 +135,10 @@ struct RunOptions {
   // Called with each remark of the passes, rendered against the program's
   // source, as they make it (`run --remarks`); empty: none.
   std::function<void(const std::string&)> onRemark;
+  // Called with each warning of the passes (one that stopped at a limit,
+  // kMaxPassWholeProgramWork), rendered "file:line:col: warning: ..."; the
+  // command line always prints them. Empty: none.
+  std::function<void(const std::string&)> onWarning;
   // Set by another thread (a signal handler's flag, a UI's stop button):
   // within a second the passes, the proof or the run stop wherever they are
   // (the streams drop their queued work, every rank stops at its next

@@ -35,5 +35,11 @@ inline constexpr uint64_t kMaxProgramFileBytes = uint64_t{16} << 20;  // 16 MiB
 // communication entry describes (no run or simulation has more ranks).
 inline constexpr uint64_t kMaxProfileFileBytes = uint64_t{16} << 20;  // 16 MiB
 inline constexpr int kMaxProfileDepth = 64;
+// What a pass may spend on proofs and predictions of the whole program
+// (canonicalize's race proofs, overlap's cost-model predictions), counted
+// as the program's statements times the proofs: about ten seconds on a
+// 2-core machine. Past it, the pass leaves the rest of the program as it
+// is and warns at the first statement it left.
+inline constexpr int64_t kMaxPassWholeProgramWork = 1'000'000;
 
 }  // namespace hostir

@@ -80,6 +80,10 @@ struct PassOptions {
   // Called with each remark, rendered against the program's source, as the
   // passes make it (`opt --remarks`); empty: none.
   std::function<void(const std::string&)> onRemark;
+  // Called with each warning of the passes (one that stopped at a limit,
+  // kMaxPassWholeProgramWork), rendered "file:line:col: warning: ..."; the
+  // command line always prints them. Empty: none.
+  std::function<void(const std::string&)> onWarning;
   // The program after every pass (printIrAfterAll), or after each pass
   // named in printIrAfter, written to irDump as the passes run (`opt
   // --print-ir-after-all`, `--print-ir-after`). Null irDump: nothing is.

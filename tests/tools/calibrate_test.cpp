@@ -196,7 +196,7 @@ TEST_F(Cli, CalibrateOnBusyCoresRefusesNoisyFiguresUnlessForced) {
 // once, naming both, and nothing is written.
 TEST_F(Cli, CalibrateRefusesABusyMachineAtItsStart) {
   auto path = dir_ / "p.json";
-  auto r = run("calibrate --quick --ranks 2 --inject-delays 20000 -o " + path.string());
+  auto r = run("calibrate --quick --ranks 2 --inject-delays 100000 -o " + path.string());
   EXPECT_EQ(r.exitCode, 1) << r.err;
   EXPECT_THAT(r.err, HasSubstr("error: calibration failed: the machine is busy: other work takes its cores, and its "
                                "runs of copy 4 MiB ("));

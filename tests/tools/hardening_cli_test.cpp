@@ -10,6 +10,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <utility>
+
+#include <fmt/format.h>
 #include <cstdlib>
 
 #include "cli_runner.h"
@@ -246,6 +249,41 @@ TEST_F(HardeningCli, UnreadableFileIsAClearError) {
   auto r = run("check " + file, "", asUser);
   EXPECT_EQ(r.err, file + ": error: cannot open the program: Permission denied\n");
   EXPECT_EQ(r.exitCode, 1);
+}
+
+// N top-level loops, each over S chunks of tensors of its own: independent
+// iterations, so assign-streams rewrites them all and canonicalize then has
+// two synchronizations per loop to prove (bench/many_loops.py).
+std::string manyLoops(int loops) {
+  std::string text = "program many(M = 64, S = 4) {\n";
+  for (int i = 0; i < loops; ++i) text += fmt::format("  input x{0} : f32[M, M]\n  output y{0} : f32[M, M]\n", i);
+  for (int i = 0; i < loops; ++i)
+    text += fmt::format(
+        "  y{0} = allocate(f32[M, M])\n  for j in range(S) {{\n    xj = shard_by_stream(x{0}, axis=0, index=j, "
+        "chunks=S)\n    yj = shard_by_stream(y{0}, axis=0, index=j, chunks=S)\n    copy(xj, out=yj)\n  }}\n",
+        i);
+  return text + "}\n";
+}
+
+// Passes that prove or predict the whole program for each rewrite stop at
+// kMaxPassWholeProgramWork on a long program, leave the rest as it is and
+// say where, even without --remarks; what they give still checks.
+TEST_F(HardeningCli, PassesOnALongProgramStopAtTheirLimitAndSayWhere) {
+  const std::string path = write("many.hir", manyLoops(300));
+  for (const auto& [passes, warning] :
+       {std::pair<std::string, std::string>{"assign-streams,canonicalize",
+                                            "warning: canonicalize: this synchronization and those before it kept "
+                                            "unproved: the pass reached its limit of whole-program proofs \\([0-9]+ "
+                                            "for a program of [0-9]+ statements\\)"},
+        {"overlap --machine h100-nvlink",
+         "warning: overlap: this loop and those after it left as they are: the pass reached its limit of "
+         "whole-program proofs \\([0-9]+ for a program of [0-9]+ statements\\)"}}) {
+    const std::string out = (dir_ / "out.hir").string();
+    CommandResult r = run("opt " + path + " --passes " + passes + " -o " + out);
+    ASSERT_EQ(r.exitCode, 0) << passes << ": " << r.err.substr(0, 2000);
+    EXPECT_THAT(r.err, ::testing::ContainsRegex("^" + path + ":[0-9]+:[0-9]+: " + warning)) << passes;
+    EXPECT_EQ(run("check " + out).exitCode, 0) << passes;
+  }
 }
 
 }  // namespace

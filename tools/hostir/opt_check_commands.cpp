@@ -49,6 +49,7 @@ ToolStatus opt(const OptOptions& o) {
     options.params = *settings;
     options.irDump = &std::cerr;
     if (o.remarks) options.onRemark = [](const std::string& remark) { std::cerr << remark; };
+    options.onWarning = [](const std::string& warning) { std::cerr << warning; };
     text = api::applyPasses(program, o.passes, options).print();
   } catch (const api::Error& error) {
     return toolError(error);

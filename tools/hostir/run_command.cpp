@@ -259,6 +259,7 @@ class RunCommand {
     options.ranks = team_.world;
     options.fillMissingInputs = true;  // what --input does not give is seeded
     if (o_.remarks) options.onRemark = [this](const std::string& remark) { remarks_ << remark; };
+    options.onWarning = [this](const std::string& warning) { remarks_ << warning; };
     api::CommandLineHooks hooks;
     hooks.words = {"hostir run", "hostir check", "--unchecked"};
     hooks.atRun = [this](int run, bool started) {

@@ -82,6 +82,7 @@ ToolResult<std::string> simulate(const SimulateOptions& o) {
     api::SimulateOptions options = o.api;
     options.params = *settings;
     if (o.remarks) options.onRemark = [](const std::string& remark) { std::cerr << remark; };
+    options.onWarning = [](const std::string& warning) { std::cerr << warning; };
     return formatPrediction(api::simulate(program, o.machine, options), o);
   } catch (const api::Error& error) {
     return toolError(error);

@@ -177,6 +177,7 @@ ToolResult<api::Prediction> predictBinding(const TuneContext& c, const Binding& 
   options.streams = binding.streams;
   std::string remarks;
   if (c.options.remarks) options.onRemark = [&remarks](const std::string& remark) { remarks += remark; };
+  options.onWarning = [&remarks](const std::string& warning) { remarks += warning; };
   ToolResult<api::Prediction> prediction = ToolError{};
   try {
     prediction = api::simulate(c.program, c.options.machine, options);
