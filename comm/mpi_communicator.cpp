@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "comm/buffer_aliasing.h"
-#include "comm/mpi_wait.h"
 #include "comm/reduce.h"
 #include "comm/sendrecv_peers.h"
 #include "fmt/format.h"
@@ -160,13 +159,6 @@ void MpiCommunicator::check(int status, const char* call) const {
   if (status != MPI_SUCCESS) throw CommError(fmt::format("{} failed: {}", call, mpiErrorString(status)));
 }
 
-template <typename Start>
-void MpiCommunicator::await(const char* call, Start start) const {
-  MPI_Request request = MPI_REQUEST_NULL;
-  check(start(&request), call);
-  check(waitPolitely(&request), call);
-}
-
 template <typename Call>
 void MpiCommunicator::forEachPiece(size_t count, Call call) const {
   for (size_t first = 0; first < count; first += maxElementsPerCall_)
@@ -185,9 +177,8 @@ void MpiCommunicator::run<CollectiveKind::Allreduce>(const CollectiveSignature& 
   if (inPlace && in != out) std::memmove(out, in, bytes);
   forEachPiece(count, [&](size_t first, int n) {
     const void* source = inPlace ? MPI_IN_PLACE : in + first * elementSize;
-    await("MPI_Allreduce", [&](MPI_Request* r) {
-      return MPI_Iallreduce(source, out + first * elementSize, n, mpiType(s.dtype), mpiOp(s.dtype, s.op), comm_, r);
-    });
+    check(MPI_Allreduce(source, out + first * elementSize, n, mpiType(s.dtype), mpiOp(s.dtype, s.op), comm_),
+          "MPI_Allreduce");
   });
   if (s.op == ReduceOp::Avg) scaleInPlace(out, count, s.dtype, 1.0 / size_);
 }
@@ -206,19 +197,16 @@ void MpiCommunicator::run<CollectiveKind::Allgather>(const CollectiveSignature& 
   if (inPlace && in != ownBlock) std::memmove(ownBlock, in, bytes);
   if (count == 0) return;
   if (count <= maxElementsPerCall_) {
-    await("MPI_Allgather", [&](MPI_Request* r) {
-      return MPI_Iallgather(inPlace ? MPI_IN_PLACE : in, static_cast<int>(count), type, out, static_cast<int>(count),
-                            type, comm_, r);
-    });
+    check(MPI_Allgather(inPlace ? MPI_IN_PLACE : in, static_cast<int>(count), type, out, static_cast<int>(count), type,
+                        comm_),
+          "MPI_Allgather");
     return;
   }
   // A block too long for one int count: every rank broadcasts its block in pieces.
   if (!inPlace) std::memcpy(ownBlock, in, bytes);
   for (int root = 0; root < size_; ++root)
     forEachPiece(count, [&](size_t first, int n) {
-      await("MPI_Bcast", [&](MPI_Request* r) {
-        return MPI_Ibcast(out + root * bytes + first * elementSize, n, type, root, comm_, r);
-      });
+      check(MPI_Bcast(out + root * bytes + first * elementSize, n, type, root, comm_), "MPI_Bcast");
     });
 }
 
@@ -241,17 +229,15 @@ void MpiCommunicator::run<CollectiveKind::ReduceScatter>(const CollectiveSignatu
   }
   if (count == 0) return;
   if (count <= maxElementsPerCall_) {
-    await("MPI_Reduce_scatter_block", [&](MPI_Request* r) {
-      return MPI_Ireduce_scatter_block(in, target, static_cast<int>(count), type, mpiReduceOp, comm_, r);
-    });
+    check(MPI_Reduce_scatter_block(in, target, static_cast<int>(count), type, mpiReduceOp, comm_),
+          "MPI_Reduce_scatter_block");
   } else {
     // A block too long for one int count: reduce each block onto its rank in pieces.
     for (int root = 0; root < size_; ++root)
       forEachPiece(count, [&](size_t first, int n) {
         const std::byte* source = in + (root * count + first) * elementSize;
         void* destination = root == rank_ ? target + first * elementSize : nullptr;
-        await("MPI_Reduce",
-              [&](MPI_Request* r) { return MPI_Ireduce(source, destination, n, type, mpiReduceOp, root, comm_, r); });
+        check(MPI_Reduce(source, destination, n, type, mpiReduceOp, root, comm_), "MPI_Reduce");
       });
   }
   if (s.op == ReduceOp::Avg) scaleInPlace(target, count, s.dtype, 1.0 / size_);
@@ -273,9 +259,7 @@ void MpiCommunicator::run<CollectiveKind::AllToAll>(const CollectiveSignature& s
   }
   const MPI_Datatype type = mpiType(s.dtype);
   if (part <= maxElementsPerCall_) {
-    await("MPI_Alltoall", [&](MPI_Request* r) {
-      return MPI_Ialltoall(in, static_cast<int>(part), type, out, static_cast<int>(part), type, comm_, r);
-    });
+    check(MPI_Alltoall(in, static_cast<int>(part), type, out, static_cast<int>(part), type, comm_), "MPI_Alltoall");
     return;
   }
   // A part too long for one int count: each part travels as its own
@@ -297,9 +281,7 @@ void MpiCommunicator::run<CollectiveKind::Broadcast>(const CollectiveSignature& 
     throw CommError(fmt::format("broadcast root {} is not a rank of this team of {}", s.root, size_));
   const size_t elementSize = dtypeSize(s.dtype);
   forEachPiece(s.recvCount, [&](size_t first, int n) {
-    await("MPI_Bcast", [&](MPI_Request* r) {
-      return MPI_Ibcast(data + first * elementSize, n, mpiType(s.dtype), s.root, comm_, r);
-    });
+    check(MPI_Bcast(data + first * elementSize, n, mpiType(s.dtype), s.root, comm_), "MPI_Bcast");
   });
 }
 
@@ -371,7 +353,7 @@ void MpiCommunicator::exchange(const std::vector<Message>& messages, DType dtype
   if (requests.empty()) return;
   std::vector<MPI_Status> statuses(requests.size());
   const std::string call = fmt::format("MPI_Waitall ({})", what);
-  const int status = waitAllPolitely(static_cast<int>(requests.size()), requests.data(), statuses.data());
+  const int status = MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data());
   if (status == MPI_ERR_IN_STATUS)
     // Name the request that failed (a receive shorter than its message: truncated).
     for (const MPI_Status& st : statuses)
@@ -379,9 +361,7 @@ void MpiCommunicator::exchange(const std::vector<Message>& messages, DType dtype
   check(status, call.c_str());
 }
 
-void MpiCommunicator::barrier() {
-  await("MPI_Barrier", [&](MPI_Request* r) { return MPI_Ibarrier(comm_, r); });
-}
+void MpiCommunicator::barrier() { check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
 void MpiCommunicator::abort(const std::string& reason) {
   // MPI_Abort ends every process of the job at once: this is the last chance

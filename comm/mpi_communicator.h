@@ -82,10 +82,6 @@ class MpiCommunicator : public Communicator {
 
   MPI_Op mpiOp(DType dtype, ReduceOp op) const;
   void check(int status, const char* call) const;
-  // Posts a nonblocking call with start(&request) and waits for it without
-  // holding a core (comm/mpi_wait.h); `call` names the blocking equivalent in errors.
-  template <typename Start>
-  void await(const char* call, Start start) const;
 
   // Calls call(firstElement, elements) over [0, count) in pieces MPI's int counts can hold.
   template <typename Call>
