@@ -187,6 +187,7 @@ Calibration calibrateOnTeam(const CalibrateOptions& options, const CalibrationTe
   if (team.barrier) team.barrier();
   Calibration out;
   out.busyAtStart = coresBusy(std::chrono::milliseconds(200));
+  request.othersBusy = out.busyAtStart;
   if (team.leader && options.onWarning && out.busyAtStart > kBusyWarning)
     options.onWarning(fmt::format("other processes kept the cores {:.0f}% busy: the measurements will be noisy",
                                   out.busyAtStart * 100));

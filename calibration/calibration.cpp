@@ -411,35 +411,39 @@ class Calibrator {
     return Measured{loopSeconds / static_cast<double>(loop), bestSpread};
   }
 
-  // Two short figures first, each run a single task of about a millisecond:
-  // where other work takes the cores, the runs it takes a core from stretch
-  // by a time slice, and both spread. A busy machine is refused unless
-  // forced, then measured with no figure measured again. The verdict is
-  // rank 0's. A device's runs are too short for such a probe: CPU only.
+  // The load, judged first. Other processes that kept the cores busy while
+  // the team waited (request.othersBusy) take a share of every core the
+  // runs want; work that comes and goes shows in two short figures, each
+  // run a single task of about a millisecond, whose runs then spread. A
+  // busy machine is refused unless forced, then measured with no figure
+  // measured again. The verdict is rank 0's. A device's runs are too short
+  // for such probes: CPU only.
   void judgeLoad() {
     if (onGpu()) return;
     progress("load");
-    std::vector<NoisyFigure> spread;
+    std::vector<NoisyFigure> probes;
     auto probe = [&](const std::string& figure, const Program& program, std::map<std::string, int64_t> set) {
       set["R"] = 1;
       double least = std::numeric_limits<double>::infinity();
       for (int attempt = 0; attempt <= kCalibrationRetries; ++attempt) {
         least = std::min(least, spreadOf(runs_.timedRuns(program, set, 1, kLoadProbeRuns)));
-        if (!agreed(least > kNoisySpread)) return;
+        if (!agreed(least > kNoisySpread)) break;
       }
-      spread.push_back(NoisyFigure{figure, least});
+      probes.push_back(NoisyFigure{figure, least});
     };
     probe("copy 4 MiB", runs_.parse(kCopyProgram), {{"C", int64_t{1} << 20}});
     probe("gemm f32 m=256 n=256 k=256", runs_.parse(gemmProgram(DType::F32)), {{"M", 256}, {"N", 256}, {"K", 256}});
-    if (spread.size() < 2) return;
+    const bool spread = probes[0].spread > kNoisySpread && probes[1].spread > kNoisySpread;
+    const bool taken = request_.othersBusy >= kBusyCores;
+    if (!agreed(spread || taken)) return;
     if (!request_.force)
       throw DiagnosticError{Diagnostic{
           {},
-          fmt::format("the machine is busy: other work takes its cores, and its runs of {} ({:.0f}%) and {} "
-                      "({:.0f}%) spread more than {:.0f}%; quiet the machine, or force the calibration (--force) "
-                      "to measure it anyway",
-                      spread[0].name, spread[0].spread * 100, spread[1].name, spread[1].spread * 100,
-                      kNoisySpread * 100)}};
+          fmt::format("the machine is busy: other processes kept {:.0f}% of its cores busy as the calibration "
+                      "started, and its runs of {} spread {:.0f}% and of {} {:.0f}% (noisy beyond {:.0f}%); "
+                      "quiet the machine, or force the calibration (--force) to measure it anyway",
+                      request_.othersBusy * 100, probes[0].name, probes[0].spread * 100, probes[1].name,
+                      probes[1].spread * 100, kNoisySpread * 100)}};
     retries_ = 0;
   }
 

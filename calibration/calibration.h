@@ -36,8 +36,11 @@ struct CalibrationRequest {
     options.cpu.coresPerRank = 1;
     return options;
   }();
-  bool quick = false;                // a coarse grid and one or two sizes each: seconds, not minutes
-  bool force = false;                // measure a busy machine anyway (api::CalibrateOptions::force)
+  bool quick = false;  // a coarse grid and one or two sizes each: seconds, not minutes
+  bool force = false;  // measure a busy machine anyway (api::CalibrateOptions::force)
+  // The fraction of all cores other processes kept busy while the team
+  // waited, just before (api::Calibration::busyAtStart).
+  double othersBusy = 0;
   HostWatchdog* watchdog = nullptr;  // MPI teams: the deadline of every blocking step (RunRequest::watchdog)
   // Called before each group of measurements ("gemm f32", "memory", ...); may be empty.
   std::function<void(std::string_view)> progress;
@@ -56,6 +59,8 @@ inline constexpr int kCalibrationRetries = api::kCalibrationRetries;
 inline constexpr double kNoisySpread = api::kCalibrationNoisySpread;
 // Timed runs of each of the two figures that judge the load first.
 inline constexpr int kLoadProbeRuns = 9;
+// Other processes holding this much of the cores as it starts make the machine busy.
+inline constexpr double kBusyCores = api::kCalibrationBusyCores;
 using api::NoisyFigure;
 
 struct Calibration {

@@ -18,6 +18,9 @@ namespace hostir::api {
 inline constexpr double kCalibrationRetrySpread = 0.05;
 inline constexpr int kCalibrationRetries = 2;
 inline constexpr double kCalibrationNoisySpread = 0.15;
+// Other processes that keep this fraction of all cores busy as a CPU
+// calibration starts make the machine busy (CalibrateOptions::force).
+inline constexpr double kCalibrationBusyCores = 0.5;
 
 struct CalibrateOptions {
   int64_t ranks = 2;                  // in-process ranks; calibrateOnMpi's team is the communicator's
@@ -25,11 +28,12 @@ struct CalibrateOptions {
   std::string communicator = "auto";  // as RunOptions::communicator
   int coresPerRank = 0;               // as RunOptions::coresPerRank (0: the node's cores divided by its ranks)
   bool quick = false;                 // a coarse grid, one or two sizes each: seconds instead of minutes
-  // The CPU is first judged by two short figures, a copy and a GEMM of about
-  // a millisecond each: when both stay noisy after the retries, other work
-  // takes the cores, and the calibration is refused with Error kind Run
-  // naming them. Forced, it goes on and measures no figure again, since
-  // retries on a busy machine only add time.
+  // The CPU is first judged busy when other processes keep
+  // kCalibrationBusyCores of its cores busy as it starts, or when two short
+  // figures, a copy and a GEMM of about a millisecond each, both stay noisy
+  // after their retries; the calibration is then refused with Error kind
+  // Run naming the load and both figures. Forced, it goes on and measures
+  // no figure again, since retries on a busy machine only add time.
   bool force = false;
   // Testing aid, as RunOptions::injectDelaysMicros: random sleeps before
   // every task and communication of the runs, which make figures noisy.
