@@ -396,7 +396,7 @@ class Calibrator {
     std::vector<double> best;
     double bestSpread = std::numeric_limits<double>::infinity();
     for (int attempt = 0;; ++attempt) {
-      std::vector<double> runs = runs_.timedRuns(program, set, warmup, repeat);
+      std::vector<double> runs = runs_.timedRuns(program, set, warmup, busy_ ? std::max(3, repeat / 2) : repeat);
       const double spread = spreadOf(runs);
       if (spread < bestSpread) {
         best = std::move(runs);
@@ -415,8 +415,8 @@ class Calibrator {
   // the team waited (request.othersBusy) take a share of every core the
   // runs want; work that comes and goes shows in two short figures, each
   // run a single task of about a millisecond, whose runs then spread. A
-  // busy machine is refused unless forced, then measured with no figure
-  // measured again. The verdict is rank 0's. A device's runs are too short
+  // busy machine is refused unless forced, then measured with half the
+  // timed runs and no figure measured again. The verdict is rank 0's. A device's runs are too short
   // for such probes: CPU only.
   void judgeLoad() {
     if (onGpu()) return;
@@ -444,6 +444,7 @@ class Calibrator {
                       "quiet the machine, or force the calibration (--force) to measure it anyway",
                       request_.othersBusy * 100, probes[0].name, probes[0].spread * 100, probes[1].name,
                       probes[1].spread * 100, kNoisySpread * 100)}};
+    busy_ = true;
     retries_ = 0;
   }
 
@@ -608,7 +609,11 @@ class Calibrator {
   Plan plan_;
   double emptySeconds_ = 0;
   std::vector<NoisyFigure> noisy_;
-  int retries_ = kCalibrationRetries;  // per figure; none once a forced calibration found the machine busy
+  // A forced calibration of a busy machine: every run is slower, and more
+  // runs or retries would not make its figures less noisy, so it makes half
+  // the timed runs (three at least) and no retry.
+  bool busy_ = false;
+  int retries_ = kCalibrationRetries;
 };
 
 }  // namespace

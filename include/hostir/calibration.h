@@ -32,8 +32,9 @@ struct CalibrateOptions {
   // kCalibrationBusyCores of its cores busy as it starts, or when two short
   // figures, a copy and a GEMM of about a millisecond each, both stay noisy
   // after their retries; the calibration is then refused with Error kind
-  // Run naming the load and both figures. Forced, it goes on and measures
-  // no figure again, since retries on a busy machine only add time.
+  // Run naming the load and both figures. Forced, it goes on with half the
+  // timed runs and no figure measured again, since more runs on a busy
+  // machine only add time.
   bool force = false;
   // Testing aid, as RunOptions::injectDelaysMicros: random sleeps before
   // every task and communication of the runs, which make figures noisy.
