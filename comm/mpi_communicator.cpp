@@ -84,6 +84,16 @@ MPI_Datatype mpiType(DType dtype) {
   throw CommError("MPI communicator: unknown dtype");
 }
 
+// Open MPI's blocking calls poll its progress engine without pause. A rank
+// runs more threads than it has cores (its stream threads), so a
+// communication polling for a peer, or for a fragment the peer has not
+// copied yet, would hold a core that a computation, or the peer's own
+// communication thread, needs: transfers then advance one scheduler time
+// slice at a time. With mpi_yield_when_idle Open MPI yields the core
+// whenever a poll finds nothing to do. Read at MPI_Init from the
+// environment; a value the user set wins, and other MPIs ignore it.
+void askOpenMpiToYieldWhenIdle() { setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0); }
+
 }  // namespace
 
 MpiSession::MpiSession(int* argc, char*** argv) {
@@ -92,6 +102,7 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   if (initialized) {
     MPI_Query_thread(&threadLevel_);
   } else {
+    askOpenMpiToYieldWhenIdle();
     if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &threadLevel_) != MPI_SUCCESS)
       throw std::runtime_error("MPI_Init_thread failed");
     initializedHere_ = true;

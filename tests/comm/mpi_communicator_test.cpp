@@ -6,8 +6,16 @@
 
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <optional>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -143,6 +151,57 @@ TEST(MpiCommunicatorTest, ManyBackToBackCollectivesMatchByOrder) {
     if (i % 50 == 0) world->barrier();
   }
   runCases(*world, cases);
+}
+
+double threadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// Pins the calling thread to `cpus`; returns the set it had.
+cpu_set_t pinCallingThread(const cpu_set_t& cpus) {
+  cpu_set_t before;
+  pthread_getaffinity_np(pthread_self(), sizeof before, &before);
+  pthread_setaffinity_np(pthread_self(), sizeof cpus, &cpus);
+  return before;
+}
+
+// A rank waiting in a collective for a late peer gives its core to a
+// thread that wants it (a stream's computation): Open MPI polls without
+// pause unless told to yield when idle, which MpiSession asks for. The
+// waiting thread and a busy thread share one core; spinning would take
+// about half of it.
+TEST(MpiCommunicatorTest, AWaitForALatePeerGivesTheCoreAway) {
+  world->barrier();
+  float value = 1.0f;
+  if (world->rank() == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    world->allreduce(&value, &value, 1, DType::F32, ReduceOp::Sum);
+  } else {
+    cpu_set_t oneCore;
+    CPU_ZERO(&oneCore);
+    CPU_SET(sched_getcpu(), &oneCore);
+    const cpu_set_t before = pinCallingThread(oneCore);
+    std::atomic<bool> stop{false};
+    double busyCpu = 0;
+    std::thread busy([&] {
+      pinCallingThread(oneCore);
+      const double start = threadCpuSeconds();
+      volatile uint64_t sink = 0;
+      while (!stop.load(std::memory_order_relaxed)) sink = sink + 1;
+      busyCpu = threadCpuSeconds() - start;
+    });
+    const double waitStart = threadCpuSeconds();
+    world->allreduce(&value, &value, 1, DType::F32, ReduceOp::Sum);
+    const double waitCpu = threadCpuSeconds() - waitStart;
+    stop = true;
+    busy.join();
+    pthread_setaffinity_np(pthread_self(), sizeof before, &before);
+    EXPECT_LT(waitCpu, 0.5 * busyCpu) << "the wait kept the core: " << waitCpu << " s of CPU beside " << busyCpu
+                                      << " s of the busy thread's";
+  }
+  EXPECT_EQ(value, static_cast<float>(world->size()));
 }
 
 TEST(MpiCommunicatorTest, DescribesTheJob) {
