@@ -392,11 +392,17 @@ class Calibrator {
   // least; seconds per iteration beyond the empty program's.
   Measured perIteration(const std::string& figure, const Program& program, std::map<std::string, int64_t> set,
                         int64_t loop, int warmup, int repeat) {
+    if (busy_) {
+      // Every run is slower by the load: shorter runs, and fewer of them,
+      // keep a forced calibration within about twice its quiet time.
+      loop = std::max<int64_t>(1, loop / kBusyLoopDivisor);
+      repeat = std::min(repeat, kBusyRepeat);
+    }
     set["R"] = loop;
     std::vector<double> best;
     double bestSpread = std::numeric_limits<double>::infinity();
     for (int attempt = 0;; ++attempt) {
-      std::vector<double> runs = runs_.timedRuns(program, set, warmup, busy_ ? std::max(3, repeat / 2) : repeat);
+      std::vector<double> runs = runs_.timedRuns(program, set, warmup, repeat);
       const double spread = spreadOf(runs);
       if (spread < bestSpread) {
         best = std::move(runs);
@@ -415,9 +421,10 @@ class Calibrator {
   // the team waited (request.othersBusy) take a share of every core the
   // runs want; work that comes and goes shows in two short figures, each
   // run a single task of about a millisecond, whose runs then spread. A
-  // busy machine is refused unless forced, then measured with half the
-  // timed runs and no figure measured again. The verdict is rank 0's. A device's runs are too short
-  // for such probes: CPU only.
+  // busy machine is refused unless forced, then measured with shorter and
+  // fewer timed runs (perIteration) and no figure measured again. The
+  // verdict is rank 0's. A device's runs are too short for such probes:
+  // CPU only.
   void judgeLoad() {
     if (onGpu()) return;
     progress("load");

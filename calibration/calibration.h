@@ -61,6 +61,10 @@ inline constexpr double kNoisySpread = api::kCalibrationNoisySpread;
 inline constexpr int kLoadProbeRuns = 9;
 // Other processes holding this much of the cores as it starts make the machine busy.
 inline constexpr double kBusyCores = api::kCalibrationBusyCores;
+// A forced calibration of a busy machine times a sixth of the iterations
+// per run and at most 2 runs per figure: its runs are slower by the load.
+inline constexpr int64_t kBusyLoopDivisor = 6;
+inline constexpr int kBusyRepeat = 2;
 using api::NoisyFigure;
 
 struct Calibration {

@@ -195,5 +195,41 @@ TEST(KernelCalibration, AQuickCalibrationPricesTheKernelsItMeasured) {
   EXPECT_GT(attentionCost->seconds, 0);
 }
 
+// A forced calibration of a machine that others keep busy is bounded: past
+// the load and the overheads, every figure is timed once, with at most
+// kBusyRepeat timed runs and at most one untimed, never measured again
+// however its runs spread.
+TEST(BusyCalibration, TimesEachFigureOnceWithFewRuns) {
+  CalibrationRequest request;
+  request.world = 2;
+  request.quick = true;
+  request.force = true;
+  request.othersBusy = 1.0;
+  std::string group;
+  request.progress = [&](std::string_view name) { group = name; };
+  struct Timed {
+    std::string group, program;
+    std::map<std::string, int64_t> params;
+    int warmup, repeat;
+  };
+  std::vector<Timed> timed;
+  TeamRunner runTeam = [&](const RunRequest& run) {
+    if (group != "load" && group != "overheads" && group != "contention")
+      timed.push_back({group, run.program.name, run.params, run.warmup, run.repeat});
+    return runInProcess(run, 2);
+  };
+  Result<Calibration> calibration = calibrate(request, runTeam);
+  ASSERT_TRUE(calibration.ok()) << calibration.error().message;
+  ASSERT_GT(timed.size(), 20u);
+  for (size_t i = 0; i < timed.size(); ++i) {
+    const Timed& t = timed[i];
+    EXPECT_LE(t.repeat, kBusyRepeat) << t.group << ": " << t.program;
+    EXPECT_LE(t.warmup, 1) << t.group << ": " << t.program;
+    if (i > 0)
+      EXPECT_FALSE(timed[i - 1].program == t.program && timed[i - 1].params == t.params)
+          << t.group << ": " << t.program << " measured again";
+  }
+}
+
 }  // namespace
 }  // namespace hostir
