@@ -17,6 +17,7 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -147,6 +148,36 @@ py::tuple statsTuple(const api::RunStats& stats) {
                         stats.issueMillis);
 }
 
+// The warnings of one call (a pass that stopped at its work limit), given
+// to Python's warnings module as hostir.PassWarning once the call returns:
+// onWarning may be called with the GIL released, from any thread.
+class CollectedWarnings {
+ public:
+  std::function<void(const std::string&)> sink() {
+    return [this](const std::string& text) {
+      std::lock_guard lock(mutex_);
+      texts_.push_back(text);
+    };
+  }
+  // With the GIL held. A filter that makes warnings errors raises the first.
+  void warn() {
+    std::vector<std::string> texts;
+    {
+      std::lock_guard lock(mutex_);
+      texts.swap(texts_);
+    }
+    if (texts.empty()) return;
+    py::object category = py::module_::import("hostir").attr("PassWarning");
+    // 3: past the call's Python wrapper and its error decorator, at the caller's line.
+    for (const std::string& text : texts)
+      if (PyErr_WarnEx(category.ptr(), text.c_str(), 3) != 0) throw py::error_already_set();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> texts_;
+};
+
 // An executable and the flag that Ctrl-C sets while it compiles. A run
 // waits on this (the interpreter's) thread with the GIL released; every
 // 10 ms the waiting thread takes the GIL to let Python's signal handlers
@@ -161,7 +192,10 @@ class PythonExecutable {
       interrupted_.emplace();  // fetches the handler's exception (KeyboardInterrupt)
       return true;
     };
+    CollectedWarnings warnings;
+    options.onWarning = warnings.sink();
     executable_ = runInterruptibly([&] { return std::make_unique<api::Executable>(program, options); }, *cancel_);
+    warnings.warn();
   }
 
   py::tuple run(std::map<std::string, py::array> inputs, std::map<std::string, py::array> outputs) {
@@ -239,7 +273,15 @@ void bindAnalyses(py::module_& m) {
         options.params = params;
         options.ranks = ranks;
         options.passes = passes;
-        api::Prediction prediction = api::simulate(program, machine, options);
+        CollectedWarnings warnings;
+        options.onWarning = warnings.sink();
+        std::optional<api::Prediction> predicted;
+        {
+          py::gil_scoped_release released;
+          predicted = api::simulate(program, machine, options);
+        }
+        warnings.warn();
+        const api::Prediction& prediction = *predicted;
         // In the order `hostir simulate` prints them, then what it assumed.
         return std::pair{std::vector<std::pair<std::string, double>>{{"median_ms", prediction.medianMs},
                                                                      {"compute_ms", prediction.computeMs},
@@ -248,7 +290,7 @@ void bindAnalyses(py::module_& m) {
                                                                      {"E", prediction.overlapEfficiency}},
                          prediction.assumptions};
       },
-      "program"_a, "machine"_a, "ranks"_a, "passes"_a, "params"_a, py::call_guard<py::gil_scoped_release>());
+      "program"_a, "machine"_a, "ranks"_a, "passes"_a, "params"_a);
 
   m.def(
       "apply_passes",
@@ -260,12 +302,18 @@ void bindAnalyses(py::module_& m) {
         options.streams = streams;
         options.machine = machine;
         options.minimumGain = minimumGain;
+        CollectedWarnings warnings;
+        options.onWarning = warnings.sink();
         std::vector<std::string> remarks;
-        api::Program rewritten = api::applyPasses(program, passes, options, &remarks);
-        return std::make_pair(std::move(rewritten), std::move(remarks));
+        std::optional<api::Program> rewritten;
+        {
+          py::gil_scoped_release released;
+          rewritten = api::applyPasses(program, passes, options, &remarks);
+        }
+        warnings.warn();
+        return std::make_pair(std::move(*rewritten), std::move(remarks));
       },
-      "program"_a, "passes"_a, "ranks"_a, "params"_a, "streams"_a, "machine"_a, "min_gain"_a,
-      py::call_guard<py::gil_scoped_release>());
+      "program"_a, "passes"_a, "ranks"_a, "params"_a, "streams"_a, "machine"_a, "min_gain"_a);
   m.attr("DEFAULT_MIN_GAIN") = hostir::kDefaultMinimumGain;
 
   m.def("pass_names", &api::passNames);
@@ -284,8 +332,12 @@ void bindRun(py::module_& m) {
         std::map<std::string, api::HostBuffer> outputBuffers = hostBuffers(outputs, true);
         std::atomic<bool> cancel{false};
         options.cancel = &cancel;
-        return statsTuple(
-            runInterruptibly([&] { return api::run(program, inputBuffers, outputBuffers, options); }, cancel));
+        CollectedWarnings warnings;
+        options.onWarning = warnings.sink();
+        api::RunStats stats =
+            runInterruptibly([&] { return api::run(program, inputBuffers, outputBuffers, options); }, cancel);
+        warnings.warn();
+        return statsTuple(stats);
       },
       "program"_a, "inputs"_a, "outputs"_a, "options"_a);
 

@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 
 __all__ = [
-    "Error", "Finding", "Note", "Program", "Tensor", "PassResult", "RunResult", "Timings", "ModelAssumption",
+    "Error", "Finding", "Note", "Program", "Tensor", "PassResult", "RunResult", "Timings", "ModelAssumption", "PassWarning",
     "Executable", "parse", "check", "apply_passes", "run", "compile", "simulate", "pass_names",
 ]
 
@@ -233,6 +233,13 @@ def simulate(program, machine, ranks=1, passes=(), params=None):
 class ModelAssumption(UserWarning):
     """The warning hostir.simulate gives for each assumption its prediction
     rests on beyond the machine profile's measured figures."""
+
+
+class PassWarning(UserWarning):
+    """A warning of the passes, given by apply_passes, simulate, run and
+    compile: a pass that reached its work limit (kMaxPassWholeProgramWork)
+    left the rest of the program as it was. Its text is
+    "file:line:col: warning: PASS: ..." at the first statement it left."""
 
 
 PassResult = collections.namedtuple("PassResult", "program remarks")
