@@ -1,6 +1,13 @@
 #include "hostir/host_buffer.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
+#include <limits>
+#include <new>
+#include <stdexcept>
+
+#include "hostir/error.h"
 
 #include "api/dtype_conversion.h"
 #include "api/output_comparison.h"
@@ -11,16 +18,47 @@ std::string toString(DType dtype) { return std::string(dtypeName(internalDType(d
 
 int64_t elementBytes(DType dtype) { return static_cast<int64_t>(dtypeSize(internalDType(dtype))); }
 
+namespace {
+
+Error usageError(const std::string& message) { return Error(ErrorKind::Usage, message, "error: " + message); }
+
+}  // namespace
+
 int64_t HostBuffer::elements() const {
+  for (int64_t extent : shape)
+    if (extent < 0) throw usageError(fmt::format("a host buffer's shape has a negative extent ({})", extent));
+  for (int64_t extent : shape)
+    if (extent == 0) return 0;
   int64_t n = 1;
-  for (int64_t extent : shape) n *= extent;
+  for (int64_t extent : shape) {
+    if (n > std::numeric_limits<int64_t>::max() / extent)
+      throw usageError(
+          fmt::format("a host buffer's shape [{}] has more elements than an int64 counts", fmt::join(shape, ", ")));
+    n *= extent;
+  }
   return n;
+}
+
+int64_t HostBuffer::bytes() const {
+  const int64_t n = elements();
+  const int64_t size = elementBytes(dtype);
+  if (n > std::numeric_limits<int64_t>::max() / size)
+    throw usageError(
+        fmt::format("a host buffer's shape [{}] has more bytes than an int64 counts", fmt::join(shape, ", ")));
+  return n * size;
 }
 
 HostArray HostArray::zeros(DType dtype, std::vector<int64_t> shape) {
   HostArray array{dtype, std::move(shape), {}};
-  array.data.resize(static_cast<size_t>(HostBuffer{dtype, array.shape, nullptr}.bytes()));
-  return array;
+  const int64_t bytes = HostBuffer{dtype, array.shape, nullptr}.bytes();
+  try {
+    array.data.resize(static_cast<size_t>(bytes));
+    return array;
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {  // more than a vector can hold
+  }
+  const std::string message = fmt::format("out of memory for a host array of {} bytes", bytes);
+  throw Error(ErrorKind::Runtime, message, "error: " + message);
 }
 
 HostBuffer HostArray::buffer() { return HostBuffer{dtype, shape, data.data()}; }

@@ -71,7 +71,14 @@ Program::Program(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {
     throw plainError(ErrorKind::Usage, "a Program is made by Program::fromFile, fromText or parse, not from null");
 }
 
-Program Program::fromText(const std::string& text, const std::string& sourceName) { return parsed(sourceName, text); }
+Program Program::fromText(const std::string& text, const std::string& sourceName) {
+  // The files' limit holds for text too: one bound, whatever the source.
+  if (text.size() > kMaxProgramFileBytes)
+    throw plainError(ErrorKind::Program,
+                     fmt::format("{}: the program is longer than {} MiB; hostir reads programs of at most {} MiB",
+                                 sourceName, kMaxProgramFileBytes >> 20, kMaxProgramFileBytes >> 20));
+  return parsed(sourceName, text);
+}
 
 Program Program::fromFile(const std::string& path) {
   auto text = readProgramFile(path);

@@ -25,8 +25,9 @@ struct HostBuffer {
   std::vector<int64_t> shape;
   void* data = nullptr;
 
+  // Both throw Error (kind Usage) for a negative extent or a count past int64.
   int64_t elements() const;
-  int64_t bytes() const { return elements() * elementBytes(dtype); }
+  int64_t bytes() const;
 };
 
 // An array that owns its memory: what readNpy returns, and a place for a
@@ -37,7 +38,8 @@ struct HostArray {
   std::vector<int64_t> shape;
   std::vector<std::byte> data;
 
-  // product(shape) zero elements of `dtype`.
+  // product(shape) zero elements of `dtype`; Error (kind Runtime) when the
+  // memory cannot be had.
   static HostArray zeros(DType dtype, std::vector<int64_t> shape);
   HostBuffer buffer();
 };

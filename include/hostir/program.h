@@ -60,6 +60,16 @@ class Program {
   // Structural equality: positions and the source name do not count.
   friend bool operator==(const Program& a, const Program& b);
 
+  // A move copies the shared, immutable program: a moved-from Program is
+  // still the same valid program, never an empty one.
+  Program(const Program&) = default;
+  Program& operator=(const Program&) = default;
+  Program(Program&& other) noexcept : impl_(other.impl_) {}
+  Program& operator=(Program&& other) noexcept {
+    impl_ = other.impl_;
+    return *this;
+  }
+
   struct Impl;
   explicit Program(std::shared_ptr<const Impl> impl);
   const Impl& impl() const { return *impl_; }

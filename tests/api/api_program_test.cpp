@@ -163,6 +163,40 @@ TEST(ApiMisuse, ANullProgramIsRefusedWhereItIsMade) {
   EXPECT_EQ(errorOf([] { Program p(nullptr); }).kind(), ErrorKind::Usage);
 }
 
+// A moved-from Program is still the program: moving shares it.
+TEST(ApiMisuse, AMovedFromProgramIsStillTheProgram) {
+  Program p = Program::fromFile(kExamples + "row_parallel_linear.hir");
+  const std::string text = p.print();
+  Program q = std::move(p);
+  Program r = Program::fromText("program other() {\n}\n");
+  r = std::move(q);
+  EXPECT_EQ(p.name(), "row_parallel_linear");  // NOLINT(bugprone-use-after-move): the point of the test
+  EXPECT_EQ(p.print(), text);                  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(q.print(), text);                  // NOLINT(bugprone-use-after-move)
+  EXPECT_TRUE(p == r);                         // NOLINT(bugprone-use-after-move)
+}
+
+// Shapes whose counts are negative or past int64 are usage errors, not a
+// zero-byte array, a wrapped count or a standard-library exception.
+TEST(ApiMisuse, HostShapesThatCannotBeCountedAreRefused) {
+  using hostir::api::DType;
+  using hostir::api::HostArray;
+  using hostir::api::HostBuffer;
+  const int64_t big = int64_t{1} << 40;
+  EXPECT_EQ(errorOf([&] { HostArray::zeros(DType::F32, {4, -1}); }).kind(), ErrorKind::Usage);
+  EXPECT_EQ(errorOf([&] { HostArray::zeros(DType::F32, {big, big}); }).kind(), ErrorKind::Usage);
+  EXPECT_EQ(errorOf([&] {
+              (void)HostBuffer{DType::F64, {int64_t{1} << 32, int64_t{1} << 32}}.elements();
+            }).kind(),
+            ErrorKind::Usage);
+  EXPECT_EQ(errorOf([&] {
+              (void)HostBuffer{DType::F64, {int64_t{1} << 31, int64_t{1} << 31}}.bytes();
+            }).kind(),
+            ErrorKind::Usage);
+  EXPECT_EQ((HostBuffer{DType::F64, {big, big, 0}}.bytes()), 0);
+  EXPECT_EQ(HostArray::zeros(DType::BF16, {3, 5}).data.size(), 30u);
+}
+
 TEST(ApiMisuse, ADTypeOutsideTheEnumIsRefused) {
   const auto notADType = static_cast<hostir::api::DType>(77);
   EXPECT_EQ(errorOf([&] { hostir::api::elementBytes(notADType); }).kind(), ErrorKind::Usage);
