@@ -44,8 +44,13 @@ struct ProfileError {
   throw ProfileError{path.empty() ? std::string(what) : fmt::format("{}: {}", path, what)};
 }
 
+// A key path shows each key's start, never all of a long one.
 std::string child(const std::string& path, std::string_view key) {
-  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
+  constexpr size_t kShownKeyBytes = 80;
+  const std::string shownKey = key.size() > kShownKeyBytes
+                                   ? fmt::format("{}... ({} bytes)", key.substr(0, kShownKeyBytes), key.size())
+                                   : std::string(key);
+  return path.empty() ? shownKey : fmt::format("{}.{}", path, shownKey);
 }
 
 std::string element(const std::string& path, size_t index) { return fmt::format("{}[{}]", path, index); }

@@ -46,12 +46,22 @@ void eraseAt(std::vector<Statement>& body, const Path& path) {
 
 // Where a remark about the statement at `path` points: its own position,
 // or, for one a pass inserted, that of the nearest block around it.
+// A statement that a pass made has no position of its own: the nearest
+// one before it in its list that has, else the nearest after it.
+SourceLoc nearestPosition(const std::vector<Statement>& list, size_t index) {
+  for (size_t i = index + 1; i-- > 0;)
+    if (list[i].loc().valid()) return list[i].loc();
+  for (size_t i = index + 1; i < list.size(); ++i)
+    if (list[i].loc().valid()) return list[i].loc();
+  return {};
+}
+
 SourceLoc positionOf(const std::vector<Statement>& body, const Path& path) {
   const std::vector<Statement>* list = &body;
   SourceLoc found;
   for (size_t depth = 0; depth < path.size(); ++depth) {
     const Statement& s = (*list)[path[depth].index];
-    if (s.loc().valid()) found = s.loc();
+    if (SourceLoc here = nearestPosition(*list, path[depth].index); here.valid()) found = here;
     if (depth + 1 < path.size()) list = &s.nestedBodies()[path[depth].body];
   }
   return found;

@@ -448,6 +448,15 @@ TEST(MachineProfileTest, AKeyGivenTwiceIsRefusedWithItsPath) {
             "later one would hide the first)");
 }
 
+TEST(MachineProfileTest, AnErrorShowsOnlyTheStartOfALongKey) {
+  const std::string key(1'000'000, 'k');
+  std::string text = edited("\"overheads_us\":", "\"" + key + "\": 1,\n  \"overheads_us\":");
+  EXPECT_EQ(errorOf(text), "p.json: error: " + std::string(80, 'k') +
+                               "... (1000000 bytes): unknown key (expected one of " +
+                               errorOf(edited("\"overheads_us\":", "\"k\": 1,\n  \"overheads_us\":"))
+                                   .substr(std::string("p.json: error: k: unknown key (expected one of ").size()));
+}
+
 TEST(MachineProfileTest, NestingDeeperThanTheLimitIsRefused) {
   for (int depth : {kMaxProfileDepth + 1, 50'000}) {
     SCOPED_TRACE(depth);

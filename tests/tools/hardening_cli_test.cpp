@@ -288,6 +288,12 @@ TEST_F(HardeningCli, PassesOnALongProgramStopAtTheirLimitAndSayWhere) {
     EXPECT_THAT(r.err, ::testing::ContainsRegex("^" + path + ":[0-9]+:[0-9]+: " + warning)) << passes;
     EXPECT_EQ(run("check " + out).exitCode, 0) << passes;
   }
+  // Longer, the pass stops at a synchronization that assign-streams made,
+  // which has no position of its own: the warning takes its neighbour's.
+  const std::string longer = write("many1000.hir", manyLoops(1000));
+  CommandResult r = run("opt " + longer + " --passes assign-streams,canonicalize -o " + (dir_ / "out.hir").string());
+  ASSERT_EQ(r.exitCode, 0) << r.err.substr(0, 2000);
+  EXPECT_THAT(r.err, ::testing::ContainsRegex("^" + longer + ":[0-9]+:[0-9]+: warning: canonicalize: "));
 }
 
 }  // namespace
