@@ -45,14 +45,24 @@ api::Error usageError(const std::string& message) {
   return api::Error(api::ErrorKind::Usage, message, "error: " + message);
 }
 
+// Error text quotes what it was given (a profile's bytes, a path), which
+// need not be UTF-8: invalid bytes become U+FFFD rather than a decode error
+// in place of the message.
+py::str text(const std::string& bytes) {
+  PyObject* decoded = PyUnicode_DecodeUTF8(bytes.data(), static_cast<Py_ssize_t>(bytes.size()), "replace");
+  if (decoded == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(decoded);
+}
+
 // (file, line, column, severity, message, [(file, line, column, message)]):
 // the Python half makes hostir.Finding and hostir.Note of them.
 py::list findingRows(const api::Error& error) {
   py::list rows;
   for (const api::Finding& f : error.findings()) {
     py::list notes;
-    for (const api::FindingNote& n : f.notes) notes.append(py::make_tuple(n.file, n.line, n.column, n.message));
-    rows.append(py::make_tuple(f.file, f.line, f.column, f.severity, f.message, notes));
+    for (const api::FindingNote& n : f.notes)
+      notes.append(py::make_tuple(text(n.file), n.line, n.column, text(n.message)));
+    rows.append(py::make_tuple(text(f.file), f.line, f.column, text(f.severity), text(f.message), notes));
   }
   return rows;
 }
@@ -64,8 +74,9 @@ void raiseAsPythonError(const api::Error& error) {
   py::object errorType =
       py::module_::import("hostir").attr(error.kind() == api::ErrorKind::Usage ? "_ArgumentValueError" : "Error");
   py::object instance =
-      errorType(error.what(), "kind"_a = kindName(error.kind()), "message"_a = error.message(), "file"_a = error.file(),
-                "line"_a = error.line(), "column"_a = error.column(), "findings"_a = findingRows(error));
+      errorType(text(error.what()), "kind"_a = kindName(error.kind()), "message"_a = text(error.message()),
+                "file"_a = text(error.file()), "line"_a = error.line(), "column"_a = error.column(),
+                "findings"_a = findingRows(error));
   PyErr_SetObject(errorType.ptr(), instance.ptr());
 }
 

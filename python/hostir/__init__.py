@@ -431,6 +431,8 @@ def _run_options(params, ranks, passes, streams, seed, backend, communicator, wa
     options.backend, options.communicator = str(backend), str(communicator)
     options.warmup, options.repeat = operator.index(warmup), operator.index(repeat)
     options.trace = "" if trace is None else os.fspath(trace)
+    if trace is not None and not options.trace:
+        raise _usage("trace: the path is empty (None: no trace)")
     options.machine, options.min_gain = _machine(machine), float(min_gain)
     return options
 
@@ -482,12 +484,12 @@ def _params(params):
 def _passes(passes):
     # A string is the command line's comma-separated list.
     if isinstance(passes, str):
-        return [name for name in passes.split(",") if name]
+        return passes.split(",") if passes else []
     return [str(name) for name in passes]
 
 
 def _usage(message):
-    return Error(f"error: {message}", message=message)
+    return _ArgumentValueError(f"error: {message}", message=message)
 
 
 def _input_array(decl, value):

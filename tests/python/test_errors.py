@@ -152,6 +152,12 @@ def test_the_command_lines_limits_hold_in_python():
         assert "from 1 to 1024" in caught.value.message
 
 
+def closed_executable(program, params):
+    executable = hostir.compile(program, params=params, fill_missing=True)
+    executable.close()
+    return executable
+
+
 def test_every_usage_error_is_a_value_error():
     # The API's own bounds, not only Python's conversions: the same mistake
     # is exit 2 on the command line, ValueError here, Error kind Usage in C++.
@@ -169,6 +175,13 @@ def test_every_usage_error_is_a_value_error():
         "min_gain=inf": lambda: hostir.apply_passes(program, ["assign-streams"], min_gain=float("inf")),
         "min_gain=2": lambda: hostir.apply_passes(program, ["assign-streams"], min_gain=2),
         "an empty pass": lambda: hostir.apply_passes(program, [""]),
+        "an empty pass in a list": lambda: hostir.run(program, passes="assign-streams,,canonicalize", params=small),
+        "a trailing comma": lambda: hostir.apply_passes(program, "assign-streams,"),
+        "a lone comma": lambda: hostir.simulate(program, "h100-nvlink", passes=","),
+        "wrong input shape": lambda: hostir.run(program, {"x": np.zeros((3, 4), np.float32)}, params=small),
+        "unknown input": lambda: hostir.run(program, {"nope": np.zeros(3)}, params=small),
+        "string input": lambda: hostir.run(program, {"x": np.array(["a"] * 64).reshape(8, 8)}, params=small),
+        "closed executable": lambda: closed_executable(program, small).run(),
     }
     for name, call in calls.items():
         with pytest.raises(ValueError) as caught:
@@ -207,3 +220,25 @@ def test_a_missing_compiled_module_says_how_to_build_it(tmp_path):
     assert result.returncode != 0
     assert "hostir's compiled module is not built; run `cmake --build build`" in result.stderr
     assert "circular import" not in result.stderr.splitlines()[-1]
+
+
+def test_a_profile_with_bytes_that_are_not_utf8_names_the_file_and_position(tmp_path):
+    # The message quotes the bad bytes; they must not replace it with a decode error.
+    profile = tmp_path / "bad.json"
+    profile.write_bytes(b'{\n  "name": "x\xff\xfe"\n}\n')
+    with pytest.raises(hostir.Error) as caught:
+        hostir.simulate(example("row_parallel_linear"), profile)
+    assert "bad.json:2:" in str(caught.value), str(caught.value)
+    assert "codec" not in str(caught.value)
+
+
+def test_an_empty_trace_path_is_a_usage_error():
+    with pytest.raises(ValueError, match="trace: the path is empty"):
+        hostir.run(example("row_parallel_linear"), trace="", params={"M": 8, "K": 8, "N": 8, "S": 2})
+
+
+def test_program_text_has_the_files_limit():
+    text = "program p() {\n}\n" + "#" * (16 << 20)
+    with pytest.raises(hostir.Error, match="longer than 16 MiB") as caught:
+        hostir.parse(text)
+    assert caught.value.kind == "program"
