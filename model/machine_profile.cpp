@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -70,20 +71,23 @@ std::string shown(const Json& value) {
 }
 
 // What the parser sees as it goes, so that a profile nested too deeply or
-// giving a key twice is refused while parsing, naming the key path.
+// giving a key twice is refused while parsing, naming the key path. The
+// parser keeps a copy; copies share their state, so that where the parser
+// stopped (a number out of range) can be named afterwards.
 class ParseGuard {
  public:
   bool operator()(int /*depth*/, nlohmann::detail::parse_event_t event, Json& parsed) {
     using Event = nlohmann::detail::parse_event_t;
+    std::vector<Frame>& frames = *frames_;
     switch (event) {
       case Event::object_start:
       case Event::array_start:
-        if (frames_.size() >= static_cast<size_t>(kMaxProfileDepth))
+        if (frames.size() >= static_cast<size_t>(kMaxProfileDepth))
           throw ProfileError{fmt::format("{}: nested more than {} levels deep", path("the profile"), kMaxProfileDepth)};
-        frames_.push_back(Frame{event == Event::object_start, {}, {}, 0});
+        frames.push_back(Frame{event == Event::object_start, {}, {}, 0});
         break;
       case Event::key: {
-        Frame& frame = frames_.back();
+        Frame& frame = frames.back();
         frame.key = parsed.get<std::string>();
         if (!frame.keys.insert(frame.key).second)
           throw ProfileError{
@@ -94,7 +98,7 @@ class ParseGuard {
       }
       case Event::object_end:
       case Event::array_end:
-        frames_.pop_back();
+        frames.pop_back();
         counted();
         break;
       case Event::value: counted(); break;
@@ -112,17 +116,19 @@ class ParseGuard {
 
   // A value ended: an array moves on to its next element.
   void counted() {
-    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+    if (!frames_->empty() && !frames_->back().object) ++frames_->back().index;
   }
 
+ public:
   // The key path of the value being parsed ("communication[2].ranks").
   std::string path(std::string_view atTheTop) const {
     std::string out;
-    for (const Frame& frame : frames_) out = frame.object ? child(out, frame.key) : element(out, frame.index);
+    for (const Frame& frame : *frames_) out = frame.object ? child(out, frame.key) : element(out, frame.index);
     return out.empty() ? std::string(atTheTop) : out;
   }
 
-  std::vector<Frame> frames_;
+ private:
+  std::shared_ptr<std::vector<Frame>> frames_ = std::make_shared<std::vector<Frame>>();
 };
 
 // An object's keys must be among `allowed` (plus "source", which documents
@@ -600,14 +606,15 @@ Json axisJson(const std::vector<int64_t>& axis) { return Json(axis); }
 Result<MachineProfile> parseMachineProfile(std::string_view jsonText, std::string_view fileName) {
   (void)fileName;  // the caller renders the diagnostic with it (renderDiagnostic)
   Json root;
+  ParseGuard guard;
   try {
-    root = Json::parse(jsonText.begin(), jsonText.end(), ParseGuard());
+    root = Json::parse(jsonText.begin(), jsonText.end(), guard);
   } catch (const ProfileError& error) {
     return Diagnostic{{}, error.message};
   } catch (const Json::parse_error& error) {
     return Diagnostic{locationAt(jsonText, error.byte), jsonErrorMessage(error.what())};
-  } catch (const Json::exception& error) {  // a number out of range: no position
-    return Diagnostic{{}, jsonErrorMessage(error.what())};
+  } catch (const Json::exception& error) {  // a number out of range: no position, but its key path
+    return Diagnostic{{}, fmt::format("{}: {}", guard.path("the profile"), jsonErrorMessage(error.what()))};
   }
   try {
     return readProfile(root);

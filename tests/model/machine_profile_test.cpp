@@ -390,7 +390,9 @@ TEST(MachineProfileTest, RejectsFiguresOutsideTheirSaneRanges) {
   EXPECT_EQ(errorOf(edited("\"busbw_gbps\": 100", "\"busbw_gbps\": 1e-300")),
             "p.json: error: communication[0].busbw_gbps: expected a number from 1e-06 to 1e+06 GB/s, got 1e-300");
   EXPECT_EQ(errorOf(edited("\"peak_tflops\": 100", "\"peak_tflops\": 1e999")),
-            "p.json: error: number overflow parsing '1e999'");
+            "p.json: error: gemm.bf16.peak_tflops: number overflow parsing '1e999'");
+  EXPECT_EQ(errorOf(edited("\"gbps\": [10, 100]", "\"gbps\": [10, 1e999]")),
+            "p.json: error: memory.gbps[1]: number overflow parsing '1e999'");
   EXPECT_EQ(errorOf(edited("\"latency_us\": 10", "\"latency_us\": -1")),
             "p.json: error: communication[0].latency_us: expected a number from 0 to 1e+07 us, got -1");
   EXPECT_EQ(errorOf(edited("\"sync\": 3", "\"sync\": -0.5")),
