@@ -165,9 +165,9 @@ py::tuple statsTuple(const api::RunStats& stats) {
 class CollectedWarnings {
  public:
   std::function<void(const std::string&)> sink() {
-    return [this](const std::string& text) {
+    return [this](const std::string& warning) {
       std::lock_guard lock(mutex_);
-      texts_.push_back(text);
+      texts_.push_back(warning);
     };
   }
   // With the GIL held. A filter that makes warnings errors raises the first.
@@ -180,8 +180,8 @@ class CollectedWarnings {
     if (texts.empty()) return;
     py::object category = py::module_::import("hostir").attr("PassWarning");
     // 3: past the call's Python wrapper and its error decorator, at the caller's line.
-    for (const std::string& text : texts)
-      if (PyErr_WarnEx(category.ptr(), text.c_str(), 3) != 0) throw py::error_already_set();
+    for (const std::string& warning : texts)
+      if (PyErr_WarnEx(category.ptr(), warning.c_str(), 3) != 0) throw py::error_already_set();
   }
 
  private:
