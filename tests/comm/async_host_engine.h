@@ -76,9 +76,17 @@ class AsyncHostEngine final : public TransferEngine {
     std::shared_ptr<AsyncHostStream::State> stream;
     uint64_t position = 0;
   };
+  // Every engine's fences, for the whole process: a fence is a pointer to
+  // one (a deque keeps addresses), and it must outlive its engine. On a
+  // failed team a rank's communicator ends at once (its barrier answers
+  // at once), while a peer may still read the fence it posted.
+  struct Fences {
+    std::mutex mutex;
+    std::deque<FencePoint> points;  // guarded by mutex
+  };
+  static Fences& fences();
+
   std::unique_ptr<AsyncHostStream> stream_;
-  std::mutex fencesMutex_;
-  std::deque<FencePoint> fences_;  // stable addresses: a fence is a pointer to one; guarded by fencesMutex_
 };
 
 }  // namespace hostir::commtest
