@@ -102,52 +102,63 @@ struct CollectiveBench {
   CommAlgorithm algorithm = CommAlgorithm::Ring;  // how its latency grows with the team (model/machine_profile.h)
 };
 
+// Each iteration takes the next of B blocks, as a chunked program's
+// collectives take chunks that no earlier one left in the caches; B is
+// sized like the GEMMs' (Plan::blockBytes).
 const CollectiveBench kCollectives[] = {
     {OpKind::Allreduce, "allreduce",
-     "program allreduce(C = 256, R = 1) {\n"
-     "  input t : f32[C]\n"
+     "program allreduce(C = 256, B = 1, R = 1) {\n"
+     "  input t : f32[B * C]\n"
      "  for i in range(R) {\n"
-     "    h = allreduce(t, op=sum)\n"
+     "    ti = shard_by_stream(t, axis=0, index=i % B, chunks=B)\n"
+     "    h = allreduce(ti, op=sum)\n"
      "    wait(h)\n"
      "  }\n"
      "}\n",
      false},
     {OpKind::Allgather, "allgather",
-     "program allgather(C = 256, R = 1) {\n"
-     "  input t : f32[C]\n"
-     "  input o : f32[C * world]\n"
+     "program allgather(C = 256, B = 1, R = 1) {\n"
+     "  input t : f32[B * C]\n"
+     "  input o : f32[B * C * world]\n"
      "  for i in range(R) {\n"
-     "    h = allgather(t, out=o, axis=0)\n"
+     "    ti = shard_by_stream(t, axis=0, index=i % B, chunks=B)\n"
+     "    oi = shard_by_stream(o, axis=0, index=i % B, chunks=B)\n"
+     "    h = allgather(ti, out=oi, axis=0)\n"
      "    wait(h)\n"
      "  }\n"
      "}\n",
      true},
     {OpKind::ReduceScatter, "reduce_scatter",
-     "program reduce_scatter(C = 256, R = 1) {\n"
-     "  input t : f32[C * world]\n"
-     "  input o : f32[C]\n"
+     "program reduce_scatter(C = 256, B = 1, R = 1) {\n"
+     "  input t : f32[B * C * world]\n"
+     "  input o : f32[B * C]\n"
      "  for i in range(R) {\n"
-     "    h = reduce_scatter(t, out=o, axis=0, op=sum)\n"
+     "    ti = shard_by_stream(t, axis=0, index=i % B, chunks=B)\n"
+     "    oi = shard_by_stream(o, axis=0, index=i % B, chunks=B)\n"
+     "    h = reduce_scatter(ti, out=oi, axis=0, op=sum)\n"
      "    wait(h)\n"
      "  }\n"
      "}\n",
      true},
     {OpKind::Broadcast, "broadcast",
-     "program broadcast(C = 256, R = 1) {\n"
-     "  input t : f32[C]\n"
+     "program broadcast(C = 256, B = 1, R = 1) {\n"
+     "  input t : f32[B * C]\n"
      "  for i in range(R) {\n"
-     "    h = broadcast(t, root=0)\n"
+     "    ti = shard_by_stream(t, axis=0, index=i % B, chunks=B)\n"
+     "    h = broadcast(ti, root=0)\n"
      "    wait(h)\n"
      "  }\n"
      "}\n",
      false},
     // A ring step: every rank sends to the next and receives from the previous.
     {OpKind::SendRecv, "sendrecv",
-     "program sendrecv(C = 256, R = 1) {\n"
-     "  input t : f32[C]\n"
-     "  input o : f32[C]\n"
+     "program sendrecv(C = 256, B = 1, R = 1) {\n"
+     "  input t : f32[B * C]\n"
+     "  input o : f32[B * C]\n"
      "  for i in range(R) {\n"
-     "    h = sendrecv(t, out=o, to=(rank + 1) % world, from=(rank + world - 1) % world)\n"
+     "    ti = shard_by_stream(t, axis=0, index=i % B, chunks=B)\n"
+     "    oi = shard_by_stream(o, axis=0, index=i % B, chunks=B)\n"
+     "    h = sendrecv(ti, out=oi, to=(rank + 1) % world, from=(rank + world - 1) % world)\n"
      "    wait(h)\n"
      "  }\n"
      "}\n",
@@ -187,9 +198,9 @@ struct Plan {
   std::vector<int64_t> mHalf, nHalf, kHalf;  // f16 and bf16 (converted to f32 per GEMM on the CPU: slower, coarser)
   double gemmFlopsPerRun;                    // a run's loop does at least this many flops...
   int64_t gemmMaxLoop;                       // ...in at most this many GEMMs
-  double gemmBlockBytes;                     // the GEMMs' blocks of x and y add up to this (beyond the caches)
-  double guessFlopsPerSecond;                // sizes the runs only
-  std::vector<int64_t> memoryBytes;          // bytes a copy touches (read + written)
+  double blockBytes;                 // a loop's blocks (GEMMs' x and y, messages) add up to this (beyond the caches)
+  double guessFlopsPerSecond;        // sizes the runs only
+  std::vector<int64_t> memoryBytes;  // bytes a copy touches (read + written)
   double memoryBytesPerRun;
   std::vector<int64_t> stridedRunBytes;  // strided copies: contiguous bytes per row...
   int64_t stridedBytes;                  // ...and the bytes each touches (beyond the caches)
@@ -222,7 +233,7 @@ KernelPlan kernelPlan(const Plan& p, std::vector<int64_t> t, std::vector<int64_t
 
 Plan cpuPlan(bool quick) {
   Plan p;
-  p.gemmBlockBytes = 64.0 * kMiB;  // the last-level cache of the machines hostir runs on is 32 MiB
+  p.blockBytes = 64.0 * kMiB;  // the last-level cache of the machines hostir runs on is 32 MiB
   p.guessFlopsPerSecond = 40e9;
   p.guessBytesPerSecond = 10e9;
   if (quick) {
@@ -271,7 +282,7 @@ Plan cpuPlan(bool quick) {
 // 8192), copies to 1 GiB (the L2 holds 50 MiB), messages to 512 MiB.
 Plan cudaPlan(bool quick) {
   Plan p;
-  p.gemmBlockBytes = 256.0 * kMiB;
+  p.blockBytes = 256.0 * kMiB;
   p.guessFlopsPerSecond = 20e12;
   p.guessBytesPerSecond = 1e12;
   p.gemmMaxLoop = 200;
@@ -509,7 +520,7 @@ class Calibrator {
           const int64_t loop = std::clamp<int64_t>(ceilDiv(plan_.gemmFlopsPerRun, flops), 1, plan_.gemmMaxLoop);
           auto [warmup, repeat] = runsFor(flops * static_cast<double>(loop) / guess);
           const double blockBytes = static_cast<double>(m * (k + n)) * static_cast<double>(dtypeSize(dtype));
-          const int64_t blocks = std::clamp<int64_t>(ceilDiv(plan_.gemmBlockBytes, blockBytes), 1, loop);
+          const int64_t blocks = std::clamp<int64_t>(ceilDiv(plan_.blockBytes, blockBytes), 1, loop);
           Measured measured = perIteration(fmt::format("gemm {} m={} n={} k={}", dtypeName(dtype), m, n, k), program,
                                            {{"M", m}, {"N", n}, {"K", k}, {"B", blocks}}, loop, warmup, repeat);
           grid.tflops.push_back(flops / measured.seconds / 1e12);
@@ -567,8 +578,9 @@ class Calibrator {
       const double size = static_cast<double>(elements * 4 * perRank);
       const int64_t loop = std::clamp<int64_t>(ceilDiv(plan_.messageBytesPerRun, size), 1, plan_.maxLoop / 10);
       auto [warmup, repeat] = runsFor(size * static_cast<double>(loop) / (plan_.guessBytesPerSecond / 5));
+      const int64_t blocks = std::clamp<int64_t>(ceilDiv(plan_.blockBytes, size), 1, loop);
       Measured measured = perIteration(fmt::format("{} {}", bench.name, sizeName(static_cast<int64_t>(size))), program,
-                                       {{"C", elements}}, loop, warmup, repeat);
+                                       {{"C", elements}, {"B", blocks}}, loop, warmup, repeat);
       seconds.push_back(measured.seconds);
       scaled.push_back(size * busFactor(bench.kind, world));
       cost.spread = std::max(cost.spread, measured.spread);
