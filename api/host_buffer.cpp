@@ -11,6 +11,7 @@
 
 #include "api/dtype_conversion.h"
 #include "api/output_comparison.h"
+#include "api/program_impl.h"
 
 namespace hostir::api {
 
@@ -18,21 +19,17 @@ std::string toString(DType dtype) { return std::string(dtypeName(internalDType(d
 
 int64_t elementBytes(DType dtype) { return static_cast<int64_t>(dtypeSize(internalDType(dtype))); }
 
-namespace {
-
-Error usageError(const std::string& message) { return Error(ErrorKind::Usage, message, "error: " + message); }
-
-}  // namespace
-
 int64_t HostBuffer::elements() const {
   for (int64_t extent : shape)
-    if (extent < 0) throw usageError(fmt::format("a host buffer's shape has a negative extent ({})", extent));
+    if (extent < 0)
+      throw plainError(ErrorKind::Usage, fmt::format("a host buffer's shape has a negative extent ({})", extent));
   for (int64_t extent : shape)
     if (extent == 0) return 0;
   int64_t n = 1;
   for (int64_t extent : shape) {
     if (n > std::numeric_limits<int64_t>::max() / extent)
-      throw usageError(
+      throw plainError(
+          ErrorKind::Usage,
           fmt::format("a host buffer's shape [{}] has more elements than an int64 counts", fmt::join(shape, ", ")));
     n *= extent;
   }
@@ -43,8 +40,8 @@ int64_t HostBuffer::bytes() const {
   const int64_t n = elements();
   const int64_t size = elementBytes(dtype);
   if (n > std::numeric_limits<int64_t>::max() / size)
-    throw usageError(
-        fmt::format("a host buffer's shape [{}] has more bytes than an int64 counts", fmt::join(shape, ", ")));
+    throw plainError(ErrorKind::Usage, fmt::format("a host buffer's shape [{}] has more bytes than an int64 counts",
+                                                   fmt::join(shape, ", ")));
   return n * size;
 }
 
@@ -57,8 +54,7 @@ HostArray HostArray::zeros(DType dtype, std::vector<int64_t> shape) {
   } catch (const std::bad_alloc&) {
   } catch (const std::length_error&) {  // more than a vector can hold
   }
-  const std::string message = fmt::format("out of memory for a host array of {} bytes", bytes);
-  throw Error(ErrorKind::Runtime, message, "error: " + message);
+  throw plainError(ErrorKind::Runtime, fmt::format("out of memory for a host array of {} bytes", bytes));
 }
 
 HostBuffer HostArray::buffer() { return HostBuffer{dtype, shape, data.data()}; }

@@ -44,8 +44,6 @@ void eraseAt(std::vector<Statement>& body, const Path& path) {
   list.erase(list.begin() + static_cast<std::ptrdiff_t>(path.back().index));
 }
 
-// Where a remark about the statement at `path` points: its own position,
-// or, for one a pass inserted, that of the nearest block around it.
 // A statement that a pass made has no position of its own: the nearest
 // one before it in its list that has, else the nearest after it.
 SourceLoc nearestPosition(const std::vector<Statement>& list, size_t index) {
@@ -56,6 +54,9 @@ SourceLoc nearestPosition(const std::vector<Statement>& list, size_t index) {
   return {};
 }
 
+// Where a remark about the statement at `path` points: its own position,
+// or, for one a pass inserted, the nearest one beside it in the innermost
+// list that has one.
 SourceLoc positionOf(const std::vector<Statement>& body, const Path& path) {
   const std::vector<Statement>* list = &body;
   SourceLoc found;
