@@ -196,7 +196,9 @@ std::map<std::string, HostTensorRef> checkedInputs(const PreparedRun& prepared,
 RunStats finishRun(const Program& program, Result<RunResult> result) {
   const ProgramSource& source = program.impl();
   if (!result) throw diagnosticError(ErrorKind::Run, result.error(), source.path, source.text);
-  RunStats stats{result->runMillis, result->issueMillis, result->peakMemoryBytes.value_or(0)};
+  RunStats stats{.runMillis = result->runMillis,
+                 .issueMillis = result->issueMillis,
+                 .peakMemoryBytes = result->peakMemoryBytes.value_or(0)};
   if (result->trace) {
     if (!*result->trace) throw diagnosticError(ErrorKind::Run, result->trace->error(), source.path, source.text);
     stats.traceBytes = result->trace->value().bytes;

@@ -51,7 +51,8 @@ std::string notInstalled(const std::filesystem::path& path) {
          " is missing (install hostir's cuda component beside the core library)";
 }
 
-PluginOrReason loadPlugin() {
+// Unused in a build without the CUDA backend, which has nothing to load.
+[[maybe_unused]] PluginOrReason loadPlugin() {
   const std::filesystem::path path = pluginPath();
   std::error_code error;
   if (!std::filesystem::exists(path, error)) return notInstalled(path);

@@ -14,6 +14,7 @@
 
 #include "error_of.h"
 #include "hostir/hostir.h"
+#include "sanitizers.h"
 
 namespace {
 
@@ -274,9 +275,8 @@ size_t residentBytes() {
 // A thousand calls hold the memory of a few: buffers are pooled, outputs
 // gathered into the caller's, nothing is kept per call.
 TEST(Executable, MemoryStaysFlatOverAThousandCalls) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "a sanitizer keeps freed memory (quarantine, history): resident memory grows by design";
-#endif
+  if (hostir::testing::kSanitized)
+    GTEST_SKIP() << "a sanitizer keeps freed memory (quarantine, history): resident memory grows by design";
   Executable exe(Program::fromFile(kExamples + "row_parallel_linear.hir"), rowParallel(2));
   Step step(11);
   for (int call = 0; call < 50; ++call) exe.run(step.inputs(), step.outputs());

@@ -17,6 +17,7 @@
 
 #include "executor/cpu/blas_buffers.h"
 #include "harness.h"
+#include "sanitizers.h"
 
 namespace hostir::cpu {
 namespace {
@@ -58,9 +59,8 @@ bool gemmIsExact(const BlasLibrary& blas) {
 class BlasBuffers : public ::testing::Test {
  protected:
   void SetUp() override {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    GTEST_SKIP() << "a sanitizer's shadow memory does not fit under an address-space limit";
-#endif
+    if (hostir::testing::kSanitized)
+      GTEST_SKIP() << "a sanitizer's shadow memory does not fit under an address-space limit";
   }
   const BlasLibrary& blas = blasLibrary();
 };

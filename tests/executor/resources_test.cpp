@@ -17,6 +17,7 @@
 #include "executor/cpu/cpu_backend.h"
 #include "harness.h"
 #include "runtime/evaluator.h"
+#include "sanitizers.h"
 
 namespace hostir::reftest {
 namespace {
@@ -117,9 +118,8 @@ TEST_F(OneRank, AShapeWhoseBytesOverflowIsABadAllocNotACrash) {
 // for a new thread cannot fit: the GEMM must fail cleanly and say where
 // (OpenBLAS itself would retry its mmap for ever).
 TEST(OutOfMemory, InsideAKernelIsAnErrorAtItsStatement) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "a sanitizer's shadow memory does not fit under an address-space limit";
-#endif
+  if (hostir::testing::kSanitized)
+    GTEST_SKIP() << "a sanitizer's shadow memory does not fit under an address-space limit";
   if (cpu::BlasBufferPool::process().reserved() > 0) {
     // An earlier test's GEMMs left OpenBLAS buffers reserved, which would
     // serve this GEMM: run the test again in a fresh process.

@@ -8,6 +8,7 @@
 
 #include "cli_runner.h"
 #include "programs.h"
+#include "sanitizers.h"
 
 namespace hostir::testing {
 namespace {
@@ -117,9 +118,7 @@ INSTANTIATE_TEST_SUITE_P(
 // "internal error". A sanitizer's runtime cannot even start under such
 // limits, so these run in the plain build only.
 TEST_F(RunHardening, ThreadsThatCannotStartAreAResourceError) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "a sanitizer's shadow memory does not fit under these limits";
-#endif
+  if (kSanitized) GTEST_SKIP() << "a sanitizer's shadow memory does not fit under these limits";
   const std::string program = example("row_parallel_linear.hir") + " --passes assign-streams";
   int refused = 0;
   for (const std::string limit : {"ulimit -v 1000000", "ulimit -v 1400000", "ulimit -v 2000000", "ulimit -s 100000000"})

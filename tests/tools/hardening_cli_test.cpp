@@ -19,6 +19,7 @@
 #include "hostir/limits.h"
 #include "ir/expr.h"
 #include "ir/verifier.h"
+#include "sanitizers.h"
 #include "test_util.h"
 
 namespace hostir {
@@ -269,10 +270,9 @@ std::string manyLoops(int loops) {
 // kMaxPassWholeProgramWork on a long program, leave the rest as it is and
 // say where, even without --remarks; what they give still checks.
 TEST_F(HardeningCli, PassesOnALongProgramStopAtTheirLimitAndSayWhere) {
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
   // The limit is a fixed amount of proving: instrumented, it takes minutes.
-  GTEST_SKIP() << "a sanitizer build: the passes' fixed work limit takes minutes instrumented";
-#endif
+  if (hostir::testing::kSanitized)
+    GTEST_SKIP() << "a sanitizer build: the passes' fixed work limit takes minutes instrumented";
   const std::string path = write("many.hir", manyLoops(300));
   for (const auto& [passes, warning] :
        {std::pair<std::string, std::string>{"assign-streams,canonicalize",
