@@ -12,6 +12,7 @@
 #include "api/backend_choice.h"
 #include "api/dtype_conversion.h"
 #include "api/findings.h"
+#include "api/machine_impl.h"
 #include "api/pass_pipeline.h"
 #include "api/predicted_trace.h"
 #include "api/program_impl.h"
@@ -37,28 +38,17 @@ void check(const Program& program, const CheckOptions& options) {
   }
 }
 
-namespace {
-
-// A prediction needs a machine; the passes' is optional.
-void requireMachine(const std::string& machine) {
-  if (machine.empty()) throw plainError(ErrorKind::Usage, "simulate needs a machine profile");
-}
-
-}  // namespace
-
-std::string checkMachine(const std::string& machine) {
-  requireMachine(machine);
-  return loadMachine(machine)->name;
-}
-
 Prediction simulate(const Program& program, const std::string& machine, const SimulateOptions& options) {
+  return simulate(program, Machine::load(machine), options);
+}
+
+Prediction simulate(const Program& program, const Machine& machine, const SimulateOptions& options) {
   const ProgramSource& source = program.impl();
   checkStreams(options.streams);
-  requireMachine(machine);
   checkPipeline(options.passes, true);
   checkMinimumGain(options.minimumGain);
   Bindings bindings = verifiedBindings(source, options.params, options.ranks);
-  std::shared_ptr<const MachineProfile> profile = loadMachine(machine);
+  const std::shared_ptr<const MachineProfile>& profile = machine.impl().profile;
   PipelineOptions pipelineOptions;
   pipelineOptions.streams = options.streams;
   pipelineOptions.machine = profile;
@@ -75,7 +65,7 @@ Prediction simulate(const Program& program, const std::string& machine, const Si
   out.commMs = figure(p.communicationSeconds * 1e3);
   out.exposedCommMs = figure(p.exposedCommunicationSeconds() * 1e3);
   out.overlapEfficiency = figure(p.overlapEfficiency());
-  out.assumptions = p.assumptions(machine);
+  out.assumptions = p.assumptions(profile->name);
   // What the profile's measured spreads allow: every figure at one end.
   if (hasSpread(*profile)) {
     out.fastMs = predictProgram(source, rewritten, bindings, options.streams, atSpreadEdge(*profile, SpreadEdge::Fast))

@@ -12,6 +12,7 @@
 
 #include "hostir/defaults.h"
 #include "hostir/host_buffer.h"
+#include "hostir/machine.h"
 #include "hostir/program.h"
 
 namespace hostir::api {
@@ -83,15 +84,12 @@ struct Prediction {
   uint64_t traceBytes = 0;
 };
 
-// Reads the machine profile `machine` names, as simulate() does, and throws
-// Error (kind Program) when it cannot: for a caller that simulates many
-// times (`hostir tune`) and wants one error for a bad profile, not one per
-// call. Returns the profile's name (its "name", not its file's).
-std::string checkMachine(const std::string& machine);
-
 // Predicts the program (after `passes`) on `machine`: a shipped profile's
-// name or a profile file written by `hostir calibrate`.
+// name or a profile file written by `hostir calibrate`, read for this call
+// (Machine::load).
 Prediction simulate(const Program& program, const std::string& machine, const SimulateOptions& options = {});
+// The same on a profile read once, for a caller that simulates many times.
+Prediction simulate(const Program& program, const Machine& machine, const SimulateOptions& options = {});
 
 struct RunOptions {
   Params params;

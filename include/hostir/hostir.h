@@ -12,6 +12,7 @@
 #include "hostir/execution.h"
 #include "hostir/host_buffer.h"
 #include "hostir/limits.h"
+#include "hostir/machine.h"
 #include "hostir/npy.h"
 #include "hostir/program.h"
 #include "hostir/runtime.h"

@@ -159,9 +159,28 @@ TEST(ApiPrediction, AValueForAnUnknownParameterIsTheCallersMistake) {
 }
 
 TEST(ApiPrediction, ABadProfileIsOneErrorBeforeAnySimulation) {
-  EXPECT_NO_THROW(hostir::api::checkMachine("h100-nvlink"));
-  EXPECT_EQ(errorOf([] { hostir::api::checkMachine("no-such-machine"); }).kind(), ErrorKind::Program);
-  EXPECT_EQ(errorOf([] { hostir::api::checkMachine(""); }).kind(), ErrorKind::Usage);
+  EXPECT_EQ(hostir::api::Machine::load("h100-nvlink").name(), "h100-nvlink");
+  EXPECT_EQ(errorOf([] { hostir::api::Machine::load("no-such-machine"); }).kind(), ErrorKind::Program);
+  EXPECT_EQ(errorOf([] { hostir::api::Machine::load(""); }).kind(), ErrorKind::Usage);
+  EXPECT_EQ(errorOf([] { hostir::api::Machine m(nullptr); }).kind(), ErrorKind::Usage);
+}
+
+TEST(ApiPrediction, AMachineIsReadOnceAndPredictsAsItsFileDoes) {
+  const auto p = Program::fromFile(kExamples + "row_parallel_linear.hir");
+  const std::string path = ::testing::TempDir() + "hostir_machine_read_once.json";
+  std::filesystem::copy_file(std::string(HOSTIR_SOURCE_DIR) + "/profiles/h100-nvlink.json", path,
+                             std::filesystem::copy_options::overwrite_existing);
+  hostir::api::SimulateOptions options;
+  options.ranks = 2;
+  options.passes = {"assign-streams"};
+  const hostir::api::Prediction fromPath = hostir::api::simulate(p, path, options);
+  const hostir::api::Machine machine = hostir::api::Machine::load(path);
+  std::filesystem::remove(path);  // what was read stays: later predictions need no file
+  for (int call = 0; call < 2; ++call) {
+    const hostir::api::Prediction fromMachine = hostir::api::simulate(p, machine, options);
+    EXPECT_EQ(fromMachine.medianMs, fromPath.medianMs);
+    EXPECT_EQ(fromMachine.machineName, fromPath.machineName);
+  }
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 // `hostir tune` as a user runs it: the table, the best line against the
 // table and against `hostir simulate`, the cartesian product with worker
 // pool sizes, failing bindings, and the command line's errors.
+#include <sys/stat.h>
+
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -106,6 +109,25 @@ TEST_F(TuneCli, TheIssueCommandPicksTheFastestRowAsSimulatePredictsIt) {
   auto simulated = run("simulate " + common + " --set S=" + fastestS);
   ASSERT_EQ(simulated.exitCode, 0) << simulated.err;
   EXPECT_EQ(simulatedMilliseconds(simulated.out), fastestMs) << simulated.out;
+}
+
+// A profile from a pipe (`--machine <(...)`, a FIFO) can be read only
+// once, so tune reads it once for every binding.
+TEST_F(TuneCli, AProfileFromAPipeServesEveryBinding) {
+  const std::string profile = (std::filesystem::path(HOSTIR_SOURCE_DIR) / "profiles" / "h100-nvlink.json").string();
+  const std::string common = example("row_parallel_linear.hir") + " --ranks 2 --passes assign-streams --param S=1,2,4";
+  auto fromFile = run("tune " + common + " --machine " + profile);
+  ASSERT_EQ(fromFile.exitCode, 0) << fromFile.err;
+  const std::string fifo = (dir_ / "profile.json").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // (The writer gives up after 30 s should hostir never open the FIFO.)
+  auto piped = run("tune " + common + " --machine " + fifo,
+                   "(timeout 30 sh -c 'cat " + profile + " > " + fifo + "' &) ; sleep 0.2; ");
+  ASSERT_EQ(piped.exitCode, 0) << piped.err;
+  TuneTable fileTable = parseTable(fromFile.out), pipeTable = parseTable(piped.out);
+  ASSERT_EQ(pipeTable.rows.size(), 3u) << piped.out;
+  EXPECT_EQ(pipeTable.rows, fileTable.rows);
+  EXPECT_EQ(pipeTable.best, fileTable.best);
 }
 
 TEST_F(TuneCli, TwoParamsAndTwoPoolSizesAreTheirCartesianProduct) {

@@ -156,6 +156,7 @@ struct Outcome {
 struct TuneContext {
   const TuneOptions& options;
   const api::Program& program;
+  const api::Machine& machine;  // read once: a pipe (`--machine <(...)`) can be read only once
   const std::map<std::string, int64_t>& settings;
   const std::vector<TunedParam>& tuned;
   bool severalPools = false;
@@ -180,7 +181,7 @@ ToolResult<api::Prediction> predictBinding(const TuneContext& c, const Binding& 
   options.onWarning = [&remarks](const std::string& warning) { remarks += warning; };
   ToolResult<api::Prediction> prediction = ToolError{};
   try {
-    prediction = api::simulate(c.program, c.options.machine, options);
+    prediction = api::simulate(c.program, c.machine, options);
   } catch (const api::Error& error) {
     prediction = toolError(error);
   }
@@ -254,20 +255,20 @@ int tune(const TuneOptions& o) {
   const ModelOptions model = o.model();
   if (auto error = checkPassNames(o.api.passes, {}, &model)) return fail(*error);
   std::optional<api::Program> program;
-  std::string machineName;
+  std::optional<api::Machine> machine;
   try {
     // The profile once, so that a bad one is one error rather than every binding's.
-    machineName = api::checkMachine(o.machine);
+    machine = api::Machine::load(o.machine);
     program = api::Program::fromFile(o.file);
   } catch (const api::Error& error) {
     return fail(toolError(error));
   }
   if (auto error = checkTunedNames(*tuned, *settings, *program)) return fail(*error);
 
-  TuneContext context{o, *program, *settings, *tuned, pools->size() > 1};
+  TuneContext context{o, *program, *machine, *settings, *tuned, pools->size() > 1};
   std::string out =
       fmt::format("tune: program '{}' ({}), machine {}, {} rank{}, passes: {}", program->name(), program->sourceName(),
-                  machineShown(machineName, o.machine), o.api.ranks, o.api.ranks == 1 ? "" : "s",
+                  machineShown(machine->name(), o.machine), o.api.ranks, o.api.ranks == 1 ? "" : "s",
                   o.api.passes.empty() ? "none" : fmt::format("{}", fmt::join(o.api.passes, ",")));
   if (!context.severalPools) out += fmt::format(", {} worker stream{}", pools->front(), pools->front() == 1 ? "" : "s");
   out += "\n";
