@@ -35,9 +35,9 @@ bool parse(int argc, char** argv, Layer& layer) {
       layer.warmup = std::atoi(value.c_str());
     } else if (flag == "--repeat") {
       layer.repeat = std::atoi(value.c_str());
-    } else if (flag == "--set" && value.find('=') != std::string::npos &&
-               layer.params.count(value.substr(0, value.find('=')))) {
-      layer.params[value.substr(0, value.find('='))] = std::atol(value.c_str() + value.find('=') + 1);
+    } else if (size_t eq = value.find('=');
+               flag == "--set" && eq != std::string::npos && layer.params.count(value.substr(0, eq))) {
+      layer.params[value.substr(0, eq)] = std::atol(value.c_str() + eq + 1);
     } else {
       return false;
     }
@@ -46,8 +46,9 @@ bool parse(int argc, char** argv, Layer& layer) {
 }
 
 // Each timed run's milliseconds, between barriers.
-std::vector<double> timeLayer(Layer& layer, int rank, int size) {
-  const long m = layer.params["M"], n = layer.params["N"], s = layer.params["S"], k = layer.params["K"] / size;
+std::vector<double> timeLayer(const Layer& layer, int rank, int size) {
+  const auto& p = layer.params;
+  const long m = p.at("M"), n = p.at("N"), s = p.at("S"), k = p.at("K") / size;
   const long rows = m / s;
   std::vector<float> x(m * k), w(n * k), y(m * n);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i + rank) % 7) / 7;
