@@ -177,8 +177,9 @@ TEST(Trace, ARecordingKeepsItsEventsOnDiskNotInMemory) {
   ASSERT_FALSE(recorder.error()) << recorder.error()->message;
   EXPECT_GT(recorder.recordedBytes(), uint64_t{60} << 20);
   // AddressSanitizer quarantines freed memory, so resident memory says nothing there.
-  if (!hostir::testing::kAddressSanitizer)
+  if (!hostir::testing::kAddressSanitizer) {
     EXPECT_LT(after, before + (uint64_t{16} << 20)) << "resident memory grew from " << before << " to " << after;
+  }
   EXPECT_FALSE(recorder.truncated());
 }
 
