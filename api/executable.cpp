@@ -108,6 +108,7 @@ RunStats Executable::run(const std::map<std::string, HostBuffer>& inputs,
   call.interruptCheck = impl_->options.interruptCheck;
   for (const auto& [name, buffer] : outputs) call.outputs[name] = static_cast<std::byte*>(buffer.data);
   call.gatherOtherOutputs = false;
+  call.gatherCopies = impl_->options.checkReplicatedOutputs;
   Result<RunResult> result = impl_->team->run(call);
   if (!result)
     if (std::optional<std::string> why = impl_->team->closesAfterFailure()) {

@@ -12,6 +12,7 @@
 #include "api/backend_choice.h"
 #include "api/dtype_conversion.h"
 #include "api/findings.h"
+#include "api/output_comparison.h"
 #include "api/machine_impl.h"
 #include "api/pass_pipeline.h"
 #include "api/predicted_trace.h"
@@ -173,13 +174,18 @@ std::map<std::string, HostTensorRef> checkedInputs(const PreparedRun& prepared,
     refs[name] = HostTensorRef{spec.dtype, buffer.shape, static_cast<const std::byte*>(buffer.data)};
   }
   for (const auto& [name, buffer] : outputs) matchingSpec(prepared.outputs, name, buffer, "output");
-  if (!fillMissing)
-    for (const TensorSpec& spec : prepared.inputs)
-      if (!inputs.count(spec.name))
-        throw plainError(ErrorKind::Usage,
-                         fmt::format("input '{}' is missing: an executable takes every input at each run (or "
-                                     "compile it to fill missing inputs from the seed)",
-                                     spec.name));
+  // None given: every input is seeded (a quick try). Some given: a missing
+  // one is a mistake (an input generator that forgot a tensor), unless asked.
+  if (fillMissing || inputs.empty()) return refs;
+  std::vector<std::string> missing;
+  for (const TensorSpec& spec : prepared.inputs)
+    if (!inputs.count(spec.name)) missing.push_back(fmt::format("'{}'", spec.name));
+  if (!missing.empty())
+    throw plainError(ErrorKind::Usage,
+                     fmt::format("{} {} missing: give every input, or none (each is then filled from the seed), or "
+                                 "fill the missing ones from the seed (fillMissingInputs; Python: fill_missing=True)",
+                                 missing.size() == 1 ? "input " + missing[0] : "inputs " + fmt::format("{}", fmt::join(missing, ", ")),
+                                 missing.size() == 1 ? "is" : "are"));
   return refs;
 }
 
@@ -196,14 +202,15 @@ RunStats finishRun(const Program& program, Result<RunResult> result) {
     stats.traceDroppedOperations = result->trace->value().droppedOperations;
   }
   for (const RaceReport& race : result->races) stats.races.push_back(formatRace(race, source.path, source.text));
+  for (const auto& [name, copies] : result->copies)
+    if (std::optional<std::string> disagreement = compareCopies(name, copies))
+      stats.replicaDisagreements.push_back(std::move(*disagreement));
   return stats;
 }
 
 RunStats run(const Program& program, const std::map<std::string, HostBuffer>& inputs,
              const std::map<std::string, HostBuffer>& outputs, const RunOptions& options) {
-  RunOptions once = options;
-  once.fillMissingInputs = true;  // run() has always filled what the caller does not give
-  return Executable(program, once).run(inputs, outputs);
+  return Executable(program, options).run(inputs, outputs);
 }
 
 }  // namespace hostir::api

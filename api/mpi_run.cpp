@@ -193,9 +193,7 @@ Calibration calibrateOnMpi(MPI_Comm comm, const CalibrateOptions& options) {
 
 RunStats runOnMpi(MPI_Comm comm, const Program& program, const std::map<std::string, HostBuffer>& inputs,
                   const std::map<std::string, HostBuffer>& outputs, const RunOptions& options) {
-  RunOptions once = options;
-  once.fillMissingInputs = true;  // runOnMpi has always filled what the caller does not give
-  return compileOnMpi(comm, program, once).run(inputs, outputs);
+  return compileOnMpi(comm, program, options).run(inputs, outputs);
 }
 
 }  // namespace hostir::api

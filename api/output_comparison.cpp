@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "ir/element.h"
@@ -46,6 +48,21 @@ std::string indexString(size_t flat, const std::vector<int64_t>& shape) {
   return fmt::format("[{}]", fmt::join(index, ", "));
 }
 
+// The scale of the expected values: the rms of its finite elements (an
+// inf or NaN in the reference must not make every tolerance inf or NaN).
+double finiteRms(const HostTensor& t) {
+  const size_t n = t.data.size() / dtypeSize(t.dtype);
+  double sumSquares = 0;
+  size_t finite = 0;
+  for (size_t i = 0; i < n; ++i) {
+    double b = elementAsDouble(t, i);
+    if (!std::isfinite(b)) continue;
+    sumSquares += b * b;
+    ++finite;
+  }
+  return finite ? std::sqrt(sumSquares / static_cast<double>(finite)) : 0.0;
+}
+
 }  // namespace
 
 Comparison compareOutputs(const std::map<std::string, HostTensor>& actual,
@@ -61,17 +78,7 @@ Comparison compareOutputs(const std::map<std::string, HostTensor>& actual,
     }
     const HostTensor& got = it->second;
     size_t n = ref.data.size() / dtypeSize(ref.dtype);
-    // The scale of the expected values: the rms of its finite elements (an
-    // inf or NaN in the reference must not make every tolerance inf or NaN).
-    double sumSquares = 0;
-    size_t finite = 0;
-    for (size_t i = 0; i < n; ++i) {
-      double b = elementAsDouble(ref, i);
-      if (!std::isfinite(b)) continue;
-      sumSquares += b * b;
-      ++finite;
-    }
-    double rms = finite ? std::sqrt(sumSquares / static_cast<double>(finite)) : 0.0;
+    const double rms = finiteRms(ref);
     double tol = tolerance(ref.dtype);
     double worstRatio = 0;
     size_t worst = 0;
@@ -98,6 +105,28 @@ Comparison compareOutputs(const std::map<std::string, HostTensor>& actual,
   }
   c.report = fmt::format("{}", fmt::join(lines, "\n"));
   return c;
+}
+
+std::optional<std::string> compareCopies(const std::string& name, const std::vector<HostTensor>& copies) {
+  if (copies.size() < 2) return std::nullopt;
+  const HostTensor& first = copies.front();
+  const size_t n = first.data.size() / dtypeSize(first.dtype);
+  const double rms = finiteRms(first), tol = tolerance(first.dtype);
+  std::vector<size_t> differing;  // ranks
+  size_t rank = 0, element = 0;   // the first difference: the lowest rank's first element
+  for (size_t r = 1; r < copies.size(); ++r)
+    for (size_t i = 0; i < n; ++i)
+      if (elementError(elementAsDouble(copies[r], i), elementAsDouble(first, i), tol, rms) > 1.0) {
+        if (differing.empty()) std::tie(rank, element) = std::pair{r, i};
+        differing.push_back(r);
+        break;
+      }
+  if (differing.empty()) return std::nullopt;
+  return fmt::format(
+      "output '{}' is replicated (declared without shard), but its ranks disagree: at element {}, rank 0 holds "
+      "{:.8g} and rank {} holds {:.8g} (ranks that differ from rank 0: {}; the run returns rank 0's)",
+      name, indexString(element, first.shape), elementAsDouble(first, element), rank,
+      elementAsDouble(copies[rank], element), fmt::join(differing, ", "));
 }
 
 }  // namespace hostir

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "executor/host_tensor.h"
 
@@ -17,5 +19,10 @@ struct Comparison {
 };
 Comparison compareOutputs(const std::map<std::string, HostTensor>& actual,
                           const std::map<std::string, HostTensor>& reference);
+
+// Every rank's copy of replicated output `name` (rank order) against rank
+// 0's, within the dtype's tolerance: what names the output, the ranks that
+// differ and the first differing element; nullopt when all agree.
+std::optional<std::string> compareCopies(const std::string& name, const std::vector<HostTensor>& copies);
 
 }  // namespace hostir

@@ -29,7 +29,7 @@ PreparedRun prepareRun(const Program& program, const RunOptions& options, const 
                        const RunWords& words = {});
 
 // One call's buffers checked against the declarations: every input given
-// unless `fillMissing`, none unknown, each of its declared dtype and global
+// (or none: all are then seeded) unless `fillMissing`, none unknown, each of its declared dtype and global
 // shape (Error kind Usage naming the first that is not). The inputs as the
 // ranks read them.
 std::map<std::string, HostTensorRef> checkedInputs(const PreparedRun& prepared,

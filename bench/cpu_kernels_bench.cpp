@@ -156,6 +156,8 @@ void BM_Attention(benchmark::State& state) {
   call.operands[O::lse] = &lse.view;
   call.scalars[O::heads] = static_cast<double>(heads);
   call.scalars[O::kv_heads] = static_cast<double>(heads);
+  call.integers[O::heads] = heads;
+  call.integers[O::kv_heads] = heads;
   call.scalars[O::causal] = causal ? 1.0 : 0.0;
   const double pairs = causal ? static_cast<double>(t) * static_cast<double>(t + 1) / 2 : static_cast<double>(t * t);
   runTimed(state, call, 0, 4.0 * pairs * static_cast<double>(heads * d));

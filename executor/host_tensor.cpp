@@ -1,5 +1,6 @@
 #include "executor/host_tensor.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -106,6 +107,21 @@ HostTensor gatherGlobal(Communicator& comm, const HostTensor& local, const Tenso
   HostTensor global = makeHostTensor(spec.dtype, spec.globalShape);
   gatherGlobalInto(comm, local, spec, global.data.data());
   return global;
+}
+
+std::vector<HostTensor> gatherCopies(Communicator& comm, const HostTensor& local) {
+  const int64_t world = comm.size();
+  const size_t count = local.data.size() / dtypeSize(local.dtype);
+  HostTensor all = makeHostTensor(local.dtype, Dims{world * static_cast<int64_t>(count)});
+  comm.allgather(local.data.data(), all.data.data(), count, local.dtype);
+  std::vector<HostTensor> copies;
+  if (comm.rank() != 0) return copies;
+  for (int64_t r = 0; r < world; ++r) {
+    HostTensor copy = local;
+    std::copy_n(all.data.begin() + r * static_cast<int64_t>(local.data.size()), local.data.size(), copy.data.begin());
+    copies.push_back(std::move(copy));
+  }
+  return copies;
 }
 
 void gatherGlobalInto(Communicator& comm, const HostTensor& local, const TensorSpec& spec, std::byte* global) {

@@ -55,5 +55,8 @@ HostTensor gatherGlobal(Communicator& comm, const HostTensor& local, const Tenso
 // contiguous; ignored on the other ranks). A sharded tensor only: an
 // unsharded one needs no communication.
 void gatherGlobalInto(Communicator& comm, const HostTensor& local, const TensorSpec& spec, std::byte* global);
+// Every rank's copy of a tensor each rank holds whole, in rank order, on
+// rank 0 (empty on the others); collective.
+std::vector<HostTensor> gatherCopies(Communicator& comm, const HostTensor& local);
 
 }  // namespace hostir

@@ -26,6 +26,9 @@ struct RunCall {
   // Whether the outputs not in `outputs` come back in RunResult::outputs
   // (the command line's --check compares them all) or are not gathered.
   bool gatherOtherOutputs = true;
+  // Whether rank 0 also receives every rank's copy of each replicated
+  // output (RunResult::copies), for a check that the ranks agree.
+  bool gatherCopies = false;
   // Set from another thread: the rank stops at its next operation or run,
   // and its streams drop the work they have queued.
   const std::atomic<bool>* cancel = nullptr;

@@ -24,10 +24,11 @@ bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) ||
 bool isDigit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 
 // The length of the fraction and exponent after a number's integer digits
-// at `i` ('.' digits, then [eE][+-]digits), 0 when there is neither.
-size_t floatTail(std::string_view source, size_t i) {
+// at `i` ('.' digits, then [eE][+-]digits), 0 when there is neither. As in
+// Python and C, `7.` and `.5` are numbers: a '.' needs digits on one side.
+size_t floatTail(std::string_view source, size_t i, bool digitsBefore) {
   size_t j = i;
-  if (j + 1 < source.size() && source[j] == '.' && isDigit(source[j + 1])) {
+  if (j < source.size() && source[j] == '.' && (digitsBefore || (j + 1 < source.size() && isDigit(source[j + 1])))) {
     ++j;
     while (j < source.size() && isDigit(source[j])) ++j;
   }
@@ -79,7 +80,8 @@ TokenKind punctuation(char c) {
   }
 }
 
-// The Int or Float token that starts at `start` (a digit), at `loc`.
+// The Int or Float token that starts at `start` (a digit, or a '.' before
+// one), at `loc`.
 Result<Token> lexNumber(std::string_view source, size_t start, SourceLoc loc) {
   size_t i = start;
   uint64_t value = 0;
@@ -92,7 +94,7 @@ Result<Token> lexNumber(std::string_view source, size_t start, SourceLoc loc) {
     else
       value = value * 10 + digit;
   }
-  const size_t tail = floatTail(source, i);
+  const size_t tail = floatTail(source, i, i > start);
   i += tail;
   const std::string_view text = source.substr(start, i - start);
   const SourceLoc after{loc.line, loc.col + static_cast<uint32_t>(text.size())};
@@ -145,7 +147,7 @@ Result<std::vector<Token>> tokenize(std::string_view source) {
       tokens.push_back({TokenKind::Ident, source.substr(start, i - start), loc});
       continue;
     }
-    if (isDigit(c)) {
+    if (isDigit(c) || (c == '.' && i + 1 < source.size() && isDigit(source[i + 1]))) {
       Result<Token> number = lexNumber(source, i, loc);
       if (!number) return number.error();
       advance(number->text.size());

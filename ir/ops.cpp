@@ -260,7 +260,7 @@ std::string_view operandKindName(OperandKind kind) {
     case K::Bool: return "true or false";
     case K::ReduceOp: return "one of sum, prod, min, max, avg";
     case K::Float: return "a number such as 0.125 or 1e-6";
-    case K::DType: return "a dtype (f32, f16, bf16, f64 or i32)";
+    case K::DType: return "a floating dtype (f32, f16, bf16 or f64)";
   }
   return "?";
 }
@@ -363,15 +363,17 @@ constexpr double kMergeFlopsPerLse = 10;
 // the sum over query rows of causalKeysSeen, in closed form. Row i sees
 // clamp(i + c, 0, tk) keys, c = q_offset - k_offset + 1: none up to row lo,
 // one more per row up to row hi, then all.
-double attendedPairs(int64_t tq, int64_t tk, bool causal, int64_t qOffset, int64_t kOffset) {
+double attendedPairs(int64_t tq, int64_t tk, bool causal, double qOffset, double kOffset) {
   if (tq <= 0 || tk <= 0) return 0;
-  if (!causal) return static_cast<double>(tq) * static_cast<double>(tk);
-  const int64_t c = qOffset - kOffset + 1;
-  const int64_t lo = std::clamp<int64_t>(1 - c, 0, tq);    // the first row that sees a key
-  const int64_t hi = std::clamp<int64_t>(tk - c, lo, tq);  // the first row that sees every key
-  const double ramp = static_cast<double>(hi - lo);
-  return ramp * static_cast<double>(c) + ramp * static_cast<double>(lo + hi - 1) / 2 +
-         static_cast<double>(tq - hi) * static_cast<double>(tk);
+  const auto rows = static_cast<double>(tq), keys = static_cast<double>(tk);
+  if (!causal) return rows * keys;
+  // In doubles: integers to 2^53, and offsets far apart (up to 2^63) clamp
+  // lo and hi to a whole side, as they should.
+  const double c = qOffset - kOffset + 1;
+  const double lo = std::clamp(1 - c, 0.0, rows);   // the first row that sees a key
+  const double hi = std::clamp(keys - c, lo, rows);  // the first row that sees every key
+  const double ramp = hi - lo;
+  return ramp * c + ramp * (lo + hi - 1) / 2 + (rows - hi) * keys;
 }
 
 }  // namespace
@@ -434,8 +436,7 @@ OpCost costOf(OpKind kind, std::span<const TensorExtent> tensors, std::span<cons
       const TensorExtent& k = at(O::k);
       if (q.shape.size() == 2 && !k.shape.empty()) {
         const double pairs =
-            attendedPairs(q.shape[0], k.shape[0], scalar(O::causal) != 0.0, static_cast<int64_t>(scalar(O::q_offset)),
-                          static_cast<int64_t>(scalar(O::k_offset)));
+            attendedPairs(q.shape[0], k.shape[0], scalar(O::causal) != 0.0, scalar(O::q_offset), scalar(O::k_offset));
         cost.flops = 4.0 * pairs * static_cast<double>(q.shape[1]);
       }
       break;

@@ -674,7 +674,7 @@ class Parser {
         auto index = operandIndex(sig, a.keyword);
         if (!index)
           fail(a.keywordLoc, fmt::format("'{}' has no operand named '{}'{}", sig.name, a.keyword,
-                                         didYouMean(a.keyword, operandNames(sig))));
+                                         didYouMean(a.keyword, operandsNotGiven(op))));
         slot = *index;
         if (op.operands[slot]) fail(a.keywordLoc, fmt::format("operand '{}' is given twice", a.keyword));
       }
@@ -702,9 +702,13 @@ class Parser {
     return names;
   }
 
-  static std::vector<std::string> operandNames(const OpSignature& sig) {
+  // What a misspelt keyword may have meant: an operand not given yet
+  // (`scale(x, bx=2.0)` lacks 'by', not 'x').
+  static std::vector<std::string> operandsNotGiven(const Operation& op) {
     std::vector<std::string> names;
-    for (const OperandSpec& spec : sig.operands) names.emplace_back(spec.name);
+    const OpSignature& sig = op.signature();
+    for (size_t i = 0; i < sig.operands.size(); ++i)
+      if (!op.operands[i]) names.emplace_back(sig.operands[i].name);
     return names;
   }
 
@@ -716,9 +720,9 @@ class Parser {
   }
 
   static void checkOperandForm(std::string_view opName, const OperandSpec& spec, const Arg& value) {
-    auto wrong = [&](std::string_view got) {
-      fail(value.loc,
-           fmt::format("operand '{}' of '{}' must be {}, not {}", spec.name, opName, operandKindName(spec.kind), got));
+    auto wrong = [&](std::string_view got, std::string_view hint = {}) {
+      fail(value.loc, fmt::format("operand '{}' of '{}' must be {}, not {}{}", spec.name, opName,
+                                  operandKindName(spec.kind), got, hint));
     };
     std::string_view got = value.form == Arg::Form::Type     ? "a tensor type"
                            : value.form == Arg::Form::Stream ? "stream(...)"
@@ -752,8 +756,10 @@ class Parser {
         if (value.form != Arg::Form::Float && !(value.form == Arg::Form::Expr && value.expr.literalValue())) wrong(got);
         break;
       case OperandKind::DType:
-        if (!value.isName() || !parseDType(value.nameValue()))
-          wrong(value.isName() ? "'" + value.nameValue() + "'" : std::string(got));
+        if (!value.isName())
+          wrong(got);
+        else if (!parseDType(value.nameValue()))
+          wrong("'" + value.nameValue() + "'", didYouMean(value.nameValue(), {"f32", "f16", "bf16", "f64"}));
         break;
     }
   }

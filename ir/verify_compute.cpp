@@ -107,7 +107,7 @@ struct ComputeRules {
     const bool ta = flag(O::transpose_a), tb = flag(O::transpose_b);
     const std::string_view aForm = ta ? "[K, M]" : "[M, K]", bForm = tb ? "[N, K]" : "[K, N]";
     if (a.shape.size() != 2 && a.shape.size() != 3)
-      fail(at(O::a), fmt::format("'matmul' needs a of shape {} or [B, {}], got {}", aForm, aForm.substr(1),
+      fail(at(O::a), fmt::format("'matmul' needs a of shape {} or [B, {}, got {}", aForm, aForm.substr(1),
                                  shapeString(a.shape)));
     if (b.shape.size() != a.shape.size())
       fail(at(O::b),
@@ -174,6 +174,17 @@ struct ComputeRules {
     return value;
   }
 
+  // The position of the last of `rows` rows that start at the offset
+  // operand `operand`: a mask compares such positions, so each must be an
+  // int64 (offset + rows - 1 computed exactly), or the run is refused.
+  void lastPosition(size_t operand, int64_t rows) {
+    const int64_t offset = c.intOperand(op, operand);
+    int64_t last = 0;
+    if (rows > 0 && __builtin_add_overflow(offset, rows - 1, &last))
+      fail(at(operand), fmt::format("{}={} puts row {} at position {} + {}, beyond the largest integer (2^63 - 1)",
+                                    op.signature().operands[operand].name, offset, rows - 1, offset, rows - 1));
+  }
+
   // q [Tq, H·D], k and v [Tk, G·D], out like q, lse [Tq, H].
   void attention() {
     using O = operands::Attention;
@@ -185,8 +196,8 @@ struct ComputeRules {
       fail(at(O::kv_heads),
            fmt::format("heads={} is not a multiple of kv_heads={}: each key/value head serves as many query heads",
                        heads, kvHeads));
-    c.intOperand(op, O::q_offset);
-    c.intOperand(op, O::k_offset);
+    lastPosition(O::q_offset, q.shape[0]);
+    lastPosition(O::k_offset, k.shape[0]);
     if (q.shape[1] % heads != 0 || q.shape[1] == 0)
       fail(at(O::q), fmt::format("'attention' needs q's last extent to be heads·D with D >= 1, but '{}' is {} for "
                                  "heads={}",

@@ -442,6 +442,7 @@ class Overlapper {
   }
 
   Status scheduleStraightLineCode() {
+    remarkBlocksLeft();
     // Regions are replaced from the last, so earlier indices stay valid.
     std::vector<Region> regions = findRegions(program_.body);
     for (auto it = regions.rbegin(); it != regions.rend(); ++it) {
@@ -449,6 +450,21 @@ class Overlapper {
       if (auto error = scheduleRegion(*it)) return error;
     }
     return std::nullopt;
+  }
+
+  // Straight-line scheduling moves top-level operations only: a block that
+  // chooses its own stream, or a branch, stays as its author wrote it.
+  void remarkBlocksLeft() {
+    for (const Statement& stmt : program_.body) {
+      if (stmt.isWith())
+        context_.remark(kPass, stmt.loc(),
+                        "'with' block left as written: its statements run on the stream it names, and straight-line "
+                        "scheduling moves only the statements outside such blocks");
+      else if (stmt.isIf())
+        context_.remark(kPass, stmt.loc(),
+                        "'if' block left as written: straight-line scheduling stops at a branch and starts again "
+                        "after it");
+    }
   }
 
   Status scheduleRegion(Region region) {

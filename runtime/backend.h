@@ -58,13 +58,16 @@ struct CollectiveCall {
 // positions, with the issue rule's defaults filled in for absent ones:
 // integers (attention's heads, kv_heads, offsets), booleans as 0 or 1
 // (causal, transpose_a), FLOAT attributes (scale's by, rms_norm's eps).
+// Integer operands are also in `integers`, exactly: a double holds
+// integers only to 2^53, and offsets near 2^63 are valid.
 // cast's target dtype is its `out` view's.
 struct KernelCall {
   OpKind kind = OpKind::Add;
   std::array<const TensorView*, kMaxOperands> operands{};
   std::array<double, kMaxOperands> scalars{};
+  std::array<int64_t, kMaxOperands> integers{};
   const TensorView& operand(size_t index) const { return *operands[index]; }
-  int64_t integer(size_t index) const { return static_cast<int64_t>(scalars[index]); }
+  int64_t integer(size_t index) const { return integers[index]; }
   bool flag(size_t index) const { return scalars[index] != 0.0; }
 };
 

@@ -180,6 +180,13 @@ void issueBinaryElementwise(RunFrame& frame, const Instruction& in) {
   issueKernel(frame, in, call, O::out, a.dtype, a.shape, /*elementwise=*/true);
 }
 
+// Integer operand `operand` of `call`, exact in `integers` and as a
+// number in `scalars` (for the cost model).
+void setInteger(const RunFrame& frame, const Instruction& in, KernelCall& call, size_t operand, int64_t absent) {
+  call.integers[operand] = frame.integerOperand(in, operand, absent);
+  call.scalars[operand] = static_cast<double>(call.integers[operand]);
+}
+
 // out = f(x), shaped like x: relu, silu, gelu, scale (by=), and the row
 // operations rms_norm (w, eps=) and softmax, whose kernels read a row
 // before they write it, so that the very view in and out is in place.
@@ -204,11 +211,11 @@ void issueAttention(RunFrame& frame, const Instruction& in) {
   input(frame, in, call, O::k);
   input(frame, in, call, O::v);
   optionalInput(frame, in, call, O::lse);
-  call.scalars[O::heads] = frame.scalar(in, O::heads);
-  call.scalars[O::kv_heads] = frame.scalar(in, O::kv_heads, call.scalars[O::heads]);
+  setInteger(frame, in, call, O::heads, 0);
+  setInteger(frame, in, call, O::kv_heads, call.integer(O::heads));
   call.scalars[O::causal] = frame.scalar(in, O::causal, 0);
-  call.scalars[O::q_offset] = frame.scalar(in, O::q_offset, 0);
-  call.scalars[O::k_offset] = frame.scalar(in, O::k_offset, 0);
+  setInteger(frame, in, call, O::q_offset, 0);
+  setInteger(frame, in, call, O::k_offset, 0);
   call.operands[O::out] = &output(frame, in, O::out, q.dtype, q.shape);
   issueWriting(frame, in, call, {O::out, O::lse}, /*elementwise=*/false, /*readFirst=*/false);
 }

@@ -44,6 +44,11 @@ struct RunFrame {
       return program.floats[static_cast<size_t>(code)];
     return static_cast<double>(integer(code));
   }
+  // Integer operand `operand` of `in` exactly, or `absent` when not given.
+  int64_t integerOperand(const Instruction& in, size_t operand, int64_t absent = 0) const {
+    const int32_t code = in.operand[operand];
+    return code < 0 ? absent : integer(code);
+  }
   // Operand `operand` of `in`, which names a tensor.
   const TensorView& tensor(const Instruction& in, size_t operand) { return value(in.operand[operand]).tensor; }
   bool present(const Instruction& in, size_t operand) const { return in.operand[operand] >= 0; }

@@ -27,7 +27,8 @@ TensorView borrowed(const void* data, DType dtype, const Dims& shape) {
 // has moved on, when the views a KernelCall points to may have changed.
 class KernelOperands {
  public:
-  explicit KernelOperands(const KernelCall& call) : kind_(call.kind), scalars_(call.scalars) {
+  explicit KernelOperands(const KernelCall& call)
+      : kind_(call.kind), scalars_(call.scalars), integers_(call.integers) {
     for (size_t i = 0; i < kMaxOperands; ++i)
       if (call.operands[i]) {
         views_[count_] = *call.operands[i];
@@ -38,12 +39,14 @@ class KernelOperands {
     KernelCall call{kind_};
     for (size_t k = 0; k < count_; ++k) call.operands[slots_[k]] = &views_[k];
     call.scalars = scalars_;
+    call.integers = integers_;
     return call;
   }
 
  private:
   OpKind kind_;
   std::array<double, kMaxOperands> scalars_;
+  std::array<int64_t, kMaxOperands> integers_;
   // The views present, packed: a call has at most kMaxTensorOperands.
   size_t count_ = 0;
   std::array<uint8_t, kMaxTensorOperands> slots_{};

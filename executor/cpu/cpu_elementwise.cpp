@@ -157,8 +157,16 @@ void gelu(GemmKind mode, const KernelCall& call) {
 void scale(GemmKind mode, const KernelCall& call) {
   const double by = call.scalars[operands::Scale::by];
   const auto byF32 = static_cast<float>(by);
-  unary<operands::Scale>(
-      mode, call, vec::Unary::Scale, byF32, [byF32](float x) { return byF32 * x; }, [by](double x) { return by * x; });
+  // The factor applies exactly. One that f32 would round (1e-45 to a
+  // denormal, 3.5e38 to inf) multiplies in f64, where the product of an
+  // f32 element and it is rounded once, to the tensor's dtype.
+  const auto inF64 = [by](double x) { return by * x; };
+  if (static_cast<double>(byF32) != by) {
+    using O = operands::Scale;
+    unaryRows<double>(call.operand(O::x), call.operand(O::out), vec::Unary::Scale, byF32, inF64);
+    return;
+  }
+  unary<operands::Scale>(mode, call, vec::Unary::Scale, byF32, [byF32](float x) { return byF32 * x; }, inF64);
 }
 
 void cast(const KernelCall& call) {

@@ -58,10 +58,15 @@ struct Gelu {
     return A(0.5) * x * (A(1) + erfOf(x * A(0.70710678118654752440)));
   }
 };
+// The factor applies exactly: a factor that the compute type would round
+// (1e-45 to a denormal, 3.5e38 to inf in f32) multiplies in f64, and the
+// product is rounded once.
 struct ScaleBy {
   double factor;
+  bool exactInFloat;  // factor == (double)(float)factor
   template <typename A>
   __device__ A operator()(A x) const {
+    if (sizeof(A) < sizeof(double) && !exactInFloat) return static_cast<A>(static_cast<double>(x) * factor);
     return x * static_cast<A>(factor);
   }
 };
@@ -146,7 +151,10 @@ cudaError_t launchUnary(const ElementwiseOperands& operands, const ElementwiseLa
   if (layout.numel == 0) return cudaSuccess;
   clearEarlierError();
   Op op;
-  if constexpr (std::is_same_v<Op, ScaleBy>) op.factor = operands.parameter;
+  if constexpr (std::is_same_v<Op, ScaleBy>) {
+    op.factor = operands.parameter;
+    op.exactInFloat = static_cast<double>(static_cast<float>(op.factor)) == op.factor;
+  }
   return byFloatType(operands.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     unaryKernel<T, Op><<<blocksFor(layout.numel), kThreads, 0, stream>>>(

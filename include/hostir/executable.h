@@ -29,8 +29,8 @@ class Executable {
 
   // One call: options.warmup untimed runs, then options.repeat timed ones,
   // as run() makes them, on the prepared team. `inputs` are global tensors,
-  // every declared input (unless options.fillMissingInputs: those not given
-  // are filled from the seed); `outputs` receives the outputs wanted, as in
+  // every declared input, or none (each is then filled from the seed), or
+  // some with options.fillMissingInputs (the others seeded); `outputs` receives the outputs wanted, as in
   // run(). A missing, unknown or mismatched buffer is Error (kind Usage)
   // naming it, and the executable stays usable.
   //

@@ -153,9 +153,17 @@ struct RunOptions {
   // run (`--graph`). Refused with the reason where it cannot be: on the CPU
   // backend, without a device.
   bool graph = false;
-  // Executable::run: inputs the caller does not give are filled from
-  // `seed`, as run() always does, rather than refused.
+  // Inputs the caller does not give are filled from `seed` (`--fill-missing`)
+  // rather than refused. A call that gives no input at all is filled from
+  // `seed` whatever this says; one that gives some but not all is refused,
+  // naming the missing ones, unless this is set.
   bool fillMissingInputs = false;
+  // Compare every rank's copy of each replicated output (one declared
+  // without shard, which every rank holds whole) with rank 0's after the
+  // call (`run --check` does): RunStats::replicaDisagreements names each
+  // output whose ranks differ beyond the dtype's tolerance. A replicated
+  // output the caller receives is always rank 0's copy.
+  bool checkReplicatedOutputs = false;
   // Run as the serial reference that `hostir run --check` compares with:
   // the CPU backend on in-process ranks, one stream per rank in issue
   // order, GEMMs accumulating in f64. Give the program without passes to
@@ -180,11 +188,15 @@ struct RunStats {
   // With raceCheck: each race the issued work made, rendered against the
   // program's source (file:line:col of both accesses).
   std::vector<std::string> races;
+  // With checkReplicatedOutputs: one line per replicated output whose ranks
+  // disagree, naming it, the ranks that differ from rank 0 and the first
+  // differing element with both values.
+  std::vector<std::string> replicaDisagreements;
 };
 
 // Runs the program on `options.ranks` in-process ranks. `inputs` are global
-// tensors (each rank gets its shard); inputs not given are filled from the
-// seed. Each buffer in `outputs` receives that output's global tensor.
+// tensors (each rank gets its shard): every input, or none (each is then
+// filled from the seed), or some with options.fillMissingInputs. Each buffer in `outputs` receives that output's global tensor.
 // Buffers must match the declarations' dtype and global shape (Error kind
 // Usage otherwise). Throws Error (kind Run) when a rank fails, with the
 // first failing rank's reason and its position, or when the trace could not

@@ -215,11 +215,11 @@ class CudaAttentionTest : public CudaKernelsTest {
     call.operands[O::v] = &vt;
     call.operands[O::out] = &o;
     call.operands[O::lse] = &lse;
-    call.scalars[O::heads] = static_cast<double>(c.heads);
-    call.scalars[O::kv_heads] = static_cast<double>(c.kvHeads);
+    call.integers[O::heads] = c.heads;
+    call.integers[O::kv_heads] = c.kvHeads;
     call.scalars[O::causal] = c.causal ? 1 : 0;
-    call.scalars[O::q_offset] = static_cast<double>(c.qOffset);
-    call.scalars[O::k_offset] = static_cast<double>(c.kOffset);
+    call.integers[O::q_offset] = c.qOffset;
+    call.integers[O::k_offset] = c.kOffset;
     const size_t saved = cuda::attentionScoresBudget();
     if (c.budget) cuda::setAttentionScoresBudget(c.budget);
     compute(call);

@@ -1,6 +1,9 @@
 // The parser and printer: canonical printing, round trips, positions.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+
 #include "ir/builder.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
@@ -27,6 +30,19 @@ TEST(Parser, LanguageDocHasTheRowParallelProgram) {
   ASSERT_EQ(p.body.size(), 2u);
   ASSERT_TRUE(p.body[1].isFor());
   EXPECT_EQ(p.body[1].loop().body.size(), 5u);
+}
+
+// FLOAT is digits with a '.' or an exponent, as in Python: `7.` and `.5`
+// too; each reads as the number it spells and prints back to the same.
+TEST(Parser, FloatsWithADigitOnOneSideOfThePointAreNumbers) {
+  for (auto [text, value] : {std::pair{"7.", 7.0}, std::pair{".5", 0.5}, std::pair{"2.e-3", 2e-3},
+                             std::pair{".25e1", 2.5}, std::pair{"0.125", 0.125}}) {
+    SCOPED_TRACE(text);
+    Program p = parseOrDie(std::string("program p() {\n  input x : f32[4]\n  y = scale(x, by=") + text + ")\n}\n");
+    const Operation& scale = p.body[0].op();
+    EXPECT_EQ(scale.operands[operands::Scale::by]->floatValue, value);
+    EXPECT_EQ(parseOrDie(printProgram(p)), p);
+  }
 }
 
 TEST(Parser, EveryShippedProgramRoundTripsCanonically) {

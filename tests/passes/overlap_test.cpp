@@ -240,6 +240,27 @@ TEST(Overlap, StraightLineCodeWithoutAGainIsLeftAsWritten) {
   EXPECT_EQ(o.program, testing::parseOrDie(kParallelBlock)) << printProgram(o.program);
 }
 
+// Straight-line code that chooses its own stream, or branches, is its
+// author's schedule: --remarks says that the pass left each block.
+TEST(Overlap, BlocksInStraightLineCodeAreLeftWithARemark) {
+  const std::string text = R"(program p(M = 64) {
+  input  x : f32[M, M]
+  output y : f32[M, M]
+  y = copy(x)
+  with stream(1) {
+    h = allreduce(y, op=sum)
+    wait(h)
+  }
+  if rank == 0 {
+    scale(y, by=2.0, out=y)
+  }
+})";
+  Outcome o = overlap(text, fixedPredictions(0.100, 0.100), 0.05, Bindings{{}, 2});
+  EXPECT_EQ(o.program, testing::parseOrDie(text)) << printProgram(o.program);
+  EXPECT_THAT(o.remarkText(), HasSubstr("overlap: 'with' block left as written"));
+  EXPECT_THAT(o.remarkText(), HasSubstr("overlap: 'if' block left as written"));
+}
+
 // The chunked layer with a branch on the loop index in its body: the loop
 // moves whole, if included, when that pays.
 constexpr const char* kBranchingLayer = R"(program layer(M = 64, K = 32, N = 16, S = 4) {

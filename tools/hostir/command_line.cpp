@@ -222,6 +222,9 @@ void CommandLine::addRun() {
   runCmd->add_option("--output", run.outputs, "Write the global output tensor to a .npy file (repeatable)")
       ->type_name("NAME=FILE.npy");
   runCmd->add_option("--seed", o.seed, "Seed for the inputs not given with --input")->check(unsignedInteger());
+  runCmd->add_flag("--fill-missing", o.fillMissingInputs,
+                   "Fill the inputs --input does not give from --seed (without it they are an error; with no "
+                   "--input at all, every input is filled from --seed)");
   runCmd->add_flag("--check", run.check, "Compare every output with a serial f64-accumulating reference run");
   runCmd->add_flag("--race-check", o.raceCheck,
                    "Check the work for stream races as it is issued (exit 1 and report each race)");

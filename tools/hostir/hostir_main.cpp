@@ -18,6 +18,15 @@
 namespace hostir::tool {
 namespace {
 
+// An option that takes one value, given more than once: CLI11 says "--ranks:
+// At Most 1 required but received 2", which names no mistake a user made.
+std::optional<std::string> givenTwice(const CLI::ParseError& e) {
+  const std::string what = e.what(), marker = ": At Most 1 required but received ";
+  const size_t at = what.find(marker);
+  if (!dynamic_cast<const CLI::ArgumentMismatch*>(&e) || at == std::string::npos) return std::nullopt;
+  return fmt::format("error: {} is given {} times; give it once\n", what.substr(0, at), what.substr(at + marker.size()));
+}
+
 // What the command was doing, for the one message that running out of memory gets.
 const char* activity = "reading the command line";
 
@@ -48,6 +57,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (std::optional<std::string> mistake = cli.unknownOption()) {
       std::cerr << *mistake;
+      return kUsageError;
+    }
+    if (std::optional<std::string> twice = givenTwice(e)) {
+      std::cerr << *twice;
       return kUsageError;
     }
     int code = app.exit(e);

@@ -99,6 +99,22 @@ struct Inputs {
   std::map<std::string, std::string> outputFiles;
 };
 
+// Inputs from --input and others from nowhere: a mistake (an input
+// generator that forgot a tensor), unless --fill-missing. With no --input
+// at all, every input is seeded from --seed.
+ToolStatus checkNoneMissing(const std::vector<api::TensorDecl>& decls,
+                            const std::map<std::string, std::string>& inputFiles, bool fillMissing) {
+  if (inputFiles.empty() || fillMissing) return std::nullopt;
+  std::vector<std::string> missing;
+  for (const api::TensorDecl& decl : decls)
+    if (decl.input && !inputFiles.count(decl.name)) missing.push_back(decl.name);
+  if (missing.empty()) return std::nullopt;
+  return ToolError{kUsageError,
+                   fmt::format("error: {} {} given no --input: give {}, or --fill-missing to fill {} from --seed\n",
+                               missing.size() == 1 ? "input" : "inputs", fmt::format("'{}'", fmt::join(missing, "', '")),
+                               missing.size() == 1 ? "it" : "them", missing.size() == 1 ? "it" : "them")};
+}
+
 // Everything the command line names, read; the first failure is returned.
 ToolStatus readSteps(Inputs& in, const RunOptions& o, const Team& team) {
   // The malformed items of --set, --input and --output are reported together.
@@ -130,6 +146,7 @@ ToolStatus readSteps(Inputs& in, const RunOptions& o, const Team& team) {
   }
   if (auto error = checkNames(*in.program, in.decls, *inputFiles, true, "--input")) return error;
   if (auto error = checkNames(*in.program, in.decls, *outputFiles, false, "--output")) return error;
+  if (auto error = checkNoneMissing(in.decls, *inputFiles, o.api.fillMissingInputs)) return error;
   // Every rank reads the global input files.
   for (const auto& [name, path] : *inputFiles) {
     const api::TensorDecl& decl = *findTensor(in.decls, name, true);
@@ -257,7 +274,7 @@ class RunCommand {
     api::RunOptions options = o_.api;
     options.params = in.params;
     options.ranks = team_.world;
-    options.fillMissingInputs = true;  // what --input does not give is seeded
+    options.checkReplicatedOutputs = o_.check;
     if (o_.remarks) options.onRemark = [this](const std::string& remark) { remarks_ << remark; };
     options.onWarning = [this](const std::string& warning) { remarks_ << warning; };
     api::CommandLineHooks hooks;
@@ -349,8 +366,12 @@ class RunCommand {
         return kProgramError;
       }
       api::OutputComparison comparison = api::compareOutputs(buffers, buffersOf(*expected));
-      std::cout << (comparison.ok ? "check: ok\n" : "check: FAILED\n") << comparison.report << "\n";
-      if (!comparison.ok) code = kProgramError;
+      // A replicated output is rank 0's copy: the reference checks that one,
+      // and the ranks' copies must agree with it.
+      const bool ok = comparison.ok && stats.replicaDisagreements.empty();
+      std::cout << (ok ? "check: ok\n" : "check: FAILED\n") << comparison.report << "\n";
+      for (const std::string& disagreement : stats.replicaDisagreements) std::cout << disagreement << "\n";
+      if (!ok) code = kProgramError;
     }
     if (o_.timed) {
       std::cout << timingLine(stats.runMillis) << "\n";
