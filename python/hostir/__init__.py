@@ -504,7 +504,7 @@ def _input_array(decl, value):
         return _round_to_bf16(array)
     if decl.dtype == "i32":
         return _indices(decl, array)
-    return np.ascontiguousarray(array, dtype=_STORAGE[decl.dtype])
+    return _c_order(array, _STORAGE[decl.dtype])
 
 
 def _indices(decl, array):
@@ -515,11 +515,20 @@ def _indices(decl, array):
     if array.size and array.dtype.kind != "b" and (array.min() < limits.min or array.max() > limits.max):
         raise _usage(f"input '{decl.name}' is i32 (indices): its values must lie within int32, "
                      f"got {array.min()} to {array.max()}")
-    return np.ascontiguousarray(array, dtype=np.int32)
+    return _c_order(array, np.int32)
+
+
+def _c_order(array, dtype):
+    """The array in C order as `dtype`, in its own shape: np.ascontiguousarray
+    would make a 0-d array 1-d."""
+    return np.asarray(array, dtype=dtype, order="C")
 
 
 def _round_to_bf16(array):
-    """bf16 bit patterns (uint16) of the nearest bf16 values, ties to even."""
+    """bf16 bit patterns (uint16) of the nearest bf16 values, ties to even,
+    in the array's shape (0-d included)."""
+    # Flat: NumPy's integer arithmetic on a 0-d array gives scalars of other types.
+    shape, array = array.shape, array.reshape(-1)
     if array.dtype == np.float32:
         bits = np.ascontiguousarray(array).view(np.uint32)
     else:
@@ -536,8 +545,8 @@ def _round_to_bf16(array):
     rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
     # NaN stays NaN (quiet), whatever its payload.
     is_nan = (bits & 0x7FFFFFFF) > 0x7F800000
-    return np.where(is_nan, (bits >> 16) | 0x0040, rounded).astype(np.uint16)
+    return np.where(is_nan, (bits >> 16) | 0x0040, rounded).astype(np.uint16).reshape(shape)
 
 
 def _bf16_to_float32(bits):
-    return (bits.astype(np.uint32) << 16).view(np.float32)
+    return (bits.reshape(-1).astype(np.uint32) << 16).view(np.float32).reshape(bits.shape)
