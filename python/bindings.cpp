@@ -178,10 +178,10 @@ class CollectedWarnings {
       texts.swap(texts_);
     }
     if (texts.empty()) return;
-    py::object category = py::module_::import("hostir").attr("PassWarning");
-    // 3: past the call's Python wrapper and its error decorator, at the caller's line.
-    for (const std::string& warning : texts)
-      if (PyErr_WarnEx(category.ptr(), warning.c_str(), 3) != 0) throw py::error_already_set();
+    py::module_ hostir = py::module_::import("hostir");
+    py::object category = hostir.attr("PassWarning");
+    // The Python half's _warn points the warning at the line that called the public function.
+    for (const std::string& warning : texts) hostir.attr("_warn")(text(warning), category);
   }
 
  private:

@@ -25,6 +25,7 @@ import collections.abc
 import functools
 import operator
 import os
+import sys
 import warnings
 
 import numpy as np
@@ -222,11 +223,11 @@ def simulate(program, machine, ranks=1, passes=(), params=None):
     exposed_comm_ms (milliseconds) and E (overlap efficiency). What the
     prediction assumed where the profile has no figure (attention at the
     GEMM rate, say) is warned as a ModelAssumption, as `hostir simulate`
-    prints it on an `assumed:` line."""
+    prints it on an `assumed:` line, at the line that called simulate."""
     figures, assumptions = _hostir.simulate(_program(program)._impl, os.fspath(machine), ranks, _passes(passes),
                                             _params(params))
     for assumption in assumptions:
-        warnings.warn(f"assumed: {assumption}", ModelAssumption, stacklevel=2)
+        _warn(f"assumed: {assumption}", ModelAssumption)
     return dict(figures)
 
 
@@ -237,9 +238,10 @@ class ModelAssumption(UserWarning):
 
 class PassWarning(UserWarning):
     """A warning of the passes, given by apply_passes, simulate, run and
-    compile: a pass that reached its work limit (kMaxPassWholeProgramWork)
-    left the rest of the program as it was. Its text is
-    "file:line:col: warning: PASS: ..." at the first statement it left."""
+    compile at the line that called them: a pass that reached its work
+    limit (kMaxPassWholeProgramWork) left the rest of the program as it
+    was. Its text is "file:line:col: warning: PASS: ..." at the first
+    statement it left."""
 
 
 PassResult = collections.namedtuple("PassResult", "program remarks")
@@ -490,6 +492,16 @@ def _passes(passes):
 
 def _usage(message):
     return _ArgumentValueError(f"error: {message}", message=message)
+
+
+def _warn(message, category):
+    """warnings.warn at the first frame outside this module: the line that
+    called the public function, whichever it was and however many of the
+    module's frames lie between (the compiled half calls it too)."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 def _input_array(decl, value):
