@@ -15,6 +15,7 @@
 #include <exception>
 #include <functional>
 #include <future>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -178,10 +179,10 @@ class CollectedWarnings {
       texts.swap(texts_);
     }
     if (texts.empty()) return;
-    py::object category = py::module_::import("hostir").attr("PassWarning");
-    // 3: past the call's Python wrapper and its error decorator, at the caller's line.
-    for (const std::string& warning : texts)
-      if (PyErr_WarnEx(category.ptr(), warning.c_str(), 3) != 0) throw py::error_already_set();
+    py::module_ hostir = py::module_::import("hostir");
+    py::object category = hostir.attr("PassWarning");
+    // The Python half's _warn points the warning at the line that called the public function.
+    for (const std::string& warning : texts) hostir.attr("_warn")(text(warning), category);
   }
 
  private:
@@ -378,11 +379,24 @@ void bindRun(py::module_& m) {
       .def_readwrite("graph", &api::RunOptions::graph);
 }
 
+// The bounds of the options' numbers, for the Python half, which checks
+// every argument against them and refuses it in the command line's words.
+void bindBounds(py::module_& m) {
+  m.attr("MAX_RANKS") = hostir::kMaxRanks;
+  m.attr("MAX_STREAMS") = hostir::kMaxStreams;
+  m.attr("MAX_RUNS") = hostir::kMaxRuns;
+  m.attr("MIN_MIN_GAIN") = hostir::kMinMinimumGain;
+  m.attr("MAX_MIN_GAIN") = hostir::kMaxMinimumGain;
+  m.attr("MAX_SEED") = std::numeric_limits<decltype(api::RunOptions::seed)>::max();
+  m.attr("MAX_PARAM") = std::numeric_limits<api::Params::mapped_type>::max();
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_hostir, m) {
   m.doc() = "hostir's C++ API; use the package `hostir`, which wraps it.";
   m.attr("DEFAULT_STREAMS") = hostir::kDefaultStreams;
+  bindBounds(m);
 
   py::register_exception_translator([](std::exception_ptr thrown) {
     try {

@@ -23,8 +23,10 @@ Every failure raises hostir.Error.
 import collections
 import collections.abc
 import functools
+import numbers
 import operator
 import os
+import sys
 import warnings
 
 import numpy as np
@@ -165,7 +167,7 @@ class Program:
     def tensors(self, params=None, ranks=1):
         """The inputs, then the outputs, as Tensor, with global shapes bound
         to these parameter values and rank count."""
-        rows = self._impl.tensors(_params(params), ranks)
+        rows = self._impl.tensors(_params(params), _ranks(ranks))
         return [Tensor(name, dtype, tuple(shape), axis, is_input) for name, is_input, dtype, shape, axis in rows]
 
     @property
@@ -211,7 +213,7 @@ def check(program, ranks=1, params=None, streams=_hostir.DEFAULT_STREAMS):
     """Verifies the program with the parameters bound and proves it free of
     races, uninitialized reads and mismatched communications on `ranks`
     ranks. Returns None; raises Error (kind "program" or "check")."""
-    _hostir.check(_program(program)._impl, ranks, _params(params), streams)
+    _hostir.check(_program(program)._impl, _ranks(ranks), _params(params), _streams(streams))
 
 
 @_raising_hostir_errors
@@ -222,11 +224,11 @@ def simulate(program, machine, ranks=1, passes=(), params=None):
     exposed_comm_ms (milliseconds) and E (overlap efficiency). What the
     prediction assumed where the profile has no figure (attention at the
     GEMM rate, say) is warned as a ModelAssumption, as `hostir simulate`
-    prints it on an `assumed:` line."""
-    figures, assumptions = _hostir.simulate(_program(program)._impl, os.fspath(machine), ranks, _passes(passes),
-                                            _params(params))
+    prints it on an `assumed:` line, at the line that called simulate."""
+    figures, assumptions = _hostir.simulate(_program(program)._impl, os.fspath(machine), _ranks(ranks),
+                                            _passes(passes), _params(params))
     for assumption in assumptions:
-        warnings.warn(f"assumed: {assumption}", ModelAssumption, stacklevel=2)
+        _warn(f"assumed: {assumption}", ModelAssumption)
     return dict(figures)
 
 
@@ -237,9 +239,10 @@ class ModelAssumption(UserWarning):
 
 class PassWarning(UserWarning):
     """A warning of the passes, given by apply_passes, simulate, run and
-    compile: a pass that reached its work limit (kMaxPassWholeProgramWork)
-    left the rest of the program as it was. Its text is
-    "file:line:col: warning: PASS: ..." at the first statement it left."""
+    compile at the line that called them: a pass that reached its work
+    limit (kMaxPassWholeProgramWork) left the rest of the program as it
+    was. Its text is "file:line:col: warning: PASS: ..." at the first
+    statement it left."""
 
 
 PassResult = collections.namedtuple("PassResult", "program remarks")
@@ -259,8 +262,9 @@ def apply_passes(program, passes, ranks=1, params=None, streams=_hostir.DEFAULT_
     the cost model (overlap), which change a schedule only where it predicts
     a relative gain of at least `min_gain`. Returns a PassResult
     (program, remarks)."""
-    rewritten, remarks = _hostir.apply_passes(_program(program)._impl, _passes(passes), ranks, _params(params),
-                                              streams, _machine(machine), float(min_gain))
+    rewritten, remarks = _hostir.apply_passes(_program(program)._impl, _passes(passes), _ranks(ranks),
+                                              _params(params), _streams(streams), _machine(machine),
+                                              _min_gain(min_gain))
     return PassResult(Program(rewritten), list(remarks))
 
 
@@ -324,10 +328,12 @@ class RunResult(dict):
 @_raising_hostir_errors
 def run(program, inputs=None, ranks=1, passes=(), params=None, streams=_hostir.DEFAULT_STREAMS, seed=0, *,
         backend="auto", communicator="auto", warmup=0, repeat=1, trace=None, machine=None,
-        min_gain=_hostir.DEFAULT_MIN_GAIN):
+        min_gain=_hostir.DEFAULT_MIN_GAIN, fill_missing=False):
     """Runs the program (after `passes`, checked first) on `ranks` in-process
-    ranks. `inputs` maps input names to global arrays; inputs not given are
-    filled from `seed`.
+    ranks. `inputs` maps input names to global arrays. Given none, every
+    input is filled from `seed`; given some, every input must be given (a
+    missing one raises hostir.Error naming it), unless `fill_missing`
+    (True or False), which fills those not given from `seed`.
 
     The command line's run options are keywords: `backend` ("auto", "cpu"
     or "cuda"), `communicator` ("auto", "nccl" or "copy-engine"), `warmup`
@@ -339,9 +345,10 @@ def run(program, inputs=None, ranks=1, passes=(), params=None, streams=_hostir.D
     last run's), with the timed runs' milliseconds in `.timings`. Ctrl-C
     (KeyboardInterrupt) stops every rank and is raised within a second."""
     program = _program(program)
-    options = _run_options(params, ranks, passes, streams, seed, backend, communicator, warmup, repeat, trace,
-                           machine, min_gain)
-    declared = program.tensors(options.params, ranks)
+    options = _run_options(params=params, ranks=ranks, passes=passes, streams=streams, seed=seed, backend=backend,
+                           communicator=communicator, warmup=warmup, repeat=repeat, trace=trace, machine=machine,
+                           min_gain=min_gain, fill_missing=fill_missing)
+    declared = program.tensors(options.params, options.ranks)
     arrays = _input_arrays(declared, inputs)
     outputs = _output_arrays(declared)
     stats = _hostir.run(program._impl, arrays, outputs, options)
@@ -362,17 +369,18 @@ def compile(program, ranks=1, passes=(), params=None, streams=_hostir.DEFAULT_ST
             for step in range(1000):
                 y = exe.run({"x": x, "w": w})["y"]
 
-    Every run takes every input, unless `fill_missing` (those not given are
-    filled from `seed`, as hostir.run does). `graph=True` (CUDA) captures
-    the program once into a CUDA graph that every run replays; it is
-    refused with the reason where it cannot be. Ctrl-C (KeyboardInterrupt)
+    A run takes every input or none (then every input is filled from
+    `seed`); `fill_missing=True` fills those not given from `seed`, as in
+    hostir.run. `graph=True` (CUDA) captures the program once into a CUDA
+    graph that every run replays; it is refused with the reason where it
+    cannot be. Flags take True or False only. Ctrl-C (KeyboardInterrupt)
     stops the preparation or a run within a second."""
     program = _program(program)
-    options = _run_options(params, ranks, passes, streams, seed, backend, communicator, warmup, repeat, trace,
-                           machine, min_gain)
-    options.fill_missing = bool(fill_missing)
-    options.graph = bool(graph)
-    declared = program.tensors(options.params, ranks)
+    options = _run_options(params=params, ranks=ranks, passes=passes, streams=streams, seed=seed, backend=backend,
+                           communicator=communicator, warmup=warmup, repeat=repeat, trace=trace, machine=machine,
+                           min_gain=min_gain, fill_missing=fill_missing)
+    options.graph = _flag("graph", graph)
+    declared = program.tensors(options.params, options.ranks)
     return Executable(_hostir.Executable(program._impl, options), declared)
 
 
@@ -423,17 +431,20 @@ class Executable:
         return False
 
 
-def _run_options(params, ranks, passes, streams, seed, backend, communicator, warmup, repeat, trace, machine,
-                 min_gain):
+def _run_options(*, params, ranks, passes, streams, seed, backend, communicator, warmup, repeat, trace, machine,
+                 min_gain, fill_missing):
     options = _hostir.RunOptions()
-    options.params, options.ranks, options.passes = _params(params), ranks, _passes(passes)
-    options.streams, options.seed = streams, seed
+    options.params, options.ranks, options.passes = _params(params), _ranks(ranks), _passes(passes)
+    options.streams = _streams(streams)
+    options.seed = _integer("seed", seed, 0, _hostir.MAX_SEED)
     options.backend, options.communicator = str(backend), str(communicator)
-    options.warmup, options.repeat = operator.index(warmup), operator.index(repeat)
+    options.warmup = _integer("warmup", warmup, 0, _hostir.MAX_RUNS)
+    options.repeat = _integer("repeat", repeat, 1, _hostir.MAX_RUNS)
     options.trace = "" if trace is None else os.fspath(trace)
     if trace is not None and not options.trace:
         raise _usage("trace: the path is empty (None: no trace)")
-    options.machine, options.min_gain = _machine(machine), float(min_gain)
+    options.machine, options.min_gain = _machine(machine), _min_gain(min_gain)
+    options.fill_missing = _flag("fill_missing", fill_missing)
     return options
 
 
@@ -478,7 +489,74 @@ def _inputs(inputs):
 def _params(params):
     if params is None:
         return {}
-    return {str(name): operator.index(value) for name, value in dict(params).items()}
+    return {str(name): _param_value(str(name), value) for name, value in dict(params).items()}
+
+
+# The options' numbers, checked against the bounds the bindings give
+# (include/hostir/limits.h and the options' C++ types) and refused in the
+# command line's words: "seed: must be an integer from 0 to 2^64 - 1, got -1".
+
+def _ranks(ranks):
+    return _integer("ranks", ranks, 1, _hostir.MAX_RANKS)
+
+
+def _streams(streams):
+    return _integer("streams", streams, 1, _hostir.MAX_STREAMS)
+
+
+def _min_gain(min_gain):
+    return _number("min_gain", min_gain, _hostir.MIN_MIN_GAIN, _hostir.MAX_MIN_GAIN)
+
+
+def _integer(option, value, lo, hi):
+    """A Python or NumPy integer (never a bool, never a float) within [lo, hi]."""
+    wanted = f"must be an integer from {_bound_text(lo)} to {_bound_text(hi)}"
+    if not _is_integer(value):
+        raise _type_usage(f"{option}: {wanted}, got {value!r}")
+    number = operator.index(value)
+    if not lo <= number <= hi:
+        raise _usage(f"{option}: {wanted}, got {number}")
+    return number
+
+
+def _param_value(name, value):
+    """A parameter's value, refused in the words of `--set`."""
+    wanted = f"params: {name}: {{}} is not a non-negative integer that fits in 64 bits"
+    if not _is_integer(value):
+        raise _type_usage(wanted.format(repr(value)))
+    number = operator.index(value)
+    if not 0 <= number <= _hostir.MAX_PARAM:
+        raise _usage(wanted.format(number))
+    return number
+
+
+def _number(option, value, lo, hi):
+    """A real number (never a bool, never nan or inf) within [lo, hi]."""
+    wanted = f"must be a number from {lo:g} to {hi:g}"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise _type_usage(f"{option}: {wanted}, got {value!r}")
+    number = float(value)
+    if not lo <= number <= hi:
+        raise _usage(f"{option}: {wanted}, got {number:g}")
+    return number
+
+
+def _flag(option, value):
+    """True or False (NumPy's included): a string such as 'no' is a mistake, not true."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise _type_usage(f"{option}: must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _is_integer(value):
+    return not isinstance(value, (bool, np.bool_)) and isinstance(value, numbers.Integral)
+
+
+def _bound_text(bound):
+    """A bound as the command line writes it: 2^64 - 1 rather than its 20 digits."""
+    if bound >= 2**32 and (bound + 1) & bound == 0:
+        return f"2^{bound.bit_length()} - 1"
+    return str(bound)
 
 
 def _passes(passes):
@@ -490,6 +568,20 @@ def _passes(passes):
 
 def _usage(message):
     return _ArgumentValueError(f"error: {message}", message=message)
+
+
+def _type_usage(message):
+    return _ArgumentTypeError(f"error: {message}", message=message)
+
+
+def _warn(message, category):
+    """warnings.warn at the first frame outside this module: the line that
+    called the public function, whichever it was and however many of the
+    module's frames lie between (the compiled half calls it too)."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 def _input_array(decl, value):
@@ -504,7 +596,7 @@ def _input_array(decl, value):
         return _round_to_bf16(array)
     if decl.dtype == "i32":
         return _indices(decl, array)
-    return np.ascontiguousarray(array, dtype=_STORAGE[decl.dtype])
+    return _c_order(array, _STORAGE[decl.dtype])
 
 
 def _indices(decl, array):
@@ -515,11 +607,20 @@ def _indices(decl, array):
     if array.size and array.dtype.kind != "b" and (array.min() < limits.min or array.max() > limits.max):
         raise _usage(f"input '{decl.name}' is i32 (indices): its values must lie within int32, "
                      f"got {array.min()} to {array.max()}")
-    return np.ascontiguousarray(array, dtype=np.int32)
+    return _c_order(array, np.int32)
+
+
+def _c_order(array, dtype):
+    """The array in C order as `dtype`, in its own shape: np.ascontiguousarray
+    would make a 0-d array 1-d."""
+    return np.asarray(array, dtype=dtype, order="C")
 
 
 def _round_to_bf16(array):
-    """bf16 bit patterns (uint16) of the nearest bf16 values, ties to even."""
+    """bf16 bit patterns (uint16) of the nearest bf16 values, ties to even,
+    in the array's shape (0-d included)."""
+    # Flat: NumPy's integer arithmetic on a 0-d array gives scalars of other types.
+    shape, array = array.shape, array.reshape(-1)
     if array.dtype == np.float32:
         bits = np.ascontiguousarray(array).view(np.uint32)
     else:
@@ -536,8 +637,8 @@ def _round_to_bf16(array):
     rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
     # NaN stays NaN (quiet), whatever its payload.
     is_nan = (bits & 0x7FFFFFFF) > 0x7F800000
-    return np.where(is_nan, (bits >> 16) | 0x0040, rounded).astype(np.uint16)
+    return np.where(is_nan, (bits >> 16) | 0x0040, rounded).astype(np.uint16).reshape(shape)
 
 
 def _bf16_to_float32(bits):
-    return (bits.astype(np.uint32) << 16).view(np.float32)
+    return (bits.reshape(-1).astype(np.uint32) << 16).view(np.float32).reshape(bits.shape)

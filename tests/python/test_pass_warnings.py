@@ -1,6 +1,7 @@
 # A pass that reaches its work limit (kMaxPassWholeProgramWork) warns, as
 # `hostir opt` prints "warning:" even without --remarks: in Python a
 # hostir.PassWarning at the caller's line, from every call that runs passes.
+import inspect
 import warnings
 
 import pytest
@@ -45,9 +46,31 @@ def test_apply_passes_warns_at_the_callers_line_and_the_result_checks(long_progr
     hostir.check(result.program)
 
 
+# The other calls that run passes (compile: below), each calling from a
+# line of its own. Each reaches the limit, about 8 s on 2 cores.
+PASSES = ["assign-streams", "canonicalize"]
+CALLERS = {
+    "run": lambda p: hostir.run(p, passes=PASSES),
+    "simulate": lambda p: hostir.simulate(p, "h100-nvlink", passes=PASSES),
+}
+
+
+@pytest.mark.parametrize("call", sorted(CALLERS))
+def test_every_call_that_runs_passes_warns_at_the_callers_line(long_program, call):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        CALLERS[call](long_program)
+    said = [w for w in caught if issubclass(w.category, hostir.PassWarning)]
+    assert len(said) == 1, [str(w.message) for w in caught]
+    assert (said[0].filename, said[0].lineno) == (__file__, CALLERS[call].__code__.co_firstlineno)
+    assert LIMIT in str(said[0].message)
+
+
 def test_compile_warns_and_a_warning_filter_can_make_it_an_error(long_program):
-    with pytest.warns(hostir.PassWarning, match=LIMIT):
-        hostir.compile(long_program, passes=["assign-streams", "canonicalize"]).close()
+    with pytest.warns(hostir.PassWarning, match=LIMIT) as said:
+        line = inspect.currentframe().f_lineno + 1
+        hostir.compile(long_program, passes=PASSES).close()
+    assert [(w.filename, w.lineno) for w in said if issubclass(w.category, hostir.PassWarning)] == [(__file__, line)]
     with warnings.catch_warnings():
         warnings.simplefilter("error", hostir.PassWarning)
         with pytest.raises(hostir.PassWarning, match=LIMIT):

@@ -1,6 +1,7 @@
 # hostir.simulate states what its prediction assumed where the machine
 # profile has no figure (docs/cost-model.md, "Kernels"), as `hostir
 # simulate` prints it on an `assumed:` line: a ModelAssumption warning each.
+import inspect
 import json
 import pathlib
 import warnings
@@ -20,7 +21,11 @@ def simulate_recording(program, machine):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         figures = hostir.simulate(program, machine)
-    return figures, [w for w in caught if issubclass(w.category, hostir.ModelAssumption)]
+    said = [w for w in caught if issubclass(w.category, hostir.ModelAssumption)]
+    # Each warning points at the line that called hostir.simulate: this one's.
+    line = inspect.getsourcelines(simulate_recording)[1] + 3
+    assert [(w.filename, w.lineno) for w in said] == [(__file__, line)] * len(said)
+    return figures, said
 
 
 def test_an_elementwise_kernel_on_a_profile_without_its_bandwidth_is_an_assumption():
