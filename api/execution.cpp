@@ -12,8 +12,8 @@
 #include "api/backend_choice.h"
 #include "api/dtype_conversion.h"
 #include "api/findings.h"
-#include "api/output_comparison.h"
 #include "api/machine_impl.h"
+#include "api/output_comparison.h"
 #include "api/pass_pipeline.h"
 #include "api/predicted_trace.h"
 #include "api/program_impl.h"
@@ -180,12 +180,12 @@ std::map<std::string, HostTensorRef> checkedInputs(const PreparedRun& prepared,
   std::vector<std::string> missing;
   for (const TensorSpec& spec : prepared.inputs)
     if (!inputs.count(spec.name)) missing.push_back(fmt::format("'{}'", spec.name));
+  const bool one = missing.size() == 1;
   if (!missing.empty())
     throw plainError(ErrorKind::Usage,
-                     fmt::format("{} {} missing: give every input, or none (each is then filled from the seed), or "
+                     fmt::format("{} {} {} missing: give every input, or none (each is then filled from the seed), or "
                                  "fill the missing ones from the seed (fillMissingInputs; Python: fill_missing=True)",
-                                 missing.size() == 1 ? "input " + missing[0] : "inputs " + fmt::format("{}", fmt::join(missing, ", ")),
-                                 missing.size() == 1 ? "is" : "are"));
+                                 one ? "input" : "inputs", fmt::join(missing, ", "), one ? "is" : "are"));
   return refs;
 }
 

@@ -262,8 +262,8 @@ void RankSession::State::gatherOutputs(const RunCall& call, const std::map<std::
     if (!spec.shardAxis && call.gatherCopies) {
       HostTensor mine = makeHostTensor(spec.dtype, spec.localShape);
       backend->download(output, mine.data.data());
-      std::vector<HostTensor> copies = hostStep(fmt::format("the gathering of output '{}'", spec.name),
-                                                [&] { return gatherCopies(comm, mine); });
+      std::vector<HostTensor> copies =
+          hostStep(fmt::format("the gathering of output '{}'", spec.name), [&] { return gatherCopies(comm, mine); });
       if (leader) result.copies[spec.name] = std::move(copies);
     }
     if (!spec.shardAxis) {  // every rank holds it whole: rank 0's copy is the global tensor

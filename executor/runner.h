@@ -66,7 +66,7 @@ struct RunResult {
   // With RunCall::gatherCopies, on rank 0: every rank's copy of each
   // replicated output (declared without shard), in rank order.
   std::map<std::string, std::vector<HostTensor>> copies;
-  std::vector<double> runMillis;              // one per timed run (rank 0)
+  std::vector<double> runMillis;  // one per timed run (rank 0)
   // Rank 0's host time per timed run from its start until all its work was
   // issued (a replayed graph: launched), before it waits for the streams.
   std::vector<double> issueMillis;

@@ -166,8 +166,8 @@ const Decl* Program::findDecl(std::string_view name) const {
 bool isReservedName(std::string_view name) {
   // Every dtype's name, i32's too: a name must never read as a dtype.
   static constexpr std::array<std::string_view, 24> kReserved = {
-      "program", "input", "output", "shard", "for", "in",  "range", "with", "stream",  "if",  "else", "and",
-      "or",      "not",   "true",   "false", "f32", "f16", "bf16",  "f64",  "i32",     "ceildiv", "min", "max"};
+      "program", "input", "output", "shard", "for", "in",  "range", "with", "stream", "if",      "else", "and",
+      "or",      "not",   "true",   "false", "f32", "f16", "bf16",  "f64",  "i32",    "ceildiv", "min",  "max"};
   for (std::string_view r : kReserved)
     if (r == name) return true;
   // The builtins (`rank`, `world`) are declared once, in ir/names.h.

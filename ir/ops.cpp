@@ -370,7 +370,7 @@ double attendedPairs(int64_t tq, int64_t tk, bool causal, double qOffset, double
   // In doubles: integers to 2^53, and offsets far apart (up to 2^63) clamp
   // lo and hi to a whole side, as they should.
   const double c = qOffset - kOffset + 1;
-  const double lo = std::clamp(1 - c, 0.0, rows);   // the first row that sees a key
+  const double lo = std::clamp(1 - c, 0.0, rows);    // the first row that sees a key
   const double hi = std::clamp(keys - c, lo, rows);  // the first row that sees every key
   const double ramp = hi - lo;
   return ramp * c + ramp * (lo + hi - 1) / 2 + (rows - hi) * keys;

@@ -107,8 +107,8 @@ struct ComputeRules {
     const bool ta = flag(O::transpose_a), tb = flag(O::transpose_b);
     const std::string_view aForm = ta ? "[K, M]" : "[M, K]", bForm = tb ? "[N, K]" : "[K, N]";
     if (a.shape.size() != 2 && a.shape.size() != 3)
-      fail(at(O::a), fmt::format("'matmul' needs a of shape {} or [B, {}, got {}", aForm, aForm.substr(1),
-                                 shapeString(a.shape)));
+      fail(at(O::a),
+           fmt::format("'matmul' needs a of shape {} or [B, {}, got {}", aForm, aForm.substr(1), shapeString(a.shape)));
     if (b.shape.size() != a.shape.size())
       fail(at(O::b),
            fmt::format("'matmul' needs b of shape {}{}, got {} (a is {})", a.shape.size() == 3 ? "[B, " : "",

@@ -212,7 +212,8 @@ def write_moe_routing(args, shape, chunks, experts, top_k, capacity):
     stem = os.path.join(args.workdir, f"moe_{'_'.join(map(str, shape))}_S{chunks}")
     np.save(stem + "_idx.npy", idx)
     np.save(stem + "_cw.npy", cw)
-    return ["--input", f"idx={stem}_idx.npy", "--input", f"cw={stem}_cw.npy"]
+    # The activations and weights come from --seed.
+    return ["--input", f"idx={stem}_idx.npy", "--input", f"cw={stem}_cw.npy", "--fill-missing"]
 
 
 # The layers of examples/layers/ in the benchmark: (T, H or E, F) shapes,

@@ -18,7 +18,7 @@ for the parameters the program is run with (its declared defaults, then
 
   /usr/bin/python3 examples/layers/moe_routing.py --ranks 2 --set T=64 --set C=8
   hostir run examples/layers/moe_expert_parallel.hir --ranks 2 --set T=64 --set C=8 \\
-      --input idx=idx.npy --input cw=cw.npy --check
+      --input idx=idx.npy --input cw=cw.npy --fill-missing --check
 """
 import argparse
 import pathlib

@@ -27,8 +27,7 @@ TensorView borrowed(const void* data, DType dtype, const Dims& shape) {
 // has moved on, when the views a KernelCall points to may have changed.
 class KernelOperands {
  public:
-  explicit KernelOperands(const KernelCall& call)
-      : kind_(call.kind), scalars_(call.scalars), integers_(call.integers) {
+  explicit KernelOperands(const KernelCall& call) : kind_(call.kind), scalars_(call.scalars), integers_(call.integers) {
     for (size_t i = 0; i < kMaxOperands; ++i)
       if (call.operands[i]) {
         views_[count_] = *call.operands[i];

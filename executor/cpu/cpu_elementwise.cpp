@@ -166,7 +166,8 @@ void scale(GemmKind mode, const KernelCall& call) {
     unaryRows<double>(call.operand(O::x), call.operand(O::out), vec::Unary::Scale, byF32, inF64);
     return;
   }
-  unary<operands::Scale>(mode, call, vec::Unary::Scale, byF32, [byF32](float x) { return byF32 * x; }, inF64);
+  unary<operands::Scale>(
+      mode, call, vec::Unary::Scale, byF32, [byF32](float x) { return byF32 * x; }, inF64);
 }
 
 void cast(const KernelCall& call) {

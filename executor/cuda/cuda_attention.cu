@@ -28,7 +28,8 @@ __global__ void attentionSoftmaxKernel(AttentionSoftmax softmax) {
       // arithmetic: exact whenever q >= kOffset, whatever their signs.
       const int64_t query = softmax.firstQuery + row;
       const uint64_t last = static_cast<uint64_t>(query) - static_cast<uint64_t>(softmax.kOffset);
-      visible = query < softmax.kOffset ? 0 : (last < static_cast<uint64_t>(keys) ? static_cast<int64_t>(last) + 1 : keys);
+      visible =
+          query < softmax.kOffset ? 0 : (last < static_cast<uint64_t>(keys) ? static_cast<int64_t>(last) + 1 : keys);
     }
     A maximum = negativeInfinity<A>();
     for (int64_t j = threadIdx.x; j < visible; j += blockDim.x) maximum = MaxOf{}(maximum, s[j]);

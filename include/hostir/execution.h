@@ -196,11 +196,10 @@ struct RunStats {
 
 // Runs the program on `options.ranks` in-process ranks. `inputs` are global
 // tensors (each rank gets its shard): every input, or none (each is then
-// filled from the seed), or some with options.fillMissingInputs. Each buffer in `outputs` receives that output's global tensor.
-// Buffers must match the declarations' dtype and global shape (Error kind
-// Usage otherwise). Throws Error (kind Run) when a rank fails, with the
-// first failing rank's reason and its position, or when the trace could not
-// be written (the outputs are then filled).
+// filled from the seed), or some with options.fillMissingInputs. Each buffer in `outputs` receives that output's global
+// tensor. Buffers must match the declarations' dtype and global shape (Error kind Usage otherwise). Throws Error (kind
+// Run) when a rank fails, with the first failing rank's reason and its position, or when the trace could not be written
+// (the outputs are then filled).
 RunStats run(const Program& program, const std::map<std::string, HostBuffer>& inputs,
              const std::map<std::string, HostBuffer>& outputs, const RunOptions& options = {});
 

@@ -747,7 +747,7 @@ TEST(CliInputOutput, GlobalNpyInGlobalNpyOut) {
   }
 
   // A sharded output comes back global (all_gather's y is shard(1)), and an
-  // input not given on the command line is seeded with --seed.
+  // input not given on the command line is seeded with --seed (--fill-missing).
   {
     RefTensor wg({N * 2, K});
     for (int64_t i = 0; i < wg.numel(); ++i) wg.data[static_cast<size_t>(i)] = std::sin(1.1 * static_cast<double>(i));
@@ -758,7 +758,7 @@ TEST(CliInputOutput, GlobalNpyInGlobalNpyOut) {
     auto inputs = globalInputs(program, params, 2, 21, {{"w", wgh}});
     fs::path out = dir / "yg.npy";
     std::string command = fmt::format(
-        "{} run {} --ranks 2 --set M={} --set K={} --set N={} --set S=2 --seed 21 --input w={} --output y={} "
+        "{} run {} --ranks 2 --set M={} --set K={} --set N={} --set S=2 --seed 21 --input w={} --fill-missing --output y={} "
         ">{} 2>&1 </dev/null",
         HOSTIR_BINARY, examplePath("all_gather"), M, K, N * 2, (dir / "wg.npy").string(), out.string(),
         (dir / "log").string());

@@ -45,7 +45,7 @@ std::string deepParens(int depth) {
 
 std::string deepLoops(int depth) {
   std::string text = "program p() {\n";
-  for (int i = 0; i < depth; ++i) text += "for i" + std::to_string(i) + " in range(1) {\n";
+  for (int i = 0; i < depth; ++i) text += "for j" + std::to_string(i) + " in range(1) {\n";
   text += "t = allocate(f32[1])\n";
   for (int i = 0; i < depth; ++i) text += "}\n";
   return text + "}\n";
@@ -55,7 +55,7 @@ std::string deepLoops(int depth) {
 std::string deepBlocks(int depth) {
   std::string text = "program p() {\n";
   for (int i = 0; i < depth; ++i)
-    text += i % 2 ? "if i" + std::to_string(i - 1) + " == 0 {\n" : "for i" + std::to_string(i) + " in range(1) {\n";
+    text += i % 2 ? "if j" + std::to_string(i - 1) + " == 0 {\n" : "for j" + std::to_string(i) + " in range(1) {\n";
   text += "t = allocate(f32[1])\n";
   for (int i = 0; i < depth; ++i) text += "}\n";
   return text + "}\n";

@@ -827,7 +827,7 @@ Program loopNest(int depth) {
   std::vector<Statement> body{Statement(event)};
   for (int k = depth; k-- > 0;) {
     ForLoop loop;
-    loop.index = NameDef{"i" + std::to_string(k), {}};
+    loop.index = NameDef{"j" + std::to_string(k), {}};
     loop.end = Expr(1);
     loop.body = std::move(body);
     body = {Statement(std::move(loop))};

@@ -585,13 +585,14 @@ TEST_F(IfCli, OptAndCheckHandleIfBlocks) {
 }
 
 // A ring whose first rank starts from its input: run on three ranks, the
-// outputs match the serial reference.
+// outputs match the serial reference. Each rank's row of y is its own, so
+// y is sharded: ranks that hold different values must not share an output.
 TEST_F(IfCli, ARingWhoseFirstRankDiffersRunsAndChecks) {
   std::string ring = write("ring.hir", R"(program ring(N = 64) {
-  input  x : f32[N]
-  output y : f32[N]
-  y = allocate(f32[N])
-  r = allocate(f32[N])
+  input  x : f32[3, N] shard(0)
+  output y : f32[3, N] shard(0)
+  y = allocate(f32[1, N])
+  r = allocate(f32[1, N])
   h = sendrecv(x, out=r, to=(rank + 1) % world, from=(rank + world - 1) % world)
   wait(h)
   if rank == 0 {

@@ -114,7 +114,7 @@ TEST_F(HardeningCli, SixtyThousandTermChainsAreOneError) {
 TEST_F(HardeningCli, DeepParenthesesCallsAndLoopsAreOneError) {
   std::string calls, loops, closing;
   for (int k = 0; k < 60000; ++k) calls += "min(1, ";
-  for (int k = 0; k < 100000; ++k) loops += "for i" + std::to_string(k) + " in range(1) {\n";
+  for (int k = 0; k < 100000; ++k) loops += "for j" + std::to_string(k) + " in range(1) {\n";
   const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
       {"parens.hir",
        "program p() {\n  n = max(" + std::string(60000, '(') + "1" + std::string(60000, ')') + ", 1)\n}\n",

@@ -32,6 +32,7 @@ const std::map<std::string, std::string>& samples() {
       {"--input", "x=x.npy"},
       {"--output", "y=y.npy"},
       {"--seed", "9"},
+      {"--fill-missing", ""},
       {"--check", ""},
       {"--race-check", ""},
       {"--warmup", "2"},

@@ -24,7 +24,8 @@ std::optional<std::string> givenTwice(const CLI::ParseError& e) {
   const std::string what = e.what(), marker = ": At Most 1 required but received ";
   const size_t at = what.find(marker);
   if (!dynamic_cast<const CLI::ArgumentMismatch*>(&e) || at == std::string::npos) return std::nullopt;
-  return fmt::format("error: {} is given {} times; give it once\n", what.substr(0, at), what.substr(at + marker.size()));
+  return fmt::format("error: {} is given {} times; give it once\n", what.substr(0, at),
+                     what.substr(at + marker.size()));
 }
 
 // What the command was doing, for the one message that running out of memory gets.

@@ -109,10 +109,11 @@ ToolStatus checkNoneMissing(const std::vector<api::TensorDecl>& decls,
   for (const api::TensorDecl& decl : decls)
     if (decl.input && !inputFiles.count(decl.name)) missing.push_back(decl.name);
   if (missing.empty()) return std::nullopt;
-  return ToolError{kUsageError,
-                   fmt::format("error: {} {} given no --input: give {}, or --fill-missing to fill {} from --seed\n",
-                               missing.size() == 1 ? "input" : "inputs", fmt::format("'{}'", fmt::join(missing, "', '")),
-                               missing.size() == 1 ? "it" : "them", missing.size() == 1 ? "it" : "them")};
+  return ToolError{
+      kUsageError,
+      fmt::format("error: {} {} given no --input: give {}, or --fill-missing to fill {} from --seed\n",
+                  missing.size() == 1 ? "input" : "inputs", fmt::format("'{}'", fmt::join(missing, "', '")),
+                  missing.size() == 1 ? "it" : "them", missing.size() == 1 ? "it" : "them")};
 }
 
 // Everything the command line names, read; the first failure is returned.
@@ -146,7 +147,6 @@ ToolStatus readSteps(Inputs& in, const RunOptions& o, const Team& team) {
   }
   if (auto error = checkNames(*in.program, in.decls, *inputFiles, true, "--input")) return error;
   if (auto error = checkNames(*in.program, in.decls, *outputFiles, false, "--output")) return error;
-  if (auto error = checkNoneMissing(in.decls, *inputFiles, o.api.fillMissingInputs)) return error;
   // Every rank reads the global input files.
   for (const auto& [name, path] : *inputFiles) {
     const api::TensorDecl& decl = *findTensor(in.decls, name, true);
@@ -163,7 +163,7 @@ ToolStatus readSteps(Inputs& in, const RunOptions& o, const Team& team) {
                                    path, name, fmt::join(decl.shape, ", "), fmt::join(array.shape, ", "))};
     in.inputs[name] = std::move(array);
   }
-  return std::nullopt;
+  return checkNoneMissing(in.decls, *inputFiles, o.api.fillMissingInputs);
 }
 
 Inputs readInputs(const RunOptions& o, const Team& team) {
@@ -217,6 +217,7 @@ ToolResult<std::map<std::string, api::HostArray>> serialReference(const RunOptio
   options.ranks = world;
   options.streams = o.api.streams;  // as the program was proved for; the reference issues on one
   options.seed = o.api.seed;
+  options.fillMissingInputs = o.api.fillMissingInputs;
   options.checked = o.api.checked;  // as the run: unchecked, refused only for a program proved for another team
   options.commTimeoutSeconds = o.api.commTimeoutSeconds;
   options.coresPerRank = o.api.coresPerRank;
