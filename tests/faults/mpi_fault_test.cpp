@@ -34,13 +34,13 @@ class MpiFaults : public CliTest {
  protected:
   // mpirun -np 1 hostir ARGS0 : -np 1 hostir ARGS1 ...: one process per entry.
   CommandResult mpirunEach(const std::vector<std::string>& perRank) {
-    std::string command = MPIEXEC_EXECUTABLE;
+    std::string command = "env " HOSTIR_MPI_ENV " " MPIEXEC_EXECUTABLE;
     for (size_t r = 0; r < perRank.size(); ++r)
       command += fmt::format("{} -np 1 {} {}", r ? " :" : "", HOSTIR_BINARY, perRank[r]);
     return shell(command);
   }
   CommandResult mpirun(int ranks, const std::string& args) {
-    return shell(fmt::format("{} -np {} {} {}", MPIEXEC_EXECUTABLE, ranks, HOSTIR_BINARY, args));
+    return shell(fmt::format("env {} {} -np {} {} {}", HOSTIR_MPI_ENV, MPIEXEC_EXECUTABLE, ranks, HOSTIR_BINARY, args));
   }
   // The side n of the row-parallel program whose serial reference (n³ f64
   // multiply-adds) takes about `seconds` on this machine now: the reference is
