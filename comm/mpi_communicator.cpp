@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <vector>
 
@@ -376,13 +377,21 @@ void MpiCommunicator::barrier() { check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
 void MpiCommunicator::abort(const std::string& reason) {
   // MPI_Abort ends every process of the job at once: this is the last chance
-  // to say why, and the one rank that knows must say it.
-  // A reason the caller already rendered ("p.hir:9:7: error: ...") keeps its own severity.
-  bool rendered = reason.find("error: ") != std::string::npos;
-  std::string text = reason;
-  if (!text.empty() && text.back() == '\n') text.pop_back();
-  std::fprintf(stderr, "hostir: rank %d: %s%s\n", rank(), rendered ? "" : "error: ", text.c_str());
-  std::fflush(stderr);
+  // to say why, and the one rank that knows must say it, once. A stream's
+  // thread and the host may both abort for the same failure: the second
+  // waits here until the first's MPI_Abort ends the process.
+  static std::mutex aborting;
+  static bool told = false;
+  std::lock_guard lock(aborting);
+  if (!told) {
+    told = true;
+    // A reason the caller already rendered ("p.hir:9:7: error: ...") keeps its own severity.
+    bool rendered = reason.find("error: ") != std::string::npos;
+    std::string text = reason;
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    std::fprintf(stderr, "hostir: rank %d: %s%s\n", rank(), rendered ? "" : "error: ", text.c_str());
+    std::fflush(stderr);
+  }
   MPI_Abort(comm_, 1);
 }
 

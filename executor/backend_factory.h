@@ -14,6 +14,7 @@
 
 #include "comm/communicator.h"
 #include "executor/delay_injection.h"
+#include "executor/rank_failure.h"
 #include "hostir/defaults.h"
 #include "ir/ir.h"
 #include "runtime/backend.h"
@@ -55,6 +56,9 @@ struct BackendOptions {
   TraceRecorder* trace = nullptr;  // streams and host issue, while recording (set per rank by the runner)
   bool graph = false;              // CUDA: the first run is captured into a graph that later runs replay
   CpuOptions cpu;
+  // The text this rank aborts its team with when work on one of its
+  // streams fails (set per rank by the runner from RunRequest::describeFailure).
+  DescribeFailure describeFailure;
 };
 
 // A backend with the communicator its collectives use. For the CPU that is

@@ -123,7 +123,8 @@ struct RankSession::State {
 
 void RankSession::State::setUpBackend() {
   BackendOptions options = request.backend;
-  if (options.cpu.reference) {  // the serial reference runs on the host team's own communicator
+  options.describeFailure = request.describeFailure;  // a stream's failure aborts the team as the host's would
+  if (options.cpu.reference) {                        // the serial reference runs on the host team's own communicator
     options.kind = BackendKind::Cpu;
     options.communicator = CommunicatorChoice::Auto;
   }
@@ -314,15 +315,7 @@ RankOutcome RankSession::State::guarded(Step&& step) {
     std::exception_ptr error = std::current_exception();
     RankOutcome outcome{failureDiagnostic(error), causedByPeer(error), true};
     if (rankBackend.backend) rankBackend.backend->abandonQueuedWork();
-    const Diagnostic& diag = outcome.result.error();
-    std::string reason = diag.message;
-    if (request.describeFailure) {
-      try {
-        reason = request.describeFailure(diag);
-      } catch (...) {  // the plain message, then
-      }
-    }
-    comm.abort(reason);
+    comm.abort(abortReason(outcome.result.error(), request.describeFailure));
     return outcome;
   }
 }

@@ -2,27 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <exception>
-#include <new>
-
 #include "executor/rank_session.h"
 #include "executor/resident_team.h"
 
 namespace hostir {
-
-Diagnostic failureDiagnostic(std::exception_ptr error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const DiagnosticError& e) {
-    return e.diag;
-  } catch (const std::bad_alloc&) {
-    return Diagnostic{{}, "out of memory while running the program"};
-  } catch (const std::exception& e) {
-    return Diagnostic{{}, e.what()};
-  } catch (...) {
-    return Diagnostic{{}, "unknown error"};
-  }
-}
 
 bool anyRankFailed(Communicator& comm, bool failed) {
   double flag = failed ? 1.0 : 0.0;

@@ -17,6 +17,7 @@
 #include "comm/host_watchdog.h"
 #include "executor/backend_factory.h"
 #include "executor/host_tensor.h"
+#include "executor/rank_failure.h"
 #include "hostir/defaults.h"
 #include "ir/ir.h"
 #include "runtime/trace.h"
@@ -52,7 +53,7 @@ struct RunRequest {
   // Turns a failure into the text `Communicator::abort` reports (under
   // mpirun the failing rank's abort is the only message that reaches the
   // user); the plain message when unset.
-  std::function<std::string(const Diagnostic&)> describeFailure;
+  DescribeFailure describeFailure;
   // Set from another thread: every rank throws "the run was cancelled" at
   // its next operation or run, and the team unwinds as for any failure.
   const std::atomic<bool>* cancel = nullptr;
@@ -95,13 +96,8 @@ bool anyRankFailed(Communicator& comm, bool failed);
 // watchdog, std::bad_alloc, and what a stream thread threw, rethrown by
 // synchronizeHost); the rank's run catches every one of them at this
 // boundary, aborts the team with it, and returns it as a Diagnostic
-// (failureDiagnostic). Nothing here prints.
+// (executor/rank_failure.h). Nothing here prints.
 Result<RunResult> runOnRank(const RunRequest& request, Communicator& comm, Communicator* signatures = nullptr);
-
-// What a failure that escaped a rank's run means to a user: a positioned
-// DiagnosticError keeps its position, std::bad_alloc becomes "out of memory
-// while running the program", anything else its what().
-Diagnostic failureDiagnostic(std::exception_ptr error);
 
 // `world` ranks as threads of this process; returns rank 0's result, or the
 // first rank's error (the one that caused the others to fail).

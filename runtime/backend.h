@@ -89,6 +89,9 @@ struct OperationInfo {
   // the evaluator's values: a result is allocated after beginOperation and is
   // in place by the time the statement's kernel or communication is issued.
   std::array<TensorAccess, kMaxOperands> tensors{};
+  // Per signature operand: the name the program gives its tensor (the
+  // result's for the `out` slot of `y = op(...)`), for errors about it.
+  std::array<std::string_view, kMaxOperands> names{};
 };
 
 class Backend {

@@ -78,7 +78,8 @@ struct Instruction {
   // the result of `y = op(...)`) and the effect, for OperationInfo.
   std::array<int32_t, kMaxOperands> accessSlot = absentOperands();
   std::array<Effect, kMaxOperands> effect{};
-  uint16_t streamNumberMask = 0;  // which operands are `stream(e)` numbers
+  std::array<std::string, kMaxOperands> accessName{};  // the program's name of that tensor
+  uint16_t streamNumberMask = 0;                       // which operands are `stream(e)` numbers
   static_assert(kMaxOperands <= 16, "streamNumberMask has a bit per operand");
   bool issuesWork = false;    // counted in issuedOperations (hostir::issuesWork)
   std::vector<int32_t> dims;  // allocate: IntCode per dim

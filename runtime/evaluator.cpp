@@ -242,7 +242,11 @@ class Compiler {
       if (sig.operands[i].kind != OperandKind::Tensor) continue;
       in.effect[i] = operandEffect(sig, i, hasOut);
       in.accessSlot[i] = in.operand[i];
-      if (out && i == *out && !hasOut && sig.resultMode == ResultMode::OutOrResult) in.accessSlot[i] = in.result;
+      if (op.operands[i]) in.accessName[i] = op.operands[i]->nameValue();
+      if (out && i == *out && !hasOut && sig.resultMode == ResultMode::OutOrResult) {
+        in.accessSlot[i] = in.result;
+        in.accessName[i] = in.resultName;
+      }
     }
     out_.code.push_back(std::move(in));
   }
@@ -281,7 +285,10 @@ std::vector<OperationInfo> operationInfos(RunFrame& frame) {
     info.loc = in.loc;
     info.result = in.resultName;
     for (size_t i = 0; i < kMaxOperands; ++i)
-      if (in.accessSlot[i] >= 0) info.tensors[i] = TensorAccess{&frame.value(in.accessSlot[i]).tensor, in.effect[i]};
+      if (in.accessSlot[i] >= 0) {
+        info.tensors[i] = TensorAccess{&frame.value(in.accessSlot[i]).tensor, in.effect[i]};
+        info.names[i] = in.accessName[i];
+      }
   }
   return infos;
 }

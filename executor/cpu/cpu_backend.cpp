@@ -99,6 +99,8 @@ Stream* CpuBackend::workerStream(int64_t number) {
 void CpuBackend::beginOperation(const OperationInfo& info) {
   currentKind_ = info.kind;
   currentLoc_ = info.loc;
+  const bool indexes = info.kind == OpKind::GatherRows || info.kind == OpKind::ScatterAddRows;
+  currentIndexed_ = indexes ? std::make_shared<const IndexedTensors>(indexedTensors(info.kind, info.names)) : nullptr;
   if (options_.trace && options_.trace->recording()) issueStart_ = std::chrono::steady_clock::now();
 }
 
@@ -107,6 +109,7 @@ void CpuBackend::enqueue(Stream* stream, CpuStream::Task task, Work work) {
   if (!work.loc.valid()) {
     work.kind = currentKind_;
     work.loc = currentLoc_;
+    work.indexed = currentIndexed_;
   }
   TraceRecorder* trace = options_.trace;
   if (!trace || !trace->recording()) {
@@ -148,8 +151,9 @@ std::optional<ComputeGate::Span> CpuBackend::runAdmitted(const Work& work, const
   } catch (const std::bad_alloc&) {
     throw DiagnosticError{
         Diagnostic{work.loc, fmt::format("out of memory while running {}", signatureOf(work.kind).name)}};
-  } catch (const KernelFault& fault) {
-    throw DiagnosticError{Diagnostic{work.loc, onRank(fault.what(), comm_.rank(), comm_.size())}};
+  } catch (const IndexOutOfRange& fault) {
+    const IndexedTensors tensors = work.indexed ? *work.indexed : indexedTensors(work.kind, {});
+    throw DiagnosticError{Diagnostic{work.loc, onRank(indexOutOfRange(tensors, fault), comm_.rank(), comm_.size())}};
   }
 }
 
@@ -204,17 +208,9 @@ void CpuBackend::fail(std::exception_ptr error) {
   }
   if (!first) return;
   // Peers may be blocked in a communication with this rank: release them.
-  std::string what = "a stream failed";
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    what = e.what();
-  } catch (...) {
-  }
-  if (options_.abortTeam)
-    options_.abortTeam(what);
-  else
-    comm_.abort(what);
+  // Under mpirun this abort ends the job, and its reason is all the user
+  // reads: the failure as the rank session would report it, position and all.
+  comm_.abort(abortReason(failureDiagnostic(error), options_.describeFailure));
 }
 
 void CpuBackend::abandonQueuedWork() {

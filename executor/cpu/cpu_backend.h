@@ -18,8 +18,10 @@
 #include "executor/cpu/cpu_stream.h"
 #include "executor/cpu/host_memory_pool.h"
 #include "executor/cpu/ticket_waiters.h"
+#include "executor/rank_failure.h"
 #include "hostir/defaults.h"
 #include "runtime/backend.h"
+#include "runtime/index_fault.h"
 #include "runtime/trace.h"
 
 namespace hostir::cpu {
@@ -32,9 +34,9 @@ struct CpuBackendOptions {
   // A communication that has not completed after this long is reported and
   // the team aborted, rather than hanging.
   std::chrono::milliseconds commTimeout = kDefaultCommTimeout;
-  // Called once, with the reason, when this rank's work fails; it must
-  // release the other ranks (the default aborts the communicator).
-  std::function<void(const std::string&)> abortTeam;
+  // When work on a stream fails, the communicator is aborted once (which
+  // releases the other ranks) with this rendering of the failure.
+  DescribeFailure describeFailure;
   // Computations of this rank that run at once (0: no limit); the cores
   // the rank may use. More streams than that take turns in issue order.
   int coresPerRank = 0;
@@ -88,12 +90,14 @@ class CpuBackend : public Backend {
     uint64_t sequence = 0;       // a communication's place among this rank's communications
     OpKind kind = OpKind::Copy;  // the statement that issued it
     SourceLoc loc = {};
+    // An indexing statement's tensors, by the program's names, for an index out of range.
+    std::shared_ptr<const IndexedTensors> indexed = nullptr;
   };
   void enqueue(Stream* stream, CpuStream::Task task, Work work);
   // Runs the task once admitted;
   // returns when it ran, or nullopt when the rank failed first and the task
-  // was dropped. Running out of memory in it, or a KernelFault (an index
-  // out of range), is an error at its statement.
+  // was dropped. Running out of memory in it, or an index out of range
+  // (IndexOutOfRange), is an error at its statement.
   std::optional<ComputeGate::Span> runAdmitted(const Work& work, const CpuStream::Task& task);
   std::optional<ComputeGate::Span> runAdmittedTask(const Work& work, const CpuStream::Task& task);
   void communicate(const CollectiveCall& call);
@@ -129,9 +133,10 @@ class CpuBackend : public Backend {
   bool stopping_ = false;  // guarded by watchdogMutex_
   std::thread watchdog_;
 
-  // The statement being issued, for traces (host only).
+  // The statement being issued, for traces and errors (host only).
   OpKind currentKind_ = OpKind::Copy;
   SourceLoc currentLoc_;
+  std::shared_ptr<const IndexedTensors> currentIndexed_;  // set for gather_rows and scatter_add_rows
   std::chrono::steady_clock::time_point issueStart_;
 
   std::unique_ptr<CpuStream> main_;

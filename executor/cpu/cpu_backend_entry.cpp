@@ -25,6 +25,7 @@ RankBackend createCpuBackend(const BackendOptions& options, Communicator& hostCo
   cpuOptions.commTimeout = options.commTimeout;
   cpuOptions.trace = options.trace;
   cpuOptions.coresPerRank = options.cpu.coresPerRank;
+  cpuOptions.describeFailure = options.describeFailure;
   // Copy engines on the CPU: the same schedule of copies and reductions as
   // on a GPU, in host memory (collective over the host team).
   std::unique_ptr<Communicator> copyEngines;

@@ -40,11 +40,11 @@ void forEachIndex(const TensorView& idx, const TensorView& rows, F&& f) {
   }
 }
 
-// Every index of `kind`'s idx is -1 or a row of a tensor of `rows` rows;
-// else a KernelFault naming the first offender.
-void checkIndices(OpKind kind, const TensorView& idx, const TensorView& other, int64_t rows) {
+// Every index of idx is -1 or a row of a tensor of `rows` rows; else an
+// IndexOutOfRange naming the first offender.
+void checkIndices(const TensorView& idx, const TensorView& other, int64_t rows) {
   forEachIndex(idx, other, [&](int32_t index, int64_t) {
-    if (index < -1 || index >= rows) throw KernelFault(indexOutOfRange(kind, index, rows));
+    if (index < -1 || index >= rows) throw IndexOutOfRange{index, rows};
   });
 }
 
@@ -89,7 +89,7 @@ void gatherRows(const KernelCall& call) {
   using O = operands::GatherRows;
   const TensorView &x = call.operand(O::x), &idx = call.operand(O::idx), &out = call.operand(O::out);
   const int64_t rows = x.shape[0];
-  checkIndices(OpKind::GatherRows, idx, out, rows);
+  checkIndices(idx, out, rows);
   const size_t rowBytes = static_cast<size_t>(rowAt(x, 1, 0).numel()) * dtypeSize(x.dtype);
   forEachIndex(idx, out, [&](int32_t index, int64_t outOffset) {
     TensorView dst = rowAt(out, idx.rank(), outOffset);
@@ -109,7 +109,7 @@ void gatherRows(const KernelCall& call) {
 void scatterAddRows(GemmKind mode, const KernelCall& call) {
   using O = operands::ScatterAddRows;
   const TensorView &src = call.operand(O::src), &idx = call.operand(O::idx), &out = call.operand(O::out);
-  checkIndices(OpKind::ScatterAddRows, idx, src, out.shape[0]);
+  checkIndices(idx, src, out.shape[0]);
   const bool inF64 = mode == GemmKind::ReferenceF64 || out.dtype == DType::F64;
   forEachIndex(idx, src, [&](int32_t index, int64_t srcOffset) {
     if (index < 0) return;

@@ -24,15 +24,10 @@ void copy(const TensorView& src, const TensorView& dst);
 // f64 (sums, exponentials and products in double) with naive loops.
 enum class GemmKind { Blas, ReferenceF64 };
 
-// A failure the data of a computation causes (an index out of range): the
-// backend reports it as an error at the statement that issued the kernel.
-class KernelFault : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 // Runs the computation `call` now, on the calling thread; `gemm` picks the
-// implementation.
+// implementation. A failure the data causes (an index out of range) throws
+// IndexOutOfRange (runtime/index_fault.h): the backend reports it as an
+// error at the statement that issued the kernel.
 void runKernel(GemmKind gemm, const KernelCall& call);
 
 }  // namespace hostir::cpu

@@ -98,6 +98,7 @@ void CudaBackend::beginRun() {
 
 void CudaBackend::beginOperation(const OperationInfo& info) {
   currentLoc_ = info.loc;
+  currentNames_ = info.names;
   nvtx_.enter(info);
   if (trace_ && trace_->recording()) issueStart_ = std::chrono::steady_clock::now();
 }
@@ -244,8 +245,8 @@ void CudaBackend::synchronizeHost() {
 void CudaBackend::checkIndexFaults() {
   const std::optional<IndexFaults::Fault> fault = indexFaults_->take(pool_.front()->native());
   if (!fault) return;
-  throw DiagnosticError{Diagnostic{
-      fault->loc, onRank(indexOutOfRange(fault->kind, fault->index, fault->rows), comm_.rank(), comm_.size())}};
+  throw DiagnosticError{
+      Diagnostic{fault->loc, onRank(indexOutOfRange(fault->tensors, fault->fault), comm_.rank(), comm_.size())}};
 }
 
 // ---- memory ----------------------------------------------------------------------
@@ -287,7 +288,7 @@ void CudaBackend::compute(Stream* stream, const KernelCall& call) {
 }
 
 void CudaBackend::computeOn(CudaStream& s, const KernelCall& call) {
-  runComputation(ComputeContext{s.native(), s.blas(), *memory_, *indexFaults_, currentLoc_}, call);
+  runComputation(ComputeContext{s.native(), s.blas(), *memory_, *indexFaults_, currentLoc_, currentNames_}, call);
 }
 
 void CudaBackend::copy(Stream* stream, const TensorView& src, const TensorView& dst) {

@@ -122,7 +122,9 @@ class CudaBackend final : public Backend {
   BufferUsers users_;                 // the streams that used each live tensor buffer since the host last synchronized
   std::unique_ptr<CudaTrace> trace_;  // with options_.trace
   NvtxRanges nvtx_;
-  SourceLoc currentLoc_;                              // of the statement being issued
+  SourceLoc currentLoc_;  // of the statement being issued
+  // Its operands' names in the program: they live in the evaluator, valid while it is issued.
+  std::array<std::string_view, kMaxOperands> currentNames_{};
   std::chrono::steady_clock::time_point issueStart_;  // when it began, while tracing
 
   // A communication of this run, until the host has seen its stream idle.

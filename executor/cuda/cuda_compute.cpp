@@ -239,7 +239,7 @@ void gatherRows(const ComputeContext& context, const KernelCall& call) {
   const TensorView& x = call.operand(O::x);
   const TensorView& idx = call.operand(O::idx);
   const TensorView& out = call.operand(O::out);
-  const IndexCheck check = context.indexFaults.checkFor(OpKind::GatherRows, context.loc);
+  const IndexCheck check = context.indexFaults.checkFor(OpKind::GatherRows, context.loc, context.names);
   checkCuda(launchGatherRows(dtypeSize(out.dtype), out.data(), x.data(), indices(idx), rowIndexing(out, x, idx), check,
                              context.stream),
             "gather_rows kernel launch");
@@ -250,7 +250,7 @@ void scatterAddRows(const ComputeContext& context, const KernelCall& call) {
   const TensorView& src = call.operand(O::src);
   const TensorView& idx = call.operand(O::idx);
   const TensorView& out = call.operand(O::out);
-  const IndexCheck check = context.indexFaults.checkFor(OpKind::ScatterAddRows, context.loc);
+  const IndexCheck check = context.indexFaults.checkFor(OpKind::ScatterAddRows, context.loc, context.names);
   checkCuda(launchScatterAddRows(out.dtype, out.data(), src.data(), indices(idx), rowIndexing(src, out, idx), check,
                                  context.stream),
             "scatter_add_rows kernel launch");

@@ -21,7 +21,8 @@ struct ComputeContext {
   cublasHandle_t blas;   // bound to `stream`
   DeviceMemory& memory;  // scratch in the stream's order (attention's scores)
   IndexFaults& indexFaults;
-  SourceLoc loc;  // the statement being issued, for its errors
+  SourceLoc loc;                                            // the statement being issued, for its errors
+  const std::array<std::string_view, kMaxOperands>& names;  // its operands' names in the program
 };
 
 // Enqueues `call`'s work on context.stream.

@@ -20,13 +20,13 @@ IndexFaults::IndexFaults(cudaStream_t stream) {
 
 IndexFaults::~IndexFaults() { cudaFree(record_); }
 
-IndexCheck IndexFaults::checkFor(OpKind kind, SourceLoc loc) {
+IndexCheck IndexFaults::checkFor(OpKind kind, SourceLoc loc, const std::array<std::string_view, kMaxOperands>& names) {
   armed_ = true;
   // Statements are few and repeat in loops: the last one is the likely match.
   for (size_t i = sites_.size(); i-- > 0;)
     if (sites_[i].kind == kind && sites_[i].loc == loc) return IndexCheck{record_, static_cast<int32_t>(i + 1)};
   if (sites_.size() >= static_cast<size_t>(INT32_MAX)) throw std::logic_error("internal error: too many index sites");
-  sites_.push_back(Site{kind, loc});
+  sites_.push_back(Site{kind, loc, indexedTensors(kind, names)});
   return IndexCheck{record_, static_cast<int32_t>(sites_.size())};
 }
 
@@ -41,7 +41,7 @@ std::optional<IndexFaults::Fault> IndexFaults::take(cudaStream_t stream) {
   checkCuda(cudaMemsetAsync(record_, 0, sizeof(IndexFault), stream), "cudaMemsetAsync");
   checkCuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   const Site& site = sites_[static_cast<size_t>(fault.site - 1)];
-  return Fault{site.kind, site.loc, fault.index, fault.rows};
+  return Fault{site.loc, site.tensors, IndexOutOfRange{fault.index, fault.rows}};
 }
 
 }  // namespace hostir::cuda

@@ -17,6 +17,7 @@
 #include "executor/cuda/cuda_gather.cuh"
 #include "ir/diagnostic.h"
 #include "ir/ops.h"
+#include "runtime/index_fault.h"
 
 namespace hostir::cuda {
 
@@ -28,17 +29,17 @@ class IndexFaults {
   IndexFaults(const IndexFaults&) = delete;
   IndexFaults& operator=(const IndexFaults&) = delete;
 
-  // Where a kernel of the statement `kind` at `loc` records its fault.
-  IndexCheck checkFor(OpKind kind, SourceLoc loc);
+  // Where a kernel of the statement `kind` at `loc` records its fault;
+  // `names` are the program's names of its operands (OperationInfo::names).
+  IndexCheck checkFor(OpKind kind, SourceLoc loc, const std::array<std::string_view, kMaxOperands>& names);
 
   // A fault recorded since the last call, if any, then cleared. Call only
   // when the host has seen every stream that may record one idle; the read
   // goes through `stream`, on which the host then waits.
   struct Fault {
-    OpKind kind;
     SourceLoc loc;
-    int64_t index;
-    int64_t rows;
+    IndexedTensors tensors;
+    IndexOutOfRange fault;
   };
   std::optional<Fault> take(cudaStream_t stream);
   // Whether a kernel may have recorded since the last take; arm(): one may
@@ -50,6 +51,7 @@ class IndexFaults {
   struct Site {
     OpKind kind;
     SourceLoc loc;
+    IndexedTensors tensors;
   };
   IndexFault* record_ = nullptr;  // device memory
   std::vector<Site> sites_;       // site number i + 1 is sites_[i]

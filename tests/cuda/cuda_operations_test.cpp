@@ -511,12 +511,8 @@ std::vector<BadIndexCase> badIndexCases() {
   return {
       {"gather_past_the_rows", kBadGather, {0, 4, -1}, 7, "index 4 of 'idx' is out of range for 'x' with 4 rows"},
       {"gather_below_minus_one", kBadGather, {1, -1, -2}, 7, "index -2 of 'idx' is out of range for 'x' with 4 rows"},
-      {"scatter_past_the_rows", kBadScatter, {3, 9, 1}, 9, "index 9 of 'idx' is out of range for 'out' with 4 rows"},
-      {"scatter_below_minus_one",
-       kBadScatter,
-       {-1, -5, 0},
-       9,
-       "index -5 of 'idx' is out of range for 'out' with 4 rows"},
+      {"scatter_past_the_rows", kBadScatter, {3, 9, 1}, 9, "index 9 of 'idx' is out of range for 'y' with 4 rows"},
+      {"scatter_below_minus_one", kBadScatter, {-1, -5, 0}, 9, "index -5 of 'idx' is out of range for 'y' with 4 rows"},
   };
 }
 

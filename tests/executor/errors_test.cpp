@@ -11,12 +11,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <regex>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "api/npy.h"
+#include "comm/in_process_communicator.h"
 #include "executor/backend_factory.h"
 #include "harness.h"
 
@@ -119,6 +121,66 @@ TEST(RunErrors, AGoodRunAfterAFailedOne) {
   Match m = compare("y", (*result)->outputs.at("y"), DType::F32,
                     exampleReference("row_parallel_linear", toRef(inputs)).at("y"));
   EXPECT_TRUE(m.ok) << m.message;
+}
+
+// ---- the reason a failing rank aborts its team with ------------------------------------------
+//
+// Under mpirun the abort's reason is the only message that reaches the user
+// (MPI_Abort ends the job), so a failure on a stream's thread must abort
+// with the rendered, positioned error, as one on the host does. This
+// communicator of a team of one records every reason it is aborted with.
+class AbortRecorder : public Communicator {
+ public:
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  std::string name() const override { return "abort-recorder"; }
+  void collective(const CollectiveArgs& call, void* stream) override { inner_->collective(call, stream); }
+  void barrier() override { inner_->barrier(); }
+  void abort(const std::string& reason) override {
+    {
+      std::lock_guard lock(mutex_);
+      reasons_.push_back(reason);
+    }
+    inner_->abort(reason);
+  }
+  std::vector<std::string> reasons() {
+    std::lock_guard lock(mutex_);
+    return reasons_;
+  }
+
+ private:
+  InProcessTeam team_{1};
+  std::unique_ptr<Communicator> inner_ = team_.communicator(0);
+  std::mutex mutex_;
+  std::vector<std::string> reasons_;
+};
+
+TEST(RankAbort, AnErrorOnAStreamAbortsTheTeamWithItsRenderedText) {
+  const std::string text =
+      "program routed(R = 4, N = 3) {\n"
+      "  input  table : f32[R, 2]\n"
+      "  input  routes : i32[N]\n"
+      "  output picked : f32[N, 2]\n"
+      "  with stream(1) {\n"
+      "    picked = gather_rows(table, routes)\n"
+      "  }\n"
+      "  synchronize(stream(1))\n"
+      "}\n";
+  Program program = parseOrThrow(text, "routed.hir");
+  RunRequest request = makeRequest(program, bindAll(program, {}), 1, 2);
+  RefTensor routes({3});
+  routes.data = {0, 9, 1};
+  request.inputs["routes"] = toHost(routes, DType::I32);
+  request.describeFailure = [&](const Diagnostic& diag) { return renderDiagnostic(diag, "routed.hir", text); };
+  AbortRecorder comm;
+  Result<RunResult> result = runOnRank(request, comm);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().loc, (SourceLoc{6, 14}));
+  const std::vector<std::string> reasons = comm.reasons();
+  ASSERT_FALSE(reasons.empty());
+  for (const std::string& reason : reasons)  // the stream's abort and the rank session's say the same
+    EXPECT_THAT(reason,
+                HasSubstr("routed.hir:6:14: error: index 9 of 'routes' is out of range for 'table' with 4 rows"));
 }
 
 // ---- the command line ----------------------------------------------------------

@@ -621,8 +621,46 @@ TEST(IndexErrors, AnIndexOutOfRangeIsAnErrorAtItsStatementAndEveryRankEnds) {
   request.inputs["idx"] = toHost(idx, DType::I32);
   auto result = runWithin(request, 1, std::chrono::seconds(30));
   ASSERT_TRUE(result && !result->ok());
-  EXPECT_THAT(result->error().message, HasSubstr("index -2 of 'idx' is out of range for 'out' with 4 rows"));
+  EXPECT_THAT(result->error().message, HasSubstr("index -2 of 'idx' is out of range for 'z' with 4 rows"));
   EXPECT_EQ(result->error().loc, (SourceLoc{6, 3}));
+}
+
+// The error names the tensors as the program does, not by the operation's
+// operands ('idx', 'x', 'out'): at 2 ranks on worker streams and in the
+// serial reference, for gather_rows (a result or out=) and scatter_add_rows.
+TEST(IndexErrors, TheErrorNamesTheProgramsTensors) {
+  struct Case {
+    std::string body;  // lines 5 and 6: the indexing statement is on line 6
+    SourceLoc loc;
+  };
+  const std::vector<Case> cases = {
+      {"  t = copy(table)\n  picked = gather_rows(t, routes)\n", {6, 12}},
+      {"  picked = allocate(f32[N, 3])\n  gather_rows(table, routes, out=picked)\n", {6, 3}},
+      {"  picked = allocate(f32[N, 3], zero=true)\n  scatter_add_rows(picked, routes, out=table)\n", {6, 3}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.body);
+    Program program = parseOrThrow(
+        "program routed(R = 4, N = 6) {\n"
+        "  input  table : f32[R, 3]\n"
+        "  input  routes : i32[N] shard(0)\n"
+        "  output picked : f32[N, 3] shard(0)\n" +
+        c.body + "}\n");
+    const std::string table = c.body.find("(t, ") != std::string::npos ? "t" : "table";
+    for (bool serialReference : {false, true}) {
+      RunRequest request = makeRequest(program, bindAll(program, {}), 1, 2);
+      request.backend.cpu.reference = serialReference;
+      RefTensor routes({6});
+      routes.data = {0, -1, 3, 2, 9, 1};  // rank 1 holds 2, 9, 1
+      request.inputs["routes"] = toHost(routes, DType::I32);
+      auto result = runWithin(request, 2, std::chrono::seconds(30));
+      ASSERT_TRUE(result.has_value()) << "the team did not stop within 30 s";
+      ASSERT_FALSE(result->ok());
+      EXPECT_EQ(result->error().message,
+                fmt::format("index 9 of 'routes' is out of range for '{}' with 4 rows (on rank 1)", table));
+      EXPECT_EQ(result->error().loc, c.loc);
+    }
+  }
 }
 
 // ---- repeated runs restore the inputs ---------------------------------------------------------

@@ -12,6 +12,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
 
 #include "cli_runner.h"
 #include "programs.h"
@@ -31,13 +34,13 @@ class MpiFaults : public CliTest {
  protected:
   // mpirun -np 1 hostir ARGS0 : -np 1 hostir ARGS1 ...: one process per entry.
   CommandResult mpirunEach(const std::vector<std::string>& perRank) {
-    std::string command = MPIEXEC_EXECUTABLE;
+    std::string command = "env " HOSTIR_MPI_ENV " " MPIEXEC_EXECUTABLE;
     for (size_t r = 0; r < perRank.size(); ++r)
       command += fmt::format("{} -np 1 {} {}", r ? " :" : "", HOSTIR_BINARY, perRank[r]);
     return shell(command);
   }
   CommandResult mpirun(int ranks, const std::string& args) {
-    return shell(fmt::format("{} -np {} {} {}", MPIEXEC_EXECUTABLE, ranks, HOSTIR_BINARY, args));
+    return shell(fmt::format("env {} {} -np {} {} {}", HOSTIR_MPI_ENV, MPIEXEC_EXECUTABLE, ranks, HOSTIR_BINARY, args));
   }
   // The side n of the row-parallel program whose serial reference (n³ f64
   // multiply-adds) takes about `seconds` on this machine now: the reference is
@@ -203,6 +206,38 @@ TEST_F(MpiFaults, UncheckedRankDependentCommunicationsStopAtTheStatement) {
     expectEndedWithReason(r, 0, "does not match across ranks");
     EXPECT_THAT(r.err, AllOf(Not(HasSubstr("TRUNCATE")), HasSubstr("p.hir:")));
   }
+}
+
+// A NumPy .npy file (format 1.0) of `values` with dtype `descr` ('<i4',
+// '<f4') and `shape` ("(6,)"), for --input.
+template <typename T>
+std::string npyBytes(const char* descr, const std::string& shape, const std::vector<T>& values) {
+  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descr, shape);
+  header.resize((10 + header.size() + 1 + 63) / 64 * 64 - 10 - 1, ' ');
+  header += '\n';
+  std::string bytes = "\x93NUMPY";
+  bytes += '\x01';
+  bytes += '\x00';
+  bytes += static_cast<char>(header.size() & 0xff);
+  bytes += static_cast<char>(header.size() >> 8);
+  bytes += header;
+  bytes.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+  return bytes;
+}
+
+// An index out of range on rank 1 is raised on a stream's thread, whose
+// abort ends the job: it must say what the same run says in process, with
+// the statement's position and the program's names, once.
+TEST_F(MpiFaults, AnIndexOutOfRangeOnAStreamReachesTheUserWithItsPosition) {
+  const std::string p = write("routed.hir", kRoutedGather);
+  const std::string table = write("table.npy", npyBytes<float>("<f4", "(4, 3)", std::vector<float>(12, 1.0f)));
+  const std::string routes = write("routes.npy", npyBytes<int32_t>("<i4", "(6,)", {0, -1, 3, 2, 9, 1}));
+  auto r = mpirun(2, fmt::format("run {} --input table={} --input routes={} --comm-timeout 120", p, table, routes));
+  const std::string error =
+      "routed.hir:5:12: error: index 9 of 'routes' is out of range for 'table' with 4 rows (on rank 1)";
+  expectEndedWithReason(r, 0, error);
+  EXPECT_EQ(occurrences(r.err, error), 1u) << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("a stream failed")));
 }
 
 TEST_F(MpiFaults, AllocationBeyondMemoryReachesTheUser) {

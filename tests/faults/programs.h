@@ -72,6 +72,16 @@ inline constexpr const char* kHugeAllocation = R"(program huge(N = 1099511627776
 }
 )";
 
+// Gathers rows of `table` by `routes`, the program's own names, at a
+// position the fault tests name: the statement is at 5:12.
+inline constexpr const char* kRoutedGather = R"(program routed(R = 4, N = 6) {
+  input  table : f32[R, 3]
+  input  routes : i32[N] shard(0)
+  output picked : f32[N, 3] shard(0)
+  picked = gather_rows(table, routes)
+}
+)";
+
 // A long enough run for faults between runs (with --repeat).
 inline constexpr const char* kChunkedAllreduce = R"(program chunked(M = 64, N = 32, S = 4) {
   input  x : f32[M, N]
