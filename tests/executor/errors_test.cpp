@@ -285,7 +285,7 @@ TEST_F(CliErrors, AnIndexOutOfRangeNamesItsStatement) {
   HostTensor indices = toHost(idx, DType::I32);
   const std::string file = (dir_ / "idx.npy").string();
   ASSERT_FALSE(writeNpy(file, indices.dtype, indices.shape, indices.data.data()).has_value());
-  auto r = run(fmt::format("run {} --ranks 2 --input idx={}", program, file));
+  auto r = run(fmt::format("run {} --ranks 2 --input idx={} --fill-missing", program, file));
   EXPECT_FALSE(r.signaled);
   EXPECT_EQ(r.exitCode, 1) << r.err;
   EXPECT_EQ(errorLines(r.err), 1) << r.err;
