@@ -190,7 +190,8 @@ bool hasSpread(const MachineProfile& profile);
 // line and column; the file comes from rendering it:
 // renderDiagnostic(error, fileName, jsonText).
 Result<MachineProfile> parseMachineProfile(std::string_view jsonText, std::string_view fileName);
-// The profile's JSON text (what calibrate writes); parseMachineProfile reads it back equal.
+// The profile's JSON text (what calibrate writes); parseMachineProfile reads
+// it back equal, but for measured times it lowers as above.
 std::string machineProfileJson(const MachineProfile& profile);
 
 // `--machine` argument: a shipped profile's name ("h100-nvlink") or a path
