@@ -9,55 +9,89 @@
 #include <vector>
 
 #include "ir/collectives.h"
+#include "model/point_times.h"
 
 namespace hostir {
 namespace {
 
-// Where `value` falls on an ascending axis, in log2 space: the index of the
-// segment's lower point and the fraction of the way to the next point.
-// Values outside the axis clamp to its ends; an axis of one point is constant.
+// Where `value` falls on an ascending axis of sizes: the segment's lower
+// point and the fraction of the way to the next point in log2 of the size.
+// Past an end, the nearest point and `beyond`, how many times that point's
+// work the value's is (the work grows as the size, or for attention's t as
+// its square), so that work past the measured sizes runs at that point's
+// rate. An axis of one point is that point's rate at every size.
 struct AxisPosition {
   size_t lower = 0;
   double fraction = 0;
+  double beyond = 1;
 };
 
 template <typename T>
-AxisPosition positionOn(const std::vector<T>& axis, double value) {
-  if (axis.size() < 2 || value <= static_cast<double>(axis.front())) return {0, 0};
-  if (value >= static_cast<double>(axis.back())) return {axis.size() - 2, 1};
-  size_t upper = std::upper_bound(axis.begin(), axis.end(), value,
-                                  [](double v, T point) { return v < static_cast<double>(point); }) -
-                 axis.begin();
-  size_t lower = upper - 1;
-  double low = std::log2(static_cast<double>(axis[lower]));
-  double high = std::log2(static_cast<double>(axis[upper]));
-  return {lower, (std::log2(value) - low) / (high - low)};
+AxisPosition positionOn(const std::vector<T>& axis, double value, int power = 1) {
+  const double front = static_cast<double>(axis.front()), back = static_cast<double>(axis.back());
+  if (value <= front) return {0, 0, std::pow(value / front, power)};
+  if (value >= back)
+    return {axis.size() - (axis.size() < 2 ? 1 : 2), axis.size() < 2 ? 0.0 : 1.0, std::pow(value / back, power)};
+  const size_t upper = std::upper_bound(axis.begin(), axis.end(), value,
+                                        [](double v, T point) { return v < static_cast<double>(point); }) -
+                       axis.begin();
+  const size_t lower = upper - 1;
+  const double low = std::log2(static_cast<double>(axis[lower])), high = std::log2(static_cast<double>(axis[upper]));
+  return {lower, (std::log2(value) - low) / (high - low), 1};
 }
 
-// The grid's rate at (m, n, k), trilinear in the rate over log2 of the sizes.
-double interpolatedTflops(const GemmGrid& grid, double m, double n, double k) {
-  AxisPosition pm = positionOn(grid.m, m), pn = positionOn(grid.n, n), pk = positionOn(grid.k, k);
-  double rate = 0;
-  for (int cm = 0; cm < 2; ++cm)
-    for (int cn = 0; cn < 2; ++cn)
-      for (int ck = 0; ck < 2; ++ck) {
-        double weight = (cm ? pm.fraction : 1 - pm.fraction) * (cn ? pn.fraction : 1 - pn.fraction) *
-                        (ck ? pk.fraction : 1 - pk.fraction);
-        if (weight == 0) continue;  // also keeps a one-point axis's missing neighbour unread
-        size_t im = pm.lower + cm, in = pn.lower + cn, ik = pk.lower + ck;
-        rate += weight * grid.tflops[(im * grid.n.size() + in) * grid.k.size() + ik];
-      }
-  return rate;
+// The time `fraction` of the way (in log2 of the size) from a point's time
+// `low` to the next one's `high`, on the power law through both: low ·
+// (high / low)^fraction. The rate then changes by the same factor at each
+// doubling of the size, as GEMM rates and bandwidths change by octaves; a
+// constant rate is exact, and the time grows wherever high >= low. Kept
+// within [low, high], so that rounding cannot take a segment past its upper
+// point's time, where the next segment starts.
+double between(double low, double high, double fraction) {
+  const double ratio = high / low;
+  if (!(ratio > 0) || !std::isfinite(ratio)) return low + fraction * (high - low);  // a profile built without times
+  const double time = low * std::pow(ratio, fraction);
+  return low <= high ? std::clamp(time, low, high) : time;
 }
 
-// The curve's bandwidth for `bytes`, linear in the bandwidth over log2(bytes);
-// infinite (no bound) for a profile built without a curve.
-double bandwidthGbps(const MemoryCurve& curve, double bytes) {
-  if (curve.bytes.empty() || curve.gbps.size() != curve.bytes.size()) return std::numeric_limits<double>::infinity();
-  AxisPosition at = positionOn(curve.bytes, bytes);
-  double gbps = curve.gbps[at.lower];
-  if (at.fraction > 0) gbps += at.fraction * (curve.gbps[at.lower + 1] - gbps);
-  return gbps;
+// Interpolates `at(offset)`, the time at the position's lower point plus
+// `offset` (0 or 1), along one axis.
+template <typename At>
+double along(const AxisPosition& position, const At& at) {
+  return position.fraction > 0 ? between(at(0), at(1), position.fraction) : at(0);
+}
+
+// The grid's time for the GEMM (m, n, k): between its points, along each
+// axis in turn (`between`); past the grid's edges at the rate of the
+// nearest point. It grows with each of m, n and k wherever the points'
+// times do (makeTimesNonDecreasing).
+double gridSeconds(const GemmGrid& grid, double m, double n, double k) {
+  const AxisPosition pm = positionOn(grid.m, m), pn = positionOn(grid.n, n), pk = positionOn(grid.k, k);
+  const double time = along(pm, [&](size_t cm) {
+    return along(pn, [&](size_t cn) {
+      return along(pk, [&](size_t ck) { return gemmPointSeconds(grid, pm.lower + cm, pn.lower + cn, pk.lower + ck); });
+    });
+  });
+  return time * pm.beyond * pn.beyond * pk.beyond;
+}
+
+// The time of the GEMM's flops alone: the grid's, never faster than the peak.
+double gemmComputeSeconds(const MachineProfile& profile, const GemmGrid& grid, DType dtype, double m, double n,
+                          double k) {
+  double seconds = gridSeconds(grid, m, n, k);
+  if (auto peak = profile.peakTflops.find(dtype); peak != profile.peakTflops.end())
+    seconds = std::max(seconds, 2 * m * n * k / (peak->second * 1e12));
+  return seconds;
+}
+
+// The curve's time for `bytes`: between the times of its points
+// (`between`), past its ends at the nearest point's bandwidth; 0 (no bound)
+// for a profile built without a curve.
+double curveTime(const MemoryCurve& curve, double bytes) {
+  if (curve.bytes.empty() || curve.gbps.size() != curve.bytes.size() || bytes <= 0) return 0;
+  const AxisPosition at = positionOn(curve.bytes, bytes);
+  if (at.beyond != 1) return bytes / (curve.gbps[at.lower + (at.fraction > 0 ? 1 : 0)] * 1e9);  // past an end
+  return along(at, [&](size_t c) { return curvePointSeconds(curve, at.lower + c); });
 }
 
 std::string_view communicationName(OpKind kind) { return signatureOf(kind).name; }
@@ -105,7 +139,8 @@ const CommunicationCost* entryFor(const MachineProfile& profile, OpKind kind, Co
 
 // Seconds from an entry's measured sizes: linear in bytes between two
 // points, the first point's time below it, and beyond the last point the
-// last segment's rate per byte.
+// last segment's time per byte (never negative: the reader leaves the
+// times non-decreasing).
 double measuredSeconds(const CommunicationCost& cost, int64_t bytes) {
   const std::vector<int64_t>& at = cost.measuredBytes;
   const std::vector<double>& us = cost.measuredMicros;
@@ -113,11 +148,17 @@ double measuredSeconds(const CommunicationCost& cost, int64_t bytes) {
     if (at.size() == 1 && bytes > at.front()) return us.front() * 1e-6 * static_cast<double>(bytes) / at.front();
     return us.front() * 1e-6;
   }
-  size_t upper = static_cast<size_t>(std::upper_bound(at.begin(), at.end(), bytes) - at.begin());
-  if (upper == at.size()) upper = at.size() - 1;  // beyond the last point: extend the last segment
+  const size_t upper = static_cast<size_t>(std::upper_bound(at.begin(), at.end(), bytes) - at.begin());
+  if (upper == at.size()) {  // beyond the last point: extend the last segment
+    const size_t last = at.size() - 1;
+    const double slope = std::max(0.0, (us[last] - us[last - 1]) / static_cast<double>(at[last] - at[last - 1]));
+    return (us[last] + slope * static_cast<double>(bytes - at[last])) * 1e-6;
+  }
+  // Linear, exact for a latency plus bytes at a bandwidth; kept within the two points' times.
   const size_t lower = upper - 1;
-  const double slope = (us[upper] - us[lower]) / static_cast<double>(at[upper] - at[lower]);
-  return std::max(0.0, us[lower] + slope * static_cast<double>(bytes - at[lower])) * 1e-6;
+  const double fraction = static_cast<double>(bytes - at[lower]) / static_cast<double>(at[upper] - at[lower]);
+  const double micros = us[lower] + fraction * (us[upper] - us[lower]);
+  return (us[lower] <= us[upper] ? std::clamp(micros, us[lower], us[upper]) : micros) * 1e-6;
 }
 
 }  // namespace
@@ -127,27 +168,23 @@ Result<double, std::string> gemmSeconds(const MachineProfile& profile, DType dty
   if (grid == profile.gemm.end())
     return fmt::format("the profile '{}' has no {} GEMM rates", profile.name, dtypeName(dtype));
   if (m <= 0 || n <= 0 || k <= 0) return 0.0;
-  double dm = static_cast<double>(m), dn = static_cast<double>(n), dk = static_cast<double>(k);
-  double tflops = interpolatedTflops(grid->second, dm, dn, dk);
-  if (auto peak = profile.peakTflops.find(dtype); peak != profile.peakTflops.end())
-    tflops = std::min(tflops, peak->second);
-  double computeSeconds = 2 * dm * dn * dk / (tflops * 1e12);
+  const double dm = static_cast<double>(m), dn = static_cast<double>(n), dk = static_cast<double>(k);
+  const double compute = gemmComputeSeconds(profile, grid->second, dtype, dm, dn, dk);
   // Each operand read once and the output written once: the least traffic a GEMM can have.
-  double bytes = (dm * dk + dk * dn + dm * dn) * static_cast<double>(dtypeSize(dtype));
-  double memory = bytes / (bandwidthGbps(profile.memory, bytes) * 1e9);
-  return std::max(computeSeconds, memory);
+  const double bytes = (dm * dk + dk * dn + dm * dn) * static_cast<double>(dtypeSize(dtype));
+  return std::max(compute, curveTime(profile.memory, bytes));
 }
 
 double memorySeconds(const MachineProfile& profile, int64_t bytes) {
-  if (bytes <= 0) return 0;
-  return static_cast<double>(bytes) / (bandwidthGbps(profile.memory, static_cast<double>(bytes)) * 1e9);
+  return curveTime(profile.memory, static_cast<double>(bytes));
 }
 
 double copySeconds(const MachineProfile& profile, int64_t bytes, int64_t runBytes) {
   const double contiguous = memorySeconds(profile, bytes);
   const MemoryCurve& memory = profile.memory;
   if (runBytes <= 0 || 2 * runBytes >= bytes || memory.stridedRunBytes.empty()) return contiguous;
-  AxisPosition at = positionOn(memory.stridedRunBytes, static_cast<double>(runBytes));
+  // The slowdown, a ratio of times rather than a time, is linear in log2 of the row's bytes, clamped at the ends.
+  const AxisPosition at = positionOn(memory.stridedRunBytes, static_cast<double>(runBytes));
   double slowdown = memory.stridedSlowdown[at.lower];
   if (at.fraction > 0) slowdown += at.fraction * (memory.stridedSlowdown[at.lower + 1] - slowdown);
   return contiguous * std::max(slowdown, 1.0);
@@ -195,38 +232,39 @@ Result<double, std::string> communicationSeconds(const MachineProfile& profile, 
 
 namespace {
 
-// The grid's rate at (t, d), bilinear in the rate over log2 of the sizes.
-double interpolatedTflops(const AttentionGrid& grid, double t, double d) {
-  AxisPosition pt = positionOn(grid.t, t), pd = positionOn(grid.d, d);
-  double rate = 0;
-  for (int ct = 0; ct < 2; ++ct)
-    for (int cd = 0; cd < 2; ++cd) {
-      double weight = (ct ? pt.fraction : 1 - pt.fraction) * (cd ? pd.fraction : 1 - pd.fraction);
-      if (weight == 0) continue;
-      rate += weight * grid.tflops[(pt.lower + ct) * grid.d.size() + pd.lower + cd];
-    }
-  return rate;
+// The grid's time for one head of attention over `pairs` (query, key)
+// pairs at head dim d: between its points along t and d (`between`) at
+// t = sqrt(pairs), a point at t computing t² pairs; past the grid's edges
+// at the rate of the nearest point.
+double gridSeconds(const AttentionGrid& grid, double pairs, double d) {
+  const AxisPosition pt = positionOn(grid.t, std::sqrt(pairs), 2), pd = positionOn(grid.d, d);
+  const double time = along(pt, [&](size_t ct) {
+    return along(pd, [&](size_t cd) { return attentionPointSeconds(grid, pt.lower + ct, pd.lower + cd); });
+  });
+  return time * pt.beyond * pd.beyond;
 }
 
 // A measured curve's time for `bytes`, or the copy bandwidth's without one.
 double curveSeconds(const MachineProfile& profile, const MemoryCurve& curve, int64_t bytes) {
   if (curve.bytes.empty()) return memorySeconds(profile, bytes);
-  if (bytes <= 0) return 0;
-  return static_cast<double>(bytes) / (bandwidthGbps(curve, static_cast<double>(bytes)) * 1e9);
+  return curveTime(curve, static_cast<double>(bytes));
 }
 
-// attention's (tq, tk, d) from q [Tq, H·D] and k [Tk, G·D] and `heads`.
+// attention's pairs, key rows and head dim from q [Tq, H·D], k [Tk, G·D],
+// `heads` and costOf's flops (4 · pairs · H·D).
 struct AttentionShape {
-  int64_t tq = 0, tk = 0, d = 0;
+  double pairs = 0;
+  int64_t tk = 0, d = 0;
 };
-AttentionShape attentionShapeOf(std::span<const TensorExtent> tensors, std::span<const double> scalars) {
+AttentionShape attentionShapeOf(std::span<const TensorExtent> tensors, std::span<const double> scalars, double flops) {
   using O = operands::Attention;
   AttentionShape shape;
   if (tensors.size() <= O::k || tensors[O::q].shape.size() != 2 || tensors[O::k].shape.empty()) return shape;
   const int64_t heads = O::heads < scalars.size() ? static_cast<int64_t>(scalars[O::heads]) : 0;
-  shape.tq = tensors[O::q].shape[0];
+  const int64_t width = tensors[O::q].shape[1];
+  shape.pairs = width > 0 ? flops / (4 * static_cast<double>(width)) : 0;
   shape.tk = tensors[O::k].shape[0];
-  shape.d = heads > 0 ? tensors[O::q].shape[1] / heads : tensors[O::q].shape[1];
+  shape.d = heads > 0 ? width / heads : width;
   return shape;
 }
 
@@ -271,24 +309,25 @@ std::string describeAssumption(const PricingAssumption& assumption, std::string_
   return "?";
 }
 
-Result<double, std::string> attentionSeconds(const MachineProfile& profile, DType dtype, int64_t tq, int64_t tk,
+Result<double, std::string> attentionSeconds(const MachineProfile& profile, DType dtype, double pairs, int64_t tk,
                                              int64_t d, double flops, int64_t bytes,
                                              std::optional<PricingAssumption>* assumed) {
   if (assumed) assumed->reset();
-  if (tq <= 0 || tk <= 0 || d <= 0) return memorySeconds(profile, bytes);
-  const double dq = static_cast<double>(tq), dk = static_cast<double>(tk), dd = static_cast<double>(d);
-  double tflops = 0;
+  if (!(pairs > 0) || tk <= 0 || d <= 0) return memorySeconds(profile, bytes);
+  const double dk = static_cast<double>(tk), dd = static_cast<double>(d);
+  // The grids time one head's 4 · pairs · d flops; the call's flops are that many times as much work.
+  const double heads = flops / (4 * pairs * dd);
+  double seconds = 0;
   if (auto grid = profile.kernels.attention.find(dtype); grid != profile.kernels.attention.end()) {
-    tflops = interpolatedTflops(grid->second, std::sqrt(dq * dk), dd);
+    seconds = heads * gridSeconds(grid->second, pairs, dd);
   } else if (auto gemm = profile.gemm.find(dtype); gemm != profile.gemm.end()) {
-    tflops = interpolatedTflops(gemm->second, dq, dk, dd);
-    if (auto peak = profile.peakTflops.find(dtype); peak != profile.peakTflops.end())
-      tflops = std::min(tflops, peak->second);
+    // QKᵀ as a GEMM of as many (query, key) pairs: (pairs / Tk) query rows by Tk keys, 2 · pairs · d flops.
+    seconds = 2 * heads * gemmComputeSeconds(profile, gemm->second, dtype, pairs / dk, dk, dd);
     if (assumed) *assumed = PricingAssumption{PricingAssumption::Kind::AttentionAtGemmRate, dtype};
   } else {
     return fmt::format("the profile '{}' has no {} attention or GEMM rates", profile.name, dtypeName(dtype));
   }
-  return std::max(flops / (tflops * 1e12), memorySeconds(profile, bytes));
+  return std::max(seconds, memorySeconds(profile, bytes));
 }
 
 WorkClass workClassOf(CostRule rule) {
@@ -339,9 +378,9 @@ Result<ComputeCost, std::string> computeCost(const MachineProfile& profile, OpKi
         cost.assumed = PricingAssumption{Assumed::RowReductionAtCopyBandwidth};
       break;
     case CostRule::Attention: {
-      const AttentionShape shape = attentionShapeOf(tensors, scalars);
+      const AttentionShape shape = attentionShapeOf(tensors, scalars, cost.counted.flops);
       Result<double, std::string> seconds =
-          attentionSeconds(profile, dtype, shape.tq, shape.tk, shape.d, cost.counted.flops, bytes, &cost.assumed);
+          attentionSeconds(profile, dtype, shape.pairs, shape.tk, shape.d, cost.counted.flops, bytes, &cost.assumed);
       if (!seconds) return seconds.error();
       cost.seconds = *seconds;
       break;

@@ -17,16 +17,23 @@
 
 namespace hostir {
 
-// A GEMM out[m, n] = a[m, k] · b[k, n]: the grid's rate for the dtype,
-// interpolated in log2(m), log2(n), log2(k) (clamped to the grid's edges),
-// at most the dtype's peak, and never faster than its bytes at the memory
-// bandwidth (the roofline). Zero for an empty GEMM. An error when the
-// profile has no rate for the dtype: "the profile 'x' has no bf16 GEMM rates".
+// Every time below is interpolated between the times the profile measured
+// at its points (point_times.h), never between rates, and past a curve's or
+// grid's ends at the nearest point's rate: with the points' times
+// non-decreasing, as the reader leaves them, a larger operation of a kind
+// is never priced faster than a smaller one on the same profile and team.
+
+// A GEMM out[m, n] = a[m, k] · b[k, n]: the grid's time for the dtype,
+// trilinear in (m, n, k) between its points (at the nearest point's rate
+// past the grid's edges), never faster than the dtype's peak nor than its
+// bytes at the memory bandwidth (the roofline). Zero for an empty GEMM. An
+// error when the profile has no rate for the dtype: "the profile 'x' has
+// no bf16 GEMM rates".
 Result<double, std::string> gemmSeconds(const MachineProfile& profile, DType dtype, int64_t m, int64_t n, int64_t k);
 
 // An elementwise operation or copy that touches `bytes` (read plus
-// written), at the memory curve's bandwidth for that many bytes
-// (interpolated in log2(bytes), clamped at the ends).
+// written), on the memory curve: linear in bytes between the times of its
+// points, at the first or last point's bandwidth past its ends.
 double memorySeconds(const MachineProfile& profile, int64_t bytes);
 
 // A copy that touches `bytes` in runs of `runBytes` contiguous bytes (0 or
@@ -60,14 +67,17 @@ struct PricingAssumption {
 // "attention (bf16) at the bf16 GEMM rate: the profile 'h100-nvlink' measured no bf16 attention rate"
 std::string describeAssumption(const PricingAssumption& assumption, std::string_view profileName);
 
-// Attention of `flops` (costOf's count) touching `bytes`, with tq query
-// rows, tk key rows and head dim d: at the profile's attention rate for the
-// dtype, interpolated in log2 of t = sqrt(tq · tk) and of d (clamped to the
-// grid's edges), never faster than its bytes at the memory bandwidth. A
-// profile without attention rates for the dtype prices it at its GEMM rate
-// for (m, n, k) = (tq, tk, d), at most the peak, and sets `assumed`. An
-// error when it has neither: "the profile 'x' has no bf16 attention or GEMM rates".
-Result<double, std::string> attentionSeconds(const MachineProfile& profile, DType dtype, int64_t tq, int64_t tk,
+// Attention of `flops` (costOf's count, 4 · pairs · H·D) touching `bytes`,
+// computing `pairs` (query, key) pairs (Tq · Tk, about half with a causal
+// mask) over tk key rows at head dim d: H heads at the grid's time for the
+// dtype, bilinear in (t², d) between its points at t = sqrt(pairs), the
+// length of a square unmasked block of as many pairs (at the nearest
+// point's rate past the grid's edges), never faster than its bytes at the
+// memory bandwidth. A profile without attention rates for the dtype prices
+// it as the GEMM QKᵀ of as many pairs, (m, n, k) = (pairs / tk, tk, d),
+// twice (PV), and sets `assumed`. An error when it has neither: "the
+// profile 'x' has no bf16 attention or GEMM rates".
+Result<double, std::string> attentionSeconds(const MachineProfile& profile, DType dtype, double pairs, int64_t tk,
                                              int64_t d, double flops, int64_t bytes,
                                              std::optional<PricingAssumption>* assumed = nullptr);
 
@@ -104,8 +114,8 @@ double busFactor(OpKind kind, int64_t ranks);
 // the team size, or else the one at the largest smaller size (else the
 // smallest), its latency scaled by its algorithm's steps; of several
 // algorithms, the fastest for these bytes. An entry with measured sizes at
-// exactly this team size is priced from them instead (interpolated in
-// bytes; beyond the last size at the last segment's rate). A profile with no
+// exactly this team size is priced from them instead (linear in bytes
+// between them; beyond the last size at the last segment's rate). A profile with no
 // entry for all_to_all prices it with its allgather entries (the kind its
 // row of the collectives table names), at all_to_all's own bus factor. An
 // error when the profile has no entry for the kind (nor for the one that

@@ -17,6 +17,7 @@
 #include "hostir/limits.h"
 #include "ir/bounded_file.h"
 #include "ir/collectives.h"
+#include "model/point_times.h"
 
 namespace hostir {
 
@@ -563,6 +564,11 @@ MachineProfile readProfile(const Json& root) {
   readCommunication(root["communication"], profile, version);
   readOverheads(root["overheads_us"], profile, version);
   if (root.contains("contention")) readContention(root["contention"], profile);
+  // Measured times fall with size only by noise (a calibrated CPU's small
+  // copies, a shared GPU's launch-bound GEMMs): priced as read, a larger
+  // operation would come out faster than a smaller one, and the passes
+  // that compare predictions would pick by noise.
+  makeTimesNonDecreasing(profile);
   return profile;
 }
 
@@ -829,6 +835,8 @@ MachineProfile atSpreadEdge(const MachineProfile& profile, SpreadEdge edge) {
   o.syncMicros = atEdge(o.syncMicros, o.syncSpread, edge, true, kOverheadMicros);
   o.wakeupMicros = atEdge(o.wakeupMicros, o.wakeupSpread, edge, true, kOverheadMicros);
   for (Contention& c : p.contention) c.rate = atEdge(c.rate, c.spread, edge, false, kContentionRate);
+  // Each point moves by its own spread, which can reorder neighbouring times.
+  makeTimesNonDecreasing(p);
   return p;
 }
 

@@ -175,19 +175,23 @@ enum class SpreadEdge {
   Fast,  // every time / (1 + spread), every rate x (1 + spread) (a contention rate at most 1)
 };
 // The profile with every figure that has a spread moved to that edge of it,
-// within the format's ranges; the peaks (datasheet bounds) stay. A profile
-// without spreads comes back equal.
+// within the format's ranges, and its measured times then made
+// non-decreasing in size again (point_times.h); the peaks (datasheet
+// bounds) stay. A profile without spreads comes back equal.
 MachineProfile atSpreadEdge(const MachineProfile& profile, SpreadEdge edge);
 // Whether any figure of the profile has a spread above 0.
 bool hasSpread(const MachineProfile& profile);
 
-// Parses and validates a profile. Errors name the file and the JSON path:
+// Parses and validates a profile, and lowers any measured time above a
+// larger operation's to that one's (makeTimesNonDecreasing, point_times.h).
+// Errors name the file and the JSON path:
 // "p.json: error: gemm.bf16.tflops: expected 12 values (m x n x k), got 11".
 // The diagnostic holds the JSON path, message and (for malformed JSON) the
 // line and column; the file comes from rendering it:
 // renderDiagnostic(error, fileName, jsonText).
 Result<MachineProfile> parseMachineProfile(std::string_view jsonText, std::string_view fileName);
-// The profile's JSON text (what calibrate writes); parseMachineProfile reads it back equal.
+// The profile's JSON text (what calibrate writes); parseMachineProfile reads
+// it back equal, but for measured times it lowers as above.
 std::string machineProfileJson(const MachineProfile& profile);
 
 // `--machine` argument: a shipped profile's name ("h100-nvlink") or a path

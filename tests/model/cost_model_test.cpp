@@ -70,15 +70,18 @@ TEST(CostModelTest, GemmAtGridPointsUsesTheirRates) {
   EXPECT_NEAR(gemm(p, 256, 128, 128), flops(256, 128, 128) / 40e12, kTolerance);
 }
 
-TEST(CostModelTest, GemmInterpolatesInLogSizes) {
+// Between two points the time follows the power law through theirs, so
+// the rate changes by the same factor at each doubling: at the midpoint in
+// log2 it is the geometric mean of the two rates.
+TEST(CostModelTest, GemmTimeFollowsAPowerLawBetweenGridPoints) {
   MachineProfile p = testProfile();
   // 128 is halfway from 64 to 256 in log2; 64 halfway from 32 to 128.
-  EXPECT_NEAR(gemm(p, 128, 128, 32), flops(128, 128, 32) / 20e12, kTolerance);
-  EXPECT_NEAR(gemm(p, 64, 128, 64), flops(64, 128, 64) / 15e12, kTolerance);
-  EXPECT_NEAR(gemm(p, 128, 128, 64), flops(128, 128, 64) / 25e12, kTolerance);
-  // Off the midpoint, the rate is linear in log2(m): at m = 91, (log2 91 - 6) / 2 of the way from 10 to 30.
+  EXPECT_NEAR(gemm(p, 128, 128, 32), flops(128, 128, 32) / (std::sqrt(10.0 * 30) * 1e12), kTolerance);
+  EXPECT_NEAR(gemm(p, 64, 128, 64), flops(64, 128, 64) / (std::sqrt(10.0 * 20) * 1e12), kTolerance);
+  EXPECT_NEAR(gemm(p, 128, 128, 64), flops(128, 128, 64) / (std::pow(10.0 * 20 * 30 * 40, 0.25) * 1e12), kTolerance);
+  // Off the midpoint: at m = 91, (log2 91 - 6) / 2 of the way from 10 to 30 in log2 of the rate.
   double fraction = (std::log2(91.0) - 6) / 2;
-  EXPECT_NEAR(gemm(p, 91, 128, 32), flops(91, 128, 32) / ((10 + fraction * 20) * 1e12), kTolerance);
+  EXPECT_NEAR(gemm(p, 91, 128, 32), flops(91, 128, 32) / (10 * std::pow(3.0, fraction) * 1e12), kTolerance);
 }
 
 TEST(CostModelTest, GemmClampsToTheGridsEdges) {
@@ -120,13 +123,14 @@ TEST(CostModelTest, GemmOfADtypeWithoutRatesIsAnError) {
   EXPECT_EQ(seconds.error(), "the profile 'test' has no f64 GEMM rates");
 }
 
-TEST(CostModelTest, MemoryInterpolatesInLogBytesAndClamps) {
+TEST(CostModelTest, MemoryTimeFollowsAPowerLawBetweenPointsAndTheEndRatesPastThem) {
   MachineProfile p;
   p.memory = MemoryCurve{{1024, 1048576}, {10, 110}};
   EXPECT_NEAR(memorySeconds(p, 1024), 1024 / 10e9, kTolerance);
   EXPECT_NEAR(memorySeconds(p, 1048576), 1048576 / 110e9, kTolerance);
-  EXPECT_NEAR(memorySeconds(p, 32768), 32768 / 60e9, kTolerance);  // log2 15: halfway from 10 to 20
-  EXPECT_NEAR(memorySeconds(p, 4096), 4096 / 30e9, kTolerance);    // log2 12: a fifth of the way
+  // log2 15, halfway: the geometric mean of 10 and 110; log2 12, a fifth of the way.
+  EXPECT_NEAR(memorySeconds(p, 32768), 32768 / (std::sqrt(10.0 * 110) * 1e9), kTolerance);
+  EXPECT_NEAR(memorySeconds(p, 4096), 4096 / (10 * std::pow(11.0, 0.2) * 1e9), kTolerance);
   EXPECT_NEAR(memorySeconds(p, 100), 100 / 10e9, kTolerance);
   EXPECT_NEAR(memorySeconds(p, int64_t{1} << 30), (1 << 30) / 110e9, kTolerance);
   EXPECT_EQ(memorySeconds(p, 0), 0);

@@ -174,7 +174,8 @@ TEST(MachineProfileTest, RoundTripsAFilledStructExactly) {
   p.elementwiseUnits = 1;
   p.communicationUnits = 1;
   p.peakTflops[DType::F32] = 1.0 / 3.0;
-  p.gemm[DType::F32] = GemmGrid{{1, 7}, {3}, {5, 9, 4096}, {0.1, 0.2, 0.30000000000000004, 1e-5, 2.5e-3, 0.7}};
+  // Times that grow with the size, as the reader keeps them (point_times.h).
+  p.gemm[DType::F32] = GemmGrid{{1, 7}, {3}, {5, 9, 4096}, {0.1, 0.15, 0.30000000000000004, 0.5, 2.5e-3, 1e-5}};
   p.gemm[DType::F64] = GemmGrid{{8}, {8}, {8}, {0.012345678901234567}};
   p.memory = MemoryCurve{{4096, 1 << 20, int64_t{1} << 40}, {12.3456789, 45.6, 7.000000000000001}};
   p.communication = {{OpKind::Allreduce, 2, CommAlgorithm::Ring, 0, 1.5, {1024, 65536}, {3.25, 17.5}},
