@@ -267,7 +267,7 @@ Plan cpuPlan(bool quick) {
   p.mOther = {64, 512, 2048};
   p.nOther = {64, 512, 2048};
   p.kOther = {16, 256, 2048};
-  p.gemmRunSeconds = 0.015;
+  p.gemmRunSeconds = 0.012;  // beyond runsFor's 10 ms: five timed runs
   p.gemmMaxLoop = 2000;
   for (int64_t bytes = 4 * kKiB; bytes <= 256 * kMiB; bytes *= 4) p.memoryBytes.push_back(bytes);
   p.memoryBytesPerRun = 512 * kMiB;
@@ -430,17 +430,13 @@ class Calibrator {
   }
 
   DiagnosticError tooNoisy(const std::string& figure, const FigureEstimate& estimate) const {
-    const std::string spread = estimate.micro
-                                   ? fmt::format("differed by {:.1f} us per iteration (steady within {:.0f} us)",
-                                                 estimate.spreadMicros, api::kCalibrationNoisyMicros)
-                                   : fmt::format("spread {:.0f}% (steady within {:.0f}%)", estimate.spread * 100,
-                                                 api::kCalibrationNoisySpread * 100);
     return DiagnosticError{Diagnostic{
         {},
-        fmt::format("the machine is too noisy to measure: the runs of {} {} after {} retries, {:.0f} times beyond "
-                    "a steady figure's; nothing is written: quiet the machine, or force the calibration (--force) "
-                    "to keep such figures",
-                    figure, spread, retries_, estimate.noise)}};
+        fmt::format("the machine is too noisy to measure: the runs of {} spread {:.0f}%, {:.1f} us per iteration, "
+                    "after {} retries (steady within {:.0f}% or {:.0f} us; this is {:.0f} times beyond); nothing is "
+                    "written: quiet the machine, or force the calibration (--force) to keep such figures",
+                    figure, estimate.spread * 100, estimate.spreadMicros, retries_, api::kCalibrationNoisySpread * 100,
+                    api::kCalibrationNoisyMicros, estimate.noise)}};
   }
 
   // The load, judged first, before anything is measured. Other processes

@@ -14,8 +14,8 @@ namespace hostir {
 
 std::pair<int, int> runsFor(double estimatedSeconds) {
   if (estimatedSeconds > 0.3) return {0, kLeastTimedRuns};
-  if (estimatedSeconds > 0.05) return {1, kLeastTimedRuns};
-  if (estimatedSeconds > 0.005) return {1, 9};
+  if (estimatedSeconds > 0.01) return {1, kLeastTimedRuns};
+  if (estimatedSeconds > 0.002) return {1, 9};
   return {2, 15};
 }
 

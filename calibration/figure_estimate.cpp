@@ -31,8 +31,9 @@ FigureEstimate estimateFigure(const std::vector<double>& runSeconds, double empt
   figure.spread = spreadOf(runSeconds);
   figure.spreadMicros =
       runSeconds.size() < 2 ? 0 : (quantileOf(runSeconds, 0.75) - quantileOf(runSeconds, 0.25)) / iterations * 1e6;
+  // Noisy only beyond both limits: a microsecond figure by its microseconds, a large one by its share.
   figure.noise =
-      figure.micro ? figure.spreadMicros / api::kCalibrationNoisyMicros : figure.spread / api::kCalibrationNoisySpread;
+      std::min(figure.spread / api::kCalibrationNoisySpread, figure.spreadMicros / api::kCalibrationNoisyMicros);
   figure.verdict = figure.noise > api::kCalibrationUnusableNoise ? FigureVerdict::Unusable
                    : figure.noise > 1                            ? FigureVerdict::Noisy
                                                                  : FigureVerdict::Steady;

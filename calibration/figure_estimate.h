@@ -1,14 +1,15 @@
 // How `hostir calibrate` turns a figure's timed runs into its value and
-// judges their spread. Two kinds of figure, told apart by their size:
+// judges their spread.
 //
-// * a figure of a few microseconds per iteration (the overheads, small
-//   copies, small-message collectives, tiny GEMMs): a time slice lost to
-//   another thread stretches some of its runs by more than the figure
-//   itself, so the value is a low quantile of many runs (interference only
-//   ever adds time) and the spread is judged in microseconds against a
-//   floor, not relative to a value that small;
-// * a larger figure (GEMMs, copies and messages beyond the caches): the
-//   median of its runs, its spread judged relative to it.
+// * The value: for a figure of a few microseconds per iteration (the
+//   overheads, small copies, small-message collectives, tiny GEMMs), a
+//   time slice lost to another thread stretches some runs by more than
+//   the figure itself, so it is a low quantile of many runs (interference
+//   only ever adds time); for a larger figure, the median of its runs.
+// * The verdict: a figure is noisy only when its runs' interquartile range
+//   exceeds both kCalibrationNoisySpread of their median and
+//   kCalibrationNoisyMicros per iteration: a microsecond figure is judged
+//   in microseconds, a large one relative to itself.
 //
 // Pure functions of the run times: tests/calibration checks them on sample
 // vectors.
@@ -29,11 +30,11 @@ double quantileOf(std::vector<double> values, double q);
 // two values or a zero median): the relative spread a profile records.
 double spreadOf(std::vector<double> values);
 
-// Below this many seconds per iteration a figure is a microsecond figure.
-// On the 2-vCPU VM (docs/performance.md, "Calibration's figures") every
-// figure under 20 µs spread 20-60% relative on a quiet machine while its
-// runs differed by under a microsecond per iteration; figures above 50 µs
-// stayed within 10%.
+// Below this many seconds per iteration a figure's value is a low
+// quantile. On the 2-vCPU VM, quiet (docs/performance.md, "Calibration's
+// figures"), figures under 20 µs spread 20-95% relative while their runs
+// differed by 0.1-3 µs per iteration, and figures above 50 µs spread under
+// 15% but for a time slice lost now and then.
 inline constexpr double kMicroFigureSeconds = api::kCalibrationMicroFigureMicros * 1e-6;
 // A microsecond figure's value: this quantile of its runs. Not the
 // fastest run (one lucky run would set it), nor the median (which a third
@@ -50,9 +51,9 @@ struct FigureEstimate {
   double seconds = 0;       // per loop iteration, beyond the empty program's time
   double spread = 0;        // the runs' relative spread (spreadOf), as the profile records it
   double spreadMicros = 0;  // the runs' interquartile range per iteration, in microseconds
-  bool micro = false;       // a microsecond figure: a low quantile, its spread judged in microseconds
-  // The spread over the figure's limit: kCalibrationNoisySpread for a large
-  // figure, kCalibrationNoisyMicros for a microsecond one; above 1 noisy.
+  bool micro = false;       // a microsecond figure: its value a low quantile
+  // How far beyond its limits: the lesser of spread / kCalibrationNoisySpread
+  // and spreadMicros / kCalibrationNoisyMicros; above 1 noisy.
   double noise = 0;
   FigureVerdict verdict = FigureVerdict::Steady;
 };

@@ -27,8 +27,8 @@ TEST(FigureEstimate, QuantilesInterpolateBetweenTheSortedValues) {
   EXPECT_DOUBLE_EQ(quantileOf({6, 1, 5, 2, 4, 3}, 1), 6);
 }
 
-// A one-copy program's runs on a shared VM: eleven runs of 10 to 14.5 µs
-// and one of 40 µs. Their interquartile range, 2.5 µs, is 20% of the
+// A one-copy program's runs on a shared VM: ten runs of 10 to 14.5 µs and
+// one of 40 µs. Their interquartile range, 2.5 µs, is 20% of the
 // median: relative to a figure this small, noisy; in microseconds, within
 // the floor. The value is the 0.2-quantile, not the median.
 TEST(FigureEstimate, AMicrosecondFigureIsALowQuantileJudgedInMicroseconds) {
@@ -58,12 +58,12 @@ TEST(FigureEstimate, AMicrosecondFigureIsPerIterationBeyondTheEmptyProgram) {
 }
 
 TEST(FigureEstimate, AMicrosecondFigureWhoseRunsDifferByMicrosecondsIsNoisyThenUnusable) {
-  // Quartiles 10 and 16 µs: 6 µs apart, twice the floor.
+  // Quartiles 10 and 16 µs: 6 µs apart (46% of the median), beyond both limits.
   FigureEstimate noisy = estimateFigure(micros({8, 10, 13, 16, 20}), 0, 1);
   EXPECT_NEAR(noisy.spreadMicros, 6, 1e-9);
   EXPECT_NEAR(noisy.noise, 6 / api::kCalibrationNoisyMicros, 1e-9);
   EXPECT_EQ(noisy.verdict, FigureVerdict::Noisy);
-  // Quartiles 10 and 40 µs: 30 µs apart, ten times the floor.
+  // Quartiles 10 and 40 µs: 30 µs apart, six times the floor (and 150%).
   FigureEstimate unusable = estimateFigure(micros({8, 10, 20, 40, 45}), 0, 1);
   EXPECT_EQ(unusable.verdict, FigureVerdict::Unusable);
 }

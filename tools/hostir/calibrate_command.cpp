@@ -53,10 +53,10 @@ std::string noisiest(const std::vector<api::NoisyFigure>& noisy) {
 int writeCalibration(const CalibrateOptions& o, const api::Calibration& c, double seconds) {
   if (!c.noisy.empty())
     std::cerr << fmt::format(
-        "warning: {} figure(s) stayed noisy after {} retries (beyond {:.0f}% or, for figures under {:.0f} us, "
-        "{:.0f} us): {}; kept with their spreads, which `simulate` prints as its range\n",
-        c.noisy.size(), api::kCalibrationRetries, api::kCalibrationNoisySpread * 100,
-        api::kCalibrationMicroFigureMicros, api::kCalibrationNoisyMicros, noisiest(c.noisy));
+        "warning: {} figure(s) stayed noisy after {} retries (their runs spread beyond {:.0f}% and {:.0f} us per "
+        "iteration): {}; kept with their spreads, which `simulate` prints as its range\n",
+        c.noisy.size(), api::kCalibrationRetries, api::kCalibrationNoisySpread * 100, api::kCalibrationNoisyMicros,
+        noisiest(c.noisy));
   if (auto why = writeOutputFile(o.outputPath, c.profileJson)) {
     std::cerr << fmt::format("error: cannot write '{}': {}\n", o.outputPath, *why);
     return kProgramError;
