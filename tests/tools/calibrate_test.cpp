@@ -142,8 +142,8 @@ TEST_F(Cli, CalibrateRefusesABusyMachineNamingWhatKeepsItBusy) {
   auto refused = run("calibrate --ranks 2 -o " + path.string());
   EXPECT_EQ(refused.exitCode, 1) << refused.err;
   EXPECT_THAT(refused.err, ::testing::ContainsRegex("error: calibration failed: the machine is busy: other processes "
-                                                    "kept [0-9]+% of its cores busy as the calibration started \(the "
-                                                    "busiest: hostir-spinner \(pid [0-9]+\) [0-9]+% of a core"));
+                                                    "kept [0-9]+% of its cores busy as the calibration started \\(the "
+                                                    "busiest: hostir-spinner \\(pid [0-9]+\\) [0-9]+% of a core"));
   EXPECT_THAT(refused.err, HasSubstr("(--force)"));
   // Judged before any measurement: the progress names the load and nothing after it.
   EXPECT_THAT(refused.err, HasSubstr(": load\n"));
