@@ -10,12 +10,12 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
-#include <thread>
 
 #include "api/backend_choice.h"
 #include "api/calibration_team.h"
 #include "api/program_impl.h"
 #include "api/run_preparation.h"
+#include "calibration/machine_load.h"
 #include "executor/cpu/blas_library.h"
 #include "hostir/limits.h"
 #include "model/machine_profile.h"
@@ -26,27 +26,6 @@ namespace {
 
 // Measurements are noisy when other work holds this much of the cores.
 constexpr double kBusyWarning = 0.25;
-
-// The busy fraction of all cores over `window` (every process's work), from /proc/stat.
-double coresBusy(std::chrono::milliseconds window) {
-  auto sample = [](double& busy, double& total) {
-    std::ifstream stat("/proc/stat");
-    std::string cpu;
-    stat >> cpu;  // "cpu": the sum over the cores
-    double fields[8] = {};
-    for (double& f : fields) stat >> f;
-    // user nice system idle iowait irq softirq steal
-    total = 0;
-    for (double f : fields) total += f;
-    busy = total - fields[3] - fields[4];
-    return static_cast<bool>(stat);
-  };
-  double busy0 = 0, total0 = 0, busy1 = 0, total1 = 0;
-  if (!sample(busy0, total0)) return 0;
-  std::this_thread::sleep_for(window);
-  if (!sample(busy1, total1) || total1 <= total0) return 0;
-  return (busy1 - busy0) / (total1 - total0);
-}
 
 std::string hostName() {
   char name[256] = {};
@@ -186,8 +165,8 @@ Calibration calibrateOnTeam(const CalibrateOptions& options, const CalibrationTe
   // and a rank still starting up would count as other work).
   if (team.barrier) team.barrier();
   Calibration out;
-  out.busyAtStart = coresBusy(std::chrono::milliseconds(200));
-  request.othersBusy = out.busyAtStart;
+  request.load = sampleMachineLoad(std::chrono::milliseconds(200));
+  out.busyAtStart = request.load.othersBusy;
   if (team.leader && options.onWarning && out.busyAtStart > kBusyWarning)
     options.onWarning(fmt::format("other processes kept the cores {:.0f}% busy: the measurements will be noisy",
                                   out.busyAtStart * 100));

@@ -10,6 +10,7 @@
 
 #include "calibration/calibration_runs.h"
 #include "calibration/contention_calibration.h"
+#include "calibration/figure_estimate.h"
 #include "calibration/kernel_calibration.h"
 #include "model/cost_model.h"
 #include "runtime/backend_selection.h"
@@ -194,10 +195,11 @@ constexpr const char* kIssueProgram =
 
 // The axes of the grids and curves, full and --quick.
 struct Plan {
-  std::vector<int64_t> m, n, k;              // f32 and f64 GEMMs
-  std::vector<int64_t> mHalf, nHalf, kHalf;  // f16 and bf16 (converted to f32 per GEMM on the CPU: slower, coarser)
-  double gemmFlopsPerRun;                    // a run's loop does at least this many flops...
-  int64_t gemmMaxLoop;                       // ...in at most this many GEMMs
+  std::vector<int64_t> m, n, k;                 // f32 GEMMs
+  std::vector<int64_t> mOther, nOther, kOther;  // f64, bf16, f16: on a CPU slower (the halves converted to f32
+                                                // per GEMM) and priced by no benchmark there: coarser
+  double gemmRunSeconds;                        // a run's loop lasts about this long...
+  int64_t gemmMaxLoop;                          // ...in at most this many GEMMs
   double blockBytes;                 // a loop's blocks (GEMMs' x and y, messages) add up to this (beyond the caches)
   double guessFlopsPerSecond;        // sizes the runs only
   std::vector<int64_t> memoryBytes;  // bytes a copy touches (read + written)
@@ -240,10 +242,10 @@ Plan cpuPlan(bool quick) {
     p.m = {64, 256};
     p.n = {64, 256};
     p.k = {32, 128};
-    p.mHalf = {64, 256};
-    p.nHalf = {64};
-    p.kHalf = {64};
-    p.gemmFlopsPerRun = 2e7;
+    p.mOther = {64, 256};
+    p.nOther = {64};
+    p.kOther = {64};
+    p.gemmRunSeconds = 0.5e-3;
     p.gemmMaxLoop = 200;
     p.memoryBytes = {16 * kKiB, 4 * kMiB};
     p.memoryBytesPerRun = 16 * kMiB;
@@ -252,7 +254,7 @@ Plan cpuPlan(bool quick) {
     p.messageBytes = {16 * kKiB, 1 * kMiB};
     p.messageBytesPerRun = 4 * kMiB;
     p.maxLoop = 100;
-    p.overheadRepeat = 5;
+    p.overheadRepeat = 9;
     p.kernels = kernelPlan(p, {64, 256}, {64}, 4, {DType::F32}, 2e7);
     return p;
   }
@@ -260,10 +262,12 @@ Plan cpuPlan(bool quick) {
   p.m = {64, 256, 1024, 4096, 8192};
   p.n = {64, 256, 1024, 2048};
   p.k = {8, 32, 128, 512, 2048};
-  p.mHalf = {64, 1024, 8192};
-  p.nHalf = {64, 512, 2048};
-  p.kHalf = {8, 128, 2048};
-  p.gemmFlopsPerRun = 6e8;  // ~8 ms at this machine's f32 rate
+  // The other dtypes' largest GEMM, 2048 x 2048 x 2048, takes about half a
+  // second in bf16 on the 2-vCPU VM; their rates level off well before it.
+  p.mOther = {64, 512, 2048};
+  p.nOther = {64, 512, 2048};
+  p.kOther = {16, 256, 2048};
+  p.gemmRunSeconds = 0.012;  // beyond runsFor's 10 ms: five timed runs
   p.gemmMaxLoop = 2000;
   for (int64_t bytes = 4 * kKiB; bytes <= 256 * kMiB; bytes *= 4) p.memoryBytes.push_back(bytes);
   p.memoryBytesPerRun = 512 * kMiB;
@@ -288,10 +292,10 @@ Plan cudaPlan(bool quick) {
   p.gemmMaxLoop = 200;
   p.maxLoop = 1000;
   if (quick) {
-    p.m = p.mHalf = {256, 4096};
-    p.n = p.nHalf = {256, 4096};
-    p.k = p.kHalf = {64, 1024};
-    p.gemmFlopsPerRun = 2e10;
+    p.m = p.mOther = {256, 4096};
+    p.n = p.nOther = {256, 4096};
+    p.k = p.kOther = {64, 1024};
+    p.gemmRunSeconds = 1e-3;
     p.memoryBytes = {64 * kKiB, 64 * kMiB};
     p.memoryBytesPerRun = 1024 * kMiB;
     p.stridedRunBytes = {64, 1024};
@@ -302,10 +306,10 @@ Plan cudaPlan(bool quick) {
     p.kernels = kernelPlan(p, {512, 2048}, {128}, 16, {DType::F32}, 2e10);
     return p;
   }
-  p.m = p.mHalf = {256, 1024, 4096, 16384};
-  p.n = p.nHalf = {256, 1024, 8192};
-  p.k = p.kHalf = {32, 256, 2048, 8192};
-  p.gemmFlopsPerRun = 2e11;
+  p.m = p.mOther = {256, 1024, 4096, 16384};
+  p.n = p.nOther = {256, 1024, 8192};
+  p.k = p.kOther = {32, 256, 2048, 8192};
+  p.gemmRunSeconds = 0.01;
   for (int64_t bytes = 4 * kKiB; bytes <= 1024 * kMiB; bytes *= 4) p.memoryBytes.push_back(bytes);
   p.memoryBytesPerRun = 4096 * kMiB;
   p.stridedRunBytes = {64, 256, 1024, 4096};
@@ -398,9 +402,10 @@ class Calibrator {
     return profile;
   }
 
-  // Timed runs of `program` with R = loop, measured again while they spread
-  // more than kRetrySpread (rank 0 decides), keeping the runs that spread
-  // least; seconds per iteration beyond the empty program's.
+  // Timed runs of `program` with R = loop, measured again while noisy (rank
+  // 0 decides), keeping the least noisy runs; seconds per iteration beyond
+  // the empty program's (estimateFigure). An unusable figure stops the
+  // calibration unless it is forced.
   Measured perIteration(const std::string& figure, const Program& program, std::map<std::string, int64_t> set,
                         int64_t loop, int warmup, int repeat) {
     if (busy_) {
@@ -408,60 +413,85 @@ class Calibrator {
       // keep a forced calibration within about twice its quiet time.
       loop = std::max<int64_t>(1, loop / kBusyLoopDivisor);
       repeat = std::min(repeat, kBusyRepeat);
+      warmup = std::min(warmup, 1);
     }
     set["R"] = loop;
-    std::vector<double> best;
-    double bestSpread = std::numeric_limits<double>::infinity();
+    FigureEstimate best;
+    best.noise = std::numeric_limits<double>::infinity();
     for (int attempt = 0;; ++attempt) {
-      std::vector<double> runs = runs_.timedRuns(program, set, warmup, repeat);
-      const double spread = spreadOf(runs);
-      if (spread < bestSpread) {
-        best = std::move(runs);
-        bestSpread = spread;
-      }
-      if (attempt == retries_ || !agreed(bestSpread > kRetrySpread)) break;
+      FigureEstimate estimate = estimateFigure(runs_.timedRuns(program, set, warmup, repeat), emptySeconds_, loop);
+      if (estimate.noise < best.noise) best = estimate;
+      if (attempt == retries_ || !agreed(best.verdict != FigureVerdict::Steady)) break;
     }
-    if (bestSpread > kNoisySpread) noisy_.push_back(NoisyFigure{figure, bestSpread});
-    const double seconds = medianOf(best);
-    // A run that beat the empty program (noise) is taken whole.
-    const double loopSeconds = seconds > emptySeconds_ ? seconds - emptySeconds_ : seconds;
-    return Measured{loopSeconds / static_cast<double>(loop), bestSpread};
+    if (!request_.force && agreed(best.verdict == FigureVerdict::Unusable)) throw tooNoisy(figure, best);
+    if (best.verdict != FigureVerdict::Steady)
+      noisy_.push_back(NoisyFigure{figure, best.spread, best.micro ? best.spreadMicros : 0});
+    return Measured{best.seconds, best.spread};
   }
 
-  // The load, judged first. Other processes that kept the cores busy while
-  // the team waited (request.othersBusy) take a share of every core the
-  // runs want; work that comes and goes shows in two short figures, each
-  // run a single task of about a millisecond, whose runs then spread. A
-  // busy machine is refused unless forced, then measured with shorter and
-  // fewer timed runs (perIteration) and no figure measured again. The
-  // verdict is rank 0's. A device's runs are too short for such probes:
-  // CPU only.
+  DiagnosticError tooNoisy(const std::string& figure, const FigureEstimate& estimate) const {
+    return DiagnosticError{Diagnostic{
+        {},
+        fmt::format("the machine is too noisy to measure: the runs of {} spread {:.0f}%, {:.1f} us per iteration, "
+                    "after {} retries (steady within {:.0f}% or {:.0f} us; this is {:.0f} times beyond); nothing is "
+                    "written: quiet the machine, or force the calibration (--force) to keep such figures",
+                    figure, estimate.spread * 100, estimate.spreadMicros, retries_, api::kCalibrationNoisySpread * 100,
+                    api::kCalibrationNoisyMicros, estimate.noise)}};
+  }
+
+  // The load, judged first, before anything is measured. Other processes
+  // that kept the cores busy while the team waited (request.load) take a
+  // share of every core the runs want: refused at once, naming the
+  // busiest. Work that comes and goes shows in two short figures, each run
+  // a single task of about a millisecond, whose runs then spread. A busy
+  // machine is refused unless forced, then measured with shorter and fewer
+  // timed runs (perIteration) and no figure measured again. The verdict is
+  // rank 0's. A device's runs are too short for such probes: CPU only.
   void judgeLoad() {
     if (onGpu()) return;
     progress("load");
+    const MachineLoad& load = request_.load;
+    const std::string held = fmt::format(
+        "other processes kept {:.0f}% of its cores busy as the calibration started "
+        "(the busiest: {})",
+        load.othersBusy * 100, describeBusiest(load.busiest));
+    const std::string quiet = "quiet the machine, or force the calibration (--force) to measure it anyway";
+    if (agreed(load.othersBusy >= kBusyCores)) {
+      if (!request_.force)
+        throw DiagnosticError{Diagnostic{{}, fmt::format("the machine is busy: {}; {}", held, quiet)}};
+      measureBusy();
+      return;
+    }
     std::vector<NoisyFigure> probes;
     auto probe = [&](const std::string& figure, const Program& program, std::map<std::string, int64_t> set) {
       set["R"] = 1;
-      double least = std::numeric_limits<double>::infinity();
+      FigureEstimate least;
+      least.noise = std::numeric_limits<double>::infinity();
       for (int attempt = 0; attempt <= kCalibrationRetries; ++attempt) {
-        least = std::min(least, spreadOf(runs_.timedRuns(program, set, 1, kLoadProbeRuns)));
-        if (!agreed(least > kNoisySpread)) break;
+        FigureEstimate estimate = estimateFigure(runs_.timedRuns(program, set, 1, kLoadProbeRuns), 0, 1);
+        if (estimate.noise < least.noise) least = estimate;
+        if (!agreed(least.verdict != FigureVerdict::Steady)) break;
       }
-      probes.push_back(NoisyFigure{figure, least});
+      probes.push_back(NoisyFigure{figure, least.spread, 0});
+      return least.verdict != FigureVerdict::Steady;
     };
-    probe("copy 4 MiB", runs_.parse(kCopyProgram), {{"C", int64_t{1} << 20}});
-    probe("gemm f32 m=256 n=256 k=256", runs_.parse(gemmProgram(DType::F32)), {{"M", 256}, {"N", 256}, {"K", 256}});
-    const bool spread = probes[0].spread > kNoisySpread && probes[1].spread > kNoisySpread;
-    const bool taken = request_.othersBusy >= kBusyCores;
-    if (!agreed(spread || taken)) return;
+    const bool copyNoisy = probe("copy 4 MiB", runs_.parse(kCopyProgram), {{"C", int64_t{1} << 20}});
+    const bool gemmNoisy =
+        probe("gemm f32 m=256 n=256 k=256", runs_.parse(gemmProgram(DType::F32)), {{"M", 256}, {"N", 256}, {"K", 256}});
+    if (!agreed(copyNoisy && gemmNoisy)) return;
     if (!request_.force)
-      throw DiagnosticError{Diagnostic{
-          {},
-          fmt::format("the machine is busy: other processes kept {:.0f}% of its cores busy as the calibration "
-                      "started, and its runs of {} spread {:.0f}% and of {} {:.0f}% (noisy beyond {:.0f}%); "
-                      "quiet the machine, or force the calibration (--force) to measure it anyway",
-                      request_.othersBusy * 100, probes[0].name, probes[0].spread * 100, probes[1].name,
-                      probes[1].spread * 100, kNoisySpread * 100)}};
+      throw DiagnosticError{
+          Diagnostic{{},
+                     fmt::format("the machine is busy: {}, and its runs of {} spread {:.0f}% and of {} {:.0f}% (noisy "
+                                 "beyond {:.0f}%); {}",
+                                 held, probes[0].name, probes[0].spread * 100, probes[1].name, probes[1].spread * 100,
+                                 kNoisySpread * 100, quiet)}};
+    measureBusy();
+  }
+
+  // A forced calibration of a busy machine: every run is slower, and more
+  // runs or retries would not make its figures less noisy.
+  void measureBusy() {
     busy_ = true;
     retries_ = 0;
   }
@@ -471,19 +501,19 @@ class Calibrator {
     const int repeat = plan_.overheadRepeat;
     Program copy = runs_.parse(kCopyProgram);
     // A long loop of 1-element copies on the main stream: the host's issue rate.
-    Measured issue = perIteration("issue overhead", copy, {{"C", 1}}, plan_.maxLoop * 4, 1, 5);
+    Measured issue = perIteration("issue overhead", copy, {{"C", 1}}, plan_.maxLoop * 2, 1, repeat);
     o.issueMicros = issue.seconds * 1e6;
     o.issueSpread = issue.spread;
     // One tiny copy on an idle stream, less the empty program: from issue to its end.
-    Measured one = perIteration("launch overhead", copy, {{"C", 1}}, 1, 2, repeat);
+    Measured one = perIteration("launch overhead", copy, {{"C", 1}}, 1, 2, repeat * 2);
     o.launchMicros = one.seconds * 1e6;
     o.launchSpread = one.spread;
     // Each hop wakes the other stream; less the tiny copy the hop also runs.
-    Measured hop = perIteration("wakeup overhead", runs_.parse(kPingPongProgram), {}, plan_.maxLoop / 2, 1, 5);
+    Measured hop = perIteration("wakeup overhead", runs_.parse(kPingPongProgram), {}, plan_.maxLoop / 2, 1, repeat);
     o.wakeupMicros = std::max(hop.seconds / 2 - issue.seconds, 0.0) * 1e6;
     o.wakeupSpread = hop.spread;
     // synchronize(s) on an idle stream, beyond issuing a statement.
-    Measured sync = perIteration("sync overhead", runs_.parse(kSyncProgram), {}, plan_.maxLoop * 4, 1, 5);
+    Measured sync = perIteration("sync overhead", runs_.parse(kSyncProgram), {}, plan_.maxLoop * 2, 1, repeat);
     o.syncMicros = std::max(sync.seconds - issue.seconds, 0.0) * 1e6;
     o.syncSpread = sync.spread;
     if (onGpu()) o.issueMicrosByOp = measureIssueByOp();
@@ -504,27 +534,40 @@ class Calibrator {
     return micros;
   }
 
+  // A first guess at a dtype's GEMM rate, to size its first runs: f64 and
+  // the CPU's converted halves are slower than f32; a GPU's halves faster.
+  double gemmRateGuess(DType dtype) const {
+    if (dtype == DType::F32 || onGpu()) return plan_.guessFlopsPerSecond;
+    return plan_.guessFlopsPerSecond * (dtype == DType::F64 ? 0.5 : 0.25);
+  }
+
   GemmGrid measureGemm(DType dtype) {
-    const bool half = dtype == DType::F16 || dtype == DType::BF16;
+    const bool f32 = dtype == DType::F32;
     GemmGrid grid;
-    grid.m = half ? plan_.mHalf : plan_.m;
-    grid.n = half ? plan_.nHalf : plan_.n;
-    grid.k = half ? plan_.kHalf : plan_.k;
+    grid.m = f32 ? plan_.m : plan_.mOther;
+    grid.n = f32 ? plan_.n : plan_.nOther;
+    grid.k = f32 ? plan_.k : plan_.kOther;
     Program program = runs_.parse(gemmProgram(dtype));
-    // f64 and the CPU's converted halves are slower than f32; a GPU's halves faster.
-    const double guess = plan_.guessFlopsPerSecond * (dtype == DType::F32 || (half && onGpu()) ? 1 : 0.5);
+    // Each run is sized by the rate last measured at the same (n, k), else
+    // the same k, else the guess: a grid's rates span a factor of ten.
+    std::map<std::pair<int64_t, int64_t>, double> rateAt;
+    std::map<int64_t, double> rateAtK;
     for (int64_t m : grid.m)
       for (int64_t n : grid.n)
         for (int64_t k : grid.k) {
           const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-          const int64_t loop = std::clamp<int64_t>(ceilDiv(plan_.gemmFlopsPerRun, flops), 1, plan_.gemmMaxLoop);
-          auto [warmup, repeat] = runsFor(flops * static_cast<double>(loop) / guess);
+          const double rate = rateAt.count({n, k}) ? rateAt[{n, k}]
+                              : rateAtK.count(k)   ? rateAtK[k]
+                                                   : gemmRateGuess(dtype);
+          const int64_t loop = std::clamp<int64_t>(ceilDiv(plan_.gemmRunSeconds * rate, flops), 1, plan_.gemmMaxLoop);
+          auto [warmup, repeat] = runsFor(flops * static_cast<double>(loop) / rate);
           const double blockBytes = static_cast<double>(m * (k + n)) * static_cast<double>(dtypeSize(dtype));
           const int64_t blocks = std::clamp<int64_t>(ceilDiv(plan_.blockBytes, blockBytes), 1, loop);
           Measured measured = perIteration(fmt::format("gemm {} m={} n={} k={}", dtypeName(dtype), m, n, k), program,
                                            {{"M", m}, {"N", n}, {"K", k}, {"B", blocks}}, loop, warmup, repeat);
           grid.tflops.push_back(flops / measured.seconds / 1e12);
           grid.spread.push_back(measured.spread);
+          rateAt[{n, k}] = rateAtK[k] = flops / measured.seconds;
         }
     return grid;
   }
@@ -607,14 +650,16 @@ class Calibrator {
   std::string description() const {
     if (!onGpu())
       return fmt::format(
-          "medians of timed loops run by the CPU backend on {} ranks at once, {} core(s) each, less the fastest "
+          "medians of timed loops (a low quantile for figures of a few microseconds) run by the CPU backend on {} "
+          "ranks at once, {} core(s) each, less the fastest "
           "empty program's time; GEMMs `linear(x, w, out=y)`, memory `copy(a, out=b)` of f32, kernels `mul(a, b, "
           "out=c)` and `rms_norm(x, w, out=y)` of f32 and `attention(q, k, v, out=o, heads=H)`, collectives of f32 "
           "fitted to latency + bytes * busFactor / busbw (least squares, relative error){}",
           request_.world, request_.backend.cpu.coresPerRank,
           request_.quick ? "; --quick: a coarse grid, not a faithful profile" : "");
     return fmt::format(
-        "medians of timed loops run by the CUDA backend on {} ranks at once ({} communicator), less the fastest "
+        "medians of timed loops (a low quantile for figures of a few microseconds) run by the CUDA backend on {} "
+        "ranks at once ({} communicator), less the fastest "
         "empty program's time; GEMMs `linear(x, w, out=y)` through cuBLAS (f32 without TF32), memory `copy(a, "
         "out=b)` of f32, kernels `mul(a, b, out=c)` and `rms_norm(x, w, out=y)` of f32 and `attention(q, k, v, "
         "out=o, heads=H)`, collectives of f32 fitted to latency + bytes * busFactor / busbw; host cost per statement "
@@ -628,10 +673,7 @@ class Calibrator {
   Plan plan_;
   double emptySeconds_ = 0;
   std::vector<NoisyFigure> noisy_;
-  // A forced calibration of a busy machine: every run is slower, and more
-  // runs or retries would not make its figures less noisy, so it makes half
-  // the timed runs (three at least) and no retry.
-  bool busy_ = false;
+  bool busy_ = false;  // measureBusy()
   int retries_ = kCalibrationRetries;
 };
 

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "calibration/machine_load.h"
 #include "executor/backend_factory.h"
 #include "executor/runner.h"
 #include "hostir/calibration.h"
@@ -38,9 +39,9 @@ struct CalibrationRequest {
   }();
   bool quick = false;  // a coarse grid and one or two sizes each: seconds, not minutes
   bool force = false;  // measure a busy machine anyway (api::CalibrateOptions::force)
-  // The fraction of all cores other processes kept busy while the team
-  // waited, just before (api::Calibration::busyAtStart).
-  double othersBusy = 0;
+  // What other processes kept busy while the team waited, just before
+  // (sampleMachineLoad; api::Calibration::busyAtStart).
+  MachineLoad load;
   HostWatchdog* watchdog = nullptr;  // MPI teams: the deadline of every blocking step (RunRequest::watchdog)
   // Called before each group of measurements ("gemm f32", "memory", ...); may be empty.
   std::function<void(std::string_view)> progress;
@@ -49,12 +50,10 @@ struct CalibrationRequest {
   std::function<bool(bool)> agree;
 };
 
-// A figure is measured again (up to kCalibrationRetries times) when its timed
-// runs spread more than kRetrySpread, keeping the measurement that spread
-// least; one that still spreads more than kNoisySpread is noisy, and
-// `hostir calibrate` writes no profile with a noisy figure unless forced.
-// The bounds are the public API's (hostir/calibration.h).
-inline constexpr double kRetrySpread = api::kCalibrationRetrySpread;
+// A figure's runs are judged as calibration/figure_estimate.h says: a noisy
+// one is measured again (up to kCalibrationRetries times, keeping the least
+// noisy runs) and kept; an unusable one stops the calibration (rank 0
+// decides), unless forced. The bounds are the public API's (hostir/calibration.h).
 inline constexpr int kCalibrationRetries = api::kCalibrationRetries;
 inline constexpr double kNoisySpread = api::kCalibrationNoisySpread;
 // Timed runs of each of the two figures that judge the load first.
@@ -69,7 +68,7 @@ using api::NoisyFigure;
 
 struct Calibration {
   MachineProfile profile;
-  std::vector<NoisyFigure> noisy;  // noisiest first; empty when every figure is within kNoisySpread
+  std::vector<NoisyFigure> noisy;  // the figures kept though noisy, noisiest first
 };
 
 // Runs one request on the whole team and returns this rank's result

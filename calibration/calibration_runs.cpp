@@ -12,31 +12,11 @@
 
 namespace hostir {
 
-double medianOf(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  if (n == 0) return 0;
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-double spreadOf(std::vector<double> values) {
-  if (values.size() < 2) return 0;
-  std::sort(values.begin(), values.end());
-  // Quartiles by linear interpolation between the sorted samples.
-  auto quantile = [&](double q) {
-    const double at = q * static_cast<double>(values.size() - 1);
-    const size_t low = static_cast<size_t>(at);
-    const size_t high = std::min(low + 1, values.size() - 1);
-    return values[low] + (at - static_cast<double>(low)) * (values[high] - values[low]);
-  };
-  const double median = quantile(0.5);
-  return median > 0 ? (quantile(0.75) - quantile(0.25)) / median : 0;
-}
-
 std::pair<int, int> runsFor(double estimatedSeconds) {
-  if (estimatedSeconds > 0.3) return {0, 3};
-  if (estimatedSeconds > 0.05) return {1, 3};
-  return {1, 5};
+  if (estimatedSeconds > 0.3) return {0, kLeastTimedRuns};
+  if (estimatedSeconds > 0.01) return {1, kLeastTimedRuns};
+  if (estimatedSeconds > 0.002) return {1, 9};
+  return {2, 15};
 }
 
 std::string sizeName(int64_t bytes) {

@@ -12,12 +12,11 @@
 #include <vector>
 
 #include "calibration/calibration.h"
+#include "calibration/figure_estimate.h"
 #include "calibration/recorded_slices.h"
 #include "ir/ir.h"
 
 namespace hostir {
-
-double medianOf(std::vector<double> values);
 
 // One timed figure: seconds per loop iteration, and the spread of its runs.
 struct Measured {
@@ -31,16 +30,16 @@ struct Measured {
 using TimeLoop = std::function<Measured(const std::string& figure, const Program& program,
                                         std::map<std::string, int64_t> set, int64_t loop, int warmup, int repeat)>;
 
-// Warm-up and timed runs for a run of about `estimatedSeconds`: long runs
-// are steady, and repeating them many times would not fit the budget;
-// three give a spread.
+// Warm-up and timed runs for a run of about `estimatedSeconds`: short runs
+// are cheap, and many of them give a microsecond figure its low quantile;
+// long runs are steady, and repeating them many times would not fit the
+// budget. Never fewer than kLeastTimedRuns, so that one slow run does not
+// move the quartiles of the spread.
+inline constexpr int kLeastTimedRuns = 5;
 std::pair<int, int> runsFor(double estimatedSeconds);
 
 // "16 KiB", "4 MiB", "100 B".
 std::string sizeName(int64_t bytes);
-// A figure's spread: the interquartile range of its samples over their
-// median (0 for fewer than two samples or a zero median).
-double spreadOf(std::vector<double> values);
 
 class CalibrationRuns {
  public:

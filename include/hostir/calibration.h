@@ -12,12 +12,23 @@
 
 namespace hostir::api {
 
-// A figure is measured again (up to kCalibrationRetries times) while its
-// timed runs spread more than kCalibrationRetrySpread; one that still
-// spreads more than kCalibrationNoisySpread is noisy.
-inline constexpr double kCalibrationRetrySpread = 0.05;
-inline constexpr int kCalibrationRetries = 2;
+// How a figure's timed runs are judged (calibration/figure_estimate.h): a
+// figure of under kCalibrationMicroFigureMicros per iteration is a low
+// quantile of its runs, a larger one their median. A figure is noisy when
+// its runs' interquartile range exceeds both kCalibrationNoisySpread of
+// their median and kCalibrationNoisyMicros per iteration: microsecond
+// figures are judged in microseconds, large ones relative to themselves.
+// A noisy figure is measured again (up to kCalibrationRetries times,
+// keeping the least noisy runs) and then kept, its spread recorded. One
+// still kCalibrationUnusableNoise times beyond both limits is unusable: the
+// calibration stops there, unless forced. The values are the 2-vCPU VM's
+// (docs/performance.md, "Calibration's figures"): quiet, its microsecond
+// figures' runs differ by up to 3 µs per iteration, 20-95% of them.
+inline constexpr double kCalibrationMicroFigureMicros = 50;
+inline constexpr double kCalibrationNoisyMicros = 5;
 inline constexpr double kCalibrationNoisySpread = 0.15;
+inline constexpr double kCalibrationUnusableNoise = 4;
+inline constexpr int kCalibrationRetries = 2;
 // Other processes that keep this fraction of all cores busy as a CPU
 // calibration starts make the machine busy (CalibrateOptions::force).
 inline constexpr double kCalibrationBusyCores = 0.5;
@@ -28,13 +39,15 @@ struct CalibrateOptions {
   std::string communicator = "auto";  // as RunOptions::communicator
   int coresPerRank = 0;               // as RunOptions::coresPerRank (0: the node's cores divided by its ranks)
   bool quick = false;                 // a coarse grid, one or two sizes each: seconds instead of minutes
-  // The CPU is first judged busy when other processes keep
-  // kCalibrationBusyCores of its cores busy as it starts, or when two short
-  // figures, a copy and a GEMM of about a millisecond each, both stay noisy
-  // after their retries; the calibration is then refused with Error kind
-  // Run naming the load and both figures. Forced, it goes on with half the
-  // timed runs and no figure measured again, since more runs on a busy
-  // machine only add time.
+  // A CPU calibration first judges the load, before it measures anything:
+  // the machine is busy when other processes keep kCalibrationBusyCores of
+  // its cores busy as it starts, or when two short figures, a copy and a
+  // GEMM of about a millisecond each, both stay noisy after their retries.
+  // Busy, it is refused with Error kind Run naming the load and the busiest
+  // other processes; and a figure that turns out unusable later stops it
+  // there. Forced, it goes on: a busy machine with shorter and fewer timed
+  // runs and no figure measured again, since more runs on a busy machine
+  // only add time; an unusable figure is kept with its spread.
   bool force = false;
   // Testing aid, as RunOptions::injectDelaysMicros: random sleeps before
   // every task and communication of the runs, which make figures noisy.
@@ -48,8 +61,9 @@ struct CalibrateOptions {
 };
 
 struct NoisyFigure {
-  std::string name;   // "gemm f32 m=64 n=64 k=8", "allreduce 1 MiB"
-  double spread = 0;  // (slowest - fastest) / median of its timed runs
+  std::string name;         // "gemm f32 m=256 n=256 k=256", "allreduce 1 MiB", "launch overhead"
+  double spread = 0;        // the interquartile range of its timed runs over their median
+  double spreadMicros = 0;  // a microsecond figure's: its runs' interquartile range per iteration, in µs; else 0
 };
 
 // What a calibration measured (under MPI, this rank's figures; rank 0's are
@@ -60,7 +74,7 @@ struct Calibration {
   // The headline figures, one line: GEMM peaks, memory, kernels,
   // collectives, contention and host overheads.
   std::string summary;
-  std::vector<NoisyFigure> noisy;  // noisiest first; empty when every figure is within kCalibrationNoisySpread
+  std::vector<NoisyFigure> noisy;  // the figures that stayed noisy, kept in the profile; noisiest first
   double busyAtStart = 0;          // the fraction of all cores other work kept busy as it started
   double seconds = 0;              // how long it took
 };

@@ -204,7 +204,7 @@ TEST(BusyCalibration, TimesEachFigureOnceWithFewRuns) {
   request.world = 2;
   request.quick = true;
   request.force = true;
-  request.othersBusy = 1.0;
+  request.load.othersBusy = 1.0;
   std::string group;
   request.progress = [&](std::string_view name) { group = name; };
   struct Timed {
@@ -225,9 +225,10 @@ TEST(BusyCalibration, TimesEachFigureOnceWithFewRuns) {
     const Timed& t = timed[i];
     EXPECT_LE(t.repeat, kBusyRepeat) << t.group << ": " << t.program;
     EXPECT_LE(t.warmup, 1) << t.group << ": " << t.program;
-    if (i > 0)
+    if (i > 0) {
       EXPECT_FALSE(timed[i - 1].program == t.program && timed[i - 1].params == t.params)
           << t.group << ": " << t.program << " measured again";
+    }
   }
 }
 

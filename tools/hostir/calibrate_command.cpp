@@ -33,27 +33,30 @@ std::optional<std::string> unwritable(const std::string& path) {
   return std::nullopt;
 }
 
-// "gemm f32 m=64 n=64 k=8 (41%), copy 16 KiB (23%)": the noisiest first, at most five.
+// "gemm f32 m=1024 n=64 k=8 (41%), launch overhead (4.2 us)": the noisiest
+// first, at most five; a microsecond figure by how much its runs differed.
 std::string noisiest(const std::vector<api::NoisyFigure>& noisy) {
   std::string text;
-  for (size_t i = 0; i < noisy.size() && i < 5; ++i)
-    text += fmt::format("{}{} ({:.0f}%)", i ? ", " : "", noisy[i].name, noisy[i].spread * 100);
+  for (size_t i = 0; i < noisy.size() && i < 5; ++i) {
+    const api::NoisyFigure& figure = noisy[i];
+    text += fmt::format("{}{} ({})", i ? ", " : "", figure.name,
+                        figure.spreadMicros > 0 ? fmt::format("{:.1f} us", figure.spreadMicros)
+                                                : fmt::format("{:.0f}%", figure.spread * 100));
+  }
   if (noisy.size() > 5) text += fmt::format(" and {} more", noisy.size() - 5);
   return text;
 }
 
-// Rank 0 writes the profile, or refuses a noisy one unless forced; its exit code.
+// Rank 0 writes the profile, saying which figures stayed noisy (kept, their
+// spreads recorded: a figure too noisy to use stopped the calibration
+// before); its exit code.
 int writeCalibration(const CalibrateOptions& o, const api::Calibration& c, double seconds) {
-  if (!c.noisy.empty() && !o.api.force) {
-    std::cerr << fmt::format(
-        "error: the machine was too noisy to measure: {} figure(s) spread more than {:.0f}% after {} retries: {}; "
-        "no profile written (quiet the machine, or pass --force to write it anyway)\n",
-        c.noisy.size(), api::kCalibrationNoisySpread * 100, api::kCalibrationRetries, noisiest(c.noisy));
-    return kProgramError;
-  }
   if (!c.noisy.empty())
-    std::cerr << fmt::format("warning: --force: writing a profile with {} noisy figure(s): {}\n", c.noisy.size(),
-                             noisiest(c.noisy));
+    std::cerr << fmt::format(
+        "warning: {} figure(s) stayed noisy after {} retries (their runs spread beyond {:.0f}% and {:.0f} us per "
+        "iteration): {}; kept with their spreads, which `simulate` prints as its range\n",
+        c.noisy.size(), api::kCalibrationRetries, api::kCalibrationNoisySpread * 100, api::kCalibrationNoisyMicros,
+        noisiest(c.noisy));
   if (auto why = writeOutputFile(o.outputPath, c.profileJson)) {
     std::cerr << fmt::format("error: cannot write '{}': {}\n", o.outputPath, *why);
     return kProgramError;
