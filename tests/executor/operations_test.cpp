@@ -796,7 +796,8 @@ TEST(CliInputOutput, GlobalNpyInGlobalNpyOut) {
     auto inputs = globalInputs(program, params, 2, 21, {{"w", wgh}});
     fs::path out = dir / "yg.npy";
     std::string command = fmt::format(
-        "{} run {} --ranks 2 --set M={} --set K={} --set N={} --set S=2 --seed 21 --input w={} --fill-missing --output y={} "
+        "{} run {} --ranks 2 --set M={} --set K={} --set N={} --set S=2 --seed 21 --input w={} --fill-missing --output "
+        "y={} "
         ">{} 2>&1 </dev/null",
         HOSTIR_BINARY, examplePath("all_gather"), M, K, N * 2, (dir / "wg.npy").string(), out.string(),
         (dir / "log").string());
