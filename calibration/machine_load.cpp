@@ -104,7 +104,11 @@ MachineLoad sampleMachineLoad(std::chrono::milliseconds window, const std::set<i
 }
 
 std::string describeBusiest(const std::vector<ProcessLoad>& busiest) {
-  if (busiest.empty()) return fmt::format("no other process used {:.0f}% of a core or more", kNamedProcessCores * 100);
+  // The load came from processes that started and ended within the sample
+  // (a build's compilers, a test suite's commands): none can be named.
+  if (busiest.empty())
+    return fmt::format("none held {:.0f}% of a core through the sample: short-lived processes",
+                       kNamedProcessCores * 100);
   std::string text;
   for (const ProcessLoad& p : busiest)
     text += fmt::format("{}{} (pid {}) {:.0f}% of a core", text.empty() ? "" : ", ", p.name, p.pid, p.cores * 100);

@@ -37,7 +37,7 @@ MachineLoad sampleMachineLoad(std::chrono::milliseconds window, const std::set<i
 bool parseProcessStat(const std::string& line, std::string& name, uint64_t& ticks);
 
 // "hostir-spinner (pid 412) 99% of a core, cc1plus (pid 97) 31% of a core",
-// or "no other process used 5% of a core or more".
+// or "none held 5% of a core through the sample: short-lived processes".
 std::string describeBusiest(const std::vector<ProcessLoad>& busiest);
 
 }  // namespace hostir

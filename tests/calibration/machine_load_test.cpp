@@ -50,7 +50,7 @@ TEST(MachineLoad, OurOwnProcessesAreNotOthers) {
 }
 
 TEST(MachineLoad, SaysWhenNoProcessStandsOut) {
-  EXPECT_EQ(describeBusiest({}), "no other process used 5% of a core or more");
+  EXPECT_EQ(describeBusiest({}), "none held 5% of a core through the sample: short-lived processes");
   EXPECT_EQ(describeBusiest({{12, "cc1plus", 0.974}, {7, "make", 0.06}}),
             "cc1plus (pid 12) 97% of a core, make (pid 7) 6% of a core");
 }
