@@ -73,9 +73,16 @@ hostir_export_mpi_env() {
 # on one node, its default allreduce for large messages is several times
 # slower than the ring, so pick the ring. (Not mpi_yield_when_idle: it made
 # a small program 400x slower while anything else used the cores.)
+#
+# And each rank bound to a core: unbound, some 2-rank jobs ran every large
+# collective about 3x slower for their whole life (a 32 MiB allreduce ~32
+# ms against ~11 ms, 2 jobs in 6), as if both ranks shared one core; bound,
+# 8 jobs in 8 ran fast. overload-allowed: more ranks than cores still
+# start, sharing cores.
 hostir_export_mpi_tuning() {
   export OMPI_MCA_coll_tuned_use_dynamic_rules=1
   export OMPI_MCA_coll_tuned_allreduce_algorithm=4
+  export OMPI_MCA_hwloc_base_binding_policy=core:overload-allowed
 }
 
 # hostir_configure BUILD_DIR [CMAKE_ARGS...]: a Ninja RelWithDebInfo build of
