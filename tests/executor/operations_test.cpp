@@ -591,19 +591,29 @@ constexpr const char* kOutOfRange = R"hir(program out_of_range(R = 4, N = 6) {
 }
 )hir";
 
+// The program run on 2 in-process ranks with `name` given as these i32
+// values (the rest seeded), as run or as the serial reference; it must
+// stop with an error within 30 s.
+Result<RunResult> runWithIndices(const Program& program, const std::string& name, std::vector<double> values,
+                                 bool serialReference) {
+  RunRequest request = makeRequest(program, bindAll(program, {}), 1, 2);
+  request.backend.cpu.reference = serialReference;
+  RefTensor indices({static_cast<int64_t>(values.size())});
+  indices.data = std::move(values);
+  request.inputs[name] = toHost(indices, DType::I32);
+  auto result = runWithin(request, 2, std::chrono::seconds(30));
+  EXPECT_TRUE(result.has_value()) << "the team did not stop within 30 s";
+  return result ? std::move(*result) : Result<RunResult>(Diagnostic{{}, "timed out"});
+}
+
 TEST(IndexErrors, AnIndexOutOfRangeIsAnErrorAtItsStatementAndEveryRankEnds) {
   Program program = parseOrThrow(kOutOfRange);
   for (bool serialReference : {false, true}) {
-    RunRequest request = makeRequest(program, bindAll(program, {}), 1, 2);
-    request.backend.cpu.reference = serialReference;
-    RefTensor idx({6});
-    idx.data = {0, -1, 3, 2, 7, 1};  // rank 1 holds 2, 7, 1
-    request.inputs["idx"] = toHost(idx, DType::I32);
-    auto result = runWithin(request, 2, std::chrono::seconds(30));
-    ASSERT_TRUE(result.has_value()) << "the team did not stop within 30 s";
-    ASSERT_FALSE(result->ok());
-    EXPECT_THAT(result->error().message, HasSubstr("index 7 of 'idx' is out of range for 'x' with 4 rows (on rank 1)"));
-    EXPECT_EQ(result->error().loc, (SourceLoc{6, 7}));  // gather_rows
+    // rank 1 holds 2, 7, 1
+    Result<RunResult> result = runWithIndices(program, "idx", {0, -1, 3, 2, 7, 1}, serialReference);
+    ASSERT_FALSE(result.ok());
+    EXPECT_THAT(result.error().message, HasSubstr("index 7 of 'idx' is out of range for 'x' with 4 rows (on rank 1)"));
+    EXPECT_EQ(result.error().loc, (SourceLoc{6, 7}));  // gather_rows
   }
   // scatter_add_rows checks its own indices (here a gather that is fine, then -2).
   const std::string scatterOnly =
@@ -648,17 +658,12 @@ TEST(IndexErrors, TheErrorNamesTheProgramsTensors) {
         c.body + "}\n");
     const std::string table = c.body.find("(t, ") != std::string::npos ? "t" : "table";
     for (bool serialReference : {false, true}) {
-      RunRequest request = makeRequest(program, bindAll(program, {}), 1, 2);
-      request.backend.cpu.reference = serialReference;
-      RefTensor routes({6});
-      routes.data = {0, -1, 3, 2, 9, 1};  // rank 1 holds 2, 9, 1
-      request.inputs["routes"] = toHost(routes, DType::I32);
-      auto result = runWithin(request, 2, std::chrono::seconds(30));
-      ASSERT_TRUE(result.has_value()) << "the team did not stop within 30 s";
-      ASSERT_FALSE(result->ok());
-      EXPECT_EQ(result->error().message,
+      // rank 1 holds 2, 9, 1
+      Result<RunResult> result = runWithIndices(program, "routes", {0, -1, 3, 2, 9, 1}, serialReference);
+      ASSERT_FALSE(result.ok());
+      EXPECT_EQ(result.error().message,
                 fmt::format("index 9 of 'routes' is out of range for '{}' with 4 rows (on rank 1)", table));
-      EXPECT_EQ(result->error().loc, c.loc);
+      EXPECT_EQ(result.error().loc, c.loc);
     }
   }
 }
