@@ -240,11 +240,13 @@ void MpiCommunicator::run<CollectiveKind::ReduceScatter>(const CollectiveSignatu
     target = staged.data();
   }
   if (count == 0) return;
-  if (count <= maxElementsPerCall_) {
+  if (count <= maxElementsPerCall_ && bytes < kReduceEachBlockFromBytes) {
     check(MPI_Reduce_scatter_block(in, target, static_cast<int>(count), type, mpiReduceOp, comm_),
           "MPI_Reduce_scatter_block");
   } else {
-    // A block too long for one int count: reduce each block onto its rank in pieces.
+    // Each block reduced straight onto its rank, in pieces of at most an int
+    // count: Open MPI 4.1's reduce_scatter_block reduces the whole input onto
+    // rank 0 through a temporary as large as the input, then scatters it.
     for (int root = 0; root < size_; ++root)
       forEachPiece(count, [&](size_t first, int n) {
         const std::byte* source = in + (root * count + first) * elementSize;

@@ -137,6 +137,16 @@ TEST(MpiCommunicatorTest, SplitsCountsAboveThePerCallLimit) {
       runCases(limited, casesFor(collective, dtype, limited.size(), kCountsAroundTheLimit));
 }
 
+TEST(MpiCommunicatorTest, ReduceScattersOfLargeBlocksReduceEachBlockOntoItsRank) {
+  // Blocks just below, at and above the size from which each block is
+  // reduced on its own: every op and layout on both sides of the switch.
+  for (DType dtype : kDTypes) {
+    const size_t atSwitch = MpiCommunicator::kReduceEachBlockFromBytes / dtypeSize(dtype);
+    const size_t counts[] = {atSwitch - 1, atSwitch, atSwitch + 3};
+    runCases(*world, casesFor(Collective::ReduceScatter, dtype, world->size(), counts));
+  }
+}
+
 TEST(MpiCommunicatorTest, ManyBackToBackCollectivesMatchByOrder) {
   std::vector<CollectiveCase> cases;
   for (size_t i = 0; i < 400; ++i) {
