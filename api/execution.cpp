@@ -54,7 +54,12 @@ Prediction simulate(const Program& program, const Machine& machine, const Simula
   pipelineOptions.streams = options.streams;
   pipelineOptions.machine = profile;
   pipelineOptions.minimumGain = options.minimumGain;
-  pipelineOptions.remarks = remarkSink(source, options.onRemark, options.onWarning);
+  std::vector<std::string> schedules;
+  pipelineOptions.remarks = [&schedules,
+                             forward = remarkSink(source, options.onRemark, options.onWarning)](const Remark& remark) {
+    if (!remark.schedule.empty()) schedules.push_back(fmt::format("line {}: {}", remark.loc.line, remark.schedule));
+    if (forward) forward(remark);
+  };
   hostir::Program rewritten = applyPipeline(source, source.program, options.passes, bindings, pipelineOptions);
   ProgramPrediction p = predictProgram(source, rewritten, bindings, options.streams, *profile);
   // A zero is +0: a -0 would print as "-0.00".
@@ -66,6 +71,7 @@ Prediction simulate(const Program& program, const Machine& machine, const Simula
   out.commMs = figure(p.communicationSeconds * 1e3);
   out.exposedCommMs = figure(p.exposedCommunicationSeconds() * 1e3);
   out.overlapEfficiency = figure(p.overlapEfficiency());
+  out.schedules = std::move(schedules);
   out.assumptions = p.assumptions(profile->name);
   // What the profile's measured spreads allow: every figure at one end.
   if (hasSpread(*profile)) {

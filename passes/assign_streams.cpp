@@ -56,10 +56,9 @@ Statement streamOp(OpKind kind, Arg stream) {
   return op;
 }
 
-// The worker stream of iteration `index` of a loop starting at `start`:
-// stream(index - start), so that the first iteration gets stream(0) and
-// no stream number is negative. A literal start is folded.
-Expr iterationStream(const std::string& index, const Expr& start) {
+// The iteration number of `index` in a loop starting at `start`: index -
+// start, so that the first iteration is 0. A literal start is folded.
+Expr iterationNumber(const std::string& index, const Expr& start) {
   Expr i = Expr::name(index);
   if (start.empty()) return i;
   if (auto value = start.literalValue()) {
@@ -70,11 +69,34 @@ Expr iterationStream(const std::string& index, const Expr& start) {
   return i - start;
 }
 
+// The worker stream of iteration `index`: stream(index - start), or on
+// `streams` streams (0: one per iteration) stream((index - start) % streams).
+Expr iterationStream(const std::string& index, const Expr& start, int64_t streams = 0) {
+  Expr number = iterationNumber(index, start);
+  return streams > 0 ? number % Expr::literal(streams) : number;
+}
+
+// The loop's trip count with the context's bindings, where its bounds
+// depend on params and `world` alone.
+std::optional<int64_t> tripCount(const ForLoop& loop, const Program& program, const Bindings& bindings) {
+  IntLookup lookup = [&](const std::string& name) -> std::optional<int64_t> {
+    if (name == "world") return bindings.world;
+    if (auto it = bindings.params.find(name); it != bindings.params.end()) return it->second;
+    for (const Param& param : program.params)
+      if (param.name == name) return param.value;
+    return std::nullopt;
+  };
+  Result<int64_t> end = evaluate(loop.end, lookup);
+  Result<int64_t> start = loop.start.empty() ? Result<int64_t>(int64_t{0}) : evaluate(loop.start, lookup);
+  if (!end || !start || *end < *start) return std::nullopt;
+  return *end - *start;
+}
+
 // The loop with its body in a with block on worker streams, then the join
 // loop; the capture of the current stream first when `captureFirst`. The
 // with block gives the stream back after each iteration.
 std::vector<Statement> rewriteLoop(const ForLoop& original, bool captureFirst, const std::string& main,
-                                   const std::string& joinIndex) {
+                                   const std::string& joinIndex, int64_t streams) {
   std::vector<Statement> out;
   if (captureFirst) {
     Operation capture(OpKind::GetCurrentStream);
@@ -83,7 +105,7 @@ std::vector<Statement> rewriteLoop(const ForLoop& original, bool captureFirst, c
   }
   ForLoop loop = original;
   WithBlock onWorker;
-  onWorker.stream = Arg::stream(iterationStream(loop.index.name, loop.start));
+  onWorker.stream = Arg::stream(iterationStream(loop.index.name, loop.start, streams));
   onWorker.body.reserve(loop.body.size() + 1);
   onWorker.body.push_back(streamOp(OpKind::Synchronize, Arg::name(main)));
   for (Statement& s : loop.body) onWorker.body.push_back(std::move(s));
@@ -92,9 +114,14 @@ std::vector<Statement> rewriteLoop(const ForLoop& original, bool captureFirst, c
 
   ForLoop join;
   join.index = NameDef{joinIndex, {}};
-  join.start = original.start;
-  join.end = original.end;
-  join.body.push_back(streamOp(OpKind::Synchronize, Arg::stream(iterationStream(joinIndex, original.start))));
+  if (streams > 0) {
+    join.end = Expr::literal(streams);
+    join.body.push_back(streamOp(OpKind::Synchronize, Arg::stream(Expr::name(joinIndex))));
+  } else {
+    join.start = original.start;
+    join.end = original.end;
+    join.body.push_back(streamOp(OpKind::Synchronize, Arg::stream(iterationStream(joinIndex, original.start))));
+  }
 
   out.push_back(std::move(loop));
   out.push_back(std::move(join));
@@ -125,12 +152,13 @@ Program assemble(const Program& shell, std::initializer_list<std::pair<const Sta
 // loop by loop.
 class TopLevelRewriter {
  public:
-  TopLevelRewriter(Program& program, const PassContext& context, const AssignStreamsPass::KeepRewrite& keep,
-                   const AssignStreamsPass::ConsiderLoop& consider, bool optimistic = false)
+  TopLevelRewriter(Program& program, const PassContext& context, const AssignStreamsPass::ChooseRewrite& choose,
+                   const AssignStreamsPass::ConsiderLoop& consider, bool fewerStreams, bool optimistic = false)
       : program_(program),
         context_(context),
-        keep_(keep),
+        choose_(choose),
         consider_(consider),
+        fewerStreams_(fewerStreams),
         optimistic_(optimistic),
         names_(program),
         // Join loops are siblings, so they can all share one index name.
@@ -269,27 +297,73 @@ class TopLevelRewriter {
     if (consider_ && !consider_(loop)) return false;
     if (!capture_ && !unusedMainName_) unusedMainName_ = names_.take("main");
     const std::string main = capture_ ? *capture_ : *unusedMainName_;
-    std::vector<Statement> rewritten = rewriteLoop(loop, !capture_, main, joinIndex_);
-    std::optional<std::vector<RaceFinding>> after;
+    Candidate chosen{0, rewriteLoop(loop, !capture_, main, joinIndex_, 0), {}};
     if (optimistic_) {
-      after = races_;  // proved once, at the end
+      chosen.races = *races_;  // proved once, at the end
     } else {
-      Program withRewrite =
-          assemble(program_, {bodySoFar(), {rewritten.data(), rewritten.data() + rewritten.size()}, {rest + 1, end}});
-      after = checkRewrite(loop, withRewrite);
-      if (!after) return false;
-      if (keep_ && !keep_(assemble(program_, {bodySoFar(), {rest, end}}), withRewrite, loop)) return false;
+      std::optional<Candidate> picked = choose(loop, rest, end, std::move(chosen.statements), main);
+      if (!picked) return false;
+      chosen = std::move(*picked);
     }
     remark(loop, fmt::format("iteration {} runs on stream({}), joined after the loop: the iterations are independent "
                              "(race-checked with the bound parameters)",
-                             loop.index.name, iterationStream(loop.index.name, loop.start).toString()));
+                             loop.index.name, iterationStream(loop.index.name, loop.start, chosen.streams).toString()));
     if (!capture_) {
       capture_ = main;
       unusedMainName_.reset();
     }
-    races_ = std::move(*after);
-    for (Statement& s : rewritten) body_.push_back(std::move(s));
+    races_ = std::move(chosen.races);
+    for (Statement& s : chosen.statements) body_.push_back(std::move(s));
     return true;
+  }
+
+  // A rewrite of one loop: on `streams` worker streams (0: one per iteration).
+  struct Candidate {
+    int64_t streams = 0;
+    std::vector<Statement> statements;
+    std::vector<RaceFinding> races;  // of the whole program with it
+  };
+
+  Program withStatements(const std::vector<Statement>& statements, const Statement* rest, const Statement* end) const {
+    return assemble(program_,
+                    {bodySoFar(), {statements.data(), statements.data() + statements.size()}, {rest + 1, end}});
+  }
+
+  // The rewrite to keep, proved safe: the one per iteration where nothing
+  // chooses, else the one choose_ picks among those that verify and add no race.
+  std::optional<Candidate> choose(const ForLoop& loop, const Statement* rest, const Statement* end,
+                                  std::vector<Statement> perIteration, const std::string& main) {
+    std::optional<std::vector<RaceFinding>> races = checkRewrite(loop, withStatements(perIteration, rest, end));
+    if (!races) return std::nullopt;
+    std::vector<Candidate> candidates;
+    candidates.push_back(Candidate{0, std::move(perIteration), std::move(*races)});
+    if (!choose_) return std::move(candidates.front());
+    if (fewerStreams_) addFewerStreams(loop, rest, end, main, candidates);
+    std::vector<AssignStreamsPass::LoopRewrite> rewrites;
+    for (const Candidate& c : candidates)
+      rewrites.push_back({c.streams > 0 ? fmt::format("{} worker streams", c.streams) : "worker streams",
+                          withStatements(c.statements, rest, end)});
+    std::optional<size_t> picked = choose_(assemble(program_, {bodySoFar(), {rest, end}}), rewrites, loop);
+    if (!picked || *picked >= candidates.size()) return std::nullopt;
+    return std::move(candidates[*picked]);
+  }
+
+  // The loop on 2, 4, ... worker streams, fewer than its iterations, each
+  // kept where it verifies and adds no race (silently: the rewrite on one
+  // stream per iteration said what stops the loop).
+  void addFewerStreams(const ForLoop& loop, const Statement* rest, const Statement* end, const std::string& main,
+                       std::vector<Candidate>& candidates) const {
+    std::optional<int64_t> trips = tripCount(loop, program_, context_.bindings);
+    if (!trips) return;
+    for (int64_t streams = 2, added = 0; streams < *trips && added < AssignStreamsPass::kMaxFewerStreams;
+         streams *= 2, ++added) {
+      std::vector<Statement> statements = rewriteLoop(loop, !capture_, main, joinIndex_, streams);
+      Program withRewrite = withStatements(statements, rest, end);
+      if (verifyProgram(withRewrite, context_.bindings, context_.cancel)) continue;
+      std::vector<RaceFinding> after = context_.raceCheck(withRewrite);
+      if (!newRaces(*races_, after).empty()) continue;
+      candidates.push_back(Candidate{streams, std::move(statements), std::move(after)});
+    }
   }
 
   struct PendingRemark {
@@ -300,8 +374,9 @@ class TopLevelRewriter {
 
   Program& program_;
   const PassContext& context_;
-  const AssignStreamsPass::KeepRewrite& keep_;
+  const AssignStreamsPass::ChooseRewrite& choose_;
   const AssignStreamsPass::ConsiderLoop& consider_;
+  const bool fewerStreams_;
   const bool optimistic_;
   mutable std::vector<PendingRemark> pending_;  // the optimistic run's remarks, made once it is kept
   FreshNames names_;
@@ -322,10 +397,11 @@ class TopLevelRewriter {
 bool assignStreamsApplies(const ForLoop& loop) { return bodyDoesWork(loop.body) && !bodySetsStream(loop.body); }
 
 Status AssignStreamsPass::run(Program& program, const PassContext& context) {
-  // A rewrite the cost model must weigh (keep_) is decided loop by loop.
-  if (!keep_ && context.raceCheck && TopLevelRewriter(program, context, keep_, consider_, true).runOptimistically())
+  // A rewrite the cost model must weigh (choose_) is decided loop by loop.
+  if (!choose_ && context.raceCheck &&
+      TopLevelRewriter(program, context, choose_, consider_, fewerStreams_, true).runOptimistically())
     return std::nullopt;
-  TopLevelRewriter(program, context, keep_, consider_).run();
+  TopLevelRewriter(program, context, choose_, consider_, fewerStreams_).run();
   return std::nullopt;
 }
 

@@ -42,18 +42,29 @@ namespace hostir {
 
 class AssignStreamsPass : public Pass {
  public:
-  // Asked, for each loop the pass can rewrite safely, whether to keep the
-  // rewrite: the program with the loop as written, then with the rewrite
-  // (overlap keeps only the rewrites the cost model says pay).
-  using KeepRewrite = std::function<bool(const Program& asWritten, const Program& rewritten, const ForLoop& loop)>;
+  // One way to rewrite a loop: its schedule in words ("worker streams",
+  // one per iteration, or "2 worker streams") and the whole program with it.
+  struct LoopRewrite {
+    std::string schedule;
+    Program program;
+  };
+  // Asked, for each loop the pass can rewrite safely, which rewrite to keep:
+  // an index into `rewrites`, or nullopt to leave the loop as written (overlap
+  // keeps the one the cost model predicts fastest, where it pays). The
+  // first rewrite runs each iteration on its own worker stream; with
+  // `fewerStreams`, the others run iteration i on stream(i mod k) for each
+  // power of two k below the loop's trip count (at most kMaxFewerStreams).
+  using ChooseRewrite = std::function<std::optional<size_t>(
+      const Program& asWritten, const std::vector<LoopRewrite>& rewrites, const ForLoop& loop)>;
+  static constexpr int kMaxFewerStreams = 3;
 
   // Asked first, for each loop the pass could rewrite, whether to weigh it
   // at all (overlap: while its budget of predictions lasts).
   using ConsiderLoop = std::function<bool(const ForLoop& loop)>;
 
   AssignStreamsPass() = default;
-  explicit AssignStreamsPass(KeepRewrite keep, ConsiderLoop consider = nullptr)
-      : keep_(std::move(keep)), consider_(std::move(consider)) {}
+  explicit AssignStreamsPass(ChooseRewrite choose, ConsiderLoop consider = nullptr, bool fewerStreams = false)
+      : choose_(std::move(choose)), consider_(std::move(consider)), fewerStreams_(fewerStreams) {}
 
   static constexpr std::string_view kName = "assign-streams";
   static constexpr std::string_view kSummary =
@@ -66,8 +77,9 @@ class AssignStreamsPass : public Pass {
   Status run(Program& program, const PassContext& context) override;
 
  private:
-  KeepRewrite keep_;       // empty: every safe rewrite is kept
-  ConsiderLoop consider_;  // empty: every loop is considered
+  ChooseRewrite choose_;       // empty: every safe rewrite is kept
+  ConsiderLoop consider_;      // empty: every loop is considered
+  bool fewerStreams_ = false;  // also offer choose_ the loop on fewer streams than iterations
 };
 
 // Whether assign-streams considers this loop: it issues work and does not

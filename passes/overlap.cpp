@@ -408,7 +408,8 @@ class Overlapper {
     return prediction->seconds;
   }
 
-  // assign-streams, keeping a loop's rewrite only where it pays.
+  // assign-streams, on one worker stream per iteration or on fewer, keeping
+  // the rewrite predicted fastest where it pays.
   Status overlapLoops() {
     PassContext relabelled = context_;
     if (context_.remarks)
@@ -419,26 +420,54 @@ class Overlapper {
           context_.remarks(Remark{std::string(kPass), r.loc, r.message, r.notes});
       };
     AssignStreamsPass loops(
-        [this](const Program& asWritten, const Program& rewritten, const ForLoop& loop) {
-          std::optional<double> before = predictSeconds(asWritten, loop.loc, "loop");
-          if (!before) return false;
-          std::optional<double> after = predictSeconds(rewritten, loop.loc, "loop");
-          if (!after) return false;
-          bool pays = paysOff(*after, *before, context_.minimumGain);
-          context_.remark(
-              kPass, loop.loc,
-              fmt::format("{}: iterations on worker streams {}", pays ? "loop rewritten" : "loop left as it is",
-                          comparison(*after, *before, context_.minimumGain)) +
-                  (pays || *after > *before ? "" : belowThreshold()));
-          changed_ |= pays;
-          return pays;
-        },
+        [this](const Program& asWritten, const std::vector<AssignStreamsPass::LoopRewrite>& rewrites,
+               const ForLoop& loop) { return fastestRewrite(asWritten, rewrites, loop); },
         [this](const ForLoop& loop) {
-          // assign-streams' proof of the rewrite, then two predictions, each a
-          // canonicalization (a verification and a race proof) and a simulation.
-          return budget_.take(7, context_, kPass, loop.loc, "this loop and those after it left as they are");
-        });
+          // assign-streams' proof of each rewrite, then a prediction of each
+          // and of the loop as written: a canonicalization (a verification and
+          // a race proof) and a simulation.
+          constexpr int64_t kRewrites = 1 + AssignStreamsPass::kMaxFewerStreams;
+          return budget_.take(3 + 5 * kRewrites, context_, kPass, loop.loc,
+                              "this loop and those after it left as they are");
+        },
+        /*fewerStreams=*/true);
     return loops.run(program_, relabelled);
+  }
+
+  // The rewrite predicted fastest, where it clears the minimum gain over
+  // the loop as written; the remark lists every candidate's prediction.
+  std::optional<size_t> fastestRewrite(const Program& asWritten,
+                                       const std::vector<AssignStreamsPass::LoopRewrite>& rewrites,
+                                       const ForLoop& loop) {
+    std::optional<double> before = predictSeconds(asWritten, loop.loc, "loop");
+    if (!before) return std::nullopt;
+    std::optional<size_t> fastest;
+    std::vector<double> predicted;
+    for (size_t r = 0; r < rewrites.size(); ++r) {
+      std::optional<double> after = predictSeconds(rewrites[r].program, loop.loc, "loop");
+      if (!after) return std::nullopt;
+      predicted.push_back(*after);
+      if (!fastest || *after < predicted[*fastest]) fastest = r;
+    }
+    if (!fastest) return std::nullopt;
+    const double best = predicted[*fastest];
+    const bool pays = paysOff(best, *before, context_.minimumGain);
+    std::string message = fmt::format("{}: iterations on {} {}", pays ? "loop rewritten" : "loop left as it is",
+                                      rewrites[*fastest].schedule, comparison(best, *before, context_.minimumGain)) +
+                          (pays || best > *before ? "" : belowThreshold());
+    std::vector<Note> notes;
+    if (rewrites.size() > 1) {
+      notes.push_back(Note{loop.loc, fmt::format("as written: predicted {:.4f} ms", *before * 1e3)});
+      for (size_t r = 0; r < rewrites.size(); ++r)
+        notes.push_back(
+            Note{loop.loc, fmt::format("{}: predicted {:.4f} ms", rewrites[r].schedule, predicted[r] * 1e3)});
+    }
+    if (context_.remarks)
+      context_.remarks(Remark{std::string(kPass), loop.loc, std::move(message), std::move(notes), false,
+                              pays ? rewrites[*fastest].schedule : "as written"});
+    changed_ |= pays;
+    if (!pays) return std::nullopt;
+    return fastest;
   }
 
   Status scheduleStraightLineCode() {

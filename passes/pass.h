@@ -25,6 +25,9 @@ struct Remark {
   std::vector<Note> notes = {};
   // A pass stopped short of its work (a limit): shown even where remarks are not.
   bool warning = false;
+  // A scheduling pass's choice for the loop at `loc` ("as written", "worker
+  // streams", "2 worker streams"); empty for other remarks. `tune` prints it.
+  std::string schedule = {};
 };
 using RemarkSink = std::function<void(const Remark&)>;
 

@@ -58,6 +58,10 @@ struct Prediction {
   double commMs = 0;
   double exposedCommMs = 0;
   double overlapEfficiency = 0;  // E
+  // The schedule a scheduling pass (overlap) chose for each loop it
+  // weighed, in the order it decided: "line 8: 2 worker streams", "line 20:
+  // as written". Empty when no pass weighed a loop.
+  std::vector<std::string> schedules;
   // What pricing assumed where the machine profile had no figure
   // (docs/cost-model.md, "Kernels"), one sentence each.
   std::vector<std::string> assumptions;

@@ -2,6 +2,7 @@
 // threshold, a loss) with predictions the test controls, then the real
 // cost model on the shipped H100 profile, and the scheduled program's
 // results against the serial reference.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -119,6 +120,43 @@ TEST(Overlap, AGainBelowTheThresholdLeavesTheLoop) {
   Outcome close = overlap(kChunkedLayer, fixedPredictions(0.100, 0.09502));
   EXPECT_FALSE(usesWorkerStreams(close.program));
   EXPECT_THAT(close.remarkText(), HasSubstr("(4.98% faster), below the 5.0% threshold"));
+}
+
+// The worker streams a rewritten loop cycles through: k for stream(i % k),
+// 0 for one per iteration, -1 when the program has no with block.
+int64_t workerStreamCycle(const Program& program) {
+  int64_t cycle = -1;
+  walkStatements(program.body, [&](const Statement& s) {
+    if (!s.isWith()) return;
+    std::string stream = s.with().stream.toString();
+    size_t mod = stream.find("% ");
+    cycle = mod == std::string::npos ? 0 : std::stoll(stream.substr(mod + 2));
+  });
+  return cycle;
+}
+
+TEST(Overlap, PicksTheFastestOfTheStreamCountsAndListsEveryCandidate) {
+  // Hand-set predictions: fewer streams than chunks are faster here, 4 the fastest.
+  CostOracle predict = [](const Program& program) -> Result<CostPrediction> {
+    const std::map<int64_t, double> seconds = {{-1, 0.100}, {0, 0.095}, {2, 0.085}, {4, 0.080}};
+    CostPrediction p;
+    p.seconds = seconds.at(workerStreamCycle(program));
+    p.statementSeconds.assign(program.body.size(), 0.0);
+    return p;
+  };
+  Bindings eightChunks;
+  eightChunks.params["S"] = 8;
+  Outcome o = overlap(kChunkedLayer, predict, 0.05, eightChunks);
+  EXPECT_EQ(workerStreamCycle(o.program), 4) << printProgram(o.program);
+  EXPECT_THAT(o.remarkText(), HasSubstr("overlap: loop rewritten: iterations on 4 worker streams predicted 80.0000 ms "
+                                        "against 100.0000 ms as written (20.0% faster)"));
+  std::string notes;
+  for (const Remark& r : o.remarks)
+    if (r.message.rfind("loop rewritten", 0) == 0)
+      for (const Note& n : r.notes) notes += n.message + "\n";
+  EXPECT_EQ(notes,
+            "as written: predicted 100.0000 ms\nworker streams: predicted 95.0000 ms\n"
+            "2 worker streams: predicted 85.0000 ms\n4 worker streams: predicted 80.0000 ms\n");
 }
 
 TEST(Overlap, AGainEqualToTheThresholdIsTaken) {
@@ -325,6 +363,34 @@ TEST_F(OverlapCli, TheScheduledBlockMatchesTheSerialReference) {
   auto r = run("run " + scheduled + " --ranks 2 --check");
   EXPECT_EQ(r.exitCode, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("check: ok"));
+}
+
+// A loop on fewer worker streams than chunks gives the results of the loop as written.
+TEST_F(OverlapCli, EveryStreamCountMatchesTheSerialReference) {
+  for (int streams : {2, 4}) {
+    std::string text = kChunkedLayer;
+    // The rewrite overlap makes with `streams` worker streams, written out.
+    text.replace(text.find("  for i in range(S) {"), std::string("  for i in range(S) {").size(),
+                 fmt::format("  main = get_current_stream()\n  for i in range(S) {{\n    with stream(i % {}) {{\n"
+                             "    synchronize(main)",
+                             streams));
+    text.replace(
+        text.find("    wait(c)\n  }\n"), std::string("    wait(c)\n  }\n").size(),
+        fmt::format("    wait(c)\n    }}\n  }}\n  for j in range({}) {{\n    synchronize(stream(j))\n  }}\n", streams));
+    std::string file = write(fmt::format("streams{}.hir", streams), text);
+    for (int ranks : {1, 2, 4}) {
+      auto r = run(fmt::format("run {} --ranks {} --set S=8 --race-check --check", file, ranks));
+      EXPECT_EQ(r.exitCode, 0) << text << r.err;
+      EXPECT_THAT(r.out, HasSubstr("check: ok"));
+    }
+  }
+  // overlap offers those stream counts and says what each is predicted at.
+  auto opt = run("opt " + example("row_parallel_linear.hir") +
+                 " --ranks 8 --set M=16384 --set K=8192 --set N=8192 --set S=8 --passes overlap --machine h100-nvlink "
+                 "--remarks");
+  ASSERT_EQ(opt.exitCode, 0) << opt.err;
+  EXPECT_THAT(opt.err, HasSubstr("note: 2 worker streams: predicted"));
+  EXPECT_THAT(opt.err, HasSubstr("note: 4 worker streams: predicted"));
 }
 
 TEST_F(OverlapCli, OverlapNeedsAMachine) {

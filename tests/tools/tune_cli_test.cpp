@@ -111,6 +111,33 @@ TEST_F(TuneCli, TheIssueCommandPicksTheFastestRowAsSimulatePredictsIt) {
   EXPECT_EQ(simulatedMilliseconds(simulated.out), fastestMs) << simulated.out;
 }
 
+// With overlap, each row says the schedule overlap chose for the loop at
+// that binding, as `hostir opt --remarks` reports it for the same binding.
+TEST_F(TuneCli, WithOverlapEachRowSaysTheScheduleOverlapChose) {
+  const std::string common = example("row_parallel_linear.hir") +
+                             " --machine h100-nvlink --ranks 8 --set M=16384 --set K=8192 --set N=8192 "
+                             "--passes overlap";
+  auto r = run("tune " + common + " --param S=1,4,8");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  TuneTable table = parseTable(r.out);
+  ASSERT_EQ(table.columns.back(), "schedule") << r.out;
+  ASSERT_EQ(table.rows.size(), 3u) << r.out;
+  static const std::regex decision(R"(overlap: loop (rewritten|left as it is): iterations on ([0-9a-z ]+?) predicted)");
+  for (const auto& row : table.rows) {
+    const std::string s = cell(table, row, "S");
+    auto opt = run("opt " + common + " --remarks --set S=" + s);
+    ASSERT_EQ(opt.exitCode, 0) << opt.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(opt.err, m, decision)) << opt.err;
+    const std::string chosen = m[1].str() == "rewritten" ? m[2].str() : "as written";
+    // The schedule cell is the rest of the row, after the figures.
+    std::string schedule;
+    for (size_t i = table.columns.size() - 1; i < row.size(); ++i) schedule += (schedule.empty() ? "" : " ") + row[i];
+    EXPECT_EQ(schedule, "line 8: " + chosen) << r.out;
+  }
+  EXPECT_NE(table.best.find(" schedule: line 8: "), std::string::npos) << r.out;
+}
+
 // A profile from a pipe (`--machine <(...)`, a FIFO) can be read only
 // once, so tune reads it once for every binding.
 TEST_F(TuneCli, AProfileFromAPipeServesEveryBinding) {

@@ -196,12 +196,25 @@ std::string milliseconds(double ms) { return fmt::format("{:.4f}", ms); }
 // so that the earlier of two rows that read the same wins.
 int64_t printedTenthsOfMicroseconds(double ms) { return std::llround(ms * 1e4); }
 
+// "line 8: 2 worker streams; line 20: as written": what the passes chose
+// for each loop they weighed.
+std::string scheduleOf(const api::Prediction& p) { return fmt::format("{}", fmt::join(p.schedules, "; ")); }
+
+bool anySchedule(const std::vector<Outcome>& outcomes) {
+  for (const Outcome& outcome : outcomes)
+    if (outcome.prediction && !outcome.prediction->schedules.empty()) return true;
+  return false;
+}
+
 std::string formatTable(const TuneContext& c, const std::vector<Outcome>& outcomes) {
   std::vector<std::string> header;
   for (const TunedParam& param : c.tuned) header.push_back(param.name);
   if (c.severalPools) header.push_back("streams");
   const size_t keyColumns = header.size();
   for (const char* figure : {"predicted_ms", "compute_ms", "comm_ms", "exposed_comm_ms", "E"}) header.push_back(figure);
+  // The schedule comes last, left-aligned: it is words, not a figure.
+  const bool schedules = anySchedule(outcomes);
+  if (schedules) header.push_back("schedule");
 
   std::vector<std::vector<std::string>> rows;
   for (const Outcome& outcome : outcomes) {
@@ -211,6 +224,7 @@ std::string formatTable(const TuneContext& c, const std::vector<Outcome>& outcom
     if (const auto& p = outcome.prediction) {
       row.insert(row.end(), {milliseconds(p->medianMs), milliseconds(p->computeMs), milliseconds(p->commMs),
                              milliseconds(p->exposedCommMs), fmt::format("{:.2f}", p->overlapEfficiency)});
+      if (schedules) row.push_back(scheduleOf(*p));
     } else {
       row.push_back("failed: " + shortReason(outcome.failure, c.program.sourceName()));
     }
@@ -230,7 +244,8 @@ std::string formatTable(const TuneContext& c, const std::vector<Outcome>& outcom
     for (size_t i = 0; i < row.size(); ++i) {
       if (i > 0) line += "  ";
       bool reason = i == keyColumns && row.size() < header.size();
-      line += reason ? row[i] : fmt::format("{:>{}}", row[i], widths[i]);
+      bool words = schedules && i + 1 == header.size();
+      line += reason || words ? row[i] : fmt::format("{:>{}}", row[i], widths[i]);
     }
     return line + "\n";
   };
@@ -298,8 +313,10 @@ int tune(const TuneOptions& o) {
                              outcomes.size());
     return kProgramError;
   }
-  out += fmt::format("best: {} predicted_ms={}\n", describe(context, best->binding),
+  out += fmt::format("best: {} predicted_ms={}", describe(context, best->binding),
                      milliseconds(best->prediction->medianMs));
+  if (!best->prediction->schedules.empty()) out += fmt::format(" schedule: {}", scheduleOf(*best->prediction));
+  out += "\n";
   std::cout << out;
   return kSuccess;
 }
