@@ -39,6 +39,22 @@ void check(const Program& program, const CheckOptions& options) {
   }
 }
 
+namespace {
+
+// The profile as this run's communicator prices it (MachineProfile::communicationCarrier).
+std::shared_ptr<const MachineProfile> withCommunicator(const std::shared_ptr<const MachineProfile>& profile,
+                                                       const std::string& communicator) {
+  if (communicator == "auto" || communicator == "nccl") return profile;
+  if (communicator != "copy-engine")
+    throw plainError(ErrorKind::Usage,
+                     fmt::format("unknown communicator '{}' (expected auto, nccl or copy-engine)", communicator));
+  auto onCopyEngines = std::make_shared<MachineProfile>(*profile);
+  onCopyEngines->communicationCarrier = CommunicationCarrier::CopyEngines;
+  return onCopyEngines;
+}
+
+}  // namespace
+
 Prediction simulate(const Program& program, const std::string& machine, const SimulateOptions& options) {
   return simulate(program, Machine::load(machine), options);
 }
@@ -49,7 +65,7 @@ Prediction simulate(const Program& program, const Machine& machine, const Simula
   checkPipeline(options.passes, true);
   checkMinimumGain(options.minimumGain);
   Bindings bindings = verifiedBindings(source, options.params, options.ranks);
-  const std::shared_ptr<const MachineProfile>& profile = machine.impl().profile;
+  const std::shared_ptr<const MachineProfile> profile = withCommunicator(machine.impl().profile, options.communicator);
   PipelineOptions pipelineOptions;
   pipelineOptions.streams = options.streams;
   pipelineOptions.machine = profile;

@@ -117,8 +117,15 @@ class ContentionCalibrator {
     for (size_t a = 0; a < classes; ++a)
       for (size_t b = a + 1; b < classes; ++b)
         for (int64_t bytes : sizes_) measurePair(kLoops[a], kLoops[b], bytes, rates);
+    // Collectives the copy-engine communicator carried are that class's figures, not the SM kernels'.
+    const bool copyEngines =
+        request_.backend.kind == BackendKind::Cuda && request_.backend.communicator == CommunicatorChoice::CopyEngine;
+    auto carried = [copyEngines](WorkClass c) {
+      return copyEngines && c == WorkClass::Communication ? WorkClass::CopyEngineCommunication : c;
+    };
     std::vector<Contention> contention;
-    for (auto& [pair, measured] : rates) contention.push_back(combined(pair.first, pair.second, measured));
+    for (auto& [pair, measured] : rates)
+      contention.push_back(combined(carried(pair.first), carried(pair.second), measured));
     return contention;
   }
 

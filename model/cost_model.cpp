@@ -293,7 +293,7 @@ std::string describeAssumption(const PricingAssumption& assumption, std::string_
     case PricingAssumption::Kind::AttentionAtGemmRate: {
       const std::string_view dtype = dtypeName(assumption.dtype);
       return fmt::format(
-          "attention ({0}) at the {0} GEMM rate of (Tq, Tk, head dim), in the elementwise class: the profile '{1}' "
+          "attention ({0}) at the {0} GEMM rate of (Tq, Tk, head dim): the profile '{1}' "
           "measured no {0} attention rate",
           dtype, profileName);
     }
@@ -333,15 +333,15 @@ Result<double, std::string> attentionSeconds(const MachineProfile& profile, DTyp
 WorkClass workClassOf(CostRule rule) {
   switch (rule) {
     case CostRule::Linear:
-    case CostRule::Matmul: return WorkClass::Gemm;
+    case CostRule::Matmul:
+    case CostRule::Attention: return WorkClass::Gemm;
     case CostRule::Gather:
     case CostRule::Copy:
     case CostRule::Fill: return WorkClass::Memory;
     case CostRule::Collective: return WorkClass::Communication;
     case CostRule::None:
     case CostRule::Elementwise:
-    case CostRule::RowReduction:
-    case CostRule::Attention: return WorkClass::Elementwise;
+    case CostRule::RowReduction: return WorkClass::Elementwise;
   }
   return WorkClass::Elementwise;
 }

@@ -82,8 +82,9 @@ Result<double, std::string> attentionSeconds(const MachineProfile& profile, DTyp
                                              std::optional<PricingAssumption>* assumed = nullptr);
 
 // The contention class of a computation priced by `rule`: Gemm for GEMMs
-// only; kernels that only move elements are Memory, every other kernel
-// (attention included) Elementwise.
+// (batched matmul included) and attention, compute-bound kernels that fill
+// the SMs; kernels that only move elements are Memory, every other kernel
+// (merge_attention included: it combines partial results) Elementwise.
 WorkClass workClassOf(CostRule rule);
 
 // One computation (a KernelCall's kind, the dtype of its first operand,

@@ -496,6 +496,7 @@ constexpr std::pair<WorkClass, std::string_view> kWorkClasses[] = {
     {WorkClass::Memory, "memory"},
     {WorkClass::Elementwise, "elementwise"},
     {WorkClass::Communication, "communication"},
+    {WorkClass::CopyEngineCommunication, "copy_engine_communication"},
 };
 
 WorkClass readWorkClass(const Json& entry, const std::string& path, std::string_view key) {
@@ -503,7 +504,9 @@ WorkClass readWorkClass(const Json& entry, const std::string& path, std::string_
   for (const auto& [value, known] : kWorkClasses)
     if (known == name) return value;
   reject(child(path, key),
-         fmt::format("unknown class '{}' (expected one of gemm, memory, elementwise, communication)", name));
+         fmt::format(
+             "unknown class '{}' (expected one of gemm, memory, elementwise, communication, copy_engine_communication)",
+             name));
 }
 
 void readContention(const Json& entries, MachineProfile& profile) {
@@ -764,11 +767,26 @@ std::string_view workClassName(WorkClass workClass) {
   return "?";
 }
 
+WorkClass communicationClassOf(CommunicationCarrier carrier) {
+  return carrier == CommunicationCarrier::CopyEngines ? WorkClass::CopyEngineCommunication : WorkClass::Communication;
+}
+
+double assumedContentionRate(WorkClass slowed, WorkClass beside) {
+  if (slowed == beside) return 1;
+  // The copy engines move bytes without SMs: a compute-bound GEMM neither
+  // slows them nor is slowed by them (docs/machine-profiles.md).
+  const bool copyEngines = slowed == WorkClass::CopyEngineCommunication || beside == WorkClass::CopyEngineCommunication;
+  if (copyEngines && (slowed == WorkClass::Gemm || beside == WorkClass::Gemm)) return 1;
+  // Every other pair shares the device (the SMs, or the memory bandwidth both
+  // need): each keeps half. Nothing runs beside other work for free unless measured.
+  return 0.5;
+}
+
 double contentionRate(const MachineProfile& profile, WorkClass slowed, WorkClass beside) {
   if (slowed == beside || profile.contention.empty()) return 1;
   for (const Contention& c : profile.contention)
     if (c.slowed == slowed && c.beside == beside) return c.rate;
-  return kUnmeasuredContentionRate;
+  return assumedContentionRate(slowed, beside);
 }
 
 namespace {

@@ -119,13 +119,20 @@ struct Overheads {
 
 // The classes of work that contend for a GPU's SMs and memory bandwidth.
 // A computation's class follows its cost rule (cost_model.h, workClassOf):
-// only GEMMs are Gemm.
+// GEMMs and attention are Gemm; a communication's class follows what
+// carries it (communicationClassOf).
 enum class WorkClass {
-  Gemm,           // linear, matmul
+  Gemm,           // linear, matmul (batched too), attention: compute-bound kernels that fill the SMs
   Memory,         // copies and fills, and kernels that only move elements (gather_rows, scatter_add_rows, cast)
-  Elementwise,    // the other kernels: add, mul, silu, ..., rms_norm, softmax, attention, merge_attention
-  Communication,  // collectives and sendrecv
+  Elementwise,    // the other kernels: add, mul, silu, ..., rms_norm, softmax, merge_attention
+  Communication,  // collectives and sendrecv run as kernels on the SMs (NCCL, a CPU team)
+  CopyEngineCommunication,  // collectives and sendrecv on the copy engines: they hold no SM, only bandwidth
 };
+
+// What carries a run's communications (`--communicator` of simulate and
+// tune): kernels on the SMs, or the copy engines (`copy-engine`).
+enum class CommunicationCarrier { Kernels, CopyEngines };
+WorkClass communicationClassOf(CommunicationCarrier carrier);
 
 // How much work of one class slows while work of another class runs beside
 // it on the same rank (Concurrent ranks): its rate then is `rate` times its
@@ -155,18 +162,25 @@ struct MachineProfile {
   // Pairwise slow-downs of concurrent work on a Concurrent rank; see
   // docs/cost-model.md for the rule and the pairs a profile leaves out.
   std::vector<Contention> contention;
+  // What carries this run's communications: a setting of the run
+  // (`--communicator`), not of the file; the JSON never holds it.
+  CommunicationCarrier communicationCarrier = CommunicationCarrier::Kernels;
 };
 
 // The rate that work of class `slowed` keeps while work of class `beside`
-// runs on the same rank (docs/cost-model.md): the profile's contention
-// entry for the pair; for a pair its table leaves out, 0.5
-// (kUnmeasuredContentionRate: the two share the device, nothing is free
-// unless measured) when the table has entries and 1 when it is empty (a
-// version 1 profile, a CPU: no contention modelled). 1 for one class
-// beside itself (units share that).
-constexpr double kUnmeasuredContentionRate = 0.5;
+// runs on the same rank (docs/cost-model.md, docs/machine-profiles.md):
+// the profile's contention entry for the pair; for a pair its table leaves
+// out, assumedContentionRate when the table has entries, and 1 when it is
+// empty (a version 1 profile, a CPU: no contention modelled). 1 for one
+// class beside itself (units share that).
 double contentionRate(const MachineProfile& profile, WorkClass slowed, WorkClass beside);
-// "gemm", "memory", "elementwise", "communication".
+// The assumed rate of a pair no entry measures (docs/machine-profiles.md,
+// "Assumed contention"): work that shares the SMs and memory bandwidth
+// keeps half; communication on the copy engines and a GEMM leave each
+// other alone (1 both ways), and the copy engines share memory bandwidth
+// with the other classes (half).
+double assumedContentionRate(WorkClass slowed, WorkClass beside);
+// "gemm", "memory", "elementwise", "communication", "copy_engine_communication".
 std::string_view workClassName(WorkClass workClass);
 
 // Which end of its spread every figure of a profile is taken at.

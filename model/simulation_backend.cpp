@@ -172,9 +172,12 @@ void SimulationBackend::collective(Stream* stream, const CollectiveCall& call) {
   CollectivePlan plan = planCollective(call, static_cast<int>(world_), shapeOnly);
   for (const auto* steps : {&plan.pack, &plan.unpack})
     for (const CopyStep& step : *steps) seconds += copySecondsOf(profile_, step.src, step.dst);
-  WorkItem& item =
-      issue(stream, WorkItem::Kind::Communication, seconds, unitsOf(profile_.communicationUnits, profile_));
-  item.workClass = WorkClass::Communication;
+  // On the copy engines a communication holds no SM: it contends for memory bandwidth only.
+  const WorkClass workClass = communicationClassOf(profile_.communicationCarrier);
+  const double units =
+      workClass == WorkClass::CopyEngineCommunication ? 0 : unitsOf(profile_.communicationUnits, profile_);
+  WorkItem& item = issue(stream, WorkItem::Kind::Communication, seconds, units);
+  item.workClass = workClass;
   item.bytes = bytes;
   item.communication = work_.communications++;
 }

@@ -15,15 +15,17 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // leave rounding residue that must not become extra events.
 constexpr double kEpsilon = 1e-12;
 constexpr size_t kNone = ~size_t{0};
-constexpr size_t kClasses = 4;  // WorkClass's values
+constexpr size_t kClasses = 5;  // WorkClass's values
+static_assert(static_cast<size_t>(WorkClass::CopyEngineCommunication) + 1 == kClasses);
 
 // The class of work an item is, for contention (docs/cost-model.md): the
-// one the simulation backend gave it with its price; copies and
-// communications by their kind whatever was recorded.
+// one the simulation backend gave it with its price; copies by their kind
+// whatever was recorded, communications by what carries them.
 WorkClass classOf(const WorkItem& item) {
   switch (item.kind) {
     case WorkItem::Kind::Memory: return WorkClass::Memory;
-    case WorkItem::Kind::Communication: return WorkClass::Communication;
+    case WorkItem::Kind::Communication:
+      return item.workClass == WorkClass::CopyEngineCommunication ? item.workClass : WorkClass::Communication;
     case WorkItem::Kind::Compute:
     case WorkItem::Kind::Wait: break;
   }
@@ -57,7 +59,7 @@ struct Rank {
   double rate = 1;                     // Concurrent: the share of their units the computations get
   // Concurrent ranks with a contention table: each class's rate beside the
   // other classes running now (1 for all without contention).
-  double classRate[kClasses] = {1, 1, 1, 1};
+  double classRate[kClasses] = {1, 1, 1, 1, 1};
   std::vector<double> issueEnd;  // per statement: when the host has issued it
   size_t done = 0;
   bool finished = false;
@@ -302,7 +304,7 @@ class Simulator {
       if (issueOrder()) continue;
       const double held = r.communicating == kNone ? 0 : unitsOf(r.work->items[r.communicating]);
       double asked = 0;
-      bool present[kClasses] = {false, false, false, false};
+      bool present[kClasses] = {};
       for (size_t i : r.running) {
         const WorkItem& item = r.work->items[i];
         if (item.kind == WorkItem::Kind::Wait) continue;
@@ -313,7 +315,7 @@ class Simulator {
       if (asked > available) r.rate = available / asked;
       if (profile_.contention.empty()) continue;
       if (r.communicating != kNone && communicationOf(r, r.communicating).started)
-        present[indexOf(WorkClass::Communication)] = true;
+        present[indexOf(classOf(r.work->items[r.communicating]))] = true;
       for (size_t slowed = 0; slowed < kClasses; ++slowed)
         for (size_t beside = 0; beside < kClasses; ++beside)
           if (beside != slowed && present[beside])
@@ -336,7 +338,7 @@ class Simulator {
         c.nextRate = kInfinity;
         inFlight_.push_back(k);
       }
-      c.nextRate = std::min(c.nextRate, r.classRate[indexOf(WorkClass::Communication)]);
+      c.nextRate = std::min(c.nextRate, r.classRate[indexOf(classOf(r.work->items[r.communicating]))]);
     }
     for (size_t k : inFlight_) {
       Communication& c = communications_[k];

@@ -11,7 +11,7 @@
 //    start it at once, communications take their units first and
 //    computations share the rest, running slower by their share. With a
 //    contention table, each class of work (gemm, memory, elementwise,
-//    communication) also runs at the product of its rates beside the other
+//    communication on the SMs or on the copy engines) also runs at the product of its rates beside the other
 //    classes running on the rank (contentionRate), and a communication
 //    moves data at the slowest of its ranks' rates.
 //  * A rank runs its communications one at a time, in issue order. A

@@ -21,6 +21,9 @@ namespace {
 
 constexpr std::string_view kPass = OverlapPass::kName;
 
+// Predictions closer than this fraction are a tie between two rewrites.
+constexpr double kScheduleTieFraction = 1e-3;
+
 // The worker stream that straight-line communications move to.
 constexpr int64_t kCommunicationStream = 0;
 
@@ -447,7 +450,9 @@ class Overlapper {
       std::optional<double> after = predictSeconds(rewrites[r].program, loop.loc, "loop");
       if (!after) return std::nullopt;
       predicted.push_back(*after);
-      if (!fastest || *after < predicted[*fastest]) fastest = r;
+      // Among rewrites within kScheduleTieFraction the earlier one (more streams) stays:
+      // a difference the remark's four decimals may not show is no reason to pick.
+      if (!fastest || *after < predicted[*fastest] * (1 - kScheduleTieFraction)) fastest = r;
     }
     if (!fastest) return std::nullopt;
     const double best = predicted[*fastest];
@@ -457,10 +462,10 @@ class Overlapper {
                           (pays || best > *before ? "" : belowThreshold());
     std::vector<Note> notes;
     if (rewrites.size() > 1) {
-      notes.push_back(Note{loop.loc, fmt::format("as written: predicted {:.4f} ms", *before * 1e3)});
+      // Unpositioned: the remark above already shows the loop.
+      notes.push_back(Note{{}, fmt::format("as written: predicted {:.4f} ms", *before * 1e3)});
       for (size_t r = 0; r < rewrites.size(); ++r)
-        notes.push_back(
-            Note{loop.loc, fmt::format("{}: predicted {:.4f} ms", rewrites[r].schedule, predicted[r] * 1e3)});
+        notes.push_back(Note{{}, fmt::format("{}: predicted {:.4f} ms", rewrites[r].schedule, predicted[r] * 1e3)});
     }
     if (context_.remarks)
       context_.remarks(Remark{std::string(kPass), loop.loc, std::move(message), std::move(notes), false,

@@ -37,6 +37,10 @@ struct SimulateOptions {
   int64_t streams = kDefaultStreams;
   std::vector<std::string> passes;
   double minimumGain = kDefaultMinimumGain;  // the predicted gain a pass's scheduling change must reach
+  // What carries the communications (`simulate --communicator`): "auto" or
+  // "nccl", kernels on the SMs (one GPU per rank); "copy-engine", the copy
+  // engines, which hold no SM and contend for memory bandwidth only.
+  std::string communicator = "auto";
   // Called with each remark of the passes, rendered against the program's
   // source, as they make it (`simulate --remarks`); empty: none.
   std::function<void(const std::string&)> onRemark;

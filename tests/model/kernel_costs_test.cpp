@@ -170,14 +170,18 @@ TEST(KernelCosts, ACastReadsOneDtypeAndWritesAnother) {
   EXPECT_EQ(cost.bytes, 64 * 4 + 64 * 2);
 }
 
-TEST(KernelCosts, OnlyGemmsAreInTheGemmClass) {
+TEST(KernelCosts, GemmsAndAttentionAreTheGemmClass) {
+  // Attention is compute-bound and fills the SMs as a GEMM does;
+  // merge_attention only combines partial results, elementwise.
   for (const OpSignature& sig : allSignatures()) {
     const WorkClass c = workClassOf(sig.cost);
-    EXPECT_EQ(c == WorkClass::Gemm, sig.kind == OpKind::Linear || sig.kind == OpKind::Matmul) << sig.name;
+    const bool gemmLike = sig.kind == OpKind::Linear || sig.kind == OpKind::Matmul || sig.kind == OpKind::Attention;
+    EXPECT_EQ(c == WorkClass::Gemm, gemmLike) << sig.name;
   }
+  EXPECT_EQ(workClassOf(signatureOf(OpKind::MergeAttention).cost), WorkClass::Elementwise);
   EXPECT_EQ(workClassOf(CostRule::Elementwise), WorkClass::Elementwise);
   EXPECT_EQ(workClassOf(CostRule::RowReduction), WorkClass::Elementwise);
-  EXPECT_EQ(workClassOf(CostRule::Attention), WorkClass::Elementwise);
+  EXPECT_EQ(workClassOf(CostRule::Attention), WorkClass::Gemm);
   EXPECT_EQ(workClassOf(CostRule::Gather), WorkClass::Memory);
   EXPECT_EQ(workClassOf(CostRule::Copy), WorkClass::Memory);  // cast
   EXPECT_EQ(workClassOf(CostRule::Collective), WorkClass::Communication);
@@ -243,10 +247,10 @@ TEST(KernelCosts, AttentionRunsAtItsMeasuredRateOrItsDtypesGemmRate) {
   MachineProfile p = bareProfile();
   const int64_t t = 2048, heads = 8, d = 128;
   const double flops = 4.0 * t * t * heads * d;
-  // No attention rates: the f32 GEMM rate (10 TFLOP/s), stated, and not in the GEMM class.
+  // No attention rates: the f32 GEMM rate (10 TFLOP/s), stated, in the GEMM class.
   ComputeCost assumed = priced(p, OpKind::Attention, attentionCall(t, heads, d, false));
   EXPECT_NEAR(assumed.seconds, flops / 10e12, 1e-12);
-  EXPECT_EQ(assumed.workClass, WorkClass::Elementwise);
+  EXPECT_EQ(assumed.workClass, WorkClass::Gemm);
   ASSERT_TRUE(assumed.assumed);
   EXPECT_EQ(assumed.assumed->kind, PricingAssumption::Kind::AttentionAtGemmRate);
   EXPECT_EQ(assumed.assumed->dtype, DType::F32);
@@ -256,6 +260,7 @@ TEST(KernelCosts, AttentionRunsAtItsMeasuredRateOrItsDtypesGemmRate) {
   ComputeCost measured = priced(p, OpKind::Attention, attentionCall(t, heads, d, false));
   EXPECT_NEAR(measured.seconds, flops / (std::sqrt(8.0) * 1e12), 1e-12);
   EXPECT_FALSE(measured.assumed);
+  EXPECT_EQ(measured.workClass, WorkClass::Gemm);
   // Causal: the pairs T(T+1)/2, at the rate of an unmasked block of as many
   // pairs, t = sqrt(pairs), (log2 t - 9) / 4 of the way from 2 to 4 in log2.
   const double pairs = t * (t + 1) / 2.0;
@@ -302,7 +307,7 @@ TEST(KernelCosts, GemmsStayGemmsAndABatchedMatmulRunsOncePerEntry) {
 
 TEST(KernelCosts, AssumptionsSayWhatWasAssumedAndWhy) {
   EXPECT_EQ(describeAssumption({PricingAssumption::Kind::AttentionAtGemmRate, DType::BF16}, "h100-nvlink"),
-            "attention (bf16) at the bf16 GEMM rate of (Tq, Tk, head dim), in the elementwise class: the profile "
+            "attention (bf16) at the bf16 GEMM rate of (Tq, Tk, head dim): the profile "
             "'h100-nvlink' measured no bf16 attention rate");
   EXPECT_EQ(describeAssumption({PricingAssumption::Kind::ElementwiseAtCopyBandwidth, DType::F32}, "p.json"),
             "elementwise kernels (add, mul, silu, ...) at the copy bandwidth: the profile 'p.json' measured no "

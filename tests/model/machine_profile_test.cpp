@@ -569,7 +569,7 @@ TEST(MachineProfileTest, ReadsTheVersion2Keys) {
   EXPECT_EQ(contentionRate(p, WorkClass::Communication, WorkClass::Gemm), 0.25);
   EXPECT_EQ(contentionRate(p, WorkClass::Gemm, WorkClass::Communication), 0.9);
   // A pair the table leaves out shares the device; a class beside itself shares units, not this.
-  EXPECT_EQ(contentionRate(p, WorkClass::Memory, WorkClass::Gemm), kUnmeasuredContentionRate);
+  EXPECT_EQ(contentionRate(p, WorkClass::Memory, WorkClass::Gemm), 0.5);
   EXPECT_EQ(contentionRate(p, WorkClass::Gemm, WorkClass::Gemm), 1);
 }
 
@@ -582,6 +582,81 @@ TEST(MachineProfileTest, AVersion1ProfileHasNoContentionNorSpreads) {
   for (WorkClass slowed : {WorkClass::Gemm, WorkClass::Memory, WorkClass::Elementwise, WorkClass::Communication})
     for (WorkClass beside : {WorkClass::Gemm, WorkClass::Memory, WorkClass::Elementwise, WorkClass::Communication})
       EXPECT_EQ(contentionRate(*parsed, slowed, beside), 1);
+}
+
+// The assumed pair table (docs/machine-profiles.md, "Assumed contention"),
+// written out here as the docs state it: rows slowed, columns beside, in
+// WorkClass order (gemm, memory, elementwise, communication on the SMs,
+// communication on the copy engines).
+constexpr WorkClass kAllClasses[] = {WorkClass::Gemm, WorkClass::Memory, WorkClass::Elementwise,
+                                     WorkClass::Communication, WorkClass::CopyEngineCommunication};
+constexpr double kAssumedTable[5][5] = {
+    {1, 0.5, 0.5, 0.5, 1},    // gemm
+    {0.5, 1, 0.5, 0.5, 0.5},  // memory
+    {0.5, 0.5, 1, 0.5, 0.5},  // elementwise
+    {0.5, 0.5, 0.5, 1, 0.5},  // communication (SMs)
+    {1, 0.5, 0.5, 0.5, 1},    // communication (copy engines)
+};
+
+TEST(MachineProfileTest, EveryPairTheTableLeavesOutHasItsStatedAssumption) {
+  // A table with one unrelated entry: every other pair takes the assumed figure.
+  MachineProfile p;
+  p.admission = Admission::Concurrent;
+  p.contention = {{WorkClass::Memory, WorkClass::Elementwise, 0.7, 0}};
+  for (size_t s = 0; s < 5; ++s)
+    for (size_t b = 0; b < 5; ++b) {
+      const WorkClass slowed = kAllClasses[s], beside = kAllClasses[b];
+      EXPECT_EQ(assumedContentionRate(slowed, beside), kAssumedTable[s][b])
+          << workClassName(slowed) << " beside " << workClassName(beside);
+      const double expected =
+          slowed == WorkClass::Memory && beside == WorkClass::Elementwise ? 0.7 : kAssumedTable[s][b];
+      EXPECT_EQ(contentionRate(p, slowed, beside), expected)
+          << workClassName(slowed) << " beside " << workClassName(beside);
+    }
+}
+
+TEST(MachineProfileTest, MeasuredCopyEngineEntriesOverrideTheAssumption) {
+  std::string text = version2();
+  const std::string from = R"({"slowed": "communication", "beside": "gemm")";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.replace(text.find(from), from.size(), R"({"slowed": "copy_engine_communication", "beside": "gemm")");
+  auto parsed = parseMachineProfile(text, "p.json");
+  ASSERT_TRUE(parsed.ok()) << renderDiagnostic(parsed.error(), "p.json", text);
+  // Measured on a shared GPU, say: the copy engines beside GEMMs keep 0.25, not the assumed 1.
+  EXPECT_EQ(contentionRate(*parsed, WorkClass::CopyEngineCommunication, WorkClass::Gemm), 0.25);
+  EXPECT_EQ(contentionRate(*parsed, WorkClass::Gemm, WorkClass::CopyEngineCommunication), 1);
+  EXPECT_EQ(contentionRate(*parsed, WorkClass::CopyEngineCommunication, WorkClass::Memory), 0.5);
+  // And the class's name round-trips through the JSON.
+  const std::string json = machineProfileJson(*parsed);
+  EXPECT_NE(json.find("\"slowed\": \"copy_engine_communication\""), std::string::npos) << json;
+}
+
+TEST(MachineProfileTest, ShippedProfilesParseAndKeepTheirMeasuredPairs) {
+  for (const std::string& name : shippedMachineProfiles()) {
+    auto profile = loadMachineProfile(name);
+    ASSERT_TRUE(profile.ok()) << name;
+    // Their tables hold every pair of the SM classes.
+    for (WorkClass slowed : {WorkClass::Gemm, WorkClass::Memory, WorkClass::Elementwise, WorkClass::Communication})
+      for (WorkClass beside : {WorkClass::Gemm, WorkClass::Memory, WorkClass::Elementwise, WorkClass::Communication}) {
+        if (slowed == beside) continue;
+        const bool listed = std::any_of(profile->contention.begin(), profile->contention.end(),
+                                        [&](const Contention& c) { return c.slowed == slowed && c.beside == beside; });
+        EXPECT_TRUE(listed) << name << ": " << workClassName(slowed) << " beside " << workClassName(beside);
+      }
+    // The shared-GPU profiles measured their collectives on the copy engines
+    // and list the same figures for that class; the others assume them.
+    const bool onCopyEngines = name.find("shared") != std::string::npos;
+    for (WorkClass other : {WorkClass::Gemm, WorkClass::Memory, WorkClass::Elementwise}) {
+      EXPECT_EQ(contentionRate(*profile, WorkClass::CopyEngineCommunication, other),
+                onCopyEngines ? contentionRate(*profile, WorkClass::Communication, other)
+                              : assumedContentionRate(WorkClass::CopyEngineCommunication, other))
+          << name;
+      EXPECT_EQ(contentionRate(*profile, other, WorkClass::CopyEngineCommunication),
+                onCopyEngines ? contentionRate(*profile, other, WorkClass::Communication)
+                              : assumedContentionRate(other, WorkClass::CopyEngineCommunication))
+          << name;
+    }
+  }
 }
 
 TEST(MachineProfileTest, Version2RoundTripsThroughItsJson) {
@@ -677,7 +752,7 @@ TEST(MachineProfileTest, RejectsBadVersion2Values) {
             "p.json: error: contention[1].rate: expected a number from 0.001 to 1 (of the rate alone), got 1.5");
   EXPECT_EQ(errorOfVersion2("\"beside\": \"gemm\"", "\"beside\": \"gpu\""),
             "p.json: error: contention[0].beside: unknown class 'gpu' (expected one of gemm, memory, elementwise, "
-            "communication)");
+            "communication, copy_engine_communication)");
   EXPECT_EQ(errorOfVersion2("\"beside\": \"gemm\"", "\"beside\": \"communication\""),
             "p.json: error: contention[0].beside: communication beside communication: work of one class shares the "
             "units (rank.*_units), it has no contention entry");

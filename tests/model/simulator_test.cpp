@@ -33,6 +33,12 @@ struct WorkBuilder {
     work.items.back().communication = work.communications++;
     return *this;
   }
+  // A communication on the copy engines: its own class, no SM held.
+  WorkBuilder& copyEngineCommunicate(int stream, double seconds) {
+    communicate(stream, seconds, 0);
+    work.items.back().workClass = WorkClass::CopyEngineCommunication;
+    return *this;
+  }
   WorkBuilder& wait(int stream, int afterStream, uint64_t afterCount) {
     add(WorkItem::Kind::Wait, stream, 0, 0);
     work.items.back().afterStream = afterStream;
@@ -279,6 +285,48 @@ TEST(TimelineSimulator, WaitsAreNotWorkAndCommunicationsWaitingForPeersMoveNothi
   expectItem(t.ranks[1], 1, 1, 2);
 }
 
+// Communication on the copy engines contends for memory bandwidth only
+// (docs/machine-profiles.md, "Assumed contention"). The table has one
+// unrelated entry, so every pair below takes its assumed figure.
+const std::vector<Contention> kUnrelatedEntry = {{WorkClass::Memory, WorkClass::Elementwise, 0.7, 0}};
+
+TEST(TimelineSimulator, CopyEngineCommunicationBesideAGemmRunsAtFullRate) {
+  // GEMM 2 s, communication 1 s: neither slows the other, both end as alone.
+  WorkBuilder b(3);
+  b.gemm(1, 2).copyEngineCommunicate(2, 1);
+  Timeline t = simulate({b.work}, contended(kUnrelatedEntry));
+  expectItem(t.ranks[0], 0, 0, 2);
+  expectItem(t.ranks[0], 1, 0, 1);
+  // The same communication on the SMs shares the device: both at 0.5, the
+  // communication ends at 2 s, the GEMM does its other 1 s alone: 3 s.
+  WorkBuilder sm(3);
+  sm.gemm(1, 2).communicate(2, 1);
+  Timeline u = simulate({sm.work}, contended(kUnrelatedEntry));
+  expectItem(u.ranks[0], 0, 0, 3);
+  expectItem(u.ranks[0], 1, 0, 2);
+}
+
+TEST(TimelineSimulator, CopyEngineCommunicationBesideMemoryWorkSharesTheBandwidth) {
+  // Copy 2 s, communication 1 s, both at 0.5: the communication ends at
+  // 2 s, the copy has done 1 s by then and does the other alone: 3 s.
+  WorkBuilder b(3);
+  b.copy(1, 2).copyEngineCommunicate(2, 1);
+  Timeline t = simulate({b.work}, contended(kUnrelatedEntry));
+  expectItem(t.ranks[0], 0, 0, 3);
+  expectItem(t.ranks[0], 1, 0, 2);
+}
+
+TEST(TimelineSimulator, AMeasuredCopyEngineEntryOverridesTheAssumption) {
+  // Measured on a shared GPU: the copy engines keep 0.25 beside GEMMs; the
+  // GEMM, unmeasured beside them, keeps 1. The GEMM ends at 2 s, the
+  // communication has done 0.5 s by then, the other 0.5 s ends it at 2.5 s.
+  WorkBuilder b(3);
+  b.gemm(1, 2).copyEngineCommunicate(2, 1);
+  Timeline t = simulate({b.work}, contended({{WorkClass::CopyEngineCommunication, WorkClass::Gemm, 0.25, 0}}));
+  expectItem(t.ranks[0], 0, 0, 2);
+  expectItem(t.ranks[0], 1, 0, 2.5);
+}
+
 TEST(TimelineSimulator, IssueOrderRanksIgnoreTheContentionTable) {
   WorkBuilder b(3);
   b.gemm(1, 2).copy(2, 1);
@@ -392,6 +440,45 @@ TEST(Simulation, ARowParallelLayerCostsItsGemmThenItsAllreduce) {
   // Local GEMM: M=4, N=2, K=8/2: 64 flops at 1 MFLOP/s; the allreduce: 1 ms + 32 bytes * 1 at 1 KB/s.
   const double gemm = 64e-6, allreduce = 1e-3 + 32 * busFactor(OpKind::Allreduce, 2) / 1e3;
   EXPECT_NEAR(s.seconds(), gemm + allreduce, 1e-9);
+}
+
+// Attention is priced in the GEMM class: beside an allreduce it takes the
+// GEMM pairs' rates, not the elementwise ones.
+constexpr const char* kAttentionBesideAllreduce = R"(program p(T = 8, D = 8) {
+  input  q : f32[T, D]
+  input  t : f32[1]
+  output o : f32[T, D]
+  main = get_current_stream()
+  set_current_stream(stream(1))
+  o = attention(q, q, q, heads=1)
+  set_current_stream(main)
+  h = allreduce(t, op=sum)
+  wait(h)
+  synchronize(stream(1))
+}
+)";
+
+TEST(Simulation, AttentionBesideAnAllreduceTakesTheGemmContentionRates) {
+  MachineProfile p = gemmProfile();
+  p.admission = Admission::Concurrent;
+  p.computeUnits = 100;
+  // Communication keeps 0.25 beside GEMMs and the GEMMs 0.8; beside elementwise work both keep 1.
+  p.contention = {{WorkClass::Communication, WorkClass::Gemm, 0.25, 0},
+                  {WorkClass::Gemm, WorkClass::Communication, 0.8, 0},
+                  {WorkClass::Communication, WorkClass::Elementwise, 1, 0},
+                  {WorkClass::Elementwise, WorkClass::Communication, 1, 0}};
+  // Attention: 4 * T * T * D = 2048 flops at the GEMM rate, 1 MFLOP/s: 2.048 ms.
+  // The allreduce: 1 ms + 4 bytes at 1 KB/s (bus factor 1 on 2 ranks): 5 ms.
+  const double attention = 2048e-6, allreduce = 1e-3 + 4 * busFactor(OpKind::Allreduce, 2) / 1e3;
+  ASSERT_NEAR(allreduce, 5e-3, 1e-12);
+  // Together from 0 (no overheads): attention at 0.8 ends at 2.56 ms; the
+  // allreduce has done 2.56 * 0.25 = 0.64 ms of its work by then, and does
+  // the other 4.36 ms alone: it ends at 6.92 ms, the run's end.
+  Simulation s = simulateText(kAttentionBesideAllreduce, 2, p);
+  ASSERT_EQ(s.work.size(), 1u);
+  EXPECT_NEAR(attention / 0.8, 2.56e-3, 1e-12);
+  EXPECT_NEAR(s.seconds(), 2.56e-3 + (allreduce - 2.56e-3 * 0.25), 1e-9);
+  EXPECT_NEAR(s.seconds(), 6.92e-3, 1e-9);
 }
 
 TEST(Simulation, AProgramThatNamesRankIsIssuedOnEveryRank) {

@@ -2,6 +2,7 @@
 // run's format, symmetry, and the errors.
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -67,6 +68,51 @@ TEST_F(SimulateCli, SpreadsGiveARangeAroundThePrediction) {
   auto plain = run("simulate " + example("row_parallel_linear.hir") + " --machine h100-nvlink" + args);
   ASSERT_EQ(plain.exitCode, 0) << plain.err;
   EXPECT_EQ(plain.out.find("range:"), std::string::npos) << plain.out;
+}
+
+// The speedup against the unchunked program (S=1), beside E: the S=1
+// prediction over this one; 1 at S=1; absent without a chunk count.
+std::optional<double> speedup(const std::string& out) {
+  static const std::regex field(R"(E=-?[0-9.]+ speedup_vs_S1=([0-9.]+)\n)");
+  std::smatch m;
+  if (!std::regex_search(out, m, field)) return std::nullopt;
+  return std::stod(m[1]);
+}
+
+TEST_F(SimulateCli, PrintsTheSpeedupAgainstTheUnchunkedProgram) {
+  const std::string common = "simulate " + example("row_parallel_linear.hir") +
+                             " --machine h100-nvlink --ranks 8 --passes assign-streams --set M=8192 --set K=4096";
+  auto chunked = run(common + " --set S=4");
+  auto unchunked = run(common + " --set S=1");
+  ASSERT_EQ(chunked.exitCode, 0) << chunked.err;
+  ASSERT_EQ(unchunked.exitCode, 0) << unchunked.err;
+  ASSERT_TRUE(speedup(chunked.out)) << chunked.out;
+  // The printed times have 4 decimals, the speedup 2.
+  EXPECT_NEAR(*speedup(chunked.out), predicted(unchunked.out).total / predicted(chunked.out).total, 0.006)
+      << chunked.out;
+  EXPECT_EQ(speedup(unchunked.out), 1.0) << unchunked.out;
+  // The program's default S (4) is its chunk count too.
+  auto byDefault = run("simulate " + example("row_parallel_linear.hir") + " --machine h100-nvlink --ranks 2");
+  ASSERT_EQ(byDefault.exitCode, 0) << byDefault.err;
+  EXPECT_TRUE(speedup(byDefault.out)) << byDefault.out;
+  auto unchunkedProgram = run("simulate " + example("broadcast.hir") + " --machine h100-nvlink --ranks 2");
+  ASSERT_EQ(unchunkedProgram.exitCode, 0) << unchunkedProgram.err;
+  EXPECT_EQ(unchunkedProgram.out.find("speedup_vs_S1"), std::string::npos) << unchunkedProgram.out;
+}
+
+// On the copy engines a communication holds no SM and a GEMM beside it
+// neither slows nor is slowed (docs/cost-model.md): an overlapped
+// row-parallel layer predicts no slower than with NCCL's SM kernels.
+TEST_F(SimulateCli, TheCopyEngineCommunicatorIsPricedWithoutContentionAgainstGemms) {
+  const std::string common = "simulate " + example("row_parallel_linear.hir") +
+                             " --machine h100-nvlink --ranks 8 --passes assign-streams --set M=8192 --set K=4096";
+  auto kernels = run(common + " --communicator nccl");
+  auto copyEngines = run(common + " --communicator copy-engine");
+  ASSERT_EQ(kernels.exitCode, 0) << kernels.err;
+  ASSERT_EQ(copyEngines.exitCode, 0) << copyEngines.err;
+  EXPECT_LT(predicted(copyEngines.out).total, predicted(kernels.out).total) << copyEngines.out << kernels.out;
+  auto bad = run(common + " --communicator pigeons");
+  EXPECT_EQ(bad.exitCode, 2) << bad.err;
 }
 
 TEST_F(SimulateCli, OneStreamOverlapsNothing) {

@@ -88,8 +88,8 @@ TEST_F(TuneCli, TheIssueCommandPicksTheFastestRowAsSimulatePredictsIt) {
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_NE(r.out.find("machine 'h100-nvlink', 8 ranks, passes: assign-streams"), std::string::npos) << r.out;
   TuneTable table = parseTable(r.out);
-  EXPECT_EQ(table.columns,
-            (std::vector<std::string>{"S", "predicted_ms", "compute_ms", "comm_ms", "exposed_comm_ms", "E"}));
+  EXPECT_EQ(table.columns, (std::vector<std::string>{"S", "predicted_ms", "compute_ms", "comm_ms", "exposed_comm_ms",
+                                                     "E", "speedup_vs_S1"}));
   ASSERT_EQ(table.rows.size(), 4u) << r.out;
   std::string fastestS, fastestMs;
   for (size_t i = 0; i < table.rows.size(); ++i) {
@@ -101,9 +101,10 @@ TEST_F(TuneCli, TheIssueCommandPicksTheFastestRowAsSimulatePredictsIt) {
     if (fastestMs.empty() || std::stod(ms) < std::stod(fastestMs)) fastestS = cell(table, row, "S"), fastestMs = ms;
   }
   auto best = assignments(table.best);
-  ASSERT_EQ(best.size(), 2u) << table.best;
+  ASSERT_EQ(best.size(), 3u) << table.best;
   EXPECT_EQ(best[0], (std::pair<std::string, std::string>{"S", fastestS}));
   EXPECT_EQ(best[1], (std::pair<std::string, std::string>{"predicted_ms", fastestMs}));
+  EXPECT_EQ(best[2].first, "speedup_vs_S1");
 
   // Independently: simulate predicts the same time for the best binding.
   auto simulated = run("simulate " + common + " --set S=" + fastestS);
@@ -174,11 +175,48 @@ TEST_F(TuneCli, TwoParamsAndTwoPoolSizesAreTheirCartesianProduct) {
   EXPECT_EQ(order, (std::vector<std::string>{"1,128,1", "1,128,4", "1,256,1", "1,256,4", "2,128,1", "2,128,4",
                                              "2,256,1", "2,256,4"}));
   auto best = assignments(table.best);
-  ASSERT_EQ(best.size(), 4u) << table.best;
+  ASSERT_EQ(best.size(), 5u) << table.best;
   EXPECT_EQ(best[0].first, "S");
   EXPECT_EQ(best[1].first, "M");
   EXPECT_EQ(best[2].first, "streams");
   EXPECT_EQ(best[3].first, "predicted_ms");
+  EXPECT_EQ(best[4].first, "speedup_vs_S1");
+}
+
+// Each row's speedup_vs_S1 is the predicted time of the same binding at
+// S=1 over its own: from the S=1 row where the table has one, else from a
+// prediction of its own, which simulate reproduces.
+TEST_F(TuneCli, EveryRowShowsItsSpeedupAgainstTheUnchunkedProgram) {
+  const std::string common =
+      example("row_parallel_linear.hir") + " --machine h100-nvlink --ranks 8 --passes assign-streams";
+  auto r = run("tune " + common + " --param S=1,2,4 --param M=256,2048");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  TuneTable table = parseTable(r.out);
+  ASSERT_EQ(table.rows.size(), 6u) << r.out;
+  std::map<std::string, double> unchunked;  // M -> the S=1 row's time
+  for (const auto& row : table.rows)
+    if (cell(table, row, "S") == "1") unchunked[cell(table, row, "M")] = std::stod(cell(table, row, "predicted_ms"));
+  for (const auto& row : table.rows) {
+    const double ms = std::stod(cell(table, row, "predicted_ms"));
+    const double expected = unchunked.at(cell(table, row, "M")) / ms;
+    // The printed times have 4 decimals, the speedup 2.
+    EXPECT_NEAR(std::stod(cell(table, row, "speedup_vs_S1")), expected, 0.006) << r.out;
+  }
+  // Without S=1 in the table: each row's own S=1 prediction, as simulate gives it.
+  auto without = run("tune " + common + " --param S=4");
+  ASSERT_EQ(without.exitCode, 0) << without.err;
+  TuneTable four = parseTable(without.out);
+  ASSERT_EQ(four.rows.size(), 1u) << without.out;
+  auto one = run("simulate " + common + " --set S=1");
+  ASSERT_EQ(one.exitCode, 0) << one.err;
+  const double expected =
+      std::stod(simulatedMilliseconds(one.out)) / std::stod(cell(four, four.rows[0], "predicted_ms"));
+  EXPECT_NEAR(std::stod(cell(four, four.rows[0], "speedup_vs_S1")), expected, 0.006) << without.out;
+  // A program without a chunk count has no such column.
+  auto unchunkedProgram =
+      run("tune " + example("broadcast.hir") + " --machine h100-nvlink --ranks 2 --param M=192,384");
+  ASSERT_EQ(unchunkedProgram.exitCode, 0) << unchunkedProgram.err;
+  EXPECT_EQ(unchunkedProgram.out.find("speedup_vs_S1"), std::string::npos) << unchunkedProgram.out;
 }
 
 TEST_F(TuneCli, ABindingThatDoesNotVerifyIsReportedAndSkipped) {

@@ -59,6 +59,14 @@ void addModelOptions(CLI::App& cmd, std::string& machine, double& minimumGain, b
       ->check(numberFrom(kMinMinimumGain, kMaxMinimumGain));
 }
 
+// --communicator of simulate and tune: what the model prices the communications on.
+void addSimulatedCommunicatorOption(CLI::App& cmd, std::string& communicator) {
+  cmd.add_option("--communicator", communicator,
+                 "What carries the collectives in the prediction: auto or nccl (kernels on the SMs, one GPU per "
+                 "rank), or copy-engine (the copy engines: no SM held, memory bandwidth shared; docs/cost-model.md)")
+      ->check(CLI::IsMember({"auto", "nccl", "copy-engine"}));
+}
+
 std::string passList() {
   std::string out = "Passes:\n";
   for (const api::PassDescription& pass : api::passes()) out += fmt::format("  {:<18} {}\n", pass.name, pass.summary);
@@ -289,6 +297,7 @@ void CommandLine::addSimulate() {
   addProgramOptions(*simulateCmd, simulate.file, simulate.settings, simulate.api.ranks, simulate.ranksGiven);
   addStreamsOption(*simulateCmd, simulate.api.streams);
   addModelOptions(*simulateCmd, simulate.machine, simulate.api.minimumGain, true);
+  addSimulatedCommunicatorOption(*simulateCmd, simulate.api.communicator);
   addPassesOption(*simulateCmd, simulate.api.passes, "Passes to apply before simulating, e.g. assign-streams");
   simulateCmd->add_flag("--remarks", simulate.remarks, "Print the passes' decisions to stderr");
   simulateCmd->add_option("--trace", simulate.api.tracePath, "Write the predicted timeline as a Chrome trace")
@@ -311,6 +320,7 @@ void CommandLine::addTune() {
   addPassesOption(*tuneCmd, tune.api.passes, "Passes to apply to every binding, e.g. overlap");
   tuneCmd->add_flag("--remarks", tune.remarks, "Print the passes' decisions to stderr");
   addModelOptions(*tuneCmd, tune.machine, tune.api.minimumGain, true);
+  addSimulatedCommunicatorOption(*tuneCmd, tune.api.communicator);
 }
 
 void CommandLine::addCalibrate() {

@@ -7,11 +7,14 @@
 
 #include <algorithm>
 #include <iostream>
+#include <optional>
 
 #include "hostir/error.h"
 #include "hostir/execution.h"
+#include "hostir/machine.h"
 #include "hostir/program.h"
 #include "tools/hostir/commands.h"
+#include "tools/hostir/unchunked_speedup.h"
 
 namespace hostir::tool {
 
@@ -41,10 +44,16 @@ std::string overlapNotes(const api::Prediction& p) {
   return "";
 }
 
-std::string formatPrediction(const api::Prediction& p, const SimulateOptions& o) {
+// `speedup`: against the unchunked program (unchunked_speedup.h); absent
+// for a program without a chunk count. `unchunkedFailed`: it has one, but
+// the program does not bind at S=1.
+std::string formatPrediction(const api::Prediction& p, const SimulateOptions& o, std::optional<double> speedup,
+                             bool unchunkedFailed) {
   std::string out =
-      fmt::format("predicted: median_ms={:.4f} compute_ms={:.4f} comm_ms={:.4f} exposed_comm_ms={:.4f} E={:.2f}\n",
+      fmt::format("predicted: median_ms={:.4f} compute_ms={:.4f} comm_ms={:.4f} exposed_comm_ms={:.4f} E={:.2f}",
                   p.medianMs, p.computeMs, p.commMs, p.exposedCommMs, p.overlapEfficiency);
+  out += speedup ? fmt::format(" speedup_vs_S1={:.2f}\n", *speedup) : "\n";
+  if (unchunkedFailed) out += "note: no speedup_vs_S1: the program does not bind at S=1\n";
   // Only a profile with spreads has a range: without, the output is as it always was.
   if (p.fastMs && p.slowMs)
     out += fmt::format(
@@ -78,12 +87,25 @@ ToolResult<std::string> simulate(const SimulateOptions& o) {
   const ModelOptions model = o.model();
   if (auto error = checkPassNames(o.api.passes, {}, &model)) return *error;
   try {
+    // The profile once: a pipe (`--machine <(...)`) can be read only once.
+    const api::Machine machine = api::Machine::load(o.machine);
     const api::Program program = api::Program::fromFile(o.file);
     api::SimulateOptions options = o.api;
     options.params = *settings;
     if (o.remarks) options.onRemark = [](const std::string& remark) { std::cerr << remark; };
     options.onWarning = [](const std::string& warning) { std::cerr << warning; };
-    return formatPrediction(api::simulate(program, o.machine, options), o);
+    const api::Prediction prediction = api::simulate(program, machine, options);
+    std::optional<double> speedup;
+    bool unchunkedFailed = false;
+    if (hasChunkCount(program)) {
+      auto bound = options.params.find(std::string(kChunkCountParam));
+      const std::optional<double> unchunked = bound != options.params.end() && bound->second == 1
+                                                  ? std::optional<double>(prediction.medianMs)
+                                                  : unchunkedMs(program, machine, options);
+      if (unchunked && prediction.medianMs > 0) speedup = *unchunked / prediction.medianMs;
+      unchunkedFailed = !unchunked;
+    }
+    return formatPrediction(prediction, o, speedup, unchunkedFailed);
   } catch (const api::Error& error) {
     return toolError(error);
   }

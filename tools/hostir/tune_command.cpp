@@ -20,6 +20,7 @@
 #include "hostir/execution.h"
 #include "hostir/program.h"
 #include "tools/hostir/commands.h"
+#include "tools/hostir/unchunked_speedup.h"
 
 namespace hostir::tool {
 namespace {
@@ -151,6 +152,7 @@ struct Outcome {
   Binding binding;
   std::optional<api::Prediction> prediction;
   ToolError failure;
+  std::optional<double> speedup;  // against the same binding at S=1 (unchunked_speedup.h)
 };
 
 struct TuneContext {
@@ -160,6 +162,7 @@ struct TuneContext {
   const std::map<std::string, int64_t>& settings;
   const std::vector<TunedParam>& tuned;
   bool severalPools = false;
+  bool chunked = false;  // the program has a chunk count: the table shows speedup_vs_S1
 };
 
 // "S=4 streams=2": the binding as --set and --streams would name it.
@@ -190,6 +193,33 @@ ToolResult<api::Prediction> predictBinding(const TuneContext& c, const Binding& 
   return prediction;
 }
 
+// Each outcome's speedup against its binding with S at 1: that binding's
+// row where the table has it, else a prediction of its own.
+void addSpeedups(const TuneContext& c, std::vector<Outcome>& outcomes) {
+  auto tunedS =
+      std::find_if(c.tuned.begin(), c.tuned.end(), [](const TunedParam& p) { return p.name == kChunkCountParam; });
+  const size_t sIndex = static_cast<size_t>(tunedS - c.tuned.begin());
+  for (Outcome& outcome : outcomes) {
+    if (!outcome.prediction) continue;
+    std::optional<double> unchunked;
+    if (tunedS != c.tuned.end()) {
+      Binding reference = outcome.binding;
+      reference.values[sIndex] = 1;
+      for (const Outcome& other : outcomes)
+        if (other.prediction && other.binding.values == reference.values && other.binding.streams == reference.streams)
+          unchunked = other.prediction->medianMs;
+    }
+    if (!unchunked) {
+      api::SimulateOptions options = c.options.api;
+      options.params = c.settings;
+      for (size_t p = 0; p < c.tuned.size(); ++p) options.params[c.tuned[p].name] = outcome.binding.values[p];
+      options.streams = outcome.binding.streams;
+      unchunked = unchunkedMs(c.program, c.machine, options);
+    }
+    if (unchunked && outcome.prediction->medianMs > 0) outcome.speedup = *unchunked / outcome.prediction->medianMs;
+  }
+}
+
 std::string milliseconds(double ms) { return fmt::format("{:.4f}", ms); }
 
 // The predicted time as printed: ties are judged on what the table shows,
@@ -212,6 +242,7 @@ std::string formatTable(const TuneContext& c, const std::vector<Outcome>& outcom
   if (c.severalPools) header.push_back("streams");
   const size_t keyColumns = header.size();
   for (const char* figure : {"predicted_ms", "compute_ms", "comm_ms", "exposed_comm_ms", "E"}) header.push_back(figure);
+  if (c.chunked) header.push_back("speedup_vs_S1");
   // The schedule comes last, left-aligned: it is words, not a figure.
   const bool schedules = anySchedule(outcomes);
   if (schedules) header.push_back("schedule");
@@ -224,6 +255,7 @@ std::string formatTable(const TuneContext& c, const std::vector<Outcome>& outcom
     if (const auto& p = outcome.prediction) {
       row.insert(row.end(), {milliseconds(p->medianMs), milliseconds(p->computeMs), milliseconds(p->commMs),
                              milliseconds(p->exposedCommMs), fmt::format("{:.2f}", p->overlapEfficiency)});
+      if (c.chunked) row.push_back(outcome.speedup ? fmt::format("{:.2f}", *outcome.speedup) : "-");
       if (schedules) row.push_back(scheduleOf(*p));
     } else {
       row.push_back("failed: " + shortReason(outcome.failure, c.program.sourceName()));
@@ -280,7 +312,7 @@ int tune(const TuneOptions& o) {
   }
   if (auto error = checkTunedNames(*tuned, *settings, *program)) return fail(*error);
 
-  TuneContext context{o, *program, *machine, *settings, *tuned, pools->size() > 1};
+  TuneContext context{o, *program, *machine, *settings, *tuned, pools->size() > 1, hasChunkCount(*program)};
   std::string out =
       fmt::format("tune: program '{}' ({}), machine {}, {} rank{}, passes: {}", program->name(), program->sourceName(),
                   machineShown(machine->name(), o.machine), o.api.ranks, o.api.ranks == 1 ? "" : "s",
@@ -305,6 +337,7 @@ int tune(const TuneOptions& o) {
                      printedTenthsOfMicroseconds(best->prediction->medianMs))
       best = &outcome;
   }
+  if (context.chunked) addSpeedups(context, outcomes);
   out += formatTable(context, outcomes);
   if (!best) {
     std::cout << out;
@@ -315,6 +348,7 @@ int tune(const TuneOptions& o) {
   }
   out += fmt::format("best: {} predicted_ms={}", describe(context, best->binding),
                      milliseconds(best->prediction->medianMs));
+  if (best->speedup) out += fmt::format(" speedup_vs_S1={:.2f}", *best->speedup);
   if (!best->prediction->schedules.empty()) out += fmt::format(" schedule: {}", scheduleOf(*best->prediction));
   out += "\n";
   std::cout << out;
