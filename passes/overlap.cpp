@@ -54,14 +54,27 @@ std::vector<std::string> namesUsedBy(const Operation& op) {
       for (const Expr& dim : arg->type.dims) forEachName(dim, add);
     } else {
       forEachName(arg->expr, add);
+      if (arg->isElement()) forEachName(arg->index, add);
     }
   }
   return names;
 }
 
+// Whether the operation defines or names an element of a handle or event
+// array: such a handle may be waited in another iteration or after the
+// region, which the schedule cannot see, so the statement stays as written.
+bool namesArrayElement(const Operation& op) {
+  for (const NameDef& result : op.results)
+    if (result.isElement()) return true;
+  for (const std::optional<Arg>& arg : op.operands)
+    if (arg && arg->isElement()) return true;
+  return false;
+}
+
 // Statements a straight-line region may hold: work, views, host integers,
 // and waits for its own communications (the schedule re-derives those).
 bool isRegionKind(const Operation& op) {
+  if (namesArrayElement(op)) return false;
   switch (op.signature().category) {
     case OpCategory::Compute:
     case OpCategory::Copy:
