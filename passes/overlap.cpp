@@ -466,7 +466,8 @@ class Overlapper {
   }
 
   // Straight-line scheduling moves top-level operations only: a block that
-  // chooses its own stream, or a branch, stays as its author wrote it.
+  // chooses its own stream, a branch, or a statement that names an array
+  // element stays as its author wrote it.
   void remarkBlocksLeft() {
     for (const Statement& stmt : program_.body) {
       if (stmt.isWith())
@@ -477,6 +478,10 @@ class Overlapper {
         context_.remark(kPass, stmt.loc(),
                         "'if' block left as written: straight-line scheduling stops at a branch and starts again "
                         "after it");
+      else if (stmt.isOp() && namesArrayElement(stmt.op()))
+        context_.remark(kPass, stmt.loc(),
+                        "statement left as written: it names an element of a handle or event array, which another "
+                        "iteration or a later statement may wait; straight-line scheduling starts again after it");
     }
   }
 
