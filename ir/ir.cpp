@@ -61,6 +61,17 @@ Arg Arg::number(double value, SourceLoc loc) {
   return a;
 }
 
+Arg Arg::element(std::string array, Expr index, SourceLoc loc) {
+  Arg a;
+  a.form = Form::Element;
+  a.loc = loc;
+  a.expr = Expr::name(std::move(array), loc);
+  a.index = std::move(index);
+  return a;
+}
+
+std::string NameDef::toString() const { return isElement() ? name + "[" + index.toString() + "]" : name; }
+
 std::string formatFloatAttribute(double value) {
   // The shortest text that reads back as the same double; a '.' or an
   // exponent keeps it a FLOAT token rather than an integer.
@@ -76,6 +87,7 @@ std::string Arg::toString() const {
     case Form::Stream: return "stream(" + expr.toString() + ")";
     case Form::Bool: return boolValue ? "true" : "false";
     case Form::Float: return formatFloatAttribute(floatValue);
+    case Form::Element: return expr.toString() + "[" + index.toString() + "]";
   }
   return "";
 }
@@ -88,6 +100,7 @@ bool operator==(const Arg& a, const Arg& b) {
     case Arg::Form::Type: return a.type == b.type;
     case Arg::Form::Bool: return a.boolValue == b.boolValue;
     case Arg::Form::Float: return a.floatValue == b.floatValue;
+    case Arg::Form::Element: return a.expr == b.expr && a.index == b.index;
   }
   return false;
 }

@@ -33,9 +33,12 @@ struct TensorType {
 // One operand as written. Names (tensors, streams, events, handles, words
 // such as `sum`) are kept as name expressions; the signature says which.
 struct Arg {
-  enum class Form { Expr, Type, Stream, Bool, Float };
+  // Element: `h[e]`, an element of a handle or event array; expr holds the
+  // array's name and index the integer expression e.
+  enum class Form { Expr, Type, Stream, Bool, Float, Element };
   Form form = Form::Expr;
-  Expr expr;        // Form::Expr, and the stream number for Form::Stream
+  Expr expr;        // Form::Expr, the stream number for Form::Stream, the array name for Form::Element
+  Expr index;       // Form::Element
   TensorType type;  // Form::Type
   bool boolValue = false;
   double floatValue = 0;  // Form::Float: finite, printed so that it parses back to the same double
@@ -47,18 +50,28 @@ struct Arg {
   static Arg stream(Expr number, SourceLoc loc = {});
   static Arg boolean(bool value, SourceLoc loc = {});
   static Arg number(double value, SourceLoc loc = {});
+  static Arg element(std::string array, Expr index, SourceLoc loc = {});
 
   bool isName() const { return form == Form::Expr && expr.isName(); }
+  bool isElement() const { return form == Form::Element; }
+  // The name of a name operand, or the array's name of an element.
   const std::string& nameValue() const { return expr.nameValue(); }
   std::string toString() const;
   friend bool operator==(const Arg& a, const Arg& b);
 };
 
-// A name a statement defines, with where it was written.
+// A name a statement defines, with where it was written: a plain name, or
+// element `index` of the handle or event array `name` (`h[i + 1] = ...`).
 struct NameDef {
+  NameDef() = default;
+  NameDef(std::string n, SourceLoc l = {}, Expr i = {}) : name(std::move(n)), loc(l), index(std::move(i)) {}  // NOLINT
   std::string name;
   SourceLoc loc;
-  friend bool operator==(const NameDef& a, const NameDef& b) { return a.name == b.name; }
+  Expr index;  // empty: a plain name
+  bool isElement() const { return !index.empty(); }
+  // `h` or `h[i + 1]`, as the program writes it.
+  std::string toString() const;
+  friend bool operator==(const NameDef& a, const NameDef& b) { return a.name == b.name && a.index == b.index; }
 };
 
 struct Operation {

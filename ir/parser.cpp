@@ -260,8 +260,9 @@ class Parser {
     if (isKeyword(peek(), "else") && !defines) fail(peek().loc, elseWithoutIf());
     std::vector<NameDef> results;
     if (peek().kind == TokenKind::Ident &&
-        (peekAhead(1).kind == TokenKind::Comma || peekAhead(1).kind == TokenKind::Equals)) {
-      do results.push_back(definedName("a name to define"));
+        (peekAhead(1).kind == TokenKind::Comma || peekAhead(1).kind == TokenKind::Equals ||
+         peekAhead(1).kind == TokenKind::LBracket)) {
+      do results.push_back(target());
       while (accept(TokenKind::Comma));
       expect(TokenKind::Equals, "'=' after the defined names");
       if (startsIntegerBinding()) return integerBinding(std::move(results));
@@ -305,10 +306,24 @@ class Parser {
     }
   }
 
+  // target := IDENT | IDENT '[' expr ']': a name, or an element of a handle or event array.
+  NameDef target() {
+    NameDef def = definedName("a name to define");
+    if (peek().kind != TokenKind::LBracket) return def;
+    open(TokenKind::LBracket, "'['", "the element index");
+    def.index = expr(0);
+    close(TokenKind::RBracket, "']' to close the element index");
+    return def;
+  }
+
   // `n = expr`: binds one name to a host integer.
   Operation integerBinding(std::vector<NameDef> results) {
     if (results.size() != 1)
       fail(results[1].loc, fmt::format("an integer expression defines one name, but {} are given", results.size()));
+    if (results[0].isElement())
+      fail(results[0].loc, fmt::format("an integer cannot be an array element; arrays hold handles and events "
+                                       "('{}' = ...)",
+                                       results[0].name));
     Operation op(OpKind::IntValue, results[0].loc);
     op.operands[operands::IntValue::value] = Arg::integer(expr(0));
     // The expression looked past the newline that ends the statement.
@@ -528,9 +543,16 @@ class Parser {
       next();  // '='
     }
     const Token& t = peek();
-    // NAME[ can only be a tensor type: an unknown dtype is reported as such.
-    if (t.kind == TokenKind::Ident && peekAhead(1).kind == TokenKind::LBracket) {
+    // DTYPE[ is a tensor type; any other NAME[ an array element, which a
+    // type operand reports as an unknown dtype.
+    if (t.kind == TokenKind::Ident && peekAhead(1).kind == TokenKind::LBracket && parseDType(t.text)) {
       a.value = Arg::ofType(tensorType());
+    } else if (t.kind == TokenKind::Ident && peekAhead(1).kind == TokenKind::LBracket) {
+      SourceLoc loc = next().loc;
+      open(TokenKind::LBracket, "'['", "the element index");
+      Expr index = expr(0);
+      close(TokenKind::RBracket, "']' to close the element index");
+      a.value = Arg::element(std::string(t.text), std::move(index), loc);
     } else if (isKeyword(t, "stream") && peekAhead(1).kind == TokenKind::LParen) {
       SourceLoc loc = next().loc;
       open(TokenKind::LParen, "'('", "the stream number");
@@ -728,10 +750,13 @@ class Parser {
                            : value.form == Arg::Form::Stream ? "stream(...)"
                            : value.form == Arg::Form::Bool   ? "a boolean"
                            : value.form == Arg::Form::Float  ? "a number with a fraction or exponent"
+                           : value.isElement()               ? "an array element"
                            : value.isName()                  ? "a name"
                                                              : "an integer expression";
     switch (spec.kind) {
       case OperandKind::Type:
+        if (value.isElement())
+          fail(value.loc, fmt::format("unknown dtype '{}'; expected f32, f16, bf16, f64 or i32", value.nameValue()));
         if (value.form != Arg::Form::Type) wrong(got);
         break;
       case OperandKind::Bool:
@@ -743,10 +768,10 @@ class Parser {
       case OperandKind::Stream:
         if (value.form != Arg::Form::Stream && !value.isName()) wrong(got);
         break;
-      case OperandKind::Tensor:
+      case OperandKind::Tensor:  // an element here is refused by the verifier, which knows the array's kind
       case OperandKind::Event:
       case OperandKind::Handle:
-        if (!value.isName()) wrong(got);
+        if (!value.isName() && !value.isElement()) wrong(got);
         break;
       case OperandKind::ReduceOp:
         if (!value.isName() || !parseReduceOp(value.nameValue()))

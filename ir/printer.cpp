@@ -10,7 +10,7 @@ void printOperation(const Operation& op, std::string& out) {
   if (!op.results.empty()) {
     for (size_t i = 0; i < op.results.size(); ++i) {
       if (i) out += ", ";
-      out += op.results[i].name;
+      out += op.results[i].toString();
     }
     out += " = ";
   }

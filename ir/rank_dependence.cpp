@@ -27,9 +27,11 @@ bool namesRank(const Program& program) {
       forEachExpr(s.ifBlock().cond, scan);
       return;
     }
+    for (const NameDef& result : s.op().results) scan(result.index);
     for (const auto& arg : s.op().operands) {
       if (!arg) continue;
       scan(arg->expr);
+      scan(arg->index);
       for (const Expr& dim : arg->type.dims) scan(dim);
     }
   });

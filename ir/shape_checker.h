@@ -29,6 +29,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/ir.h"
@@ -131,12 +132,22 @@ class ShapeChecker {
   // verify_streams.cpp
   void checkStreamOperand(const Operation& op);
   void bindStreamResult(const Operation& op);
+  // The handle or event an operation defines: a plain name, or an element
+  // of an array this rank must not have issued before.
+  void bindEventResult(const Operation& op);
+  // wait(h[e]), wait_event(ev[e]): an element this rank has issued.
+  void checkWaitOperand(const Operation& op);
+  // The value of an element's index, which must not be negative.
+  int64_t elementIndex(const std::string& array, const Expr& index, SourceLoc loc);
   void checkIntValue(const Operation& op);
 
   const Program& program_;
   int64_t world_;
   NameResolver names_;
   std::vector<BoundValue> values_;  // by slot
+  // The elements of each handle and event array this rank has issued so
+  // far, with where: arrays span every scope, so they live outside names_.
+  std::unordered_map<std::string, std::unordered_map<int64_t, SourceLoc>> issuedElements_;
   int64_t walked_ = 0;
   int64_t budget_ = kMaxUnrolledStatements;
   int64_t evaluated_ = 0;

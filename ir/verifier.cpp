@@ -48,6 +48,11 @@ class StructureChecker {
   explicit StructureChecker(const Program& p) : program_(p) {}
 
   void run() {
+    walkStatements(program_.body, [&](const Statement& s) {
+      if (s.isOp())
+        for (const NameDef& result : s.op().results)
+          if (result.isElement()) firstElementAt_.emplace(result.name, result.loc);
+    });
     for (const Param& param : program_.params) define(param.name, param.loc, {ValueKind::Int, param.loc});
     for (const Decl& d : program_.decls) {
       checkType(d.type, d.loc);
@@ -81,6 +86,12 @@ class StructureChecker {
   }
 
   [[noreturn]] void unknownName(const std::string& name, SourceLoc loc) const {
+    if (auto array = arrays_.find(name); array != arrays_.end())
+      fail(loc, fmt::format("'{}' is an array of {}s; name one element, as {}[i]", name,
+                            valueKindName(array->second.kind), name));
+    if (auto later = firstElementAt_.find(name); later != firstElementAt_.end())
+      fail(loc, fmt::format("array '{}' is used before its first definition{}; an array is visible only after it", name,
+                            at(later->second)));
     if (auto out = outputs_.find(name); out != outputs_.end())
       fail(loc, fmt::format("output '{}' is used before the program defines it", name));
     if (auto seen = everDefined_.find(name); seen != everDefined_.end())
@@ -91,6 +102,9 @@ class StructureChecker {
   }
 
   void define(const std::string& name, SourceLoc loc, NameInfo info) {
+    if (auto array = arrays_.find(name); array != arrays_.end())
+      fail(loc, fmt::format("'{}' is an array{}; one name cannot be both an array and a plain name", name,
+                            at(array->second.loc)));
     if (const NameSlot* prior = names_.lookup(name)) {
       if (names_.isBuiltin(*prior)) fail(loc, fmt::format("'{}' is a builtin name and cannot be defined", name));
       fail(loc, fmt::format("'{}' is already defined{}", name, at(prior->loc)));
@@ -114,6 +128,7 @@ class StructureChecker {
   }
 
   NameInfo namedValue(const Operation& op, const OperandSpec& spec, const Arg& arg, ValueKind want) const {
+    if (arg.isElement()) return elementValue(op, spec, arg, want);
     const std::string& name = arg.nameValue();
     std::optional<NameInfo> info = lookup(name);
     if (!info) unknownName(name, arg.loc);
@@ -121,6 +136,57 @@ class StructureChecker {
       fail(arg.loc, fmt::format("'{}' is {}, but operand '{}' of '{}' must be {}", name, withArticle(info->kind),
                                 spec.name, op.signature().name, operandKindName(spec.kind)));
     return *info;
+  }
+
+  // `h[e]` as an operand: an element of an array defined earlier in the
+  // program text, whose elements are of the kind the operand takes.
+  NameInfo elementValue(const Operation& op, const OperandSpec& spec, const Arg& arg, ValueKind want) const {
+    const std::string& name = arg.nameValue();
+    checkIntExpr(arg.index, arg.loc);
+    auto array = arrays_.find(name);
+    if (array == arrays_.end()) {
+      if (const NameSlot* plain = names_.lookup(name))
+        fail(arg.loc, fmt::format("'{}' is {}, not an array; write '{}' without an index", name,
+                                  withArticle(plain->kind), name));
+      unknownName(name, arg.loc);
+    }
+    if (array->second.kind != want)
+      fail(arg.loc,
+           fmt::format("'{}' is an array of {}s, but operand '{}' of '{}' must be {}", name,
+                       valueKindName(array->second.kind), spec.name, op.signature().name, operandKindName(spec.kind)));
+    return NameInfo{want, array->second.loc};
+  }
+
+  // `h[e] = op(...)`: only handles and events form arrays; an array's name
+  // is no plain name, and its elements share one kind.
+  void defineElement(const Operation& op, const NameDef& result) {
+    const OpSignature& sig = op.signature();
+    const std::string& name = result.name;
+    if (sig.resultKind != ValueKind::Handle && sig.resultKind != ValueKind::Event)
+      fail(result.loc, fmt::format("'{}' defines {}, which cannot be an array element; arrays hold communication "
+                                   "handles and events",
+                                   sig.name, withArticle(sig.resultKind)));
+    checkIntExpr(result.index, result.loc);
+    SourceLoc plainAt;
+    if (const NameSlot* prior = names_.lookup(name)) {
+      if (names_.isBuiltin(*prior)) fail(result.loc, fmt::format("'{}' is a builtin name and cannot be defined", name));
+      plainAt = prior->loc;
+    } else if (auto seen = everDefined_.find(name); seen != everDefined_.end()) {
+      plainAt = seen->second.loc;
+    } else if (auto out = outputs_.find(name); out != outputs_.end()) {
+      plainAt = out->second->loc;
+    } else if (auto array = arrays_.find(name); array != arrays_.end()) {
+      if (array->second.kind != sig.resultKind)
+        fail(result.loc, fmt::format("'{}' is an array of {}s{}; its elements share one kind, but '{}' defines {}",
+                                     name, valueKindName(array->second.kind), at(array->second.loc), sig.name,
+                                     withArticle(sig.resultKind)));
+      return;
+    } else {
+      arrays_.emplace(name, ArrayInfo{sig.resultKind, result.loc});
+      return;
+    }
+    fail(result.loc,
+         fmt::format("'{}' is a plain name{}; one name cannot be both an array and a plain name", name, at(plainAt)));
   }
 
   void checkType(const TensorType& type, SourceLoc fallback) const {
@@ -223,7 +289,7 @@ class StructureChecker {
         case OperandKind::Stream: fits = (arg.form == Arg::Form::Stream && !arg.expr.empty()) || arg.isName(); break;
         case OperandKind::Tensor:
         case OperandKind::Event:
-        case OperandKind::Handle: fits = arg.isName(); break;
+        case OperandKind::Handle: fits = arg.isName() || arg.isElement(); break;
         case OperandKind::ReduceOp: fits = arg.isName() && parseReduceOp(arg.nameValue()).has_value(); break;
         case OperandKind::Float: fits = arg.form == Arg::Form::Float && std::isfinite(arg.floatValue); break;
         case OperandKind::DType: fits = arg.isName() && parseDType(arg.nameValue()).has_value(); break;
@@ -340,6 +406,7 @@ class StructureChecker {
   // tensor of its declared dtype, defined at the top level (`scope` null).
   void defineResult(const Operation& op, const NameDef& result, const std::optional<NameInfo>& firstTensor,
                     const char* scope) {
+    if (result.isElement()) return defineElement(op, result);
     const OpSignature& sig = op.signature();
     NameInfo info{sig.resultKind, result.loc};
     if (sig.resultKind == ValueKind::Tensor) {
@@ -378,7 +445,15 @@ class StructureChecker {
     const char* scope;
   };
   std::unordered_map<std::string, Definition> everDefined_;
-  const char* scope_ = nullptr;  // the innermost loop or if branch being walked
+  // Handle and event arrays by name: visible from their first definition
+  // to the end of the program, whatever scope defined them.
+  struct ArrayInfo {
+    ValueKind kind;
+    SourceLoc loc;  // the first definition
+  };
+  std::unordered_map<std::string, ArrayInfo> arrays_;
+  std::unordered_map<std::string, SourceLoc> firstElementAt_;  // every array's first definition in the text
+  const char* scope_ = nullptr;                                // the innermost loop or if branch being walked
 };
 
 }  // namespace
@@ -593,8 +668,10 @@ int64_t ShapeChecker::exprNodesPerIteration(const std::vector<Statement>& body) 
       if (__builtin_add_overflow(total, stmt.ifBlock().cond.nodeCount(), &total)) total = INT64_MAX;
       continue;
     }
+    for (const NameDef& result : stmt.op().results) add(result.index);
     for (const auto& arg : stmt.op().operands) {
       if (!arg) continue;
+      if (arg->form == Arg::Form::Element) add(arg->index);
       if (arg->form == Arg::Form::Type) {
         for (const Expr& dim : arg->type.dims) add(dim);
       } else if (arg->form == Arg::Form::Stream || (arg->form == Arg::Form::Expr && !arg->isName())) {
@@ -627,7 +704,7 @@ void ShapeChecker::checkOperation(const Operation& op) {
     case OpKind::RecordEvent: bindStreamResult(op); break;
     case OpKind::IntValue: checkIntValue(op); break;
     case OpKind::Wait:
-    case OpKind::WaitEvent: break;
+    case OpKind::WaitEvent: checkWaitOperand(op); break;
     case OpKind::Linear:
     case OpKind::Matmul:
     case OpKind::Add:

@@ -87,7 +87,7 @@ void ShapeChecker::checkCommunication(const Operation& op) {
       break;
   }
   // A communication's optional result: the handle `wait` takes.
-  if (op.result()) bind(op.result()->name, BoundValue{ValueKind::Handle});
+  if (op.result()) bindEventResult(op);
 }
 
 }  // namespace hostir::verification

@@ -1,7 +1,8 @@
 // The bound check's rules for the operations that order streams or change
 // host state: set_current_stream, synchronize, get_current_stream,
-// record_event and ceildiv/min/max; wait and wait_event have nothing to
-// check once the structure check has passed (ir/shape_checker.h).
+// record_event and ceildiv/min/max, and the elements of handle and event
+// arrays that communications, record_event, wait and wait_event name
+// (ir/shape_checker.h).
 #include "ir/diagnostic.h"
 #include "ir/shape_checker.h"
 
@@ -14,8 +15,37 @@ void ShapeChecker::checkStreamOperand(const Operation& op) {
 }
 
 // get_current_stream, record_event: a stream or an event, with nothing to check.
-void ShapeChecker::bindStreamResult(const Operation& op) {
-  bind(op.result()->name, BoundValue{op.signature().resultKind});
+void ShapeChecker::bindStreamResult(const Operation& op) { bindEventResult(op); }
+
+void ShapeChecker::bindEventResult(const Operation& op) {
+  const NameDef& result = *op.result();
+  if (!result.isElement()) {
+    bind(result.name, BoundValue{op.signature().resultKind});
+    return;
+  }
+  int64_t index = elementIndex(result.name, result.index, result.loc);
+  auto [first, inserted] = issuedElements_[result.name].emplace(index, result.loc);
+  if (!inserted)
+    fail(result.loc,
+         fmt::format("'{}[{}]' is defined twice in this run: rank {} defined it at {}:{} already", result.name, index,
+                     values_[kRankSlot].integer, first->second.line, first->second.col));
+}
+
+void ShapeChecker::checkWaitOperand(const Operation& op) {
+  static_assert(size_t{operands::Wait::h} == size_t{operands::WaitEvent::ev});
+  const Arg& arg = *op.operands[operands::Wait::h];
+  if (!arg.isElement()) return;
+  int64_t index = elementIndex(arg.nameValue(), arg.index, arg.loc);
+  const auto& issued = issuedElements_[arg.nameValue()];
+  if (!issued.count(index))
+    fail(arg.loc, fmt::format("'{}' waits on '{}[{}]', which rank {} has not issued yet", op.signature().name,
+                              arg.nameValue(), index, values_[kRankSlot].integer));
+}
+
+int64_t ShapeChecker::elementIndex(const std::string& array, const Expr& index, SourceLoc loc) {
+  int64_t value = eval(index, loc);
+  if (value < 0) fail(loc, fmt::format("index {} of array '{}' is negative", value, array));
+  return value;
 }
 
 // `n = expr`.

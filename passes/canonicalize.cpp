@@ -130,9 +130,11 @@ bool statementNames(const Statement& stmt, const std::string& name) {
     forEachName(stmt.ifBlock().cond, [&](const std::string& n, SourceLoc) { found |= n == name; });
     return found;
   }
+  for (const NameDef& result : stmt.op().results)
+    if (exprNames(result.index, name)) return true;
   for (const std::optional<Arg>& arg : stmt.op().operands) {
     if (!arg) continue;
-    if (exprNames(arg->expr, name)) return true;
+    if (exprNames(arg->expr, name) || exprNames(arg->index, name)) return true;
     for (const Expr& dim : arg->type.dims)
       if (exprNames(dim, name)) return true;
   }
@@ -377,7 +379,8 @@ class Canonicalizer {
       if (op.kind != OpKind::RecordEvent && op.kind != OpKind::GetCurrentStream) continue;
       context_.checkCancelled();  // per capture: a walk of the rest of its scope
       const NameDef* result = op.result();
-      if (result && usedAfter(list, k, later, result->name)) continue;
+      // An array element may be waited in any scope after it: it stays.
+      if (result && (result->isElement() || usedAfter(list, k, later, result->name))) continue;
       std::string what = op.kind == OpKind::RecordEvent ? "no wait_event waits for it" : "nothing uses it";
       remark(op.loc, fmt::format("removed {}: {}", brief(list[k]), what));
       list.erase(list.begin() + static_cast<std::ptrdiff_t>(k));

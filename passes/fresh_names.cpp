@@ -24,8 +24,12 @@ FreshNames::FreshNames(const Program& program) {
   used_ = topLevel_;
   walkStatements(program.body, [&](const Statement& s) {
     if (s.isFor()) used_.insert(s.loop().index.name);
-    if (s.isOp())
-      for (const NameDef& r : s.op().results) used_.insert(r.name);
+    if (!s.isOp()) return;
+    for (const NameDef& r : s.op().results) {
+      used_.insert(r.name);
+      // A handle or event array is visible everywhere after its definition.
+      if (r.isElement()) topLevel_.insert(r.name);
+    }
   });
 }
 

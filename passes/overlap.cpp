@@ -57,14 +57,27 @@ std::vector<std::string> namesUsedBy(const Operation& op) {
       for (const Expr& dim : arg->type.dims) forEachName(dim, add);
     } else {
       forEachName(arg->expr, add);
+      if (arg->isElement()) forEachName(arg->index, add);
     }
   }
   return names;
 }
 
+// Whether the operation defines or names an element of a handle or event
+// array: such a handle may be waited in another iteration or after the
+// region, which the schedule cannot see, so the statement stays as written.
+bool namesArrayElement(const Operation& op) {
+  for (const NameDef& result : op.results)
+    if (result.isElement()) return true;
+  for (const std::optional<Arg>& arg : op.operands)
+    if (arg && arg->isElement()) return true;
+  return false;
+}
+
 // Statements a straight-line region may hold: work, views, host integers,
 // and waits for its own communications (the schedule re-derives those).
 bool isRegionKind(const Operation& op) {
+  if (namesArrayElement(op)) return false;
   switch (op.signature().category) {
     case OpCategory::Compute:
     case OpCategory::Copy:
@@ -487,7 +500,8 @@ class Overlapper {
   }
 
   // Straight-line scheduling moves top-level operations only: a block that
-  // chooses its own stream, or a branch, stays as its author wrote it.
+  // chooses its own stream, a branch, or a statement that names an array
+  // element stays as its author wrote it.
   void remarkBlocksLeft() {
     for (const Statement& stmt : program_.body) {
       if (stmt.isWith())
@@ -498,6 +512,10 @@ class Overlapper {
         context_.remark(kPass, stmt.loc(),
                         "'if' block left as written: straight-line scheduling stops at a branch and starts again "
                         "after it");
+      else if (stmt.isOp() && namesArrayElement(stmt.op()))
+        context_.remark(kPass, stmt.loc(),
+                        "statement left as written: it names an element of a handle or event array, which another "
+                        "iteration or a later statement may wait; straight-line scheduling starts again after it");
     }
   }
 

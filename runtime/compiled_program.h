@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -90,6 +91,11 @@ struct Instruction {
   // is the index slot, endSlot holds the bound; jump is the matching instruction.
   int32_t endSlot = -1;
   int32_t jump = -1;
+  // Handle and event arrays: the IntCode of the result's element index
+  // (`h[e] = ...`) and of the handle or event operand's (`wait(h[e])`), or
+  // -1 for a plain name; result and operand are then the array's slot.
+  int32_t resultElement = -1;
+  int32_t operandElement = -1;
   std::string resultName;  // for observers (race checker, traces)
 };
 
@@ -113,6 +119,7 @@ struct RuntimeValue {
   TensorView tensor;
   Stream* stream = nullptr;
   Event event;
+  std::unordered_map<int64_t, Event> elements;  // a handle or event array, by index
 };
 
 class CompiledProgram {

@@ -34,6 +34,14 @@ class Compiler {
  private:
   int32_t define(const std::string& name, ValueKind kind) { return names_.define(name, kind).slot; }
 
+  // A handle or event array's one slot, in no scope: its elements outlive
+  // the loop or branch that defines them.
+  int32_t arraySlot(const std::string& name) {
+    auto found = arraySlots_.find(name);
+    if (found == arraySlots_.end()) found = arraySlots_.emplace(name, names_.anonymousSlot()).first;
+    return found->second;
+  }
+
   int32_t lookup(const std::string& name) const {
     if (const NameSlot* slot = names_.lookup(name)) return slot->slot;
     throw std::logic_error(fmt::format("internal error: '{}' is not bound (was the program verified?)", name));
@@ -204,7 +212,15 @@ class Compiler {
       switch (sig.operands[i].kind) {
         case OperandKind::Tensor:
         case OperandKind::Event:
-        case OperandKind::Handle: in.operand[i] = lookup(arg.nameValue()); break;
+        case OperandKind::Handle:
+          if (arg.isElement()) {
+            in.operand[i] = arraySlot(arg.nameValue());
+            in.operandElement = intCode(arg.index);
+            in.accessName[i] = arg.nameValue();
+          } else {
+            in.operand[i] = lookup(arg.nameValue());
+          }
+          break;
         case OperandKind::Stream:
           if (arg.form == Arg::Form::Stream) {
             in.operand[i] = intCode(arg.expr);
@@ -231,8 +247,13 @@ class Compiler {
       }
     }
     if (const NameDef* result = op.result()) {
-      in.result = define(result->name, sig.resultKind);
-      in.resultName = result->name;
+      if (result->isElement()) {
+        in.result = arraySlot(result->name);
+        in.resultElement = intCode(result->index);
+      } else {
+        in.result = define(result->name, sig.resultKind);
+      }
+      in.resultName = result->toString();
     }
     in.issuesWork = issuesWork(sig.category);
     // What the statement does to each tensor, from the op table.
@@ -254,6 +275,7 @@ class Compiler {
   const Program& program_;
   CompiledProgram& out_;
   NameResolver names_;
+  std::unordered_map<std::string, int32_t> arraySlots_;
 };
 
 }  // namespace
@@ -267,6 +289,30 @@ RunFrame::RunFrame(const CompiledProgram& compiled, Backend& target, int64_t ran
   for (auto [slot, v] : program.paramSlots) value(slot).integer = v;
   value(kRankSlot).integer = rank;
   value(kWorldSlot).integer = world;
+}
+
+const Event& RunFrame::eventOperand(const Instruction& in, size_t operand) {
+  RuntimeValue& v = value(in.operand[operand]);
+  if (in.operandElement < 0) return v.event;
+  int64_t index = integer(in.operandElement);
+  auto found = v.elements.find(index);
+  if (found == v.elements.end())
+    throw DiagnosticError{
+        Diagnostic{in.operandLoc[operand], fmt::format("'{}' waits on '{}[{}]', which rank {} has not issued yet",
+                                                       signatureOf(in.op).name, in.accessName[operand], index, rank)}};
+  return found->second;
+}
+
+Event& RunFrame::eventResult(const Instruction& in) {
+  RuntimeValue& v = value(in.result);
+  if (in.resultElement < 0) return v.event;
+  int64_t index = integer(in.resultElement);
+  if (index < 0 || v.elements.count(index))
+    throw DiagnosticError{Diagnostic{
+        in.loc,
+        index < 0 ? fmt::format("'{}' has the negative index {}", in.resultName, index)
+                  : fmt::format("'{}' is defined twice in this run (index {}, rank {})", in.resultName, index, rank)}};
+  return v.elements[index];
 }
 
 namespace {

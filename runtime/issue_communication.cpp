@@ -69,7 +69,7 @@ void issueCommunication(RunFrame& frame, const Instruction& in) {
   if (std::optional<size_t> from = integer(operands.from)) call.from = sendRecvPeer(frame, in, *from, "receives from");
   frame.backend.collective(frame.current, call);
   // The communication occupies its stream: its completion is the stream's next position.
-  if (in.result >= 0) frame.value(in.result).event = frame.backend.recordEvent(frame.current);
+  if (in.result >= 0) frame.eventResult(in) = frame.backend.recordEvent(frame.current);
 }
 
 }  // namespace hostir

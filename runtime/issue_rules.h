@@ -52,6 +52,13 @@ struct RunFrame {
   // Operand `operand` of `in`, which names a tensor.
   const TensorView& tensor(const Instruction& in, size_t operand) { return value(in.operand[operand]).tensor; }
   bool present(const Instruction& in, size_t operand) const { return in.operand[operand] >= 0; }
+  // The handle or event that operand `operand` of `in` names: a plain
+  // name's, or the element of an array. An element this rank has not
+  // issued (a run that skipped `check`) is an error at the operand.
+  const Event& eventOperand(const Instruction& in, size_t operand);
+  // Where the handle or event `in` defines goes; an element defined twice,
+  // or at a negative index, is an error at the statement.
+  Event& eventResult(const Instruction& in);
   // A stream operand: `stream(e)` is worker stream e, a name its captured stream.
   Stream* stream(const Instruction& in, size_t operand) {
     if (in.streamNumberMask & (1u << operand)) return backend.workerStream(integer(in.operand[operand]));

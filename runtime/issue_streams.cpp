@@ -10,7 +10,7 @@
 namespace hostir {
 
 void issueWait(RunFrame& frame, const Instruction& in) {
-  frame.backend.waitEvent(frame.current, frame.value(in.operand[operands::Wait::h]).event);
+  frame.backend.waitEvent(frame.current, frame.eventOperand(in, operands::Wait::h));
 }
 
 void issueGetCurrentStream(RunFrame& frame, const Instruction& in) { frame.value(in.result).stream = frame.current; }
@@ -25,11 +25,11 @@ void issueSynchronize(RunFrame& frame, const Instruction& in) {
 }
 
 void issueRecordEvent(RunFrame& frame, const Instruction& in) {
-  frame.value(in.result).event = frame.backend.recordEvent(frame.current);
+  frame.eventResult(in) = frame.backend.recordEvent(frame.current);
 }
 
 void issueWaitEvent(RunFrame& frame, const Instruction& in) {
-  frame.backend.waitEvent(frame.current, frame.value(in.operand[operands::WaitEvent::ev]).event);
+  frame.backend.waitEvent(frame.current, frame.eventOperand(in, operands::WaitEvent::ev));
 }
 
 void issueIntValue(RunFrame& frame, const Instruction& in) {

@@ -203,6 +203,33 @@ TEST_F(CheckCli, ARingOfSendRecvsIsOk) {
   }
 }
 
+// Iteration i waits h[i + 2], which the iteration after it issues: check
+// and run (which verifies first, --unchecked too) stop at the wait.
+constexpr const char* kWaitsAhead = R"(program ahead(M = 8, S = 3) {
+  input  x : f32[M]
+  output y : f32[M]
+  y = copy(x)
+  h[0] = allreduce(y, op=sum)
+  for i in range(S) {
+    wait(h[i + 2])
+    h[i + 1] = allreduce(y, op=sum)
+  }
+}
+)";
+
+TEST_F(CheckCli, AnArrayElementWaitedBeforeItIsIssuedIsPositioned) {
+  std::string file = write("ahead.hir", kWaitsAhead);
+  for (std::string command : {"check ", "run ", "run --unchecked "}) {
+    auto r = run(command + file + " --ranks 2");
+    EXPECT_EQ(r.exitCode, 1) << command << r.out << r.err;
+    EXPECT_THAT(r.err, HasSubstr(file + ":7:10: error: 'wait' waits on 'h[2]', which rank 0 has not issued yet\n"))
+        << command;
+  }
+  // Without iterations nothing waits early.
+  auto none = run("check " + file + " --set S=0");
+  EXPECT_EQ(none.exitCode, 0) << none.err;
+}
+
 TEST_F(CheckCli, EveryExampleIsOkOnTwoRanks) {
   for (const auto& path : testing::hirFiles(testing::sourceDir() / "examples")) {
     auto r = run("check " + path.string() + " --ranks 2");

@@ -409,6 +409,43 @@ const std::vector<Expectation>& expectations() {
       {"tests/golden/two_loops.hir", "join@2", F, F, F, {}, kWhyJoinLast},
       {"tests/golden/two_loops.hir", "join-sync@2", F, F, F, {}, kWhyJoinLast},
 
+      // tests/golden/handle_arrays.hir: loop 1 issues chunk i+1's allreduce into h[i + 1] on stream(i) and waits
+      // h[i], which iteration i - 1 issued, before its relu of chunk i. After it, the main stream waits each ev[j]
+      // of stream(0) (loop 2) but stream(1)'s done[k] only after add(y, t, out=y), and waits h[3], which stream(2)
+      // issued before its relu of chunk 2.
+      {"tests/golden/handle_arrays.hir", "capture@1", X, X, X, {}, kWhyCapture},
+      {"tests/golden/handle_arrays.hir",
+       "set-stream@1",
+       F,
+       F,
+       F,
+       {},
+       "every iteration stays on the main stream, in issue order, as the program was written"},
+      {"tests/golden/handle_arrays.hir",
+       "sync-main@1",
+       R,
+       R,
+       R,
+       {K::Copy, K::Allreduce, "y"},
+       "iteration i's allreduce of chunk i+1 of y on stream(i) is not ordered after the copy into y on the main "
+       "stream"},
+      {"tests/golden/handle_arrays.hir",
+       "join@1",
+       F,
+       R,
+       R,
+       {K::Relu, K::Add, "y"},
+       "with one worker stream loop 2's wait_event(ev[j]) orders the main stream after every iteration; with "
+       "more, the relu of chunk 1 on stream(1) meets add(y, t, out=y) on the main stream unordered"},
+      {"tests/golden/handle_arrays.hir",
+       "join-sync@1",
+       F,
+       R,
+       R,
+       {K::Relu, K::Add, "y"},
+       "with one worker stream loop 2's wait_event(ev[j]) orders the main stream after every iteration; with "
+       "more, the relu of chunk 1 on stream(1) meets add(y, t, out=y) on the main stream unordered"},
+
       // tests/golden/if_branches.hir: two loops whose bodies branch on the index, one capture for both.
       // Loop 1 writes chunk i of y (a copy or a linear) on stream(i); loop 2's odd iterations add chunk
       // i - 1 of z into chunk i on stream(i - 1).
@@ -451,7 +488,8 @@ const std::vector<Expectation>& expectations() {
       // tests/golden/untouched_loops.hir: the pass inserts nothing (one loop does no work, the other sets
       // its own streams), and neither in tests/golden/dependent_loops.hir (every loop's iterations depend
       // on each other), tests/golden/if_canonical.hir (no loop), nor in examples/pipeline_with_blocks.hir
-      // (every loop chooses its streams with `with` blocks), so there is nothing to delete; the test checks
+      // and examples/pipeline_handles.hir (every loop chooses its streams with `with` blocks), so there is
+      // nothing to delete; the test checks
       // that the lists are empty.
   };
   return kTable;
@@ -554,7 +592,7 @@ TEST(RaceMutation, DeletingAnyStatementAssignStreamsInsertedIsAsExpected) {
   int mutants = 0, racy = 0, raceFree = 0, unverifiable = 0;
 
   auto files = examplesAndGoldenInputs();
-  ASSERT_EQ(files.size(), 27u);  // 14 examples, 13 golden inputs
+  ASSERT_EQ(files.size(), 29u);  // 15 examples, 14 golden inputs
   for (const auto& [file, text] : files) {
     SCOPED_TRACE(file);
     Program input = testing::parseOrDie(text, file);
@@ -570,7 +608,8 @@ TEST(RaceMutation, DeletingAnyStatementAssignStreamsInsertedIsAsExpected) {
     // Cross-check: the statements the pass built are exactly those without a source position.
     EXPECT_EQ(static_cast<int>(inserted.size()), unpositioned(output.body));
     if (file == "tests/golden/untouched_loops.hir" || file == "tests/golden/dependent_loops.hir" ||
-        file == "tests/golden/if_canonical.hir" || file == "examples/pipeline_with_blocks.hir") {
+        file == "tests/golden/if_canonical.hir" || file == "examples/pipeline_with_blocks.hir" ||
+        file == "examples/pipeline_handles.hir") {
       EXPECT_TRUE(inserted.empty());
     }
 

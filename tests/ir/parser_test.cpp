@@ -218,6 +218,55 @@ TEST(Parser, WithBlocksOnOneLineAndEqualityIgnoresTheirPositions) {
   EXPECT_EQ(printProgram(a), printProgram(b));
 }
 
+// Handle and event arrays: elements defined and waited with index
+// expressions, in loops, branches and with blocks. The printer writes them
+// as the language does, parsing the print gives the program back, and
+// equality sees the index.
+TEST(Parser, HandleAndEventArraysRoundTrip) {
+  const std::string text = R"(program p(M = 8, S = 2) {
+  input  x : f32[M]
+  output y : f32[M]
+
+  y = allocate(f32[M])
+  h[0] = allreduce(x, out=y, op=sum)
+  for i in range(S) {
+    if i + 1 < S {
+      with stream(0) {
+        h[i + 1] = allgather(x, out=y)
+      }
+    }
+    wait(h[i])
+    ev[(i + 1) % S * 2] = record_event()
+  }
+  wait_event(ev[ceildiv(M, S) - rank])
+}
+)";
+  Program p = parseOrDie(text);
+  EXPECT_EQ(printProgram(p), text);
+  EXPECT_EQ(parseOrDie(printProgram(p)), p);
+  const NameDef& first = *p.body[1].op().result();
+  EXPECT_EQ(first.name, "h");
+  EXPECT_EQ(first.index, Expr::literal(0));
+  EXPECT_EQ(first.loc, (SourceLoc{6, 3}));
+  const Operation& wait = p.body[2].loop().body[1].op();
+  const Arg& waited = *wait.operands[operands::Wait::h];
+  EXPECT_TRUE(waited.isElement());
+  EXPECT_FALSE(waited.isName());
+  EXPECT_EQ(waited.nameValue(), "h");
+  EXPECT_EQ(waited.index, Expr::name("i"));
+  EXPECT_EQ(waited.loc, (SourceLoc{13, 10}));
+  EXPECT_EQ(waited, Arg::element("h", Expr::name("i")));
+  EXPECT_NE(waited, Arg::element("h", Expr::name("i") + Expr::literal(1)));
+  EXPECT_NE(waited, Arg::name("h"));
+
+  Program other = parseOrDie(text.substr(0, text.find("wait(h[i])")) + "wait(h[i + 0])" +
+                             text.substr(text.find("wait(h[i])") + 10));
+  EXPECT_NE(other, p) << "the index is part of the program";
+  std::string renamed = text;
+  renamed.replace(renamed.find("h[0]"), 4, "h[1]");
+  EXPECT_NE(parseOrDie(renamed), p) << "a defined element's index is part of the program";
+}
+
 // if blocks with and without else, nested, in loops, with blocks and each
 // other; conditions of every form. The printer writes them as the language
 // does, and parsing the print gives the program back.

@@ -349,6 +349,30 @@ TEST(Overlap, StraightLineRegionsStopAtAnIf) {
   EXPECT_GT(printed.find("hm = allreduce(mo, op=sum)"), at) << printed;
 }
 
+// A statement that defines or waits an element of a handle array ends a
+// straight-line region and stays as written: another iteration or a later
+// statement may wait the element, which the region's schedule cannot see.
+// Here the sum reads both allreduces' buffers on the main stream before the
+// waits: a schedule that moved the allreduces would have to wait elements.
+TEST(Overlap, StatementsNamingArrayElementsAreLeftAsWritten) {
+  std::string text = kParallelBlock;
+  for (auto [plain, element] : {std::pair{"ha = ", "h[0] = "},
+                                {"  wait(ha)\n", ""},
+                                {"hm = ", "h[1] = "},
+                                {"  wait(hm)\n", ""},
+                                {"  y = add(ao, mo)\n", "  y = add(ao, mo)\n  wait(h[0])\n  wait(h[1])\n"}})
+    text.replace(text.find(plain), std::string(plain).size(), element);
+  ASSERT_NE(text.find("  y = add(ao, mo)\n  wait(h[0])\n  wait(h[1])\n}"), std::string::npos) << text;
+  Bindings gpt{{{"B", 4096}, {"H", 8192}, {"A", 8192}, {"F", 32768}}, 8};
+  Outcome o = overlap(text, h100(text, gpt), 0.05, gpt);
+  EXPECT_EQ(o.program, testing::parseOrDie(text)) << printProgram(o.program);
+  EXPECT_FALSE(usesWorkerStreams(o.program)) << o.remarkText();
+  size_t left = 0;
+  for (const Remark& r : o.remarks)
+    left += r.message.find("statement left as written: it names an element of a handle or event array") == 0;
+  EXPECT_EQ(left, 4u) << o.remarkText();
+}
+
 class OverlapCli : public testing::CliTest {};
 
 // The scheduled block gives the results of the program as written.
