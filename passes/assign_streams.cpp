@@ -79,11 +79,11 @@ Expr iterationStream(const std::string& index, const Expr& start, int64_t stream
 // The loop's trip count with the context's bindings, where its bounds
 // depend on params and `world` alone.
 std::optional<int64_t> tripCount(const ForLoop& loop, const Program& program, const Bindings& bindings) {
+  Result<std::map<std::string, int64_t>> params = bindParams(program, bindings);
+  if (!params) return std::nullopt;
   IntLookup lookup = [&](const std::string& name) -> std::optional<int64_t> {
     if (name == "world") return bindings.world;
-    if (auto it = bindings.params.find(name); it != bindings.params.end()) return it->second;
-    for (const Param& param : program.params)
-      if (param.name == name) return param.value;
+    if (auto it = params->find(name); it != params->end()) return it->second;
     return std::nullopt;
   };
   Result<int64_t> end = evaluate(loop.end, lookup);
