@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "passes/fresh_names.h"
+#include "passes/pipeline.h"
 
 namespace hostir {
 namespace {
@@ -153,12 +154,12 @@ Program assemble(const Program& shell, std::initializer_list<std::pair<const Sta
 class TopLevelRewriter {
  public:
   TopLevelRewriter(Program& program, const PassContext& context, const AssignStreamsPass::ChooseRewrite& choose,
-                   const AssignStreamsPass::ConsiderLoop& consider, bool fewerStreams, bool optimistic = false)
+                   const AssignStreamsPass::ConsiderLoop& consider, bool moreSchedules, bool optimistic = false)
       : program_(program),
         context_(context),
         choose_(choose),
         consider_(consider),
-        fewerStreams_(fewerStreams),
+        moreSchedules_(moreSchedules),
         optimistic_(optimistic),
         names_(program),
         // Join loops are siblings, so they can all share one index name.
@@ -205,6 +206,12 @@ class TopLevelRewriter {
   }
 
  private:
+  struct PendingRemark {
+    SourceLoc loc;
+    std::string message;
+    std::vector<Note> notes;
+  };
+
   using Span = std::pair<const Statement*, const Statement*>;
 
   void remark(const ForLoop& loop, std::string message, std::vector<Note> notes = {}) const {
@@ -270,21 +277,23 @@ class TopLevelRewriter {
   }
 
   // The races of `withRewrite`, the program with `loop` rewritten, when it
-  // verifies and adds no race; a remark says why not.
-  std::optional<std::vector<RaceFinding>> checkRewrite(const ForLoop& loop, const Program& withRewrite) const {
+  // verifies and adds no race; else `whyNot` says why.
+  std::optional<std::vector<RaceFinding>> checkRewrite(const Program& withRewrite,
+                                                       std::optional<PendingRemark>& whyNot) const {
     if (auto error = verifyProgram(withRewrite, context_.bindings, context_.cancel)) {
-      remark(loop, fmt::format("loop left as it is: on worker streams it would not verify: {}", error->message));
+      whyNot = PendingRemark{
+          {}, fmt::format("loop left as it is: on worker streams it would not verify: {}", error->message), {}};
       return std::nullopt;
     }
     std::vector<RaceFinding> after = context_.raceCheck(withRewrite);
     std::vector<RaceFinding> added = newRaces(*races_, after);
     if (!added.empty()) {
       std::string more = added.size() > 1 ? fmt::format(" (and {} more)", added.size() - 1) : "";
-      remark(loop,
-             fmt::format("loop left as it is: its iterations are not independent; on worker streams there would be "
-                         "a {}{}",
-                         describeRace(added.front()), more),
-             raceNotes(added.front()));
+      whyNot = PendingRemark{{},
+                             fmt::format("loop left as it is: its iterations are not independent; on worker streams "
+                                         "there would be a {}{}",
+                                         describeRace(added.front()), more),
+                             raceNotes(added.front())};
       return std::nullopt;
     }
     return after;
@@ -297,7 +306,7 @@ class TopLevelRewriter {
     if (consider_ && !consider_(loop)) return false;
     if (!capture_ && !unusedMainName_) unusedMainName_ = names_.take("main");
     const std::string main = capture_ ? *capture_ : *unusedMainName_;
-    Candidate chosen{0, rewriteLoop(loop, !capture_, main, joinIndex_, 0), {}};
+    Candidate chosen{0, rewriteLoop(loop, !capture_, main, joinIndex_, 0), {}, 0, true};
     if (optimistic_) {
       chosen.races = *races_;  // proved once, at the end
     } else {
@@ -305,10 +314,12 @@ class TopLevelRewriter {
       if (!picked) return false;
       chosen = std::move(*picked);
     }
-    remark(loop, fmt::format("iteration {} runs on stream({}), joined after the loop: the iterations are independent "
-                             "(race-checked with the bound parameters)",
-                             loop.index.name, iterationStream(loop.index.name, loop.start, chosen.streams).toString()));
-    if (!capture_) {
+    if (chosen.depth == 0)
+      remark(loop,
+             fmt::format("iteration {} runs on stream({}), joined after the loop: the iterations are independent "
+                         "(race-checked with the bound parameters)",
+                         loop.index.name, iterationStream(loop.index.name, loop.start, chosen.streams).toString()));
+    if (!capture_ && chosen.capturesMain) {
       capture_ = main;
       unusedMainName_.reset();
     }
@@ -317,11 +328,19 @@ class TopLevelRewriter {
     return true;
   }
 
-  // A rewrite of one loop: on `streams` worker streams (0: one per iteration).
+  // A rewrite of one loop: on `streams` worker streams (0: one per
+  // iteration), or a pipeline of `depth` (0: none).
   struct Candidate {
     int64_t streams = 0;
     std::vector<Statement> statements;
     std::vector<RaceFinding> races;  // of the whole program with it
+    int64_t depth = 0;
+    bool capturesMain = true;  // its statements define the main stream's capture when there was none
+
+    std::string schedule() const {
+      if (depth > 0) return fmt::format("pipeline of depth {}", depth);
+      return streams > 0 ? fmt::format("{} worker streams", streams) : "worker streams";
+    }
   };
 
   Program withStatements(const std::vector<Statement>& statements, const Statement* rest, const Statement* end) const {
@@ -333,16 +352,23 @@ class TopLevelRewriter {
   // chooses, else the one choose_ picks among those that verify and add no race.
   std::optional<Candidate> choose(const ForLoop& loop, const Statement* rest, const Statement* end,
                                   std::vector<Statement> perIteration, const std::string& main) {
-    std::optional<std::vector<RaceFinding>> races = checkRewrite(loop, withStatements(perIteration, rest, end));
-    if (!races) return std::nullopt;
+    std::optional<PendingRemark> whyNot;
+    std::optional<std::vector<RaceFinding>> races = checkRewrite(withStatements(perIteration, rest, end), whyNot);
     std::vector<Candidate> candidates;
-    candidates.push_back(Candidate{0, std::move(perIteration), std::move(*races)});
+    if (races) candidates.push_back(Candidate{0, std::move(perIteration), std::move(*races), 0, true});
+    if (choose_ && moreSchedules_) {
+      // Fewer streams share the iterations' independence; a pipeline keeps
+      // the computation in order, so it may hold where they do not.
+      if (races) addFewerStreams(loop, rest, end, main, candidates);
+      addPipelines(loop, rest, end, main, candidates);
+    }
+    if (candidates.empty()) {
+      remark(loop, whyNot->message, whyNot->notes);
+      return std::nullopt;
+    }
     if (!choose_) return std::move(candidates.front());
-    if (fewerStreams_) addFewerStreams(loop, rest, end, main, candidates);
     std::vector<AssignStreamsPass::LoopRewrite> rewrites;
-    for (const Candidate& c : candidates)
-      rewrites.push_back({c.streams > 0 ? fmt::format("{} worker streams", c.streams) : "worker streams",
-                          withStatements(c.statements, rest, end)});
+    for (const Candidate& c : candidates) rewrites.push_back({c.schedule(), withStatements(c.statements, rest, end)});
     std::optional<size_t> picked = choose_(assemble(program_, {bodySoFar(), {rest, end}}), rewrites, loop);
     if (!picked || *picked >= candidates.size()) return std::nullopt;
     return std::move(candidates[*picked]);
@@ -362,21 +388,37 @@ class TopLevelRewriter {
       if (verifyProgram(withRewrite, context_.bindings, context_.cancel)) continue;
       std::vector<RaceFinding> after = context_.raceCheck(withRewrite);
       if (!newRaces(*races_, after).empty()) continue;
-      candidates.push_back(Candidate{streams, std::move(statements), std::move(after)});
+      candidates.push_back(Candidate{streams, std::move(statements), std::move(after), 0, true});
     }
   }
 
-  struct PendingRemark {
-    SourceLoc loc;
-    std::string message;
-    std::vector<Note> notes;
-  };
+  // The loop pipelined at each depth, where it fits the pipeline's shape,
+  // verifies and adds no race (silently, as addFewerStreams; `pipeline`
+  // run alone says what stops a loop). Without an input communication
+  // every depth is the same rewrite, offered once.
+  void addPipelines(const ForLoop& loop, const Statement* rest, const Statement* end, const std::string& main,
+                    std::vector<Candidate>& candidates) {
+    const Program current = assemble(program_, {bodySoFar(), {rest, end}});
+    for (int64_t depth : AssignStreamsPass::kPipelineDepths) {
+      std::variant<PipelinedLoop, PipelineStop> rewrite = pipelineLoop(loop, depth, main, !capture_, names_, current);
+      auto* pipelined = std::get_if<PipelinedLoop>(&rewrite);
+      if (!pipelined) return;
+      Program withRewrite = withStatements(pipelined->statements, rest, end);
+      if (verifyProgram(withRewrite, context_.bindings, context_.cancel)) return;
+      std::vector<RaceFinding> after = context_.raceCheck(withRewrite);
+      if (!newRaces(*races_, after).empty()) return;
+      candidates.push_back(Candidate{0, std::move(pipelined->statements), std::move(after),
+                                     pipelined->hasInput ? depth : 1, pipelined->hasInput});
+      if (!pipelined->hasInput) return;
+    }
+  }
+
 
   Program& program_;
   const PassContext& context_;
   const AssignStreamsPass::ChooseRewrite& choose_;
   const AssignStreamsPass::ConsiderLoop& consider_;
-  const bool fewerStreams_;
+  const bool moreSchedules_;
   const bool optimistic_;
   mutable std::vector<PendingRemark> pending_;  // the optimistic run's remarks, made once it is kept
   FreshNames names_;
@@ -394,14 +436,18 @@ class TopLevelRewriter {
 
 }  // namespace
 
+std::string AssignStreamsPass::LoopRewrite::inWords() const {
+  return schedule.rfind("pipeline", 0) == 0 ? "as a " + schedule : "iterations on " + schedule;
+}
+
 bool assignStreamsApplies(const ForLoop& loop) { return bodyDoesWork(loop.body) && !bodySetsStream(loop.body); }
 
 Status AssignStreamsPass::run(Program& program, const PassContext& context) {
   // A rewrite the cost model must weigh (choose_) is decided loop by loop.
   if (!choose_ && context.raceCheck &&
-      TopLevelRewriter(program, context, choose_, consider_, fewerStreams_, true).runOptimistically())
+      TopLevelRewriter(program, context, choose_, consider_, moreSchedules_, true).runOptimistically())
     return std::nullopt;
-  TopLevelRewriter(program, context, choose_, consider_, fewerStreams_).run();
+  TopLevelRewriter(program, context, choose_, consider_, moreSchedules_).run();
   return std::nullopt;
 }
 

@@ -34,6 +34,7 @@
 // decision is a remark.
 #pragma once
 
+#include <array>
 #include <functional>
 
 #include "passes/pass.h"
@@ -47,24 +48,31 @@ class AssignStreamsPass : public Pass {
   struct LoopRewrite {
     std::string schedule;
     Program program;
+    // "iterations on 2 worker streams", "as a pipeline of depth 1".
+    std::string inWords() const;
   };
   // Asked, for each loop the pass can rewrite safely, which rewrite to keep:
   // an index into `rewrites`, or nullopt to leave the loop as written (overlap
   // keeps the one the cost model predicts fastest, where it pays). The
   // first rewrite runs each iteration on its own worker stream; with
-  // `fewerStreams`, the others run iteration i on stream(i mod k) for each
-  // power of two k below the loop's trip count (at most kMaxFewerStreams).
+  // `moreSchedules`, the others run iteration i on stream(i mod k) for each
+  // power of two k below the loop's trip count (at most kMaxFewerStreams),
+  // then pipeline the loop (passes/pipeline.h) at each of kPipelineDepths
+  // where it fits that shape.
   using ChooseRewrite = std::function<std::optional<size_t>(
       const Program& asWritten, const std::vector<LoopRewrite>& rewrites, const ForLoop& loop)>;
   static constexpr int kMaxFewerStreams = 3;
+  static constexpr std::array<int64_t, 2> kPipelineDepths = {1, 2};
+  // Rewrites offered to choose_ per loop, at most.
+  static constexpr int kMaxRewrites = 1 + kMaxFewerStreams + static_cast<int>(kPipelineDepths.size());
 
   // Asked first, for each loop the pass could rewrite, whether to weigh it
   // at all (overlap: while its budget of predictions lasts).
   using ConsiderLoop = std::function<bool(const ForLoop& loop)>;
 
   AssignStreamsPass() = default;
-  explicit AssignStreamsPass(ChooseRewrite choose, ConsiderLoop consider = nullptr, bool fewerStreams = false)
-      : choose_(std::move(choose)), consider_(std::move(consider)), fewerStreams_(fewerStreams) {}
+  explicit AssignStreamsPass(ChooseRewrite choose, ConsiderLoop consider = nullptr, bool moreSchedules = false)
+      : choose_(std::move(choose)), consider_(std::move(consider)), moreSchedules_(moreSchedules) {}
 
   static constexpr std::string_view kName = "assign-streams";
   static constexpr std::string_view kSummary =
@@ -79,7 +87,7 @@ class AssignStreamsPass : public Pass {
  private:
   ChooseRewrite choose_;       // empty: every safe rewrite is kept
   ConsiderLoop consider_;      // empty: every loop is considered
-  bool fewerStreams_ = false;  // also offer choose_ the loop on fewer streams than iterations
+  bool moreSchedules_ = false;  // also offer choose_ fewer streams than iterations, and pipelines
 };
 
 // Whether assign-streams considers this loop: it issues work and does not

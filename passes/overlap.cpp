@@ -14,6 +14,7 @@
 #include "passes/canonicalize.h"
 #include "passes/fresh_names.h"
 #include "passes/list_schedule.h"
+#include "passes/operation_names.h"
 #include "passes/whole_program_budget.h"
 
 namespace hostir {
@@ -46,32 +47,6 @@ std::string comparison(double changed, double asWritten, double minimumGain) {
 bool paysOff(double changed, double asWritten, double minimumGain) {
   if (!(asWritten > 0)) return false;
   return 1.0 - changed / asWritten >= minimumGain - 1e-12;
-}
-
-std::vector<std::string> namesUsedBy(const Operation& op) {
-  std::vector<std::string> names;
-  auto add = [&](const std::string& name, SourceLoc) { names.push_back(name); };
-  for (const std::optional<Arg>& arg : op.operands) {
-    if (!arg) continue;
-    if (arg->form == Arg::Form::Type) {
-      for (const Expr& dim : arg->type.dims) forEachName(dim, add);
-    } else {
-      forEachName(arg->expr, add);
-      if (arg->isElement()) forEachName(arg->index, add);
-    }
-  }
-  return names;
-}
-
-// Whether the operation defines or names an element of a handle or event
-// array: such a handle may be waited in another iteration or after the
-// region, which the schedule cannot see, so the statement stays as written.
-bool namesArrayElement(const Operation& op) {
-  for (const NameDef& result : op.results)
-    if (result.isElement()) return true;
-  for (const std::optional<Arg>& arg : op.operands)
-    if (arg && arg->isElement()) return true;
-  return false;
 }
 
 // Statements a straight-line region may hold: work, views, host integers,
@@ -442,11 +417,11 @@ class Overlapper {
           // assign-streams' proof of each rewrite, then a prediction of each
           // and of the loop as written: a canonicalization (a verification and
           // a race proof) and a simulation.
-          constexpr int64_t kRewrites = 1 + AssignStreamsPass::kMaxFewerStreams;
+          constexpr int64_t kRewrites = AssignStreamsPass::kMaxRewrites;
           return budget_.take(3 + 5 * kRewrites, context_, kPass, loop.loc,
                               "this loop and those after it left as they are");
         },
-        /*fewerStreams=*/true);
+        /*moreSchedules=*/true);
     return loops.run(program_, relabelled);
   }
 
@@ -470,8 +445,8 @@ class Overlapper {
     if (!fastest) return std::nullopt;
     const double best = predicted[*fastest];
     const bool pays = paysOff(best, *before, context_.minimumGain);
-    std::string message = fmt::format("{}: iterations on {} {}", pays ? "loop rewritten" : "loop left as it is",
-                                      rewrites[*fastest].schedule, comparison(best, *before, context_.minimumGain)) +
+    std::string message = fmt::format("{}: {} {}", pays ? "loop rewritten" : "loop left as it is",
+                                      rewrites[*fastest].inWords(), comparison(best, *before, context_.minimumGain)) +
                           (pays || best > *before ? "" : belowThreshold());
     std::vector<Note> notes;
     if (rewrites.size() > 1) {
@@ -504,6 +479,8 @@ class Overlapper {
   // element stays as its author wrote it.
   void remarkBlocksLeft() {
     for (const Statement& stmt : program_.body) {
+      // A block a loop's rewrite inserted (a pipeline's start) is not the author's.
+      if (!stmt.loc().valid()) continue;
       if (stmt.isWith())
         context_.remark(kPass, stmt.loc(),
                         "'with' block left as written: its statements run on the stream it names, and straight-line "

@@ -9,6 +9,7 @@
 #include "passes/assign_streams.h"
 #include "passes/canonicalize.h"
 #include "passes/overlap.h"
+#include "passes/pipeline.h"
 #include "passes/strip_communication.h"
 #include "passes/strip_compute.h"
 
@@ -19,6 +20,12 @@ const std::vector<PassInfo>& registeredPasses() {
       {AssignStreamsPass::kName, AssignStreamsPass::kSummary, [] { return std::make_unique<AssignStreamsPass>(); }},
       {CanonicalizePass::kName, CanonicalizePass::kSummary, [] { return std::make_unique<CanonicalizePass>(); }},
       {OverlapPass::kName, OverlapPass::kSummary, [] { return std::make_unique<OverlapPass>(); }},
+      {PipelinePass::kName, PipelinePass::kSummary, [] { return std::make_unique<PipelinePass>(); },
+       [](std::string_view options) -> Result<std::unique_ptr<Pass>> {
+         Result<int64_t> depth = PipelinePass::parseOptions(options);
+         if (!depth) return depth.error();
+         return std::unique_ptr<Pass>(std::make_unique<PipelinePass>(*depth));
+       }},
       {StripCommunicationPass::kName, StripCommunicationPass::kSummary,
        [] { return std::make_unique<StripCommunicationPass>(); }},
       {StripComputePass::kName, StripComputePass::kSummary, [] { return std::make_unique<StripComputePass>(); }},
@@ -41,8 +48,18 @@ std::vector<std::string> splitPipeline(std::string_view pipeline) {
 }
 
 Status PassManager::addPasses(const std::vector<std::string>& names) {
-  for (const std::string& name : names) {
-    if (name.empty()) return Diagnostic{{}, fmt::format("empty pass name in pipeline '{}'", fmt::join(names, ","))};
+  for (const std::string& written : names) {
+    if (written.empty())
+      return Diagnostic{{}, fmt::format("empty pass name in pipeline '{}'", fmt::join(names, ","))};
+    // `name{options}`, as mlir-opt writes a pass's options.
+    std::string_view name = written;
+    std::optional<std::string_view> options;
+    if (size_t brace = name.find('{'); brace != std::string_view::npos) {
+      if (name.back() != '}')
+        return Diagnostic{{}, fmt::format("pass '{}': options are written name{{key=value}}", written)};
+      options = name.substr(brace + 1, name.size() - brace - 2);
+      name = name.substr(0, brace);
+    }
     const PassInfo* found = nullptr;
     for (const PassInfo& info : registeredPasses())
       if (info.name == name) found = &info;
@@ -51,7 +68,14 @@ Status PassManager::addPasses(const std::vector<std::string>& names) {
       for (const PassInfo& info : registeredPasses()) known.push_back(info.name);
       return Diagnostic{{}, fmt::format("unknown pass '{}' (known passes: {})", name, fmt::join(known, ", "))};
     }
-    addPass(found->create());
+    if (!options) {
+      addPass(found->create());
+      continue;
+    }
+    if (!found->createWithOptions) return Diagnostic{{}, fmt::format("pass '{}' takes no options", name)};
+    Result<std::unique_ptr<Pass>> pass = found->createWithOptions(*options);
+    if (!pass) return pass.error();
+    addPass(std::move(*pass));
   }
   return std::nullopt;
 }

@@ -21,6 +21,9 @@ struct PassInfo {
   std::string_view name;
   std::string_view summary;
   std::function<std::unique_ptr<Pass>()> create;
+  // The pass with options as a pipeline writes them, MLIR style
+  // (`pipeline{depth=2}`: "depth=2"); null for a pass that takes none.
+  std::function<Result<std::unique_ptr<Pass>>(std::string_view options)> createWithOptions = nullptr;
 };
 
 // Every pass the tools know, in a stable order.
@@ -45,7 +48,8 @@ class PassManager {
   explicit PassManager(PassManagerOptions options = {}) : options_(std::move(options)) {}
 
   void addPass(std::unique_ptr<Pass> pass) { passes_.push_back(std::move(pass)); }
-  // Adds the named passes in order; an empty or unknown name is an error.
+  // Adds the named passes in order, each a name or `name{options}`; an
+  // empty or unknown name, or options the pass does not take, is an error.
   Status addPasses(const std::vector<std::string>& names);
   // The same for a pipeline as written ("assign-streams,canonicalize").
   Status addPipeline(std::string_view pipeline) { return addPasses(splitPipeline(pipeline)); }

@@ -3,8 +3,9 @@
 
 For each program (row-parallel linear, reduce-scatter, all-gather, and the
 layers of examples/layers/: the SwiGLU MLP and the expert-parallel MoE) and
-each shape, runs `mpirun -np N hostir run` with assign-streams for every
-chunk count S, plus the compute-only (strip-communication) and
+each shape, runs `mpirun -np N hostir run` with assign-streams (or the
+pass --schedule names: `pipeline`, `pipeline{depth=2}`) for every chunk
+count S, plus the compute-only (strip-communication) and
 communication-only (strip-compute) variants of the same program at the same
 S, and, for the row-parallel linear and the two layers, the PyTorch + gloo
 peer (scripts/peer_torch.py, always under mpirun). Prints one table per
@@ -272,7 +273,7 @@ def shape_settings(shape):
 
 
 def hostir_ms(args, bench, shape, chunks, variant):
-    passes = (variant + "," if variant else "") + "assign-streams"
+    passes = (variant + "," if variant else "") + args.schedule
     path = bench.path
     command = launch(args, ["run", path] + bench.settings(shape, chunks) + bench.inputs(args, shape, chunks) +
                      ["--passes", passes, "--streams", str(args.streams),
@@ -288,7 +289,7 @@ def hostir_ms(args, bench, shape, chunks, variant):
 def predicted(args, bench, shape, chunks):
     """(T_S, T_compute, T_comm, E) that `hostir simulate` predicts for the measured program."""
     command = [args.hostir, "simulate", bench.path, "--machine", args.predict, "--ranks", str(args.ranks),
-               "--streams", str(args.streams), "--passes", "assign-streams"]
+               "--streams", str(args.streams), "--passes", args.schedule]
     command += bench.settings(shape, chunks)
     result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
     match = PREDICTED.search(result.stdout)
@@ -378,7 +379,7 @@ def bench_program(args, name, shape_name, shape):
     where = f"{args.backend}, {args.launcher}" + (f", {args.communicator} communicator"
                                                   if args.communicator != "auto" else "")
     print(f"\n### {name}: {shape_name} {bench.describe(shape)}, f32, {args.ranks} ranks ({where}), "
-          f"{args.streams} streams, {collective} of {size_bytes / 2**20:.1f} MiB, "
+          f"{args.schedule}, {args.streams} streams, {collective} of {size_bytes / 2**20:.1f} MiB, "
           f"median of {args.rounds} x {args.repeat} runs")
     header = "| S | T_S ms | speedup | T_compute ms | T_comm ms | E | algbw GB/s | busbw GB/s |"
     rule = "|--:|--:|--:|--:|--:|--:|--:|--:|"
@@ -440,6 +441,9 @@ def main():
                              "file)")
     parser.add_argument("--chunks", type=parse_list, default=[1, 2, 4, 8], help="chunk counts S (default 1,2,4,8)")
     parser.add_argument("--streams", type=int, default=4, help="hostir's stream pool size (default 4)")
+    parser.add_argument("--schedule", default="assign-streams",
+                        choices=("assign-streams", "pipeline", "pipeline{depth=2}"),
+                        help="the pass that schedules each chunked program (default assign-streams)")
     parser.add_argument("--compute-bound", type=parse_shape, metavar="M,K,N",
                         help="the compute-bound shape for every program, T,H,F or T,E,F for the layers (default: "
                              "per program, 1024,2048,1024; all_gather 1024,1024,2048; swiglu_mlp 512,512,2048; "

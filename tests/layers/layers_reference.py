@@ -75,6 +75,11 @@ def ring_attention(i, p):
     return {"o": attention(i["q"], i["k"], i["v"], p["H"], p["G"], causal=True)}
 
 
+def sequence_parallel_mlp(i):
+    i = f64(i)
+    return {"y": (i["x"] @ i["w1"].T) @ i["w2"].T}
+
+
 def fsdp_linear_backward(i):
     i = f64(i)
     return {"dx": i["dy"] @ i["w"], "dw": i["dy"].T @ i["x"]}
@@ -164,6 +169,9 @@ def layer_inputs(name, rng, p, world):
     if name == "ring_attention":
         t, hd, gd = p["T"], p["H"] * p["D"], p["G"] * p["D"]
         return {"q": activations(rng, (t, hd)), "k": activations(rng, (t, gd)), "v": activations(rng, (t, gd))}, None
+    if name == "sequence_parallel_mlp":
+        t, h, f = p["T"], p["H"], p["F"]
+        return {"x": activations(rng, (t, h)), "w1": weights(rng, (f, h), h), "w2": weights(rng, (h, f), f)}, None
     if name == "fsdp_linear_backward":
         t, k, n = p["T"], p["K"], p["N"]
         return {"x": activations(rng, (t, k)), "dy": activations(rng, (t, n)), "w": weights(rng, (n, k), k)}, None
@@ -191,6 +199,8 @@ def layer_reference(name, inputs, p, assignments=None):
         return ring_attention(inputs, p)
     if name == "fsdp_linear_backward":
         return fsdp_linear_backward(inputs)
+    if name == "sequence_parallel_mlp":
+        return sequence_parallel_mlp(inputs)
     if name == "rope":
         return rope(inputs, p)
     if name == "moe_expert_parallel":

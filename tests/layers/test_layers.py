@@ -2,7 +2,9 @@
 # (layers_reference.py), through the command line: global inputs with
 # --input x=x.npy, global outputs with --output y=y.npy, `--check` on every
 # run. On 1, 2 and 4 ranks: in-process (--ranks N), as written and after
-# assign-streams; on copy engines; and under mpirun (marked mpi). Every
+# assign-streams; on copy engines; and under mpirun (marked mpi); and the
+# layers `pipeline` rewrites, pipelined at depth 1 and 2 in each of those
+# three ways. Every
 # layer is also proved by `hostir check` as written and after
 # `hostir opt --passes assign-streams`, at the small shapes below and at
 # its declared defaults.
@@ -41,11 +43,17 @@ SMALL = {
     "ring_attention": dict(T=16, H=4, G=2, D=4),
     "transformer_layer": dict(T=10, E=16, H=8, G=4, D=4, F=16, S=3),
     "fsdp_linear_backward": dict(T=8, K=8, N=10, S=3),
+    # S divides T / world, as the pipeline's rotating buffer needs.
+    "sequence_parallel_mlp": dict(T=16, H=8, F=16, S=2),
     "rope": dict(T=6, H=8, D=4),
 }
 # The ring's chunks are its steps: it chooses its own streams and has no loop
 # that assign-streams may rewrite.
 OWN_STREAMS = {"ring_attention"}
+# The layers whose chunk loop is an input communication, computation and an
+# output communication (either may be absent): `pipeline` rewrites them.
+PIPELINED = ("fsdp_linear_backward", "sequence_parallel_mlp", "swiglu_mlp")
+DEPTHS = ("pipeline", "pipeline{depth=2}")
 
 
 def program(name):
@@ -146,6 +154,29 @@ def test_copy_engines(tmp_path, name, ranks):
 def test_mpi(tmp_path, name, ranks):
     launcher = ["mpirun", "-np", str(ranks)]
     assert_matches(*run_layer(tmp_path, name, ranks, *passes_for(name), launcher=launcher, seed=3))
+
+
+def pipelined_ways():
+    """Each pipelined layer, depth and way to run it (in-process, copy engines, mpirun)."""
+    return [(name, depth) for name in PIPELINED for depth in DEPTHS]
+
+
+@pytest.mark.parametrize("ranks", RANKS)
+@pytest.mark.parametrize("name,depth", pipelined_ways())
+def test_pipelined_in_process_and_on_copy_engines(tmp_path, name, depth, ranks):
+    remarks = hostir("opt", program(name), "--ranks", ranks, *settings(SMALL[name]), "--passes", depth, "--remarks")
+    assert "loop pipelined" in ok(remarks)
+    assert_matches(*run_layer(tmp_path, name, ranks, "--passes", depth, "--inject-delays", "50", seed=5))
+    assert_matches(*run_layer(tmp_path, name, ranks, "--passes", depth, "--backend", "cpu", "--communicator",
+                              "copy-engine", seed=6))
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("ranks", RANKS)
+@pytest.mark.parametrize("name,depth", pipelined_ways())
+def test_pipelined_mpi(tmp_path, name, depth, ranks):
+    launcher = ["mpirun", "-np", str(ranks)]
+    assert_matches(*run_layer(tmp_path, name, ranks, "--passes", depth, launcher=launcher, seed=7))
 
 
 def gpu_count():
