@@ -25,4 +25,31 @@ bool namesArrayElement(const Operation& op) {
   return false;
 }
 
+std::string rootOf(const Roots& roots, const std::string& name) {
+  auto it = roots.find(name);
+  return it == roots.end() ? name : it->second;
+}
+
+void recordView(Roots& roots, const Operation& op) {
+  if (op.kind != OpKind::ShardByStream || !op.result()) return;
+  const std::optional<Arg>& base = op.operand("t");
+  if (base && base->isName()) roots[op.result()->name] = rootOf(roots, base->nameValue());
+}
+
+void accessesOf(const Operation& op, const Roots& roots, std::set<std::string>& reads, std::set<std::string>& writes) {
+  const OpSignature& sig = op.signature();
+  bool hasOut = false;
+  for (size_t i = 0; i < sig.operands.size(); ++i)
+    if (sig.operands[i].name == "out" && op.operands[i]) hasOut = true;
+  for (size_t i = 0; i < sig.operands.size(); ++i) {
+    const std::optional<Arg>& arg = op.operands[i];
+    if (!arg || sig.operands[i].kind != OperandKind::Tensor || !arg->isName()) continue;
+    Effect effect = operandEffect(sig, i, hasOut);
+    std::string root = rootOf(roots, arg->nameValue());
+    if (readsTensor(effect)) reads.insert(root);
+    if (writesTensor(effect)) writes.insert(root);
+  }
+  if (op.result() && sig.resultKind == ValueKind::Tensor) writes.insert(op.result()->name);
+}
+
 }  // namespace hostir

@@ -77,20 +77,6 @@ struct Region {
   size_t end = 0;
 };
 
-// The buffer each top-level tensor name is a view of (itself when it is not a view).
-using Roots = std::map<std::string, std::string>;
-
-std::string rootOf(const Roots& roots, const std::string& name) {
-  auto it = roots.find(name);
-  return it == roots.end() ? name : it->second;
-}
-
-void recordView(Roots& roots, const Operation& op) {
-  if (op.kind != OpKind::ShardByStream || !op.result()) return;
-  const std::optional<Arg>& base = op.operand("t");
-  if (base && base->isName()) roots[op.result()->name] = rootOf(roots, base->nameValue());
-}
-
 // One region's statements as a task graph.
 struct RegionGraph {
   std::vector<size_t> taskStatement;  // task -> statement index in the body
@@ -99,23 +85,6 @@ struct RegionGraph {
   size_t communications = 0;
   size_t computations = 0;
 };
-
-// The buffers an operation reads and writes (by root), from the op table.
-void accessesOf(const Operation& op, const Roots& roots, std::set<std::string>& reads, std::set<std::string>& writes) {
-  const OpSignature& sig = op.signature();
-  bool hasOut = false;
-  for (size_t i = 0; i < sig.operands.size(); ++i)
-    if (sig.operands[i].name == "out" && op.operands[i]) hasOut = true;
-  for (size_t i = 0; i < sig.operands.size(); ++i) {
-    const std::optional<Arg>& arg = op.operands[i];
-    if (!arg || sig.operands[i].kind != OperandKind::Tensor || !arg->isName()) continue;
-    Effect effect = operandEffect(sig, i, hasOut);
-    std::string root = rootOf(roots, arg->nameValue());
-    if (readsTensor(effect)) reads.insert(root);
-    if (writesTensor(effect)) writes.insert(root);
-  }
-  if (op.result() && sig.resultKind == ValueKind::Tensor) writes.insert(op.result()->name);
-}
 
 // `cancel` is polled per task: each is compared with every earlier one.
 RegionGraph buildGraph(const std::vector<Statement>& body, Region region, Roots roots,

@@ -21,7 +21,8 @@ enum class Role { Setup, Input, Compute, Output, Wait };
 struct BodyShape {
   std::vector<Role> roles;                  // per statement
   std::vector<size_t> inputs, outputs;      // communications, in order
-  std::optional<size_t> firstCompute;       // where the input waits go
+  std::optional<size_t> firstCompute;       // the first computation
+  std::map<size_t, size_t> waitBefore;      // input -> the first computation that touches what it writes
   std::map<std::string, size_t> definedAt;  // name -> statement of the body
   std::set<size_t> rotated;                 // allocations the inputs write: they rotate
 };
@@ -34,42 +35,85 @@ std::optional<PipelineStop> stopAt(const Statement& s, std::string reason) {
   return PipelineStop{s.loc(), std::move(reason)};
 }
 
+bool intersects(const std::set<std::string>& a, const std::set<std::string>& b) {
+  for (const std::string& x : a)
+    if (b.count(x)) return true;
+  return false;
+}
+
+// The buffers (by root) each statement of the body reads and writes.
+struct Accesses {
+  std::vector<std::set<std::string>> reads, writes;
+};
+
+// Whether a statement may stand in a pipelined body at all; else why not.
+std::optional<PipelineStop> checkKind(const Statement& s, const std::set<std::string>& handles) {
+  if (!s.isOp())
+    return stopAt(s, fmt::format("it holds {}; the pipeline moves operations only",
+                                 s.isFor() ? "a nested loop" : (s.isWith() ? "a 'with' block" : "an 'if' block")));
+  const Operation& op = s.op();
+  if (namesArrayElement(op))
+    return stopAt(s, "it names an element of a handle or event array; the pipeline writes its own");
+  const OpCategory category = op.signature().category;
+  if (category == OpCategory::Communication && !op.result())
+    return stopAt(s, fmt::format("the {} has no handle for the pipeline to wait", quoted(op)));
+  if (op.kind == OpKind::Wait) {
+    const std::optional<Arg>& h = op.operand("h");
+    if (!h || !h->isName() || !handles.count(h->nameValue()))
+      return stopAt(s, "it waits for a communication issued outside the loop");
+    return std::nullopt;
+  }
+  if (category == OpCategory::Synchronization || category == OpCategory::Host) {
+    if (op.kind != OpKind::IntValue) return stopAt(s, fmt::format("the {} manages streams itself", quoted(op)));
+  }
+  return std::nullopt;
+}
+
 // Sorts the body's statements, or names the one that stops the pipeline.
+// A communication is an input when nothing computed before it in the
+// iteration feeds it or is overwritten by it (by buffer): it may be issued
+// ahead of the computation, wherever the body writes it (FSDP's weight
+// allgather after the gradient GEMM). Otherwise it is an output, and no
+// computation may follow it.
 std::optional<PipelineStop> sortBody(const ForLoop& loop, BodyShape& shape) {
-  std::set<std::string> inputHandles, outputHandles;
-  std::optional<size_t> pendingOutput;  // an output communication seen after computation
+  std::set<std::string> handles;
+  for (const Statement& s : loop.body)
+    if (s.isOp() && s.op().signature().category == OpCategory::Communication && s.op().result())
+      handles.insert(s.op().result()->name);
+  Roots roots;
+  Accesses access;
+  std::set<std::string> computedReads, computedWrites;  // what the computation so far touches
+  std::optional<size_t> firstOutput;
   for (size_t k = 0; k < loop.body.size(); ++k) {
     const Statement& s = loop.body[k];
-    if (!s.isOp())
-      return stopAt(s, fmt::format("it holds {}; the pipeline moves operations only",
-                                   s.isFor() ? "a nested loop" : (s.isWith() ? "a 'with' block" : "an 'if' block")));
+    if (auto stop = checkKind(s, handles)) return stop;
     const Operation& op = s.op();
     for (const NameDef& r : op.results) shape.definedAt[r.name] = k;
-    if (namesArrayElement(op))
-      return stopAt(s, "it names an element of a handle or event array; the pipeline writes its own");
+    recordView(roots, op);
+    access.reads.emplace_back();
+    access.writes.emplace_back();
+    accessesOf(op, roots, access.reads.back(), access.writes.back());
     const OpCategory category = op.signature().category;
     Role role = Role::Setup;
     if (category == OpCategory::Communication) {
-      if (!op.result()) return stopAt(s, fmt::format("the {} has no handle for the pipeline to wait", quoted(op)));
-      role = shape.firstCompute ? Role::Output : Role::Input;
-      (role == Role::Input ? inputHandles : outputHandles).insert(op.result()->name);
-      (role == Role::Input ? shape.inputs : shape.outputs).push_back(k);
-      if (role == Role::Output && !pendingOutput) pendingOutput = k;
+      const bool follows = intersects(access.reads[k], computedWrites) ||
+                           intersects(access.writes[k], computedReads) ||
+                           intersects(access.writes[k], computedWrites);
+      role = follows ? Role::Output : Role::Input;
+      (follows ? shape.outputs : shape.inputs).push_back(k);
+      if (follows && !firstOutput) firstOutput = k;
     } else if (isLocalTensorWork(category) || category == OpCategory::Deallocation) {
-      if (pendingOutput)
-        return stopAt(loop.body[*pendingOutput],
+      if (firstOutput)
+        return stopAt(loop.body[*firstOutput],
                       fmt::format("the {} is issued between computations (another computation follows at line {}); "
                                   "the pipeline takes one input, one computation and one output stage",
-                                  quoted(loop.body[*pendingOutput].op()), s.loc().line));
+                                  quoted(loop.body[*firstOutput].op()), s.loc().line));
       role = Role::Compute;
       if (!shape.firstCompute) shape.firstCompute = k;
+      computedReads.insert(access.reads[k].begin(), access.reads[k].end());
+      computedWrites.insert(access.writes[k].begin(), access.writes[k].end());
     } else if (op.kind == OpKind::Wait) {
-      const std::optional<Arg>& h = op.operand("h");
-      if (!h || !h->isName() || (!inputHandles.count(h->nameValue()) && !outputHandles.count(h->nameValue())))
-        return stopAt(s, "it waits for a communication issued outside the loop");
       role = Role::Wait;
-    } else if (category != OpCategory::View && category != OpCategory::Allocation && op.kind != OpKind::IntValue) {
-      return stopAt(s, fmt::format("the {} manages streams itself", quoted(op)));
     }
     shape.roles.push_back(role);
   }
@@ -77,6 +121,14 @@ std::optional<PipelineStop> sortBody(const ForLoop& loop, BodyShape& shape) {
     return PipelineStop{loop.loc, "it issues no computation for its communications to overlap"};
   if (shape.inputs.empty() && shape.outputs.empty())
     return PipelineStop{loop.loc, "it issues no communication to overlap"};
+  // Each input is waited before the first computation that touches what it writes.
+  for (size_t input : shape.inputs)
+    for (size_t k = 0; k < loop.body.size(); ++k)
+      if (shape.roles[k] == Role::Compute &&
+          (intersects(access.writes[input], access.reads[k]) || intersects(access.writes[input], access.writes[k]))) {
+        shape.waitBefore[input] = k;
+        break;
+      }
   return std::nullopt;
 }
 
@@ -206,7 +258,8 @@ class PipelineWriter {
       plain.body = computeStage();
       out.statements.push_back(std::move(plain));
     }
-    if (!shape_.outputs.empty()) out.statements.push_back(joinOutputs());
+    if (!shape_.outputs.empty() || shape_.waitBefore.size() < shape_.inputs.size())
+      out.statements.push_back(joinUnwaited());
     out.moved = describe();
     return out;
   }
@@ -290,8 +343,9 @@ class PipelineWriter {
       if (shape_.roles[k] == Role::Compute || shape_.roles[k] == Role::Output) collectNeeded(k, needed);
     std::vector<Statement> stage;
     for (size_t k = 0; k < loop_.body.size(); ++k) {
-      if (k == *shape_.firstCompute)
-        for (size_t input : shape_.inputs) stage.push_back(eventOp(OpKind::Wait, arrayOf_.at(input), number()));
+      for (size_t input : shape_.inputs)
+        if (auto at = shape_.waitBefore.find(input); at != shape_.waitBefore.end() && at->second == k)
+          stage.push_back(eventOp(OpKind::Wait, arrayOf_.at(input), number()));
       if (shape_.roles[k] == Role::Compute || (shape_.roles[k] == Role::Setup && needed.count(k)))
         stage.push_back(setup(k));
     }
@@ -336,14 +390,17 @@ class PipelineWriter {
     return skewed;
   }
 
-  // After the loop the current stream waits every output.
-  Statement joinOutputs() const {
+  // After the loop the current stream waits every output, and every input
+  // no computation of the loop waited.
+  Statement joinUnwaited() const {
     ForLoop join;
     join.index = NameDef{names_.takeForLoopIndex("j")};
     join.start = loop_.start;
     join.end = loop_.end;
     Expr j = Expr::name(join.index.name);
     Expr number = loop_.start.empty() || loop_.start.literalValue() == std::optional<int64_t>(0) ? j : j - loop_.start;
+    for (size_t k : shape_.inputs)
+      if (!shape_.waitBefore.count(k)) join.body.push_back(eventOp(OpKind::Wait, arrayOf_.at(k), number));
     for (size_t k : shape_.outputs) join.body.push_back(eventOp(OpKind::Wait, arrayOf_.at(k), number));
     return join;
   }
@@ -353,8 +410,10 @@ class PipelineWriter {
     for (size_t k : shape_.inputs) {
       const Operation& op = loop_.body[k].op();
       parts.push_back(fmt::format("the {}{} of iteration {} + {} is issued on stream({}) before iteration {}'s "
-                                  "computation",
-                                  quoted(op), lineOf(op.loc), index(), depth_, kInputStream, index()));
+                                  "computation{}",
+                                  quoted(op), lineOf(op.loc), index(), depth_, kInputStream, index(),
+                                  shape_.waitBefore.count(k) ? "" : ", which does not read it, and is waited after "
+                                                                    "the loop"));
     }
     for (size_t k : shape_.rotated) {
       const Operation& def = loop_.body[k].op();

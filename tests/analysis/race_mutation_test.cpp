@@ -357,6 +357,47 @@ const std::vector<Expectation>& expectations() {
       {"tests/golden/range_expressions.hir", "join@1", F, F, F, {}, kWhyJoinLast},
       {"tests/golden/range_expressions.hir", "join-sync@1", F, F, F, {}, kWhyJoinLast},
 
+      // tests/golden/pipelines.hir: loop 1 allgathers chunk i of x into its own g, multiplies it and
+      // reduce-scatters into chunk i of y; loop 2 (range(2, S + 2)) writes chunk i - 2 of z and allgathers
+      // into chunk i - 2 of gathered, both allocated after loop 1. One capture serves both loops.
+      {"tests/golden/pipelines.hir", "capture@1", X, X, X, {}, kWhyCapture},
+      {"tests/golden/pipelines.hir", "set-stream@1", F, F, F, {}, kWhyEverythingOnMain},
+      {"tests/golden/pipelines.hir",
+       "sync-main@1",
+       R,
+       R,
+       R,
+       {K::Allocate, K::ReduceScatter, "y"},
+       "iteration i's reduce_scatter writes chunk i of y on stream(i), and nothing orders it after y's allocate on "
+       "the main stream (g is allocated on stream(i) itself)"},
+      {"tests/golden/pipelines.hir",
+       "join@1",
+       F,
+       F,
+       F,
+       {},
+       "loop 2 touches none of loop 1's buffers (it reads x and writes z and gathered; loop 1 writes y and its "
+       "own g), and the program end waits for every stream"},
+      {"tests/golden/pipelines.hir",
+       "join-sync@1",
+       F,
+       F,
+       F,
+       {},
+       "loop 2 touches none of loop 1's buffers (it reads x and writes z and gathered; loop 1 writes y and its "
+       "own g), and the program end waits for every stream"},
+      {"tests/golden/pipelines.hir", "set-stream@2", F, F, F, {}, kWhyEverythingOnMain},
+      {"tests/golden/pipelines.hir",
+       "sync-main@2",
+       R,
+       R,
+       R,
+       {K::Allocate, K::Linear, "z"},
+       "iteration i's linear writes chunk i - 2 of z on stream(i - 2), and nothing orders it after z's allocate, "
+       "issued on the main stream after loop 1's synchronizations"},
+      {"tests/golden/pipelines.hir", "join@2", F, F, F, {}, kWhyJoinLast},
+      {"tests/golden/pipelines.hir", "join-sync@2", F, F, F, {}, kWhyJoinLast},
+
       // tests/golden/two_loops.hir: one capture serves both loops. Loop 1 copies chunk i of a into chunk i of b
       // on stream(i); loop 2 allreduces chunk i of b into chunk i of c on stream(i): the same chunk on the same
       // stream, which makes several of the inserted statements redundant.
@@ -592,7 +633,7 @@ TEST(RaceMutation, DeletingAnyStatementAssignStreamsInsertedIsAsExpected) {
   int mutants = 0, racy = 0, raceFree = 0, unverifiable = 0;
 
   auto files = examplesAndGoldenInputs();
-  ASSERT_EQ(files.size(), 29u);  // 15 examples, 14 golden inputs
+  ASSERT_EQ(files.size(), 30u);  // 15 examples, 15 golden inputs
   for (const auto& [file, text] : files) {
     SCOPED_TRACE(file);
     Program input = testing::parseOrDie(text, file);

@@ -9,7 +9,8 @@
 // a recursive walk) are crashes; scripts/test.sh runs the fuzzer with a
 // -max_len large enough for chains of tens of thousands of terms. For every program that verifies (with the
 // default bindings, and for a team of two) it runs assign-streams and
-// requires the result to verify too and to round-trip through the printer.
+// pipeline{depth=2} and requires each result to verify too, to round-trip
+// through the printer and to stay race-free.
 // A violated property calls __builtin_trap(), after printing what broke to
 // stderr; crashes and sanitizer reports are findings by themselves.
 //
@@ -31,6 +32,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/assign_streams.h"
+#include "passes/pipeline.h"
 #include "passes/race_oracle.h"
 
 namespace {
@@ -109,13 +111,13 @@ bool smallEnoughToVerify(const hostir::Program& program, int64_t world) {
   return true;
 }
 
-[[noreturn]] void violation(const char* what, const std::string& detail) {
-  std::fprintf(stderr, "hostir_parser_fuzz: %s\n%s\n", what, detail.c_str());
+[[noreturn]] void violation(const std::string& what, const std::string& detail) {
+  std::fprintf(stderr, "hostir_parser_fuzz: %s\n%s\n", what.c_str(), detail.c_str());
   __builtin_trap();
 }
 
 // print -> parse -> compare -> print again.
-void checkRoundTrip(const hostir::Program& program, const char* stage) {
+void checkRoundTrip(const hostir::Program& program, const std::string& stage) {
   const std::string printed = hostir::printProgram(program);
   auto reparsed = hostir::parseProgram(printed);
   if (!reparsed) {
@@ -129,29 +131,38 @@ void checkRoundTrip(const hostir::Program& program, const char* stage) {
     violation(stage, "printing is not stable\n--- first ---\n" + printed + "--- second ---\n" + again);
 }
 
-void checkAssignStreams(const hostir::Program& program, const hostir::Bindings& bindings) {
+// `pass` on a verified program: its result verifies, round-trips through
+// the printer, and is race-free when the input was.
+void checkPass(hostir::Pass& pass, const hostir::Program& program, const hostir::Bindings& bindings) {
   if (!smallEnoughToVerify(program, bindings.world)) return;
   if (hostir::verifyProgram(program, bindings)) return;  // not a valid program: nothing more to check
+  const std::string name(pass.name());
   hostir::Program rewritten = program;
-  hostir::AssignStreamsPass pass;
   // As `hostir opt` runs it: every rewrite is proved by the race check.
   auto context = hostir::raceCheckedContext(program, bindings, kFuzzStreams);
   if (!context) return;
   if (auto error = pass.run(rewritten, *context))
-    violation("assign-streams failed on a verified program",
+    violation(name + " failed on a verified program",
               error->message + "\n--- input ---\n" + hostir::printProgram(program));
   if (auto error = hostir::verifyProgram(rewritten, bindings))
-    violation("assign-streams produced a program that does not verify",
+    violation(name + " produced a program that does not verify",
               std::to_string(error->loc.line) + ":" + std::to_string(error->loc.col) + ": " + error->message +
                   "\n--- input ---\n" + hostir::printProgram(program) + "--- output ---\n" +
                   hostir::printProgram(rewritten));
-  checkRoundTrip(rewritten, "round trip of the assign-streams output");
+  checkRoundTrip(rewritten, "round trip of the " + name + " output");
   // The pass's promise: a race-free program stays race-free.
   auto params = *hostir::bindParams(program, bindings);
   if (hostir::checkRaces(program, params, bindings.world, kFuzzStreams).empty() &&
       !hostir::checkRaces(rewritten, params, bindings.world, kFuzzStreams).empty())
-    violation("assign-streams made a race-free program racy",
+    violation(name + " made a race-free program racy",
               "--- input ---\n" + hostir::printProgram(program) + "--- output ---\n" + hostir::printProgram(rewritten));
+}
+
+void checkPasses(const hostir::Program& program, const hostir::Bindings& bindings) {
+  hostir::AssignStreamsPass assignStreams;
+  checkPass(assignStreams, program, bindings);
+  hostir::PipelinePass pipeline(2);
+  checkPass(pipeline, program, bindings);
 }
 
 // parseExpr -> toString -> parseExpr -> compare, then evaluate.
@@ -182,9 +193,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)hostir::verifyStructure(*parsed);
 
   hostir::Bindings defaults;
-  checkAssignStreams(*parsed, defaults);
+  checkPasses(*parsed, defaults);
   hostir::Bindings team;
   team.world = 2;
-  checkAssignStreams(*parsed, team);
+  checkPasses(*parsed, team);
   return 0;
 }

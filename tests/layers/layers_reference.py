@@ -77,7 +77,7 @@ def ring_attention(i, p):
 
 def sequence_parallel_mlp(i):
     i = f64(i)
-    return {"y": (i["x"] @ i["w1"].T) @ i["w2"].T}
+    return {"y": swiglu(i["x"], i["wg"], i["wu"], i["wd"])}
 
 
 def fsdp_linear_backward(i):
@@ -152,7 +152,7 @@ def norm_weights(rng, shape):
 
 def layer_inputs(name, rng, p, world):
     """Global inputs of a layer; for the MoE layer also the router's assignments."""
-    if name == "swiglu_mlp":
+    if name in ("swiglu_mlp", "sequence_parallel_mlp"):
         t, h, f = p["T"], p["H"], p["F"]
         return {"x": activations(rng, (t, h)), "wg": weights(rng, (f, h), h), "wu": weights(rng, (f, h), h),
                 "wd": weights(rng, (h, f), f)}, None
@@ -169,9 +169,6 @@ def layer_inputs(name, rng, p, world):
     if name == "ring_attention":
         t, hd, gd = p["T"], p["H"] * p["D"], p["G"] * p["D"]
         return {"q": activations(rng, (t, hd)), "k": activations(rng, (t, gd)), "v": activations(rng, (t, gd))}, None
-    if name == "sequence_parallel_mlp":
-        t, h, f = p["T"], p["H"], p["F"]
-        return {"x": activations(rng, (t, h)), "w1": weights(rng, (f, h), h), "w2": weights(rng, (h, f), f)}, None
     if name == "fsdp_linear_backward":
         t, k, n = p["T"], p["K"], p["N"]
         return {"x": activations(rng, (t, k)), "dy": activations(rng, (t, n)), "w": weights(rng, (n, k), k)}, None
