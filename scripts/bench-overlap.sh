@@ -14,8 +14,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$HOSTIR_ROOT"
 
 hostir_install_packages "${HOSTIR_PACKAGES[@]}" "${HOSTIR_BENCH_PACKAGES[@]}"
-hostir_build_tool_quietly
-hostir_export_mpi_env
-hostir_export_mpi_tuning
+hostir_prepare_measurement
 # Debian's python3 (where python3-torch lives), not whatever python3 is first on PATH.
 /usr/bin/python3 scripts/bench_overlap.py --hostir build/bin/hostir "$@"

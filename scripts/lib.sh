@@ -109,6 +109,15 @@ hostir_configure_main() {
   hostir_configure build -DHOSTIR_TESTS=ON -DHOSTIR_FUZZ=OFF
 }
 
+# hostir_prepare_measurement: what every benchmark and validation script
+# does before it measures: builds the hostir binary quietly and sets the
+# Open MPI environment and tuning.
+hostir_prepare_measurement() {
+  hostir_build_tool_quietly
+  hostir_export_mpi_env
+  hostir_export_mpi_tuning
+}
+
 # hostir_build_tool_quietly: configures build/ and builds the hostir binary,
 # printing the build's output only when it fails (then exits 1), for
 # scripts whose output is a table.

@@ -13,7 +13,5 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$HOSTIR_ROOT"
 
 hostir_install_packages "${HOSTIR_PACKAGES[@]}"
-hostir_build_tool_quietly
-hostir_export_mpi_env
-hostir_export_mpi_tuning
+hostir_prepare_measurement
 /usr/bin/python3 scripts/validate_schedule.py --hostir build/bin/hostir "$@"

@@ -102,12 +102,12 @@ def test_check_as_written_and_after_assign_streams(name, ranks):
         assert ": ok: program" in out
 
 
-def run_layer(tmp_path, name, ranks, *options, launcher=None, seed=0):
-    """Runs a layer on fresh inputs with --check; returns (outputs, expected)."""
+def run_layer(tmp_path, name, ranks, *options, launcher=None, seed=0, program_path=None):
+    """Runs a layer (or `program_path`, a schedule of it) on fresh inputs with --check; returns (outputs, expected)."""
     params = SMALL[name]
     rng = np.random.default_rng(1000 * ranks + seed)
     inputs, assignments = ref.layer_inputs(name, rng, params, ranks)
-    args = ["run", program(name), *settings(params), "--check"]
+    args = ["run", program_path or program(name), *settings(params), "--check"]
     if launcher is None:
         args += ["--ranks", ranks]
     for key, value in inputs.items():
@@ -177,6 +177,56 @@ def test_pipelined_in_process_and_on_copy_engines(tmp_path, name, depth, ranks):
 def test_pipelined_mpi(tmp_path, name, depth, ranks):
     launcher = ["mpirun", "-np", str(ranks)]
     assert_matches(*run_layer(tmp_path, name, ranks, "--passes", depth, launcher=launcher, seed=7))
+
+
+def on_two_worker_streams(tmp_path, name, ranks):
+    """The layer as `overlap` writes it on 2 worker streams: assign-streams' rewrite with stream(i % 2)."""
+    text = opt(name, SMALL[name], ranks, "--passes", "assign-streams")
+    assert "with stream(i) {" in text and "for j in range(S) {" in text, text
+    text = text.replace("with stream(i) {", "with stream(i % 2) {").replace("for j in range(S) {", "for j in range(2) {")
+    path = tmp_path / f"{name}_2streams.hir"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("ranks", RANKS)
+@pytest.mark.parametrize("name", PIPELINED)
+def test_fewer_worker_streams(tmp_path, name, ranks):
+    path = on_two_worker_streams(tmp_path, name, ranks)
+    assert_matches(*run_layer(tmp_path, name, ranks, program_path=path, seed=8))
+    assert_matches(*run_layer(tmp_path, name, ranks, "--backend", "cpu", "--communicator", "copy-engine",
+                              program_path=path, seed=9))
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("ranks", RANKS)
+@pytest.mark.parametrize("name", PIPELINED)
+def test_fewer_worker_streams_mpi(tmp_path, name, ranks):
+    path = on_two_worker_streams(tmp_path, name, ranks)
+    assert_matches(*run_layer(tmp_path, name, ranks, program_path=path, launcher=["mpirun", "-np", str(ranks)],
+                              seed=10))
+
+
+# bench/hand_written/: the schedules written by hand that docs/performance.md
+# compares `overlap` with, run against the same references.
+HAND_WRITTEN = ROOT / "bench" / "hand_written"
+
+
+@pytest.mark.parametrize("ranks", RANKS)
+@pytest.mark.parametrize("name", PIPELINED)
+def test_hand_written_schedules(tmp_path, name, ranks):
+    params = SMALL[name]
+    rng = np.random.default_rng(2000 + ranks)
+    inputs, _ = ref.layer_inputs(name, rng, params, ranks)
+    args = ["run", HAND_WRITTEN / f"{name}.hir", *settings(params), "--check", "--ranks", ranks]
+    for key, value in inputs.items():
+        np.save(tmp_path / f"{key}.npy", value)
+        args += ["--input", f"{key}={tmp_path / f'{key}.npy'}"]
+    expected = ref.layer_reference(name, inputs, params)
+    for key in expected:
+        args += ["--output", f"{key}={tmp_path / f'out_{key}.npy'}"]
+    assert "check: ok" in ok(hostir(*args, "--inject-delays", "50"))
+    assert_matches({key: np.load(tmp_path / f"out_{key}.npy") for key in expected}, expected)
 
 
 def gpu_count():
