@@ -273,9 +273,10 @@ class PipelineWriter {
 
   const std::string& index() const { return loop_.index.name; }
 
-  // The iteration's number from 0, which indexes arrays and slots.
-  Expr number() const {
-    Expr i = Expr::name(index());
+  // The iteration's number from 0, which indexes arrays and slots: of the
+  // loop's own index, or of `other`, an index over the same range.
+  Expr number(const std::string& other = {}) const {
+    Expr i = Expr::name(other.empty() ? index() : other);
     if (loop_.start.empty()) return i;
     if (auto value = loop_.start.literalValue(); value && *value == 0) return i;
     return i - loop_.start;
@@ -397,11 +398,10 @@ class PipelineWriter {
     join.index = NameDef{names_.takeForLoopIndex("j")};
     join.start = loop_.start;
     join.end = loop_.end;
-    Expr j = Expr::name(join.index.name);
-    Expr number = loop_.start.empty() || loop_.start.literalValue() == std::optional<int64_t>(0) ? j : j - loop_.start;
+    const Expr j = number(join.index.name);
     for (size_t k : shape_.inputs)
-      if (!shape_.waitBefore.count(k)) join.body.push_back(eventOp(OpKind::Wait, arrayOf_.at(k), number));
-    for (size_t k : shape_.outputs) join.body.push_back(eventOp(OpKind::Wait, arrayOf_.at(k), number));
+      if (!shape_.waitBefore.count(k)) join.body.push_back(eventOp(OpKind::Wait, arrayOf_.at(k), j));
+    for (size_t k : shape_.outputs) join.body.push_back(eventOp(OpKind::Wait, arrayOf_.at(k), j));
     return join;
   }
 
