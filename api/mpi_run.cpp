@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <new>
 #include <optional>
+#include <string>
 
 #include "api/calibration_team.h"
 #include "api/command_line.h"
@@ -83,11 +85,29 @@ class MpiTeamOfExecutable : public PreparedTeam {
   std::unique_ptr<RankSession> session_;
 };
 
-// The plain vote: whether every rank prepared.
-bool everyRankPrepared(MPI_Comm comm, bool prepared) {
-  int failed = prepared ? 0 : 1, anyFailed = 0;
-  MPI_Allreduce(&failed, &anyFailed, 1, MPI_INT, MPI_MAX, comm);
-  return !anyFailed;
+// What every rank of compileOnMpi must have alike, hashed (FNV-1a): the
+// program the passes made, its parameters and the backend. Ranks that
+// differ would issue different communications and fail, or hang, inside
+// the first run.
+uint64_t preparedFingerprint(const RunRequest& request) {
+  std::string text = fmt::format("{}\n{}\n", request.backend.kind.name, printProgram(request.program));
+  for (const auto& [name, value] : request.params) text += fmt::format("{}={};", name, value);
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  return hash;
+}
+
+// The plain vote, for callers without the command line's agreement: whether
+// every rank prepared (nullopt: this one failed), and the same run.
+enum class Vote { Proceed, AnotherRankFailed, RanksDiffer };
+Vote everyRankPreparedAlike(MPI_Comm comm, std::optional<uint64_t> fingerprint) {
+  // One MPI_MAX gives whether any rank failed, and the largest and smallest
+  // fingerprint (the smallest as the largest complement).
+  uint64_t mine[3] = {fingerprint ? 0u : 1u, fingerprint.value_or(0), ~fingerprint.value_or(~uint64_t{0})};
+  uint64_t team[3] = {0, 0, 0};
+  MPI_Allreduce(mine, team, 3, MPI_UINT64_T, MPI_MAX, comm);
+  if (team[0] != 0) return Vote::AnotherRankFailed;
+  return team[1] == ~team[2] ? Vote::Proceed : Vote::RanksDiffer;
 }
 
 // Rank 0 writes the team's trace between the chunks it receives: its own
@@ -142,7 +162,15 @@ Executable compileOnComm(MPI_Comm comm, const Program& program, const RunOptions
     }
     proceed = hooks.agree(mine);
   } else {
-    proceed = everyRankPrepared(comm, !failure);
+    std::optional<uint64_t> fingerprint;
+    if (impl) fingerprint = preparedFingerprint(impl->prepared.request);
+    Vote vote = everyRankPreparedAlike(comm, fingerprint);
+    if (vote == Vote::RanksDiffer)
+      throw plainError(ErrorKind::Usage,
+                       "the ranks prepared different runs: every rank must give the same program, parameters, "
+                       "passes and backend (the program after the passes, its parameters or the backend differ "
+                       "between ranks)");
+    proceed = vote == Vote::Proceed;
   }
   if (failure) throw *failure;
   if (!proceed) throw plainError(ErrorKind::Run, "another rank could not prepare the run");

@@ -196,7 +196,26 @@ class CollectedWarnings {
 // run (they run on the main thread only), and Ctrl-C cancels the run.
 class PythonExecutable {
  public:
-  PythonExecutable(const api::Program& program, api::RunOptions options) {
+  // What prepares the executable with the options PythonExecutable completes.
+  using Make = std::function<std::unique_ptr<api::Executable>(const api::RunOptions&)>;
+  // The signature of _hostir_mpi's compile capsule.
+  using MpiCompile = api::Executable* (*)(std::intptr_t comm, const api::Program&, const api::RunOptions&);
+
+  // In-process ranks.
+  PythonExecutable(const api::Program& program, const api::RunOptions& options)
+      : PythonExecutable(options, [&](const api::RunOptions& o) { return std::make_unique<api::Executable>(program, o); }) {}
+
+  // One rank of an MPI team: `compile` is _hostir_mpi's (the capsule keeps
+  // this module free of MPI), `comm` the communicator's handle, 0 for
+  // MPI_COMM_WORLD. Collective over the communicator.
+  PythonExecutable(const api::Program& program, const api::RunOptions& options, const py::capsule& compile,
+                   std::intptr_t comm)
+      : PythonExecutable(options, [&](const api::RunOptions& o) {
+          auto onMpi = reinterpret_cast<MpiCompile>(compile.get_pointer());
+          return std::unique_ptr<api::Executable>(onMpi(comm, program, o));
+        }) {}
+
+  PythonExecutable(api::RunOptions options, const Make& make) {
     options.cancel = cancel_.get();
     options.interruptCheck = [this] {
       py::gil_scoped_acquire gil;
@@ -206,7 +225,7 @@ class PythonExecutable {
     };
     CollectedWarnings warnings;
     options.onWarning = warnings.sink();
-    executable_ = runInterruptibly([&] { return std::make_unique<api::Executable>(program, options); }, *cancel_);
+    executable_ = runInterruptibly([&] { return make(options); }, *cancel_);
     warnings.warn();
   }
 
@@ -355,7 +374,9 @@ void bindRun(py::module_& m) {
 
   // hostir.compile's object; the Python half's Executable wraps it.
   py::class_<PythonExecutable>(m, "Executable")
-      .def(py::init<const api::Program&, api::RunOptions>(), "program"_a, "options"_a)
+      .def(py::init<const api::Program&, const api::RunOptions&>(), "program"_a, "options"_a)
+      .def(py::init<const api::Program&, const api::RunOptions&, const py::capsule&, std::intptr_t>(), "program"_a,
+           "options"_a, "compile"_a, "comm"_a)
       .def("run", &PythonExecutable::run, "inputs"_a, "outputs"_a)
       .def("close", &PythonExecutable::close)
       .def_property_readonly("closed", &PythonExecutable::closed);

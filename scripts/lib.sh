@@ -12,7 +12,7 @@ HOSTIR_PACKAGES=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libopenblas-dev
   openmpi-bin libopenmpi-dev python3 python3-numpy
-  python3-dev pybind11-dev python3-pytest python3-venv
+  python3-dev pybind11-dev python3-pytest python3-venv python3-mpi4py
 )
 
 # shellcheck disable=SC2034

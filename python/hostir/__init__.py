@@ -20,6 +20,7 @@ the declared one; an i32 input takes integers only, each within int32.
 Every failure raises hostir.Error.
 """
 
+import atexit
 import collections
 import collections.abc
 import functools
@@ -28,6 +29,7 @@ import operator
 import os
 import sys
 import warnings
+import weakref
 
 import numpy as np
 
@@ -358,7 +360,7 @@ def run(program, inputs=None, ranks=1, passes=(), params=None, streams=_hostir.D
 @_raising_hostir_errors
 def compile(program, ranks=1, passes=(), params=None, streams=_hostir.DEFAULT_STREAMS, seed=0, *,
             backend="auto", communicator="auto", warmup=0, repeat=1, trace=None, machine=None,
-            min_gain=_hostir.DEFAULT_MIN_GAIN, fill_missing=False, graph=False):
+            min_gain=_hostir.DEFAULT_MIN_GAIN, fill_missing=False, graph=False, launcher="in-process", comm=None):
     """Prepares the program once for `run`'s options (all but the inputs):
     the passes, the proof, the team of `ranks` in-process ranks, the
     backend, its streams and its buffers. Returns an Executable, whose
@@ -374,14 +376,81 @@ def compile(program, ranks=1, passes=(), params=None, streams=_hostir.DEFAULT_ST
     hostir.run. `graph=True` (CUDA) captures the program once into a CUDA
     graph that every run replays; it is refused with the reason where it
     cannot be. Flags take True or False only. Ctrl-C (KeyboardInterrupt)
-    stops the preparation or a run within a second."""
+    stops the preparation or a run within a second.
+
+    `launcher="mpi"` makes this process one rank of the MPI job that
+    `mpirun` started (MPI_COMM_WORLD), as `hostir run` under mpirun is;
+    `comm=` an mpi4py communicator makes it one rank of that communicator's
+    team instead. Every rank of the team calls compile, then every run,
+    with the same program, options and global inputs; the team is the
+    communicator's, so `ranks` stays 1. A run's outputs come back on the
+    communicator's rank 0; the other ranks' results hold the timings only.
+    MPI is initialized with MPI_THREAD_MULTIPLE when nobody has (mpi4py
+    does so when imported) and finalized at exit if hostir initialized it."""
     program = _program(program)
-    options = _run_options(params=params, ranks=ranks, passes=passes, streams=streams, seed=seed, backend=backend,
-                           communicator=communicator, warmup=warmup, repeat=repeat, trace=trace, machine=machine,
-                           min_gain=min_gain, fill_missing=fill_missing)
+    team = _mpi_team(launcher, comm, ranks)
+    options = _run_options(params=params, ranks=1 if team else ranks, passes=passes, streams=streams, seed=seed,
+                           backend=backend, communicator=communicator, warmup=warmup, repeat=repeat, trace=trace,
+                           machine=machine, min_gain=min_gain, fill_missing=fill_missing)
     options.graph = _flag("graph", graph)
-    declared = program.tensors(options.params, options.ranks)
-    return Executable(_hostir.Executable(program._impl, options), declared)
+    if team is None:
+        declared = program.tensors(options.params, options.ranks)
+        return Executable(_hostir.Executable(program._impl, options), declared)
+    handle, rank, size = team
+    declared = program.tensors(options.params, size)
+    mpi = _mpi_module()
+    impl = _hostir.Executable(program._impl, options, mpi.compile, handle)
+    executable = Executable(impl, declared, leader=rank == 0)
+    _MPI_EXECUTABLES.add(executable)
+    return executable
+
+
+_MPI = None  # the _hostir_mpi module, once launcher="mpi" needs it
+_MPI_EXECUTABLES = weakref.WeakSet()  # closed before hostir finalizes MPI
+
+
+def _mpi_module():
+    """_hostir_mpi, with MPI initialized (and finalized at exit when hostir initialized it)."""
+    global _MPI
+    if _MPI is None:
+        from . import _hostir_mpi
+        if _hostir_mpi.initialize():
+            def finalize():
+                for executable in list(_MPI_EXECUTABLES):
+                    executable.close()
+                _hostir_mpi.finalize()
+            atexit.register(finalize)
+        _MPI = _hostir_mpi
+    return _MPI
+
+
+# The environment mpirun (Open MPI, MPICH's Hydra, Slurm's PMI) gives its processes.
+_MPI_JOB_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS")
+
+
+def _mpi_team(launcher, comm, ranks):
+    """None for in-process ranks; else (the communicator's handle, this rank, the team's size)."""
+    if launcher not in ("in-process", "mpi"):
+        raise _usage(f"launcher: '{launcher}' is not one of in-process, mpi")
+    if comm is None and launcher == "in-process":
+        return None
+    if ranks != 1:
+        raise _usage(f"ranks: {ranks} with an MPI team, whose size is the communicator's (leave ranks at 1)")
+    if comm is None:
+        if not any(variable in os.environ for variable in _MPI_JOB_VARIABLES):
+            raise _usage("launcher='mpi' runs one rank of an MPI job, and this process is not one: start it with "
+                         "mpirun -np N (or pass comm= an mpi4py communicator)")
+        handle = 0
+    else:
+        try:
+            from mpi4py import MPI
+        except ImportError:
+            raise _usage("comm: an mpi4py communicator is wanted, and mpi4py is not installed") from None
+        if not isinstance(comm, MPI.Comm):
+            raise _usage(f"comm: an mpi4py communicator is wanted, not {type(comm).__name__}")
+        handle = MPI._handleof(comm)
+    rank, size = _mpi_module().rank_and_size(handle)
+    return handle, rank, size
 
 
 class Executable:
@@ -393,21 +462,24 @@ class Executable:
     (or leaving a `with` block) frees the ranks and their buffers; a closed
     executable raises hostir.Error."""
 
-    __slots__ = ("_impl", "_declared")
+    __slots__ = ("_impl", "_declared", "_leader", "__weakref__")
 
-    def __init__(self, impl, declared):
+    def __init__(self, impl, declared, leader=True):
         self._impl = impl
         self._declared = declared
+        self._leader = leader  # whether its runs' outputs come back here (rank 0 of an MPI team)
 
     @_raising_hostir_errors
     def run(self, inputs=None):
         """Runs once (after the compiled `warmup`, `repeat` times) with these
-        global input arrays; returns a RunResult, as hostir.run does."""
+        global input arrays; returns a RunResult, as hostir.run does. On an
+        MPI team it is collective, and only rank 0's result holds outputs."""
         if self._impl.closed:
             raise _usage("the executable is closed")
         arrays = _input_arrays(self._declared, inputs)
         outputs = _output_arrays(self._declared)
-        return _run_result(outputs, self._impl.run(arrays, outputs))
+        stats = self._impl.run(arrays, outputs)
+        return _run_result(outputs if self._leader else {}, stats)
 
     def close(self):
         """Stops the ranks and frees their buffers; closing twice is allowed."""

@@ -1,7 +1,8 @@
 // runOnMpi and compileOnMpi under mpirun: the caller initializes MPI, each
 // rank passes the global inputs, rank 0 receives the global output; an
-// executable runs many times; a bad program fails on every rank without
-// hanging. Prints "api_mpi_test: ok" on rank 0.
+// executable runs many times; a bad program, or ranks that prepare
+// different runs, fail on every rank without hanging. Prints
+// "api_mpi_test: ok" on rank 0.
 #include <mpi.h>
 
 #include <cmath>
@@ -85,6 +86,20 @@ int check(int rank) {
     return fail("a program that does not verify ran");
   } catch (const hostir::api::Error& error) {
     if (error.kind() != hostir::api::ErrorKind::Program || error.line() == 0) return fail("unexpected error kind");
+  }
+  // Ranks that prepare different runs (here rank 0 chunks in 2, the others
+  // in 4) would issue different communications: every rank refuses.
+  options.params["K"] = K;
+  options.params["S"] = rank == 0 ? 2 : 4;
+  try {
+    hostir::api::compileOnMpi(MPI_COMM_WORLD, p, options);
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size > 1) return fail("ranks that prepared different runs ran");
+  } catch (const hostir::api::Error& error) {
+    if (error.kind() != hostir::api::ErrorKind::Usage ||
+        std::string(error.what()).find("the ranks prepared different runs") == std::string::npos)
+      return fail("ranks that prepared different runs failed with another error");
   }
   return 0;
 }
