@@ -214,9 +214,12 @@ WithBlock onStream(int64_t number) {
   return with;
 }
 
+// a + b, folded when a is a literal and the sum fits (else left to the
+// verifier, which reports the overflow at the loop).
 Expr plus(const Expr& a, int64_t b) {
   if (a.empty()) return Expr::literal(b);
-  if (auto value = a.literalValue()) return Expr::literal(*value + b);
+  int64_t sum = 0;
+  if (auto value = a.literalValue(); value && !__builtin_add_overflow(*value, b, &sum)) return Expr::literal(sum);
   return b == 0 ? a : a + Expr::literal(b);
 }
 
