@@ -1,9 +1,11 @@
 # One rank of an MPI job that tests/python/test_mpi.py starts with mpirun:
-#   mpirun -np N python3 mpi_team.py CASE
+#   mpirun -np N python3 mpi_team.py CASE DIR
 # CASE "launcher": hostir.compile(..., launcher="mpi") on MPI_COMM_WORLD;
 # "comm": comm= an mpi4py communicator (a split of the world into pairs);
 # "disagree": rank 0 and the others compile different parameters. Each rank
-# prints one line the test reads: "rank R ok ...", "rank R error: ...".
+# writes one line, "rank R ok ..." or "rank R error: ...", to DIR/rank-R.txt
+# (mpirun's forwarded output may interleave the ranks' lines).
+import os
 import sys
 
 import numpy as np
@@ -20,6 +22,11 @@ def row_parallel(rng):
     return params, {"x": x, "w": w}, x.astype(np.float64) @ w.astype(np.float64).T
 
 
+def report(rank, line):
+    with open(os.path.join(sys.argv[2], f"rank-{rank}.txt"), "w") as file:
+        file.write(line + "\n")
+
+
 def check(rank, compile_options, passes):
     rng = np.random.default_rng(7)  # every rank draws the same global inputs
     params, inputs, expected = row_parallel(rng)
@@ -30,9 +37,9 @@ def check(rank, compile_options, passes):
     if "y" in result:
         error = float(np.abs(result["y"] - expected).max())
         assert error < 1e-4, error
-        print(f"rank {rank} ok outputs=y worst={error:.2e}", flush=True)
+        report(rank, f"rank {rank} ok outputs=y worst={error:.2e}")
     else:
-        print(f"rank {rank} ok outputs=none", flush=True)
+        report(rank, f"rank {rank} ok outputs=none")
 
 
 def main(case):
@@ -43,7 +50,6 @@ def main(case):
         check(world.Get_rank(), {"comm": pair}, ["pipeline"])
         pair.Free()
         return
-    import os
     rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", os.environ.get("PMI_RANK", "0")))
     if case == "launcher":
         check(rank, {"launcher": "mpi"}, ["pipeline{depth=2}"])
@@ -52,9 +58,9 @@ def main(case):
     params = {"M": 24, "K": 16, "N": 8, "S": 3 if rank == 0 else 4}
     try:
         hostir.compile(program, params=params, launcher="mpi")
-        print(f"rank {rank} ok", flush=True)
+        report(rank, f"rank {rank} ok")
     except hostir.Error as error:
-        print(f"rank {rank} error: {error}", flush=True)
+        report(rank, f"rank {rank} error: {error}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 # hostir.compile on the ranks of an MPI job (launcher="mpi", comm=): each
-# test starts `mpirun -np N python3 mpi_team.py CASE` and reads every rank's
-# line. The team's result is checked against NumPy on rank 0 (the others
+# test starts `mpirun -np N python3 mpi_team.py CASE DIR` and reads every
+# rank's line from DIR. The team's result is checked against NumPy on rank 0 (the others
 # get timings only); ranks that compile different runs all fail with one
 # clear error, and none hangs.
 import os
@@ -23,7 +23,8 @@ MPI_ENV = {
 }
 
 
-def mpirun(ranks, case):
+def mpirun(ranks, case, tmp_path):
+    """Runs the case on `ranks` ranks; returns the process and every rank's line, by rank."""
     if shutil.which("mpirun") is None:
         pytest.skip("no mpirun")
     env = dict(os.environ)
@@ -32,32 +33,33 @@ def mpirun(ranks, case):
     # The children import the hostir this test imported (build/python or the wheel's venv).
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(pathlib.Path(hostir.__file__).parents[1]),
                                                       env.get("PYTHONPATH")]))
-    result = subprocess.run(["mpirun", "-np", str(ranks), sys.executable, str(TEAM), case], env=env,
+    result = subprocess.run(["mpirun", "-np", str(ranks), sys.executable, str(TEAM), case, str(tmp_path)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
-    lines = sorted(line for line in result.stdout.splitlines() if line.startswith("rank "))
+    lines = [(tmp_path / f"rank-{rank}.txt").read_text().strip() for rank in range(ranks)
+             if (tmp_path / f"rank-{rank}.txt").exists()]
     return result, lines
 
 
 @pytest.mark.parametrize("ranks", [1, 2, 4])
-def test_launcher_mpi_runs_one_team_of_the_job(ranks):
-    result, lines = mpirun(ranks, "launcher")
+def test_launcher_mpi_runs_one_team_of_the_job(ranks, tmp_path):
+    result, lines = mpirun(ranks, "launcher", tmp_path)
     assert result.returncode == 0, result.stdout
     assert lines[0].startswith("rank 0 ok outputs=y"), result.stdout
     assert all(line.endswith("ok outputs=none") for line in lines[1:]), result.stdout
     assert len(lines) == ranks, result.stdout
 
 
-def test_comm_takes_an_mpi4py_communicator():
+def test_comm_takes_an_mpi4py_communicator(tmp_path):
     pytest.importorskip("mpi4py", reason="mpi4py (python3-mpi4py) is not installed")
-    result, lines = mpirun(4, "comm")
+    result, lines = mpirun(4, "comm", tmp_path)
     assert result.returncode == 0, result.stdout
     # Two teams of two: ranks 0 and 2 lead theirs.
     assert [line.split(" ok ")[1].split()[0] for line in lines] == ["outputs=y", "outputs=none", "outputs=y",
                                                                       "outputs=none"], result.stdout
 
 
-def test_ranks_that_compile_different_runs_all_fail_with_one_error():
-    result, lines = mpirun(2, "disagree")
+def test_ranks_that_compile_different_runs_all_fail_with_one_error(tmp_path):
+    result, lines = mpirun(2, "disagree", tmp_path)
     assert result.returncode == 0, result.stdout
     assert len(lines) == 2, result.stdout
     for line in lines:
