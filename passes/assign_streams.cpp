@@ -413,7 +413,6 @@ class TopLevelRewriter {
     }
   }
 
-
   Program& program_;
   const PassContext& context_;
   const AssignStreamsPass::ChooseRewrite& choose_;

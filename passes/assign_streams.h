@@ -85,8 +85,8 @@ class AssignStreamsPass : public Pass {
   Status run(Program& program, const PassContext& context) override;
 
  private:
-  ChooseRewrite choose_;       // empty: every safe rewrite is kept
-  ConsiderLoop consider_;      // empty: every loop is considered
+  ChooseRewrite choose_;        // empty: every safe rewrite is kept
+  ConsiderLoop consider_;       // empty: every loop is considered
   bool moreSchedules_ = false;  // also offer choose_ fewer streams than iterations, and pipelines
 };
 

@@ -49,8 +49,7 @@ std::vector<std::string> splitPipeline(std::string_view pipeline) {
 
 Status PassManager::addPasses(const std::vector<std::string>& names) {
   for (const std::string& written : names) {
-    if (written.empty())
-      return Diagnostic{{}, fmt::format("empty pass name in pipeline '{}'", fmt::join(names, ","))};
+    if (written.empty()) return Diagnostic{{}, fmt::format("empty pass name in pipeline '{}'", fmt::join(names, ","))};
     // `name{options}`, as mlir-opt writes a pass's options.
     std::string_view name = written;
     std::optional<std::string_view> options;

@@ -96,8 +96,7 @@ std::optional<PipelineStop> sortBody(const ForLoop& loop, BodyShape& shape) {
     const OpCategory category = op.signature().category;
     Role role = Role::Setup;
     if (category == OpCategory::Communication) {
-      const bool follows = intersects(access.reads[k], computedWrites) ||
-                           intersects(access.writes[k], computedReads) ||
+      const bool follows = intersects(access.reads[k], computedWrites) || intersects(access.writes[k], computedReads) ||
                            intersects(access.writes[k], computedWrites);
       role = follows ? Role::Output : Role::Input;
       (follows ? shape.outputs : shape.inputs).push_back(k);
@@ -117,8 +116,7 @@ std::optional<PipelineStop> sortBody(const ForLoop& loop, BodyShape& shape) {
     }
     shape.roles.push_back(role);
   }
-  if (!shape.firstCompute)
-    return PipelineStop{loop.loc, "it issues no computation for its communications to overlap"};
+  if (!shape.firstCompute) return PipelineStop{loop.loc, "it issues no computation for its communications to overlap"};
   if (shape.inputs.empty() && shape.outputs.empty())
     return PipelineStop{loop.loc, "it issues no communication to overlap"};
   // Each input is waited before the first computation that touches what it writes.
@@ -160,8 +158,8 @@ std::optional<PipelineStop> findRotated(const ForLoop& loop, BodyShape& shape) {
           continue;
         }
         if (def.kind != OpKind::Allocate)
-          return stopAt(loop.body[k], fmt::format("the input {} reads '{}', which the iteration computes",
-                                                  quoted(op), arg->nameValue()));
+          return stopAt(loop.body[k], fmt::format("the input {} reads '{}', which the iteration computes", quoted(op),
+                                                  arg->nameValue()));
         const Effect effect = operandEffect(sig, a, hasOut);
         if (effect != Effect::Write)
           return stopAt(loop.body[k], fmt::format("the input {} reads '{}', allocated in the iteration", quoted(op),
@@ -175,9 +173,9 @@ std::optional<PipelineStop> findRotated(const ForLoop& loop, BodyShape& shape) {
                                       "so it cannot rotate through slots",
                                       name, quoted(op)));
         if (def.operand("zero") && def.operand("zero")->boolValue)
-          return stopAt(loop.body[it->second],
-                        fmt::format("'{}' is allocated zeroed; a rotating slot would keep the last chunk's values",
-                                    name));
+          return stopAt(
+              loop.body[it->second],
+              fmt::format("'{}' is allocated zeroed; a rotating slot would keep the last chunk's values", name));
         shape.rotated.insert(it->second);
         break;
       }
@@ -226,8 +224,7 @@ Expr plus(const Expr& a, int64_t b) {
 // The rewrite of one loop, once its shape is known.
 class PipelineWriter {
  public:
-  PipelineWriter(const ForLoop& loop, const BodyShape& shape, int64_t depth, FreshNames& names,
-                 const Program& program)
+  PipelineWriter(const ForLoop& loop, const BodyShape& shape, int64_t depth, FreshNames& names, const Program& program)
       : loop_(loop), shape_(shape), depth_(shape.inputs.empty() ? 0 : depth), names_(names) {
     // A handle's array keeps its name when no other statement defines it.
     std::map<std::string, int> definitions;
@@ -316,15 +313,18 @@ class PipelineWriter {
   // A body statement as a stage issues it: a rotating allocation becomes its slot.
   Statement setup(size_t k) const { return shape_.rotated.count(k) ? slotView(k) : loop_.body[k]; }
 
-  // The setup statements that `k` needs, transitively, in body order.
+  // The setup statements that `k` needs, transitively (a worklist: a body
+  // may chain thousands of views).
   void collectNeeded(size_t k, std::set<size_t>& needed) const {
-    std::set<std::string> used;
-    const Operation& op = loop_.body[k].op();
-    for (const std::string& name : namesUsedBy(op)) used.insert(name);
-    for (const std::string& name : used) {
-      auto it = shape_.definedAt.find(name);
-      if (it == shape_.definedAt.end() || it->second >= k || shape_.roles[it->second] != Role::Setup) continue;
-      if (needed.insert(it->second).second) collectNeeded(it->second, needed);
+    std::vector<size_t> pending{k};
+    while (!pending.empty()) {
+      const size_t at = pending.back();
+      pending.pop_back();
+      for (const std::string& name : namesUsedBy(loop_.body[at].op())) {
+        auto it = shape_.definedAt.find(name);
+        if (it == shape_.definedAt.end() || it->second >= at || shape_.roles[it->second] != Role::Setup) continue;
+        if (needed.insert(it->second).second) pending.push_back(it->second);
+      }
     }
   }
 
@@ -412,22 +412,25 @@ class PipelineWriter {
     std::vector<std::string> parts;
     for (size_t k : shape_.inputs) {
       const Operation& op = loop_.body[k].op();
-      parts.push_back(fmt::format("the {}{} of iteration {} + {} is issued on stream({}) before iteration {}'s "
-                                  "computation{}",
-                                  quoted(op), lineOf(op.loc), index(), depth_, kInputStream, index(),
-                                  shape_.waitBefore.count(k) ? "" : ", which does not read it, and is waited after "
-                                                                    "the loop"));
+      parts.push_back(
+          fmt::format("the {}{} of iteration {} + {} is issued on stream({}) before iteration {}'s "
+                      "computation{}",
+                      quoted(op), lineOf(op.loc), index(), depth_, kInputStream, index(),
+                      shape_.waitBefore.count(k) ? ""
+                                                 : ", which does not read it, and is waited after "
+                                                   "the loop"));
     }
     for (size_t k : shape_.rotated) {
       const Operation& def = loop_.body[k].op();
-      parts.push_back(fmt::format("'{}' rotates through {} slots of '{}'", def.result()->name, depth_ + 1,
-                                  ringOf_.at(k)));
+      parts.push_back(
+          fmt::format("'{}' rotates through {} slots of '{}'", def.result()->name, depth_ + 1, ringOf_.at(k)));
     }
     for (size_t k : shape_.outputs) {
       const Operation& op = loop_.body[k].op();
-      parts.push_back(fmt::format("the {}{} goes on stream({}) after an event of the computation, and is waited "
-                                  "after the loop",
-                                  quoted(op), lineOf(op.loc), shape_.inputs.empty() ? kInputStream : kOutputStream));
+      parts.push_back(
+          fmt::format("the {}{} goes on stream({}) after an event of the computation, and is waited "
+                      "after the loop",
+                      quoted(op), lineOf(op.loc), shape_.inputs.empty() ? kInputStream : kOutputStream));
     }
     return fmt::format("{}", fmt::join(parts, "; "));
   }
@@ -454,8 +457,8 @@ std::variant<PipelinedLoop, PipelineStop> pipelineLoop(const ForLoop& loop, int6
 Result<int64_t> PipelinePass::parseOptions(std::string_view options) {
   constexpr std::string_view kKey = "depth=";
   auto bad = [&](std::string why) -> Result<int64_t> {
-    return Diagnostic{{}, fmt::format("pass 'pipeline': {} (write pipeline{{depth=d}}, d from 1 to {})", why,
-                                      kMaxDepth)};
+    return Diagnostic{{},
+                      fmt::format("pass 'pipeline': {} (write pipeline{{depth=d}}, d from 1 to {})", why, kMaxDepth)};
   };
   if (options.substr(0, kKey.size()) != kKey) return bad(fmt::format("unknown option '{}'", options));
   std::string_view value = options.substr(kKey.size());
@@ -516,9 +519,9 @@ Status PipelinePass::run(Program& program, const PassContext& context) {
       continue;
     }
     const std::string depth = pipelined.hasInput ? fmt::format(" at depth {}", depth_) : "";
-    context.remark(kName, loop.loc,
-                   fmt::format("loop pipelined{}: {} (race-checked with the bound parameters)", depth,
-                               pipelined.moved));
+    context.remark(
+        kName, loop.loc,
+        fmt::format("loop pipelined{}: {} (race-checked with the bound parameters)", depth, pipelined.moved));
     k += pipelined.statements.size() - 1;
     program = std::move(candidate);
     races = std::move(after);

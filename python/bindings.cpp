@@ -203,7 +203,8 @@ class PythonExecutable {
 
   // In-process ranks.
   PythonExecutable(const api::Program& program, const api::RunOptions& options)
-      : PythonExecutable(options, [&](const api::RunOptions& o) { return std::make_unique<api::Executable>(program, o); }) {}
+      : PythonExecutable(options,
+                         [&](const api::RunOptions& o) { return std::make_unique<api::Executable>(program, o); }) {}
 
   // One rank of an MPI team: `compile` is _hostir_mpi's (the capsule keeps
   // this module free of MPI), `comm` the communicator's handle, 0 for

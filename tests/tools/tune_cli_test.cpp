@@ -123,7 +123,8 @@ TEST_F(TuneCli, WithOverlapEachRowSaysTheScheduleOverlapChose) {
   TuneTable table = parseTable(r.out);
   ASSERT_EQ(table.columns.back(), "schedule") << r.out;
   ASSERT_EQ(table.rows.size(), 3u) << r.out;
-  static const std::regex decision(R"(overlap: loop (rewritten|left as it is): (?:iterations on|as a) ([0-9a-z ]+?) predicted)");
+  static const std::regex decision(
+      R"(overlap: loop (rewritten|left as it is): (?:iterations on|as a) ([0-9a-z ]+?) predicted)");
   for (const auto& row : table.rows) {
     const std::string s = cell(table, row, "S");
     auto opt = run("opt " + common + " --remarks --set S=" + s);
