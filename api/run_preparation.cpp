@@ -2,11 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "analysis/program_check.h"
 #include "api/findings.h"
 #include "api/trace_file.h"
 #include "executor/backend_registry.h"
+#include "hostir/run_option_table.h"
 #include "hostir/runtime.h"
+#include "passes/operation_names.h"
 
 namespace hostir::api {
 namespace {
@@ -68,27 +72,7 @@ BackendOptions backendOptions(const RunOptions& options, const BackendChoice& ch
   return backend;
 }
 
-void checkRunOptions(const RunOptions& options) {
-  checkStreams(options.streams);
-  checkMinimumGain(options.minimumGain);
-  if (options.warmup < 0 || options.warmup > kMaxRuns || options.repeat < 1 || options.repeat > kMaxRuns)
-    throw plainError(ErrorKind::Usage, fmt::format("warmup must be in [0, {0}] and repeat in [1, {0}], got {1} and {2}",
-                                                   kMaxRuns, options.warmup, options.repeat));
-  if (!(options.commTimeoutSeconds >= kMinCommTimeoutSeconds && options.commTimeoutSeconds <= kMaxCommTimeoutSeconds))
-    throw plainError(ErrorKind::Usage,
-                     fmt::format("commTimeoutSeconds must be in [{}, {}], got {}", kMinCommTimeoutSeconds,
-                                 kMaxCommTimeoutSeconds, options.commTimeoutSeconds));
-  if (options.traceLimitMiB < 1 || options.traceLimitMiB > kMaxTraceLimitMiB)
-    throw plainError(ErrorKind::Usage,
-                     fmt::format("traceLimitMiB must be in [1, {}], got {}", kMaxTraceLimitMiB, options.traceLimitMiB));
-  if (options.injectDelaysMicros > kMaxInjectedDelayMicros)
-    throw plainError(ErrorKind::Usage, fmt::format("injectDelaysMicros must be at most {}, got {}",
-                                                   kMaxInjectedDelayMicros, options.injectDelaysMicros));
-  if (options.coresPerRank < 0 || options.coresPerRank > kMaxCoresPerRank)
-    throw plainError(ErrorKind::Usage, fmt::format("coresPerRank must be in [0, {}] (0: the node's cores divided by "
-                                                   "its ranks), got {}",
-                                                   kMaxCoresPerRank, options.coresPerRank));
-}
+void checkRunOptions(const RunOptions& options) { checkRunOptionBounds(options); }
 
 RunRequest prepareRunRequest(const ProgramSource& source, const Bindings& bindings, const RunOptions& options,
                              const RunSetting& setting) {
@@ -103,12 +87,15 @@ RunRequest prepareRunRequest(const ProgramSource& source, const Bindings& bindin
   std::map<std::string, int64_t> params = boundParams(source, bindings);
   prove(source, program, params, bindings.world, options, setting.words);
   RunRequest request;
+  const std::set<std::string> written = buffersWrittenBy(program.body);
+  for (const Decl& decl : program.decls)
+    if (decl.kind == DeclKind::Input && !written.count(decl.name)) request.inputsReadInPlace.insert(decl.name);
   request.program = std::move(program);
   request.params = std::move(params);
   request.seed = options.seed;
   request.backend = backendOptions(options, setting.backend, setting.team);
   request.warmup = options.warmup;
-  request.repeat = options.repeat;
+  request.repeat = std::max(options.repeat, 1);  // 0: one run
   request.matchCommunications = !options.checked;
   request.traceSourceName = source.path;
   request.cancel = options.cancel;

@@ -82,7 +82,9 @@ const Diagnostic* firstCause(const std::vector<RankOutcome>& outcomes) {
 }
 
 // Everything a rank keeps between calls. Device tensors of the inputs are
-// allocated once; a program may write its inputs, so each run uploads them.
+// allocated once; a program may write its inputs, so each run uploads
+// them, except those it never writes, which a host-memory backend reads in
+// place.
 struct RankSession::State {
   const RunRequest& request;
   Communicator& comm;
@@ -95,6 +97,9 @@ struct RankSession::State {
   std::unique_ptr<CancellableBackend> cancellable;
   Backend* backend = nullptr;  // the top of the stack above: what work is issued to
   std::map<std::string, TensorView> inputs;
+  // This run's inputs: `inputs`, or the caller's memory for those read in
+  // place (RunRequest::inputsReadInPlace).
+  std::map<std::string, TensorView> runInputs;
   std::map<std::string, HostTensor> seeded;   // inputs the calls did not give, filled once
   std::map<std::string, HostTensor> staging;  // strided shards made contiguous for their upload
   // A graph's outputs: the captured run allocated them, and every replay writes them.
@@ -112,6 +117,10 @@ struct RankSession::State {
   RunResult run(const RunCall& call);
   // This call's shard of every input, uploaded into the rank's tensors.
   void uploadInputs(const RunCall& call);
+  // Whether this rank reads the caller's tensor of `spec` in place when its shard is contiguous.
+  bool readsInPlace(const TensorSpec& spec) const;
+  // The rank's own buffer for an input, allocated on first need.
+  const TensorView& inputBuffer(const TensorSpec& spec);
   void timedRun(int run, int runs, const RunCall& call, std::map<std::string, TensorView>& outputs, RunResult& result);
   // The outputs' global tensors onto rank 0: into the call's destinations,
   // or into the result.
@@ -158,6 +167,7 @@ void RankSession::State::setUp() {
   setUpBackend();
   const TensorSpec* tooLarge = nullptr;
   for (const TensorSpec& spec : evaluator->inputs()) {
+    if (readsInPlace(spec)) continue;  // allocated only if a run cannot read the caller's memory
     try {
       inputs[spec.name] = backend->allocate(spec.dtype, spec.localShape, backend->mainStream(), false);
     } catch (const std::bad_alloc&) {
@@ -171,11 +181,34 @@ void RankSession::State::setUp() {
   }
 }
 
+bool RankSession::State::readsInPlace(const TensorSpec& spec) const {
+  // The race checker tracks the buffers it allocated: it sees copies.
+  return rankBackend.backend->tensorsInHostMemory() && !raceChecker && request.inputsReadInPlace.count(spec.name);
+}
+
+const TensorView& RankSession::State::inputBuffer(const TensorSpec& spec) {
+  auto found = inputs.find(spec.name);
+  if (found != inputs.end()) return found->second;
+  try {
+    return inputs[spec.name] = backend->allocate(spec.dtype, spec.localShape, backend->mainStream(), false);
+  } catch (const std::bad_alloc&) {
+    inputs.erase(spec.name);
+    inputTooLarge(spec);
+  }
+}
+
 void RankSession::State::uploadInputs(const RunCall& call) {
   const int64_t rank = comm.rank(), world = comm.size();
   for (const TensorSpec& spec : evaluator->inputs()) {
-    const TensorView& device = inputs.at(spec.name);
     auto given = call.inputs.find(spec.name);
+    if (given != call.inputs.end() && readsInPlace(spec)) {
+      TensorView shard = shardView(given->second, spec, rank, world);
+      if (shard.isContiguous()) {
+        runInputs[spec.name] = shard;
+        continue;
+      }
+    }
+    const TensorView& device = runInputs[spec.name] = inputBuffer(spec);
     if (given == call.inputs.end()) {
       auto [seed, fresh] = seeded.try_emplace(spec.name);
       if (fresh) seed->second = seededShard(request.seed, spec, rank, world);
@@ -228,7 +261,7 @@ void RankSession::State::timedRun(int run, int runs, const RunCall& call, std::m
     backend->synchronizeHost();
     outputs = graphOutputs;
   } else {
-    outputs = evaluator->run(*backend, inputs);
+    outputs = evaluator->run(*backend, runInputs);
     if (request.backend.graph) graphOutputs = outputs;
   }
   recorder.stop();
@@ -268,11 +301,11 @@ void RankSession::State::gatherOutputs(const RunCall& call, const std::map<std::
       if (leader) result.copies[spec.name] = std::move(copies);
     }
     if (!spec.shardAxis) {  // every rank holds it whole: rank 0's copy is the global tensor
-      if (!leader) continue;
-      if (direct) {
+      if (direct) {         // on any rank that asks for it: its own copy
         backend->download(output, destination->second);
         continue;
       }
+      if (!leader) continue;
       HostTensor whole = makeHostTensor(spec.dtype, spec.localShape);
       backend->download(output, whole.data.data());
       result.outputs[spec.name] = std::move(whole);
@@ -321,7 +354,7 @@ RankOutcome RankSession::State::guarded(Step&& step) {
 }
 
 RankSession::RankSession(const RunRequest& request, Communicator& comm, Communicator* signatures)
-    : state_(new State{request, comm, signatures, {}, {}, {}, {}, {}, {}, nullptr, {}, {}, {}}) {}
+    : state_(new State{request, comm, signatures, {}, {}, {}, {}, {}, {}, nullptr, {}, {}, {}, {}, {}}) {}
 
 RankSession::~RankSession() = default;
 

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ struct RunRequest {
   // stream, f64-accumulating GEMMs, whatever the rest says.
   BackendOptions backend;
   bool raceCheck = false;  // check the issued work for stream races while it runs
+  // The inputs the program never writes. A backend whose tensors live in
+  // host memory reads the caller's tensor of these in place, without a
+  // copy, wherever a rank's shard of it is contiguous.
+  std::set<std::string> inputsReadInPlace;
   int warmup = 0;
   int repeat = 1;
   // Set: every rank records the last run's timeline, within

@@ -52,4 +52,16 @@ void accessesOf(const Operation& op, const Roots& roots, std::set<std::string>& 
   if (op.result() && sig.resultKind == ValueKind::Tensor) writes.insert(op.result()->name);
 }
 
+std::set<std::string> buffersWrittenBy(const std::vector<Statement>& body) {
+  Roots roots;
+  std::set<std::string> reads, writes;
+  walkStatements(body, [&](const Statement& stmt) {
+    if (!stmt.isOp()) return;
+    const Operation& op = std::get<Operation>(stmt.node);
+    recordView(roots, op);
+    accessesOf(op, roots, reads, writes);
+  });
+  return writes;
+}
+
 }  // namespace hostir

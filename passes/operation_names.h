@@ -32,4 +32,9 @@ void recordView(Roots& roots, const Operation& op);
 // a tensor result counts as a write of its own name.
 void accessesOf(const Operation& op, const Roots& roots, std::set<std::string>& reads, std::set<std::string>& writes);
 
+// Every buffer (by root) that some operation of `body`, nested ones
+// included, may write. Names are not scoped: a name that a nested scope
+// redefines counts as the outer one, which can only add buffers.
+std::set<std::string> buffersWrittenBy(const std::vector<Statement>& body);
+
 }  // namespace hostir

@@ -157,8 +157,28 @@ auto runInterruptibly(const Call& call, std::atomic<bool>& cancel) {
 
 py::tuple statsTuple(const api::RunStats& stats) {
   return py::make_tuple(stats.runMillis, stats.peakMemoryBytes, stats.traceBytes, stats.traceTruncated,
-                        stats.issueMillis);
+                        stats.issueMillis, stats.races, stats.replicaDisagreements);
 }
+
+// The passes' remarks of one call, rendered, when the caller asked for them
+// (`remarks=True`); onRemark may be called from any thread.
+class CollectedRemarks {
+ public:
+  std::function<void(const std::string&)> sink() {
+    return [this](const std::string& remark) {
+      std::lock_guard lock(mutex_);
+      texts_.push_back(remark);
+    };
+  }
+  std::vector<std::string> texts() {
+    std::lock_guard lock(mutex_);
+    return texts_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> texts_;
+};
 
 // The warnings of one call (a pass that stopped at its work limit), given
 // to Python's warnings module as hostir.PassWarning once the call returns:
@@ -218,6 +238,8 @@ class PythonExecutable {
 
   PythonExecutable(api::RunOptions options, const Make& make) {
     options.cancel = cancel_.get();
+    CollectedRemarks remarks;
+    options.onRemark = remarks.sink();
     options.interruptCheck = [this] {
       py::gil_scoped_acquire gil;
       if (PyErr_CheckSignals() == 0) return false;
@@ -227,6 +249,7 @@ class PythonExecutable {
     CollectedWarnings warnings;
     options.onWarning = warnings.sink();
     executable_ = runInterruptibly([&] { return make(options); }, *cancel_);
+    remarks_ = remarks.texts();
     warnings.warn();
   }
 
@@ -258,12 +281,21 @@ class PythonExecutable {
     executable_->close();
   }
   bool closed() const { return executable_->closed(); }
+  const std::vector<std::string>& remarks() const { return remarks_; }
 
  private:
+  std::vector<std::string> remarks_;
   std::unique_ptr<std::atomic<bool>> cancel_ = std::make_unique<std::atomic<bool>>(false);
   std::optional<py::error_already_set> interrupted_;  // set by interruptCheck, with the GIL held
   std::unique_ptr<api::Executable> executable_;
 };
+
+// The row of a run option the Python half names (it names only rows).
+const api::RunOptionRow& runOptionRow(const std::string& name) {
+  const api::RunOptionRow* row = api::findRunOption(name);
+  if (row == nullptr) throw usageError("no run option is named '" + name + "'");
+  return *row;
+}
 
 }  // namespace
 
@@ -366,10 +398,12 @@ void bindRun(py::module_& m) {
         options.cancel = &cancel;
         CollectedWarnings warnings;
         options.onWarning = warnings.sink();
+        CollectedRemarks remarks;
+        options.onRemark = remarks.sink();
         api::RunStats stats =
             runInterruptibly([&] { return api::run(program, inputBuffers, outputBuffers, options); }, cancel);
         warnings.warn();
-        return statsTuple(stats);
+        return std::make_pair(statsTuple(stats), remarks.texts());
       },
       "program"_a, "inputs"_a, "outputs"_a, "options"_a);
 
@@ -380,25 +414,47 @@ void bindRun(py::module_& m) {
            "options"_a, "compile"_a, "comm"_a)
       .def("run", &PythonExecutable::run, "inputs"_a, "outputs"_a)
       .def("close", &PythonExecutable::close)
-      .def_property_readonly("closed", &PythonExecutable::closed);
+      .def_property_readonly("closed", &PythonExecutable::closed)
+      .def_property_readonly("remarks", &PythonExecutable::remarks);
 
-  // The command line's run options, by the names the Python half passes.
+  // The API's run options: the table's rows by name (hostir/run_option_table.h),
+  // set from the command line's text, and the fields no row has.
   py::class_<api::RunOptions>(m, "RunOptions")
       .def(py::init<>())
       .def_readwrite("params", &api::RunOptions::params)
-      .def_readwrite("ranks", &api::RunOptions::ranks)
-      .def_readwrite("streams", &api::RunOptions::streams)
       .def_readwrite("passes", &api::RunOptions::passes)
-      .def_readwrite("machine", &api::RunOptions::machine)
-      .def_readwrite("min_gain", &api::RunOptions::minimumGain)
-      .def_readwrite("backend", &api::RunOptions::backend)
-      .def_readwrite("communicator", &api::RunOptions::communicator)
-      .def_readwrite("seed", &api::RunOptions::seed)
-      .def_readwrite("warmup", &api::RunOptions::warmup)
-      .def_readwrite("repeat", &api::RunOptions::repeat)
-      .def_readwrite("trace", &api::RunOptions::tracePath)
-      .def_readwrite("fill_missing", &api::RunOptions::fillMissingInputs)
-      .def_readwrite("graph", &api::RunOptions::graph);
+      .def_readwrite("reference", &api::RunOptions::reference)
+      .def_readwrite("check_replicated_outputs", &api::RunOptions::checkReplicatedOutputs)
+      .def("set", [](api::RunOptions& options, const std::string& name,
+                     const std::string& value) { api::setRunOption(options, runOptionRow(name), value); })
+      .def("get", [](const api::RunOptions& options, const std::string& name) {
+        return api::runOptionText(options, runOptionRow(name));
+      });
+
+  // (name, type, min, max, choices, default, wanted, help) per row, in the table's order.
+  m.def("run_option_rows", [] {
+    static const char* const kTypes[] = {"integer", "number", "flag", "text", "path", "choice"};
+    py::list rows;
+    const api::RunOptions defaults;
+    for (const api::RunOptionRow& row : api::runOptionTable()) {
+      const bool integer = row.type == api::RunOptionType::Integer;
+      py::object lo = integer ? py::object(py::int_(row.minInteger)) : py::object(py::float_(row.minNumber));
+      py::object hi = integer ? py::object(py::int_(row.maxInteger)) : py::object(py::float_(row.maxNumber));
+      rows.append(py::make_tuple(row.name, kTypes[static_cast<int>(row.type)], lo, hi, row.choices,
+                                 api::runOptionText(defaults, row), row.wanted(), row.help));
+    }
+    return rows;
+  });
+
+  // `run --check`'s comparison: (ok, report).
+  m.def(
+      "compare_outputs",
+      [](std::map<std::string, py::array> actual, std::map<std::string, py::array> reference) {
+        api::OutputComparison comparison =
+            api::compareOutputs(hostBuffers(actual, false), hostBuffers(reference, false));
+        return std::make_pair(comparison.ok, comparison.report);
+      },
+      "actual"_a, "reference"_a);
 }
 
 // The bounds of the options' numbers, for the Python half, which checks

@@ -7,18 +7,20 @@ HOSTIR_JOBS="$(nproc)"
 
 # shellcheck disable=SC2034  # used by the scripts that source this file
 # Debian packages the build, the tests and the fuzzer need.
+# (python3-torch: the tests of torch tensors and hostir.torch.)
 HOSTIR_PACKAGES=(
   cmake ninja-build g++ clang libclang-rt-14-dev clang-format
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libopenblas-dev
   openmpi-bin libopenmpi-dev python3 python3-numpy
   python3-dev pybind11-dev python3-pytest python3-venv python3-mpi4py
+  python3-torch
 )
 
 # shellcheck disable=SC2034
-# What scripts/bench-overlap.sh adds: the PyTorch + gloo peer and the
-# timeline renderer.
-HOSTIR_BENCH_PACKAGES=(python3-torch python3-matplotlib)
+# What scripts/bench-overlap.sh adds: the timeline renderer (its PyTorch +
+# gloo peer needs python3-torch, which the tests install too).
+HOSTIR_BENCH_PACKAGES=(python3-matplotlib)
 
 # Packages that hostir_install_packages installed (for the summaries).
 HOSTIR_INSTALLED=()

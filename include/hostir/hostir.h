@@ -15,4 +15,5 @@
 #include "hostir/machine.h"
 #include "hostir/npy.h"
 #include "hostir/program.h"
+#include "hostir/run_option_table.h"
 #include "hostir/runtime.h"

@@ -17,7 +17,9 @@ namespace hostir::api {
 // program and options. MPI must be initialized, with MPI_THREAD_MULTIPLE
 // (communications are issued from stream threads); hostir works on a
 // duplicate of `comm` and never finalizes MPI. `inputs` are global tensors,
-// as for run(); `outputs` are written on rank 0 of `comm` only. A rank that
+// as for run(); `outputs` are written on rank 0 of `comm`, and a replicated
+// output (declared without shard) on any rank that gives a buffer for it,
+// that rank's own copy. A rank that
 // fails aborts the team, so that none waits for ever on it; the error is
 // thrown on the failing rank, and the others' runs fail too.
 // The executable of runOnMpi: prepared once on `comm` (collective, as

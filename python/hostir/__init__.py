@@ -23,6 +23,7 @@ Every failure raises hostir.Error.
 import atexit
 import collections
 import collections.abc
+import difflib
 import functools
 import numbers
 import operator
@@ -38,45 +39,8 @@ __all__ = [
     "Executable", "parse", "check", "apply_passes", "run", "compile", "simulate", "pass_names",
 ]
 
-Note = collections.namedtuple("Note", "file line column message")
-Note.__doc__ = """A note that explains a finding ("the other access"): its file,
-line and column ("" and 0 when it has no position) and its message."""
-
-Finding = collections.namedtuple("Finding", "file line column severity message notes")
-Finding.__doc__ = """One thing an Error reports (a check error has one per race,
-uninitialized read or mismatch; any other error exactly one): file, line
-and column ("" and 0 when it has no position), severity ("error"), message,
-and notes (a list of Note)."""
-
-
-class Error(Exception):
-    """A failed hostir call. str() is the full report ("file:line:col: error:
-    message", then the source line and a caret, where there is a position).
-
-    Attributes: kind ("program", "check", "run", "usage" or "runtime"),
-    message (without the position), file, line and column (the first
-    positioned finding's; empty and 0 when the error has no position), and
-    findings, a list of Finding, each with its position and notes.
-    """
-
-    def __init__(self, text, *, kind="usage", message=None, file="", line=0, column=0, findings=None):
-        super().__init__(text)
-        #: "program", "check", "run", "usage" or "runtime".
-        self.kind = kind
-        #: The message without its position.
-        self.message = text if message is None else message
-        #: The file of the error's position ("" when none).
-        self.file = file
-        #: The error's line (0 when it has no position).
-        self.line = line
-        #: The error's column (0 when it has no position).
-        self.column = column
-        if findings is None:
-            findings = [(file, line, column, "error", self.message, [])]
-        #: Every finding, as Finding, in the order str() reports them.
-        self.findings = [Finding(f, ln, col, sev, msg, [Note(*n) for n in notes])
-                         for f, ln, col, sev, msg, notes in findings]
-
+from . import _tensors  # noqa: E402
+from ._errors import Error, Finding, Note, _ArgumentTypeError, _ArgumentValueError, _type_usage, _usage  # noqa: E402,F401
 
 # The extension raises Error, so it comes after the class. Without it (a
 # build that made only the command line), say how to build it rather than
@@ -97,19 +61,6 @@ Tensor = collections.namedtuple("Tensor", "name dtype shape shard_axis is_input"
 Tensor.__doc__ = """An input or output declaration: dtype ("f32", "f16",
 "bf16", "f64", "i32"), global shape (a tuple), shard axis (None: every rank holds
 the whole tensor)."""
-
-# The NumPy array each dtype travels in between the two halves; bf16 as its
-# 16-bit patterns.
-_STORAGE = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.uint16, "i32": np.int32}
-
-
-class _ArgumentTypeError(Error, TypeError):
-    """An argument of the wrong type: a hostir.Error (kind "usage") that is
-    also the TypeError Python code expects."""
-
-
-class _ArgumentValueError(Error, ValueError):
-    """An argument out of range: a hostir.Error (kind "usage") that is also a ValueError."""
 
 
 def _raising_hostir_errors(function):
@@ -310,57 +261,87 @@ class Timings(collections.abc.Sequence):
 
 class RunResult(dict):
     """What hostir.run returns: a dict of output name to the output's global
-    NumPy array, which also carries the run's measurements."""
+    tensor (in the inputs' library: torch tensors when an input was one,
+    NumPy arrays otherwise), which also carries the run's measurements."""
 
-    def __init__(self, outputs, timings, peak_memory_bytes, trace_bytes, trace_truncated, issue_timings=None):
+    def __init__(self, outputs, stats, remarks=(), check_report=None):
         super().__init__(outputs)
+        millis, peak, trace_bytes, truncated, issue_millis, races, disagreements = stats
         #: The timed runs (Timings), one per repetition, in milliseconds.
-        self.timings = timings
+        self.timings = Timings(millis)
         #: Per timed run, rank 0's host time until all its work was issued
         #: (with graph=True: the graph launched), in milliseconds.
-        self.issue_timings = issue_timings
-        #: The most tensor memory any rank held at once in the last run.
-        self.peak_memory_bytes = peak_memory_bytes
+        self.issue_timings = Timings(issue_millis)
+        #: The most tensor memory any rank held at once in the last run
+        #: (inputs read in place are the caller's, and do not count).
+        self.peak_memory_bytes = peak
         #: With trace: the trace file's size in bytes (0 without).
         self.trace_bytes = trace_bytes
         #: With trace: whether some rank reached the trace limit and stopped recording.
-        self.trace_truncated = trace_truncated
+        self.trace_truncated = trace_truncated = truncated
+        #: With race_check=True: each race the issued work made, with both accesses' positions.
+        self.races = list(races)
+        #: With check=True: the comparison with the serial reference, one line per output.
+        self.check_report = check_report
+        #: With remarks=True: the passes' remarks, as `hostir run --remarks` prints them.
+        self.remarks = list(remarks)
+        self._disagreements = list(disagreements)
+
+
+# The keywords of run and compile that are not run options (the table's rows).
+_RUN_KEYWORDS_DOC = """
+    Inputs are global tensors: NumPy arrays, torch tensors (CPU) or any
+    object with __dlpack__. The program reads the caller's memory in place
+    when the dtype is the declared one (bf16: torch.bfloat16, or
+    ml_dtypes.bfloat16 for NumPy) and the tensor is C-contiguous; otherwise
+    `copy_inputs=True` lets hostir convert a copy, and without it
+    hostir.Error names the input and what differs. Outputs come back in
+    the inputs' library (torch in, torch out), new for every run; `out=`
+    maps output names to the caller's own tensors, which the run writes.
+    `remarks=True` keeps the passes' remarks (RunResult.remarks); `check=True`
+    compares every output with the serial reference run and raises
+    hostir.Error (kind "run") when one differs beyond its dtype's tolerance.
+
+    Every other keyword is an option of `hostir run`, by the same name and
+    bounds (underscores for dashes):
+"""
+
+
+def _options_doc():
+    lines = []
+    for row in _RUN_OPTIONS.values():
+        default = {"true": "True", "false": "False"}.get(row.default, row.default)
+        if row.type in ("path", "text", "choice"):
+            default = repr(row.default) if row.default else "None"
+        lines.append(f"    {row.name}={default}: {row.help} ({row.wanted}).")
+    return "\n".join(lines)
 
 
 @_raising_hostir_errors
 def run(program, inputs=None, ranks=1, passes=(), params=None, streams=_hostir.DEFAULT_STREAMS, seed=0, *,
-        backend="auto", communicator="auto", warmup=0, repeat=1, trace=None, machine=None,
-        min_gain=_hostir.DEFAULT_MIN_GAIN, fill_missing=False):
+        out=None, copy_inputs=False, remarks=False, check=False, **options):
     """Runs the program (after `passes`, checked first) on `ranks` in-process
-    ranks. `inputs` maps input names to global arrays. Given none, every
+    ranks. `inputs` maps input names to global tensors. Given none, every
     input is filled from `seed`; given some, every input must be given (a
-    missing one raises hostir.Error naming it), unless `fill_missing`
-    (True or False), which fills those not given from `seed`.
-
-    The command line's run options are keywords: `backend` ("auto", "cpu"
-    or "cuda"), `communicator` ("auto", "nccl" or "copy-engine"), `warmup`
-    untimed runs then `repeat` timed ones, `trace` (a path: the last run's
-    timeline as a Chrome trace for Perfetto), `machine` and `min_gain` for
-    passes that consult the cost model.
+    missing one raises hostir.Error naming it), unless `fill_missing=True`,
+    which fills those not given from `seed`.
 
     Returns a RunResult: a dict of every output's global tensor by name (the
     last run's), with the timed runs' milliseconds in `.timings`. Ctrl-C
-    (KeyboardInterrupt) stops every rank and is raised within a second."""
+    (KeyboardInterrupt) stops every rank and is raised within a second.
+    """
     program = _program(program)
-    options = _run_options(params=params, ranks=ranks, passes=passes, streams=streams, seed=seed, backend=backend,
-                           communicator=communicator, warmup=warmup, repeat=repeat, trace=trace, machine=machine,
-                           min_gain=min_gain, fill_missing=fill_missing)
-    declared = program.tensors(options.params, options.ranks)
-    arrays = _input_arrays(declared, inputs)
-    outputs = _output_arrays(declared)
-    stats = _hostir.run(program._impl, arrays, outputs, options)
-    return _run_result(outputs, stats)
+    run_options = _run_options(params, passes, dict(options, ranks=ranks, streams=streams, seed=seed))
+    declared = program.tensors(run_options.params, int(run_options.get("ranks")))
+    request = _Request(declared, inputs, out, _flag("copy_inputs", copy_inputs))
+    stats, collected = _hostir.run(program._impl, request.inputs, request.arrays, run_options)
+    report = _checked(program, run_options, request, stats) if _flag("check", check) else None
+    return request.result(stats, collected if _flag("remarks", remarks) else (), report)
 
 
 @_raising_hostir_errors
 def compile(program, ranks=1, passes=(), params=None, streams=_hostir.DEFAULT_STREAMS, seed=0, *,
-            backend="auto", communicator="auto", warmup=0, repeat=1, trace=None, machine=None,
-            min_gain=_hostir.DEFAULT_MIN_GAIN, fill_missing=False, graph=False, launcher="in-process", comm=None):
+            copy_inputs=False, remarks=False, check=False, launcher="in-process", comm=None, **options):
     """Prepares the program once for `run`'s options (all but the inputs):
     the passes, the proof, the team of `ranks` in-process ranks, the
     backend, its streams and its buffers. Returns an Executable, whose
@@ -376,7 +357,9 @@ def compile(program, ranks=1, passes=(), params=None, streams=_hostir.DEFAULT_ST
     hostir.run. `graph=True` (CUDA) captures the program once into a CUDA
     graph that every run replays; it is refused with the reason where it
     cannot be. Flags take True or False only. Ctrl-C (KeyboardInterrupt)
-    stops the preparation or a run within a second.
+    stops the preparation or a run within a second. `copy_inputs` and
+    `check` are every run's default; `remarks=True` keeps the passes'
+    remarks in Executable.remarks.
 
     `launcher="mpi"` makes this process one rank of the MPI job that
     `mpirun` started (MPI_COMM_WORLD), as `hostir run` under mpirun is;
@@ -384,25 +367,27 @@ def compile(program, ranks=1, passes=(), params=None, streams=_hostir.DEFAULT_ST
     team instead. Every rank of the team calls compile, then every run,
     with the same program, options and global inputs; the team is the
     communicator's, so `ranks` stays 1. A run's outputs come back on the
-    communicator's rank 0; the other ranks' results hold the timings only.
+    communicator's rank 0; the other ranks' results hold the replicated
+    outputs (declared without shard), each rank's own copy.
     MPI is initialized with MPI_THREAD_MULTIPLE when nobody has (mpi4py
-    does so when imported) and finalized at exit if hostir initialized it."""
+    does so when imported) and finalized at exit if hostir initialized it.
+    """
     program = _program(program)
     team = _mpi_team(launcher, comm, ranks)
-    options = _run_options(params=params, ranks=1 if team else ranks, passes=passes, streams=streams, seed=seed,
-                           backend=backend, communicator=communicator, warmup=warmup, repeat=repeat, trace=trace,
-                           machine=machine, min_gain=min_gain, fill_missing=fill_missing)
-    options.graph = _flag("graph", graph)
+    run_options = _run_options(params, passes, dict(options, ranks=1 if team else ranks, streams=streams, seed=seed))
+    settings = _RunSettings(_flag("copy_inputs", copy_inputs), _flag("check", check), _flag("remarks", remarks))
     if team is None:
-        declared = program.tensors(options.params, options.ranks)
-        return Executable(_hostir.Executable(program._impl, options), declared)
+        declared = program.tensors(run_options.params, int(run_options.get("ranks")))
+        return Executable(_hostir.Executable(program._impl, run_options), declared, program, run_options, settings)
     handle, rank, size = team
-    declared = program.tensors(options.params, size)
+    declared = program.tensors(run_options.params, size)
     mpi = _mpi_module()
-    impl = _hostir.Executable(program._impl, options, mpi.compile, handle)
-    executable = Executable(impl, declared, leader=rank == 0)
+    impl = _hostir.Executable(program._impl, run_options, mpi.compile, handle)
+    executable = Executable(impl, declared, program, run_options, settings, rank=rank, team_size=size)
     _MPI_EXECUTABLES.add(executable)
     return executable
+
+
 
 
 _MPI = None  # the _hostir_mpi module, once launcher="mpi" needs it
@@ -462,24 +447,37 @@ class Executable:
     (or leaving a `with` block) frees the ranks and their buffers; a closed
     executable raises hostir.Error."""
 
-    __slots__ = ("_impl", "_declared", "_leader", "__weakref__")
+    __slots__ = ("_impl", "_declared", "_program", "_options", "_settings", "_rank", "_team_size", "__weakref__")
 
-    def __init__(self, impl, declared, leader=True):
+    def __init__(self, impl, declared, program, options, settings, rank=0, team_size=None):
         self._impl = impl
         self._declared = declared
-        self._leader = leader  # whether its runs' outputs come back here (rank 0 of an MPI team)
+        self._program = program  # before the passes: what check=True's reference runs
+        self._options = options
+        self._settings = settings
+        self._rank = rank  # this process's rank of an MPI team; 0 for in-process ranks
+        self._team_size = team_size  # an MPI team's size; None for in-process ranks
 
     @_raising_hostir_errors
-    def run(self, inputs=None):
+    def run(self, inputs=None, *, out=None, copy_inputs=None, check=None):
         """Runs once (after the compiled `warmup`, `repeat` times) with these
-        global input arrays; returns a RunResult, as hostir.run does. On an
-        MPI team it is collective, and only rank 0's result holds outputs."""
+        global inputs; returns a RunResult, as hostir.run does, and takes its
+        `out`, `copy_inputs` and `check` (None: compile's). On an MPI team it
+        is collective: rank 0's result holds every output, the other ranks'
+        the replicated outputs (declared without shard), each rank's own
+        copy."""
         if self._impl.closed:
             raise _usage("the executable is closed")
-        arrays = _input_arrays(self._declared, inputs)
-        outputs = _output_arrays(self._declared)
-        stats = self._impl.run(arrays, outputs)
-        return _run_result(outputs if self._leader else {}, stats)
+        copy_inputs = self._settings.copy_inputs if copy_inputs is None else _flag("copy_inputs", copy_inputs)
+        check = self._settings.check if check is None else _flag("check", check)
+        # Ranks but the first receive the replicated outputs only, each its own copy.
+        declared = [t for t in self._declared if self._rank == 0 or t.is_input or t.shard_axis is None]
+        request = _Request(declared, inputs, out, copy_inputs)
+        stats = self._impl.run(request.inputs, request.arrays)
+        if self._rank != 0:
+            return request.result(stats, (), None)
+        report = _checked(self._program, self._options, request, stats, self._team_size) if check else None
+        return request.result(stats, (), report)
 
     def close(self):
         """Stops the ranks and frees their buffers; closing twice is allowed."""
@@ -495,6 +493,22 @@ class Executable:
         """The inputs and outputs (Tensor), with their global shapes as compiled."""
         return list(self._declared)
 
+    @property
+    def rank(self):
+        """This process's rank of an MPI team (compile's launcher="mpi" or
+        comm=); 0 for in-process ranks, whose results all come back here."""
+        return self._rank
+
+    @property
+    def program_name(self):
+        """The name after `program` in the compiled program's source."""
+        return self._program.name
+
+    @property
+    def remarks(self):
+        """With compile(remarks=True): the passes' remarks, as `hostir run --remarks` prints them."""
+        return list(self._impl.remarks) if self._settings.remarks else []
+
     def __enter__(self):
         return self
 
@@ -503,43 +517,112 @@ class Executable:
         return False
 
 
-def _run_options(*, params, ranks, passes, streams, seed, backend, communicator, warmup, repeat, trace, machine,
-                 min_gain, fill_missing):
+# What compile keeps for every run besides the run options.
+_RunSettings = collections.namedtuple("_RunSettings", "copy_inputs check remarks")
+
+
+class _Request:
+    """One call's tensors: the inputs as the C++ half reads them, the
+    arrays it writes the outputs into, and what the caller receives."""
+
+    def __init__(self, declared, inputs, out, copy_inputs):
+        inputs, out = _named("inputs", inputs), _named("out", out)
+        declared_inputs = {t.name: t for t in declared if t.is_input}
+        self.inputs = {}
+        for name, value in inputs.items():
+            decl = declared_inputs.get(name)
+            if decl is None:
+                known = ", ".join(declared_inputs) or "none"
+                raise _usage(f"the program has no input named '{name}' (its inputs: {known})")
+            self.inputs[name] = _tensors.input_array(decl, value, copy_inputs)
+        # The caller's tensors stay referenced here for the whole run.
+        self._given = (inputs, out)
+        library = _tensors.library_of(list(inputs.values()) + list(out.values()))
+        self.arrays, self._results, self._unfinished = _tensors.output_buffers(declared, library, out)
+
+    def result(self, stats, remarks, check_report):
+        outputs = _tensors.finish_outputs(self._results, self._unfinished)
+        return RunResult(outputs, stats, remarks, check_report)
+
+
+def _checked(program, options, request, stats, team_size=None):
+    """check=True: every output against the serial reference run of the
+    program before its passes, on the same inputs (and seed); raises
+    hostir.Error (kind "run") when one differs, as `hostir run --check` fails."""
+    reference = _hostir.RunOptions()
+    reference.params = options.params
+    for name in ("streams", "seed", "fill_missing", "unchecked", "comm_timeout", "cores_per_rank"):
+        reference.set(name, options.get(name))
+    reference.set("ranks", str(team_size) if team_size else options.get("ranks"))
+    reference.reference = True
+    expected = {name: np.empty_like(array) for name, array in request.arrays.items()}
+    _hostir.run(program._impl, request.inputs, expected, reference)
+    ok, report = _hostir.compare_outputs(request.arrays, expected)
+    disagreements = list(stats[6])
+    if ok and not disagreements:
+        return report
+    message = "\n".join(["check: FAILED", report] + disagreements)
+    raise Error(f"error: {message}", kind="run", message=message)
+
+
+_RunOption = collections.namedtuple("_RunOption", "name type min max choices default wanted help")
+# The run option table's rows (include/hostir/run_option_table.h), by keyword.
+_RUN_OPTIONS = {row[0]: _RunOption(*row) for row in _hostir.run_option_rows()}
+run.__doc__ += _RUN_KEYWORDS_DOC + _options_doc()
+compile.__doc__ += _RUN_KEYWORDS_DOC + _options_doc()
+
+
+def _run_options(params, passes, given):
+    """The API's run options from run's and compile's keywords: each a row
+    of the table, checked by it; an unknown keyword is a TypeError."""
     options = _hostir.RunOptions()
-    options.params, options.ranks, options.passes = _params(params), _ranks(ranks), _passes(passes)
-    options.streams = _streams(streams)
-    options.seed = _integer("seed", seed, 0, _hostir.MAX_SEED)
-    options.backend, options.communicator = str(backend), str(communicator)
-    options.warmup = _integer("warmup", warmup, 0, _hostir.MAX_RUNS)
-    options.repeat = _integer("repeat", repeat, 1, _hostir.MAX_RUNS)
-    options.trace = "" if trace is None else os.fspath(trace)
-    if trace is not None and not options.trace:
-        raise _usage("trace: the path is empty (None: no trace)")
-    options.machine, options.min_gain = _machine(machine), _min_gain(min_gain)
-    options.fill_missing = _flag("fill_missing", fill_missing)
+    options.params, options.passes = _params(params), _passes(passes)
+    for name, value in given.items():
+        row = _RUN_OPTIONS.get(name)
+        if row is None:
+            closest = difflib.get_close_matches(name, list(_RUN_OPTIONS) + ["out", "copy_inputs", "remarks", "check"],
+                                                n=1)
+            hint = f"; did you mean '{closest[0]}'?" if closest else ""
+            raise TypeError(f"got an unexpected keyword argument '{name}'{hint}")
+        if value is None and row.type == "path":
+            continue  # no trace, no machine
+        options.set(name, _option_text(row, value))
     return options
 
 
-def _input_arrays(declared, inputs):
-    declared_inputs = {t.name: t for t in declared if t.is_input}
-    arrays = {}
-    for name, value in _inputs(inputs).items():
-        decl = declared_inputs.get(name)
-        if decl is None:
-            known = ", ".join(declared_inputs) or "none"
-            raise _usage(f"the program has no input named '{name}' (its inputs: {known})")
-        arrays[name] = _input_array(decl, value)
-    return arrays
+def _option_text(row, value):
+    """A keyword's value as the command line writes it, once its Python
+    type is right; the table checks its bounds."""
+    wanted = f"{row.name}: must be {row.wanted}, got "
+    if row.type == "integer":
+        if not _is_integer(value):
+            raise _type_usage(wanted + repr(value))
+        number = operator.index(value)
+        if not row.min <= number <= row.max:
+            raise _usage(wanted + str(number))
+        return str(number)
+    if row.type == "number":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise _type_usage(wanted + repr(value))
+        number = float(value)
+        if not row.min <= number <= row.max:  # never nan
+            raise _usage(wanted + f"{number:g}")
+        return repr(number)
+    if row.type == "flag":
+        return "true" if _flag(row.name, value) else "false"
+    if row.type == "path" and isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if not isinstance(value, str):
+        raise _type_usage(f"{row.name}: must be {row.wanted}, got {value!r}")
+    return value
 
 
-def _output_arrays(declared):
-    return {t.name: np.empty(t.shape, dtype=_STORAGE[t.dtype]) for t in declared if not t.is_input}
-
-
-def _run_result(outputs, stats):
-    millis, peak, trace_bytes, truncated, issue_millis = stats
-    outputs = {name: _bf16_to_float32(array) if array.dtype == np.uint16 else array for name, array in outputs.items()}
-    return RunResult(outputs, Timings(millis), peak, trace_bytes, truncated, Timings(issue_millis))
+def _named(what, mapping):
+    if mapping is None:
+        return {}
+    if not isinstance(mapping, collections.abc.Mapping):
+        raise TypeError(f"{what} must map names to tensors, not be a {type(mapping).__name__}")
+    return dict(mapping)
 
 
 def _program(program):
@@ -548,14 +631,6 @@ def _program(program):
 
 def _machine(machine):
     return "" if machine is None else os.fspath(machine)
-
-
-def _inputs(inputs):
-    if inputs is None:
-        return {}
-    if not isinstance(inputs, collections.abc.Mapping):
-        raise TypeError(f"inputs must map input names to arrays, not be a {type(inputs).__name__}")
-    return inputs
 
 
 def _params(params):
@@ -638,14 +713,6 @@ def _passes(passes):
     return [str(name) for name in passes]
 
 
-def _usage(message):
-    return _ArgumentValueError(f"error: {message}", message=message)
-
-
-def _type_usage(message):
-    return _ArgumentTypeError(f"error: {message}", message=message)
-
-
 def _warn(message, category):
     """warnings.warn at the first frame outside this module: the line that
     called the public function, whichever it was and however many of the
@@ -654,63 +721,3 @@ def _warn(message, category):
     while frame is not None and frame.f_globals.get("__name__") == __name__:
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
-
-
-def _input_array(decl, value):
-    array = np.asarray(value)
-    if array.dtype.kind not in "biuf":
-        raise _usage(f"input '{decl.name}': expected real numbers, got an array of {array.dtype}")
-    if array.shape != decl.shape:
-        shape = ", ".join(map(str, decl.shape))
-        raise _usage(f"input '{decl.name}': the array has shape {array.shape}, "
-                     f"the program declares {decl.dtype}[{shape}] (the global tensor)")
-    if decl.dtype == "bf16":
-        return _round_to_bf16(array)
-    if decl.dtype == "i32":
-        return _indices(decl, array)
-    return _c_order(array, _STORAGE[decl.dtype])
-
-
-def _indices(decl, array):
-    """An i32 input: integers (or booleans), each within int32, never rounded from floats."""
-    if array.dtype.kind not in "biu":
-        raise _usage(f"input '{decl.name}' is i32 (indices): expected an integer array, got an array of {array.dtype}")
-    limits = np.iinfo(np.int32)
-    if array.size and array.dtype.kind != "b" and (array.min() < limits.min or array.max() > limits.max):
-        raise _usage(f"input '{decl.name}' is i32 (indices): its values must lie within int32, "
-                     f"got {array.min()} to {array.max()}")
-    return _c_order(array, np.int32)
-
-
-def _c_order(array, dtype):
-    """The array in C order as `dtype`, in its own shape: np.ascontiguousarray
-    would make a 0-d array 1-d."""
-    return np.asarray(array, dtype=dtype, order="C")
-
-
-def _round_to_bf16(array):
-    """bf16 bit patterns (uint16) of the nearest bf16 values, ties to even,
-    in the array's shape (0-d included)."""
-    # Flat: NumPy's integer arithmetic on a 0-d array gives scalars of other types.
-    shape, array = array.shape, array.reshape(-1)
-    if array.dtype == np.float32:
-        bits = np.ascontiguousarray(array).view(np.uint32)
-    else:
-        # Through float32 rounded to odd (toward zero, inexact results made
-        # odd), so that the second rounding cannot round a tie it created.
-        wide = np.asarray(array, dtype=np.float64)
-        with np.errstate(over="ignore", invalid="ignore"):
-            nearest = wide.astype(np.float32)
-            away = np.abs(nearest.astype(np.float64)) > np.abs(wide)
-            truncated = np.where(away, np.nextafter(nearest, np.float32(0)), nearest).astype(np.float32)
-            inexact = truncated.astype(np.float64) != wide
-        bits = np.ascontiguousarray(truncated).view(np.uint32) | inexact.astype(np.uint32)
-    bits = bits.astype(np.uint64)
-    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
-    # NaN stays NaN (quiet), whatever its payload.
-    is_nan = (bits & 0x7FFFFFFF) > 0x7F800000
-    return np.where(is_nan, (bits >> 16) | 0x0040, rounded).astype(np.uint16).reshape(shape)
-
-
-def _bf16_to_float32(bits):
-    return (bits.reshape(-1).astype(np.uint32) << 16).view(np.float32).reshape(bits.shape)

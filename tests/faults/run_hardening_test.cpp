@@ -103,15 +103,17 @@ TEST_P(BadNumbers, AreUsageErrorsWithShortMessages) {
 
 INSTANTIATE_TEST_SUITE_P(
     Options, BadNumbers,
-    ::testing::Values(
-        BadNumber{"--comm-timeout", "nan", "from 0.001 to 1e+06"}, BadNumber{"--comm-timeout", "inf", "from 0.001"},
-        BadNumber{"--comm-timeout", "-1", "from 0.001"}, BadNumber{"--comm-timeout", "0", "from 0.001"},
-        BadNumber{"--comm-timeout", "1e-9", "from 0.001"}, BadNumber{"--comm-timeout", "1e400", "from 0.001"},
-        BadNumber{"--min-gain", "nan", "from 0 to 1"}, BadNumber{"--min-gain", "-0.5", "from 0 to 1"},
-        BadNumber{"--warmup", "-1", "from 0 to 1000000"}, BadNumber{"--repeat", "x", "from 0 to 1000000"},
-        BadNumber{"--repeat", "99999999999", "from 0 to 1000000"}, BadNumber{"--seed", "-1", "from 0 to 2^64 - 1"},
-        BadNumber{"--streams", "0", "from 1 to 1024"}, BadNumber{"--ranks", "99999", "from 1 to 1024"},
-        BadNumber{"--cores-per-rank", "0", "from 1 to 1024"}, BadNumber{"--inject-delays", "-5", "from 0 to 1000000"}));
+    ::testing::Values(BadNumber{"--comm-timeout", "nan", "from 0.001 to 1e+06"},
+                      BadNumber{"--comm-timeout", "inf", "from 0.001"}, BadNumber{"--comm-timeout", "-1", "from 0.001"},
+                      BadNumber{"--comm-timeout", "0", "from 0.001"}, BadNumber{"--comm-timeout", "1e-9", "from 0.001"},
+                      BadNumber{"--comm-timeout", "1e400", "from 0.001"}, BadNumber{"--min-gain", "nan", "from 0 to 1"},
+                      BadNumber{"--min-gain", "-0.5", "from 0 to 1"}, BadNumber{"--warmup", "-1", "from 0 to 1000000"},
+                      BadNumber{"--repeat", "x", "from 0 to 1000000"},
+                      BadNumber{"--repeat", "99999999999", "from 0 to 1000000"},
+                      BadNumber{"--seed", "-1", "from 0 to 2^64 - 1"}, BadNumber{"--streams", "0", "from 1 to 1024"},
+                      BadNumber{"--ranks", "99999", "from 1 to 1024"},
+                      BadNumber{"--cores-per-rank", "-1", "from 0 to 1024"},
+                      BadNumber{"--inject-delays", "-5", "from 0 to 1000000"}));
 
 // Threads and memory the process's limits refuse: each run ends with a clear
 // resource error and exit 1 (or succeeds), never a signal, a hang, or

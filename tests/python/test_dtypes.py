@@ -42,7 +42,7 @@ def test_f64_linear(rng, ranks):
 def test_f16_linear(rng, ranks):
     x = rng.uniform(-1, 1, (8, 16)).astype(np.float16)
     w = rng.uniform(-1, 1, (4, 16)).astype(np.float16)
-    y = hostir.run(LINEAR.format(dt="f16"), {"x": x, "w": w}, ranks=ranks)["y"]
+    y = hostir.run(LINEAR.format(dt="f16"), {"x": x, "w": w}, ranks=ranks, copy_inputs=True)["y"]
     assert y.dtype == np.float16
     expected = x.astype(np.float64) @ w.astype(np.float64).T
     # Partial sums rounded to f16 on every rank, then summed in f16.
@@ -51,14 +51,14 @@ def test_f16_linear(rng, ranks):
 
 def test_f16_inputs_are_converted_from_float32(rng):
     x = rng.uniform(-4, 4, 8).astype(np.float32)
-    y = hostir.run(COPY.format(dt="f16"), {"x": x})["y"]
+    y = hostir.run(COPY.format(dt="f16"), {"x": x}, copy_inputs=True)["y"]
     np.testing.assert_array_equal(y, x.astype(np.float16))
 
 
 @pytest.mark.parametrize("ranks", (1, 2))
 def test_bf16_linear_returns_float32_holding_bf16_values(rng, ranks):
     x, w = bf16_values(rng, (8, 16)), bf16_values(rng, (4, 16))
-    y = hostir.run(LINEAR.format(dt="bf16"), {"x": x, "w": w}, ranks=ranks)["y"]
+    y = hostir.run(LINEAR.format(dt="bf16"), {"x": x, "w": w}, ranks=ranks, copy_inputs=True)["y"]
     assert y.dtype == np.float32
     # Every value is a bf16: its low 16 bits are zero.
     assert not np.any(y.view(np.uint32) & 0xFFFF)
@@ -78,7 +78,7 @@ def test_bf16_inputs_round_to_nearest_even():
         3.5e38,  # beyond bf16's largest finite (about 3.39e38): infinity
         np.nan,
     ])
-    y = hostir.run(COPY.format(dt="bf16"), {"x": x})["y"]
+    y = hostir.run(COPY.format(dt="bf16"), {"x": x}, copy_inputs=True)["y"]
     expected = np.array([one, one, one + 2 * step, one + step, -one, np.inf, np.inf, np.nan], dtype=np.float32)
     np.testing.assert_array_equal(y, expected)
 
@@ -97,6 +97,6 @@ def test_bf16_from_float32_inputs_by_bit_pattern():
     ]
     bits = np.array([c[0] for c in cases], dtype=np.uint32)
     program = COPY.format(dt="bf16").replace("N = 8", f"N = {len(cases)}")
-    y = hostir.run(program, {"x": bits.view(np.float32)})["y"]
+    y = hostir.run(program, {"x": bits.view(np.float32)}, copy_inputs=True)["y"]
     assert y.dtype == np.float32
     np.testing.assert_array_equal(y.view(np.uint32) >> 16, [c[1] for c in cases])

@@ -46,7 +46,7 @@ RANKS = "ranks: must be an integer from 1 to 1024, got "
 STREAMS = "streams: must be an integer from 1 to 1024, got "
 SEED = "seed: must be an integer from 0 to 2^64 - 1, got "
 WARMUP = "warmup: must be an integer from 0 to 1000000, got "
-REPEAT = "repeat: must be an integer from 1 to 1000000, got "
+REPEAT = "repeat: must be an integer from 0 to 1000000, got "
 MIN_GAIN = "min_gain: must be a number from 0 to 1, got "
 PARAM = "params: N: {} is not a non-negative integer that fits in 64 bits"
 
@@ -68,7 +68,7 @@ REFUSED = [
     ("seed", False, TypeError, SEED + "False"),
     ("warmup", -1, ValueError, WARMUP + "-1"),
     ("warmup", 10**6 + 1, ValueError, WARMUP + "1000001"),
-    ("repeat", 0, ValueError, REPEAT + "0"),
+    ("repeat", -1, ValueError, REPEAT + "-1"),
     ("repeat", 2**63, ValueError, REPEAT + str(2**63)),
     ("min_gain", -0.5, ValueError, MIN_GAIN + "-0.5"),
     ("min_gain", 2, ValueError, MIN_GAIN + "2"),

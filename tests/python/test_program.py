@@ -75,7 +75,7 @@ def test_seeded_inputs_do_not_depend_on_the_rank_count():
 def test_inputs_not_given_are_seeded(rng):
     params = {"M": 16, "K": 32, "N": 8, "S": 2}
     w = rng.uniform(-1, 1, (8, 32)).astype(np.float32)
-    zero_x = hostir.run(ROW_PARALLEL, {"x": np.zeros((16, 32)), "w": w}, ranks=2, params=params)["y"]
+    zero_x = hostir.run(ROW_PARALLEL, {"x": np.zeros((16, 32)), "w": w}, ranks=2, params=params, copy_inputs=True)["y"]
     np.testing.assert_array_equal(zero_x, np.zeros((16, 8), np.float32))
     seeded_x = hostir.run(ROW_PARALLEL, {"w": w}, ranks=2, params=params, seed=5, fill_missing=True)["y"]
     assert np.any(seeded_x != 0)

@@ -85,7 +85,7 @@ def test_params_change_the_global_shapes(rng):
     params = dict(M=12, K=4, N=8, S=3)
     inputs = random_inputs(rng, program, params)
     assert inputs["x"].shape == (12, 4) and inputs["w"].shape == (4, 8)
-    y = hostir.run(program, inputs, ranks=2, params=params)["y"]
+    y = hostir.run(program, inputs, ranks=2, params=params, copy_inputs=True)["y"]
     assert y.shape == (12, 8)
     assert_close_f32(y, matmul(inputs), 4)
 
@@ -95,6 +95,6 @@ def test_inputs_of_another_dtype_are_converted(rng):
     program = hostir.parse(example("row_parallel_linear"))
     inputs = random_inputs(rng, program, params, dtype=np.float64)
     as_lists = {"x": inputs["x"].tolist(), "w": inputs["w"]}
-    y = hostir.run(program, as_lists, ranks=2, params=params)["y"]
+    y = hostir.run(program, as_lists, ranks=2, params=params, copy_inputs=True)["y"]
     expected = inputs["x"].astype(np.float32).astype(np.float64) @ inputs["w"].astype(np.float32).astype(np.float64).T
     assert_close_f32(y, expected, 8)

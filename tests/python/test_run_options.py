@@ -71,13 +71,14 @@ def test_run_with_repeat_returns_the_timings_and_still_the_outputs():
     assert all(t > 0 for t in result.timings)
     assert result.timings.median_ms == sorted(result.timings)[2]
     assert result.timings.min_ms == min(result.timings)
-    assert result.peak_memory_bytes >= 2 * 64 * 4  # x and y on a rank, at least
+    # y on a rank; x, which the program never writes, is read in place.
+    assert 64 * 4 <= result.peak_memory_bytes < 2 * 64 * 4
     assert len(hostir.run(DOUBLING, {"x": x}).timings) == 1
 
 
 def test_warmup_and_repeat_are_checked():
     with pytest.raises(hostir.Error) as caught:
-        hostir.run(DOUBLING, repeat=0)
+        hostir.run(DOUBLING, repeat=-1)
     assert caught.value.kind == "usage"
     assert "repeat" in caught.value.message
 

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "hostir/catalog.h"
 #include "hostir/limits.h"
+#include "hostir/run_option_table.h"
 #include "tools/hostir/cli_validators.h"
 
 namespace hostir::tool {
@@ -122,7 +124,11 @@ CommandLine::CommandLine() {
   for (CLI::App* cmd : app.get_subcommands({}))
     for (CLI::Option* option : cmd->get_options())
       if (option->get_default_str() == "[]") option->default_str("");
-  runCmd->callback([this] { run.commandLine = givenOptions(*runCmd); });
+  runCmd->callback([this] {
+    run.ranksGiven = runCmd->count("--ranks") > 0;
+    run.timed = runCmd->count("--repeat") > 0 && run.api.repeat > 0;  // --repeat 0: one untimed run
+    run.commandLine = givenOptions(*runCmd);
+  });
 }
 
 std::string CommandLine::versionText() {
@@ -206,89 +212,63 @@ void CommandLine::addCheck() {
   addStreamsOption(*checkCmd, check.api.streams);
 }
 
-// run: the program, its passes, the backend and the files.
+namespace {
+
+// A row of the run option table (hostir/run_option_table.h) as a flag of
+// `hostir run`: checked by the row's bounds, then set by the table.
+void addRunOption(CLI::App& cmd, api::RunOptions& options, const api::RunOptionRow& row) {
+  auto set = [&options, &row](const std::string& text) { api::setRunOption(options, row, text); };
+  if (row.type == api::RunOptionType::Flag) {
+    cmd.add_flag_callback(
+        row.flag(), [set] { set("true"); }, row.help);
+    return;
+  }
+  CLI::Option* option = cmd.add_option_function<std::string>(row.flag(), set, row.help)
+                            ->default_str(api::runOptionText(api::RunOptions{}, row));
+  const char* plain = row.type == api::RunOptionType::Integer  ? "INT"
+                      : row.type == api::RunOptionType::Number ? "FLOAT"
+                                                               : "TEXT";
+  option->type_name(row.typeName.empty() ? plain : row.typeName);
+  switch (row.type) {
+    case api::RunOptionType::Integer:
+      if (row.maxInteger > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+        option->check(unsignedInteger());
+      else
+        option->check(integerFrom(static_cast<int64_t>(row.minInteger), static_cast<int64_t>(row.maxInteger)));
+      break;
+    case api::RunOptionType::Number:
+      option->check(numberFrom(row.minNumber, row.maxNumber, row.typeName == "SECONDS" ? "seconds" : ""));
+      break;
+    case api::RunOptionType::Path: option->check(fileName()); break;
+    case api::RunOptionType::Choice: option->check(CLI::IsMember(row.choices)); break;
+    case api::RunOptionType::Flag:
+    case api::RunOptionType::Text: break;
+  }
+}
+
+}  // namespace
+
+// run: the program, its passes, the files, and every row of the run option table.
 void CommandLine::addRun() {
   runCmd = app.add_subcommand("run", "Run a program on every rank of a team");
-  api::RunOptions& o = run.api;
-  addProgramOptions(*runCmd, run.file, run.settings, o.ranks, run.ranksGiven);
-  addStreamsOption(*runCmd, o.streams);
-  addPassesOption(*runCmd, o.passes, "Passes to apply before running, e.g. assign-streams");
+  runCmd->add_option("file", run.file, "The .hir program")->required();
+  runCmd->add_option("--set", run.settings, "Bind a parameter, e.g. --set M=1024 (repeatable)")->type_name("NAME=INT");
+  addPassesOption(*runCmd, run.api.passes, "Passes to apply before running, e.g. assign-streams");
   runCmd->add_flag("--remarks", run.remarks, "Print the passes' decisions to stderr (rank 0)");
-  addModelOptions(*runCmd, o.machine, o.minimumGain, false);
-  runCmd
-      ->add_option("--backend", o.backend,
-                   "auto (a device backend where one can serve, else the CPU), or a backend by name")
-      ->check(CLI::IsMember(api::backendNames()));
-  runCmd
-      ->add_option("--communicator", o.communicator,
-                   "What carries the collectives: auto (the host team's on the CPU; NCCL on CUDA, or copy engines "
-                   "when in-process ranks outnumber the devices), nccl, or copy-engine (peer copies and small "
-                   "reduction kernels; ranks that are threads of one process, several may share a GPU)")
-      ->check(CLI::IsMember({"auto", "nccl", "copy-engine"}));
   runCmd->add_option("--input", run.inputs, "Global input tensor from a .npy file (repeatable)")
       ->type_name("NAME=FILE.npy");
   runCmd->add_option("--output", run.outputs, "Write the global output tensor to a .npy file (repeatable)")
       ->type_name("NAME=FILE.npy");
-  runCmd->add_option("--seed", o.seed, "Seed for the inputs not given with --input")->check(unsignedInteger());
-  runCmd->add_flag("--fill-missing", o.fillMissingInputs,
-                   "Fill the inputs --input does not give from --seed (without it they are an error; with no "
-                   "--input at all, every input is filled from --seed)");
   runCmd->add_flag("--check", run.check, "Compare every output with a serial f64-accumulating reference run");
-  runCmd->add_flag("--race-check", o.raceCheck,
-                   "Check the work for stream races as it is issued (exit 1 and report each race)");
 }
 
-// run: how often, how long, what it records, and the testing aids.
+// run: the table's options, and the command line's own testing aid.
 void CommandLine::addRunControls() {
-  api::RunOptions& o = run.api;
-  runCmd->add_option("--warmup", o.warmup, "Untimed runs before the timed ones")->check(integerFrom(0, kMaxRuns));
-  runCmd
-      ->add_option_function<int>(
-          "--repeat",
-          [this](const int& n) {
-            // 0 is the default: one untimed run.
-            run.api.repeat = std::max(n, 1);
-            run.timed = n > 0;
-          },
-          "Timed runs; rank 0 prints a timing line")
-      ->default_str("0")
-      ->check(integerFrom(0, kMaxRuns));
-  runCmd
-      ->add_option("--trace", o.tracePath,
-                   "Write the last run's timeline (every rank, stream and host issue) as a Chrome trace "
-                   "for Perfetto")
-      ->check(fileName())
-      ->type_name("FILE.json");
-  runCmd
-      ->add_option("--trace-limit", o.traceLimitMiB,
-                   "Largest --trace file, in MiB (default 256); recording stops there and the trace says so")
-      ->type_name("MIB")
-      ->check(integerFrom(1, kMaxTraceLimitMiB));
-  runCmd
-      ->add_option("--cores-per-rank", o.coresPerRank,
-                   "CPU backend: computations and communications a rank runs at once; streams beyond that "
-                   "take turns in issue order (default: the node's cores divided by its ranks)")
-      ->check(integerFrom(1, kMaxCoresPerRank));
-  runCmd
-      ->add_option("--comm-timeout", o.commTimeoutSeconds,
-                   "Seconds before a communication that has not completed is reported and the team aborted")
-      ->check(numberFrom(kMinCommTimeoutSeconds, kMaxCommTimeoutSeconds, "seconds"));
-  runCmd->add_flag_callback(
-      "--unchecked", [&o] { o.checked = false; },
-      "Skip the proof that the program is race-free and issues the same communications on every rank "
-      "(for programs too large to check; the verifier still runs, and communications are matched "
-      "across ranks while the program runs)");
-  runCmd->add_flag("--graph", o.graph,
-                   "CUDA: capture the program once into a CUDA graph and replay it each repetition");
+  for (const api::RunOptionRow& row : api::runOptionTable()) addRunOption(*runCmd, run.api, row);
   // A testing aid for the fault tests, not for users: no group, so --help leaves it out.
   runCmd->add_option("--inject-fault", run.injectFault, "Stop or kill one rank at a chosen point")
       ->type_name("ACTION:RANK:POINT")
       ->group("");
-  runCmd
-      ->add_option("--inject-delays", o.injectDelaysMicros,
-                   "Testing aid: sleep up to this many microseconds before every task and communication")
-      ->type_name("MICROSECONDS")
-      ->check(integerFrom(0, kMaxInjectedDelayMicros));
 }
 
 void CommandLine::addSimulate() {

@@ -325,7 +325,7 @@ class RunCommand {
     api::RunStats stats;
     try {
       // A person at a terminal sees how far a long run is; pipes see nothing.
-      progress_.emplace(team_.leader() && stderrIsTerminal(), o_.api.warmup, o_.api.repeat);
+      progress_.emplace(team_.leader() && stderrIsTerminal(), o_.api.warmup, std::max(o_.api.repeat, 1));
       stats = exe.run(buffersOf(in.inputs), buffersOf(outputs));
       progress_.reset();  // erased before anything else is printed
     } catch (const api::Error& error) {
