@@ -29,17 +29,27 @@ ONE_BLOCK = """program one_block(M = 16384, K = 4096) {
 """
 
 
-def overhead_us(exe, inputs, calls):
-    """Median over calls of the call's wall time less the program's own."""
-    for _ in range(min(20, calls)):
-        exe.run(inputs)
-    extra = []
+def overhead_us(exe, inputs):
+    """One call's wall time less the program's own, in microseconds."""
+    start = time.perf_counter()
+    result = exe.run(inputs)
+    return (time.perf_counter() - start) * 1e6 - result.timings[0] * 1e3
+
+
+def paired(exe, numpy_inputs, torch_inputs, calls):
+    """Medians of the NumPy and torch calls' overheads, and of their
+    difference, call by call alternately, so that a drift of the machine
+    hits both alike."""
+    for _ in range(20):
+        exe.run(numpy_inputs)
+        exe.run(torch_inputs)
+    numpy_us, torch_us = [], []
     for _ in range(calls):
-        start = time.perf_counter()
-        result = exe.run(inputs)
-        wall = (time.perf_counter() - start) * 1e6
-        extra.append(wall - result.timings[0] * 1e3)
-    return statistics.median(extra)
+        numpy_us.append(overhead_us(exe, numpy_inputs))
+        torch_us.append(overhead_us(exe, torch_inputs))
+    difference = statistics.median(t - n for t, n in zip(torch_us, numpy_us))
+    return (f"numpy_overhead_us={statistics.median(numpy_us):.1f} torch_overhead_us={statistics.median(torch_us):.1f} "
+            f"torch_minus_numpy_us={difference:.1f}")
 
 
 def main():
@@ -51,20 +61,12 @@ def main():
               "w": rng.standard_normal((128, 512)).astype(np.float32)}
     tensors = {name: torch.from_numpy(array.copy()) for name, array in arrays.items()}
     with hostir.compile(EXAMPLE, ranks=2, backend="cpu") as exe:
-        # Interleaved rounds, so that a drift of the machine hits both alike.
-        numpy_us, torch_us = [], []
-        for _ in range(5):
-            numpy_us.append(overhead_us(exe, arrays, args.calls // 5))
-            torch_us.append(overhead_us(exe, tensors, args.calls // 5))
-    print(f"row_parallel_linear: numpy_overhead_us={statistics.median(numpy_us):.1f} "
-          f"torch_overhead_us={statistics.median(torch_us):.1f}")
+        print("row_parallel_linear:", paired(exe, arrays, tensors, args.calls))
     for mib in (1, 16, 256):
         rows = mib * (1 << 20) // (4096 * 4)
         x = torch.ones((rows, 4096))
         with hostir.compile(ONE_BLOCK, params={"M": rows}, backend="cpu") as exe:
-            print(f"input {mib} MiB, 256 KiB read: torch_overhead_us={overhead_us(exe, {'x': x}, args.calls):.1f} "
-                  f"numpy_overhead_us={overhead_us(exe, {'x': x.numpy()}, args.calls):.1f}")
-
+            print(f"input {mib} MiB, 256 KiB read:", paired(exe, {"x": x.numpy()}, {"x": x}, args.calls))
 
 if __name__ == "__main__":
     main()

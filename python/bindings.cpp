@@ -94,7 +94,24 @@ api::DType storageDType(const std::string& name, const py::array& array) {
                    std::string(py::str(dtype)));
 }
 
-api::HostBuffer hostBuffer(const std::string& name, py::array& array, bool written) {
+// A tensor the Python half has already checked (a torch tensor: its dtype
+// as the declaration's, C-contiguous, on the CPU), given without a NumPy
+// view as (address, dtype name, shape, the tensor that owns the memory).
+api::HostBuffer addressedBuffer(const py::tuple& tensor) {
+  api::HostBuffer buffer;
+  buffer.data = reinterpret_cast<void*>(tensor[0].cast<std::uintptr_t>());
+  const std::string dtype = tensor[1].cast<std::string>();
+  for (api::DType known : {api::DType::F32, api::DType::F16, api::DType::BF16, api::DType::F64, api::DType::I32})
+    if (api::toString(known) == dtype) buffer.dtype = known;
+  buffer.shape = tensor[2].cast<std::vector<int64_t>>();
+  return buffer;
+}
+
+api::HostBuffer hostBuffer(const std::string& name, py::object& value, bool written) {
+  if (py::isinstance<py::tuple>(value)) return addressedBuffer(value.cast<py::tuple>());
+  // Never a conversion here: a copy is the Python half's, and only when allowed.
+  if (!py::isinstance<py::array>(value)) throw usageError("'" + name + "': not an array");
+  py::array array = py::reinterpret_borrow<py::array>(value);
   // The API reads and writes whole tensors in C order.
   if (!(array.flags() & py::array::c_style)) throw usageError("'" + name + "': the array is not C-contiguous");
   api::HostBuffer buffer;
@@ -109,7 +126,8 @@ api::HostBuffer hostBuffer(const std::string& name, py::array& array, bool writt
   return buffer;
 }
 
-std::map<std::string, api::HostBuffer> hostBuffers(std::map<std::string, py::array>& arrays, bool written) {
+// The maps hold the Python objects, and so the memory, for the whole call.
+std::map<std::string, api::HostBuffer> hostBuffers(std::map<std::string, py::object>& arrays, bool written) {
   std::map<std::string, api::HostBuffer> buffers;
   for (auto& [name, array] : arrays) buffers.emplace(name, hostBuffer(name, array, written));
   return buffers;
@@ -253,7 +271,7 @@ class PythonExecutable {
     warnings.warn();
   }
 
-  py::tuple run(std::map<std::string, py::array> inputs, std::map<std::string, py::array> outputs) {
+  py::tuple run(std::map<std::string, py::object> inputs, std::map<std::string, py::object> outputs) {
     std::map<std::string, api::HostBuffer> inputBuffers = hostBuffers(inputs, false);
     std::map<std::string, api::HostBuffer> outputBuffers = hostBuffers(outputs, true);
     interrupted_.reset();
@@ -390,8 +408,8 @@ void bindRun(py::module_& m) {
   // timed runs' milliseconds, the peak memory and the trace's size.
   m.def(
       "run",
-      [](const api::Program& program, std::map<std::string, py::array> inputs, std::map<std::string, py::array> outputs,
-         api::RunOptions options) {
+      [](const api::Program& program, std::map<std::string, py::object> inputs,
+         std::map<std::string, py::object> outputs, api::RunOptions options) {
         std::map<std::string, api::HostBuffer> inputBuffers = hostBuffers(inputs, false);
         std::map<std::string, api::HostBuffer> outputBuffers = hostBuffers(outputs, true);
         std::atomic<bool> cancel{false};
@@ -449,7 +467,7 @@ void bindRun(py::module_& m) {
   // `run --check`'s comparison: (ok, report).
   m.def(
       "compare_outputs",
-      [](std::map<std::string, py::array> actual, std::map<std::string, py::array> reference) {
+      [](std::map<std::string, py::object> actual, std::map<std::string, py::object> reference) {
         api::OutputComparison comparison =
             api::compareOutputs(hostBuffers(actual, false), hostBuffers(reference, false));
         return std::make_pair(comparison.ok, comparison.report);

@@ -555,9 +555,10 @@ def _checked(program, options, request, stats, team_size=None):
         reference.set(name, options.get(name))
     reference.set("ranks", str(team_size) if team_size else options.get("ranks"))
     reference.reference = True
-    expected = {name: np.empty_like(array) for name, array in request.arrays.items()}
+    actual = {name: _tensors.as_array(buffer) for name, buffer in request.arrays.items()}
+    expected = {name: np.empty_like(array) for name, array in actual.items()}
     _hostir.run(program._impl, request.inputs, expected, reference)
-    ok, report = _hostir.compare_outputs(request.arrays, expected)
+    ok, report = _hostir.compare_outputs(actual, expected)
     disagreements = list(stats[6])
     if ok and not disagreements:
         return report

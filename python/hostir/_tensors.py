@@ -39,10 +39,15 @@ def _is_torch_tensor(value):
     return torch is not None and isinstance(value, torch.Tensor)
 
 
+_TORCH_DTYPES = {}  # filled once torch is imported
+
+
 def _torch_dtype(dtype):
-    torch = _torch()
-    return {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16, "bf16": torch.bfloat16,
-            "i32": torch.int32}[dtype]
+    if not _TORCH_DTYPES:
+        torch = _torch()
+        _TORCH_DTYPES.update({"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
+                              "bf16": torch.bfloat16, "i32": torch.int32})
+    return _TORCH_DTYPES[dtype]
 
 
 def _numpy_dtype(dtype):
@@ -60,7 +65,8 @@ def library_of(values):
 def _torch_view(tensor):
     """A NumPy array over a CPU tensor's memory, bf16 as uint16 patterns."""
     torch = _torch()
-    tensor = tensor.detach()
+    if tensor.requires_grad:
+        tensor = tensor.detach()
     if tensor.dtype == torch.bfloat16:
         return tensor.view(torch.int16).numpy().view(np.uint16)
     return tensor.numpy()
@@ -112,9 +118,28 @@ def _shape_error(what, decl, shape):
                   f"the program declares {decl.dtype}[{extents}] (the global tensor)")
 
 
+def _addressed(decl, tensor):
+    """A torch tensor of the declared dtype, shape and layout as the C++ half
+    takes it without a NumPy view: (address, dtype, shape, the tensor, which
+    the tuple keeps alive); None when it is not one."""
+    if (tensor.is_cpu and tensor.dtype == _torch_dtype(decl.dtype) and tensor.shape == decl.shape
+            and tensor.is_contiguous()):
+        return (tensor.data_ptr(), decl.dtype, decl.shape, tensor)
+    return None
+
+
+def as_array(buffer):
+    """What the C++ half was given, as a NumPy array over the same memory."""
+    return _torch_view(buffer[3]) if isinstance(buffer, tuple) else buffer
+
+
 def input_array(decl, value, copy_inputs):
     """The input as the C++ half reads it: the caller's memory, or a copy
     in the declared storage when the caller allows it."""
+    if _is_torch_tensor(value):
+        addressed = _addressed(decl, value)
+        if addressed is not None:
+            return addressed
     array, why = _borrowed(value, writable=False)
     if array is not None and tuple(array.shape) != decl.shape:
         raise _shape_error("input", decl, array.shape)
@@ -172,7 +197,7 @@ def output_buffers(declared, library, out):
             results[decl.name] = out[decl.name]
         elif library == "torch":
             tensor = _torch().empty(decl.shape, dtype=_torch_dtype(decl.dtype))
-            arrays[decl.name], results[decl.name] = _torch_view(tensor), tensor
+            arrays[decl.name], results[decl.name] = (tensor.data_ptr(), decl.dtype, decl.shape, tensor), tensor
         elif decl.dtype == "bf16" and _NUMPY_BF16 is not None:
             array = np.empty(decl.shape, dtype=_NUMPY_BF16)
             arrays[decl.name], results[decl.name] = array.view(np.uint16), array
@@ -195,6 +220,10 @@ def finish_outputs(results, unfinished):
 def _writable_storage(decl, value):
     """The caller's tensor for an output (out=), which the run writes: of
     the declared dtype and shape, contiguous and writable."""
+    if _is_torch_tensor(value):
+        addressed = _addressed(decl, value)
+        if addressed is not None:
+            return addressed
     array, why = _borrowed(value, writable=True)
     if array is None:
         raise _usage(f"out '{decl.name}': {why}")
