@@ -59,7 +59,12 @@ def _numpy_dtype(dtype):
 
 def library_of(values):
     """"torch" when any of the values is a torch tensor, else "numpy"."""
-    return "torch" if any(_is_torch_tensor(v) for v in values) else "numpy"
+    torch = _torch()
+    if torch is not None:
+        for value in values:
+            if isinstance(value, torch.Tensor):
+                return "torch"
+    return "numpy"
 
 
 def _torch_view(tensor):
