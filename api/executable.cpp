@@ -109,6 +109,7 @@ RunStats Executable::run(const std::map<std::string, HostBuffer>& inputs,
   for (const auto& [name, buffer] : outputs) call.outputs[name] = static_cast<std::byte*>(buffer.data);
   call.gatherOtherOutputs = false;
   call.gatherCopies = impl_->options.checkReplicatedOutputs;
+  call.everyRankWritesReplicatedOutputs = impl_->team->oneRankPerProcess();
   Result<RunResult> result = impl_->team->run(call);
   if (!result)
     if (std::optional<std::string> why = impl_->team->closesAfterFailure()) {

@@ -77,6 +77,7 @@ class MpiTeamOfExecutable : public PreparedTeam {
   std::optional<std::string> closesAfterFailure() const override {
     return "a failed run ends the MPI team, which cannot be started again";
   }
+  bool oneRankPerProcess() const override { return true; }
 
  private:
   MpiCommunicator team_;

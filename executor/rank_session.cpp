@@ -301,7 +301,7 @@ void RankSession::State::gatherOutputs(const RunCall& call, const std::map<std::
       if (leader) result.copies[spec.name] = std::move(copies);
     }
     if (!spec.shardAxis) {  // every rank holds it whole: rank 0's copy is the global tensor
-      if (direct) {         // on any rank that asks for it: its own copy
+      if (direct && (leader || call.everyRankWritesReplicatedOutputs)) {
         backend->download(output, destination->second);
         continue;
       }

@@ -23,6 +23,10 @@ struct RunCall {
   // Where rank 0 writes these outputs' global tensors (the caller's memory,
   // contiguous), instead of returning them in RunResult::outputs.
   std::map<std::string, std::byte*> outputs;
+  // Whether every rank, not only rank 0, writes the replicated outputs
+  // (declared without shard) into `outputs`: ranks in processes of their
+  // own (MPI), whose `outputs` are each their own memory.
+  bool everyRankWritesReplicatedOutputs = false;
   // Whether the outputs not in `outputs` come back in RunResult::outputs
   // (the command line's --check compares them all) or are not gathered.
   bool gatherOtherOutputs = true;

@@ -85,8 +85,8 @@ def _given_dtype(value, array):
 
 
 def _borrowed(value, writable):
-    """(a NumPy array over the value's memory, its dtype's name), or
-    (None, why) when the value has no memory hostir can read in place."""
+    """(a NumPy array over the value's own memory, None), or (None, why)
+    when the value has no memory hostir can read in place."""
     if isinstance(value, np.ndarray):
         return value, None
     if _is_torch_tensor(value):
@@ -103,7 +103,8 @@ def _borrowed(value, writable):
             return None, f"its DLPack export cannot be read by NumPy ({e})"
     if isinstance(value, (numbers.Number, list, tuple)):
         return None, f"a {type(value).__name__} is not a tensor"
-    if hasattr(value, "__array_interface__") or hasattr(value, "__array__"):
+    # The array interface shares memory; __array__ alone may make a copy.
+    if hasattr(value, "__array_interface__"):
         return np.asarray(value), None
     return None, f"a {type(value).__name__} is not a tensor"
 
