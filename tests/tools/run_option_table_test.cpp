@@ -61,8 +61,8 @@ TEST(RunOptionTable, EveryRowIsAFlagOfRunThatSetsItsField) {
     EXPECT_EQ(api::runOptionText(options, row), expected);
     // Only that field moved.
     for (const RunOptionRow& other : api::runOptionTable()) {
-      if (other.name != row.name)
-        EXPECT_EQ(api::runOptionText(options, other), api::runOptionText(api::RunOptions{}, other)) << other.name;
+      if (other.name == row.name) continue;
+      EXPECT_EQ(api::runOptionText(options, other), api::runOptionText(api::RunOptions{}, other)) << other.name;
     }
   }
 }
