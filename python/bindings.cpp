@@ -475,15 +475,14 @@ void bindRun(py::module_& m) {
       "actual"_a, "reference"_a);
 }
 
-// The bounds of the options' numbers, for the Python half, which checks
+// The bounds of the numbers check, simulate and apply_passes take (run's
+// come with the option table's rows), for the Python half, which checks
 // every argument against them and refuses it in the command line's words.
 void bindBounds(py::module_& m) {
   m.attr("MAX_RANKS") = hostir::kMaxRanks;
   m.attr("MAX_STREAMS") = hostir::kMaxStreams;
-  m.attr("MAX_RUNS") = hostir::kMaxRuns;
   m.attr("MIN_MIN_GAIN") = hostir::kMinMinimumGain;
   m.attr("MAX_MIN_GAIN") = hostir::kMaxMinimumGain;
-  m.attr("MAX_SEED") = std::numeric_limits<decltype(api::RunOptions::seed)>::max();
   m.attr("MAX_PARAM") = std::numeric_limits<api::Params::mapped_type>::max();
 }
 

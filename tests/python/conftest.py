@@ -8,6 +8,19 @@ import pytest
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 
 
+# A row-parallel linear in any dtype ({dt}): y = x @ w.T, each rank's
+# partial product over its slice of K summed by the allreduce.
+LINEAR = """program linear_{dt}(M = 8, K = 16, N = 4) {{
+  input  x : {dt}[M, K] shard(1)
+  input  w : {dt}[N, K] shard(1)
+  output y : {dt}[M, N]
+  y = linear(x, w)
+  c = allreduce(y, op=sum)
+  wait(c)
+}}
+"""
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)

@@ -5,16 +5,7 @@ import numpy as np
 import pytest
 
 import hostir
-
-LINEAR = """program linear_{dt}(M = 8, K = 16, N = 4) {{
-  input  x : {dt}[M, K] shard(1)
-  input  w : {dt}[N, K] shard(1)
-  output y : {dt}[M, N]
-  y = linear(x, w)
-  c = allreduce(y, op=sum)
-  wait(c)
-}}
-"""
+from conftest import LINEAR
 
 COPY = """program copy_{dt}(N = 8) {{
   input  x : {dt}[N]

@@ -17,20 +17,10 @@ import pytest
 
 import conftest
 import hostir
+from conftest import LINEAR
 from hostir import _tensors
 
 torch = pytest.importorskip("torch", reason="PyTorch (python3-torch) is not installed")
-
-# x is read only; y = x @ w.T summed over the ranks (w and x sharded along K).
-LINEAR = """program linear_{dt}(M = 8, K = 16, N = 4) {{
-  input  x : {dt}[M, K] shard(1)
-  input  w : {dt}[N, K] shard(1)
-  output y : {dt}[M, N]
-  y = linear(x, w)
-  c = allreduce(y, op=sum)
-  wait(c)
-}}
-"""
 
 # A large input: y is its rows' sums (w is ones).
 SUM_ROWS = """program big(M = 4096, K = 4096, N = 1) {
