@@ -15,12 +15,12 @@ struct CalibrationTeam {
   int64_t world = 1;
   int64_t ranksOnThisNode = 1;
   bool inProcess = true;
-  bool leader = true;                // this process reports (rank 0 under MPI)
-  std::string description;           // "an in-process team", "an MPI team (Open MPI v4.1.4)"
-  TeamRunner runTeam;                // one run on the whole team
-  HostWatchdog* watchdog = nullptr;  // MPI: the deadline of every blocking step
-  std::function<bool(bool)> agree;   // MPI: rank 0's decision on every rank; empty in process
-  std::function<void()> barrier;     // MPI: every rank here; empty in process
+  bool leader = true;                   // this process reports (rank 0 under MPI)
+  std::string description;              // "an in-process team", "an MPI team (Open MPI v4.1.4)"
+  TeamRunner runTeam;                   // one run on the whole team
+  HostWatchdog* watchdog = nullptr;     // MPI: the deadline of every blocking step
+  std::function<double(double)> agree;  // MPI: rank 0's value on every rank; empty in process
+  std::function<void()> barrier;        // MPI: every rank here; empty in process
 };
 
 // Checks the options and the backend (Error, before anything collective:

@@ -210,11 +210,10 @@ Calibration calibrateOnMpi(MPI_Comm comm, const CalibrateOptions& options) {
   on.description = fmt::format("an MPI team ({})", mpiLibrary());
   on.runTeam = [&team](const RunRequest& run) { return runOnRank(run, team); };
   on.watchdog = watchdog.get();
-  on.agree = [&](bool mine) {
-    double value = mine ? 1 : 0;
-    withDeadline(watchdog.get(), "the broadcast of rank 0's decision",
+  on.agree = [&](double value) {
+    withDeadline(watchdog.get(), "the broadcast of rank 0's value",
                  [&] { team.broadcast(&value, 1, hostir::DType::F64, 0); });
-    return value != 0;
+    return value;
   };
   on.barrier = [&] { withDeadline(watchdog.get(), "the barrier before sampling the load", [&] { team.barrier(); }); };
   return calibrateOnTeam(options, on);

@@ -378,7 +378,8 @@ class Calibrator {
     if (request_.progress) request_.progress(what);
   }
 
-  bool agreed(bool mine) const { return request_.agree ? request_.agree(mine) : mine; }
+  double agreed(double mine) const { return request_.agree ? request_.agree(mine) : mine; }
+  bool agreed(bool mine) const { return agreed(mine ? 1.0 : 0.0) != 0; }
 
   // How a rank gets its units: a CPU rank's cores in issue order; a GPU's
   // SMs (those of the devices the team shares) for every ready kernel, with
@@ -406,8 +407,9 @@ class Calibrator {
 
   // Timed runs of `program` with R = loop, measured again while noisy (rank
   // 0 decides), keeping the least noisy runs; seconds per iteration beyond
-  // the empty program's (estimateFigure). An unusable figure stops the
-  // calibration unless it is forced.
+  // the empty program's (estimateFigure), rank 0's on every rank, since
+  // later runs are sized by it. An unusable figure stops the calibration
+  // unless it is forced.
   Measured perIteration(const std::string& figure, const Program& program, std::map<std::string, int64_t> set,
                         int64_t loop, int warmup, int repeat) {
     if (busy_) {
@@ -428,7 +430,7 @@ class Calibrator {
     if (!request_.force && agreed(best.verdict == FigureVerdict::Unusable)) throw tooNoisy(figure, best);
     if (best.verdict != FigureVerdict::Steady)
       noisy_.push_back(NoisyFigure{figure, best.spread, best.micro ? best.spreadMicros : 0});
-    return Measured{best.seconds, best.spread};
+    return Measured{agreed(best.seconds), agreed(best.spread)};
   }
 
   DiagnosticError tooNoisy(const std::string& figure, const FigureEstimate& estimate) const {

@@ -45,9 +45,12 @@ struct CalibrationRequest {
   HostWatchdog* watchdog = nullptr;  // MPI teams: the deadline of every blocking step (RunRequest::watchdog)
   // Called before each group of measurements ("gemm f32", "memory", ...); may be empty.
   std::function<void(std::string_view)> progress;
-  // Rank 0's value of a decision, on every rank (MPI teams: a broadcast);
-  // empty: this process is the whole team.
-  std::function<bool(bool)> agree;
+  // Rank 0's value, on every rank (MPI teams: a broadcast); empty: this
+  // process is the whole team. Every decision and every measured figure
+  // passes through it, since each rank times its own runs: a run sized by
+  // a rank's own figure would differ in length and count between ranks,
+  // and their barriers would no longer match.
+  std::function<double(double)> agree;
 };
 
 // A figure's runs are judged as calibration/figure_estimate.h says: a noisy
