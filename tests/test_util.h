@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -21,6 +22,15 @@ inline std::string readFile(const std::filesystem::path& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// A test program kept beside its suite, by its path under tests/
+// ("executor/programs/copy.hir"); a missing or empty file fails the test.
+inline std::string testProgramText(const std::filesystem::path& underTests) {
+  const std::filesystem::path path = sourceDir() / "tests" / underTests;
+  std::string text = readFile(path);
+  if (text.empty()) ADD_FAILURE() << "no test program at " << path.string();
+  return text;
 }
 
 // Every `.hir` file directly inside `dir`, sorted.
