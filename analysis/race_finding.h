@@ -1,5 +1,5 @@
 // Races as passes see them. passes/ cannot run a program, so the tools and
-// the tests hand passes a race check (executor's checkRaces) through the
+// the tests hand passes a race check (analysis/race_check's checkRaces) through the
 // PassContext; a RaceFinding is one race it reports. Comparing the races of
 // a program before and after a rewrite tells which ones the rewrite made.
 #pragma once

@@ -1,5 +1,5 @@
 // The public DType (include/hostir/host_buffer.h) and the IR's (ir/dtype.h)
-// name the same four element types; these convert between them, so that
+// name the same element types; these convert between them, so that
 // names and sizes come from the IR alone.
 #pragma once
 

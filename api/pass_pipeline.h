@@ -1,6 +1,6 @@
 // A pass pipeline applied to a program: the pass manager with the race
 // oracle and the cost oracle bound, errors rendered against the source.
-// Shared by the API (applyPasses, simulate, run) and the command line.
+// Shared by the API's applyPasses, simulate, run and its command-line entry points.
 #pragma once
 
 #include <atomic>

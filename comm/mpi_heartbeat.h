@@ -10,7 +10,7 @@
 //
 // The messages travel on a communicator of their own, sent and received by
 // threads beside the host's, which needs MPI_THREAD_MULTIPLE; with less,
-// nothing is sent and deadlines count from their start, as before.
+// nothing is sent and deadlines count from each call's start.
 #pragma once
 
 #include <mpi.h>

@@ -1,5 +1,5 @@
 // How one rank of a CopyEngineCommunicator moves and reduces bytes. On a
-// GPU (comm/cuda_transfer_engine.h) copies go on the copy engines and
+// GPU (executor/cuda/cuda_transfer_engine.h) copies go on the copy engines and
 // reductions are small kernels, all in the order of the stream they are
 // issued on; on the host (comm/host_transfer_engine.h) they are memcpy and
 // the host reduction kernels, done before the call returns. The

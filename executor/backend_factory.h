@@ -132,8 +132,8 @@ struct CudaDeviceFacts {
 // Device `device`'s facts; nullopt without the CUDA backend or that device.
 std::optional<CudaDeviceFacts> cudaDeviceFacts(int device);
 
-// Implemented by executor/cuda/ when the CUDA backend is built, and by
-// executor/no_cuda_backend.cpp otherwise.
+// Implemented through the CUDA plugin (executor/cuda_loader.cpp); without
+// it (a build or an installation without CUDA) it throws the reason.
 RankBackend createCudaBackend(const BackendOptions& options, Communicator& hostComm);
 
 }  // namespace hostir

@@ -1,8 +1,8 @@
 // The device runtime's own streams and events, as opaque handles, for
 // callers that manage them (the API's Runtime). Implemented by
 // executor/cuda/ when the CUDA backend is built, on the backend's one CUDA
-// runtime; without it, by executor/no_cuda_backend.cpp, where every call
-// throws (a CPU runtime never makes them). Failures throw std::runtime_error.
+// runtime, and reached through executor/cuda_loader.cpp; without it every
+// call throws (a CPU runtime never makes them). Failures throw std::runtime_error.
 #pragma once
 
 namespace hostir::native {

@@ -1,4 +1,4 @@
-// OpenBLAS, loaded the first time a GEMM needs it rather than linked. A
+// OpenBLAS, loaded as the CPU backend is made rather than linked. A
 // threaded OpenBLAS starts its thread pool as it loads and raises SIGINT
 // when a thread cannot start (a stack limit too large for one), before any
 // error of ours could explain it; loaded here, after OPENBLAS_NUM_THREADS=1

@@ -1,5 +1,6 @@
 // The `hostir` command line: opt (run passes, print the result), check
-// (verify a program with its params bound) and run (execute it on a team).
+// (verify a program with its params bound), run (execute it on a team),
+// simulate, tune and calibrate; tools/hostir/commands.h has each one.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
