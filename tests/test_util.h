@@ -12,26 +12,9 @@
 
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "test_files.h"
 
 namespace hostir::testing {
-
-inline std::filesystem::path sourceDir() { return HOSTIR_SOURCE_DIR; }
-
-inline std::string readFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// A test program kept beside its suite, by its path under tests/
-// ("executor/programs/copy.hir"); a missing or empty file fails the test.
-inline std::string testProgramText(const std::filesystem::path& underTests) {
-  const std::filesystem::path path = sourceDir() / "tests" / underTests;
-  std::string text = readFile(path);
-  if (text.empty()) ADD_FAILURE() << "no test program at " << path.string();
-  return text;
-}
 
 // Every `.hir` file directly inside `dir`, sorted.
 inline std::vector<std::filesystem::path> hirFiles(const std::filesystem::path& dir) {

@@ -20,33 +20,10 @@ namespace {
 // R GEMMs and adds, one after another on the main stream (9,000,000
 // statements, under the verifier's limit): the program check takes about
 // 4 s on them uncancelled on a 2-core machine.
-constexpr const char* kLongLoop = R"(program long_loop(M = 8, K = 8, N = 8, R = 4500000) {
-  input  x : f32[M, K]
-  input  w : f32[N, K]
-  output y : f32[M, N]
-  y = allocate(f32[M, N])
-  for i in range(R) {
-    linear(x, w, out=y)
-    add(y, y, out=y)
-  }
-}
-)";
+std::string longLoop() { return testing::testProgramText("analysis/check_programs/long_loop.hir"); }
 
 // A race on y and an uninitialized read of t, on every rank.
-constexpr const char* kRacy = R"(program racy(M = 8, K = 8, N = 8, R = 3) {
-  input  x : f32[M, K]
-  input  w : f32[N, K]
-  output y : f32[M, N]
-  y = allocate(f32[M, N])
-  t = allocate(f32[M, N])
-  for i in range(R) {
-    with stream(0) {
-      linear(x, w, out=y)
-    }
-    add(y, t, out=y)
-  }
-}
-)";
+std::string racy() { return testing::testProgramText("analysis/check_programs/racy_loop.hir"); }
 
 std::map<std::string, int64_t> boundParams(const Program& program) {
   auto params = bindParams(program, Bindings{});
@@ -55,7 +32,7 @@ std::map<std::string, int64_t> boundParams(const Program& program) {
 }
 
 TEST(CheckCancellation, TheProgramCheckStopsWithinASecondOfTheCancel) {
-  const Program program = testing::parseOrDie(kLongLoop);
+  const Program program = testing::parseOrDie(longLoop());
   const auto params = boundParams(program);
   std::atomic<bool> cancel{false};
   double latency = testing::cancelAfterAWhile(cancel, [&] { (void)checkProgram(program, params, 1, 4, &cancel); });
@@ -63,7 +40,7 @@ TEST(CheckCancellation, TheProgramCheckStopsWithinASecondOfTheCancel) {
 }
 
 TEST(CheckCancellation, TheRaceCheckStopsWithinASecondOfTheCancel) {
-  const Program program = testing::parseOrDie(kLongLoop);
+  const Program program = testing::parseOrDie(longLoop());
   const auto params = boundParams(program);
   std::atomic<bool> cancel{false};
   double latency = testing::cancelAfterAWhile(cancel, [&] { (void)checkRaces(program, params, 1, 4, &cancel); });
@@ -71,20 +48,20 @@ TEST(CheckCancellation, TheRaceCheckStopsWithinASecondOfTheCancel) {
 }
 
 TEST(CheckCancellation, ACancelBeforeTheCheckChecksNothing) {
-  const Program program = testing::parseOrDie(kRacy);
+  const Program program = testing::parseOrDie(racy());
   std::atomic<bool> cancel{true};
   EXPECT_THROW((void)checkProgram(program, boundParams(program), 2, 4, &cancel), Cancelled);
   EXPECT_THROW((void)checkRaces(program, boundParams(program), 2, 4, &cancel), Cancelled);
 }
 
 TEST(CheckCancellation, AFlagNeverSetChangesNoFinding) {
-  const Program program = testing::parseOrDie(kRacy);
+  const Program program = testing::parseOrDie(racy());
   const auto params = boundParams(program);
   std::atomic<bool> cancel{false};
-  const std::string without = formatProgramCheck(checkProgram(program, params, 2, 4), "racy.hir", kRacy);
+  const std::string without = formatProgramCheck(checkProgram(program, params, 2, 4), "racy.hir", racy());
   EXPECT_NE(without.find("race on 'y'"), std::string::npos) << without;
   EXPECT_NE(without.find("reads 't'"), std::string::npos) << without;
-  EXPECT_EQ(formatProgramCheck(checkProgram(program, params, 2, 4, &cancel), "racy.hir", kRacy), without);
+  EXPECT_EQ(formatProgramCheck(checkProgram(program, params, 2, 4, &cancel), "racy.hir", racy()), without);
   EXPECT_EQ(checkRaces(program, params, 2, 4, &cancel).size(), checkRaces(program, params, 2, 4).size());
 }
 

@@ -13,21 +13,13 @@
 #include "ir/parser.h"
 #include "ir/verifier.h"
 #include "runtime/evaluator.h"
+#include "test_util.h"
 
 namespace hostir {
 namespace {
 
 TEST(CheckerMemory, ABufferPerIterationIsForgottenWhenItDies) {
-  auto program = parseProgram(R"hir(program temporaries(N = 8, S = 20000) {
-  input  x : f32[N, N]
-  output y : f32[N, N]
-  y = allocate(f32[N, N], zero=true)
-  for i in range(S) {
-    t = add(x, x)
-    add(y, t, out=y)
-  }
-}
-)hir");
+  auto program = parseProgram(testing::testProgramText("analysis/check_programs/temporary_per_iteration.hir"));
   ASSERT_TRUE(program);
   Bindings bindings{{}, 1};
   ASSERT_FALSE(verifyProgram(*program, bindings));
@@ -51,19 +43,7 @@ TEST(CheckerMemory, ABufferPerIterationIsForgottenWhenItDies) {
 // A long loop that writes one chunk per iteration keeps one live record per
 // chunk (each can still race), and nothing per statement beyond that.
 TEST(CheckerMemory, RetiredRecordsAreReused) {
-  auto program = parseProgram(R"hir(program accumulate(N = 64, S = 20000) {
-  input  x : f32[N, N]
-  input  w : f32[N, N]
-  output y : f32[N, N]
-  y = allocate(f32[N, N], zero=true)
-  for i in range(S) {
-    linear(x, w, out=y)
-    add(y, x, out=y)
-    c = allreduce(y, op=sum)
-    wait(c)
-  }
-}
-)hir");
+  auto program = parseProgram(testing::testProgramText("analysis/check_programs/accumulate_per_iteration.hir"));
   ASSERT_TRUE(program);
   Bindings bindings{{}, 1};
   ASSERT_FALSE(verifyProgram(*program, bindings));

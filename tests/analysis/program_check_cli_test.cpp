@@ -21,78 +21,28 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr const char* kRootIsRank = R"hir(program root_is_rank(N = 64) {
-  input  x : f32[N]
-  output y : f32[N]
-  y = allocate(f32[N])
-  copy(x, out=y)
-  c = broadcast(y, root=rank)
-  wait(c)
-}
-)hir";
+std::string rootIsRank() { return testing::testProgramText("analysis/check_programs/broadcast_root_is_rank.hir"); }
 
-constexpr const char* kTripCount = R"hir(program trip_count(N = 64) {
-  input  x : f32[N]
-  output y : f32[N]
-  y = allocate(f32[N])
-  copy(x, out=y)
-  for i in range(rank) {
-    c = allreduce(y, op=sum)
-    wait(c)
-  }
-}
-)hir";
+std::string tripCount() { return testing::testProgramText("analysis/check_programs/loop_trip_count_is_rank.hir"); }
 
-constexpr const char* kUninitialized = R"hir(program uninitialized(M = 64, K = 128, N = 32) {
-  input  w : f32[N, K]
-  output z : f32[M, N]
-  y = allocate(f32[M, K])
-  z = allocate(f32[M, N])
-  main = get_current_stream()
-  set_current_stream(stream(0))
-  synchronize(main)
-  linear(y, w, out=z)
-  set_current_stream(main)
-  synchronize(stream(0))
+std::string uninitialized() {
+  return testing::testProgramText("analysis/check_programs/uninitialized_linear_input.hir");
 }
-)hir";
 
-constexpr const char* kMissesLastChunk = R"hir(program misses_last(M = 64, N = 128, S = 4) {
-  input  x : f32[M, N]
-  output y : f32[M, N]
-  y = allocate(f32[M, N])
-  for i in range(S - 1) {
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    copy(xi, out=yi)
-  }
+std::string missesLastChunk() {
+  return testing::testProgramText("analysis/check_programs/output_misses_last_chunk.hir");
 }
-)hir";
 
 // A constant peer on every rank: the program never names `rank`, yet it
 // pairs on no team but one.
-constexpr const char* kConstantPeer = R"hir(program constant_peer(N = 64) {
-  input  x : f32[N]
-  output y : f32[N]
-  y = allocate(f32[N])
-  h = sendrecv(x, out=y, to=0, from=0)
-  wait(h)
-}
-)hir";
+std::string constantPeer() { return testing::testProgramText("analysis/check_programs/sendrecv_constant_peer.hir"); }
 
-constexpr const char* kRing = R"hir(program ring(N = 64) {
-  input  x : f32[N]
-  output y : f32[N]
-  y = allocate(f32[N])
-  h = sendrecv(x, out=y, to=(rank + 1) % world, from=(rank + world - 1) % world)
-  wait(h)
-}
-)hir";
+std::string ring() { return testing::testProgramText("analysis/check_programs/sendrecv_ring.hir"); }
 
 using CheckCli = testing::CliTest;
 
 TEST_F(CheckCli, ABroadcastRootThatDependsOnTheRankIsAMismatch) {
-  std::string file = write("root.hir", kRootIsRank);
+  std::string file = write("root.hir", rootIsRank());
   for (int ranks : {2, 3, 4}) {
     auto r = run("check " + file + " --ranks " + std::to_string(ranks));
     EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
@@ -111,7 +61,7 @@ TEST_F(CheckCli, ABroadcastRootThatDependsOnTheRankIsAMismatch) {
 }
 
 TEST_F(CheckCli, ALoopOverRankWithACommunicationIsAMismatch) {
-  std::string file = write("trip.hir", kTripCount);
+  std::string file = write("trip.hir", tripCount());
   auto r = run("check " + file + " --ranks 2");
   EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr(file + ":7:9: error: ranks issue different communications: communication #1 is "
@@ -119,7 +69,7 @@ TEST_F(CheckCli, ALoopOverRankWithACommunicationIsAMismatch) {
 }
 
 TEST_F(CheckCli, AnUninitializedReadIsPositionedWithTheAllocation) {
-  std::string file = write("uninit.hir", kUninitialized);
+  std::string file = write("uninit.hir", uninitialized());
   auto r = run("check " + file);
   EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr(file + ":9:3: error: linear on stream(0) reads 'y'[0:64, 0:128] before anything "
@@ -130,7 +80,7 @@ TEST_F(CheckCli, AnUninitializedReadIsPositionedWithTheAllocation) {
 }
 
 TEST_F(CheckCli, AnOutputMissingItsLastChunkIsPositionedAtItsDeclaration) {
-  std::string file = write("last.hir", kMissesLastChunk);
+  std::string file = write("last.hir", missesLastChunk());
   auto r = run("check " + file + " --ranks 2");
   EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr(file + ":3:10: error: output 'y' is not fully written when the program ends: "
@@ -142,7 +92,7 @@ TEST_F(CheckCli, AnOutputMissingItsLastChunkIsPositionedAtItsDeclaration) {
 }
 
 TEST_F(CheckCli, ASendRecvThatDoesNotPairIsAMismatch) {
-  std::string file = write("peer.hir", kConstantPeer);
+  std::string file = write("peer.hir", constantPeer());
   for (int ranks : {2, 3}) {
     auto r = run("check " + file + " --ranks " + std::to_string(ranks));
     EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
@@ -172,15 +122,7 @@ TEST_F(CheckCli, ASendRecvThatDoesNotPairIsAMismatch) {
 
 // Under --unchecked the signature exchange compares what each pair moves.
 TEST_F(CheckCli, AnUncheckedSendRecvOfTheWrongSizeStopsAtTheStatement) {
-  std::string file = write("sizes.hir", R"hir(program sizes(N = 64) {
-  input  x : f32[N]
-  output y : f32[N]
-  a = allocate(f32[N + min(rank, 1)], zero=true)
-  y = allocate(f32[N])
-  h = sendrecv(a, out=y, to=(rank + 1) % world, from=(rank + world - 1) % world)
-  wait(h)
-}
-)hir");
+  std::string file = write("sizes.hir", testing::testProgramText("analysis/check_programs/sendrecv_wrong_size.hir"));
   auto checked = run("check " + file + " --ranks 2");
   EXPECT_EQ(checked.exitCode, 1);
   EXPECT_THAT(checked.err, HasSubstr(file + ":6:7: error: ranks' sendrecv pairs do not match: communication #1 sends "
@@ -195,7 +137,7 @@ TEST_F(CheckCli, AnUncheckedSendRecvOfTheWrongSizeStopsAtTheStatement) {
 }
 
 TEST_F(CheckCli, ARingOfSendRecvsIsOk) {
-  std::string file = write("ring.hir", kRing);
+  std::string file = write("ring.hir", ring());
   for (int ranks : {1, 2, 3, 5}) {
     auto r = run("check " + file + " --ranks " + std::to_string(ranks));
     EXPECT_EQ(r.exitCode, 0) << r.err;
@@ -205,20 +147,10 @@ TEST_F(CheckCli, ARingOfSendRecvsIsOk) {
 
 // Iteration i waits h[i + 2], which the iteration after it issues: check
 // and run (which verifies first, --unchecked too) stop at the wait.
-constexpr const char* kWaitsAhead = R"(program ahead(M = 8, S = 3) {
-  input  x : f32[M]
-  output y : f32[M]
-  y = copy(x)
-  h[0] = allreduce(y, op=sum)
-  for i in range(S) {
-    wait(h[i + 2])
-    h[i + 1] = allreduce(y, op=sum)
-  }
-}
-)";
+std::string waitsAhead() { return testing::testProgramText("analysis/check_programs/handle_waited_ahead.hir"); }
 
 TEST_F(CheckCli, AnArrayElementWaitedBeforeItIsIssuedIsPositioned) {
-  std::string file = write("ahead.hir", kWaitsAhead);
+  std::string file = write("ahead.hir", waitsAhead());
   for (std::string command : {"check ", "run ", "run --unchecked "}) {
     auto r = run(command + file + " --ranks 2");
     EXPECT_EQ(r.exitCode, 1) << command << r.out << r.err;

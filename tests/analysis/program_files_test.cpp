@@ -60,6 +60,7 @@
 #include "hir_expectations.h"
 #include "ir/parser.h"
 #include "ir/verifier.h"
+#include "test_util.h"
 
 namespace {
 
@@ -331,34 +332,9 @@ TEST(ProgramFiles, EnoughRacyAndRaceFreePrograms) {
 // ---------------------------------------------------------------------------
 // The runner itself: it must fail what is wrong, or the files prove nothing.
 
-const char* const kGood =
-    "# RUN: check streams=2\n"                                                         // 1
-    "program p(M = 8, N = 8) {\n"                                                      // 2
-    "  input  x : f32[M, N]\n"                                                         // 3
-    "  y = allocate(f32[M, N])\n"                                                      // 4
-    "  main = get_current_stream()\n"                                                  // 5
-    "  set_current_stream(stream(0))\n"                                                // 6
-    "  synchronize(main)\n"                                                            // 7
-    "  # expected-note@+1 col 3: the other access\n"                                   // 8
-    "  copy(x, out=y)\n"                                                               // 9
-    "  set_current_stream(stream(1))\n"                                                // 10
-    "  synchronize(main)\n"                                                            // 11
-    "  # expected-error@+2 col 3: race on 'y'[0:8, 0:8]: add on stream(1) writes it "  // 12
-    "while copy at [[FILE]]:[[@LINE-3]]:3 on stream(0) writes it, unordered (rank 0)\n"
-    "  # expected-note@unknown: missing edge: nothing makes stream(1) wait for stream(0)\n"  // 13
-    "  add(x, x, out=y)\n"                                                                   // 14
-    "}\n"                                                                                    // 15
-    "# -----\n"                                                                              // 16
-    "# RUN: check streams=1\n"                                                               // 17
-    "# expected-summary: 1 uninitialized read\n"                                             // 18
-    "# expected-ranks-checked: all\n"                                                        // 19
-    "program q(N = 8) {\n"                                                                   // 20
-    "  output z : f32[N]\n"                                                                  // 21
-    "  # expected-note@+1 col 7: 't' is allocated here, uninitialized\n"                     // 22
-    "  t = allocate(f32[N])\n"                                                               // 23
-    "  # expected-error@+1 col 7: copy on the main stream reads 't'[0:8] before anything\n"  // 24
-    "  z = copy(t)\n"                                                                        // 25
-    "}\n";                                                                                   // 26
+// Two cases the runner passes, one of each kind of finding (a file beside
+// programs/, which the runner reads, so that it is not a case there too).
+std::string good() { return hostir::testing::testProgramText("analysis/check_programs/runner_two_cases.hir"); }
 
 std::string reportFor(const std::string& text, int index = 1, int64_t world = 1) {
   std::vector<Case> cases = splitCases("t.hir", text);
@@ -366,11 +342,11 @@ std::string reportFor(const std::string& text, int index = 1, int64_t world = 1)
   return static_cast<int>(cases.size()) >= index ? checkCase(cases[static_cast<size_t>(index - 1)], world) : "";
 }
 
-// `kGood` with `from` replaced by `to`.
-std::string edited(const std::string& from, const std::string& to) { return hirtest::edited(kGood, from, to); }
+// `good()` with `from` replaced by `to`.
+std::string edited(const std::string& from, const std::string& to) { return hirtest::edited(good(), from, to); }
 
 TEST(ProgramFilesRunner, SplitsCasesAndReadsTheirDirectives) {
-  std::vector<Case> cases = splitCases("t.hir", kGood);
+  std::vector<Case> cases = splitCases("t.hir", good());
   ASSERT_EQ(cases.size(), 2u);
   EXPECT_EQ(cases[0].name(), "t_01");
   EXPECT_EQ(cases[0].settings.streams, 2);
@@ -381,8 +357,8 @@ TEST(ProgramFilesRunner, SplitsCasesAndReadsTheirDirectives) {
   EXPECT_EQ(cases[0].expected[1].line, 14u);
   EXPECT_NE(cases[0].expected[1].message.find("while copy at t.hir:9:3 on stream(0)"), std::string::npos);
   EXPECT_EQ(cases[0].expected[2].line, 0u);
-  EXPECT_EQ(reportFor(kGood, 1), "");
-  EXPECT_EQ(reportFor(kGood, 2), "");
+  EXPECT_EQ(reportFor(good(), 1), "");
+  EXPECT_EQ(reportFor(good(), 2), "");
   // The pool of one merges the streams: the race is gone, and expected.
   std::string merged = reportFor(edited("streams=2", "streams=1"));
   EXPECT_NE(merged.find("missing:    t.hir:14:3: error: ...race on 'y'"), std::string::npos) << merged;

@@ -123,24 +123,10 @@ TEST_F(IndependenceCli, ANegativeStartRunsOnStreamsFromZero) {
 // strip-communication deletes the collective and the `wait` that ordered
 // the main stream after stream(0)'s copy: the pass manager refuses the
 // result, naming the pass and both statements, in `opt` and in `run`.
-constexpr const char* kOrderedByWait = R"hir(program ordered_by_wait(M = 8) {
-  input  x : f32[M]
-  output y : f32[M]
-
-  y = allocate(f32[M])
-  main = get_current_stream()
-  set_current_stream(stream(0))
-  synchronize(main)
-  copy(x, out=y)
-  h = allreduce(y, op=sum)
-  set_current_stream(main)
-  wait(h)
-  add(y, y, out=y)
-}
-)hir";
+std::string orderedByWait() { return testing::testProgramText("analysis/check_programs/ordered_by_wait.hir"); }
 
 TEST_F(IndependenceCli, APassThatMakesTheProgramRacyIsAnErrorNamingThePassAndBothPositions) {
-  std::string file = write("ordered_by_wait.hir", kOrderedByWait);
+  std::string file = write("ordered_by_wait.hir", orderedByWait());
   ASSERT_EQ(run("check " + file).exitCode, 0) << "the input is race-free";
   for (const std::string command : {"opt", "run"}) {
     SCOPED_TRACE(command);

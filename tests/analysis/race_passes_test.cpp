@@ -100,19 +100,7 @@ TEST(RacePasses, AssignStreamsOnCanonicalFormsIsRaceFree) {
 // raced. The pass now proves the opposite before it rewrites, and leaves
 // such a loop as it is.
 TEST(RacePasses, AssignStreamsLeavesAWholeBufferBroadcastPerIterationAlone) {
-  std::string text = R"(program p(M = 8, N = 4) {
-  input x : f32[M, N]
-  output y : f32[M, N]
-  y = allocate(f32[M, N])
-  copy(x, out=y)
-  for i in range(0, 3) {
-    yi = shard_by_stream(y, axis=0, index=i, chunks=3)
-    add(yi, yi, out=yi)
-    h = broadcast(y, root=0)
-    wait(h)
-  }
-}
-)";
+  std::string text = testing::testProgramText("analysis/check_programs/broadcast_whole_buffer_per_iteration.hir");
   Program program = testing::parseOrDie(text);
   const Program input = program;
   for (int64_t world : {1, 2}) {
@@ -171,23 +159,7 @@ TEST(RacePasses, PassManagerReportsAPassThatMakesTheProgramRacy) {
 // Races the input already had are not the passes' doing: the pipeline goes
 // on, and assign-streams still rewrites the independent loop.
 TEST(RacePasses, PassManagerAcceptsRacesTheInputAlreadyHad) {
-  std::string text = R"(program p(M = 8) {
-  input x : f32[M]
-  output z : f32[M]
-  y = allocate(f32[M])
-  main = get_current_stream()
-  set_current_stream(stream(0))
-  copy(x, out=y)
-  set_current_stream(main)
-  add(x, x, out=y)
-  z = allocate(f32[M])
-  for i in range(2) {
-    xi = shard_by_stream(x, axis=0, index=i, chunks=2)
-    zi = shard_by_stream(z, axis=0, index=i, chunks=2)
-    copy(xi, out=zi)
-  }
-}
-)";
+  std::string text = testing::testProgramText("analysis/check_programs/races_the_input_had.hir");
   Program program = testing::parseOrDie(text);
   const Program input = program;
   // The copy on stream(0) is ordered neither after y's allocate nor before the add.

@@ -26,112 +26,27 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 // Stream 0 writes the left half of y, stream 1 the bottom half: they overlap in [4:8, 0:4].
-constexpr const char* kStrided = R"hir(program strided_overlap(M = 8, N = 8) {
-  input  x : f32[M, N]
-  y = allocate(f32[M, N])
-  main = get_current_stream()
-  set_current_stream(stream(0))
-  synchronize(main)
-  set_current_stream(stream(1))
-  synchronize(main)
-  set_current_stream(stream(0))
-  yc = shard_by_stream(y, axis=1, index=0, chunks=2)
-  xc = shard_by_stream(x, axis=1, index=0, chunks=2)
-  copy(xc, out=yc)
-  set_current_stream(stream(1))
-  yr = shard_by_stream(y, axis=0, index=1, chunks=2)
-  xr = shard_by_stream(x, axis=0, index=1, chunks=2)
-  h = allreduce(xr, out=yr, op=sum)
-}
-)hir";
+std::string strided() { return testing::testProgramText("analysis/check_programs/race_strided_overlap.hir"); }
 
 // A worker reads t while the main stream frees it.
-constexpr const char* kDealloc = R"hir(program dealloc_racy(M = 8, N = 8) {
-  input  x : f32[M, N]
-  t = allocate(f32[M, N], zero=true)
-  main = get_current_stream()
-  set_current_stream(stream(3))
-  synchronize(main)
-  z = allocate(f32[M, N])
-  add(t, x, out=z)
-  set_current_stream(main)
-  deallocate(t)
-}
-)hir";
+std::string dealloc() { return testing::testProgramText("analysis/check_programs/race_deallocate.hir"); }
 
 // Every iteration of a 100-iteration loop races with the previous ones.
-constexpr const char* kRepeated = R"hir(program repeated(M = 8, N = 8, S = 100) {
-  input  x : f32[M, N]
-  y = allocate(f32[M, N], zero=true)
-  main = get_current_stream()
-  for i in range(S) {
-    set_current_stream(stream(i))
-    synchronize(main)
-    add(y, x, out=y)
-  }
-}
-)hir";
+std::string repeatedRace() { return testing::testProgramText("analysis/check_programs/race_repeated_in_loop.hir"); }
 
 // Two different races: on y (lines 8 and 11) and on z (lines 9 and 12).
-constexpr const char* kTwoRaces = R"hir(program two_races(M = 8, N = 8) {
-  input  x : f32[M, N]
-  y = allocate(f32[M, N])
-  z = allocate(f32[M, N])
-  main = get_current_stream()
-  set_current_stream(stream(0))
-  synchronize(main)
-  copy(x, out=y)
-  copy(x, out=z)
-  set_current_stream(stream(1))
-  synchronize(main)
-  copy(x, out=y)
-  copy(x, out=z)
-}
-)hir";
+std::string twoRaces() { return testing::testProgramText("analysis/check_programs/race_two_buffers.hir"); }
 
 // Races on every rank but 0.
-constexpr const char* kRankRace = R"hir(program rank_stream(M = 8, N = 8) {
-  input  x : f32[M, N]
-  y = allocate(f32[M, N])
-  main = get_current_stream()
-  set_current_stream(stream(0))
-  synchronize(main)
-  copy(x, out=y)
-  set_current_stream(stream(rank))
-  synchronize(main)
-  add(x, x, out=y)
-}
-)hir";
+std::string rankRace() { return testing::testProgramText("analysis/check_programs/race_on_ranks_but_zero.hir"); }
 
 // A missing entry synchronize, racy on every rank.
-constexpr const char* kMissingEntry = R"hir(program missing_entry(M = 8, N = 8, S = 2) {
-  input  x : f32[M, N]
-  output y : f32[M, N]
-  y = allocate(f32[M, N])
-  for i in range(S) {
-    set_current_stream(stream(i))
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    copy(xi, out=yi)
-  }
+std::string missingEntry() {
+  return testing::testProgramText("analysis/check_programs/race_missing_entry_synchronize.hir");
 }
-)hir";
 
 // The same loop with its entry synchronize: race-free.
-constexpr const char* kClean = R"hir(program clean(M = 8, N = 8, S = 2) {
-  input  x : f32[M, N]
-  output y : f32[M, N]
-  y = allocate(f32[M, N])
-  main = get_current_stream()
-  for i in range(S) {
-    set_current_stream(stream(i))
-    synchronize(main)
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    copy(xi, out=yi)
-  }
-}
-)hir";
+std::string clean() { return testing::testProgramText("analysis/check_programs/loop_with_entry_synchronize.hir"); }
 
 std::vector<RaceReport> check(const std::string& text, int64_t world, int64_t pool) {
   auto program = parseProgram(text);
@@ -145,7 +60,7 @@ std::vector<RaceReport> check(const std::string& text, int64_t world, int64_t po
 }
 
 TEST(RaceReport, NamesBothPositionsStreamsTensorRegionAndMissingEdge) {
-  auto races = check(kStrided, 1, 4);
+  auto races = check(strided(), 1, 4);
   ASSERT_EQ(races.size(), 1u);
   const Race& r = races[0].race;
   EXPECT_EQ(r.first.loc, (SourceLoc{12, 3}));
@@ -155,7 +70,7 @@ TEST(RaceReport, NamesBothPositionsStreamsTensorRegionAndMissingEdge) {
   EXPECT_EQ(r.buffer, "y");
   EXPECT_EQ(r.region.toString(), "[4:8, 0:4]");
 
-  std::string text = formatRace(races[0], "race.hir", kStrided);
+  std::string text = formatRace(races[0], "race.hir", strided());
   SCOPED_TRACE(text);
   EXPECT_THAT(text, HasSubstr("race.hir:16:7"));
   EXPECT_THAT(text, HasSubstr("race.hir:12:3"));
@@ -171,13 +86,13 @@ TEST(RaceReport, NamesBothPositionsStreamsTensorRegionAndMissingEdge) {
 }
 
 TEST(RaceReport, NamesTheMainStreamAndTheWholeBufferOfADeallocate) {
-  auto races = check(kDealloc, 1, 4);
+  auto races = check(dealloc(), 1, 4);
   ASSERT_EQ(races.size(), 1u);
   EXPECT_EQ(races[0].race.first.loc.line, 8u);
   EXPECT_EQ(races[0].race.second.loc.line, 10u);
   EXPECT_FALSE(races[0].race.first.write);
   EXPECT_TRUE(races[0].race.second.write);
-  std::string text = formatRace(races[0], "d.hir", kDealloc);
+  std::string text = formatRace(races[0], "d.hir", dealloc());
   SCOPED_TRACE(text);
   EXPECT_THAT(text, HasSubstr("d.hir:10:3"));
   EXPECT_THAT(text, HasSubstr("d.hir:8:3"));
@@ -189,18 +104,18 @@ TEST(RaceReport, NamesTheMainStreamAndTheWholeBufferOfADeallocate) {
 
 TEST(RaceReport, ALoopRepeatingARaceReportsItOnce) {
   for (int64_t world : {1, 2}) {
-    auto races = check(kRepeated, world, 4);
+    auto races = check(repeatedRace(), world, 4);
     ASSERT_EQ(races.size(), 1u) << "world " << world;
     EXPECT_EQ(races[0].race.first.loc.line, 8u);
     EXPECT_EQ(races[0].race.second.loc.line, 8u);
     EXPECT_EQ(races[0].race.buffer, "y");
   }
   // With one worker stream every iteration runs in order after the others.
-  EXPECT_TRUE(check(kRepeated, 1, 1).empty());
+  EXPECT_TRUE(check(repeatedRace(), 1, 1).empty());
 }
 
 TEST(RaceReport, DistinctRacesAreEachReported) {
-  auto races = check(kTwoRaces, 1, 4);
+  auto races = check(twoRaces(), 1, 4);
   ASSERT_EQ(races.size(), 2u);
   std::set<std::tuple<uint32_t, uint32_t, std::string>> got;
   for (const RaceReport& r : races) got.emplace(r.race.first.loc.line, r.race.second.loc.line, r.race.buffer);
@@ -208,11 +123,11 @@ TEST(RaceReport, DistinctRacesAreEachReported) {
 }
 
 TEST(RaceReport, ARaceOnlyOneRankHasNamesThatRank) {
-  auto races = check(kRankRace, 2, 4);
+  auto races = check(rankRace(), 2, 4);
   ASSERT_EQ(races.size(), 1u);
   EXPECT_EQ(races[0].rank, 1);
-  EXPECT_THAT(formatRace(races[0], "r.hir", kRankRace), HasSubstr("(rank 1)"));
-  EXPECT_TRUE(check(kRankRace, 1, 4).empty());
+  EXPECT_THAT(formatRace(races[0], "r.hir", rankRace()), HasSubstr("(rank 1)"));
+  EXPECT_TRUE(check(rankRace(), 1, 4).empty());
 }
 
 // ---------------------------------------------------------------------------
@@ -221,7 +136,7 @@ TEST(RaceReport, ARaceOnlyOneRankHasNamesThatRank) {
 using RaceCli = testing::CliTest;
 
 TEST_F(RaceCli, CheckExitsOneOnARacyFileWithBothPositions) {
-  std::string file = write("racy.hir", kStrided);
+  std::string file = write("racy.hir", strided());
   auto r = run("check " + file);
   EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("race"));
@@ -232,7 +147,7 @@ TEST_F(RaceCli, CheckExitsOneOnARacyFileWithBothPositions) {
 }
 
 TEST_F(RaceCli, CheckExitsZeroAndSaysRaceFreeOnACleanFile) {
-  auto r = run("check " + write("clean.hir", kClean) + " --ranks 2");
+  auto r = run("check " + write("clean.hir", clean()) + " --ranks 2");
   EXPECT_EQ(r.exitCode, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("race-free"));
   EXPECT_EQ(r.err, "");
@@ -240,7 +155,7 @@ TEST_F(RaceCli, CheckExitsZeroAndSaysRaceFreeOnACleanFile) {
 
 TEST_F(RaceCli, CheckHonoursStreamsRanksAndSet) {
   // One pool slot merges the two streams of the loop; 100 iterations on 4 slots race.
-  std::string repeated = write("repeated.hir", kRepeated);
+  std::string repeated = write("repeated.hir", repeatedRace());
   EXPECT_EQ(run("check " + repeated + " --streams 1").exitCode, 0);
   EXPECT_EQ(run("check " + repeated + " --streams 4").exitCode, 1);
   // --set S=1: a single iteration has nothing to race with.
@@ -248,7 +163,7 @@ TEST_F(RaceCli, CheckHonoursStreamsRanksAndSet) {
   EXPECT_EQ(one.exitCode, 0) << one.err;
   EXPECT_THAT(one.out, HasSubstr("race-free"));
   // Only rank 1 races.
-  std::string rank = write("rank.hir", kRankRace);
+  std::string rank = write("rank.hir", rankRace());
   EXPECT_EQ(run("check " + rank + " --ranks 1").exitCode, 0);
   auto two = run("check " + rank + " --ranks 2");
   EXPECT_EQ(two.exitCode, 1);
@@ -256,7 +171,7 @@ TEST_F(RaceCli, CheckHonoursStreamsRanksAndSet) {
 }
 
 TEST_F(RaceCli, RunWithRaceCheckExitsOneOnARacyProgram) {
-  auto r = run("run " + write("racy.hir", kMissingEntry) + " --race-check --ranks 2");
+  auto r = run("run " + write("racy.hir", missingEntry()) + " --race-check --ranks 2");
   EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("race"));
   EXPECT_THAT(r.err, HasSubstr("missing edge"));
@@ -272,7 +187,7 @@ TEST_F(RaceCli, RunWithRaceCheckPassesEveryExampleAfterAssignStreams) {
 }
 
 TEST_F(RaceCli, RunWithRaceCheckPassesACleanProgram) {
-  auto r = run("run " + write("clean.hir", kClean) + " --race-check --ranks 2");
+  auto r = run("run " + write("clean.hir", clean()) + " --race-check --ranks 2");
   EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
 }
 
@@ -280,7 +195,7 @@ TEST_F(RaceCli, RunWithRaceCheckPassesACleanProgram) {
 // copy it races with has finished, so the checked run itself does not race
 // (ThreadSanitizer builds run this test too).
 TEST_F(RaceCli, RunWithRaceCheckReportsARaceOnlyRankOneHas) {
-  auto r = run("run " + write("rank.hir", kRankRace) + " --race-check --ranks 2");
+  auto r = run("run " + write("rank.hir", rankRace()) + " --race-check --ranks 2");
   EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("race"));
 }

@@ -16,6 +16,7 @@
 
 #include "error_of.h"
 #include "hostir/hostir.h"
+#include "test_files.h"
 
 namespace {
 
@@ -68,13 +69,7 @@ TEST(ApiEdges, ScaleAppliesItsFactorExactly) {
 // other way round, none is (zeros, lse -inf).
 TEST(ApiEdges, CausalMasksHoldAtTheLargestOffsets) {
   const int64_t T = 3, D = 2;
-  const std::string text =
-      "program a(QO = 0, KO = 0) {\n"
-      "  input q : f32[3, 2]\n  input k : f32[3, 2]\n  input v : f32[3, 2]\n"
-      "  output o : f32[3, 2]\n  output l : f32[3, 1]\n"
-      "  o = allocate(f32[3, 2])\n  l = allocate(f32[3, 1])\n"
-      "  attention(q, k, v, out=o, lse=l, heads=1, causal=true, q_offset=QO, k_offset=KO)\n}\n";
-  const Program p = Program::fromText(text);
+  const Program p = Program::fromText(hostir::testing::testProgramText("api/programs/causal_attention_offsets.hir"));
   std::vector<float> q = {0.1f, 0.2f, -0.3f, 0.4f, 0.5f, -0.6f}, k = {0.3f, -0.1f, 0.2f, 0.7f, -0.5f, 0.1f},
                      v = {1, 2, 3, 4, 5, 6};
   // Every query sees every key: softmax(q kᵀ / √D) v, by hand.
@@ -140,9 +135,7 @@ TEST(ApiEdges, APositionPastTheLargestIntegerIsAPositionedError) {
 // An output without shard that the ranks compute differently: rank 0's
 // comes back, and the comparison names the output, the rank and the element.
 TEST(ApiEdges, ReplicatedOutputsWhoseRanksDisagreeAreNamed) {
-  const Program p = Program::fromText(
-      "program r() {\n  input x : f32[2, 3]\n  output y : f32[2, 3]\n"
-      "  y = copy(x)\n  if rank == 2 {\n    scale(y, by=2.0, out=y)\n  }\n}\n");
+  const Program p = Program::fromText(hostir::testing::testProgramText("api/programs/rank_two_doubles_its_output.hir"));
   std::vector<float> x = {1, 2, 3, 4, 5, 6};
   for (int64_t ranks : {1, 2, 4}) {
     std::vector<float> y(6, NAN);

@@ -15,6 +15,7 @@
 #include "error_of.h"
 #include "hostir/hostir.h"
 #include "sanitizers.h"
+#include "test_files.h"
 
 namespace {
 
@@ -173,15 +174,7 @@ TEST(Executable, ConcurrentCallsTakeTurnsAndExecutablesRunAtOnce) {
 // The host issues every GEMM onto the main stream's queue in microseconds
 // and then waits for the stream: about a second of queued work per run on
 // two cores, of which a cancelled call must run at most one GEMM more.
-const char* kQueued = R"(program queued(N = 384, S = 800) {
-  input  x : f32[N, N]
-  output y : f32[N, N]
-  y = allocate(f32[N, N])
-  for i in range(S) {
-    linear(x, x, out=y)
-  }
-}
-)";
+std::string queued() { return hostir::testing::testProgramText("api/programs/queued_gemms.hir"); }
 
 TEST(Executable, ACancelStopsQueuedWorkWithinASecond) {
   std::atomic<bool> cancel{false};
@@ -190,7 +183,7 @@ TEST(Executable, ACancelStopsQueuedWorkWithinASecond) {
   options.repeat = 1'000'000;  // longer than any machine takes to reach the cancel
   options.cancel = &cancel;
   options.fillMissingInputs = true;
-  Executable exe(Program::fromText(kQueued, "queued.hir"), options);
+  Executable exe(Program::fromText(queued(), "queued.hir"), options);
   std::optional<Error> error;
   std::thread caller([&] { error = errorOf([&] { exe.run({}, {}); }); });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -216,7 +209,7 @@ TEST(Executable, AnInterruptCheckCancelsTheCallWithinASecond) {
     ++checks;
     return Clock::now() - runStart > std::chrono::milliseconds(300);
   };
-  Executable exe(Program::fromText(kQueued, "queued.hir"), options);
+  Executable exe(Program::fromText(queued(), "queued.hir"), options);
   runStart = Clock::now();
   Error e = errorOf([&] { exe.run({}, {}); });
   EXPECT_NE(std::string(e.what()).find("the run was cancelled"), std::string::npos) << e.what();

@@ -12,6 +12,7 @@
 
 #include "error_of.h"
 #include "hostir/hostir.h"
+#include "test_files.h"
 
 namespace {
 
@@ -87,21 +88,7 @@ TEST(ApiProgram, UnknownParameterAndBadCountsAreRefused) {
 }
 
 TEST(ApiProgram, CheckReportsARaceWithBothPositions) {
-  const char* racy = R"(program racy() {
-  output y : f32[4]
-  y = allocate(f32[4], zero=true)
-  main = get_current_stream()
-  set_current_stream(stream(0))
-  synchronize(main)
-  copy(y, out=y)
-  set_current_stream(main)
-  add(y, y, out=y)
-  set_current_stream(stream(0))
-  synchronize(main)
-  set_current_stream(main)
-  synchronize(stream(0))
-}
-)";
+  const std::string racy = hostir::testing::testProgramText("api/programs/racy_sync_after_the_race.hir");
   Program p = Program::fromText(racy, "racy.hir");
   Error e = errorOf([&] { hostir::api::check(p); });
   EXPECT_EQ(e.kind(), ErrorKind::Check);

@@ -18,6 +18,7 @@
 
 #include "error_of.h"
 #include "hostir/hostir.h"
+#include "test_files.h"
 
 namespace {
 
@@ -214,30 +215,19 @@ TEST(ApiRunErrors, BuffersMustMatchTheDeclarations) {
 }
 
 // Stream 0 copies y while main adds into it: a race on y.
-const char* kRacy = R"(program racy() {
-  output y : f32[4]
-  y = allocate(f32[4], zero=true)
-  main = get_current_stream()
-  set_current_stream(stream(0))
-  synchronize(main)
-  copy(y, out=y)
-  set_current_stream(main)
-  add(y, y, out=y)
-  synchronize(stream(0))
-}
-)";
+std::string racy() { return hostir::testing::testProgramText("api/programs/racy_copy_and_add.hir"); }
 
 TEST(ApiRunErrors, ARacyProgramIsRefusedUnlessUnchecked) {
-  Program p = Program::fromText(kRacy, "racy.hir");
+  Program p = Program::fromText(racy(), "racy.hir");
   Error e = errorOf([&] { hostir::api::run(p, {}, {}); });
   EXPECT_EQ(e.kind(), ErrorKind::Check);
   EXPECT_NE(std::string(e.what()).find("racy.hir:7:"), std::string::npos) << e.what();
 }
 
-const char* kDoublingText();  // below: a program whose streams are ordered
+std::string doubling();  // below: a program whose streams are ordered
 
 TEST(ApiRunRaces, ARaceCheckedRunReportsEachRaceWithItsPositions) {
-  Program p = Program::fromText(kRacy, "racy.hir");
+  Program p = Program::fromText(racy(), "racy.hir");
   hostir::api::RunOptions options;
   options.checked = false;  // the proof would refuse it before it runs
   options.raceCheck = true;
@@ -251,11 +241,11 @@ TEST(ApiRunRaces, ARaceCheckedRunReportsEachRaceWithItsPositions) {
   // The ordered program has none.
   options.raceCheck = true;
   options.checked = true;
-  EXPECT_TRUE(hostir::api::run(Program::fromText(kDoublingText(), "doubling.hir"), {}, {}, options).races.empty());
+  EXPECT_TRUE(hostir::api::run(Program::fromText(doubling(), "doubling.hir"), {}, {}, options).races.empty());
 }
 
 TEST(ApiRunErrors, TheTestingAidsAndTheTraceLimitHaveBounds) {
-  Program p = Program::fromText(kRacy, "racy.hir");
+  Program p = Program::fromText(racy(), "racy.hir");
   hostir::api::RunOptions options;
   options.traceLimitMiB = 0;
   EXPECT_EQ(errorOf([&] { hostir::api::run(p, {}, {}, options); }).kind(), ErrorKind::Usage);
@@ -283,19 +273,7 @@ TEST(ApiRunRemarks, ARunsPassesTellWhatTheyDid) {
 }
 
 // y doubles at each of S allreduces (sum over 2 ranks of the same y).
-const char* kDoubling = R"(program doubling(N = 64, S = 3) {
-  input  x : f32[N]
-  output y : f32[N]
-  y = allocate(f32[N])
-  copy(x, out=y)
-  for i in range(S) {
-    c = allreduce(y, op=sum)
-    wait(c)
-  }
-}
-)";
-
-const char* kDoublingText() { return kDoubling; }
+std::string doubling() { return hostir::testing::testProgramText("api/programs/doubling.hir"); }
 
 // The threads of this process (Linux), to see that a run leaves none behind.
 size_t threadCount() {
@@ -304,7 +282,7 @@ size_t threadCount() {
 }
 
 TEST(ApiRunCancel, EveryRankStopsAndTheNextRunWorks) {
-  Program p = Program::fromText(kDoubling, "doubling.hir");
+  Program p = Program::fromText(doubling(), "doubling.hir");
   std::vector<float> x(64, 1.0f), y(64, 0.0f);
   HostBuffer in = bufferOf(x, {64}), out = bufferOf(y, {64});
   hostir::api::RunOptions options;
@@ -340,7 +318,7 @@ TEST(ApiRunCancel, EveryRankStopsAndTheNextRunWorks) {
 }
 
 TEST(ApiRunCancel, ARunCancelledBeforeItStartsRunsNothing) {
-  Program p = Program::fromText(kDoubling, "doubling.hir");
+  Program p = Program::fromText(doubling(), "doubling.hir");
   std::atomic<bool> cancel{true};
   hostir::api::RunOptions options;
   options.ranks = 3;
@@ -351,7 +329,7 @@ TEST(ApiRunCancel, ARunCancelledBeforeItStartsRunsNothing) {
 }
 
 TEST(ApiRunTrace, TheTraceFileIsWrittenAndItsSizeReturned) {
-  Program p = Program::fromText(kDoubling, "doubling.hir");
+  Program p = Program::fromText(doubling(), "doubling.hir");
   const std::string path = testing::TempDir() + "api_run_trace.json";
   std::filesystem::remove(path);
   hostir::api::RunOptions options;
@@ -368,7 +346,7 @@ TEST(ApiRunTrace, TheTraceFileIsWrittenAndItsSizeReturned) {
 }
 
 TEST(ApiCheckErrors, ACheckErrorListsItsFindingsWithPositions) {
-  Program p = Program::fromText(kRacy, "racy.hir");
+  Program p = Program::fromText(racy(), "racy.hir");
   Error e = errorOf([&] { hostir::api::check(p); });
   EXPECT_EQ(e.kind(), ErrorKind::Check);
   ASSERT_EQ(e.findings().size(), 1u) << e.what();
@@ -383,7 +361,7 @@ TEST(ApiCheckErrors, ACheckErrorListsItsFindingsWithPositions) {
 }
 
 TEST(ApiCheckErrors, AnErrorWithoutAPositionHasOneFindingWithout) {
-  Program p = Program::fromText(kDoubling, "doubling.hir");
+  Program p = Program::fromText(doubling(), "doubling.hir");
   hostir::api::CheckOptions noRanks;
   noRanks.ranks = 0;
   Error e = errorOf([&] { hostir::api::check(p, noRanks); });

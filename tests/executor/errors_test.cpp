@@ -21,6 +21,7 @@
 #include "comm/in_process_communicator.h"
 #include "executor/backend_factory.h"
 #include "harness.h"
+#include "test_util.h"
 
 namespace hostir::reftest {
 namespace {
@@ -70,16 +71,7 @@ TEST(RunErrors, InputWithTheWrongDType) {
 // while rank 1 waits in its second allreduce. The in-process team notices
 // the mismatch (or, failing that, the communication timeout fires); either
 // way the run must end with an error that names the allreduce, not hang.
-constexpr const char* kMismatched = R"hir(program mismatched(N = 4) {
-  input  t : f32[N]
-  output y : f32[N]
-  y = copy(t)
-  for i in range(rank + 1) {
-    h = allreduce(y)
-    wait(h)
-  }
-}
-)hir";
+std::string mismatched() { return testing::testProgramText("executor/programs/rank_dependent_allreduces.hir"); }
 
 void expectMismatchError(const Program& program, int64_t world, int64_t streams) {
   RunRequest request = makeRequest(program, bindAll(program, {}), 1, streams);
@@ -94,20 +86,20 @@ void expectMismatchError(const Program& program, int64_t world, int64_t streams)
 }
 
 TEST(RunErrors, RankDependentCommunicationsFailWithAMessage) {
-  Program program = parseOrThrow(kMismatched);
+  Program program = parseOrThrow(mismatched());
   ASSERT_FALSE(verifyFor(program, {}, 2).has_value());
   expectMismatchError(program, 2, 4);
   expectMismatchError(program, 4, 1);
 }
 
 TEST(RunErrors, RankDependentCommunicationsOnWorkerStreamsFailToo) {
-  Program program = assignStreams(parseOrThrow(kMismatched));
+  Program program = assignStreams(parseOrThrow(mismatched()));
   expectMismatchError(program, 3, 2);
 }
 
 // The team recovers: a good run right after a failed one works.
 TEST(RunErrors, AGoodRunAfterAFailedOne) {
-  Program bad = parseOrThrow(kMismatched);
+  Program bad = parseOrThrow(mismatched());
   RunRequest request = makeRequest(bad, bindAll(bad, {}), 1, 2);
   request.backend.commTimeout = std::chrono::seconds(2);
   auto failed = runWithin(request, 2, kNoHang);
@@ -156,16 +148,7 @@ class AbortRecorder : public Communicator {
 };
 
 TEST(RankAbort, AnErrorOnAStreamAbortsTheTeamWithItsRenderedText) {
-  const std::string text =
-      "program routed(R = 4, N = 3) {\n"
-      "  input  table : f32[R, 2]\n"
-      "  input  routes : i32[N]\n"
-      "  output picked : f32[N, 2]\n"
-      "  with stream(1) {\n"
-      "    picked = gather_rows(table, routes)\n"
-      "  }\n"
-      "  synchronize(stream(1))\n"
-      "}\n";
+  const std::string text = testing::testProgramText("executor/programs/routed_on_a_stream.hir");
   Program program = parseOrThrow(text, "routed.hir");
   RunRequest request = makeRequest(program, bindAll(program, {}), 1, 2);
   RefTensor routes({3});

@@ -12,6 +12,7 @@
 #include "executor/cpu/cpu_backend.h"
 #include "harness.h"
 #include "runtime/evaluator.h"
+#include "test_util.h"
 
 namespace hostir::reftest {
 namespace {
@@ -23,24 +24,10 @@ size_t threadsOfThisProcess() {
 }
 
 // Runs on the main stream, then stream(0), then stream(1), each after the last: y = 2x.
-constexpr const char* kTwoStreams = R"(program two_streams() {
-  input x : f32[8]
-  output y : f32[8]
-  y = allocate(f32[8], zero=true)
-  main = get_current_stream()
-  set_current_stream(stream(0))
-  synchronize(main)
-  add(x, y, out=y)
-  set_current_stream(stream(1))
-  synchronize(stream(0))
-  add(x, y, out=y)
-  set_current_stream(main)
-  synchronize(stream(1))
-}
-)";
+std::string twoStreams() { return testing::testProgramText("executor/programs/two_streams.hir"); }
 
 std::vector<float> runTwoStreams(Backend& backend, int64_t rank, int64_t world) {
-  Program program = parseOrThrow(kTwoStreams, "two_streams.hir");
+  Program program = parseOrThrow(twoStreams(), "two_streams.hir");
   if (Status error = verifyFor(program, {}, world)) throw std::runtime_error(error->message);
   Evaluator evaluator(program, bindAll(program, {}), rank, world);
   TensorView x = backend.allocate(DType::F32, Dims{8}, backend.mainStream(), false);

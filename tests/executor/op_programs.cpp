@@ -12,290 +12,6 @@ std::string opName(ReduceOp op) { return std::string(reduceOpName(op)); }
 
 namespace {
 
-const char* const kAllocZero = R"hir(
-program alloc_zero(M = 12, N = 5) {
-  input  x : $T[M, N] shard(0)
-  output y : $T[M, N] shard(0)
-  output z : $T[M, N] shard(0)
-  output v : $T[M, N] shard(0)
-  t = allocate($T[M / world, N])
-  copy(x, out=t)
-  deallocate(t)
-  y = allocate($T[M / world, N], zero=true)
-  x0 = shard_by_stream(x, axis=0, index=0, chunks=2)
-  y0 = shard_by_stream(y, axis=0, index=0, chunks=2)
-  copy(x0, out=y0)
-  zz = allocate($T[M / world, N], zero=true)
-  z = add(zz, x)
-  deallocate(zz)
-  main = get_current_stream()
-  set_current_stream(stream(1))
-  w0 = allocate($T[M / world, N], zero=true)
-  v = add(w0, x)
-  deallocate(w0)
-  set_current_stream(main)
-  synchronize(stream(1))
-}
-)hir";
-
-const char* const kViews = R"hir(
-program views(M = 10, N = 7, S = 3, A = 12, B = 5, C = 6) {
-  input  x : $T[M, N]
-  input  u : $T[A, B, C] shard(0)
-  output y : $T[M, N]
-  output z : $T[M, N]
-  output v : $T[A, B, C] shard(0)
-  y = allocate($T[M, N])
-  z = allocate($T[M, N])
-  v = allocate($T[A / world, B, C], zero=true)
-  for i in range(S) {
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    copy(xi, out=yi)
-    xj = shard_by_stream(x, axis=1, index=i, chunks=S)
-    zj = shard_by_stream(z, axis=1, index=i, chunks=S)
-    add(xj, xj, out=zj)
-    uj = shard_by_stream(u, axis=1, index=i, chunks=S)
-    vj = shard_by_stream(v, axis=1, index=i, chunks=S)
-    ujk = shard_by_stream(uj, axis=2, index=1, chunks=2)
-    vjk = shard_by_stream(vj, axis=2, index=1, chunks=2)
-    copy(ujk, out=vjk)
-  }
-}
-)hir";
-
-const char* const kGemms = R"hir(
-program gemms(M = 12, K = 10, N = 6, B = 3) {
-  input  x  : $T[M, K] shard(0)
-  input  w  : $T[N, K]
-  input  b  : $T[N]
-  input  v  : $T[K, N]
-  input  x3 : $T[B, M, K] shard(1)
-  input  q  : $T[K]
-  output y1 : $T[M, N] shard(0)
-  output y2 : $T[M, N] shard(0)
-  output y3 : $T[M, N] shard(0)
-  output y4 : $T[M, N] shard(0)
-  output y5 : $T[M, K] shard(0)
-  output y6 : $T[B, M, N] shard(1)
-  output y7 : $T[B, M, N] shard(1)
-  output y8 : $T[M, N] shard(0)
-  output y9 : $T[N]
-  output y10 : $T[M, N] shard(0)
-  output y11 : $T[M, N / 2] shard(0)
-  output y12 : $T[M, N] shard(0)
-  output y13 : $T[M, K / 2] shard(0)
-  y1 = linear(x, w)
-  y2 = allocate($T[M / world, N])
-  linear(x, w, b, out=y2)
-  y3 = matmul(x, v)
-  y4 = add(y1, y3)
-  y5 = copy(x)
-  y6 = linear(x3, w, b)
-  y7 = allocate($T[B, M / world, N], zero=true)
-  x3v = shard_by_stream(x3, axis=1, index=1, chunks=2)
-  y7v = shard_by_stream(y7, axis=1, index=1, chunks=2)
-  linear(x3v, w, out=y7v)
-  xc = shard_by_stream(x, axis=1, index=1, chunks=2)
-  vr = shard_by_stream(v, axis=0, index=1, chunks=2)
-  y8 = matmul(xc, vr)
-  y9 = linear(q, w)
-  wc = shard_by_stream(w, axis=1, index=1, chunks=2)
-  y10 = linear(xc, wc, b)
-  vc = shard_by_stream(v, axis=1, index=0, chunks=2)
-  y11 = matmul(x, vc)
-  y12 = allocate($T[M / world, N], zero=true)
-  y12v = shard_by_stream(y12, axis=1, index=1, chunks=2)
-  matmul(x, vc, out=y12v)
-  x0 = shard_by_stream(x, axis=1, index=0, chunks=2)
-  y13 = add(x0, xc)
-}
-)hir";
-
-const char* const kBcast = R"hir(
-program bcast(M = 12, N = 6, S = 4) {
-  input  x : $T[M, N] shard(0)
-  output y : $T[M, N] shard(0)
-  output z : $T[M, N] shard(0)
-  y = allocate($T[M / world, N])
-  for i in range(S) {
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    copy(xi, out=yi)
-    b = broadcast(yi, root=(i * 3 + 1) % world)
-    wait(b)
-  }
-  z = copy(x)
-  zc = shard_by_stream(z, axis=1, index=1, chunks=2)
-  bb = broadcast(zc, root=world - 1)
-  wait(bb)
-}
-)hir";
-
-// sendrecv in rings shifted by 1 and by K, to itself, in place, between
-// strided column views (chunk i sent into chunk i + 1), and with blocks of
-// a different size on every rank (rank r sends ceildiv(N, r + 1) columns).
-const char* const kSendRecv = R"hir(
-program sendrecv(M = 12, N = 12, S = 3, K = 2) {
-  input  x : $T[M, N] shard(0)
-  output ring : $T[M, N] shard(0)
-  output shift : $T[M, N] shard(0)
-  output self : $T[M, N] shard(0)
-  output inplace : $T[M, N] shard(0)
-  output strided : $T[M, N] shard(0)
-  output uneven : $T[M, N] shard(0)
-  ring = allocate($T[M / world, N])
-  h = sendrecv(x, out=ring, to=(rank + 1) % world, from=(rank + world - 1) % world)
-  wait(h)
-  shift = allocate($T[M / world, N])
-  sendrecv(x, out=shift, to=(rank + K) % world, from=(rank + world - K % world) % world)
-  self = allocate($T[M / world, N], zero=true)
-  sendrecv(x, out=self, to=rank, from=rank)
-  inplace = copy(x)
-  sendrecv(inplace, out=inplace, to=(rank + 1) % world, from=(rank + world - 1) % world)
-  strided = allocate($T[M / world, N], zero=true)
-  for i in range(S) {
-    xi = shard_by_stream(x, axis=1, index=i, chunks=S)
-    si = shard_by_stream(strided, axis=1, index=(i + 1) % S, chunks=S)
-    sendrecv(xi, out=si, to=(rank + i + 1) % world, from=(rank + world - (i + 1) % world) % world)
-  }
-  uneven = allocate($T[M / world, N], zero=true)
-  xu = shard_by_stream(x, axis=1, index=0, chunks=rank + 1)
-  uu = shard_by_stream(uneven, axis=1, index=0, chunks=(rank + world - 1) % world + 1)
-  hu = sendrecv(xu, out=uu, to=(rank + 1) % world, from=(rank + world - 1) % world)
-  wait(hu)
-}
-)hir";
-
-const char* const kStreamsEvents = R"hir(
-program streams_events(M = 12, K = 8, N = 6, S = 3) {
-  input  x : $T[M, K] shard(0)
-  input  w : $T[N, K]
-  output y : $T[M, N] shard(0)
-  output z : $T[M, N] shard(0)
-  output u : $T[M, N] shard(0)
-  main = get_current_stream()
-  y = allocate($T[M / world, N], zero=true)
-  z = allocate($T[M / world, N], zero=true)
-  u = allocate($T[M / world, N], zero=true)
-  for i in range(S) {
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    zi = shard_by_stream(z, axis=0, index=i, chunks=S)
-    ui = shard_by_stream(u, axis=0, index=i, chunks=S)
-    set_current_stream(stream(2 * i))
-    synchronize(main)
-    linear(xi, w, out=yi)
-    ready = record_event()
-    set_current_stream(stream(2 * i + 1))
-    synchronize(main)
-    wait_event(ready)
-    add(yi, yi, out=zi)
-    h = allreduce(zi, op=sum)
-    set_current_stream(stream(2 * i + 7))
-    synchronize(main)
-    wait(h)
-    add(zi, yi, out=ui)
-    set_current_stream(main)
-  }
-  for j in range(S) {
-    synchronize(stream(2 * j))
-    synchronize(stream(2 * j + 1))
-    synchronize(stream(2 * j + 7))
-  }
-}
-)hir";
-
-const char* const kInts = R"hir(
-program ints(M = 12, N = 3, S = 4) {
-  input  x : $T[M, N]
-  output t : $T[ceildiv(M, S), N]
-  output a : $T[M, N]
-  output y : $T[M, N]
-  output b : $T[M, N]
-  c = ceildiv(M, S)
-  t = allocate($T[c, N])
-  x0 = shard_by_stream(x, axis=0, index=0, chunks=S)
-  copy(x0, out=t)
-  lo = min(S, 2)
-  hi = max(S, 3)
-  a = copy(x)
-  for j in range(lo, hi) {
-    add(a, x, out=a)
-  }
-  y = allocate($T[M, N])
-  for i in range(S) {
-    k = max(min(S - 1 - i, S), 0)
-    xi = shard_by_stream(x, axis=0, index=k, chunks=S)
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    copy(xi, out=yi)
-  }
-  b = allocate($T[M, N], zero=true)
-  for n in range(ceildiv(S, 2)) {
-    e = min((n * 2) % S + n / S, S - 1)
-    bn = shard_by_stream(b, axis=0, index=e, chunks=S)
-    xn = shard_by_stream(x, axis=0, index=e, chunks=S)
-    copy(xn, out=bn)
-  }
-}
-)hir";
-
-const char* const kInplaceColl = R"hir(
-program inplace_coll(M = 12, N = 12) {
-  input  x : $T[M, N] shard(0)
-  input  z : $T[M, N] shard(1)
-  input  p : $T[M * world, N] shard(0)
-  output g : $T[M, N]
-  output gc : $T[M, N]
-  output r : $T[M, N] shard(0)
-  g = allocate($T[M, N])
-  gi = shard_by_stream(g, axis=0, index=rank, chunks=world)
-  copy(x, out=gi)
-  h = allgather(gi, out=g, axis=0)
-  wait(h)
-  gc = allocate($T[M, N])
-  gci = shard_by_stream(gc, axis=1, index=rank, chunks=world)
-  copy(z, out=gci)
-  h2 = allgather(gci, out=gc, axis=1)
-  wait(h2)
-  pp = copy(p)
-  ri = shard_by_stream(pp, axis=0, index=rank, chunks=world)
-  h3 = reduce_scatter(pp, out=ri, axis=0, op=sum)
-  wait(h3)
-  r = copy(ri)
-}
-)hir";
-
-const char* const kViewOut = R"hir(
-program view_out(M = 6, N = 8) {
-  input  x : $T[M, N]
-  output y : $T[M, N / 2]
-  output v : $T[M, N / 2]
-  big = allocate($T[M, N])
-  set_current_stream(stream(3))
-  copy(x, out=big)
-  y = shard_by_stream(big, axis=1, index=1, chunks=2)
-  v = shard_by_stream(x, axis=1, index=0, chunks=2)
-}
-)hir";
-
-const char* const kColl3d = R"hir(
-program coll3d(A = 2, B = 6, C = 12) {
-  input  u : $T[A, B, C] shard(2)
-  input  v : $T[A, B * world, C] shard(1)
-  output g : $T[A, B, C]
-  output s : $T[A, B, C] shard(2)
-  output r : $T[A, B, C] shard(2)
-  g = allocate($T[A, B, C])
-  allgather(u, out=g, axis=2)
-  s = copy(u)
-  sv = shard_by_stream(s, axis=1, index=1, chunks=3)
-  allreduce(sv, op=sum)
-  r = allocate($T[A, B, C / world])
-  reduce_scatter(v, out=r, axis=2, op=max)
-}
-)hir";
-
 // allreduce with every op, in place and with out=, without op= and without
 // a handle, and on strided views (in place, and from one view into another).
 std::string allreduceProgram() {
@@ -794,9 +510,9 @@ std::string program(const std::string& name) {
 
 const std::vector<OpProgram>& opPrograms() {
   static const std::vector<OpProgram> all = {
-      {"alloc_zero", kAllocZero, allocZeroReference, true, {"y", "z", "v"}},
-      {"views", kViews, viewsReference, true, {"y", "v"}},
-      {"gemms", kGemms, gemmsReference, true, {"y5"}},
+      {"alloc_zero", program("alloc_zero"), allocZeroReference, true, {"y", "z", "v"}},
+      {"views", program("views"), viewsReference, true, {"y", "v"}},
+      {"gemms", program("gemms"), gemmsReference, true, {"y5"}},
       {"allreduce_ops",
        allreduceProgram(),
        allreduceReference,
@@ -807,23 +523,23 @@ const std::vector<OpProgram>& opPrograms() {
        gatherScatterReference,
        true,
        {"g0", "g1", "gd", "gs", "g3", "rs", "r0_min", "r0_max", "r1_min", "r1_max"}},
-      {"bcast", kBcast, bcastReference, true, {"y", "z"}},
-      {"sendrecv", kSendRecv, sendRecvReference, true, {"ring", "shift", "self", "inplace", "strided", "uneven"}},
-      {"streams_events", kStreamsEvents, streamsEventsReference, false, {}},
-      {"ints", kInts, intsReference, false, {"t", "y", "b"}},
-      {"inplace_coll", kInplaceColl, inplaceCollReference, true, {"g", "gc"}},
-      {"view_out", kViewOut, viewOutReference, true, {"y", "v"}},
-      {"coll3d", kColl3d, coll3dReference, true, {"g", "r"}},
+      {"bcast", program("bcast"), bcastReference, true, {"y", "z"}},
+      {"sendrecv",
+       program("sendrecv"),
+       sendRecvReference,
+       true,
+       {"ring", "shift", "self", "inplace", "strided", "uneven"}},
+      {"streams_events", program("streams_events"), streamsEventsReference, false, {}},
+      {"ints", program("ints"), intsReference, false, {"t", "y", "b"}},
+      {"inplace_coll", program("inplace_coll"), inplaceCollReference, true, {"g", "gc"}},
+      {"view_out", program("view_out"), viewOutReference, true, {"y", "v"}},
+      {"coll3d", program("coll3d"), coll3dReference, true, {"g", "r"}},
       {"overlapping_operands",
-       readText(sourceDir() + "/tests/executor/programs/overlapping_operands.hir"),
+       program("overlapping_operands"),
        overlappingOperandsReference,
        true,
        {"added", "copied", "doubled"}},
-      {"all_to_all",
-       readText(sourceDir() + "/tests/executor/programs/all_to_all.hir"),
-       allToAllReference,
-       true,
-       {"y", "c", "b", "s"}},
+      {"all_to_all", program("all_to_all"), allToAllReference, true, {"y", "c", "b", "s"}},
       {"elementwise", program("elementwise"), elementwiseReference, true, {"rectified"}},
       {"rows", program("rows"), rowsReference, true, {}},
       {"attention", program("attention"), attentionReference, true, {}},

@@ -21,6 +21,7 @@
 #include "api/npy.h"
 #include "harness.h"
 #include "op_programs.h"
+#include "test_util.h"
 
 namespace hostir {
 // gtest prints the dtype parameter by name.
@@ -509,39 +510,14 @@ TEST(CastRounding, FromF64ToHalfTypesRoundsOnceToNearestEven) {
 
 // ---- NaN and inf propagate as IEEE says ---------------------------------------------------------
 
-constexpr const char* kSpecialValues = R"hir(program special_values(M = 4, N = 8, T = 4, H = 2, D = 4) {
-  input  x : f32[M, N]
-  input  w : f32[N]
-  input  q : f32[T, H * D]
-  input  k : f32[T, H * D]
-  input  v : f32[T, H * D]
-  output sum : f32[M, N]
-  output rectified : f32[M, N]
-  output swished : f32[M, N]
-  output gelus : f32[M, N]
-  output scaled : f32[M, N]
-  output probs : f32[M, N]
-  output normed : f32[M, N]
-  output out : f32[T, H * D]
-  output lse : f32[T, H]
-  sum = add(x, w)
-  rectified = relu(x)
-  swished = silu(x)
-  gelus = gelu(x)
-  scaled = scale(x, by=2.0)
-  probs = softmax(x)
-  normed = rms_norm(x, w)
-  lse = allocate(f32[T, H])
-  out = attention(q, k, v, heads=H, causal=true, lse=lse)
-}
-)hir";
+std::string specialValues() { return testing::testProgramText("executor/programs/special_values.hir"); }
 
 // x holds NaN, inf and -inf in rows 1 to 3 (row 0 is finite); key row 2
 // holds a NaN, which causal attention's rows 0 and 1 never see, and value
 // row 3 an inf, which rows 0 to 2 never see.
 TEST(SpecialValues, NanAndInfinityPropagateAsIeeeSays) {
   Check c;
-  c.text = kSpecialValues;
+  c.text = specialValues();
   c.explicitInputs = [](const Params& p, int64_t) {
     RefTensor x({p.at("M"), p.at("N")}), k({p.at("T"), p.at("H") * p.at("D")});
     for (int64_t i = 0; i < x.numel(); ++i) x.data[static_cast<size_t>(i)] = std::sin(0.7 * static_cast<double>(i));
@@ -580,16 +556,7 @@ TEST(SpecialValues, NanAndInfinityPropagateAsIeeeSays) {
 // Rank 1's shard of idx holds 7 for a tensor of 4 rows: an error at the
 // gather_rows statement, naming the index, the tensor and the rank, and
 // every rank ends (rank 0, whose indices are fine, is released).
-constexpr const char* kOutOfRange = R"hir(program out_of_range(R = 4, N = 6) {
-  input  x : f32[R, 3]
-  input  idx : i32[N] shard(0)
-  output y : f32[N, 3] shard(0)
-  output z : f32[R, 3]
-  y = gather_rows(x, idx)
-  z = allocate(f32[R, 3], zero=true)
-  scatter_add_rows(y, idx, out=z)
-}
-)hir";
+std::string outOfRange() { return testing::testProgramText("executor/programs/index_out_of_range.hir"); }
 
 // The program run on 2 in-process ranks with `name` given as these i32
 // values (the rest seeded), as run or as the serial reference; it must
@@ -607,7 +574,7 @@ Result<RunResult> runWithIndices(const Program& program, const std::string& name
 }
 
 TEST(IndexErrors, AnIndexOutOfRangeIsAnErrorAtItsStatementAndEveryRankEnds) {
-  Program program = parseOrThrow(kOutOfRange);
+  Program program = parseOrThrow(outOfRange());
   for (bool serialReference : {false, true}) {
     // rank 1 holds 2, 7, 1
     Result<RunResult> result = runWithIndices(program, "idx", {0, -1, 3, 2, 7, 1}, serialReference);
@@ -616,14 +583,7 @@ TEST(IndexErrors, AnIndexOutOfRangeIsAnErrorAtItsStatementAndEveryRankEnds) {
     EXPECT_EQ(result.error().loc, (SourceLoc{6, 7}));  // gather_rows
   }
   // scatter_add_rows checks its own indices (here a gather that is fine, then -2).
-  const std::string scatterOnly =
-      "program p(R = 4) {\n"
-      "  input  src : f32[3, 2]\n"
-      "  input  idx : i32[3]\n"
-      "  output z : f32[R, 2]\n"
-      "  z = allocate(f32[R, 2], zero=true)\n"
-      "  scatter_add_rows(src, idx, out=z)\n"
-      "}\n";
+  const std::string scatterOnly = testing::testProgramText("executor/programs/scatter_index_out_of_range.hir");
   Program scatter = parseOrThrow(scatterOnly);
   RunRequest request = makeRequest(scatter, bindAll(scatter, {}), 1, 1);
   RefTensor idx({3});
@@ -673,17 +633,10 @@ TEST(IndexErrors, TheErrorNamesTheProgramsTensors) {
 // A program may write its inputs (here an in-place allreduce of x); every
 // warmup and timed run must still start from the same inputs, or
 // `hostir run --repeat 3 --check` would fail a correct program.
-constexpr const char* kWritesItsInput = R"hir(program writes_its_input(N = 4) {
-  input  x : f32[N]
-  output y : f32[N]
-  h = allreduce(x, op=sum)
-  wait(h)
-  y = copy(x)
-}
-)hir";
+std::string writesItsInput() { return testing::testProgramText("executor/programs/writes_its_input.hir"); }
 
 TEST(RepeatedRuns, EveryRunStartsFromTheSameInputs) {
-  Program program = parseOrThrow(kWritesItsInput);
+  Program program = parseOrThrow(writesItsInput());
   Params params = bindAll(program, {});
   const int64_t world = 2;
   RefTensor x = toRef(globalInputs(program, params, world, 1).at("x"));

@@ -8,6 +8,7 @@
 #include "executor/cpu/host_memory_pool.h"
 #include "harness.h"
 #include "runtime/memory_high_water.h"
+#include "test_util.h"
 
 namespace hostir::reftest {
 namespace {
@@ -66,18 +67,7 @@ RunResult runOrFail(const std::string& text, int64_t world, int repeat = 1) {
 
 // Every buffer stays named to the end of the program: the peak is all of them.
 TEST(PeakMemory, IsEveryLiveTensorOfTheRunInputsIncluded) {
-  const std::string text = R"(program p(N = 1000) {
-  input  x : f32[N]
-  output y : f32[N]
-  a = allocate(f32[N])
-  b = allocate(f32[2 * N])
-  copy(x, out=a)
-  bn = shard_by_stream(b, axis=0, index=0, chunks=2)
-  copy(a, out=bn)
-  y = allocate(f32[N])
-  copy(bn, out=y)
-}
-)";
+  const std::string text = testing::testProgramText("executor/programs/peak_memory_live_tensors.hir");
   for (int64_t world : {1, 2}) {
     RunResult result = runOrFail(text, world, /*repeat=*/2);
     ASSERT_TRUE(result.peakMemoryBytes.has_value());
@@ -88,19 +78,7 @@ TEST(PeakMemory, IsEveryLiveTensorOfTheRunInputsIncluded) {
 // A deallocated temporary goes back once its work is done; whenever that
 // is, the peak lies between one temporary live and all of them.
 TEST(PeakMemory, DeallocatedTemporariesCountWhileTheyLive) {
-  const std::string text = R"(program p(N = 4096, S = 8) {
-  input  x : f32[N]
-  output y : f32[N]
-  y = allocate(f32[N])
-  copy(x, out=y)
-  for i in range(S) {
-    t = allocate(f32[N])
-    copy(x, out=t)
-    add(y, t, out=y)
-    deallocate(t)
-  }
-}
-)";
+  const std::string text = testing::testProgramText("executor/programs/peak_memory_temporaries.hir");
   RunResult result = runOrFail(text, 1);
   ASSERT_TRUE(result.peakMemoryBytes.has_value());
   const uint64_t tensor = 4 * 4096;

@@ -18,6 +18,7 @@
 #include "harness.h"
 #include "runtime/evaluator.h"
 #include "sanitizers.h"
+#include "test_util.h"
 
 namespace hostir::reftest {
 namespace {
@@ -88,14 +89,7 @@ TEST_F(OneRank, AnAllocationBeyondMemoryNamesTheStatementTheSizeAndTheTensor) {
 
 TEST_F(OneRank, TheResultOfAnOperationBeyondMemoryNamesItsResult) {
   // Two 4 MiB operands whose product is 2^20 x 2^20 f32: 4 TiB.
-  Diagnostic error = failure(R"(program outer() {
-  input a : f32[1048576, 1]
-  input b : f32[1, 1048576]
-  output y : f32[4]
-  y = allocate(f32[4], zero=true)
-  z = matmul(a, b)
-}
-)");
+  Diagnostic error = failure(testing::testProgramText("executor/programs/outer_product_beyond_memory.hir"));
   EXPECT_EQ(error.message, "cannot allocate 4.00 TiB for 'z'");
   EXPECT_EQ(error.loc.line, 6u);
   auto outputs = run(kSmallProgram, 2.0f);

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "api/trace_file.h"
+#include "test_util.h"
 
 namespace hostir::reftest {
 
@@ -38,34 +39,13 @@ std::vector<std::vector<Slice>> slicesPerRank(const nlohmann::json& trace, size_
 namespace {
 
 // examples/row_parallel_linear.hir after assign-streams, as `hostir opt` prints it.
-constexpr const char* kRowParallelOnStreams = R"(program row_parallel_linear(M = 256, K = 512, N = 128, S = 4) {
-  input  x : f32[M, K] shard(1)
-  input  w : f32[N, K] shard(1)
-  output y : f32[M, N]
-
-  y = allocate(f32[M, N])
-  main = get_current_stream()
-  for i in range(S) {
-    set_current_stream(stream(i))
-    synchronize(main)
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    linear(xi, w, out=yi)
-    c = allreduce(yi, op=sum)
-    wait(c)
-  }
-  set_current_stream(main)
-  for j in range(S) {
-    synchronize(stream(j))
-  }
-}
-)";
+std::string rowParallelOnStreams() { return testing::testProgramText("executor/programs/row_parallel_on_streams.hir"); }
 
 }  // namespace
 
 Result<RunResult> tracedRowParallel(const RowParallelShape& shape, BackendKind backend, int64_t world, int64_t streams,
                                     int repeat, const std::string& path) {
-  Program program = parseOrThrow(kRowParallelOnStreams, "rp.hir");
+  Program program = parseOrThrow(rowParallelOnStreams(), "rp.hir");
   Params params = bindAll(program, {{"M", shape.M}, {"K", shape.K}, {"N", shape.N}, {"S", shape.S}});
   RunRequest request = makeRequest(program, params, 7, streams);
   request.backend.kind = backend;
@@ -109,7 +89,7 @@ void expectRowParallelTimeline(BackendKind backend, int64_t world, int64_t strea
       EXPECT_EQ(s.category, "compute");
       EXPECT_DOUBLE_EQ(s.flops, 2.0 * rows * static_cast<double>(shape.N) * localK);
       EXPECT_EQ(s.bytes, static_cast<int64_t>((rows * localK + shape.N * localK + rows * shape.N) * 4));
-      EXPECT_EQ(s.loc, "rp.hir:13:5");  // the linear of kRowParallelOnStreams
+      EXPECT_EQ(s.loc, "rp.hir:13:5");  // the linear of row_parallel_on_streams.hir
       ++linearsPerTrack[s.track];
     }
     // assign-streams: chunk i on stream(i mod streams).

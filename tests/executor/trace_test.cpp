@@ -22,6 +22,7 @@
 #include "harness.h"
 #include "runtime/trace.h"
 #include "sanitizers.h"
+#include "test_util.h"
 #include "trace_checks.h"
 
 namespace hostir::reftest {
@@ -183,18 +184,7 @@ TEST(Trace, ARecordingKeepsItsEventsOnDiskNotInMemory) {
   EXPECT_FALSE(recorder.truncated());
 }
 
-Program loopProgram() {
-  return parseOrThrow(R"(program loop(N = 20000) {
-  input x : f32[4, 4]
-  output y : f32[4, 4]
-  y = allocate(f32[4, 4], zero=true)
-  for i in range(N) {
-    add(x, y, out=y)
-  }
-}
-)",
-                      "loop.hir");
-}
+Program loopProgram() { return parseOrThrow(testing::testProgramText("executor/programs/trace_loop.hir"), "loop.hir"); }
 
 TEST(Trace, TheLimitEndsTheTraceVisiblyAndCountsWhatIsLeftOut) {
   ScratchDir dir;
@@ -273,8 +263,7 @@ TEST(Trace, CliWarnsOnceWhenTheTraceReachesItsLimit) {
   ScratchDir dir;
   {
     std::ofstream program(dir.file("loop.hir"));
-    program << "program loop(N = 20000) {\n  input x : f32[4, 4]\n  output y : f32[4, 4]\n"
-               "  y = allocate(f32[4, 4], zero=true)\n  for i in range(N) {\n    add(x, y, out=y)\n  }\n}\n";
+    program << testing::testProgramText("executor/programs/trace_loop.hir");
   }
   std::string path = dir.file("t.json");
   std::string command = std::string(HOSTIR_BINARY) + " run " + dir.file("loop.hir") +

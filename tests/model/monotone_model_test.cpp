@@ -19,6 +19,7 @@
 #include "model/cost_model.h"
 #include "model/machine_profile.h"
 #include "model/point_times.h"
+#include "test_util.h"
 
 namespace hostir {
 namespace {
@@ -365,14 +366,8 @@ TEST(MonotoneModel, RingAttentionAtTwoRanksIsNoFasterAtT1024ThanAt512OnH200Share
 // An all_to_all of T rows of 2 KiB per rank and destination: 4 KiB at T = 1,
 // 16 KiB at T = 4, where h200-shared measured 4 KiB slower than 16 KiB.
 TEST(MonotoneModel, AllToAllIsNoFasterAtT4ThanAtT1OnH200Shared) {
-  static const api::Program program = api::Program::fromText(R"(program dispatch(T = 1, E = 512) {
-  input  x : f32[world * world * T, E] shard(0)
-  output y : f32[world * world * T, E] shard(0)
-  y = allocate(f32[world * T, E])
-  h = all_to_all(x, out=y, axis=0)
-  wait(h)
-}
-)");
+  static const api::Program program =
+      api::Program::fromText(testing::testProgramText("model/programs/all_to_all_dispatch.hir"));
   EXPECT_GE(predictedMs(program, "h200-shared", {{"T", 4}}, 2), predictedMs(program, "h200-shared", {{"T", 1}}, 2));
 }
 

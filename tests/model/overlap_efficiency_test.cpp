@@ -18,6 +18,7 @@
 #include "ir/parser.h"
 #include "ir/verifier.h"
 #include "model/simulation.h"
+#include "test_util.h"
 
 namespace hostir {
 namespace {
@@ -77,22 +78,7 @@ MachineProfile sharedDevice() {
 
 // A whole layer's loop: each chunk's GEMM, its allreduce, then two
 // elementwise stand-ins for the rest of the layer on the reduced chunk.
-constexpr const char* kLayer = R"(program layer(M = 1024, K = 1024, N = 1024, S = 2) {
-  input  x : f32[M, K] shard(1)
-  input  w : f32[N, K] shard(1)
-  output y : f32[M, N]
-  y = allocate(f32[M, N])
-  for i in range(S) {
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    linear(xi, w, out=yi)
-    c = allreduce(yi, op=sum)
-    wait(c)
-    add(yi, yi, out=yi)
-    add(yi, yi, out=yi)
-  }
-}
-)";
+std::string layer() { return testing::testProgramText("model/programs/layer_with_stand_ins.hir"); }
 
 struct Predicted {
   api::ProgramPrediction prediction;
@@ -122,7 +108,7 @@ TEST(OverlapEfficiency, StaysWithinZeroAndOneWhenStrippingSlowsTheComputeVariant
   // the second chunk's GEMM runs beside the first chunk's adds, both at a
   // fifth of their rates: the compute-only variant takes longer than the
   // whole program, and (compute + comm - total) / min exceeds the comm.
-  const Predicted p = predict(kLayer, "assign-streams", sharedDevice());
+  const Predicted p = predict(layer(), "assign-streams", sharedDevice());
   const api::ProgramPrediction& e = p.prediction;
   ASSERT_GT(e.computeSeconds, e.seconds()) << "the case this test is about";
   ASSERT_GT(e.communicationSeconds, 0);
@@ -138,7 +124,7 @@ TEST(OverlapEfficiency, IsZeroWhenContentionMakesTheWholeSlowerThanItsPartsInTur
   MachineProfile machine = sharedDevice();
   for (Contention& c : machine.contention)
     if (c.slowed == WorkClass::Communication || c.beside == WorkClass::Communication) c.rate = 0.05;
-  const Predicted p = predict(kLayer, "assign-streams", machine);
+  const Predicted p = predict(layer(), "assign-streams", machine);
   const api::ProgramPrediction& e = p.prediction;
   ASSERT_GT(e.seconds(), e.computeSeconds + e.communicationSeconds) << "the case this test is about";
   EXPECT_TRUE(e.slowerThanSerial());
@@ -148,7 +134,7 @@ TEST(OverlapEfficiency, IsZeroWhenContentionMakesTheWholeSlowerThanItsPartsInTur
 
 TEST(OverlapEfficiency, IsTheFormulaWhereTheVariantsBoundTheWhole) {
   // As written (one stream) nothing runs beside anything: C + M - T within [0, min].
-  const Predicted p = predict(kLayer, "", sharedDevice());
+  const Predicted p = predict(layer(), "", sharedDevice());
   const api::ProgramPrediction& e = p.prediction;
   const double hidden = e.computeSeconds + e.communicationSeconds - e.seconds();
   ASSERT_GE(hidden, 0);
@@ -158,19 +144,7 @@ TEST(OverlapEfficiency, IsTheFormulaWhereTheVariantsBoundTheWhole) {
 
 // Chunks of elementwise work, each followed by its allreduce: what a layer
 // whose GEMMs a test replaced with `add`s looks like to the model.
-constexpr const char* kStandIns = R"(program standin(M = 4096, N = 2048, S = 4) {
-  input  x : f32[M, N]
-  output y : f32[M, N]
-  y = allocate(f32[M, N])
-  for i in range(S) {
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    add(xi, xi, out=yi)
-    c = allreduce(yi, op=sum)
-    wait(c)
-  }
-}
-)";
+std::string standIns() { return testing::testProgramText("model/programs/elementwise_chunks.hir"); }
 
 bool usesWorkerStreams(const hostir::Program& program) {
   bool uses = false;
@@ -184,7 +158,7 @@ bool usesWorkerStreams(const hostir::Program& program) {
 }
 
 TEST(WorkClasses, AnAddIsElementwiseWorkInTheSimulation) {
-  const Predicted p = predict(kStandIns, "", sharedDevice());
+  const Predicted p = predict(standIns(), "", sharedDevice());
   size_t adds = 0;
   for (const WorkItem& item : p.prediction.whole.work.front().items) {
     if (item.op != OpKind::Add || item.kind != WorkItem::Kind::Compute) continue;
@@ -205,7 +179,7 @@ TEST(WorkClasses, OverlapDecidesStandInAddsByTheElementwiseRatesNotTheGemmRates)
                         {WorkClass::Communication, WorkClass::Elementwise, 1, 0},
                         {WorkClass::Elementwise, WorkClass::Communication, 1, 0}};
   std::vector<std::string> remarks;
-  const Predicted overlapped = predict(kStandIns, "overlap", machine, &remarks);
+  const Predicted overlapped = predict(standIns(), "overlap", machine, &remarks);
   EXPECT_TRUE(usesWorkerStreams(overlapped.program));
   std::string said;
   for (const std::string& r : remarks) said += r + "\n";
@@ -214,7 +188,7 @@ TEST(WorkClasses, OverlapDecidesStandInAddsByTheElementwiseRatesNotTheGemmRates)
   // allreduces would cost more than they hide, and overlap leaves the loop.
   for (Contention& c : machine.contention) c.rate = c.rate == 1 ? 0.05 : 1;
   remarks.clear();
-  const Predicted left = predict(kStandIns, "overlap", machine, &remarks);
+  const Predicted left = predict(standIns(), "overlap", machine, &remarks);
   EXPECT_FALSE(usesWorkerStreams(left.program));
   said.clear();
   for (const std::string& r : remarks) said += r + "\n";

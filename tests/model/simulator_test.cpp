@@ -8,6 +8,7 @@
 #include "model/cost_model.h"
 #include "model/simulation.h"
 #include "model/timeline_simulator.h"
+#include "test_util.h"
 
 namespace hostir {
 namespace {
@@ -389,16 +390,7 @@ Simulation simulateText(const std::string& text, int64_t world, const MachinePro
   return simulation.ok() ? *simulation : Simulation{};
 }
 
-constexpr const char* kRowParallel = R"(program p(M = 4, K = 8, N = 2) {
-  input  x : f32[M, K] shard(1)
-  input  w : f32[N, K] shard(1)
-  output y : f32[M, N]
-  y = allocate(f32[M, N])
-  linear(x, w, out=y)
-  c = allreduce(y, op=sum)
-  wait(c)
-}
-)";
+std::string rowParallel() { return testing::testProgramText("model/programs/row_parallel_small.hir"); }
 
 // Predicted times far beyond a run's (a GEMM of 2^22 cubed) leave rounding
 // residue larger than the short work after them: every piece of work
@@ -434,7 +426,7 @@ TEST(TimelineSimulator, ManyCommunicationsAreSimulatedInLinearTime) {
 
 TEST(Simulation, ARowParallelLayerCostsItsGemmThenItsAllreduce) {
   const MachineProfile p = gemmProfile();
-  Simulation s = simulateText(kRowParallel, 2, p);
+  Simulation s = simulateText(rowParallel(), 2, p);
   ASSERT_EQ(s.work.size(), 1u);  // never names `rank`: one rank stands for both
   EXPECT_TRUE(s.symmetric);
   // Local GEMM: M=4, N=2, K=8/2: 64 flops at 1 MFLOP/s; the allreduce: 1 ms + 32 bytes * 1 at 1 KB/s.
@@ -444,19 +436,9 @@ TEST(Simulation, ARowParallelLayerCostsItsGemmThenItsAllreduce) {
 
 // Attention is priced in the GEMM class: beside an allreduce it takes the
 // GEMM pairs' rates, not the elementwise ones.
-constexpr const char* kAttentionBesideAllreduce = R"(program p(T = 8, D = 8) {
-  input  q : f32[T, D]
-  input  t : f32[1]
-  output o : f32[T, D]
-  main = get_current_stream()
-  set_current_stream(stream(1))
-  o = attention(q, q, q, heads=1)
-  set_current_stream(main)
-  h = allreduce(t, op=sum)
-  wait(h)
-  synchronize(stream(1))
+std::string attentionBesideAllreduce() {
+  return testing::testProgramText("model/programs/attention_beside_allreduce.hir");
 }
-)";
 
 TEST(Simulation, AttentionBesideAnAllreduceTakesTheGemmContentionRates) {
   MachineProfile p = gemmProfile();
@@ -474,7 +456,7 @@ TEST(Simulation, AttentionBesideAnAllreduceTakesTheGemmContentionRates) {
   // Together from 0 (no overheads): attention at 0.8 ends at 2.56 ms; the
   // allreduce has done 2.56 * 0.25 = 0.64 ms of its work by then, and does
   // the other 4.36 ms alone: it ends at 6.92 ms, the run's end.
-  Simulation s = simulateText(kAttentionBesideAllreduce, 2, p);
+  Simulation s = simulateText(attentionBesideAllreduce(), 2, p);
   ASSERT_EQ(s.work.size(), 1u);
   EXPECT_NEAR(attention / 0.8, 2.56e-3, 1e-12);
   EXPECT_NEAR(s.seconds(), 2.56e-3 + (allreduce - 2.56e-3 * 0.25), 1e-9);
@@ -482,7 +464,7 @@ TEST(Simulation, AttentionBesideAnAllreduceTakesTheGemmContentionRates) {
 }
 
 TEST(Simulation, AProgramThatNamesRankIsIssuedOnEveryRank) {
-  std::string text = kRowParallel;
+  std::string text = rowParallel();
   text.replace(text.find("  c = allreduce"), 0, "  z = allocate(f32[rank + 1])\n");
   Simulation s = simulateText(text, 2, gemmProfile());
   EXPECT_FALSE(s.symmetric);
@@ -490,20 +472,13 @@ TEST(Simulation, AProgramThatNamesRankIsIssuedOnEveryRank) {
 }
 
 // One ring step: every rank sends its block to the next and receives the previous one's.
-constexpr const char* kRingStep = R"(program ring(C = 64, K = 1) {
-  input  t : f32[C]
-  output o : f32[C]
-  o = allocate(f32[C])
-  h = sendrecv(t, out=o, to=(rank + K) % world, from=(rank + world - K) % world)
-  wait(h)
-}
-)";
+std::string ringStep() { return testing::testProgramText("model/programs/ring_step.hir"); }
 
 TEST(Simulation, ASendrecvCostsOneTransferToAPeer) {
   MachineProfile p = gemmProfile();
   p.communication.push_back(
       CommunicationCost{OpKind::SendRecv, 2, CommAlgorithm::Flat, 2000, 1e-6, {}, {}});  // 2 ms + 1 KB/s
-  Simulation s = simulateText(kRingStep, 4, p);
+  Simulation s = simulateText(ringStep(), 4, p);
   EXPECT_FALSE(s.symmetric);  // to and from name `rank`
   ASSERT_EQ(s.work.size(), 4u);
   // 64 f32 elements: 2 ms + 256 bytes at 1 KB/s, on every rank at once.
@@ -513,7 +488,7 @@ TEST(Simulation, ASendrecvCostsOneTransferToAPeer) {
 TEST(Simulation, ASendrecvToItselfIsALocalCopy) {
   MachineProfile p = gemmProfile();
   p.communication.push_back(CommunicationCost{OpKind::SendRecv, 2, CommAlgorithm::Flat, 2000, 1e-6, {}, {}});
-  std::string text = kRingStep;
+  std::string text = ringStep();
   text.replace(text.find("K = 1"), 5, "K = 0");
   Simulation s = simulateText(text, 4, p);
   // 256 bytes read and 256 written at the memory curve's rate, nothing like the 2 ms transfer.
@@ -521,7 +496,7 @@ TEST(Simulation, ASendrecvToItselfIsALocalCopy) {
 }
 
 TEST(Simulation, ADtypeTheProfileCannotPriceIsAnErrorAtItsStatement) {
-  std::string text = kRowParallel;
+  std::string text = rowParallel();
   for (size_t at; (at = text.find("f32")) != std::string::npos;) text.replace(at, 3, "f64");
   auto program = parseProgram(text);
   ASSERT_TRUE(program.ok());

@@ -162,25 +162,7 @@ TEST(AssignStreams, IsIdempotent) {
 }
 
 TEST(AssignStreams, LeavesLoopsWithoutWorkOrWithTheirOwnStreamsAndSaysWhy) {
-  Program p = testing::parseOrDie(R"(program p(S = 2) {
-  input x : f32[8]
-  for i in range(S) {
-    v = shard_by_stream(x, axis=0, index=i, chunks=S)
-    n = max(i, 1)
-  }
-  for i in range(S) {
-    s = get_current_stream()
-    set_current_stream(stream(i))
-    h = allreduce(x)
-    wait(h)
-    set_current_stream(s)
-  }
-  for i in range(S) {
-    ev = record_event()
-    wait_event(ev)
-  }
-}
-)");
+  Program p = testing::parseOrDie(testing::testProgramText("passes/programs/assign_streams_loops_left.hir"));
   std::vector<Remark> remarks;
   EXPECT_EQ(assignStreams(p, {}, &remarks), p);
   ASSERT_EQ(remarks.size(), 3u);
@@ -194,21 +176,8 @@ TEST(AssignStreams, LeavesLoopsWithoutWorkOrWithTheirOwnStreamsAndSaysWhy) {
 }
 
 TEST(AssignStreams, NewCaptureAfterTheProgramSwitchesStreams) {
-  Program p = testing::parseOrDie(R"(program p(S = 2) {
-  input x : f32[8]
-  for i in range(S) {
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    h = allreduce(xi)
-    wait(h)
-  }
-  set_current_stream(stream(7))
-  for i in range(S) {
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    h = allreduce(xi)
-    wait(h)
-  }
-}
-)");
+  Program p =
+      testing::parseOrDie(testing::testProgramText("passes/programs/assign_streams_recapture_after_switch.hir"));
   Program after = assignStreams(p);
   std::string printed = printProgram(after);
   EXPECT_NE(printed.find("main = get_current_stream()"), std::string::npos) << printed;
@@ -304,27 +273,7 @@ TEST(AssignStreams, LeavesLoopsWhoseIterationsDependOnEachOtherAndNamesTheRace) 
 // Only the loops that depend on themselves stay; one capture of the main
 // stream serves the independent loops on either side.
 TEST(AssignStreams, RewritesTheIndependentLoopsAroundADependentOne) {
-  Program p = testing::parseOrDie(R"(program p(M = 32, N = 8, S = 2) {
-  input x : f32[M, N]
-  output y : f32[M, N]
-  output acc : f32[M / S, N]
-  y = allocate(f32[M, N])
-  acc = allocate(f32[M / S, N], zero=true)
-  for i in range(S) {
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    copy(xi, out=yi)
-  }
-  for i in range(S) {
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    add(acc, yi, out=acc)
-  }
-  for i in range(S) {
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    add(yi, yi, out=yi)
-  }
-}
-)");
+  Program p = testing::parseOrDie(testing::testProgramText("passes/programs/assign_streams_around_dependent_loop.hir"));
   std::vector<Remark> remarks;
   Program after = assignStreams(p, {}, &remarks);
   std::string printed = printProgram(after);
@@ -424,33 +373,7 @@ TEST(AssignStreams, LoopsNotStartingAtZeroUseStreamsFromZero) {
 // The capture before a with block serves the loop after it, since the
 // block gives the stream back.
 TEST(AssignStreams, LeavesLoopsInOrHoldingWithBlocksAndReusesTheCaptureAcrossOne) {
-  Program p = testing::parseOrDie(R"(program p(M = 32, N = 8, S = 2) {
-  input x : f32[M, N]
-  output y : f32[M, N]
-  y = allocate(f32[M, N])
-  for i in range(S) {
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    copy(xi, out=yi)
-  }
-  with stream(3) {
-    for i in range(S) {
-      yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-      add(yi, yi, out=yi)
-    }
-  }
-  for i in range(S) {
-    with stream(i) {
-      yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-      add(yi, yi, out=yi)
-    }
-  }
-  for i in range(S) {
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    add(yi, yi, out=yi)
-  }
-}
-)");
+  Program p = testing::parseOrDie(testing::testProgramText("passes/programs/assign_streams_with_blocks.hir"));
   std::vector<Remark> remarks;
   Program after = assignStreams(p, {}, &remarks);
   ASSERT_EQ(remarks.size(), 4u);
@@ -477,22 +400,7 @@ namespace {
 // race check of the branches each iteration takes finds the dependence, and
 // the remark names the race with both statements.
 TEST(AssignStreams, LeavesALoopWhoseBranchesDependOnEachOtherAndNamesTheRace) {
-  Program p = testing::parseOrDie(R"(program p(M = 64, S = 4) {
-  input x : f32[M]
-  z = allocate(f32[M], zero=true)
-  for i in range(1, S) {
-    if i > 1 and not i == S {
-      zi = shard_by_stream(z, axis=0, index=i, chunks=S)
-      before = shard_by_stream(z, axis=0, index=i - 1, chunks=S)
-      add(zi, before, out=zi)
-    } else {
-      z1 = shard_by_stream(z, axis=0, index=1, chunks=S)
-      x1 = shard_by_stream(x, axis=0, index=1, chunks=S)
-      copy(x1, out=z1)
-    }
-  }
-}
-)");
+  Program p = testing::parseOrDie(testing::testProgramText("passes/programs/assign_streams_dependent_branches.hir"));
   std::vector<Remark> remarks;
   EXPECT_EQ(assignStreams(p, {}, &remarks), p);
   ASSERT_EQ(remarks.size(), 1u);
@@ -509,34 +417,7 @@ TEST(AssignStreams, LeavesALoopWhoseBranchesDependOnEachOtherAndNamesTheRace) {
 // remark. A branch that switches streams makes the next loop capture the
 // current stream afresh; one that does not leaves the capture valid.
 TEST(AssignStreams, LeavesLoopsInIfBranchesAndRecapturesAfterABranchSwitches) {
-  Program p = testing::parseOrDie(R"(program p(M = 64, S = 2) {
-  input x : f32[M]
-  for i in range(S) {
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    h = allreduce(xi)
-    wait(h)
-  }
-  if rank == 0 {
-    for k in range(S) {
-      g = allreduce(x)
-      wait(g)
-    }
-  }
-  for i in range(S) {
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    h = allreduce(xi)
-    wait(h)
-  }
-  if M > 8 {
-    set_current_stream(stream(5))
-  }
-  for i in range(S) {
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    h = allreduce(xi)
-    wait(h)
-  }
-}
-)");
+  Program p = testing::parseOrDie(testing::testProgramText("passes/programs/assign_streams_loops_in_branches.hir"));
   std::vector<Remark> remarks;
   Program after = assignStreams(p, {}, &remarks);
   std::string printed = printProgram(after);
@@ -561,18 +442,8 @@ TEST_F(IfCli, OptAndCheckHandleIfBlocks) {
   auto check = run("check " + golden("if_branches.hir") + " --ranks 2");
   EXPECT_EQ(check.exitCode, 0) << check.err;
 
-  std::string mismatch = write("mismatch.hir", R"(program p(N = 64) {
-  input x : f32[N]
-  y = allocate(f32[N], zero=true)
-  if rank == 0 {
-    c = allreduce(y, op=max)
-    wait(c)
-  } else {
-    d = allreduce(y, op=sum)
-    wait(d)
-  }
-}
-)");
+  std::string mismatch =
+      write("mismatch.hir", testing::testProgramText("passes/programs/ranks_mismatched_allreduce.hir"));
   auto found = run("check " + mismatch + " --ranks 2");
   EXPECT_EQ(found.exitCode, 1);
   EXPECT_THAT(found.err, HasSubstr("mismatch.hir:5:9: error: ranks issue different communications"));
@@ -588,20 +459,7 @@ TEST_F(IfCli, OptAndCheckHandleIfBlocks) {
 // outputs match the serial reference. Each rank's row of y is its own, so
 // y is sharded: ranks that hold different values must not share an output.
 TEST_F(IfCli, ARingWhoseFirstRankDiffersRunsAndChecks) {
-  std::string ring = write("ring.hir", R"(program ring(N = 64) {
-  input  x : f32[3, N] shard(0)
-  output y : f32[3, N] shard(0)
-  y = allocate(f32[1, N])
-  r = allocate(f32[1, N])
-  h = sendrecv(x, out=r, to=(rank + 1) % world, from=(rank + world - 1) % world)
-  wait(h)
-  if rank == 0 {
-    copy(x, out=y)
-  } else {
-    add(r, x, out=y)
-  }
-}
-)");
+  std::string ring = write("ring.hir", testing::testProgramText("passes/programs/ring_first_rank_differs.hir"));
   auto r = run("run " + ring + " --ranks 3 --check");
   EXPECT_EQ(r.exitCode, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("check: ok"));

@@ -121,21 +121,11 @@ TEST(PassCancellation, OverlapStopsWithinASecondOfTheCancel) {
 
 // 9,000,000 statements once unrolled, under the verifier's limit: each
 // verification that a pass makes takes about 2 s.
-constexpr const char* kHugeLoop = R"(program huge_loop(M = 8, K = 8, N = 8, R = 4500000) {
-  input  x : f32[M, K]
-  input  w : f32[N, K]
-  output y : f32[M, N]
-  y = allocate(f32[M, N])
-  for i in range(R) {
-    linear(x, w, out=y)
-    add(y, y, out=y)
-  }
-}
-)";
+std::string hugeLoop() { return testing::testProgramText("passes/programs/huge_loop.hir"); }
 
 TEST(PassCancellation, AVerificationStopsWithinASecondOfTheCancel) {
   CanonicalizePass pass;  // it verifies the program first
-  expectStopsWithinASecond(pass, kHugeLoop);
+  expectStopsWithinASecond(pass, hugeLoop());
 }
 
 TEST(PassCancellation, ACancelBeforeThePassesRunsNoneAndLeavesTheProgram) {

@@ -86,32 +86,11 @@ Program without(Program p, const Path& path) {
 
 // Section 4's form of the row-parallel linear: what assign-streams makes of
 // examples/row_parallel_linear.hir.
-constexpr const char* kRowParallelStreams = R"(program row_parallel_linear(M = 256, K = 512, N = 128, S = 4) {
-  input  x : f32[M, K] shard(1)
-  input  w : f32[N, K] shard(1)
-  output y : f32[M, N]
-
-  y = allocate(f32[M, N])
-  main = get_current_stream()
-  for i in range(S) {
-    with stream(i) {
-      synchronize(main)
-      xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-      yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-      linear(xi, w, out=yi)
-      c = allreduce(yi, op=sum)
-      wait(c)
-    }
-  }
-  for j in range(S) {
-    synchronize(stream(j))
-  }
-}
-)";
+std::string rowParallelStreams() { return testing::testProgramText("passes/programs/row_parallel_streams.hir"); }
 
 TEST(Canonicalize, RowParallelKeepsOnlyTheSynchronizeThatOrdersTheAllocation) {
   std::vector<Remark> remarks;
-  Program p = canonicalize(testing::parseOrDie(kRowParallelStreams), {}, &remarks);
+  Program p = canonicalize(testing::parseOrDie(rowParallelStreams()), {}, &remarks);
   // The join orders nothing the end of the program does not; wait(c) is
   // on the allreduce's own stream; synchronize(main) orders the allocation
   // of y on the main stream before the workers write it.
@@ -140,32 +119,8 @@ TEST(Canonicalize, KeepsExactlyTheJoinThatWorkAfterTheLoopNeeds) {
   // The copy after the loops reads y on the main stream: one join is
   // needed, and the second one is implied by the first.
   std::vector<Remark> remarks;
-  Program p = canonicalize(testing::parseOrDie(R"(program p(M = 64, K = 32, N = 16, S = 4) {
-  input  x : f32[M, K]
-  input  w : f32[N, K]
-  output z : f32[M, N]
-
-  y = allocate(f32[M, N])
-  main = get_current_stream()
-  for i in range(S) {
-    set_current_stream(stream(i))
-    synchronize(main)
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    linear(xi, w, out=yi)
-  }
-  set_current_stream(main)
-  for j in range(S) {
-    synchronize(stream(j))
-  }
-  for j in range(S) {
-    synchronize(stream(j))
-  }
-  z = allocate(f32[M, N])
-  copy(y, out=z)
-}
-)"),
-                           {}, &remarks);
+  Program p = canonicalize(
+      testing::parseOrDie(testing::testProgramText("passes/programs/canonicalize_needed_join.hir")), {}, &remarks);
   EXPECT_EQ(printedBody(p),
             "  y = allocate(f32[M, N])\n"
             "  main = get_current_stream()\n"
@@ -188,29 +143,9 @@ TEST(Canonicalize, KeepsExactlyTheJoinThatWorkAfterTheLoopNeeds) {
 
 TEST(Canonicalize, RemovesSwitchesThatChangeNoStatementsStream) {
   std::vector<Remark> remarks;
-  Program p = canonicalize(testing::parseOrDie(R"(program p(N = 8) {
-  input  x : f32[N]
-  output y : f32[N]
-
-  main = get_current_stream()
-  set_current_stream(stream(0))
-  set_current_stream(stream(1))
-  a = allocate(f32[N])
-  copy(x, out=a)
-  set_current_stream(stream(1))
-  copy(x, out=a)
-  set_current_stream(main)
-  n = max(N, 1)
-  set_current_stream(main)
-  y = allocate(f32[N])
-  copy(x, out=y)
-  set_current_stream(stream(1))
-  b = allocate(f32[N])
-  copy(x, out=b)
-  set_current_stream(stream(2))
-}
-)"),
-                           {}, &remarks);
+  Program p =
+      canonicalize(testing::parseOrDie(testing::testProgramText("passes/programs/canonicalize_redundant_switches.hir")),
+                   {}, &remarks);
   // The switch to stream(1) and the one back to main then form a with
   // block, which leaves the capture of main unused.
   EXPECT_EQ(printedBody(p),
@@ -236,27 +171,8 @@ TEST(Canonicalize, RemovesSwitchesThatChangeNoStatementsStream) {
 TEST(Canonicalize, RemovesASwitchThatALoopOverridesBeforeUsingIt) {
   // Every iteration switches before it issues, and after the loop (or
   // without any iteration) the next switch comes first: stream(1) is unused.
-  Program p = testing::parseOrDie(R"(program p(N = 8, S = 2) {
-  input  x : f32[N]
-  output y : f32[N]
-
-  main = get_current_stream()
-  y = allocate(f32[N])
-  set_current_stream(stream(1))
-  for i in range(S) {
-    set_current_stream(stream(i))
-    a = allocate(f32[N])
-    copy(x, out=a)
-  }
-  set_current_stream(main)
-  copy(x, out=y)
-  set_current_stream(stream(1))
-  for i in range(S) {
-    set_current_stream(stream(i))
-    b = allocate(f32[N])
-  }
-}
-)");
+  Program p =
+      testing::parseOrDie(testing::testProgramText("passes/programs/canonicalize_switch_overridden_by_loop.hir"));
   ASSERT_FALSE(CanonicalizePass().run(p).has_value());
   EXPECT_EQ(printedBody(p),
             "  main = get_current_stream()\n"
@@ -278,27 +194,7 @@ TEST(Canonicalize, RemovesASwitchThatALoopOverridesBeforeUsingIt) {
 TEST(Canonicalize, SwitchesInLoopsAndAfterLoopsThatSwitchStay) {
   // After a loop that switches, the current stream is not evident; a switch
   // at the end of a loop body chooses the next iteration's stream.
-  const char* text = R"(program p(N = 8, S = 2) {
-  input  x : f32[N]
-  output y : f32[N]
-
-  main = get_current_stream()
-  y = allocate(f32[N])
-  for i in range(S) {
-    set_current_stream(stream(i))
-    a = allocate(f32[N])
-    copy(x, out=a)
-  }
-  set_current_stream(main)
-  copy(x, out=y)
-  set_current_stream(stream(0))
-  for i in range(S) {
-    b = allocate(f32[N])
-    copy(x, out=b)
-    set_current_stream(stream(1))
-  }
-}
-)";
+  const std::string text = testing::testProgramText("passes/programs/canonicalize_switches_in_loops.hir");
   Program before = testing::parseOrDie(text);
   PassContext noOracle;
   Program p = before;
@@ -308,26 +204,8 @@ TEST(Canonicalize, SwitchesInLoopsAndAfterLoopsThatSwitchStay) {
 
 TEST(Canonicalize, RemovesUnusedEventsAndKeepsTheNeededWaitEvent) {
   std::vector<Remark> remarks;
-  Program p = canonicalize(testing::parseOrDie(R"(program p(N = 8) {
-  input  x : f32[N]
-  output z : f32[N]
-
-  main = get_current_stream()
-  y = allocate(f32[N])
-  set_current_stream(stream(0))
-  unused = record_event()
-  synchronize(main)
-  copy(x, out=y)
-  same = record_event()
-  wait_event(same)
-  ready = record_event()
-  set_current_stream(main)
-  wait_event(ready)
-  z = allocate(f32[N])
-  copy(y, out=z)
-}
-)"),
-                           {}, &remarks);
+  Program p = canonicalize(
+      testing::parseOrDie(testing::testProgramText("passes/programs/canonicalize_unused_events.hir")), {}, &remarks);
   EXPECT_EQ(printedBody(p),
             "  main = get_current_stream()\n"
             "  y = allocate(f32[N])\n"
@@ -349,21 +227,8 @@ TEST(Canonicalize, RemovesUnusedEventsAndKeepsTheNeededWaitEvent) {
 
 TEST(Canonicalize, RemovesCapturesLeftUnused) {
   // Once the join goes, nothing names `main` any more.
-  Program p = canonicalize(testing::parseOrDie(R"(program p(N = 8) {
-  input  x : f32[N]
-  output y : f32[N]
-
-  y = allocate(f32[N])
-  copy(x, out=y)
-  main = get_current_stream()
-  set_current_stream(stream(0))
-  synchronize(main)
-  a = allocate(f32[N])
-  copy(y, out=a)
-  set_current_stream(main)
-  synchronize(stream(0))
-}
-)"));
+  Program p =
+      canonicalize(testing::parseOrDie(testing::testProgramText("passes/programs/canonicalize_unused_capture.hir")));
   EXPECT_EQ(printedBody(p),
             "  y = allocate(f32[N])\n"
             "  copy(x, out=y)\n"
@@ -373,17 +238,8 @@ TEST(Canonicalize, RemovesCapturesLeftUnused) {
             "  a = allocate(f32[N])\n"
             "  copy(y, out=a)\n"
             "}\n");
-  Program q = canonicalize(testing::parseOrDie(R"(program q(N = 8) {
-  input  x : f32[N]
-  output y : f32[N]
-
-  main = get_current_stream()
-  y = allocate(f32[N])
-  copy(x, out=y)
-  set_current_stream(main)
-  synchronize(main)
-}
-)"));
+  Program q =
+      canonicalize(testing::parseOrDie(testing::testProgramText("passes/programs/canonicalize_switch_to_current.hir")));
   EXPECT_EQ(printedBody(q),
             "  y = allocate(f32[N])\n"
             "  copy(x, out=y)\n"
@@ -391,7 +247,7 @@ TEST(Canonicalize, RemovesCapturesLeftUnused) {
 }
 
 TEST(Canonicalize, WithoutARaceOracleKeepsSynchronizationsAndRemovesRedundantSwitches) {
-  std::string text = kRowParallelStreams;
+  std::string text = rowParallelStreams();
   // A switch the with block's end overrides before anything is issued, and
   // a trailing one.
   text.replace(text.find("      wait(c)\n") + 14, 0, "      set_current_stream(stream(7))\n");
@@ -401,7 +257,7 @@ TEST(Canonicalize, WithoutARaceOracleKeepsSynchronizationsAndRemovesRedundantSwi
   PassContext context;
   context.remarks = [&](const Remark& r) { remarks.push_back(r); };
   ASSERT_FALSE(CanonicalizePass().run(p, context).has_value());
-  EXPECT_EQ(p, testing::parseOrDie(kRowParallelStreams)) << printProgram(p);
+  EXPECT_EQ(p, testing::parseOrDie(rowParallelStreams())) << printProgram(p);
   auto said = messages(remarks);
   EXPECT_THAT(said, Contains(HasSubstr("synchronizations kept: no race check is available")));
   EXPECT_THAT(said, Contains(HasSubstr("removed set_current_stream(stream(7)): nothing is issued after it before the "
@@ -411,7 +267,7 @@ TEST(Canonicalize, WithoutARaceOracleKeepsSynchronizationsAndRemovesRedundantSwi
 
 TEST(Canonicalize, LeavesAProgramThatDoesNotVerifyAsItIs) {
   // K = 512 is not divisible among 3 ranks.
-  Program before = testing::parseOrDie(kRowParallelStreams);
+  Program before = testing::parseOrDie(rowParallelStreams());
   Program p = before;
   std::vector<Remark> remarks;
   PassContext context;
@@ -428,7 +284,7 @@ TEST(Canonicalize, LeavesAProgramThatDoesNotVerifyAsItIs) {
 // new race (or the program no longer verifies).
 TEST(Canonicalize, KeepsOnlyNeededSynchronizationsAndAddsNoRace) {
   std::vector<std::pair<std::string, std::string>> programs = testing::shippedPrograms();
-  programs.emplace_back("row parallel, section 4", kRowParallelStreams);
+  programs.emplace_back("row parallel, section 4", rowParallelStreams());
   int kept = 0, removed = 0;
   for (const auto& [name, text] : programs) {
     SCOPED_TRACE(name);
@@ -470,7 +326,7 @@ TEST(Canonicalize, RunsInThePipelineAfterAssignStreams) {
   ASSERT_TRUE(p.provedFor.has_value());  // the pipeline records the team; a pass alone does not
   EXPECT_EQ(*p.provedFor, (ProvedFor{1, 4, {}}));
   p.provedFor.reset();
-  EXPECT_EQ(p, canonicalize(testing::parseOrDie(kRowParallelStreams))) << printProgram(p);
+  EXPECT_EQ(p, canonicalize(testing::parseOrDie(rowParallelStreams()))) << printProgram(p);
 }
 
 class CanonicalizeRun : public testing::CliTest {};
@@ -552,30 +408,7 @@ TEST_F(CanonicalizeRun, ComputesTheSameOutputsAsBefore) {
 // stream merges into it (the view between them moves in), a block on the
 // stream already current gives way to its body, an empty block goes.
 TEST(Canonicalize, WritesSwitchesAsTheFewestWithBlocks) {
-  Program p = testing::parseOrDie(R"(program p(N = 8) {
-  input  x : f32[N]
-  output y : f32[N]
-
-  main = get_current_stream()
-  y = allocate(f32[N])
-  set_current_stream(stream(1))
-  synchronize(main)
-  a = copy(x)
-  set_current_stream(main)
-  v = shard_by_stream(y, axis=0, index=0, chunks=2)
-  with stream(1) {
-    b = copy(a)
-    with stream(1) {
-      c = copy(b)
-    }
-  }
-  with main {
-    copy(x, out=y)
-  }
-  with stream(2) {
-  }
-}
-)");
+  Program p = testing::parseOrDie(testing::testProgramText("passes/programs/canonicalize_fewest_with_blocks.hir"));
   std::vector<Remark> remarks;
   PassContext noOracle;
   noOracle.remarks = [&](const Remark& r) { remarks.push_back(r); };
@@ -606,19 +439,7 @@ TEST(Canonicalize, WritesSwitchesAsTheFewestWithBlocks) {
 // A switch back to a stream that is not known to be current before the
 // first switch stays a switch; one that is becomes a block, nested or not.
 TEST(Canonicalize, PairsOnlySwitchesBackToTheStreamCurrentBefore) {
-  Program p = testing::parseOrDie(R"(program p(N = 8) {
-  input  x : f32[N]
-
-  set_current_stream(stream(1))
-  a = copy(x)
-  set_current_stream(stream(2))
-  synchronize(stream(1))
-  b = copy(a)
-  set_current_stream(stream(1))
-  synchronize(stream(2))
-  c = copy(b)
-}
-)");
+  Program p = testing::parseOrDie(testing::testProgramText("passes/programs/canonicalize_switch_back_pairs.hir"));
   PassContext noOracle;
   ASSERT_FALSE(CanonicalizePass().run(p, noOracle).has_value());
   EXPECT_EQ(printedBody(p),
@@ -637,27 +458,7 @@ TEST(Canonicalize, PairsOnlySwitchesBackToTheStreamCurrentBefore) {
 // body did not end on: it is neither dropped nor merged. Blocks with work
 // between them on another stream stay apart.
 TEST(Canonicalize, KeepsBlocksWhoseRemovalWouldChangeAStream) {
-  const char* text = R"(program p(N = 8) {
-  input  x : f32[N]
-
-  main = get_current_stream()
-  with main {
-    a = copy(x)
-    set_current_stream(stream(3))
-    b = copy(x)
-  }
-  c = copy(x)
-  with stream(1) {
-    synchronize(main)
-    d = copy(x)
-  }
-  e = copy(x)
-  with stream(1) {
-    f = copy(x)
-  }
-  synchronize(stream(1))
-}
-)";
+  const std::string text = testing::testProgramText("passes/programs/canonicalize_blocks_that_stay.hir");
   Program before = testing::parseOrDie(text);
   Program p = before;
   PassContext noOracle;
@@ -688,23 +489,7 @@ namespace {
 // (rank 1 races without it) and removable on one (no rank takes the
 // branch); canonicalize proves each with the team it is given.
 TEST(Canonicalize, ProvesSynchronizationsInBranchesForTheRanksThatTakeThem) {
-  const char* text = R"(program p(M = 64) {
-  input  x : f32[M]
-  output y : f32[M]
-  y = allocate(f32[M])
-  main = get_current_stream()
-  if rank == 1 {
-    with stream(0) {
-      synchronize(main)
-      copy(x, out=y)
-    }
-    synchronize(stream(0))
-  } else {
-    copy(x, out=y)
-  }
-  add(y, x, out=y)
-}
-)";
+  const std::string text = testing::testProgramText("passes/programs/canonicalize_sync_in_branch.hir");
   Program input = testing::parseOrDie(text);
   Program onTwo = canonicalize(input, Bindings{{}, 2});
   EXPECT_EQ(onTwo, input) << printProgram(onTwo);
@@ -720,30 +505,7 @@ TEST(Canonicalize, ProvesSynchronizationsInBranchesForTheRanksThatTakeThem) {
 // the if is known, a switch to the current stream goes, an emptied then
 // branch turns the condition round, and an emptied if goes.
 TEST(Canonicalize, WritesBranchSwitchesAsWithBlocksAndDropsEmptiedIfs) {
-  Program p = testing::parseOrDie(R"(program p(M = 64, S = 2) {
-  input  x : f32[M]
-  output y : f32[M]
-  y = allocate(f32[M], zero=true)
-  main = get_current_stream()
-  if S > 1 {
-    set_current_stream(main)
-    set_current_stream(stream(1))
-    synchronize(main)
-    add(y, x, out=y)
-    set_current_stream(main)
-    synchronize(stream(1))
-    add(y, x, out=y)
-  }
-  if S == 2 {
-    ev = record_event()
-  } else {
-    add(y, x, out=y)
-  }
-  if M < S {
-    ev2 = record_event()
-  }
-}
-)");
+  Program p = testing::parseOrDie(testing::testProgramText("passes/programs/canonicalize_branch_switches.hir"));
   std::vector<Remark> remarks;
   Program out = canonicalize(p, {}, &remarks);
   EXPECT_EQ(printedBody(out), R"(  y = allocate(f32[M], zero=true)

@@ -22,40 +22,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr const char* kChunkedLayer = R"(program layer(M = 64, K = 32, N = 16, S = 4) {
-  input  x : f32[M, K] shard(1)
-  input  w : f32[N, K] shard(1)
-  output y : f32[M, N]
-  y = allocate(f32[M, N])
-  for i in range(S) {
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    linear(xi, w, out=yi)
-    c = allreduce(yi, op=sum)
-    wait(c)
-  }
-}
-)";
+std::string chunkedLayer() { return testing::testProgramText("passes/programs/chunked_layer.hir"); }
 
 // Two branches from one input, each ending in an allreduce, then their sum.
-constexpr const char* kParallelBlock = R"(program block(B = 64, H = 64, A = 64, F = 256) {
-  input  x  : bf16[B, H]
-  input  wa : bf16[A, H] shard(0)
-  input  wo : bf16[H, A] shard(1)
-  input  w1 : bf16[F, H] shard(0)
-  input  w2 : bf16[H, F] shard(1)
-  output y  : bf16[B, H]
-  a = linear(x, wa)
-  ao = linear(a, wo)
-  ha = allreduce(ao, op=sum)
-  wait(ha)
-  m = linear(x, w1)
-  mo = linear(m, w2)
-  hm = allreduce(mo, op=sum)
-  wait(hm)
-  y = add(ao, mo)
-}
-)";
+std::string parallelBlock() { return testing::testProgramText("passes/programs/parallel_block.hir"); }
 
 bool usesWorkerStreams(const Program& program) {
   bool uses = false;
@@ -102,7 +72,7 @@ Outcome overlap(const std::string& text, CostOracle predict, double minimumGain 
 }
 
 TEST(Overlap, AGainAboveTheThresholdRewritesTheLoop) {
-  Outcome o = overlap(kChunkedLayer, fixedPredictions(0.100, 0.090));
+  Outcome o = overlap(chunkedLayer(), fixedPredictions(0.100, 0.090));
   EXPECT_TRUE(usesWorkerStreams(o.program)) << printProgram(o.program);
   EXPECT_THAT(o.remarkText(),
               HasSubstr("overlap: loop rewritten: iterations on worker streams predicted 90.0000 ms against 100.0000 "
@@ -110,14 +80,14 @@ TEST(Overlap, AGainAboveTheThresholdRewritesTheLoop) {
 }
 
 TEST(Overlap, AGainBelowTheThresholdLeavesTheLoop) {
-  Outcome o = overlap(kChunkedLayer, fixedPredictions(0.100, 0.097));
+  Outcome o = overlap(chunkedLayer(), fixedPredictions(0.100, 0.097));
   EXPECT_FALSE(usesWorkerStreams(o.program));
   EXPECT_THAT(o.remarkText(), HasSubstr("loop left as it is: iterations on worker streams predicted 97.0000 ms against "
                                         "100.0000 ms as written (3.0% faster), below the 5.0% threshold"));
   // A program the pass leaves alone comes out as it went in, not canonicalized.
-  EXPECT_EQ(o.program, testing::parseOrDie(kChunkedLayer)) << printProgram(o.program);
+  EXPECT_EQ(o.program, testing::parseOrDie(chunkedLayer())) << printProgram(o.program);
   // A gain that one decimal would round onto the threshold shows two.
-  Outcome close = overlap(kChunkedLayer, fixedPredictions(0.100, 0.09502));
+  Outcome close = overlap(chunkedLayer(), fixedPredictions(0.100, 0.09502));
   EXPECT_FALSE(usesWorkerStreams(close.program));
   EXPECT_THAT(close.remarkText(), HasSubstr("(4.98% faster), below the 5.0% threshold"));
 }
@@ -147,7 +117,7 @@ TEST(Overlap, PicksTheFastestOfTheStreamCountsAndListsEveryCandidate) {
   };
   Bindings eightChunks;
   eightChunks.params["S"] = 8;
-  Outcome o = overlap(kChunkedLayer, predict, 0.05, eightChunks);
+  Outcome o = overlap(chunkedLayer(), predict, 0.05, eightChunks);
   EXPECT_EQ(workerStreamCycle(o.program), 4) << printProgram(o.program);
   EXPECT_THAT(o.remarkText(), HasSubstr("overlap: loop rewritten: iterations on 4 worker streams predicted 80.0000 ms "
                                         "against 100.0000 ms as written (20.0% faster)"));
@@ -162,35 +132,25 @@ TEST(Overlap, PicksTheFastestOfTheStreamCountsAndListsEveryCandidate) {
 }
 
 TEST(Overlap, AGainEqualToTheThresholdIsTaken) {
-  Outcome o = overlap(kChunkedLayer, fixedPredictions(0.100, 0.095));
+  Outcome o = overlap(chunkedLayer(), fixedPredictions(0.100, 0.095));
   EXPECT_TRUE(usesWorkerStreams(o.program));
   EXPECT_THAT(o.remarkText(), HasSubstr("(5.0% faster)"));
   // The threshold is an option: at 6% the same prediction is not enough.
-  Outcome strict = overlap(kChunkedLayer, fixedPredictions(0.100, 0.095), 0.06);
+  Outcome strict = overlap(chunkedLayer(), fixedPredictions(0.100, 0.095), 0.06);
   EXPECT_FALSE(usesWorkerStreams(strict.program));
   EXPECT_THAT(strict.remarkText(), HasSubstr("below the 6.0% threshold"));
 }
 
 TEST(Overlap, APredictedLossLeavesTheLoop) {
-  Outcome o = overlap(kChunkedLayer, fixedPredictions(0.100, 0.120));
+  Outcome o = overlap(chunkedLayer(), fixedPredictions(0.100, 0.120));
   EXPECT_FALSE(usesWorkerStreams(o.program));
   EXPECT_THAT(o.remarkText(), HasSubstr("(20.0% slower)"));
 }
 
 TEST(Overlap, DependentIterationsAreNeverRewrittenWhateverThePrediction) {
   // Every iteration accumulates into the same buffer: on worker streams they would race.
-  Outcome o = overlap(R"(program acc(M = 16, S = 4) {
-  input  x : f32[M, M]
-  output y : f32[M, M]
-  y = allocate(f32[M, M], zero=true)
-  for i in range(S) {
-    add(y, x, out=y)
-    h = allreduce(y, op=sum)
-    wait(h)
-  }
-}
-)",
-                      fixedPredictions(0.100, 0.010));
+  Outcome o =
+      overlap(testing::testProgramText("passes/programs/accumulating_loop.hir"), fixedPredictions(0.100, 0.010));
   EXPECT_FALSE(usesWorkerStreams(o.program));
   EXPECT_THAT(o.remarkText(), HasSubstr("not independent"));
 }
@@ -212,8 +172,8 @@ TEST(Overlap, RingLoopsAreNeverRewrittenWhateverThePrediction) {
 }
 
 TEST(Overlap, WithoutAMachineNothingChanges) {
-  Outcome o = overlap(kChunkedLayer, CostOracle{});
-  EXPECT_EQ(o.program, testing::parseOrDie(kChunkedLayer));
+  Outcome o = overlap(chunkedLayer(), CostOracle{});
+  EXPECT_EQ(o.program, testing::parseOrDie(chunkedLayer()));
   EXPECT_THAT(o.remarkText(), HasSubstr("no machine profile"));
 }
 
@@ -232,11 +192,11 @@ TEST(Overlap, TheModelRewritesTheLoopWhereChunksPayAndLeavesItWhereTheyCost) {
   // shape where the allreduce is long enough beside the GEMM for the gain to
   // outweigh their contention).
   Bindings large{{{"M", 2048}, {"K", 8192}, {"N", 1024}}, 8};
-  Outcome pays = overlap(kChunkedLayer, h100(kChunkedLayer, large), 0.05, large);
+  Outcome pays = overlap(chunkedLayer(), h100(chunkedLayer(), large), 0.05, large);
   EXPECT_TRUE(usesWorkerStreams(pays.program)) << pays.remarkText();
   // Tiny chunks: four launches and syncs cost more than the little they hide.
   Bindings tiny{{}, 8};
-  Outcome costs = overlap(kChunkedLayer, h100(kChunkedLayer, tiny), 0.05, tiny);
+  Outcome costs = overlap(chunkedLayer(), h100(chunkedLayer(), tiny), 0.05, tiny);
   EXPECT_FALSE(usesWorkerStreams(costs.program)) << costs.remarkText();
   EXPECT_THAT(costs.remarkText(), HasSubstr("slower"));
 }
@@ -250,7 +210,7 @@ size_t count(const Program& program, OpKind kind) {
 
 TEST(Overlap, StraightLineBranchesGoOntoACommunicationStreamWhenThatPays) {
   Bindings gpt{{{"B", 4096}, {"H", 8192}, {"A", 8192}, {"F", 32768}}, 8};
-  Outcome o = overlap(kParallelBlock, h100(kParallelBlock, gpt), 0.05, gpt);
+  Outcome o = overlap(parallelBlock(), h100(parallelBlock(), gpt), 0.05, gpt);
   EXPECT_THAT(o.remarkText(), HasSubstr("5 computations and 2 communications"));
   EXPECT_THAT(o.remarkText(), HasSubstr("scheduled onto the main and a communication stream"));
   ASSERT_TRUE(usesWorkerStreams(o.program)) << printProgram(o.program);
@@ -274,27 +234,16 @@ TEST(Overlap, StraightLineBranchesGoOntoACommunicationStreamWhenThatPays) {
 TEST(Overlap, StraightLineCodeWithoutAGainIsLeftAsWritten) {
   // A single rank communicates nothing worth hiding.
   Bindings one{{}, 1};
-  Outcome o = overlap(kParallelBlock, h100(kParallelBlock, one), 0.05, one);
+  Outcome o = overlap(parallelBlock(), h100(parallelBlock(), one), 0.05, one);
   EXPECT_FALSE(usesWorkerStreams(o.program)) << o.remarkText();
   EXPECT_THAT(o.remarkText(), HasSubstr("left as written"));
-  EXPECT_EQ(o.program, testing::parseOrDie(kParallelBlock)) << printProgram(o.program);
+  EXPECT_EQ(o.program, testing::parseOrDie(parallelBlock())) << printProgram(o.program);
 }
 
 // Straight-line code that chooses its own stream, or branches, is its
 // author's schedule: --remarks says that the pass left each block.
 TEST(Overlap, BlocksInStraightLineCodeAreLeftWithARemark) {
-  const std::string text = R"(program p(M = 64) {
-  input  x : f32[M, M]
-  output y : f32[M, M]
-  y = copy(x)
-  with stream(1) {
-    h = allreduce(y, op=sum)
-    wait(h)
-  }
-  if rank == 0 {
-    scale(y, by=2.0, out=y)
-  }
-})";
+  const std::string text = testing::testProgramText("passes/programs/overlap_blocks_left.hir");
   Outcome o = overlap(text, fixedPredictions(0.100, 0.100), 0.05, Bindings{{}, 2});
   EXPECT_EQ(o.program, testing::parseOrDie(text)) << printProgram(o.program);
   EXPECT_THAT(o.remarkText(), HasSubstr("overlap: 'with' block left as written"));
@@ -303,40 +252,22 @@ TEST(Overlap, BlocksInStraightLineCodeAreLeftWithARemark) {
 
 // The chunked layer with a branch on the loop index in its body: the loop
 // moves whole, if included, when that pays.
-constexpr const char* kBranchingLayer = R"(program layer(M = 64, K = 32, N = 16, S = 4) {
-  input  x : f32[M, K] shard(1)
-  input  w : f32[N, K] shard(1)
-  output y : f32[M, N]
-  y = allocate(f32[M, N])
-  for i in range(S) {
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    if i == 0 {
-      linear(xi, w, out=yi)
-    } else {
-      yj = linear(xi, w)
-      copy(yj, out=yi)
-    }
-    c = allreduce(yi, op=sum)
-    wait(c)
-  }
-}
-)";
+std::string branchingLayer() { return testing::testProgramText("passes/programs/branching_layer.hir"); }
 
 TEST(Overlap, ALoopWhoseBodyBranchesMovesWithItsIf) {
-  Outcome o = overlap(kBranchingLayer, fixedPredictions(0.100, 0.090));
+  Outcome o = overlap(branchingLayer(), fixedPredictions(0.100, 0.090));
   ASSERT_TRUE(usesWorkerStreams(o.program)) << printProgram(o.program);
   const Statement& loop = o.program.body.at(2);
   ASSERT_TRUE(loop.isFor()) << printProgram(o.program);
   const std::vector<Statement>& onWorker = loop.loop().body.at(0).with().body;
   ASSERT_GT(onWorker.size(), 3u) << printProgram(o.program);
-  EXPECT_EQ(onWorker[3], testing::parseOrDie(kBranchingLayer).body[1].loop().body[2]) << printProgram(o.program);
+  EXPECT_EQ(onWorker[3], testing::parseOrDie(branchingLayer()).body[1].loop().body[2]) << printProgram(o.program);
 }
 
 // A top-level if ends a straight-line region: its statements are never
 // scheduled, and it stays where it was.
 TEST(Overlap, StraightLineRegionsStopAtAnIf) {
-  std::string text = kParallelBlock;
+  std::string text = parallelBlock();
   const std::string second = "  m = linear(x, w1)\n";
   text.replace(text.find(second), second.size(), "  if B > 0 {\n    e = allocate(bf16[B])\n  }\n" + second);
   Bindings gpt{{{"B", 4096}, {"H", 8192}, {"A", 8192}, {"F", 32768}}, 8};
@@ -357,7 +288,7 @@ TEST(Overlap, StraightLineRegionsStopAtAnIf) {
 // Here the sum reads both allreduces' buffers on the main stream before the
 // waits: a schedule that moved the allreduces would have to wait elements.
 TEST(Overlap, StatementsNamingArrayElementsAreLeftAsWritten) {
-  std::string text = kParallelBlock;
+  std::string text = parallelBlock();
   for (auto [plain, element] : {std::pair{"ha = ", "h[0] = "},
                                 {"  wait(ha)\n", ""},
                                 {"hm = ", "h[1] = "},
@@ -380,7 +311,7 @@ class OverlapCli : public testing::CliTest {};
 // The scheduled block gives the results of the program as written.
 TEST_F(OverlapCli, TheScheduledBlockMatchesTheSerialReference) {
   // Scheduled for the GPT-sized shape, where it pays; run at the small defaults.
-  std::string file = write("block.hir", kParallelBlock);
+  std::string file = write("block.hir", parallelBlock());
   std::string scheduled = (dir_ / "scheduled.hir").string();
   auto opt = run("opt " + file + " --ranks 8 --set B=4096 --set H=8192 --set A=8192 --set F=32768 --passes overlap " +
                  "--machine h100-nvlink --remarks -o " + scheduled);
@@ -394,7 +325,7 @@ TEST_F(OverlapCli, TheScheduledBlockMatchesTheSerialReference) {
 // A loop on fewer worker streams than chunks gives the results of the loop as written.
 TEST_F(OverlapCli, EveryStreamCountMatchesTheSerialReference) {
   for (int streams : {2, 4}) {
-    std::string text = kChunkedLayer;
+    std::string text = chunkedLayer();
     // The rewrite overlap makes with `streams` worker streams, written out.
     text.replace(text.find("  for i in range(S) {"), std::string("  for i in range(S) {").size(),
                  fmt::format("  main = get_current_stream()\n  for i in range(S) {{\n    with stream(i % {}) {{\n"

@@ -49,41 +49,11 @@ Outcome runPasses(const std::string& text, const std::string& pipeline, Bindings
 // Sequence-parallel chunks: allgather chunk i into its own buffer, one
 // GEMM, reduce-scatter the result. On 2 ranks each GEMM is
 // 2 * (2 rows) * 4 * 4 = 64 flops.
-constexpr const char* kThreeStages = R"(program sp(T = 8, H = 4, S = 4) {
-  input  x : f32[T, H] shard(0)
-  input  w : f32[H, H]
-  output y : f32[T, H] shard(0)
-  y = allocate(f32[T / world, H])
-  c = T / world / S
-  for i in range(S) {
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    g = allocate(f32[world * c, H])
-    ag = allgather(xi, out=g, axis=0)
-    wait(ag)
-    p = linear(g, w)
-    rs = reduce_scatter(p, out=yi, axis=0, op=sum)
-    wait(rs)
-  }
-}
-)";
+std::string threeStages() { return testing::testProgramText("passes/programs/pipeline_three_stages.hir"); }
 
 // A row-parallel layer: each chunk's GEMM (2 * 2 * 4 * 4 = 64 flops on 2
 // ranks), then its allreduce.
-constexpr const char* kOutputOnly = R"(program rp(M = 8, K = 8, N = 4, S = 4) {
-  input  x : f32[M, K] shard(1)
-  input  w : f32[N, K] shard(1)
-  output y : f32[M, N]
-  y = allocate(f32[M, N])
-  for i in range(S) {
-    xi = shard_by_stream(x, axis=0, index=i, chunks=S)
-    yi = shard_by_stream(y, axis=0, index=i, chunks=S)
-    linear(xi, w, out=yi)
-    c = allreduce(yi, op=sum)
-    wait(c)
-  }
-}
-)";
+std::string outputOnly() { return testing::testProgramText("passes/programs/pipeline_output_only.hir"); }
 
 constexpr double kMicro = 1e-6;
 
@@ -127,9 +97,9 @@ double makespan(const std::string& text, const std::string& pipeline, const Mach
 // so A + 4G + R = 288 us, at depth 1 and 2 alike.
 TEST(PipelineMakespan, ComputeBoundChunksRunTheirGemmsBackToBack) {
   const MachineProfile p = roundProfile(16, 16, 0);
-  EXPECT_NEAR(makespan(kThreeStages, "", p), 384 * kMicro, 1e-9);
-  EXPECT_NEAR(makespan(kThreeStages, "pipeline", p), 288 * kMicro, 1e-9);
-  EXPECT_NEAR(makespan(kThreeStages, "pipeline{depth=2}", p), 288 * kMicro, 1e-9);
+  EXPECT_NEAR(makespan(threeStages(), "", p), 384 * kMicro, 1e-9);
+  EXPECT_NEAR(makespan(threeStages(), "pipeline", p), 288 * kMicro, 1e-9);
+  EXPECT_NEAR(makespan(threeStages(), "pipeline{depth=2}", p), 288 * kMicro, 1e-9);
 }
 
 // Communication-bound: A = 16, G = 64, R = 192 us. A rank runs its
@@ -142,9 +112,9 @@ TEST(PipelineMakespan, ComputeBoundChunksRunTheirGemmsBackToBack) {
 //   A0 0-16, A1 16-32, A2 32-48, R0 80-272, A3 272-288, R1 288-480, R2 480-672, R3 672-864
 TEST(PipelineMakespan, CommunicationBoundChunksGainFromADeeperPipeline) {
   const MachineProfile p = roundProfile(16, 192, 0);
-  EXPECT_NEAR(makespan(kThreeStages, "", p), 1088 * kMicro, 1e-9);
-  EXPECT_NEAR(makespan(kThreeStages, "pipeline", p), 880 * kMicro, 1e-9);
-  EXPECT_NEAR(makespan(kThreeStages, "pipeline{depth=2}", p), 864 * kMicro, 1e-9);
+  EXPECT_NEAR(makespan(threeStages(), "", p), 1088 * kMicro, 1e-9);
+  EXPECT_NEAR(makespan(threeStages(), "pipeline", p), 880 * kMicro, 1e-9);
+  EXPECT_NEAR(makespan(threeStages(), "pipeline{depth=2}", p), 864 * kMicro, 1e-9);
 }
 
 // An output only: the GEMMs run back to back and each allreduce follows its
@@ -152,15 +122,15 @@ TEST(PipelineMakespan, CommunicationBoundChunksGainFromADeeperPipeline) {
 // With C = 96 they are the bottleneck: 64 + 4 * 96. As written 4 * (G + C).
 TEST(PipelineMakespan, AnOutputOnlyLoopHidesItsCommunicationsBehindTheNextGemm) {
   const MachineProfile hides = roundProfile(0, 0, 32);
-  EXPECT_NEAR(makespan(kOutputOnly, "", hides), 4 * 96 * kMicro, 1e-9);
-  EXPECT_NEAR(makespan(kOutputOnly, "pipeline", hides), (4 * 64 + 32) * kMicro, 1e-9);
+  EXPECT_NEAR(makespan(outputOnly(), "", hides), 4 * 96 * kMicro, 1e-9);
+  EXPECT_NEAR(makespan(outputOnly(), "pipeline", hides), (4 * 64 + 32) * kMicro, 1e-9);
   const MachineProfile bound = roundProfile(0, 0, 96);
-  EXPECT_NEAR(makespan(kOutputOnly, "", bound), 4 * 160 * kMicro, 1e-9);
-  EXPECT_NEAR(makespan(kOutputOnly, "pipeline", bound), (64 + 4 * 96) * kMicro, 1e-9);
+  EXPECT_NEAR(makespan(outputOnly(), "", bound), 4 * 160 * kMicro, 1e-9);
+  EXPECT_NEAR(makespan(outputOnly(), "pipeline", bound), (64 + 4 * 96) * kMicro, 1e-9);
 }
 
 TEST(Pipeline, TheRemarkSaysWhatMovedAndWhere) {
-  Outcome o = runPasses(kThreeStages, "pipeline{depth=2}", Bindings{{}, 2});
+  Outcome o = runPasses(threeStages(), "pipeline{depth=2}", Bindings{{}, 2});
   EXPECT_THAT(o.remarkText(),
               HasSubstr("loop pipelined at depth 2: the 'allgather' (line 11) of iteration i + 2 is issued on "
                         "stream(0) before iteration i's computation; 'g' rotates through 3 slots of 'g_ring'; the "
@@ -280,38 +250,10 @@ TEST(Pipeline, ALoopOfAnotherShapeIsLeftWithTheStatementThatStopsIt) {
 TEST(Pipeline, DependentIterationsAreNeverRewritten) {
   const std::vector<std::string> loops = {
       // Each iteration adds into y, which its allreduce reduces in place.
-      R"(program acc(M = 16, S = 4) {
-  input  x : f32[M, M]
-  output y : f32[M, M]
-  y = allocate(f32[M, M], zero=true)
-  for i in range(S) {
-    add(y, x, out=y)
-    h = allreduce(y, op=sum)
-    wait(h)
-  }
-}
-)",
+      testing::testProgramText("passes/programs/accumulating_loop.hir"),
       // Iteration i's input reads the chunk iteration i - 1's output writes:
       // issued ahead, it would read it before it is written.
-      R"(program chain(C = 4, H = 4, S = 3) {
-  input  x : f32[C, H]
-  input  w : f32[H, H]
-  output y : f32[(S + 1) * C, H]
-  y = allocate(f32[(S + 1) * C, H])
-  first = shard_by_stream(y, axis=0, index=0, chunks=S + 1)
-  copy(x, out=first)
-  for i in range(S) {
-    prev = shard_by_stream(y, axis=0, index=i, chunks=S + 1)
-    next = shard_by_stream(y, axis=0, index=i + 1, chunks=S + 1)
-    g = allocate(f32[world * C, H])
-    a = allgather(prev, out=g, axis=0)
-    wait(a)
-    p = linear(g, w)
-    r = reduce_scatter(p, out=next, axis=0, op=sum)
-    wait(r)
-  }
-}
-)",
+      testing::testProgramText("passes/programs/pipeline_chain.hir"),
   };
   for (const std::string& text : loops) {
     for (const char* pipeline : {"pipeline", "pipeline{depth=2}"}) {
@@ -352,7 +294,7 @@ TEST(Pipeline, OverlapKeepsAPipelineWhereItIsPredictedFastest) {
     p.statementSeconds.assign(program.body.size(), 0.0);
     return p;
   };
-  Outcome o{testing::parseOrDie(kThreeStages), {}};
+  Outcome o{testing::parseOrDie(threeStages()), {}};
   Bindings two{{}, 2};
   PassContext context = testing::raceCheckedContext(o.program, two, 4, &o.remarks);
   context.predict = predict;

@@ -10,6 +10,7 @@
 
 #include "harness.h"
 #include "runtime/evaluator.h"
+#include "test_util.h"
 
 namespace hostir::reftest {
 namespace {
@@ -60,21 +61,7 @@ std::vector<int> issuedLines(const std::string& text, int64_t rank, int64_t worl
   return backend.lines;
 }
 
-constexpr const char* kBranches = R"(program p(S = 4) {
-  input x : f32[8]
-  for i in range(S) {
-    if i == 0 or rank == world - 1 {
-      a = copy(x)
-    } else {
-      b = copy(x)
-      if not (i % 2 == 1 and rank > 0) {
-        c = copy(x)
-      }
-    }
-    d = copy(x)
-  }
-}
-)";
+std::string branches() { return testing::testProgramText("runtime/programs/if_branches_per_rank.hir"); }
 
 TEST(IfBlocks, EachRankAndIterationIssuesTheBranchItsConditionPicks) {
   for (int64_t world : {1, 2, 3}) {
@@ -90,7 +77,7 @@ TEST(IfBlocks, EachRankAndIterationIssuesTheBranchItsConditionPicks) {
         }
         want.push_back(12);
       }
-      EXPECT_EQ(issuedLines(kBranches, rank, world), want);
+      EXPECT_EQ(issuedLines(branches(), rank, world), want);
     }
   }
 }
@@ -98,16 +85,7 @@ TEST(IfBlocks, EachRankAndIterationIssuesTheBranchItsConditionPicks) {
 TEST(IfBlocks, ShortCircuitSkipsWhatTheLeftSideDecides) {
   // On rank 0, `M / rank` and `(rank - 1) % 2` would divide by zero and take
   // a negative modulo: the verifier and the evaluator never reach them.
-  constexpr const char* text = R"(program p(M = 4) {
-  input x : f32[8]
-  if rank == 0 or M / rank >= 2 {
-    a = copy(x)
-  }
-  if rank > 0 and (rank - 1) % 2 == 0 {
-    b = copy(x)
-  }
-}
-)";
+  const std::string text = testing::testProgramText("runtime/programs/if_short_circuit.hir");
   for (int64_t rank = 0; rank < 4; ++rank) {
     SCOPED_TRACE(rank);
     std::vector<int> want;
@@ -134,19 +112,7 @@ TEST(IfBlocks, ComparisonsOfEveryKindAgreeWithCpp) {
 
 TEST(IfBlocks, BranchNamesAreScopesOfTheirOwn) {
   // Both branches define `t` and `n`: each its own, with its own value.
-  constexpr const char* text = R"(program p(M = 4) {
-  input x : f32[8]
-  for i in range(3) {
-    if i == 1 {
-      n = 2
-      t = allocate(f32[n])
-    } else {
-      n = 6
-      t = allocate(f32[n, n])
-    }
-  }
-}
-)";
+  const std::string text = testing::testProgramText("runtime/programs/if_branch_scopes.hir");
   Program program = parseOrThrow(text, "if.hir");
   ASSERT_FALSE(verifyFor(program, {}, 1).has_value());
   EXPECT_EQ(issuedLines(text, 0, 1), (std::vector<int>{8, 9, 5, 6, 8, 9}));

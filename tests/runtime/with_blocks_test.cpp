@@ -9,6 +9,7 @@
 
 #include "harness.h"
 #include "runtime/evaluator.h"
+#include "test_util.h"
 
 namespace hostir::reftest {
 namespace {
@@ -52,7 +53,7 @@ class StreamRecordingBackend : public Backend {
   std::array<SlotStream, 4> workers_{SlotStream{0}, SlotStream{1}, SlotStream{2}, SlotStream{3}};
 };
 
-std::vector<int> copyStreamsOf(const char* text) {
+std::vector<int> copyStreamsOf(const std::string& text) {
   Program program = parseOrThrow(text, "with.hir");
   if (Status error = verifyFor(program, {}, 1)) throw std::runtime_error(error->message);
   Evaluator evaluator(program, bindAll(program, {}), 0, 1);
@@ -63,63 +64,17 @@ std::vector<int> copyStreamsOf(const char* text) {
 }
 
 TEST(WithBlocks, IssueOnTheirStreamAndGiveTheStreamBack) {
-  std::vector<int> streams = copyStreamsOf(R"(program p() {
-  input x : f32[8]
-  main = get_current_stream()
-  a = copy(x)
-  with stream(1) {
-    b = copy(x)
-    with stream(2) {
-      c = copy(x)
-    }
-    d = copy(x)
-  }
-  e = copy(x)
-}
-)");
+  std::vector<int> streams = copyStreamsOf(testing::testProgramText("runtime/programs/with_nested_blocks.hir"));
   EXPECT_EQ(streams, (std::vector<int>{-1, 1, 2, 1, -1}));
 }
 
 TEST(WithBlocks, GiveTheStreamBackInEveryIterationOfALoop) {
-  std::vector<int> streams = copyStreamsOf(R"(program p() {
-  input x : f32[8]
-  main = get_current_stream()
-  for i in range(2) {
-    with stream(i) {
-      f = copy(x)
-      with main {
-        g = copy(x)
-      }
-      h = copy(x)
-    }
-    k = copy(x)
-  }
-  with stream(3) {
-    for i in range(2) {
-      m = copy(x)
-    }
-  }
-  n = copy(x)
-}
-)");
+  std::vector<int> streams = copyStreamsOf(testing::testProgramText("runtime/programs/with_blocks_in_loops.hir"));
   EXPECT_EQ(streams, (std::vector<int>{0, -1, 0, -1, 1, -1, 1, -1, 3, 3, -1}));
 }
 
 TEST(WithBlocks, RestoreTheStreamEvenAfterTheBodySwitches) {
-  std::vector<int> streams = copyStreamsOf(R"(program p() {
-  input x : f32[8]
-  set_current_stream(stream(1))
-  with stream(3) {
-    set_current_stream(stream(2))
-    m = copy(x)
-  }
-  n = copy(x)
-  s = get_current_stream()
-  with s {
-    o = copy(x)
-  }
-}
-)");
+  std::vector<int> streams = copyStreamsOf(testing::testProgramText("runtime/programs/with_block_after_switch.hir"));
   EXPECT_EQ(streams, (std::vector<int>{2, 1, 1}));
 }
 

@@ -1,10 +1,12 @@
-// `hostir run` where a run used to go wrong without a word: inputs that
-// --input forgot, replicated outputs whose ranks disagree under --check, and
-// the small mistakes of a command line (an option given twice).
+// `hostir run` at its edges: inputs that --input forgot, replicated outputs
+// whose ranks disagree under --check, inf and NaN that --check compares as
+// values, and the small mistakes of a command line (an option given twice).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "cli_runner.h"
 #include "hostir/hostir.h"
@@ -14,6 +16,7 @@ namespace {
 
 using testing::CommandResult;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class EdgesCli : public testing::CliTest {
  protected:
@@ -62,6 +65,24 @@ TEST_F(EdgesCli, AnOptionGivenTwiceIsNamed) {
   CommandResult twice = run("calibrate --ranks 2 --ranks 3 --quick -o " + (dir_ / "p.json").string());
   EXPECT_EQ(twice.exitCode, 2);
   EXPECT_EQ(twice.err, "error: --ranks is given 2 times; give it once\n");
+}
+
+// The reproducer, through the command line: an input that holds inf and
+// NaN, copied to the output, passes --check.
+class CheckNonFiniteCli : public testing::CliTest {};
+
+TEST_F(CheckNonFiniteCli, ACorrectOutputHoldingInfAndNanPassesTheCheck) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  std::vector<float> x = {1, kInf, 2, std::numeric_limits<float>::quiet_NaN(), -kInf, 3};
+  api::writeNpy((dir_ / "x.npy").string(), api::HostBuffer{api::DType::F32, {6}, x.data()});
+  std::string program =
+      write("p.hir",
+            "program p() {\n  input x : f32[6]\n  output y : f32[6]\n  y = copy(x)\n  z = copy(x)\n  add(y, z, out=y)\n"
+            "}\n");
+  CommandResult r = run("run " + program + " --input x=" + (dir_ / "x.npy").string() + " --check --ranks 2");
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("check: ok"));
+  EXPECT_THAT(r.out, Not(HasSubstr("nan")));
 }
 
 }  // namespace
