@@ -101,50 +101,75 @@ constexpr ResultShape kInPlace{operands::MergeAttention::o};
 using R = ResultMode;
 using V = ValueKind;
 using CR = CostRule;
-constexpr std::array<OpSignature, 33> kSignatures = {{
-    {OpKind::Allocate, "allocate", kAllocate, R::Required, V::Tensor, C::Allocation, CR::Fill},
-    {OpKind::Deallocate, "deallocate", kDeallocate, R::None, V::Tensor, C::Deallocation, CR::None},
-    {OpKind::ShardByStream, "shard_by_stream", kShardByStream, R::Required, V::Tensor, C::View, CR::None},
-    {OpKind::Linear, "linear", kLinear, R::OutOrResult, V::Tensor, C::Compute, CR::Linear, kLinearResult},
-    {OpKind::Matmul, "matmul", kMatmul, R::OutOrResult, V::Tensor, C::Compute, CR::Matmul, kMatmulResult},
-    {OpKind::Copy, "copy", kCopy, R::OutOrResult, V::Tensor, C::Copy, CR::Copy, {operands::Copy::src}},
-    {OpKind::Add, "add", kBinary, R::OutOrResult, V::Tensor, C::Compute, CR::Elementwise, kLikeA},
-    {OpKind::Sub, "sub", kBinary, R::OutOrResult, V::Tensor, C::Compute, CR::Elementwise, kLikeA},
-    {OpKind::Mul, "mul", kBinary, R::OutOrResult, V::Tensor, C::Compute, CR::Elementwise, kLikeA},
-    {OpKind::Relu, "relu", kUnary, R::OutOrResult, V::Tensor, C::Compute, CR::Elementwise, kLikeX},
-    {OpKind::Silu, "silu", kUnary, R::OutOrResult, V::Tensor, C::Compute, CR::Elementwise, kLikeX},
-    {OpKind::Gelu, "gelu", kUnary, R::OutOrResult, V::Tensor, C::Compute, CR::Elementwise, kLikeX},
-    {OpKind::Scale, "scale", kScale, R::OutOrResult, V::Tensor, C::Compute, CR::Elementwise, kLikeX},
-    {OpKind::RmsNorm, "rms_norm", kRmsNorm, R::OutOrResult, V::Tensor, C::Compute, CR::RowReduction, kLikeX},
-    {OpKind::Softmax, "softmax", kUnary, R::OutOrResult, V::Tensor, C::Compute, CR::RowReduction, kLikeX},
-    {OpKind::Attention, "attention", kAttention, R::OutOrResult, V::Tensor, C::Compute, CR::Attention, kLikeQ},
-    {OpKind::MergeAttention, "merge_attention", kMergeAttention, R::None, V::Tensor, C::Compute, CR::Elementwise,
-     kInPlace},
-    {OpKind::GatherRows, "gather_rows", kGatherRows, R::OutOrResult, V::Tensor, C::Compute, CR::Gather, kGatherResult},
+// The rows of the signature table; each one's category is its row of ir/op_list.h.
+struct Row {
+  OpKind kind;
+  std::string_view name;
+  std::span<const OperandSpec> operands;
+  ResultMode resultMode;
+  ValueKind resultKind;
+  CostRule cost;
+  ResultShape resultShape = {};
+  double flopsPerElement = 0;
+};
+
+constexpr Row kRows[] = {
+    {OpKind::Allocate, "allocate", kAllocate, R::Required, V::Tensor, CR::Fill},
+    {OpKind::Deallocate, "deallocate", kDeallocate, R::None, V::Tensor, CR::None},
+    {OpKind::ShardByStream, "shard_by_stream", kShardByStream, R::Required, V::Tensor, CR::None},
+    {OpKind::Linear, "linear", kLinear, R::OutOrResult, V::Tensor, CR::Linear, kLinearResult},
+    {OpKind::Matmul, "matmul", kMatmul, R::OutOrResult, V::Tensor, CR::Matmul, kMatmulResult},
+    {OpKind::Copy, "copy", kCopy, R::OutOrResult, V::Tensor, CR::Copy, {operands::Copy::src}},
+    {OpKind::Add, "add", kBinary, R::OutOrResult, V::Tensor, CR::Elementwise, kLikeA, 1},
+    {OpKind::Sub, "sub", kBinary, R::OutOrResult, V::Tensor, CR::Elementwise, kLikeA, 1},
+    {OpKind::Mul, "mul", kBinary, R::OutOrResult, V::Tensor, CR::Elementwise, kLikeA, 1},
+    {OpKind::Relu, "relu", kUnary, R::OutOrResult, V::Tensor, CR::Elementwise, kLikeX, 1},
+    {OpKind::Silu, "silu", kUnary, R::OutOrResult, V::Tensor, CR::Elementwise, kLikeX,
+     4},  // x / (1 + exp(-x)): a negation, an exponential, an add, a division
+    {OpKind::Gelu, "gelu", kUnary, R::OutOrResult, V::Tensor, CR::Elementwise, kLikeX,
+     5},  // x · 0.5 · (1 + erf(x / √2)): a scaling, an erf, an add, two products
+    {OpKind::Scale, "scale", kScale, R::OutOrResult, V::Tensor, CR::Elementwise, kLikeX, 1},
+    {OpKind::RmsNorm, "rms_norm", kRmsNorm, R::OutOrResult, V::Tensor, CR::RowReduction, kLikeX,
+     4},  // x², the row's sum, x · 1/rms, · w (the row's square root not counted)
+    {OpKind::Softmax, "softmax", kUnary, R::OutOrResult, V::Tensor, CR::RowReduction, kLikeX,
+     5},  // the row's max, x - max, exp, the row's sum, · 1/sum
+    {OpKind::Attention, "attention", kAttention, R::OutOrResult, V::Tensor, CR::Attention, kLikeQ},
+    {OpKind::MergeAttention, "merge_attention", kMergeAttention, R::None, V::Tensor, CR::Elementwise, kInPlace},
+    {OpKind::GatherRows, "gather_rows", kGatherRows, R::OutOrResult, V::Tensor, CR::Gather, kGatherResult},
     {OpKind::ScatterAddRows,
      "scatter_add_rows",
      kScatterAddRows,
      R::None,
      V::Tensor,
-     C::Compute,
      CR::Gather,
      {operands::ScatterAddRows::out}},
-    {OpKind::Cast, "cast", kCast, R::OutOrResult, V::Tensor, C::Compute, CR::Copy, kCastResult},
-    {OpKind::Allreduce, "allreduce", kAllreduce, R::Optional, V::Handle, C::Communication, CR::Collective},
-    {OpKind::Allgather, "allgather", kAllgather, R::Optional, V::Handle, C::Communication, CR::Collective},
-    {OpKind::ReduceScatter, "reduce_scatter", kReduceScatter, R::Optional, V::Handle, C::Communication, CR::Collective},
-    {OpKind::AllToAll, "all_to_all", kAllToAll, R::Optional, V::Handle, C::Communication, CR::Collective},
-    {OpKind::Broadcast, "broadcast", kBroadcast, R::Optional, V::Handle, C::Communication, CR::Collective},
-    {OpKind::SendRecv, "sendrecv", kSendRecv, R::Optional, V::Handle, C::Communication, CR::Collective},
-    {OpKind::Wait, "wait", kWait, R::None, V::Handle, C::Synchronization, CR::None},
-    {OpKind::GetCurrentStream, "get_current_stream", {}, R::Required, V::Stream, C::Host, CR::None},
-    {OpKind::SetCurrentStream, "set_current_stream", kStreamOperand, R::None, V::Stream, C::Host, CR::None},
-    {OpKind::Synchronize, "synchronize", kStreamOperand, R::None, V::Stream, C::Synchronization, CR::None},
-    {OpKind::RecordEvent, "record_event", {}, R::Required, V::Event, C::Synchronization, CR::None},
-    {OpKind::WaitEvent, "wait_event", kWaitEvent, R::None, V::Event, C::Synchronization, CR::None},
+    {OpKind::Cast, "cast", kCast, R::OutOrResult, V::Tensor, CR::Copy, kCastResult},
+    {OpKind::Allreduce, "allreduce", kAllreduce, R::Optional, V::Handle, CR::Collective},
+    {OpKind::Allgather, "allgather", kAllgather, R::Optional, V::Handle, CR::Collective},
+    {OpKind::ReduceScatter, "reduce_scatter", kReduceScatter, R::Optional, V::Handle, CR::Collective},
+    {OpKind::AllToAll, "all_to_all", kAllToAll, R::Optional, V::Handle, CR::Collective},
+    {OpKind::Broadcast, "broadcast", kBroadcast, R::Optional, V::Handle, CR::Collective},
+    {OpKind::SendRecv, "sendrecv", kSendRecv, R::Optional, V::Handle, CR::Collective},
+    {OpKind::Wait, "wait", kWait, R::None, V::Handle, CR::None},
+    {OpKind::GetCurrentStream, "get_current_stream", {}, R::Required, V::Stream, CR::None},
+    {OpKind::SetCurrentStream, "set_current_stream", kStreamOperand, R::None, V::Stream, CR::None},
+    {OpKind::Synchronize, "synchronize", kStreamOperand, R::None, V::Stream, CR::None},
+    {OpKind::RecordEvent, "record_event", {}, R::Required, V::Event, CR::None},
+    {OpKind::WaitEvent, "wait_event", kWaitEvent, R::None, V::Event, CR::None},
     // `n = expr`: the parser and printer spell it as a binding; the name is for messages.
-    {OpKind::IntValue, "integer binding", kIntValue, R::Required, V::Int, C::Host, CR::None},
-}};
+    {OpKind::IntValue, "integer binding", kIntValue, R::Required, V::Int, CR::None},
+};
+
+constexpr std::array<OpSignature, std::size(kRows)> kSignatures = [] {
+  std::array<OpSignature, std::size(kRows)> table{};
+  for (size_t i = 0; i < table.size(); ++i) {
+    const Row& r = kRows[i];
+    table[i] = {r.kind, r.name,        r.operands,       r.resultMode, r.resultKind, categoryOf(r.kind),
+                r.cost, r.resultShape, r.flopsPerElement};
+  }
+  return table;
+}();
+static_assert(kSignatures.size() == kOpKindCount, "a signature row for every row of ir/op_list.h");
 
 // The table is in OpKind order, within the operand limit, and every tensor
 // operand says what the operation does to it (and only tensors do).
@@ -310,47 +335,6 @@ int64_t TensorExtent::numel() const {
 
 namespace {
 
-// Flops per element of an elementwise or row operation; an exponential or
-// erf counts as one. Operations priced by another rule do none here.
-double flopsPerElement(OpKind kind) {
-  switch (kind) {
-    case OpKind::Add:
-    case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::Relu:
-    case OpKind::Scale: return 1;
-    case OpKind::Silu: return 4;     // x / (1 + exp(-x)): a negation, an exponential, an add, a division
-    case OpKind::Gelu: return 5;     // x · 0.5 · (1 + erf(x / √2)): a scaling, an erf, an add, two products
-    case OpKind::RmsNorm: return 4;  // x², the row's sum, x · 1/rms, · w (the row's square root not counted)
-    case OpKind::Softmax: return 5;  // the row's max, x - max, exp, the row's sum, · 1/sum
-    case OpKind::Allocate:
-    case OpKind::Deallocate:
-    case OpKind::ShardByStream:
-    case OpKind::Linear:
-    case OpKind::Matmul:
-    case OpKind::Copy:
-    case OpKind::Attention:
-    case OpKind::MergeAttention:
-    case OpKind::GatherRows:
-    case OpKind::ScatterAddRows:
-    case OpKind::Cast:
-    case OpKind::Allreduce:
-    case OpKind::Allgather:
-    case OpKind::ReduceScatter:
-    case OpKind::AllToAll:
-    case OpKind::Broadcast:
-    case OpKind::SendRecv:
-    case OpKind::Wait:
-    case OpKind::GetCurrentStream:
-    case OpKind::SetCurrentStream:
-    case OpKind::Synchronize:
-    case OpKind::RecordEvent:
-    case OpKind::WaitEvent:
-    case OpKind::IntValue: return 0;
-  }
-  return 0;
-}
-
 // merge_attention per element of o: the two weighted parts added (the
 // weights e^lse / (e^lse + e^part_lse) and its complement come once per
 // row and head); per element of lse: the larger of the two, two
@@ -426,9 +410,9 @@ OpCost costOf(OpKind kind, std::span<const TensorExtent> tensors, std::span<cons
       }
       // Per element of the result, the operand the operation writes (`out`).
       for (size_t i = 0; i < sig.operands.size(); ++i)
-        if (sig.operands[i].effect == E::Write) cost.flops = flopsPerElement(kind) * numel(i);
+        if (sig.operands[i].effect == E::Write) cost.flops = signatureOf(kind).flopsPerElement * numel(i);
       break;
-    case CostRule::RowReduction: cost.flops = flopsPerElement(kind) * numel(0); break;  // x is operand 0
+    case CostRule::RowReduction: cost.flops = signatureOf(kind).flopsPerElement * numel(0); break;  // x is operand 0
     case CostRule::Attention: {
       // QKᵀ and PV: 2·D flops each per (query, key) pair and head, so 4 · pairs · H·D.
       using O = operands::Attention;

@@ -5,60 +5,42 @@
 // checker and backends all read this one table.
 //
 // Adding a compute operation (docs/architecture.md, "Adding an operation"):
-// its OpKind and typed operand positions here; its operand specs and table
-// row (category, cost rule, result shape) in ops.cpp; its shape rule in
-// ir/verify_compute.cpp; its issue rule in runtime/issue_compute.cpp; its
-// kernels in executor/cpu/ and executor/cuda/, each with its case in the
-// dispatch switch (cpu_kernels.cpp, cuda_compute.cpp); and its entry in
-// docs/hostir-language.md. Backends reach every kernel through
-// Backend::compute, so no backend interface changes.
+// its row of ir/op_list.h (kind, category, the names of its rules); its
+// typed operand positions here; its operand specs and signature row (cost
+// rule, result shape, flops per element) in ops.cpp; a shape or issue rule
+// of its own only when none fits (ir/verify_compute.cpp,
+// runtime/issue_compute.cpp); its kernels in executor/cpu/ and
+// executor/cuda/, each with its entry in the backend's table (cpu_kernels.cpp,
+// cuda_compute.cpp); and its entry in docs/hostir-language.md. Backends
+// reach every kernel through Backend::compute, so no backend interface
+// changes.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
+
+#include "ir/op_list.h"
 
 namespace hostir {
 
+// Every operation, in the order of ir/op_list.h.
 enum class OpKind {
-  Allocate,
-  Deallocate,
-  ShardByStream,
-  Linear,
-  Matmul,
-  Copy,
-  Add,
-  Sub,
-  Mul,
-  Relu,
-  Silu,
-  Gelu,
-  Scale,
-  RmsNorm,
-  Softmax,
-  Attention,
-  MergeAttention,
-  GatherRows,
-  ScatterAddRows,
-  Cast,
-  Allreduce,
-  Allgather,
-  ReduceScatter,
-  AllToAll,
-  Broadcast,
-  SendRecv,
-  Wait,
-  GetCurrentStream,
-  SetCurrentStream,
-  Synchronize,
-  RecordEvent,
-  WaitEvent,
-  // `n = expr`: binds a name to a host integer (ceildiv, min and max are
-  // calls inside the expression).
-  IntValue,
+#define HOSTIR_OP_KIND(kind, ...) kind,
+  HOSTIR_OP_LIST(HOSTIR_OP_KIND)
+#undef HOSTIR_OP_KIND
 };
+
+inline constexpr size_t kOpKindCount = 0
+#define HOSTIR_OP_COUNT(...) +1
+    HOSTIR_OP_LIST(HOSTIR_OP_COUNT)
+#undef HOSTIR_OP_COUNT
+    ;
+constexpr size_t opIndex(OpKind kind) { return static_cast<size_t>(kind); }
 
 // The kinds of values names are bound to.
 enum class ValueKind { Int, Tensor, Stream, Event, Handle };
@@ -122,6 +104,43 @@ enum class OpCategory : uint8_t {
 };
 std::string_view categoryName(OpCategory category);
 
+// An operation's category, from its row of ir/op_list.h.
+constexpr OpCategory categoryOf(OpKind kind) {
+  constexpr OpCategory kCategories[] = {
+#define HOSTIR_OP_CATEGORY(kind, category, ...) OpCategory::category,
+      HOSTIR_OP_LIST(HOSTIR_OP_CATEGORY)
+#undef HOSTIR_OP_CATEGORY
+  };
+  return kCategories[opIndex(kind)];
+}
+
+// A table of one entry per operation, keyed by OpKind: a backend's kernels,
+// a layer's rules.
+template <typename Entry>
+using OpTable = std::array<Entry, kOpKindCount>;
+
+// The table of `entries`; the operations they do not name hold Entry{}
+// (null). Naming one twice does not compile where the table is constexpr.
+template <typename Entry, size_t N>
+constexpr OpTable<Entry> opTable(const std::pair<OpKind, Entry> (&entries)[N]) {
+  OpTable<Entry> table{};
+  for (const auto& [kind, entry] : entries) {
+    if (table[opIndex(kind)] != Entry{}) throw "an operation named twice in one table";
+    table[opIndex(kind)] = entry;
+  }
+  return table;
+}
+
+// True when exactly the operations of `category` have an entry (a non-null
+// one): a table checked at compile time cannot miss a row of ir/op_list.h
+// or hold one of another category.
+template <typename Entry>
+constexpr bool coversExactly(const OpTable<Entry>& table, OpCategory category) {
+  for (size_t i = 0; i < table.size(); ++i)
+    if ((table[i] != Entry{}) != (categoryOf(static_cast<OpKind>(i)) == category)) return false;
+  return true;
+}
+
 // Issues work on a stream: computes, copies, communicates or allocates (as
 // opposed to views, host values and pure ordering steps such as
 // synchronize). What assign-streams overlaps.
@@ -184,6 +203,9 @@ struct OpSignature {
   OpCategory category;
   CostRule cost;
   ResultShape resultShape = {};  // the default: no result computed from operands
+  // Elementwise and row rules (CostRule): flops per result element; an
+  // exponential or erf counts as one.
+  double flopsPerElement = 0;
 };
 
 const OpSignature& signatureOf(OpKind kind);

@@ -3,14 +3,14 @@
 // unrolled and, of each if, the branch the rank takes, and checks every
 // shape, extent and integer (verifyProgram).
 //
-// verifier.cpp holds the walk, the bindings and the dispatch
-// (ShapeChecker::checkOperation, one switch over OpKind); each operation's
+// verifier.cpp holds the walk and the bindings; checkByItsRule finds each
+// operation's rule by its row of ir/op_list.h (a table by OpKind). Each
 // rule is defined in the file of its category:
 //
 //   verify_compute.cpp        allocate, deallocate, shard_by_stream, copy,
 //                             and every computation (linear, matmul, add,
-//                             ...) through checkCompute, whose per-operation
-//                             rules are private to that file
+//                             ...), whose rules (ComputeRules) are private
+//                             to that file, with the table
 //   verify_communication.cpp  every communication (allreduce, allgather,
 //                             reduce_scatter, all_to_all, broadcast,
 //                             sendrecv) through checkCommunication, one rule
@@ -119,10 +119,13 @@ class ShapeChecker {
   void checkDeallocate(const Operation& op);
   void checkShardByStream(const Operation& op);
   void checkCopy(const Operation& op);
-  // Every operation of category Compute; the rules (ComputeRules) read
-  // operands and bind results through the helpers above.
-  void checkCompute(const Operation& op);
+  // A computation's shape rule, a ComputeRules member (ir/op_list.h's
+  // Check column): it reads operands and binds results through the helpers above.
+  template <auto Rule>
+  void checkComputation(const Operation& op);
   friend struct ComputeRules;
+  // The operation's shape rule, by its row of ir/op_list.h.
+  void checkByItsRule(const Operation& op);
 
   // verify_communication.cpp
   // Every operation of category Communication, by its collective's shape

@@ -1,6 +1,8 @@
 #include "ir/symbolic_types.h"
 
 #include <algorithm>
+#include <functional>
+#include <iterator>
 
 #include "ir/shapes.h"
 
@@ -87,11 +89,13 @@ const std::optional<TensorType>* SymbolicTypes::operandType(const Operation& op,
 
 namespace {
 
-// Each rule below reads its operands' types through `typeOf(position)`.
+// Each rule below reads its operands' types through `typeOf(position)`;
+// ir/op_list.h's Result column names the rule of each operation.
+using TypeOf = std::function<std::optional<TensorType>(size_t)>;
+using ResultRule = std::optional<TensorType> (*)(const Operation&, const TypeOf&);
 
 // [.., M, N] from a [.., M, K] (transposed: [K, M]) and b [.., K, N]
 // (transposed: [N, K]), after the batch axis that a, b and the result share.
-template <typename TypeOf>
 std::optional<TensorType> matmulResult(const Operation& op, const TypeOf& typeOf) {
   using O = operands::Matmul;
   auto a = typeOf(O::a), b = typeOf(O::b);
@@ -107,8 +111,7 @@ std::optional<TensorType> matmulResult(const Operation& op, const TypeOf& typeOf
 }
 
 // idx.shape + x.shape[1:], in x's dtype.
-template <typename TypeOf>
-std::optional<TensorType> gatherResult(const TypeOf& typeOf) {
+std::optional<TensorType> gatherResult(const Operation&, const TypeOf& typeOf) {
   using O = operands::GatherRows;
   auto x = typeOf(O::x), idx = typeOf(O::idx);
   if (!x || !idx || x->dims.empty()) return std::nullopt;
@@ -118,7 +121,6 @@ std::optional<TensorType> gatherResult(const TypeOf& typeOf) {
 }
 
 // x's shape in the dtype the statement names.
-template <typename TypeOf>
 std::optional<TensorType> castResult(const Operation& op, const TypeOf& typeOf) {
   auto x = typeOf(operands::Cast::x);
   const std::optional<Arg>& dtype = op.operands[operands::Cast::dtype];
@@ -128,8 +130,7 @@ std::optional<TensorType> castResult(const Operation& op, const TypeOf& typeOf) 
 }
 
 // A computation or copy by its table row's ResultShape.
-template <typename TypeOf>
-std::optional<TensorType> tableRowResult(const Operation& op, const TypeOf& typeOf) {
+std::optional<TensorType> tableResult(const Operation& op, const TypeOf& typeOf) {
   const ResultShape& rule = op.signature().resultShape;
   if (rule.like == ResultShape::kNone) return std::nullopt;
   auto type = typeOf(static_cast<size_t>(rule.like));
@@ -141,65 +142,45 @@ std::optional<TensorType> tableRowResult(const Operation& op, const TypeOf& type
   return type;
 }
 
+// The type allocate names.
+std::optional<TensorType> allocateResult(const Operation& op, const TypeOf&) {
+  const std::optional<Arg>& type = op.operands[operands::Allocate::type];
+  return type ? std::optional<TensorType>(type->type) : std::nullopt;
+}
+
+// t's type with the chunk's extent along a literal axis.
+std::optional<TensorType> shardResult(const Operation& op, const TypeOf& typeOf) {
+  using O = operands::ShardByStream;
+  auto intOf = [&](size_t operand) { return op.operands[operand] ? op.operands[operand]->expr : Expr(); };
+  auto type = typeOf(O::t);
+  // -1: no literal axis. A plain integer, not an optional: GCC 12 falsely
+  // warned -Wmaybe-uninitialized about the optional's value.
+  const Expr& axisExpr = intOf(O::axis);
+  const int64_t axis = axisExpr.empty() ? -1 : axisExpr.literalValue().value_or(-1);
+  if (!type || axis < 0 || static_cast<size_t>(axis) >= type->dims.size()) return std::nullopt;
+  Expr& extent = type->dims[static_cast<size_t>(axis)];
+  extent = chunkExtentExpr(extent, intOf(O::index), intOf(O::chunks));
+  return type;
+}
+
+// Operations that define no tensor from their operands.
+std::optional<TensorType> noneResult(const Operation&, const TypeOf&) { return std::nullopt; }
+
+constexpr ResultRule kResultRules[] = {
+#define HOSTIR_RESULT_RULE(kind, category, result, ...) &result##Result,
+    HOSTIR_OP_LIST(HOSTIR_RESULT_RULE)
+#undef HOSTIR_RESULT_RULE
+};
+static_assert(std::size(kResultRules) == kOpKindCount);
+
 }  // namespace
 
 std::optional<TensorType> SymbolicTypes::resultType(const Operation& op) const {
-  auto typeOf = [&](size_t operand) -> std::optional<TensorType> {
+  const TypeOf typeOf = [&](size_t operand) -> std::optional<TensorType> {
     const std::optional<TensorType>* type = operandType(op, operand);
     return type ? **type : std::optional<TensorType>();
   };
-  auto intOf = [&](size_t operand) { return op.operands[operand] ? op.operands[operand]->expr : Expr(); };
-  switch (op.kind) {
-    case OpKind::Allocate: {
-      const std::optional<Arg>& type = op.operands[operands::Allocate::type];
-      return type ? std::optional<TensorType>(type->type) : std::nullopt;
-    }
-    case OpKind::ShardByStream: {
-      using O = operands::ShardByStream;
-      auto type = typeOf(O::t);
-      // -1: no literal axis. A plain integer, not an optional: GCC 12 falsely
-      // warned -Wmaybe-uninitialized about the optional's value.
-      const Expr& axisExpr = intOf(O::axis);
-      const int64_t axis = axisExpr.empty() ? -1 : axisExpr.literalValue().value_or(-1);
-      if (!type || axis < 0 || static_cast<size_t>(axis) >= type->dims.size()) return std::nullopt;
-      Expr& extent = type->dims[static_cast<size_t>(axis)];
-      extent = chunkExtentExpr(extent, intOf(O::index), intOf(O::chunks));
-      return type;
-    }
-    case OpKind::Matmul: return matmulResult(op, typeOf);
-    case OpKind::GatherRows: return gatherResult(typeOf);
-    case OpKind::Cast: return castResult(op, typeOf);
-    // Computations and copy: their table row's ResultShape; the rest define no tensor from operands.
-    case OpKind::Deallocate:
-    case OpKind::Linear:
-    case OpKind::Copy:
-    case OpKind::Add:
-    case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::Relu:
-    case OpKind::Silu:
-    case OpKind::Gelu:
-    case OpKind::Scale:
-    case OpKind::RmsNorm:
-    case OpKind::Softmax:
-    case OpKind::Attention:
-    case OpKind::MergeAttention:
-    case OpKind::ScatterAddRows:
-    case OpKind::Allreduce:
-    case OpKind::Allgather:
-    case OpKind::ReduceScatter:
-    case OpKind::AllToAll:
-    case OpKind::Broadcast:
-    case OpKind::SendRecv:
-    case OpKind::Wait:
-    case OpKind::GetCurrentStream:
-    case OpKind::SetCurrentStream:
-    case OpKind::Synchronize:
-    case OpKind::RecordEvent:
-    case OpKind::WaitEvent:
-    case OpKind::IntValue: break;
-  }
-  return tableRowResult(op, typeOf);
+  return kResultRules[opIndex(op.kind)](op, typeOf);
 }
 
 void SymbolicTypes::define(const Operation& op) {

@@ -687,41 +687,7 @@ void ShapeChecker::checkOperation(const Operation& op) {
   const OpSignature& sig = op.signature();
   for (size_t i = 0; i < sig.operands.size(); ++i)
     if (op.operands[i] && sig.operands[i].kind == OperandKind::Tensor) tensor(op, i);
-  switch (op.kind) {
-    case OpKind::Allocate: checkAllocate(op); break;
-    case OpKind::Deallocate: checkDeallocate(op); break;
-    case OpKind::ShardByStream: checkShardByStream(op); break;
-    case OpKind::Copy: checkCopy(op); break;
-    case OpKind::Allreduce:
-    case OpKind::Allgather:
-    case OpKind::ReduceScatter:
-    case OpKind::AllToAll:
-    case OpKind::Broadcast:
-    case OpKind::SendRecv: checkCommunication(op); break;
-    case OpKind::SetCurrentStream:
-    case OpKind::Synchronize: checkStreamOperand(op); break;
-    case OpKind::GetCurrentStream:
-    case OpKind::RecordEvent: bindStreamResult(op); break;
-    case OpKind::IntValue: checkIntValue(op); break;
-    case OpKind::Wait:
-    case OpKind::WaitEvent: checkWaitOperand(op); break;
-    case OpKind::Linear:
-    case OpKind::Matmul:
-    case OpKind::Add:
-    case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::Relu:
-    case OpKind::Silu:
-    case OpKind::Gelu:
-    case OpKind::Scale:
-    case OpKind::RmsNorm:
-    case OpKind::Softmax:
-    case OpKind::Attention:
-    case OpKind::MergeAttention:
-    case OpKind::GatherRows:
-    case OpKind::ScatterAddRows:
-    case OpKind::Cast: checkCompute(op); break;
-  }
+  checkByItsRule(op);
 }
 
 void ShapeChecker::requireShape(const Operation& op, size_t operand, const std::vector<int64_t>& want,

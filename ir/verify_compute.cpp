@@ -1,7 +1,9 @@
 // The bound check's rules for the operations that work on the rank's own
 // tensors: allocate, deallocate, shard_by_stream, copy, and every
 // computation (ir/shape_checker.h). A computation's rule is a member of
-// ComputeRules and one case of checkCompute's switch, at the end of this file.
+// ComputeRules, named by its row of ir/op_list.h; checkByItsRule, at the end
+// of this file, finds every operation's rule there.
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -252,44 +254,21 @@ struct ComputeRules {
   }
 };
 
-void ShapeChecker::checkCompute(const Operation& op) {
+template <auto Rule>
+void ShapeChecker::checkComputation(const Operation& op) {
   ComputeRules rules{*this, op};
-  switch (op.kind) {
-    case OpKind::Linear: rules.linear(); return;
-    case OpKind::Matmul: rules.matmul(); return;
-    case OpKind::Add: rules.binaryElementwise<operands::Add>(); return;
-    case OpKind::Sub: rules.binaryElementwise<operands::Sub>(); return;
-    case OpKind::Mul: rules.binaryElementwise<operands::Mul>(); return;
-    case OpKind::Relu:
-    case OpKind::Silu:
-    case OpKind::Gelu: rules.likeX<operands::Unary>(); return;
-    case OpKind::Scale: rules.likeX<operands::Scale>(); return;
-    case OpKind::RmsNorm: rules.rmsNorm(); return;
-    case OpKind::Softmax: rules.softmax(); return;
-    case OpKind::Attention: rules.attention(); return;
-    case OpKind::MergeAttention: rules.mergeAttention(); return;
-    case OpKind::GatherRows: rules.gatherRows(); return;
-    case OpKind::ScatterAddRows: rules.scatterAddRows(); return;
-    case OpKind::Cast: rules.cast(); return;
-    case OpKind::Allocate:
-    case OpKind::Deallocate:
-    case OpKind::ShardByStream:
-    case OpKind::Copy:
-    case OpKind::Allreduce:
-    case OpKind::Allgather:
-    case OpKind::ReduceScatter:
-    case OpKind::AllToAll:
-    case OpKind::Broadcast:
-    case OpKind::SendRecv:
-    case OpKind::Wait:
-    case OpKind::GetCurrentStream:
-    case OpKind::SetCurrentStream:
-    case OpKind::Synchronize:
-    case OpKind::RecordEvent:
-    case OpKind::WaitEvent:
-    case OpKind::IntValue: break;  // not computations: ShapeChecker::checkOperation has their rules
-  }
-  throw std::logic_error(fmt::format("internal error: '{}' is not a computation", op.signature().name));
+  (rules.*Rule)();
+}
+
+void ShapeChecker::checkByItsRule(const Operation& op) {
+  using Rule = void (ShapeChecker::*)(const Operation&);
+  static constexpr Rule kRules[] = {
+#define HOSTIR_SHAPE_RULE(kind, category, result, check, issue) &ShapeChecker::check,
+      HOSTIR_OP_LIST(HOSTIR_SHAPE_RULE)
+#undef HOSTIR_SHAPE_RULE
+  };
+  static_assert(std::size(kRules) == kOpKindCount);
+  (this->*kRules[opIndex(op.kind)])(op);
 }
 
 }  // namespace hostir::verification

@@ -2,8 +2,9 @@
 // allocate and deallocate (stream-ordered memory), shard_by_stream (a view),
 // copy, and every computation: linear, matmul, the elementwise and row
 // operations, attention, gather/scatter, cast (runtime/issue_rules.h).
-// A computation's rule is one case of issueCompute's switch at the end of
-// this file: the shape of its result and whether its kernel is elementwise.
+// A computation's rule (the shape of its result and whether its kernel is
+// elementwise) is named by its row of ir/op_list.h; kIssueRules, at the end
+// of this file, holds every operation's.
 #include <fmt/format.h>
 
 #include <array>
@@ -291,43 +292,12 @@ void issueCopy(RunFrame& frame, const Instruction& in) {
   unstage(frame, temporary, out);
 }
 
-void issueCompute(RunFrame& frame, const Instruction& in) {
-  switch (in.op) {
-    case OpKind::Linear: issueLinear(frame, in); return;
-    case OpKind::Matmul: issueMatmul(frame, in); return;
-    case OpKind::Add: issueBinaryElementwise<operands::Add>(frame, in); return;
-    case OpKind::Sub: issueBinaryElementwise<operands::Sub>(frame, in); return;
-    case OpKind::Mul: issueBinaryElementwise<operands::Mul>(frame, in); return;
-    case OpKind::Relu:
-    case OpKind::Silu:
-    case OpKind::Gelu:
-    case OpKind::Softmax: issueLikeX<operands::Unary>(frame, in); return;
-    case OpKind::Scale: issueLikeX<operands::Scale>(frame, in); return;
-    case OpKind::RmsNorm: issueLikeX<operands::RmsNorm>(frame, in); return;
-    case OpKind::Attention: issueAttention(frame, in); return;
-    case OpKind::MergeAttention: issueMergeAttention(frame, in); return;
-    case OpKind::GatherRows: issueGatherRows(frame, in); return;
-    case OpKind::ScatterAddRows: issueScatterAddRows(frame, in); return;
-    case OpKind::Cast: issueCast(frame, in); return;
-    case OpKind::Allocate:
-    case OpKind::Deallocate:
-    case OpKind::ShardByStream:
-    case OpKind::Copy:
-    case OpKind::Allreduce:
-    case OpKind::Allgather:
-    case OpKind::ReduceScatter:
-    case OpKind::AllToAll:
-    case OpKind::Broadcast:
-    case OpKind::SendRecv:
-    case OpKind::Wait:
-    case OpKind::GetCurrentStream:
-    case OpKind::SetCurrentStream:
-    case OpKind::Synchronize:
-    case OpKind::RecordEvent:
-    case OpKind::WaitEvent:
-    case OpKind::IntValue: break;  // not computations: issueOperation has their rules
-  }
-  throw std::logic_error(fmt::format("internal error: '{}' is not a computation", signatureOf(in.op).name));
-}
+// Every operation's rule, by its row of ir/op_list.h: the computations'
+// above, the rest declared in runtime/issue_rules.h.
+const IssueRule kIssueRules[kOpKindCount] = {
+#define HOSTIR_ISSUE_RULE(kind, category, result, check, issue) &issue,
+    HOSTIR_OP_LIST(HOSTIR_ISSUE_RULE)
+#undef HOSTIR_ISSUE_RULE
+};
 
 }  // namespace hostir

@@ -3,17 +3,16 @@
 // category:
 //
 //   issue_compute.cpp        allocate, deallocate, shard_by_stream, copy, and
-//                            every computation (linear, matmul, add, ...)
-//                            through issueCompute, whose per-operation rules
-//                            live in that file only
+//                            every computation (linear, matmul, add, ...),
+//                            whose rules live in that file only
 //   issue_communication.cpp  allreduce, allgather, reduce_scatter, broadcast,
 //                            sendrecv
 //   issue_streams.cpp        wait, get/set_current_stream, synchronize,
 //                            record_event, wait_event, ceildiv/min/max
 //
-// Evaluator::run dispatches to them through issueOperation, one switch over
-// OpKind at the end of this file: every operation has its case, and
-// every computation goes to issueCompute.
+// Evaluator::run dispatches to them through issueOperation: a table by
+// OpKind of the rules ir/op_list.h names, so a rule missing for an
+// operation fails to compile.
 // They run once per issued operation: direct calls, arguments by reference,
 // no allocation beyond what the operation itself needs.
 #pragma once
@@ -78,9 +77,6 @@ void issueAllocate(RunFrame& frame, const Instruction& in);
 void issueDeallocate(RunFrame& frame, const Instruction& in);
 void issueShardByStream(RunFrame& frame, const Instruction& in);
 void issueCopy(RunFrame& frame, const Instruction& in);
-// Every operation of category Compute: its rule picks the result's shape
-// and hands the kernel to Backend::compute.
-void issueCompute(RunFrame& frame, const Instruction& in);
 
 // issue_communication.cpp: every collective and sendrecv.
 void issueCommunication(RunFrame& frame, const Instruction& in);
@@ -94,43 +90,12 @@ void issueRecordEvent(RunFrame& frame, const Instruction& in);
 void issueWaitEvent(RunFrame& frame, const Instruction& in);
 void issueIntValue(RunFrame& frame, const Instruction& in);
 
+using IssueRule = void (*)(RunFrame&, const Instruction&);
+// Every operation's issue rule, by OpKind, as its row of ir/op_list.h names
+// it (defined in issue_compute.cpp, beside the computations' rules).
+extern const IssueRule kIssueRules[kOpKindCount];
+
 // Issues one operation's work on the current stream.
-inline void issueOperation(RunFrame& frame, const Instruction& in) {
-  switch (in.op) {
-    case OpKind::Allocate: issueAllocate(frame, in); return;
-    case OpKind::Deallocate: issueDeallocate(frame, in); return;
-    case OpKind::ShardByStream: issueShardByStream(frame, in); return;
-    case OpKind::Copy: issueCopy(frame, in); return;
-    case OpKind::Allreduce:
-    case OpKind::Allgather:
-    case OpKind::ReduceScatter:
-    case OpKind::AllToAll:
-    case OpKind::Broadcast:
-    case OpKind::SendRecv: issueCommunication(frame, in); return;
-    case OpKind::Wait: issueWait(frame, in); return;
-    case OpKind::GetCurrentStream: issueGetCurrentStream(frame, in); return;
-    case OpKind::SetCurrentStream: issueSetCurrentStream(frame, in); return;
-    case OpKind::Synchronize: issueSynchronize(frame, in); return;
-    case OpKind::RecordEvent: issueRecordEvent(frame, in); return;
-    case OpKind::WaitEvent: issueWaitEvent(frame, in); return;
-    case OpKind::IntValue: issueIntValue(frame, in); return;
-    case OpKind::Linear:
-    case OpKind::Matmul:
-    case OpKind::Add:
-    case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::Relu:
-    case OpKind::Silu:
-    case OpKind::Gelu:
-    case OpKind::Scale:
-    case OpKind::RmsNorm:
-    case OpKind::Softmax:
-    case OpKind::Attention:
-    case OpKind::MergeAttention:
-    case OpKind::GatherRows:
-    case OpKind::ScatterAddRows:
-    case OpKind::Cast: issueCompute(frame, in); return;  // OpCategory::Compute
-  }
-}
+inline void issueOperation(RunFrame& frame, const Instruction& in) { kIssueRules[opIndex(in.op)](frame, in); }
 
 }  // namespace hostir

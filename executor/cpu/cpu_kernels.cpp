@@ -36,44 +36,41 @@ void copy(const TensorView& src, const TensorView& dst) {
   });
 }
 
+namespace {
+
+using Kernel = void (*)(GemmKind, const KernelCall&);
+
+// Every computation's kernel, by OpKind; checked below to cover exactly
+// the rows of ir/op_list.h of category Compute.
+constexpr std::pair<OpKind, Kernel> kKernelEntries[] = {
+    {OpKind::Linear, linear},
+    {OpKind::Matmul, matmul},
+    {OpKind::Add, add},
+    {OpKind::Sub, sub},
+    {OpKind::Mul, mul},
+    {OpKind::Relu, relu},
+    {OpKind::Silu, silu},
+    {OpKind::Gelu, gelu},
+    {OpKind::Scale, scale},
+    {OpKind::RmsNorm, rmsNorm},
+    {OpKind::Softmax, softmax},
+    {OpKind::Attention, attention},
+    {OpKind::MergeAttention, mergeAttention},
+    {OpKind::GatherRows, [](GemmKind, const KernelCall& call) { gatherRows(call); }},
+    {OpKind::ScatterAddRows, scatterAddRows},
+    {OpKind::Cast, [](GemmKind, const KernelCall& call) { cast(call); }},
+};
+constexpr OpTable<Kernel> kKernels = opTable(kKernelEntries);
+static_assert(coversExactly(kKernels, OpCategory::Compute), "a CPU kernel for every computation, and only those");
+
+}  // namespace
+
 void runKernel(GemmKind gemm, const KernelCall& call) {
-  switch (call.kind) {
-    case OpKind::Linear: linear(gemm, call); return;
-    case OpKind::Matmul: matmul(gemm, call); return;
-    case OpKind::Add: add(gemm, call); return;
-    case OpKind::Sub: sub(gemm, call); return;
-    case OpKind::Mul: mul(gemm, call); return;
-    case OpKind::Relu: relu(gemm, call); return;
-    case OpKind::Silu: silu(gemm, call); return;
-    case OpKind::Gelu: gelu(gemm, call); return;
-    case OpKind::Scale: scale(gemm, call); return;
-    case OpKind::RmsNorm: rmsNorm(gemm, call); return;
-    case OpKind::Softmax: softmax(gemm, call); return;
-    case OpKind::Attention: attention(gemm, call); return;
-    case OpKind::MergeAttention: mergeAttention(gemm, call); return;
-    case OpKind::GatherRows: gatherRows(call); return;
-    case OpKind::ScatterAddRows: scatterAddRows(gemm, call); return;
-    case OpKind::Cast: cast(call); return;
-    case OpKind::Allocate:
-    case OpKind::Deallocate:
-    case OpKind::ShardByStream:
-    case OpKind::Copy:
-    case OpKind::Allreduce:
-    case OpKind::Allgather:
-    case OpKind::ReduceScatter:
-    case OpKind::AllToAll:
-    case OpKind::Broadcast:
-    case OpKind::SendRecv:
-    case OpKind::Wait:
-    case OpKind::GetCurrentStream:
-    case OpKind::SetCurrentStream:
-    case OpKind::Synchronize:
-    case OpKind::RecordEvent:
-    case OpKind::WaitEvent:
-    case OpKind::IntValue: break;  // not computations
-  }
-  throw std::logic_error(
-      fmt::format("internal error: the CPU backend has no kernel for '{}'", signatureOf(call.kind).name));
+  const Kernel kernel = kKernels[opIndex(call.kind)];
+  if (!kernel)
+    throw std::logic_error(
+        fmt::format("internal error: the CPU backend has no kernel for '{}'", signatureOf(call.kind).name));
+  kernel(gemm, call);
 }
 
 }  // namespace hostir::cpu

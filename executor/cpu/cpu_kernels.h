@@ -1,5 +1,5 @@
 // The CPU backend's kernels on strided views: copy and zero-fill, and every
-// computation (Backend::compute) through runKernel, whose switch names each
+// computation (Backend::compute) through runKernel, whose table names each
 // computation's kernel. The kernels live by concept:
 //   cpu_gemm        linear, matmul (OpenBLAS; naive f64 loops for the reference)
 //   cpu_elementwise add, sub, mul (broadcast), relu, silu, gelu, scale, cast

@@ -260,46 +260,24 @@ void scatterAddRows(const ComputeContext& context, const KernelCall& call) {
 
 using Computation = void (*)(const ComputeContext&, const KernelCall&);
 
-// The one place that maps an operation to its CUDA computation; null for
-// operations that are not computations.
-Computation computationOf(OpKind kind) {
-  switch (kind) {
-    case OpKind::Linear: return linear;
-    case OpKind::Matmul: return matmul;
-    case OpKind::Add:
-    case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::Relu:
-    case OpKind::Silu:
-    case OpKind::Gelu:
-    case OpKind::Scale:
-    case OpKind::Cast: return elementwise;
-    case OpKind::RmsNorm: return rmsNorm;
-    case OpKind::Softmax: return softmax;
-    case OpKind::Attention: return attention;
-    case OpKind::MergeAttention: return mergeAttention;
-    case OpKind::GatherRows: return gatherRows;
-    case OpKind::ScatterAddRows: return scatterAddRows;
-    case OpKind::Allocate:
-    case OpKind::Deallocate:
-    case OpKind::ShardByStream:
-    case OpKind::Copy:
-    case OpKind::Allreduce:
-    case OpKind::Allgather:
-    case OpKind::ReduceScatter:
-    case OpKind::AllToAll:
-    case OpKind::Broadcast:
-    case OpKind::SendRecv:
-    case OpKind::Wait:
-    case OpKind::GetCurrentStream:
-    case OpKind::SetCurrentStream:
-    case OpKind::Synchronize:
-    case OpKind::RecordEvent:
-    case OpKind::WaitEvent:
-    case OpKind::IntValue: return nullptr;
-  }
-  return nullptr;
-}
+// Every computation's CUDA computation, by OpKind; checked below to cover
+// exactly the rows of ir/op_list.h of category Compute. An elementwise one
+// also needs its kernel in cuda_kernels.cu's table (cudaHasKernel).
+constexpr std::pair<OpKind, Computation> kComputationEntries[] = {
+    {OpKind::Linear, linear},         {OpKind::Matmul, matmul},
+    {OpKind::Add, elementwise},       {OpKind::Sub, elementwise},
+    {OpKind::Mul, elementwise},       {OpKind::Relu, elementwise},
+    {OpKind::Silu, elementwise},      {OpKind::Gelu, elementwise},
+    {OpKind::Scale, elementwise},     {OpKind::Cast, elementwise},
+    {OpKind::RmsNorm, rmsNorm},       {OpKind::Softmax, softmax},
+    {OpKind::Attention, attention},   {OpKind::MergeAttention, mergeAttention},
+    {OpKind::GatherRows, gatherRows}, {OpKind::ScatterAddRows, scatterAddRows},
+};
+constexpr OpTable<Computation> kComputations = opTable(kComputationEntries);
+static_assert(coversExactly(kComputations, OpCategory::Compute),
+              "a CUDA computation for every computation, and only those");
+
+Computation computationOf(OpKind kind) { return kComputations[opIndex(kind)]; }
 
 }  // namespace
 
