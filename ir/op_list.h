@@ -1,61 +1,114 @@
-// Every operation of the language, one row each, in OpKind order: the rules
-// each layer applies to it, by name. Each layer expands the list into its
-// own table (an X-macro), so that a rule missing for an operation, or named
-// wrongly, fails to compile, and no code outside the tables dispatches on
-// OpKind:
+// Every operation of the language, one row each, in OpKind order: every
+// fact about it that depends on which operation it is. Each layer expands
+// the list into its own table (an X-macro), so that a rule missing for an
+// operation, or named wrongly, fails to compile, and no code outside the
+// tables dispatches on OpKind. The columns:
 //
-//   Kind      the OpKind (ir/ops.h); the spelling, operands, result and
-//             cost rule are its row of ir/ops.cpp's signature table
-//   Category  its OpCategory (ir/ops.h), known at compile time
-//   Result    the type of the tensor it defines, symbolically:
-//             ir/symbolic_types.cpp's `<Result>Result` (table: the
-//             signature's ResultShape; none: no tensor)
+//   Kind      the OpKind (ir/ops.h)
+//   Spelling  its name in programs
+//   Operands  its operand specs (ir/ops.cpp: names, kinds, effects)
+//   Mode      how it defines names (ResultMode)
+//   Value     the kind of value it defines (ValueKind)
+//   Category  its OpCategory (ir/ops.h)
+//   Cost      how its flops and bytes are counted (CostRule)
+//   Shape     its result's ResultShape (ir/ops.cpp's named shapes)
+//   Flops     flops per result element, for the Elementwise and
+//             RowReduction cost rules (an exponential or erf counts as one)
+//   Kernel    its KernelFamily (ir/ops.h): how the backends compute it
+//   Result    its result's type, symbolically: ir/symbolic_types.cpp's
+//             `<Result>Result` (table: by Shape; none: no tensor)
 //   Check     its shape rule: a ShapeChecker member (ir/shape_checker.h);
 //             a computation's names a ComputeRules member through
-//             checkComputation<&ComputeRules::rule> (ir/verify_compute.cpp)
+//             checkComputation (ir/verify_compute.cpp)
 //   Issue     its issue rule: a function of runtime/issue_rules.h, or of
 //             runtime/issue_compute.cpp for a computation
 //
-// A computation's kernels are keyed by OpKind in each backend's table
-// (executor/cpu/cpu_kernels.cpp, executor/cuda/cuda_compute.cpp), which is
-// checked at compile time to cover every row of category Compute.
+// The rules that several rows share are written once, below, as bundles of
+// the last three columns.
 #pragma once
 
 // clang-format off
-#define HOSTIR_OP_LIST(X)                                                                                             \
-  /* Kind          Category         Result    Check                                             Issue */             \
-  X(Allocate,       Allocation,      allocate, checkAllocate,                                    issueAllocate)        \
-  X(Deallocate,     Deallocation,    none,     checkDeallocate,                                  issueDeallocate)      \
-  X(ShardByStream,  View,            shard,    checkShardByStream,                               issueShardByStream)   \
-  X(Linear,         Compute,         table,    checkComputation<&ComputeRules::linear>,          issueLinear)          \
-  X(Matmul,         Compute,         matmul,   checkComputation<&ComputeRules::matmul>,          issueMatmul)          \
-  X(Copy,           Copy,            table,    checkCopy,                                        issueCopy)            \
-  X(Add,            Compute,         table,    checkComputation<&ComputeRules::binaryElementwise<operands::Add>>, issueBinaryElementwise<operands::Add>) \
-  X(Sub,            Compute,         table,    checkComputation<&ComputeRules::binaryElementwise<operands::Sub>>, issueBinaryElementwise<operands::Sub>) \
-  X(Mul,            Compute,         table,    checkComputation<&ComputeRules::binaryElementwise<operands::Mul>>, issueBinaryElementwise<operands::Mul>) \
-  X(Relu,           Compute,         table,    checkComputation<&ComputeRules::likeX<operands::Unary>>, issueLikeX<operands::Unary>) \
-  X(Silu,           Compute,         table,    checkComputation<&ComputeRules::likeX<operands::Unary>>, issueLikeX<operands::Unary>) \
-  X(Gelu,           Compute,         table,    checkComputation<&ComputeRules::likeX<operands::Unary>>, issueLikeX<operands::Unary>) \
-  X(Scale,          Compute,         table,    checkComputation<&ComputeRules::likeX<operands::Scale>>, issueLikeX<operands::Scale>) \
-  X(RmsNorm,        Compute,         table,    checkComputation<&ComputeRules::rmsNorm>,         issueLikeX<operands::RmsNorm>) \
-  X(Softmax,        Compute,         table,    checkComputation<&ComputeRules::softmax>,         issueLikeX<operands::Unary>) \
-  X(Attention,      Compute,         table,    checkComputation<&ComputeRules::attention>,       issueAttention)       \
-  X(MergeAttention, Compute,         table,    checkComputation<&ComputeRules::mergeAttention>,  issueMergeAttention)  \
-  X(GatherRows,     Compute,         gather,   checkComputation<&ComputeRules::gatherRows>,      issueGatherRows)      \
-  X(ScatterAddRows, Compute,         table,    checkComputation<&ComputeRules::scatterAddRows>,  issueScatterAddRows)  \
-  X(Cast,           Compute,         cast,     checkComputation<&ComputeRules::cast>,            issueCast)            \
-  X(Allreduce,      Communication,   none,     checkCommunication,                               issueCommunication)   \
-  X(Allgather,      Communication,   none,     checkCommunication,                               issueCommunication)   \
-  X(ReduceScatter,  Communication,   none,     checkCommunication,                               issueCommunication)   \
-  X(AllToAll,       Communication,   none,     checkCommunication,                               issueCommunication)   \
-  X(Broadcast,      Communication,   none,     checkCommunication,                               issueCommunication)   \
-  X(SendRecv,       Communication,   none,     checkCommunication,                               issueCommunication)   \
-  X(Wait,           Synchronization, none,     checkWaitOperand,                                 issueWait)            \
-  X(GetCurrentStream, Host,          none,     bindStreamResult,                                 issueGetCurrentStream) \
-  X(SetCurrentStream, Host,          none,     checkStreamOperand,                               issueSetCurrentStream) \
-  X(Synchronize,    Synchronization, none,     checkStreamOperand,                               issueSynchronize)     \
-  X(RecordEvent,    Synchronization, none,     bindStreamResult,                                 issueRecordEvent)     \
-  X(WaitEvent,      Synchronization, none,     checkWaitOperand,                                 issueWaitEvent)       \
-  /* `n = expr`: binds a name to a host integer (ceildiv, min and max are calls inside the expression). */     \
-  X(IntValue,       Host,            none,     checkIntValue,                                    issueIntValue)
+#define HOSTIR_ELEMENTWISE_UNARY_RULES table, checkComputation<&ComputeRules::likeX<operands::Unary>>, \
+                                       issueLikeX<operands::Unary>
+#define HOSTIR_ELEMENTWISE_BINARY_RULES(O) table, checkComputation<&ComputeRules::binaryElementwise<operands::O>>, \
+                                           issueBinaryElementwise<operands::O>
+#define HOSTIR_COMMUNICATION_RULES none, checkCommunication, issueCommunication
+
+// A row, with its bundles expanded into columns.
+#define HOSTIR_OP_ROW(X, ...) X(__VA_ARGS__)
+
+#define HOSTIR_OP_LIST(X)                                                                                              \
+  HOSTIR_OP_ROW(X, Allocate, "allocate", kAllocate, Required, Tensor, Allocation, Fill, {}, 0, None,                  \
+                allocate, checkAllocate, issueAllocate)                                                                \
+  HOSTIR_OP_ROW(X, Deallocate, "deallocate", kDeallocate, None, Tensor, Deallocation, None, {}, 0, None,              \
+                none, checkDeallocate, issueDeallocate)                                                                \
+  HOSTIR_OP_ROW(X, ShardByStream, "shard_by_stream", kShardByStream, Required, Tensor, View, None, {}, 0, None,       \
+                shard, checkShardByStream, issueShardByStream)                                                         \
+  HOSTIR_OP_ROW(X, Linear, "linear", kLinear, OutOrResult, Tensor, Compute, Linear, kLinearResult, 0, Linear,         \
+                table, checkComputation<&ComputeRules::linear>, issueLinear)                                           \
+  HOSTIR_OP_ROW(X, Matmul, "matmul", kMatmul, OutOrResult, Tensor, Compute, Matmul, kMatmulResult, 0, Matmul,         \
+                matmul, checkComputation<&ComputeRules::matmul>, issueMatmul)                                          \
+  HOSTIR_OP_ROW(X, Copy, "copy", kCopy, OutOrResult, Tensor, Copy, Copy, {operands::Copy::src}, 0, None,              \
+                table, checkCopy, issueCopy)                                                                           \
+  HOSTIR_OP_ROW(X, Add, "add", kBinary, OutOrResult, Tensor, Compute, Elementwise, kLikeA, 1, Binary,                 \
+                HOSTIR_ELEMENTWISE_BINARY_RULES(Add))                                                                  \
+  HOSTIR_OP_ROW(X, Sub, "sub", kBinary, OutOrResult, Tensor, Compute, Elementwise, kLikeA, 1, Binary,                 \
+                HOSTIR_ELEMENTWISE_BINARY_RULES(Sub))                                                                  \
+  HOSTIR_OP_ROW(X, Mul, "mul", kBinary, OutOrResult, Tensor, Compute, Elementwise, kLikeA, 1, Binary,                 \
+                HOSTIR_ELEMENTWISE_BINARY_RULES(Mul))                                                                  \
+  HOSTIR_OP_ROW(X, Relu, "relu", kUnary, OutOrResult, Tensor, Compute, Elementwise, kLikeX, 1, Unary,                 \
+                HOSTIR_ELEMENTWISE_UNARY_RULES)                                                                        \
+  /* silu: x / (1 + exp(-x)): a negation, an exponential, an add, a division */                                       \
+  HOSTIR_OP_ROW(X, Silu, "silu", kUnary, OutOrResult, Tensor, Compute, Elementwise, kLikeX, 4, Unary,                 \
+                HOSTIR_ELEMENTWISE_UNARY_RULES)                                                                        \
+  /* gelu: x · 0.5 · (1 + erf(x / √2)): a scaling, an erf, an add, two products */                                    \
+  HOSTIR_OP_ROW(X, Gelu, "gelu", kUnary, OutOrResult, Tensor, Compute, Elementwise, kLikeX, 5, Unary,                 \
+                HOSTIR_ELEMENTWISE_UNARY_RULES)                                                                        \
+  HOSTIR_OP_ROW(X, Scale, "scale", kScale, OutOrResult, Tensor, Compute, Elementwise, kLikeX, 1, Scale,               \
+                table, checkComputation<&ComputeRules::likeX<operands::Scale>>, issueLikeX<operands::Scale>)           \
+  /* rms_norm: x², the row's sum, x · 1/rms, · w (the row's square root not counted) */                               \
+  HOSTIR_OP_ROW(X, RmsNorm, "rms_norm", kRmsNorm, OutOrResult, Tensor, Compute, RowReduction, kLikeX, 4, RmsNorm,     \
+                table, checkComputation<&ComputeRules::rmsNorm>, issueLikeX<operands::RmsNorm>)                        \
+  /* softmax: the row's max, x - max, exp, the row's sum, · 1/sum */                                                  \
+  HOSTIR_OP_ROW(X, Softmax, "softmax", kUnary, OutOrResult, Tensor, Compute, RowReduction, kLikeX, 5, Softmax,        \
+                table, checkComputation<&ComputeRules::softmax>, issueLikeX<operands::Unary>)                          \
+  HOSTIR_OP_ROW(X, Attention, "attention", kAttention, OutOrResult, Tensor, Compute, Attention, kLikeQ, 0,            \
+                Attention, table, checkComputation<&ComputeRules::attention>, issueAttention)                          \
+  HOSTIR_OP_ROW(X, MergeAttention, "merge_attention", kMergeAttention, None, Tensor, Compute, Elementwise, kInPlace,  \
+                0, MergeAttention, table, checkComputation<&ComputeRules::mergeAttention>, issueMergeAttention)        \
+  HOSTIR_OP_ROW(X, GatherRows, "gather_rows", kGatherRows, OutOrResult, Tensor, Compute, Gather, kGatherResult, 0,    \
+                GatherRows, gather, checkComputation<&ComputeRules::gatherRows>, issueGatherRows)                      \
+  HOSTIR_OP_ROW(X, ScatterAddRows, "scatter_add_rows", kScatterAddRows, None, Tensor, Compute, Gather,                \
+                {operands::ScatterAddRows::out}, 0, ScatterAddRows, table,                                             \
+                checkComputation<&ComputeRules::scatterAddRows>, issueScatterAddRows)                                  \
+  HOSTIR_OP_ROW(X, Cast, "cast", kCast, OutOrResult, Tensor, Compute, Copy, kCastResult, 0, Cast,                     \
+                cast, checkComputation<&ComputeRules::cast>, issueCast)                                                \
+  HOSTIR_OP_ROW(X, Allreduce, "allreduce", kAllreduce, Optional, Handle, Communication, Collective, {}, 0, None,       \
+                HOSTIR_COMMUNICATION_RULES)                                                                            \
+  HOSTIR_OP_ROW(X, Allgather, "allgather", kAllgather, Optional, Handle, Communication, Collective, {}, 0, None,       \
+                HOSTIR_COMMUNICATION_RULES)                                                                            \
+  HOSTIR_OP_ROW(X, ReduceScatter, "reduce_scatter", kReduceScatter, Optional, Handle, Communication, Collective, {},   \
+                0, None, HOSTIR_COMMUNICATION_RULES)                                                                   \
+  HOSTIR_OP_ROW(X, AllToAll, "all_to_all", kAllToAll, Optional, Handle, Communication, Collective, {}, 0, None,       \
+                HOSTIR_COMMUNICATION_RULES)                                                                            \
+  HOSTIR_OP_ROW(X, Broadcast, "broadcast", kBroadcast, Optional, Handle, Communication, Collective, {}, 0, None,       \
+                HOSTIR_COMMUNICATION_RULES)                                                                            \
+  HOSTIR_OP_ROW(X, SendRecv, "sendrecv", kSendRecv, Optional, Handle, Communication, Collective, {}, 0, None,          \
+                HOSTIR_COMMUNICATION_RULES)                                                                            \
+  HOSTIR_OP_ROW(X, Wait, "wait", kWait, None, Handle, Synchronization, None, {}, 0, None,                              \
+                none, checkWaitOperand, issueWait)                                                                     \
+  HOSTIR_OP_ROW(X, GetCurrentStream, "get_current_stream", {}, Required, Stream, Host, None, {}, 0, None,              \
+                none, bindStreamResult, issueGetCurrentStream)                                                         \
+  HOSTIR_OP_ROW(X, SetCurrentStream, "set_current_stream", kStreamOperand, None, Stream, Host, None, {}, 0, None,      \
+                none, checkStreamOperand, issueSetCurrentStream)                                                       \
+  HOSTIR_OP_ROW(X, Synchronize, "synchronize", kStreamOperand, None, Stream, Synchronization, None, {}, 0, None,        \
+                none, checkStreamOperand, issueSynchronize)                                                            \
+  HOSTIR_OP_ROW(X, RecordEvent, "record_event", {}, Required, Event, Synchronization, None, {}, 0, None,               \
+                none, bindStreamResult, issueRecordEvent)                                                              \
+  HOSTIR_OP_ROW(X, WaitEvent, "wait_event", kWaitEvent, None, Event, Synchronization, None, {}, 0, None,                \
+                none, checkWaitOperand, issueWaitEvent)                                                                \
+  /* `n = expr`: binds a name to a host integer (ceildiv, min and max are calls inside the expression); the */        \
+  /* parser and printer spell it as a binding, and its spelling is for messages. */                                   \
+  HOSTIR_OP_ROW(X, IntValue, "integer binding", kIntValue, Required, Int, Host, None, {}, 0, None,                     \
+                none, checkIntValue, issueIntValue)
 // clang-format on

@@ -85,8 +85,6 @@ constexpr ResultShape kLinearResult{operands::Linear::x, operands::Linear::w, 0}
 // matmul's result depends on its transposes and batch axis: ir/symbolic_types.cpp.
 constexpr ResultShape kMatmulResult{operands::Matmul::a, operands::Matmul::b, 1};  // [a's first, b's second]
 
-using R = ResultMode;
-using V = ValueKind;
 constexpr ResultShape kLikeA{operands::Add::a};
 constexpr ResultShape kLikeX{operands::Unary::x};
 // attention: [Tq, H·D], like q.
@@ -98,78 +96,24 @@ constexpr ResultShape kCastResult{operands::Cast::x};
 // merge_attention and scatter_add_rows update their operands in place.
 constexpr ResultShape kInPlace{operands::MergeAttention::o};
 
-using R = ResultMode;
-using V = ValueKind;
-using CR = CostRule;
-// The rows of the signature table; each one's category is its row of ir/op_list.h.
-struct Row {
-  OpKind kind;
-  std::string_view name;
-  std::span<const OperandSpec> operands;
-  ResultMode resultMode;
-  ValueKind resultKind;
-  CostRule cost;
-  ResultShape resultShape = {};
-  double flopsPerElement = 0;
-};
+// Every operation's signature, from its row of ir/op_list.h.
+constexpr std::array<OpSignature, kOpKindCount> kSignatures = {{
+#define HOSTIR_SIGNATURE(kind, spelling, specs, mode, value, category, cost, shape, flops, ...) \
+  {OpKind::kind,   spelling, specs, ResultMode::mode, ValueKind::value, OpCategory::category,   \
+   CostRule::cost, shape,    flops},
+    HOSTIR_OP_LIST(HOSTIR_SIGNATURE)
+#undef HOSTIR_SIGNATURE
+}};
 
-constexpr Row kRows[] = {
-    {OpKind::Allocate, "allocate", kAllocate, R::Required, V::Tensor, CR::Fill},
-    {OpKind::Deallocate, "deallocate", kDeallocate, R::None, V::Tensor, CR::None},
-    {OpKind::ShardByStream, "shard_by_stream", kShardByStream, R::Required, V::Tensor, CR::None},
-    {OpKind::Linear, "linear", kLinear, R::OutOrResult, V::Tensor, CR::Linear, kLinearResult},
-    {OpKind::Matmul, "matmul", kMatmul, R::OutOrResult, V::Tensor, CR::Matmul, kMatmulResult},
-    {OpKind::Copy, "copy", kCopy, R::OutOrResult, V::Tensor, CR::Copy, {operands::Copy::src}},
-    {OpKind::Add, "add", kBinary, R::OutOrResult, V::Tensor, CR::Elementwise, kLikeA, 1},
-    {OpKind::Sub, "sub", kBinary, R::OutOrResult, V::Tensor, CR::Elementwise, kLikeA, 1},
-    {OpKind::Mul, "mul", kBinary, R::OutOrResult, V::Tensor, CR::Elementwise, kLikeA, 1},
-    {OpKind::Relu, "relu", kUnary, R::OutOrResult, V::Tensor, CR::Elementwise, kLikeX, 1},
-    {OpKind::Silu, "silu", kUnary, R::OutOrResult, V::Tensor, CR::Elementwise, kLikeX,
-     4},  // x / (1 + exp(-x)): a negation, an exponential, an add, a division
-    {OpKind::Gelu, "gelu", kUnary, R::OutOrResult, V::Tensor, CR::Elementwise, kLikeX,
-     5},  // x · 0.5 · (1 + erf(x / √2)): a scaling, an erf, an add, two products
-    {OpKind::Scale, "scale", kScale, R::OutOrResult, V::Tensor, CR::Elementwise, kLikeX, 1},
-    {OpKind::RmsNorm, "rms_norm", kRmsNorm, R::OutOrResult, V::Tensor, CR::RowReduction, kLikeX,
-     4},  // x², the row's sum, x · 1/rms, · w (the row's square root not counted)
-    {OpKind::Softmax, "softmax", kUnary, R::OutOrResult, V::Tensor, CR::RowReduction, kLikeX,
-     5},  // the row's max, x - max, exp, the row's sum, · 1/sum
-    {OpKind::Attention, "attention", kAttention, R::OutOrResult, V::Tensor, CR::Attention, kLikeQ},
-    {OpKind::MergeAttention, "merge_attention", kMergeAttention, R::None, V::Tensor, CR::Elementwise, kInPlace},
-    {OpKind::GatherRows, "gather_rows", kGatherRows, R::OutOrResult, V::Tensor, CR::Gather, kGatherResult},
-    {OpKind::ScatterAddRows,
-     "scatter_add_rows",
-     kScatterAddRows,
-     R::None,
-     V::Tensor,
-     CR::Gather,
-     {operands::ScatterAddRows::out}},
-    {OpKind::Cast, "cast", kCast, R::OutOrResult, V::Tensor, CR::Copy, kCastResult},
-    {OpKind::Allreduce, "allreduce", kAllreduce, R::Optional, V::Handle, CR::Collective},
-    {OpKind::Allgather, "allgather", kAllgather, R::Optional, V::Handle, CR::Collective},
-    {OpKind::ReduceScatter, "reduce_scatter", kReduceScatter, R::Optional, V::Handle, CR::Collective},
-    {OpKind::AllToAll, "all_to_all", kAllToAll, R::Optional, V::Handle, CR::Collective},
-    {OpKind::Broadcast, "broadcast", kBroadcast, R::Optional, V::Handle, CR::Collective},
-    {OpKind::SendRecv, "sendrecv", kSendRecv, R::Optional, V::Handle, CR::Collective},
-    {OpKind::Wait, "wait", kWait, R::None, V::Handle, CR::None},
-    {OpKind::GetCurrentStream, "get_current_stream", {}, R::Required, V::Stream, CR::None},
-    {OpKind::SetCurrentStream, "set_current_stream", kStreamOperand, R::None, V::Stream, CR::None},
-    {OpKind::Synchronize, "synchronize", kStreamOperand, R::None, V::Stream, CR::None},
-    {OpKind::RecordEvent, "record_event", {}, R::Required, V::Event, CR::None},
-    {OpKind::WaitEvent, "wait_event", kWaitEvent, R::None, V::Event, CR::None},
-    // `n = expr`: the parser and printer spell it as a binding; the name is for messages.
-    {OpKind::IntValue, "integer binding", kIntValue, R::Required, V::Int, CR::None},
-};
-
-constexpr std::array<OpSignature, std::size(kRows)> kSignatures = [] {
-  std::array<OpSignature, std::size(kRows)> table{};
-  for (size_t i = 0; i < table.size(); ++i) {
-    const Row& r = kRows[i];
-    table[i] = {r.kind, r.name,        r.operands,       r.resultMode, r.resultKind, categoryOf(r.kind),
-                r.cost, r.resultShape, r.flopsPerElement};
+// A computation, and only a computation, has a kernel family.
+constexpr bool familiesMatchCategories() {
+  for (size_t i = 0; i < kOpKindCount; ++i) {
+    const auto kind = static_cast<OpKind>(i);
+    if ((kernelFamilyOf(kind) != KernelFamily::None) != (categoryOf(kind) == OpCategory::Compute)) return false;
   }
-  return table;
-}();
-static_assert(kSignatures.size() == kOpKindCount, "a signature row for every row of ir/op_list.h");
+  return true;
+}
+static_assert(familiesMatchCategories());
 
 // The table is in OpKind order, within the operand limit, and every tensor
 // operand says what the operation does to it (and only tensors do).

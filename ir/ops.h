@@ -107,38 +107,11 @@ std::string_view categoryName(OpCategory category);
 // An operation's category, from its row of ir/op_list.h.
 constexpr OpCategory categoryOf(OpKind kind) {
   constexpr OpCategory kCategories[] = {
-#define HOSTIR_OP_CATEGORY(kind, category, ...) OpCategory::category,
+#define HOSTIR_OP_CATEGORY(kind, spelling, specs, mode, value, category, ...) OpCategory::category,
       HOSTIR_OP_LIST(HOSTIR_OP_CATEGORY)
 #undef HOSTIR_OP_CATEGORY
   };
   return kCategories[opIndex(kind)];
-}
-
-// A table of one entry per operation, keyed by OpKind: a backend's kernels,
-// a layer's rules.
-template <typename Entry>
-using OpTable = std::array<Entry, kOpKindCount>;
-
-// The table of `entries`; the operations they do not name hold Entry{}
-// (null). Naming one twice does not compile where the table is constexpr.
-template <typename Entry, size_t N>
-constexpr OpTable<Entry> opTable(const std::pair<OpKind, Entry> (&entries)[N]) {
-  OpTable<Entry> table{};
-  for (const auto& [kind, entry] : entries) {
-    if (table[opIndex(kind)] != Entry{}) throw "an operation named twice in one table";
-    table[opIndex(kind)] = entry;
-  }
-  return table;
-}
-
-// True when exactly the operations of `category` have an entry (a non-null
-// one): a table checked at compile time cannot miss a row of ir/op_list.h
-// or hold one of another category.
-template <typename Entry>
-constexpr bool coversExactly(const OpTable<Entry>& table, OpCategory category) {
-  for (size_t i = 0; i < table.size(); ++i)
-    if ((table[i] != Entry{}) != (categoryOf(static_cast<OpKind>(i)) == category)) return false;
-  return true;
 }
 
 // Issues work on a stream: computes, copies, communicates or allocates (as
@@ -172,6 +145,95 @@ enum class CostRule : uint8_t {
 // rather than elementwise (priced by memory bandwidth). Attention is priced
 // in a class of its own, never as a GEMM.
 constexpr bool isGemm(CostRule rule) { return rule == CostRule::Linear || rule == CostRule::Matmul; }
+
+// How the backends compute a computation: each keys its kernels by family,
+// and a family of several operations (Unary, Binary) keys its own by
+// OpKind in the file of its concept. None: not a computation.
+enum class KernelFamily : uint8_t {
+  None,
+  Linear,
+  Matmul,
+  Unary,   // y = f(x), elementwise (ir/op_list.h: HOSTIR_ELEMENTWISE_UNARY_RULES)
+  Binary,  // y = f(a, b), b broadcast to a's shape
+  Scale,
+  RmsNorm,
+  Softmax,
+  Attention,
+  MergeAttention,
+  GatherRows,
+  ScatterAddRows,
+  Cast,
+};
+
+// An operation's kernel family, from its row of ir/op_list.h.
+constexpr KernelFamily kernelFamilyOf(OpKind kind) {
+  constexpr KernelFamily kFamilies[] = {
+#define HOSTIR_OP_FAMILY(kind, spelling, specs, mode, value, category, cost, shape, flops, family, ...) \
+  KernelFamily::family,
+      HOSTIR_OP_LIST(HOSTIR_OP_FAMILY)
+#undef HOSTIR_OP_FAMILY
+  };
+  return kFamilies[opIndex(kind)];
+}
+
+// A table of one entry per operation, keyed by OpKind: a backend's kernels,
+// a layer's rules.
+template <typename Entry>
+using OpTable = std::array<Entry, kOpKindCount>;
+
+// The table of `entries`; the operations they do not name hold Entry{}
+// (null). Naming one twice does not compile where the table is constexpr.
+template <typename Entry, size_t N>
+constexpr OpTable<Entry> opTable(const std::pair<OpKind, Entry> (&entries)[N]) {
+  OpTable<Entry> table{};
+  for (const auto& [kind, entry] : entries) {
+    if (table[opIndex(kind)] != Entry{}) throw "an operation named twice in one table";
+    table[opIndex(kind)] = entry;
+  }
+  return table;
+}
+
+// True when exactly the operations of `category` (or of kernel family
+// `family`) have an entry (a non-null one): a table checked at compile
+// time cannot miss a row of ir/op_list.h or hold one of another kind.
+template <typename Entry>
+constexpr bool coversExactly(const OpTable<Entry>& table, OpCategory category) {
+  for (size_t i = 0; i < table.size(); ++i)
+    if ((table[i] != Entry{}) != (categoryOf(static_cast<OpKind>(i)) == category)) return false;
+  return true;
+}
+template <typename Entry>
+constexpr bool coversExactly(const OpTable<Entry>& table, KernelFamily family) {
+  for (size_t i = 0; i < table.size(); ++i)
+    if ((table[i] != Entry{}) != (kernelFamilyOf(static_cast<OpKind>(i)) == family)) return false;
+  return true;
+}
+
+// A table of one entry per kernel family, as a backend keys its kernels.
+inline constexpr size_t kKernelFamilyCount = static_cast<size_t>(KernelFamily::Cast) + 1;
+template <typename Entry>
+using FamilyTable = std::array<Entry, kKernelFamilyCount>;
+
+template <typename Entry, size_t N>
+constexpr FamilyTable<Entry> familyTable(const std::pair<KernelFamily, Entry> (&entries)[N]) {
+  FamilyTable<Entry> table{};
+  for (const auto& [family, entry] : entries) {
+    if (table[static_cast<size_t>(family)] != Entry{}) throw "a family named twice in one table";
+    table[static_cast<size_t>(family)] = entry;
+  }
+  return table;
+}
+
+// True when every family of a computation has an entry, and None has none.
+template <typename Entry>
+constexpr bool coversEveryFamily(const FamilyTable<Entry>& table) {
+  if (table[static_cast<size_t>(KernelFamily::None)] != Entry{}) return false;
+  for (size_t i = 0; i < kOpKindCount; ++i) {
+    const KernelFamily family = kernelFamilyOf(static_cast<OpKind>(i));
+    if (family != KernelFamily::None && table[static_cast<size_t>(family)] == Entry{}) return false;
+  }
+  return true;
+}
 
 // The result of `y = op(...)` (symbolic types, ir/symbolic_types.h): the
 // type of operand `like`, with its last dim replaced by dim `lastDim` of

@@ -167,7 +167,9 @@ std::optional<TensorType> shardResult(const Operation& op, const TypeOf& typeOf)
 std::optional<TensorType> noneResult(const Operation&, const TypeOf&) { return std::nullopt; }
 
 constexpr ResultRule kResultRules[] = {
-#define HOSTIR_RESULT_RULE(kind, category, result, ...) &result##Result,
+#define HOSTIR_RESULT_RULE(kind, spelling, specs, mode, value, category, cost, shape, flops, kernel, result, check, \
+                           issue)                                                                                   \
+  &result##Result,
     HOSTIR_OP_LIST(HOSTIR_RESULT_RULE)
 #undef HOSTIR_RESULT_RULE
 };

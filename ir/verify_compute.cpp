@@ -263,7 +263,9 @@ void ShapeChecker::checkComputation(const Operation& op) {
 void ShapeChecker::checkByItsRule(const Operation& op) {
   using Rule = void (ShapeChecker::*)(const Operation&);
   static constexpr Rule kRules[] = {
-#define HOSTIR_SHAPE_RULE(kind, category, result, check, issue) &ShapeChecker::check,
+#define HOSTIR_SHAPE_RULE(kind, spelling, specs, mode, value, category, cost, shape, flops, kernel, result, check, \
+                          issue)                                                                                   \
+  &ShapeChecker::check,
       HOSTIR_OP_LIST(HOSTIR_SHAPE_RULE)
 #undef HOSTIR_SHAPE_RULE
   };

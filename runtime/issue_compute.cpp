@@ -295,7 +295,9 @@ void issueCopy(RunFrame& frame, const Instruction& in) {
 // Every operation's rule, by its row of ir/op_list.h: the computations'
 // above, the rest declared in runtime/issue_rules.h.
 const IssueRule kIssueRules[kOpKindCount] = {
-#define HOSTIR_ISSUE_RULE(kind, category, result, check, issue) &issue,
+#define HOSTIR_ISSUE_RULE(kind, spelling, specs, mode, value, category, cost, shape, flops, kernel, result, check, \
+                          issue)                                                                                   \
+  &issue,
     HOSTIR_OP_LIST(HOSTIR_ISSUE_RULE)
 #undef HOSTIR_ISSUE_RULE
 };

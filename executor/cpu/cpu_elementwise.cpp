@@ -1,6 +1,8 @@
 #include "executor/cpu/cpu_elementwise.h"
 
 #include <cmath>
+#include <optional>
+#include <utility>
 
 #include "executor/cpu/fast_math.h"
 #include "executor/cpu/strided_rows.h"
@@ -48,15 +50,15 @@ void binaryRows(const TensorView& a, const TensorView& b, const TensorView& out,
 }
 
 // out = f(x) over rows, in `Compute`; contiguous f32 rows go through the
-// vector loop `op` (with `by` for scale).
+// vector loop `op` (with `by` for scale) when there is one.
 template <typename Compute, typename F>
-void unaryRows(const TensorView& x, const TensorView& out, vec::Unary op, float by, F f) {
+void unaryRows(const TensorView& x, const TensorView& out, std::optional<vec::Unary> op, float by, F f) {
   const DType dtype = x.dtype;
   const auto size = static_cast<int64_t>(dtypeSize(dtype));
   forEachRow<2>({&x, &out}, [&](auto ptrs, int64_t n, auto inner) {
     if constexpr (std::is_same_v<Compute, float>) {
-      if (dtype == DType::F32 && inner[0] == 1 && inner[1] == 1) {
-        vec::unary(op, reinterpret_cast<const float*>(ptrs[0]), reinterpret_cast<float*>(ptrs[1]), n, by);
+      if (op && dtype == DType::F32 && inner[0] == 1 && inner[1] == 1) {
+        vec::unary(*op, reinterpret_cast<const float*>(ptrs[0]), reinterpret_cast<float*>(ptrs[1]), n, by);
         return;
       }
     }
@@ -80,7 +82,7 @@ void binary(GemmKind mode, const KernelCall& call, vec::Binary op, F f) {
 // A unary computation: `op` its vector loop (f32 views), `f32` for other
 // f32 compute, `f64` for f64.
 template <typename O, typename F32, typename F64>
-void unary(GemmKind mode, const KernelCall& call, vec::Unary op, float by, F32 f32, F64 f64) {
+void unary(GemmKind mode, const KernelCall& call, std::optional<vec::Unary> op, float by, F32 f32, F64 f64) {
   const TensorView& x = call.operand(O::x);
   if (inF64(mode, x.dtype))
     unaryRows<double>(x, call.operand(O::out), op, by, f64);
@@ -123,36 +125,83 @@ bool castRow(DType from, const std::byte* x, DType to, std::byte* out, int64_t n
   return true;
 }
 
+// ---- the Unary and Binary families: one struct per operation ----------------
+// Each gives its f32 and f64 functions and, where one exists, its vector
+// loop for contiguous f32 rows (vector_loops.h).
+
+struct Relu {
+  static constexpr std::optional<vec::Unary> kVector = vec::Unary::Relu;
+  static float f32(float x) { return reluOf(x); }
+  static double f64(double x) { return reluOf(x); }
+};
+struct Silu {
+  static constexpr std::optional<vec::Unary> kVector = vec::Unary::Silu;
+  static float f32(float x) { return fastSilu(x); }
+  static double f64(double x) { return x / (1.0 + std::exp(-x)); }
+};
+struct Gelu {
+  static constexpr std::optional<vec::Unary> kVector = vec::Unary::Gelu;
+  static float f32(float x) { return fastGelu(x); }
+  static double f64(double x) { return x * 0.5 * std::erfc(-x * M_SQRT1_2); }
+};
+
+template <typename Op>
+void unaryKernel(GemmKind mode, const KernelCall& call) {
+  unary<operands::Unary>(
+      mode, call, Op::kVector, 0.0f, [](float x) { return Op::f32(x); }, [](double x) { return Op::f64(x); });
+}
+
+struct Sum {
+  static constexpr vec::Binary kVector = vec::Binary::Add;
+  template <typename T>
+  static T of(T a, T b) {
+    return a + b;
+  }
+};
+struct Difference {
+  static constexpr vec::Binary kVector = vec::Binary::Sub;
+  template <typename T>
+  static T of(T a, T b) {
+    return a - b;
+  }
+};
+struct Product {
+  static constexpr vec::Binary kVector = vec::Binary::Mul;
+  template <typename T>
+  static T of(T a, T b) {
+    return a * b;
+  }
+};
+
+template <typename Op>
+void binaryKernel(GemmKind mode, const KernelCall& call) {
+  binary<operands::Add>(mode, call, Op::kVector, [](auto a, auto b) { return Op::of(a, b); });
+}
+
+using Kernel = void (*)(GemmKind, const KernelCall&);
+
+// The families' operations, each checked at compile time to hold exactly
+// the rows of ir/op_list.h of its family.
+constexpr std::pair<OpKind, Kernel> kUnaryEntries[] = {
+    {OpKind::Relu, unaryKernel<Relu>},
+    {OpKind::Silu, unaryKernel<Silu>},
+    {OpKind::Gelu, unaryKernel<Gelu>},
+};
+constexpr std::pair<OpKind, Kernel> kBinaryEntries[] = {
+    {OpKind::Add, binaryKernel<Sum>},
+    {OpKind::Sub, binaryKernel<Difference>},
+    {OpKind::Mul, binaryKernel<Product>},
+};
+constexpr OpTable<Kernel> kUnary = opTable(kUnaryEntries);
+constexpr OpTable<Kernel> kBinary = opTable(kBinaryEntries);
+static_assert(coversExactly(kUnary, KernelFamily::Unary), "a CPU kernel for every unary operation, and only those");
+static_assert(coversExactly(kBinary, KernelFamily::Binary), "a CPU kernel for every binary operation, and only those");
+
 }  // namespace
 
-void add(GemmKind mode, const KernelCall& call) {
-  binary<operands::Add>(mode, call, vec::Binary::Add, [](auto x, auto y) { return x + y; });
-}
+void unaryElementwise(GemmKind mode, const KernelCall& call) { kUnary[opIndex(call.kind)](mode, call); }
 
-void sub(GemmKind mode, const KernelCall& call) {
-  binary<operands::Sub>(mode, call, vec::Binary::Sub, [](auto x, auto y) { return x - y; });
-}
-
-void mul(GemmKind mode, const KernelCall& call) {
-  binary<operands::Mul>(mode, call, vec::Binary::Mul, [](auto x, auto y) { return x * y; });
-}
-
-void relu(GemmKind mode, const KernelCall& call) {
-  unary<operands::Unary>(
-      mode, call, vec::Unary::Relu, 0.0f, [](float x) { return reluOf(x); }, [](double x) { return reluOf(x); });
-}
-
-void silu(GemmKind mode, const KernelCall& call) {
-  unary<operands::Unary>(
-      mode, call, vec::Unary::Silu, 0.0f, [](float x) { return fastSilu(x); },
-      [](double x) { return x / (1.0 + std::exp(-x)); });
-}
-
-void gelu(GemmKind mode, const KernelCall& call) {
-  unary<operands::Unary>(
-      mode, call, vec::Unary::Gelu, 0.0f, [](float x) { return fastGelu(x); },
-      [](double x) { return x * 0.5 * std::erfc(-x * M_SQRT1_2); });
-}
+void binaryElementwise(GemmKind mode, const KernelCall& call) { kBinary[opIndex(call.kind)](mode, call); }
 
 void scale(GemmKind mode, const KernelCall& call) {
   const double by = call.scalars[operands::Scale::by];

@@ -9,12 +9,10 @@
 
 namespace hostir::cpu {
 
-void add(GemmKind mode, const KernelCall& call);
-void sub(GemmKind mode, const KernelCall& call);
-void mul(GemmKind mode, const KernelCall& call);
-void relu(GemmKind mode, const KernelCall& call);
-void silu(GemmKind mode, const KernelCall& call);
-void gelu(GemmKind mode, const KernelCall& call);
+// The Unary family (y = f(x)) and the Binary family (y = f(a, b), b
+// broadcast to a's shape), each by its table of operations.
+void unaryElementwise(GemmKind mode, const KernelCall& call);
+void binaryElementwise(GemmKind mode, const KernelCall& call);
 void scale(GemmKind mode, const KernelCall& call);
 // Between f32, f16, bf16 and f64, rounding to nearest even once (f64 to f16
 // and bf16 too: never through a rounded f32).

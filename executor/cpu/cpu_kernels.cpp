@@ -40,33 +40,29 @@ namespace {
 
 using Kernel = void (*)(GemmKind, const KernelCall&);
 
-// Every computation's kernel, by OpKind; checked below to cover exactly
-// the rows of ir/op_list.h of category Compute.
-constexpr std::pair<OpKind, Kernel> kKernelEntries[] = {
-    {OpKind::Linear, linear},
-    {OpKind::Matmul, matmul},
-    {OpKind::Add, add},
-    {OpKind::Sub, sub},
-    {OpKind::Mul, mul},
-    {OpKind::Relu, relu},
-    {OpKind::Silu, silu},
-    {OpKind::Gelu, gelu},
-    {OpKind::Scale, scale},
-    {OpKind::RmsNorm, rmsNorm},
-    {OpKind::Softmax, softmax},
-    {OpKind::Attention, attention},
-    {OpKind::MergeAttention, mergeAttention},
-    {OpKind::GatherRows, [](GemmKind, const KernelCall& call) { gatherRows(call); }},
-    {OpKind::ScatterAddRows, scatterAddRows},
-    {OpKind::Cast, [](GemmKind, const KernelCall& call) { cast(call); }},
+// Every kernel family's kernel; checked below to cover every family of a
+// computation in ir/op_list.h.
+constexpr std::pair<KernelFamily, Kernel> kKernelEntries[] = {
+    {KernelFamily::Linear, linear},
+    {KernelFamily::Matmul, matmul},
+    {KernelFamily::Unary, unaryElementwise},
+    {KernelFamily::Binary, binaryElementwise},
+    {KernelFamily::Scale, scale},
+    {KernelFamily::RmsNorm, rmsNorm},
+    {KernelFamily::Softmax, softmax},
+    {KernelFamily::Attention, attention},
+    {KernelFamily::MergeAttention, mergeAttention},
+    {KernelFamily::GatherRows, [](GemmKind, const KernelCall& call) { gatherRows(call); }},
+    {KernelFamily::ScatterAddRows, scatterAddRows},
+    {KernelFamily::Cast, [](GemmKind, const KernelCall& call) { cast(call); }},
 };
-constexpr OpTable<Kernel> kKernels = opTable(kKernelEntries);
-static_assert(coversExactly(kKernels, OpCategory::Compute), "a CPU kernel for every computation, and only those");
+constexpr FamilyTable<Kernel> kKernels = familyTable(kKernelEntries);
+static_assert(coversEveryFamily(kKernels), "a CPU kernel for every kernel family");
 
 }  // namespace
 
 void runKernel(GemmKind gemm, const KernelCall& call) {
-  const Kernel kernel = kKernels[opIndex(call.kind)];
+  const Kernel kernel = kKernels[static_cast<size_t>(kernelFamilyOf(call.kind))];
   if (!kernel)
     throw std::logic_error(
         fmt::format("internal error: the CPU backend has no kernel for '{}'", signatureOf(call.kind).name));

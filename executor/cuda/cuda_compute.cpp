@@ -260,24 +260,21 @@ void scatterAddRows(const ComputeContext& context, const KernelCall& call) {
 
 using Computation = void (*)(const ComputeContext&, const KernelCall&);
 
-// Every computation's CUDA computation, by OpKind; checked below to cover
-// exactly the rows of ir/op_list.h of category Compute. An elementwise one
-// also needs its kernel in cuda_kernels.cu's table (cudaHasKernel).
-constexpr std::pair<OpKind, Computation> kComputationEntries[] = {
-    {OpKind::Linear, linear},         {OpKind::Matmul, matmul},
-    {OpKind::Add, elementwise},       {OpKind::Sub, elementwise},
-    {OpKind::Mul, elementwise},       {OpKind::Relu, elementwise},
-    {OpKind::Silu, elementwise},      {OpKind::Gelu, elementwise},
-    {OpKind::Scale, elementwise},     {OpKind::Cast, elementwise},
-    {OpKind::RmsNorm, rmsNorm},       {OpKind::Softmax, softmax},
-    {OpKind::Attention, attention},   {OpKind::MergeAttention, mergeAttention},
-    {OpKind::GatherRows, gatherRows}, {OpKind::ScatterAddRows, scatterAddRows},
+// Every kernel family's CUDA computation; checked below to cover every
+// family of a computation in ir/op_list.h. The elementwise families find
+// each operation's kernel in cuda_kernels.cu's table (cudaHasKernel).
+constexpr std::pair<KernelFamily, Computation> kComputationEntries[] = {
+    {KernelFamily::Linear, linear},         {KernelFamily::Matmul, matmul},
+    {KernelFamily::Unary, elementwise},     {KernelFamily::Binary, elementwise},
+    {KernelFamily::Scale, elementwise},     {KernelFamily::Cast, elementwise},
+    {KernelFamily::RmsNorm, rmsNorm},       {KernelFamily::Softmax, softmax},
+    {KernelFamily::Attention, attention},   {KernelFamily::MergeAttention, mergeAttention},
+    {KernelFamily::GatherRows, gatherRows}, {KernelFamily::ScatterAddRows, scatterAddRows},
 };
-constexpr OpTable<Computation> kComputations = opTable(kComputationEntries);
-static_assert(coversExactly(kComputations, OpCategory::Compute),
-              "a CUDA computation for every computation, and only those");
+constexpr FamilyTable<Computation> kComputations = familyTable(kComputationEntries);
+static_assert(coversEveryFamily(kComputations), "a CUDA computation for every kernel family");
 
-Computation computationOf(OpKind kind) { return kComputations[opIndex(kind)]; }
+Computation computationOf(OpKind kind) { return kComputations[static_cast<size_t>(kernelFamilyOf(kind))]; }
 
 }  // namespace
 
