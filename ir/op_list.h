@@ -64,6 +64,28 @@
   /* gelu: x · 0.5 · (1 + erf(x / √2)): a scaling, an erf, an add, two products */                                    \
   HOSTIR_OP_ROW(X, Gelu, "gelu", kUnary, OutOrResult, Tensor, Compute, Elementwise, kLikeX, 5, Unary,                 \
                 HOSTIR_ELEMENTWISE_UNARY_RULES)                                                                        \
+  HOSTIR_OP_ROW(X, Exp, "exp", kUnary, OutOrResult, Tensor, Compute, Elementwise, kLikeX, 1, Unary, \
+                HOSTIR_ELEMENTWISE_UNARY_RULES) \
+  HOSTIR_OP_ROW(X, Log, "log", kUnary, OutOrResult, Tensor, Compute, Elementwise, kLikeX, 1, Unary, \
+                HOSTIR_ELEMENTWISE_UNARY_RULES) \
+  HOSTIR_OP_ROW(X, Sqrt, "sqrt", kUnary, OutOrResult, Tensor, Compute, Elementwise, kLikeX, 1, Unary, \
+                HOSTIR_ELEMENTWISE_UNARY_RULES) \
+  /* rsqrt: a square root and a division */ \
+  HOSTIR_OP_ROW(X, Rsqrt, "rsqrt", kUnary, OutOrResult, Tensor, Compute, Elementwise, kLikeX, 2, Unary, \
+                HOSTIR_ELEMENTWISE_UNARY_RULES) \
+  /* sigmoid: 1 / (1 + exp(-x)): a negation, an exponential, an add, a division */ \
+  HOSTIR_OP_ROW(X, Sigmoid, "sigmoid", kUnary, OutOrResult, Tensor, Compute, Elementwise, kLikeX, 4, Unary, \
+                HOSTIR_ELEMENTWISE_UNARY_RULES) \
+  HOSTIR_OP_ROW(X, Tanh, "tanh", kUnary, OutOrResult, Tensor, Compute, Elementwise, kLikeX, 1, Unary, \
+                HOSTIR_ELEMENTWISE_UNARY_RULES) \
+  HOSTIR_OP_ROW(X, Sin, "sin", kUnary, OutOrResult, Tensor, Compute, Elementwise, kLikeX, 1, Unary, \
+                HOSTIR_ELEMENTWISE_UNARY_RULES) \
+  HOSTIR_OP_ROW(X, Cos, "cos", kUnary, OutOrResult, Tensor, Compute, Elementwise, kLikeX, 1, Unary, \
+                HOSTIR_ELEMENTWISE_UNARY_RULES) \
+  HOSTIR_OP_ROW(X, Abs, "abs", kUnary, OutOrResult, Tensor, Compute, Elementwise, kLikeX, 1, Unary, \
+                HOSTIR_ELEMENTWISE_UNARY_RULES) \
+  HOSTIR_OP_ROW(X, Neg, "neg", kUnary, OutOrResult, Tensor, Compute, Elementwise, kLikeX, 1, Unary, \
+                HOSTIR_ELEMENTWISE_UNARY_RULES) \
   HOSTIR_OP_ROW(X, Scale, "scale", kScale, OutOrResult, Tensor, Compute, Elementwise, kLikeX, 1, Scale,               \
                 table, checkComputation<&ComputeRules::likeX<operands::Scale>>, issueLikeX<operands::Scale>)           \
   /* rms_norm: x², the row's sum, x · 1/rms, · w (the row's square root not counted) */                               \

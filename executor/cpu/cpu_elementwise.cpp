@@ -145,6 +145,57 @@ struct Gelu {
   static double f64(double x) { return x * 0.5 * std::erfc(-x * M_SQRT1_2); }
 };
 
+struct Exp {
+  static constexpr std::optional<vec::Unary> kVector = std::nullopt;
+  static float f32(float x) { return std::exp(x); }
+  static double f64(double x) { return std::exp(x); }
+};
+struct Log {
+  static constexpr std::optional<vec::Unary> kVector = std::nullopt;
+  static float f32(float x) { return std::log(x); }
+  static double f64(double x) { return std::log(x); }
+};
+struct Sqrt {
+  static constexpr std::optional<vec::Unary> kVector = std::nullopt;
+  static float f32(float x) { return std::sqrt(x); }
+  static double f64(double x) { return std::sqrt(x); }
+};
+struct Rsqrt {
+  static constexpr std::optional<vec::Unary> kVector = std::nullopt;
+  static float f32(float x) { return 1.0f / std::sqrt(x); }
+  static double f64(double x) { return 1.0 / std::sqrt(x); }
+};
+struct Sigmoid {
+  static constexpr std::optional<vec::Unary> kVector = std::nullopt;
+  static float f32(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+  static double f64(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+};
+struct Tanh {
+  static constexpr std::optional<vec::Unary> kVector = std::nullopt;
+  static float f32(float x) { return std::tanh(x); }
+  static double f64(double x) { return std::tanh(x); }
+};
+struct Sin {
+  static constexpr std::optional<vec::Unary> kVector = std::nullopt;
+  static float f32(float x) { return std::sin(x); }
+  static double f64(double x) { return std::sin(x); }
+};
+struct Cos {
+  static constexpr std::optional<vec::Unary> kVector = std::nullopt;
+  static float f32(float x) { return std::cos(x); }
+  static double f64(double x) { return std::cos(x); }
+};
+struct Abs {
+  static constexpr std::optional<vec::Unary> kVector = std::nullopt;
+  static float f32(float x) { return std::fabs(x); }
+  static double f64(double x) { return std::fabs(x); }
+};
+struct Neg {
+  static constexpr std::optional<vec::Unary> kVector = std::nullopt;
+  static float f32(float x) { return -x; }
+  static double f64(double x) { return -x; }
+};
+
 template <typename Op>
 void unaryKernel(GemmKind mode, const KernelCall& call) {
   unary<operands::Unary>(
@@ -183,9 +234,11 @@ using Kernel = void (*)(GemmKind, const KernelCall&);
 // The families' operations, each checked at compile time to hold exactly
 // the rows of ir/op_list.h of its family.
 constexpr std::pair<OpKind, Kernel> kUnaryEntries[] = {
-    {OpKind::Relu, unaryKernel<Relu>},
-    {OpKind::Silu, unaryKernel<Silu>},
-    {OpKind::Gelu, unaryKernel<Gelu>},
+    {OpKind::Relu, unaryKernel<Relu>},   {OpKind::Silu, unaryKernel<Silu>},       {OpKind::Gelu, unaryKernel<Gelu>},
+    {OpKind::Exp, unaryKernel<Exp>},     {OpKind::Log, unaryKernel<Log>},         {OpKind::Sqrt, unaryKernel<Sqrt>},
+    {OpKind::Rsqrt, unaryKernel<Rsqrt>}, {OpKind::Sigmoid, unaryKernel<Sigmoid>}, {OpKind::Tanh, unaryKernel<Tanh>},
+    {OpKind::Sin, unaryKernel<Sin>},     {OpKind::Cos, unaryKernel<Cos>},         {OpKind::Abs, unaryKernel<Abs>},
+    {OpKind::Neg, unaryKernel<Neg>},
 };
 constexpr std::pair<OpKind, Kernel> kBinaryEntries[] = {
     {OpKind::Add, binaryKernel<Sum>},

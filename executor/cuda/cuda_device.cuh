@@ -92,6 +92,14 @@ __device__ __forceinline__ float logOf(float x) { return logf(x); }
 __device__ __forceinline__ double logOf(double x) { return log(x); }
 __device__ __forceinline__ float sqrtOf(float x) { return sqrtf(x); }
 __device__ __forceinline__ double sqrtOf(double x) { return sqrt(x); }
+__device__ __forceinline__ float tanhOf(float x) { return tanhf(x); }
+__device__ __forceinline__ double tanhOf(double x) { return tanh(x); }
+__device__ __forceinline__ float sinOf(float x) { return sinf(x); }
+__device__ __forceinline__ double sinOf(double x) { return sin(x); }
+__device__ __forceinline__ float cosOf(float x) { return cosf(x); }
+__device__ __forceinline__ double cosOf(double x) { return cos(x); }
+__device__ __forceinline__ float fabsOf(float x) { return fabsf(x); }
+__device__ __forceinline__ double fabsOf(double x) { return fabs(x); }
 __device__ __forceinline__ float erfOf(float x) { return erff(x); }
 __device__ __forceinline__ double erfOf(double x) { return erf(x); }
 

@@ -58,6 +58,66 @@ struct Gelu {
     return A(0.5) * x * (A(1) + erfOf(x * A(0.70710678118654752440)));
   }
 };
+struct ExpOf {
+  template <typename A>
+  __device__ A operator()(A x) const {
+    return expOf(x);
+  }
+};
+struct LogOf {
+  template <typename A>
+  __device__ A operator()(A x) const {
+    return logOf(x);
+  }
+};
+struct SqrtOf {
+  template <typename A>
+  __device__ A operator()(A x) const {
+    return sqrtOf(x);
+  }
+};
+struct RsqrtOf {
+  template <typename A>
+  __device__ A operator()(A x) const {
+    return A(1) / sqrtOf(x);
+  }
+};
+struct SigmoidOf {
+  template <typename A>
+  __device__ A operator()(A x) const {
+    return A(1) / (A(1) + expOf(-x));
+  }
+};
+struct TanhOf {
+  template <typename A>
+  __device__ A operator()(A x) const {
+    return tanhOf(x);
+  }
+};
+struct SinOf {
+  template <typename A>
+  __device__ A operator()(A x) const {
+    return sinOf(x);
+  }
+};
+struct CosOf {
+  template <typename A>
+  __device__ A operator()(A x) const {
+    return cosOf(x);
+  }
+};
+struct AbsOf {
+  template <typename A>
+  __device__ A operator()(A x) const {
+    return fabsOf(x);
+  }
+};
+struct NegOf {
+  template <typename A>
+  __device__ A operator()(A x) const {
+    return -x;
+  }
+};
 // The factor applies exactly: a factor that the compute type would round
 // (1e-45 to a denormal, 3.5e38 to inf in f32) multiplies in f64, and the
 // product is rounded once.
@@ -187,6 +247,16 @@ constexpr NamedKernel kElementwiseKernels[] = {
     {"add", launchBinary<SumOf>},     {"sub", launchBinary<Difference>},
     {"mul", launchBinary<ProductOf>}, {"relu", launchUnary<Relu>},
     {"silu", launchUnary<Silu>},      {"gelu", launchUnary<Gelu>},
+    {"exp", launchUnary<ExpOf>},
+    {"log", launchUnary<LogOf>},
+    {"sqrt", launchUnary<SqrtOf>},
+    {"rsqrt", launchUnary<RsqrtOf>},
+    {"sigmoid", launchUnary<SigmoidOf>},
+    {"tanh", launchUnary<TanhOf>},
+    {"sin", launchUnary<SinOf>},
+    {"cos", launchUnary<CosOf>},
+    {"abs", launchUnary<AbsOf>},
+    {"neg", launchUnary<NegOf>},
     {"scale", launchUnary<ScaleBy>},  {"cast", launchCast},
 };
 

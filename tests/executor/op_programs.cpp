@@ -1,6 +1,7 @@
 #include "op_programs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace hostir::reftest {
@@ -399,6 +400,23 @@ Outputs elementwiseReference(const Inputs& in, const Params&, int64_t) {
                  {"strided", broadcast(a, row, times)}};
 }
 
+// Each operation as an f64 loop; log, sqrt and rsqrt of the exact e^a,
+// which the program holds rounded to its dtype (within the tolerance).
+Outputs unaryMathReference(const Inputs& in, const Params&, int64_t) {
+  const RefTensor& a = in.at("a");
+  const RefTensor e = map(a, [](double x) { return std::exp(x); });
+  return Outputs{{"e", e},
+                 {"l", a},
+                 {"r", map(e, [](double x) { return std::sqrt(x); })},
+                 {"q", map(e, [](double x) { return 1 / std::sqrt(x); })},
+                 {"g", map(a, [](double x) { return 1 / (1 + std::exp(-x)); })},
+                 {"t", map(a, [](double x) { return std::tanh(x); })},
+                 {"s", map(a, [](double x) { return std::sin(x); })},
+                 {"c", map(a, [](double x) { return std::cos(x); })},
+                 {"b", map(a, [](double x) { return std::fabs(x); })},
+                 {"n", map(a, [](double x) { return -x; })}};
+}
+
 Outputs rowsReference(const Inputs& in, const Params&, int64_t) {
   const RefTensor &x = in.at("x"), &w = in.at("w");
   RefTensor half(x.shape);
@@ -541,6 +559,7 @@ const std::vector<OpProgram>& opPrograms() {
        {"added", "copied", "doubled"}},
       {"all_to_all", program("all_to_all"), allToAllReference, true, {"y", "c", "b", "s"}},
       {"elementwise", program("elementwise"), elementwiseReference, true, {"rectified"}},
+      {"unary_math", program("unary_math"), unaryMathReference, true, {"b", "n"}},
       {"rows", program("rows"), rowsReference, true, {}},
       {"attention", program("attention"), attentionReference, true, {}},
       {"attention_blocks", program("attention_blocks"), attentionBlocksReference, true, {}},

@@ -388,6 +388,9 @@ int runComputation(const std::string& name, DType dtype, int64_t variants) {
 // scale, in place and on strided views.
 TEST_P(Ops, ElementwiseWithBroadcasting) { runComputation("elementwise", GetParam(), 2); }
 
+// exp, log, sqrt, rsqrt, sigmoid, tanh, sin, cos, abs and neg against f64 loops.
+TEST_P(Ops, UnaryMathAsAnF64Loop) { runComputation("unary_math", GetParam(), 1); }
+
 TEST_P(Ops, RmsNormAndSoftmaxOverTheLastAxis) { runComputation("rows", GetParam(), 1); }
 
 // Multi-head, grouped-query and multi-query attention, causal with offsets
@@ -693,7 +696,7 @@ TEST(CliCheck, TheComputationsAgreeWithTheSerialReference) {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("hostir_exec_check_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  for (const char* name : {"elementwise", "rows", "attention", "gather", "matmul_batched", "cast"}) {
+  for (const char* name : {"elementwise", "unary_math", "rows", "attention", "gather", "matmul_batched", "cast"}) {
     for (DType dtype : {DType::F32, DType::BF16}) {
       fs::path program = dir / fmt::format("{}_{}.hir", name, dtypeName(dtype));
       {

@@ -332,6 +332,21 @@ std::vector<OpProgram> opPrograms() {
        "    wait(c)\n"
        "  }\n"
        "}\n"},
+      {"unary_math",
+       "program p(M = 12, N = 24) {\n"
+       "  input x : f16[M, N] shard(0)\n"
+       "  output y : f16[M, N] shard(0)\n"
+       "  e = exp(x)\n"
+       "  l = log(e)\n"
+       "  r = sqrt(e)\n"
+       "  q = rsqrt(r)\n"
+       "  g = sigmoid(q)\n"
+       "  t = tanh(g)\n"
+       "  s = sin(t)\n"
+       "  c = cos(s)\n"
+       "  b = abs(c)\n"
+       "  y = neg(b)\n"
+       "}\n"},
   };
 }
 
