@@ -56,6 +56,26 @@
                 HOSTIR_ELEMENTWISE_BINARY_RULES(Sub))                                                                  \
   HOSTIR_OP_ROW(X, Mul, "mul", kBinary, OutOrResult, Tensor, Compute, Elementwise, kLikeA, 1, Binary,                 \
                 HOSTIR_ELEMENTWISE_BINARY_RULES(Mul))                                                                  \
+  HOSTIR_OP_ROW(X, Div, "div", kBinary, OutOrResult, Tensor, Compute, Elementwise, kLikeA, 1, Binary, \
+                HOSTIR_ELEMENTWISE_BINARY_RULES(Binary)) \
+  /* maximum, minimum: NaN when either side is NaN, as NumPy */ \
+  HOSTIR_OP_ROW(X, Maximum, "maximum", kBinary, OutOrResult, Tensor, Compute, Elementwise, kLikeA, 1, Binary, \
+                HOSTIR_ELEMENTWISE_BINARY_RULES(Binary)) \
+  HOSTIR_OP_ROW(X, Minimum, "minimum", kBinary, OutOrResult, Tensor, Compute, Elementwise, kLikeA, 1, Binary, \
+                HOSTIR_ELEMENTWISE_BINARY_RULES(Binary)) \
+  /* comparisons: 1 where true, 0 where false, in the operands' dtype; NaN compares false (ne: true) */ \
+  HOSTIR_OP_ROW(X, Gt, "gt", kBinary, OutOrResult, Tensor, Compute, Elementwise, kLikeA, 1, Binary, \
+                HOSTIR_ELEMENTWISE_BINARY_RULES(Binary)) \
+  HOSTIR_OP_ROW(X, Ge, "ge", kBinary, OutOrResult, Tensor, Compute, Elementwise, kLikeA, 1, Binary, \
+                HOSTIR_ELEMENTWISE_BINARY_RULES(Binary)) \
+  HOSTIR_OP_ROW(X, Lt, "lt", kBinary, OutOrResult, Tensor, Compute, Elementwise, kLikeA, 1, Binary, \
+                HOSTIR_ELEMENTWISE_BINARY_RULES(Binary)) \
+  HOSTIR_OP_ROW(X, Le, "le", kBinary, OutOrResult, Tensor, Compute, Elementwise, kLikeA, 1, Binary, \
+                HOSTIR_ELEMENTWISE_BINARY_RULES(Binary)) \
+  HOSTIR_OP_ROW(X, Eq, "eq", kBinary, OutOrResult, Tensor, Compute, Elementwise, kLikeA, 1, Binary, \
+                HOSTIR_ELEMENTWISE_BINARY_RULES(Binary)) \
+  HOSTIR_OP_ROW(X, Ne, "ne", kBinary, OutOrResult, Tensor, Compute, Elementwise, kLikeA, 1, Binary, \
+                HOSTIR_ELEMENTWISE_BINARY_RULES(Binary)) \
   HOSTIR_OP_ROW(X, Relu, "relu", kUnary, OutOrResult, Tensor, Compute, Elementwise, kLikeX, 1, Unary,                 \
                 HOSTIR_ELEMENTWISE_UNARY_RULES)                                                                        \
   /* silu: x / (1 + exp(-x)): a negation, an exponential, an add, a division */                                       \

@@ -161,7 +161,8 @@ template <typename O>
 constexpr bool binaryAt() {
   return at(kBinary, O::a, "a") && at(kBinary, O::b, "b") && at(kBinary, O::out, "out");
 }
-static_assert(binaryAt<operands::Add>() && binaryAt<operands::Sub>() && binaryAt<operands::Mul>());
+static_assert(binaryAt<operands::Add>() && binaryAt<operands::Sub>() && binaryAt<operands::Mul>() &&
+              binaryAt<operands::Binary>());
 static_assert(at(kUnary, operands::Unary::x, "x") && at(kUnary, operands::Unary::out, "out"));
 static_assert(at(kScale, operands::Scale::x, "x") && at(kScale, operands::Scale::by, "by") &&
               at(kScale, operands::Scale::out, "out"));

@@ -357,6 +357,10 @@ struct Sub {
 struct Mul {
   enum : size_t { a, b, out };
 };
+// div, maximum, minimum and the comparisons: b broadcast to a's shape.
+struct Binary {
+  enum : size_t { a, b, out };
+};
 // relu, silu, gelu, softmax: one input, one result shaped like it.
 struct Unary {
   enum : size_t { x, out };

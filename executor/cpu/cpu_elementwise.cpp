@@ -30,13 +30,13 @@ TensorView broadcastTo(const TensorView& b, const Dims& shape) {
 // double). Contiguous f32 rows, b contiguous or one broadcast element, go
 // through the vector loop `op`; the rest element by element.
 template <typename Compute, typename F>
-void binaryRows(const TensorView& a, const TensorView& b, const TensorView& out, vec::Binary op, F f) {
+void binaryRows(const TensorView& a, const TensorView& b, const TensorView& out, std::optional<vec::Binary> op, F f) {
   const DType dtype = a.dtype;
   const auto size = static_cast<int64_t>(dtypeSize(dtype));
   forEachRow<3>({&a, &b, &out}, [&](auto ptrs, int64_t n, auto inner) {
     if constexpr (std::is_same_v<Compute, float>) {
-      if (dtype == DType::F32 && inner[0] == 1 && inner[2] == 1 && (inner[1] == 1 || inner[1] == 0)) {
-        vec::binary(op, reinterpret_cast<const float*>(ptrs[0]), reinterpret_cast<const float*>(ptrs[1]), inner[1],
+      if (op && dtype == DType::F32 && inner[0] == 1 && inner[2] == 1 && (inner[1] == 1 || inner[1] == 0)) {
+        vec::binary(*op, reinterpret_cast<const float*>(ptrs[0]), reinterpret_cast<const float*>(ptrs[1]), inner[1],
                     reinterpret_cast<float*>(ptrs[2]), n);
         return;
       }
@@ -70,7 +70,7 @@ void unaryRows(const TensorView& x, const TensorView& out, std::optional<vec::Un
 // A binary computation whose operand positions `O` name a, b and out; `f`
 // is generic over float and double, `op` its vector loop.
 template <typename O, typename F>
-void binary(GemmKind mode, const KernelCall& call, vec::Binary op, F f) {
+void binary(GemmKind mode, const KernelCall& call, std::optional<vec::Binary> op, F f) {
   const TensorView& a = call.operand(O::a);
   const TensorView b = broadcastTo(call.operand(O::b), a.shape);
   if (inF64(mode, a.dtype))
@@ -203,24 +203,88 @@ void unaryKernel(GemmKind mode, const KernelCall& call) {
 }
 
 struct Sum {
-  static constexpr vec::Binary kVector = vec::Binary::Add;
+  static constexpr std::optional<vec::Binary> kVector = vec::Binary::Add;
   template <typename T>
   static T of(T a, T b) {
     return a + b;
   }
 };
 struct Difference {
-  static constexpr vec::Binary kVector = vec::Binary::Sub;
+  static constexpr std::optional<vec::Binary> kVector = vec::Binary::Sub;
   template <typename T>
   static T of(T a, T b) {
     return a - b;
   }
 };
 struct Product {
-  static constexpr vec::Binary kVector = vec::Binary::Mul;
+  static constexpr std::optional<vec::Binary> kVector = vec::Binary::Mul;
   template <typename T>
   static T of(T a, T b) {
     return a * b;
+  }
+};
+
+struct Div {
+  static constexpr std::optional<vec::Binary> kVector = std::nullopt;
+  template <typename T>
+  static T of(T a, T b) {
+    return a / b;
+  }
+};
+struct Maximum {
+  static constexpr std::optional<vec::Binary> kVector = std::nullopt;
+  template <typename T>
+  static T of(T a, T b) {
+    return a != a || b != b ? a + b : (a > b ? a : b);
+  }
+};
+struct Minimum {
+  static constexpr std::optional<vec::Binary> kVector = std::nullopt;
+  template <typename T>
+  static T of(T a, T b) {
+    return a != a || b != b ? a + b : (a < b ? a : b);
+  }
+};
+struct Gt {
+  static constexpr std::optional<vec::Binary> kVector = std::nullopt;
+  template <typename T>
+  static T of(T a, T b) {
+    return a > b ? T(1) : T(0);
+  }
+};
+struct Ge {
+  static constexpr std::optional<vec::Binary> kVector = std::nullopt;
+  template <typename T>
+  static T of(T a, T b) {
+    return a >= b ? T(1) : T(0);
+  }
+};
+struct Lt {
+  static constexpr std::optional<vec::Binary> kVector = std::nullopt;
+  template <typename T>
+  static T of(T a, T b) {
+    return a < b ? T(1) : T(0);
+  }
+};
+struct Le {
+  static constexpr std::optional<vec::Binary> kVector = std::nullopt;
+  template <typename T>
+  static T of(T a, T b) {
+    return a <= b ? T(1) : T(0);
+  }
+};
+struct Eq {
+  static constexpr std::optional<vec::Binary> kVector = std::nullopt;
+  template <typename T>
+  static T of(T a, T b) {
+    return a == b ? T(1) : T(0);
+  }
+};
+struct Ne {
+  static constexpr std::optional<vec::Binary> kVector = std::nullopt;
+  template <typename T>
+  static T of(T a, T b) {
+    return a != b ? T(1) : T(0);
   }
 };
 
@@ -241,9 +305,12 @@ constexpr std::pair<OpKind, Kernel> kUnaryEntries[] = {
     {OpKind::Neg, unaryKernel<Neg>},
 };
 constexpr std::pair<OpKind, Kernel> kBinaryEntries[] = {
-    {OpKind::Add, binaryKernel<Sum>},
-    {OpKind::Sub, binaryKernel<Difference>},
-    {OpKind::Mul, binaryKernel<Product>},
+    {OpKind::Add, binaryKernel<Sum>},         {OpKind::Sub, binaryKernel<Difference>},
+    {OpKind::Mul, binaryKernel<Product>},     {OpKind::Div, binaryKernel<Div>},
+    {OpKind::Maximum, binaryKernel<Maximum>}, {OpKind::Minimum, binaryKernel<Minimum>},
+    {OpKind::Gt, binaryKernel<Gt>},           {OpKind::Ge, binaryKernel<Ge>},
+    {OpKind::Lt, binaryKernel<Lt>},           {OpKind::Le, binaryKernel<Le>},
+    {OpKind::Eq, binaryKernel<Eq>},           {OpKind::Ne, binaryKernel<Ne>},
 };
 constexpr OpTable<Kernel> kUnary = opTable(kUnaryEntries);
 constexpr OpTable<Kernel> kBinary = opTable(kBinaryEntries);

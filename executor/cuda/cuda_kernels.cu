@@ -39,6 +39,60 @@ struct Difference {
   }
 };
 
+struct DivOf {
+  template <typename A>
+  __device__ A operator()(A x, A y) const {
+    return x / y;
+  }
+};
+struct MaximumOf {
+  template <typename A>
+  __device__ A operator()(A x, A y) const {
+    return x != x || y != y ? x + y : (x > y ? x : y);
+  }
+};
+struct MinimumOf {
+  template <typename A>
+  __device__ A operator()(A x, A y) const {
+    return x != x || y != y ? x + y : (x < y ? x : y);
+  }
+};
+struct GtOf {
+  template <typename A>
+  __device__ A operator()(A x, A y) const {
+    return x > y ? A(1) : A(0);
+  }
+};
+struct GeOf {
+  template <typename A>
+  __device__ A operator()(A x, A y) const {
+    return x >= y ? A(1) : A(0);
+  }
+};
+struct LtOf {
+  template <typename A>
+  __device__ A operator()(A x, A y) const {
+    return x < y ? A(1) : A(0);
+  }
+};
+struct LeOf {
+  template <typename A>
+  __device__ A operator()(A x, A y) const {
+    return x <= y ? A(1) : A(0);
+  }
+};
+struct EqOf {
+  template <typename A>
+  __device__ A operator()(A x, A y) const {
+    return x == y ? A(1) : A(0);
+  }
+};
+struct NeOf {
+  template <typename A>
+  __device__ A operator()(A x, A y) const {
+    return x != y ? A(1) : A(0);
+  }
+};
 struct Relu {
   template <typename A>
   __device__ A operator()(A x) const {
@@ -244,20 +298,15 @@ struct NamedKernel {
   ElementwiseLaunch launch;
 };
 constexpr NamedKernel kElementwiseKernels[] = {
-    {"add", launchBinary<SumOf>},     {"sub", launchBinary<Difference>},
-    {"mul", launchBinary<ProductOf>}, {"relu", launchUnary<Relu>},
-    {"silu", launchUnary<Silu>},      {"gelu", launchUnary<Gelu>},
-    {"exp", launchUnary<ExpOf>},
-    {"log", launchUnary<LogOf>},
-    {"sqrt", launchUnary<SqrtOf>},
-    {"rsqrt", launchUnary<RsqrtOf>},
-    {"sigmoid", launchUnary<SigmoidOf>},
-    {"tanh", launchUnary<TanhOf>},
-    {"sin", launchUnary<SinOf>},
-    {"cos", launchUnary<CosOf>},
-    {"abs", launchUnary<AbsOf>},
-    {"neg", launchUnary<NegOf>},
-    {"scale", launchUnary<ScaleBy>},  {"cast", launchCast},
+    {"add", launchBinary<SumOf>},    {"sub", launchBinary<Difference>},    {"mul", launchBinary<ProductOf>},
+    {"div", launchBinary<DivOf>},    {"maximum", launchBinary<MaximumOf>}, {"minimum", launchBinary<MinimumOf>},
+    {"gt", launchBinary<GtOf>},      {"ge", launchBinary<GeOf>},           {"lt", launchBinary<LtOf>},
+    {"le", launchBinary<LeOf>},      {"eq", launchBinary<EqOf>},           {"ne", launchBinary<NeOf>},
+    {"relu", launchUnary<Relu>},     {"silu", launchUnary<Silu>},          {"gelu", launchUnary<Gelu>},
+    {"exp", launchUnary<ExpOf>},     {"log", launchUnary<LogOf>},          {"sqrt", launchUnary<SqrtOf>},
+    {"rsqrt", launchUnary<RsqrtOf>}, {"sigmoid", launchUnary<SigmoidOf>},  {"tanh", launchUnary<TanhOf>},
+    {"sin", launchUnary<SinOf>},     {"cos", launchUnary<CosOf>},          {"abs", launchUnary<AbsOf>},
+    {"neg", launchUnary<NegOf>},     {"scale", launchUnary<ScaleBy>},      {"cast", launchCast},
 };
 
 // ---- the copy-engine communicator's reductions -----------------------------------

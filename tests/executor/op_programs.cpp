@@ -417,6 +417,24 @@ Outputs unaryMathReference(const Inputs& in, const Params&, int64_t) {
                  {"n", map(a, [](double x) { return -x; })}};
 }
 
+// Each operation as an f64 loop, b broadcast by NumPy's rule; div by the
+// exact e^row, which the program holds rounded to its dtype (within the
+// tolerance). The comparisons read the inputs as given: exact.
+Outputs binaryMathReference(const Inputs& in, const Params&, int64_t) {
+  const RefTensor &a = in.at("a"), &row = in.at("row"), &col = in.at("col"), &top = in.at("top");
+  auto truth = [](bool t) { return t ? 1.0 : 0.0; };
+  return Outputs{
+      {"q", broadcast(a, map(row, [](double x) { return std::exp(x); }), [](double x, double y) { return x / y; })},
+      {"mx", broadcast(a, col, [](double x, double y) { return std::max(x, y); })},
+      {"mn", broadcast(a, top, [](double x, double y) { return std::min(x, y); })},
+      {"gt_row", broadcast(a, row, [&](double x, double y) { return truth(x > y); })},
+      {"ge_self", map(a, [](double) { return 1.0; })},
+      {"lt_col", broadcast(a, col, [&](double x, double y) { return truth(x < y); })},
+      {"le_top", broadcast(a, top, [&](double x, double y) { return truth(x <= y); })},
+      {"eq_copy", map(a, [](double) { return 1.0; })},
+      {"ne_row", broadcast(a, row, [&](double x, double y) { return truth(x != y); })}};
+}
+
 Outputs rowsReference(const Inputs& in, const Params&, int64_t) {
   const RefTensor &x = in.at("x"), &w = in.at("w");
   RefTensor half(x.shape);
@@ -560,6 +578,11 @@ const std::vector<OpProgram>& opPrograms() {
       {"all_to_all", program("all_to_all"), allToAllReference, true, {"y", "c", "b", "s"}},
       {"elementwise", program("elementwise"), elementwiseReference, true, {"rectified"}},
       {"unary_math", program("unary_math"), unaryMathReference, true, {"b", "n"}},
+      {"binary_math",
+       program("binary_math"),
+       binaryMathReference,
+       true,
+       {"mx", "mn", "gt_row", "ge_self", "lt_col", "le_top", "eq_copy", "ne_row"}},
       {"rows", program("rows"), rowsReference, true, {}},
       {"attention", program("attention"), attentionReference, true, {}},
       {"attention_blocks", program("attention_blocks"), attentionBlocksReference, true, {}},

@@ -391,6 +391,9 @@ TEST_P(Ops, ElementwiseWithBroadcasting) { runComputation("elementwise", GetPara
 // exp, log, sqrt, rsqrt, sigmoid, tanh, sin, cos, abs and neg against f64 loops.
 TEST_P(Ops, UnaryMathAsAnF64Loop) { runComputation("unary_math", GetParam(), 1); }
 
+// div, maximum, minimum and the comparisons, b broadcast, against f64 loops.
+TEST_P(Ops, BinaryMathAndComparisonsAsAnF64Loop) { runComputation("binary_math", GetParam(), 1); }
+
 TEST_P(Ops, RmsNormAndSoftmaxOverTheLastAxis) { runComputation("rows", GetParam(), 1); }
 
 // Multi-head, grouped-query and multi-query attention, causal with offsets
@@ -542,6 +545,13 @@ TEST(SpecialValues, NanAndInfinityPropagateAsIeeeSays) {
                    {"rectified", map(x, [](double e) { return e < 0 ? 0.0 : e; })},
                    {"swished", map(x, silu)},
                    {"gelus", map(x, gelu)},
+                   {"larger", broadcast(x, in.at("w"),
+                                        [](double s, double t) { return s != s || t != t ? s + t : std::max(s, t); })},
+                   {"smaller", broadcast(x, in.at("w"),
+                                         [](double s, double t) { return s != s || t != t ? s + t : std::min(s, t); })},
+                   {"above", broadcast(x, in.at("w"), [](double s, double t) { return s > t ? 1.0 : 0.0; })},
+                   {"differs", map(x, [](double e) { return e != e ? 1.0 : 0.0; })},
+                   {"exps", map(x, [](double e) { return std::exp(e); })},
                    {"scaled", scaled(x, 2.0)},
                    {"probs", softmax(x)},
                    {"normed", rmsNorm(x, in.at("w"), kDefaultRmsNormEps)},
@@ -696,7 +706,8 @@ TEST(CliCheck, TheComputationsAgreeWithTheSerialReference) {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("hostir_exec_check_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  for (const char* name : {"elementwise", "unary_math", "rows", "attention", "gather", "matmul_batched", "cast"}) {
+  for (const char* name :
+       {"elementwise", "unary_math", "binary_math", "rows", "attention", "gather", "matmul_batched", "cast"}) {
     for (DType dtype : {DType::F32, DType::BF16}) {
       fs::path program = dir / fmt::format("{}_{}.hir", name, dtypeName(dtype));
       {

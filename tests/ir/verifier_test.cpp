@@ -347,6 +347,21 @@ std::vector<OpProgram> opPrograms() {
        "  b = abs(c)\n"
        "  y = neg(b)\n"
        "}\n"},
+      {"binary_math",
+       "program p(M = 12, N = 24) {\n"
+       "  input x : bf16[M, N] shard(0)\n"
+       "  input row : bf16[N]\n"
+       "  output y : bf16[M, N] shard(0)\n"
+       "  q = div(x, row)\n"
+       "  a = maximum(q, row)\n"
+       "  b = minimum(a, x)\n"
+       "  c = gt(b, row)\n"
+       "  d = ge(c, x)\n"
+       "  e = lt(d, row)\n"
+       "  f = le(e, x)\n"
+       "  g = eq(f, row)\n"
+       "  y = ne(g, x)\n"
+       "}\n"},
   };
 }
 
