@@ -193,15 +193,9 @@ constexpr OpTable<Entry> opTable(const std::pair<OpKind, Entry> (&entries)[N]) {
   return table;
 }
 
-// True when exactly the operations of `category` (or of kernel family
-// `family`) have an entry (a non-null one): a table checked at compile
-// time cannot miss a row of ir/op_list.h or hold one of another kind.
-template <typename Entry>
-constexpr bool coversExactly(const OpTable<Entry>& table, OpCategory category) {
-  for (size_t i = 0; i < table.size(); ++i)
-    if ((table[i] != Entry{}) != (categoryOf(static_cast<OpKind>(i)) == category)) return false;
-  return true;
-}
+// True when exactly the operations of kernel family `family` have an entry
+// (a non-null one): a table checked at compile time cannot miss a row of
+// ir/op_list.h or hold one of another family.
 template <typename Entry>
 constexpr bool coversExactly(const OpTable<Entry>& table, KernelFamily family) {
   for (size_t i = 0; i < table.size(); ++i)
