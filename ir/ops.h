@@ -176,21 +176,26 @@ constexpr KernelFamily kernelFamilyOf(OpKind kind) {
   return kFamilies[opIndex(kind)];
 }
 
+// A table of `Size` entries keyed by an enum (OpKind, KernelFamily); the
+// keys `entries` do not name hold Entry{} (null). A key named twice does
+// not compile where the table is constexpr.
+template <size_t Size, typename Key, typename Entry, size_t N>
+constexpr std::array<Entry, Size> keyedTable(const std::pair<Key, Entry> (&entries)[N]) {
+  std::array<Entry, Size> table{};
+  for (const auto& [key, entry] : entries) {
+    if (table[static_cast<size_t>(key)] != Entry{}) throw "a key named twice in one table";
+    table[static_cast<size_t>(key)] = entry;
+  }
+  return table;
+}
+
 // A table of one entry per operation, keyed by OpKind: a backend's kernels,
 // a layer's rules.
 template <typename Entry>
 using OpTable = std::array<Entry, kOpKindCount>;
-
-// The table of `entries`; the operations they do not name hold Entry{}
-// (null). Naming one twice does not compile where the table is constexpr.
 template <typename Entry, size_t N>
 constexpr OpTable<Entry> opTable(const std::pair<OpKind, Entry> (&entries)[N]) {
-  OpTable<Entry> table{};
-  for (const auto& [kind, entry] : entries) {
-    if (table[opIndex(kind)] != Entry{}) throw "an operation named twice in one table";
-    table[opIndex(kind)] = entry;
-  }
-  return table;
+  return keyedTable<kOpKindCount>(entries);
 }
 
 // True when exactly the operations of kernel family `family` have an entry
@@ -210,12 +215,7 @@ using FamilyTable = std::array<Entry, kKernelFamilyCount>;
 
 template <typename Entry, size_t N>
 constexpr FamilyTable<Entry> familyTable(const std::pair<KernelFamily, Entry> (&entries)[N]) {
-  FamilyTable<Entry> table{};
-  for (const auto& [family, entry] : entries) {
-    if (table[static_cast<size_t>(family)] != Entry{}) throw "a family named twice in one table";
-    table[static_cast<size_t>(family)] = entry;
-  }
-  return table;
+  return keyedTable<kKernelFamilyCount>(entries);
 }
 
 // True when every family of a computation has an entry, and None has none.
