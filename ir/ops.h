@@ -234,7 +234,8 @@ constexpr bool coversEveryFamily(const FamilyTable<Entry>& table) {
 // operand `lastFrom` when that is set. The verifier's shape rule checks the
 // operands; this only says what a valid operation's result is.
 // Results whose shape no such rule states (matmul's transposes, gather_rows,
-// cast's dtype) have a case of their own in ir/symbolic_types.cpp.
+// cast's dtype) have a rule of their own in ir/symbolic_types.cpp, named by
+// the Result column of ir/op_list.h.
 struct ResultShape {
   static constexpr int8_t kNone = -1;
   int8_t like = kNone;  // kNone: no tensor computed from operands (allocate and views have rules of their own)
