@@ -32,8 +32,9 @@ class ShapeOnlyBuffer : public Buffer {
   std::shared_ptr<std::vector<size_t>> dead_;
 };
 
-// The whole buffer and the view as boxes of the buffer's index space.
-std::pair<Box, Box> boxes(const TensorView& v) {
+// The whole buffer and the view as boxes of the buffer's index space, for a
+// view cut from the buffer by chunks (its strides the buffer's).
+std::pair<Box, Box> chunkBoxes(const TensorView& v) {
   const ViewPlacement placement = placementOf(v);
   Box whole, box;
   whole.rank = box.rank = v.rank();
@@ -46,7 +47,48 @@ std::pair<Box, Box> boxes(const TensorView& v) {
   return {whole, box};
 }
 
+// The box of `base`'s index space (row-major) that holds the elements
+// [first, first + count) of its buffer: exact when the range is whole rows
+// of some dim (a reshape of a tensor or of a chunk along its first axis);
+// otherwise the smallest box around it, which can only report more.
+Box rangeBox(const Dims& base, int64_t first, int64_t count) {
+  Box box;
+  box.rank = base.size;
+  const Dims strides = rowMajorStrides(base);
+  const int64_t last = first + std::max<int64_t>(count, 1) - 1;
+  size_t d = 0;
+  for (; d < base.size && first / strides[d] == last / strides[d]; ++d) {
+    box.lo[d] = (first / strides[d]) % base[d];
+    box.hi[d] = box.lo[d] + 1;
+  }
+  if (d < base.size) {
+    box.lo[d] = (first / strides[d]) % base[d];
+    box.hi[d] = (last / strides[d]) % base[d] + 1;
+    for (size_t inner = d + 1; inner < base.size; ++inner) {
+      box.lo[inner] = 0;
+      box.hi[inner] = base[inner];
+    }
+  }
+  if (count == 0 && base.size) box.hi[0] = box.lo[0];
+  return box;
+}
+
 }  // namespace
+
+std::pair<Box, Box> RaceCheckBackend::boxes(const TensorView& v) const {
+  auto base = baseShapes_.find(bufferId(v));
+  // A view cut by chunks keeps its buffer's strides; a reshaped one has its own.
+  if (base == baseShapes_.end() || (base->second.size == v.rank() && v.strides == rowMajorStrides(base->second)))
+    return chunkBoxes(v);
+  // A reshaped view: contiguous elements from its offset on.
+  Box whole;
+  whole.rank = base->second.size;
+  for (size_t d = 0; d < whole.rank; ++d) {
+    whole.lo[d] = 0;
+    whole.hi[d] = base->second[d];
+  }
+  return {whole, rangeBox(base->second, v.offset, v.numel())};
+}
 
 RaceCheckBackend::RaceCheckBackend(int64_t poolSize, Backend* forward, RaceCheckOptions options)
     : poolSize_(poolSize),
@@ -128,6 +170,7 @@ void RaceCheckBackend::forgetDeadBuffers() {
   for (size_t id : *deadBuffers_) {
     analysis_->forgetBuffer(id);
     if (initialization_) initialization_->forgetBuffer(id);
+    baseShapes_.erase(id);
   }
   deadBuffers_->clear();
 }
@@ -179,6 +222,7 @@ TensorView RaceCheckBackend::input(DType dtype, const Dims& shape, const std::st
   t.buffer = std::make_shared<ShapeOnlyBuffer>(t.bytes(), deadBuffers_);
   inputs_.push_back(t.buffer);
   inputNames_[bufferId(t)] = name;
+  baseShapes_[bufferId(t)] = shape;
   return t;
 }
 
@@ -192,6 +236,7 @@ TensorView RaceCheckBackend::allocate(DType dtype, const Dims& shape, Stream* st
     t = TensorView::contiguous(nullptr, dtype, shape);
     t.buffer = std::make_shared<ShapeOnlyBuffer>(t.bytes(), deadBuffers_);
   }
+  baseShapes_[bufferId(t)] = shape;
   if (!running_) return t;  // before the run: a program input, ready at the start
   if (forward_) keepAlive_.push_back(t.buffer);
   std::string name = current_.result.empty() ? "a temporary" : std::string(current_.result);

@@ -104,6 +104,9 @@ class RaceCheckBackend : public Backend {
   // rank that reads its tensor.
   void recordAccesses(Stream* stream, int64_t root = 0);
   size_t bufferId(const TensorView& view) const;
+  // The whole buffer and the view as boxes of the buffer's index space (the
+  // shape it was allocated with, for a view reshaped since).
+  std::pair<Box, Box> boxes(const TensorView& view) const;
   // Drops the analyses' state of dry-run buffers that no view names any more.
   void forgetDeadBuffers();
 
@@ -120,6 +123,8 @@ class RaceCheckBackend : public Backend {
   std::vector<std::shared_ptr<Buffer>> keepAlive_;
   std::shared_ptr<std::vector<size_t>> deadBuffers_;
   std::unordered_map<size_t, std::string> inputNames_;
+  // Each buffer's shape when it was made: reshape's views have other dims.
+  std::unordered_map<size_t, Dims> baseShapes_;
   std::vector<std::shared_ptr<Buffer>> inputs_;
   std::vector<uint64_t> joined_;  // scratch: the recorded clock a wait joins
   OperationInfo current_{OpKind::Copy, {}, {}};

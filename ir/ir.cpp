@@ -61,6 +61,14 @@ Arg Arg::number(double value, SourceLoc loc) {
   return a;
 }
 
+Arg Arg::list(std::vector<Expr> items, SourceLoc loc) {
+  Arg a;
+  a.form = Form::List;
+  a.loc = loc;
+  a.items = std::move(items);
+  return a;
+}
+
 Arg Arg::element(std::string array, Expr index, SourceLoc loc) {
   Arg a;
   a.form = Form::Element;
@@ -88,6 +96,11 @@ std::string Arg::toString() const {
     case Form::Bool: return boolValue ? "true" : "false";
     case Form::Float: return formatFloatAttribute(floatValue);
     case Form::Element: return expr.toString() + "[" + index.toString() + "]";
+    case Form::List: {
+      std::string text = "(";
+      for (size_t i = 0; i < items.size(); ++i) text += (i ? ", " : "") + items[i].toString();
+      return text + (items.size() == 1 ? ",)" : ")");
+    }
   }
   return "";
 }
@@ -101,6 +114,7 @@ bool operator==(const Arg& a, const Arg& b) {
     case Arg::Form::Bool: return a.boolValue == b.boolValue;
     case Arg::Form::Float: return a.floatValue == b.floatValue;
     case Arg::Form::Element: return a.expr == b.expr && a.index == b.index;
+    case Arg::Form::List: return a.items == b.items;
   }
   return false;
 }

@@ -35,11 +35,13 @@ struct TensorType {
 struct Arg {
   // Element: `h[e]`, an element of a handle or event array; expr holds the
   // array's name and index the integer expression e.
-  enum class Form { Expr, Type, Stream, Bool, Float, Element };
+  // List: `(e0, e1, ...)`, integer expressions in `items` (transpose's axes).
+  enum class Form { Expr, Type, Stream, Bool, Float, Element, List };
   Form form = Form::Expr;
-  Expr expr;        // Form::Expr, the stream number for Form::Stream, the array name for Form::Element
-  Expr index;       // Form::Element
-  TensorType type;  // Form::Type
+  Expr expr;                // Form::Expr, the stream number for Form::Stream, the array name for Form::Element
+  Expr index;               // Form::Element
+  TensorType type;          // Form::Type
+  std::vector<Expr> items;  // Form::List
   bool boolValue = false;
   double floatValue = 0;  // Form::Float: finite, printed so that it parses back to the same double
   SourceLoc loc;
@@ -51,6 +53,7 @@ struct Arg {
   static Arg boolean(bool value, SourceLoc loc = {});
   static Arg number(double value, SourceLoc loc = {});
   static Arg element(std::string array, Expr index, SourceLoc loc = {});
+  static Arg list(std::vector<Expr> items, SourceLoc loc = {});
 
   bool isName() const { return form == Form::Expr && expr.isName(); }
   bool isElement() const { return form == Form::Element; }

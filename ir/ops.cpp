@@ -9,6 +9,7 @@ namespace {
 using K = OperandKind;
 using E = Effect;
 using C = OpCategory;
+using D = DTypeRule;
 constexpr bool kReq = true, kOpt = false, kPos = true, kKw = false;
 
 constexpr OperandSpec kAllocate[] = {{"type", K::Type, kReq, kPos}, {"zero", K::Bool, kOpt, kKw}};
@@ -39,25 +40,58 @@ constexpr OperandSpec kRmsNorm[] = {{"x", K::Tensor, kReq, kPos, E::Read},
                                     {"w", K::Tensor, kReq, kPos, E::Read},
                                     {"eps", K::Float, kOpt, kKw},
                                     {"out", K::Tensor, kOpt, kKw, E::Write}};
-constexpr OperandSpec kAttention[] = {{"q", K::Tensor, kReq, kPos, E::Read}, {"k", K::Tensor, kReq, kPos, E::Read},
-                                      {"v", K::Tensor, kReq, kPos, E::Read}, {"out", K::Tensor, kOpt, kKw, E::Write},
-                                      {"heads", K::Int, kReq, kKw},          {"kv_heads", K::Int, kOpt, kKw},
-                                      {"causal", K::Bool, kOpt, kKw},        {"q_offset", K::Int, kOpt, kKw},
-                                      {"k_offset", K::Int, kOpt, kKw},       {"lse", K::Tensor, kOpt, kKw, E::Write}};
+constexpr OperandSpec kAttention[] = {
+    {"q", K::Tensor, kReq, kPos, E::Read}, {"k", K::Tensor, kReq, kPos, E::Read},
+    {"v", K::Tensor, kReq, kPos, E::Read}, {"out", K::Tensor, kOpt, kKw, E::Write},
+    {"heads", K::Int, kReq, kKw},          {"kv_heads", K::Int, kOpt, kKw},
+    {"causal", K::Bool, kOpt, kKw},        {"q_offset", K::Int, kOpt, kKw},
+    {"k_offset", K::Int, kOpt, kKw},       {"lse", K::Tensor, kOpt, kKw, E::Write, D::F32}};
 constexpr OperandSpec kMergeAttention[] = {{"o", K::Tensor, kReq, kPos, E::ReadWrite},
-                                           {"lse", K::Tensor, kReq, kPos, E::ReadWrite},
+                                           {"lse", K::Tensor, kReq, kPos, E::ReadWrite, D::F32},
                                            {"part", K::Tensor, kReq, kPos, E::Read},
-                                           {"part_lse", K::Tensor, kReq, kPos, E::Read}};
+                                           {"part_lse", K::Tensor, kReq, kPos, E::Read, D::F32}};
 // Data-dependent accesses: the race and initialization analyses count them
 // as touching the whole of the tensor they index.
 constexpr OperandSpec kGatherRows[] = {{"x", K::Tensor, kReq, kPos, E::Read},
-                                       {"idx", K::Tensor, kReq, kPos, E::Read},
+                                       {"idx", K::Tensor, kReq, kPos, E::Read, D::I32},
                                        {"out", K::Tensor, kOpt, kKw, E::Write}};
 constexpr OperandSpec kScatterAddRows[] = {{"src", K::Tensor, kReq, kPos, E::Read},
-                                           {"idx", K::Tensor, kReq, kPos, E::Read},
+                                           {"idx", K::Tensor, kReq, kPos, E::Read, D::I32},
                                            {"out", K::Tensor, kReq, kKw, E::ReadWrite}};
 constexpr OperandSpec kCast[] = {
     {"x", K::Tensor, kReq, kPos, E::Read}, {"dtype", K::DType, kReq, kKw}, {"out", K::Tensor, kOpt, kKw, E::Write}};
+// where: c holds any dtype (a comparison's result, or i32); a, b and the result share theirs.
+constexpr OperandSpec kWhere[] = {{"c", K::Tensor, kReq, kPos, E::Read, D::Any},
+                                  {"a", K::Tensor, kReq, kPos, E::Read},
+                                  {"b", K::Tensor, kReq, kPos, E::Read},
+                                  {"out", K::Tensor, kOpt, kKw, E::Write}};
+// sum, mean, max.
+constexpr OperandSpec kReduce[] = {
+    {"x", K::Tensor, kReq, kPos, E::Read}, {"axis", K::Int, kOpt, kKw}, {"out", K::Tensor, kOpt, kKw, E::Write}};
+constexpr OperandSpec kLayerNorm[] = {{"x", K::Tensor, kReq, kPos, E::Read},
+                                      {"w", K::Tensor, kReq, kPos, E::Read},
+                                      {"b", K::Tensor, kReq, kPos, E::Read},
+                                      {"eps", K::Float, kOpt, kKw},
+                                      {"out", K::Tensor, kOpt, kKw, E::Write}};
+constexpr OperandSpec kRope[] = {{"x", K::Tensor, kReq, kPos, E::Read},
+                                 {"heads", K::Int, kReq, kKw},
+                                 {"offset", K::Int, kOpt, kKw},
+                                 {"theta", K::Float, kOpt, kKw},
+                                 {"out", K::Tensor, kOpt, kKw, E::Write}};
+constexpr OperandSpec kTopK[] = {{"x", K::Tensor, kReq, kPos, E::Read},
+                                 {"k", K::Int, kReq, kKw},
+                                 {"out", K::Tensor, kOpt, kKw, E::Write},
+                                 {"indices", K::Tensor, kOpt, kKw, E::Write, D::I32}};
+constexpr OperandSpec kBucket[] = {{"idx", K::Tensor, kReq, kPos, E::Read, D::I32},
+                                   {"buckets", K::Int, kReq, kKw},
+                                   {"capacity", K::Int, kReq, kKw},
+                                   {"out", K::Tensor, kOpt, kKw, E::Write, D::I32}};
+// fill, iota: their result is the tensor of the type slot (as allocate's).
+constexpr OperandSpec kFill[] = {{"type", K::Type, kReq, kPos}, {"value", K::Float, kReq, kKw}};
+constexpr OperandSpec kIota[] = {{"type", K::Type, kReq, kPos}, {"axis", K::Int, kOpt, kKw}};
+constexpr OperandSpec kTranspose[] = {
+    {"x", K::Tensor, kReq, kPos, E::Read}, {"axes", K::IntList, kReq, kKw}, {"out", K::Tensor, kOpt, kKw, E::Write}};
+constexpr OperandSpec kReshape[] = {{"t", K::Tensor, kReq, kPos, E::None}, {"type", K::Type, kReq, kPos}};
 constexpr OperandSpec kAllreduce[] = {{"t", K::Tensor, kReq, kPos, E::ReadInPlace},
                                       {"out", K::Tensor, kOpt, kKw, E::Write},
                                       {"op", K::ReduceOp, kOpt, kKw}};
@@ -93,6 +127,15 @@ constexpr ResultShape kLikeQ{operands::Attention::q};
 // (ir/symbolic_types.cpp); `like` names the operand the result follows.
 constexpr ResultShape kGatherResult{operands::GatherRows::x};
 constexpr ResultShape kCastResult{operands::Cast::x};
+// where: like a (its second operand); sum, mean, max: x without the axis;
+// bucket: i32 [buckets, capacity]; fill, iota: the type they name
+// (ir/symbolic_types.cpp).
+constexpr ResultShape kLikeWhereA{operands::Where::a};
+constexpr ResultShape kReduceResult{operands::Reduce::x};
+constexpr ResultShape kBucketResult{operands::Bucket::idx};
+constexpr ResultShape kTopKResult{operands::TopK::x};  // x with k along the last axis
+constexpr ResultShape kTypedResult{operands::Fill::type};
+constexpr ResultShape kTransposeResult{operands::Transpose::x};  // x's dims, permuted
 // merge_attention and scatter_add_rows update their operands in place.
 constexpr ResultShape kInPlace{operands::MergeAttention::o};
 
@@ -124,16 +167,19 @@ constexpr bool wellFormed() {
     size_t tensors = 0;
     for (const OperandSpec& spec : sig.operands) tensors += spec.kind == K::Tensor ? 1 : 0;
     if (tensors > kMaxTensorOperands) return false;
-    // Every computation says what its result is (symbolic types), by tensor operands.
+    // Every computation says what its result is (symbolic types), by tensor
+    // operands or the type it names.
     const ResultShape& r = sig.resultShape;
     if (isLocalTensorWork(sig.category) != (r.like != ResultShape::kNone)) return false;
-    for (int8_t index : {r.like, r.lastFrom})
-      if (index != ResultShape::kNone && (static_cast<size_t>(index) >= sig.operands.size() ||
-                                          sig.operands[static_cast<size_t>(index)].kind != K::Tensor))
-        return false;
+    for (int8_t index : {r.like, r.lastFrom}) {
+      if (index == ResultShape::kNone) continue;
+      if (static_cast<size_t>(index) >= sig.operands.size()) return false;
+      const K kind = sig.operands[static_cast<size_t>(index)].kind;
+      if (kind != K::Tensor && (kind != K::Type || index != r.like)) return false;
+    }
     for (const OperandSpec& spec : sig.operands) {
       bool tensor = spec.kind == K::Tensor;
-      if (!tensor && spec.effect != E::None) return false;
+      if (!tensor && (spec.effect != E::None || spec.dtype != D::Shared)) return false;
       if (tensor && spec.effect == E::None && sig.category != C::View) return false;
     }
   }
@@ -187,6 +233,26 @@ static_assert(at(kScatterAddRows, operands::ScatterAddRows::src, "src") &&
               at(kScatterAddRows, operands::ScatterAddRows::out, "out"));
 static_assert(at(kCast, operands::Cast::x, "x") && at(kCast, operands::Cast::dtype, "dtype") &&
               at(kCast, operands::Cast::out, "out"));
+static_assert(at(kWhere, operands::Where::c, "c") && at(kWhere, operands::Where::a, "a") &&
+              at(kWhere, operands::Where::b, "b") && at(kWhere, operands::Where::out, "out"));
+static_assert(at(kReduce, operands::Reduce::x, "x") && at(kReduce, operands::Reduce::axis, "axis") &&
+              at(kReduce, operands::Reduce::out, "out"));
+static_assert(at(kLayerNorm, operands::LayerNorm::x, "x") && at(kLayerNorm, operands::LayerNorm::w, "w") &&
+              at(kLayerNorm, operands::LayerNorm::b, "b") && at(kLayerNorm, operands::LayerNorm::eps, "eps") &&
+              at(kLayerNorm, operands::LayerNorm::out, "out"));
+static_assert(at(kRope, operands::Rope::x, "x") && at(kRope, operands::Rope::heads, "heads") &&
+              at(kRope, operands::Rope::offset, "offset") && at(kRope, operands::Rope::theta, "theta") &&
+              at(kRope, operands::Rope::out, "out"));
+static_assert(at(kBucket, operands::Bucket::idx, "idx") && at(kBucket, operands::Bucket::buckets, "buckets") &&
+              at(kBucket, operands::Bucket::capacity, "capacity") && at(kBucket, operands::Bucket::out, "out"));
+static_assert(at(kTopK, operands::TopK::x, "x") && at(kTopK, operands::TopK::k, "k") &&
+              at(kTopK, operands::TopK::out, "out") && at(kTopK, operands::TopK::indices, "indices"));
+static_assert(at(kFill, operands::Fill::type, "type") && at(kFill, operands::Fill::value, "value") &&
+              at(kIota, operands::Iota::type, "type") && at(kIota, operands::Iota::axis, "axis") &&
+              size_t{operands::Fill::type} == size_t{operands::Allocate::type});
+static_assert(at(kReshape, operands::Reshape::t, "t") && at(kReshape, operands::Reshape::type, "type"));
+static_assert(at(kTranspose, operands::Transpose::x, "x") && at(kTranspose, operands::Transpose::axes, "axes") &&
+              at(kTranspose, operands::Transpose::out, "out"));
 static_assert(at(kAllreduce, operands::Allreduce::t, "t") && at(kAllreduce, operands::Allreduce::out, "out") &&
               at(kAllreduce, operands::Allreduce::op, "op"));
 static_assert(at(kAllgather, operands::Allgather::t, "t") && at(kAllgather, operands::Allgather::out, "out") &&
@@ -231,6 +297,7 @@ std::string_view operandKindName(OperandKind kind) {
     case K::ReduceOp: return "one of sum, prod, min, max, avg";
     case K::Float: return "a number such as 0.125 or 1e-6";
     case K::DType: return "a floating dtype (f32, f16, bf16 or f64)";
+    case K::IntList: return "a list of integers such as (1, 0)";
   }
   return "?";
 }
@@ -445,6 +512,20 @@ std::optional<size_t> operandIndex(const OpSignature& sig, std::string_view name
 }
 
 std::optional<size_t> outOperand(const OpSignature& sig) { return operandIndex(sig, "out"); }
+
+std::optional<size_t> resultOperand(const OpSignature& sig, size_t k) {
+  if (sig.resultMode == ResultMode::OutOrResult) return k == 0 ? outOperand(sig) : std::nullopt;
+  if (sig.resultMode != ResultMode::OutsOrResults) return std::nullopt;
+  for (size_t i = 0; i < sig.operands.size(); ++i)
+    if (sig.operands[i].kind == K::Tensor && sig.operands[i].effect == E::Write && k-- == 0) return i;
+  return std::nullopt;
+}
+
+size_t resultOperandCount(const OpSignature& sig) {
+  size_t count = 0;
+  while (resultOperand(sig, count)) ++count;
+  return count;
+}
 
 std::string_view reduceOpName(ReduceOp op) {
   switch (op) {

@@ -58,6 +58,7 @@ enum class OperandKind {
   ReduceOp,  // sum | prod | min | max | avg
   Float,     // a floating-point attribute: 1e-6, 0.125 (never an integer expression)
   DType,     // f32 | f16 | bf16 | f64 | i32
+  IntList,   // (e0, e1, ...): integer expressions (transpose's axes)
 };
 std::string_view operandKindName(OperandKind kind);
 
@@ -74,12 +75,21 @@ enum class Effect : uint8_t {
 };
 std::string_view effectName(Effect effect);
 
+// The dtype a tensor operand must have.
+enum class DTypeRule : uint8_t {
+  Shared,  // the operation's one dtype, that of its first Shared operand
+  I32,     // indices (gather_rows' idx, bucket's idx and result)
+  F32,     // log-sum-exps (attention's lse)
+  Any,     // any dtype, i32 included (where's condition)
+};
+
 struct OperandSpec {
   std::string_view name;
   OperandKind kind;
   bool required;
-  bool positional;               // printed positionally; keyword operands are printed `name=value`
-  Effect effect = Effect::None;  // tensors only
+  bool positional;                      // printed positionally; keyword operands are printed `name=value`
+  Effect effect = Effect::None;         // tensors only
+  DTypeRule dtype = DTypeRule::Shared;  // tensors only
 };
 
 // Operations have at most this many operands (Operation::operands, the
@@ -163,6 +173,14 @@ enum class KernelFamily : uint8_t {
   GatherRows,
   ScatterAddRows,
   Cast,
+  Where,
+  Reduce,  // sum, mean, max along an axis
+  LayerNorm,
+  Rope,
+  Bucket,
+  Fill,
+  Iota,
+  TopK,  // the last: kKernelFamilyCount
 };
 
 // An operation's kernel family, from its row of ir/op_list.h.
@@ -209,7 +227,7 @@ constexpr bool coversExactly(const OpTable<Entry>& table, KernelFamily family) {
 }
 
 // A table of one entry per kernel family, as a backend keys its kernels.
-inline constexpr size_t kKernelFamilyCount = static_cast<size_t>(KernelFamily::Cast) + 1;
+inline constexpr size_t kKernelFamilyCount = static_cast<size_t>(KernelFamily::TopK) + 1;
 template <typename Entry>
 using FamilyTable = std::array<Entry, kKernelFamilyCount>;
 
@@ -249,6 +267,9 @@ enum class ResultMode {
   Required,     // exactly one name
   Optional,     // zero or one name (a communication's handle)
   OutOrResult,  // `y = op(...)` allocates y; `op(..., out=y)` writes into y
+  // `v, i = op(...)` allocates one result per written operand, in order
+  // (top_k's out and indices); `op(..., out=v, indices=i)` writes into them.
+  OutsOrResults,
 };
 
 struct OpSignature {
@@ -320,6 +341,13 @@ std::optional<size_t> operandIndex(const OpSignature& sig, std::string_view name
 // into instead of defining a name), or nullopt when it has none.
 std::optional<size_t> outOperand(const OpSignature& sig);
 
+// The operand that name `k` of `y = op(...)` (or `v, i = op(...)`) stands
+// for: `out` for OutOrResult, the k-th written operand for OutsOrResults;
+// nullopt past them and for the other modes.
+std::optional<size_t> resultOperand(const OpSignature& sig, size_t k);
+// How many names `v, i = op(...)` defines in place of its written operands.
+size_t resultOperandCount(const OpSignature& sig);
+
 // Typed operand positions: `operands::Linear::bias` is the index of linear's
 // `bias` slot in its signature (and in Operation::operands). ops.cpp checks
 // at compile time that each matches the table, so code that reads an
@@ -381,6 +409,40 @@ struct ScatterAddRows {
 struct Cast {
   enum : size_t { x, dtype, out };
 };
+// where(c, a, b): c and b broadcast to a's shape.
+struct Where {
+  enum : size_t { c, a, b, out };
+};
+// sum, mean, max along `axis` (default the last), which the result drops.
+struct Reduce {
+  enum : size_t { x, axis, out };
+};
+struct LayerNorm {
+  enum : size_t { x, w, b, eps, out };
+};
+struct Rope {
+  enum : size_t { x, heads, offset, theta, out };
+};
+struct Bucket {
+  enum : size_t { idx, buckets, capacity, out };
+};
+// top_k: the K largest along the last axis (out) and their i32 positions (indices).
+struct TopK {
+  enum : size_t { x, k, out, indices };
+};
+// fill and iota: the result is the tensor of the `type` slot.
+struct Fill {
+  enum : size_t { type, value };
+};
+struct Iota {
+  enum : size_t { type, axis };
+};
+struct Reshape {
+  enum : size_t { t, type };
+};
+struct Transpose {
+  enum : size_t { x, axes, out };
+};
 struct Allreduce {
   enum : size_t { t, out, op };
 };
@@ -424,6 +486,10 @@ int64_t causalKeysSeen(int64_t row, int64_t qOffset, int64_t kOffset, int64_t ke
 
 // rms_norm's eps when a statement gives none (Llama's).
 inline constexpr double kDefaultRmsNormEps = 1e-6;
+// layer_norm's eps and rope's theta when a statement gives none (PyTorch's
+// LayerNorm, and Llama's and GPT-NeoX's RoPE base).
+inline constexpr double kDefaultLayerNormEps = 1e-5;
+inline constexpr double kDefaultRopeTheta = 10000.0;
 
 enum class ReduceOp { Sum, Prod, Min, Max, Avg };
 std::string_view reduceOpName(ReduceOp op);

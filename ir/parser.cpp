@@ -284,10 +284,55 @@ class Parser {
   bool startsIntegerBinding() {
     const Token& t = peek();
     if (t.kind != TokenKind::Ident) return true;
-    if (peekAhead(1).kind == TokenKind::LParen) return parseIntFunction(t.text).has_value();
+    if (peekAhead(1).kind == TokenKind::LParen) {
+      if (!parseIntFunction(t.text)) return false;
+      // `max` is also the reduction: `max(a, b)` (two operands, no
+      // keyword) is the integer function, `max(x)` and `max(x, axis=1)` the
+      // operation.
+      return !opKindByName(t.text) || callHasTwoPositionalOperands();
+    }
     // An operation's name followed on its line by what no expression
     // continues with (`t = allocate f32[4]`) is an operation missing its '('.
     return !opKindByName(t.text) || continuesExpression(tokens_[pos_ + 1].kind);
+  }
+
+  // Whether the parentheses at the next token hold a comma at their own
+  // level: `(1, 0)` is a list, `(a + 1)` an expression.
+  bool parenthesesHoldAList() {
+    skipNewlines();
+    int depth = 0;
+    for (size_t p = pos_; tokens_[p].kind != TokenKind::Eof; ++p) {
+      const TokenKind kind = tokens_[p].kind;
+      if (kind == TokenKind::LParen || kind == TokenKind::LBracket) ++depth;
+      if ((kind == TokenKind::RParen || kind == TokenKind::RBracket) && --depth == 0) return false;
+      if (depth == 1 && kind == TokenKind::Comma) return true;
+    }
+    return false;
+  }
+
+  // Whether the call at the next tokens (`name(`) has exactly two operands,
+  // neither of them `keyword=`, looking ahead without consuming.
+  bool callHasTwoPositionalOperands() {
+    skipNewlines();
+    size_t p = pos_ + 1;  // at '('
+    while (tokens_[p].kind == TokenKind::Newline) ++p;
+    int depth = 0, commas = 0;
+    bool empty = true, keyword = false;
+    for (; tokens_[p].kind != TokenKind::Eof; ++p) {
+      const TokenKind kind = tokens_[p].kind;
+      if (kind == TokenKind::Newline) continue;
+      if (kind == TokenKind::LParen || kind == TokenKind::LBracket) {
+        if (depth++ == 0) continue;
+      } else if (kind == TokenKind::RParen || kind == TokenKind::RBracket) {
+        if (--depth == 0) break;
+      } else if (depth == 1 && kind == TokenKind::Comma) {
+        ++commas;
+      } else if (depth == 1 && kind == TokenKind::Equals) {
+        keyword = true;
+      }
+      empty = false;
+    }
+    return !empty && commas == 1 && !keyword;
   }
 
   // Whether a name in an expression can be followed by this token.
@@ -568,6 +613,17 @@ class Parser {
     } else if (t.kind == TokenKind::Minus && peekAhead(1).kind == TokenKind::Float) {
       SourceLoc loc = next().loc;
       a.value = Arg::number(-next().floatValue, loc);
+    } else if (t.kind == TokenKind::LParen && parenthesesHoldAList()) {
+      // (e0, e1, ...), or (e0,) for one item: a list, not a parenthesized expression.
+      SourceLoc loc = t.loc;
+      open(TokenKind::LParen, "'('", "the list");
+      std::vector<Expr> items;
+      do {
+        if (peek().kind == TokenKind::RParen) break;  // a trailing comma
+        items.push_back(expr(0));
+      } while (accept(TokenKind::Comma));
+      close(TokenKind::RParen, "',' or ')' in the list");
+      a.value = Arg::list(std::move(items), loc);
     } else {
       a.value = Arg::integer(expr(0));
     }
@@ -674,7 +730,9 @@ class Parser {
   // Matches the parsed operand list against the operation's signature.
   Operation buildOperation(const Token& callee, std::vector<NameDef> results, std::vector<ParsedArg> args) {
     auto kind = opKindByName(callee.text);
-    if (!kind && parseIntFunction(callee.text))
+    // `max(a, b)` on its own: the integer function (max(x) is the reduction).
+    const bool integerCall = args.size() == 2 && args[0].keyword.empty() && args[1].keyword.empty();
+    if ((!kind || integerCall) && parseIntFunction(callee.text))
       fail(callee.loc,
            fmt::format("'{0}' computes one integer; bind it to exactly one name (n = {0}(a, b))", callee.text));
     if (!kind)
@@ -750,6 +808,7 @@ class Parser {
                            : value.form == Arg::Form::Stream ? "stream(...)"
                            : value.form == Arg::Form::Bool   ? "a boolean"
                            : value.form == Arg::Form::Float  ? "a number with a fraction or exponent"
+                           : value.form == Arg::Form::List   ? "a list"
                            : value.isElement()               ? "an array element"
                            : value.isName()                  ? "a name"
                                                              : "an integer expression";
@@ -761,6 +820,9 @@ class Parser {
         break;
       case OperandKind::Bool:
         if (value.form != Arg::Form::Bool) wrong(got);
+        break;
+      case OperandKind::IntList:
+        if (value.form != Arg::Form::List) wrong(got);
         break;
       case OperandKind::Int:
         if (value.form != Arg::Form::Expr) wrong(got);
@@ -791,9 +853,23 @@ class Parser {
 
   static void checkResults(const OpSignature& sig, const Operation& op, const std::vector<NameDef>& results,
                            const Token& callee) {
-    if (results.size() > 1)
+    if (results.size() > 1 && sig.resultMode != ResultMode::OutsOrResults)
       fail(results[1].loc, fmt::format("'{}' defines one value, but {} names are given", sig.name, results.size()));
     switch (sig.resultMode) {
+      case ResultMode::OutsOrResults: {
+        // Every written operand given, or a name for each of them.
+        const size_t count = resultOperandCount(sig);
+        size_t given = 0;
+        std::vector<std::string> names;
+        for (size_t k = 0; k < count; ++k) {
+          given += op.operands[*resultOperand(sig, k)].has_value() ? 1 : 0;
+          names.emplace_back(sig.operands[*resultOperand(sig, k)].name);
+        }
+        if ((given == count && results.empty()) || (given == 0 && results.size() == count)) break;
+        fail(results.empty() ? callee.loc : results[0].loc,
+             fmt::format("'{}' defines {} values: name them all ({} = {}(...)) or give every one of {}=", sig.name,
+                         count, fmt::join(names, ", "), sig.name, fmt::join(names, "=, ")));
+      }
       case ResultMode::None:
         if (!results.empty()) fail(results[0].loc, fmt::format("'{}' defines no value", sig.name));
         break;

@@ -33,6 +33,7 @@ bool namesRank(const Program& program) {
       scan(arg->expr);
       scan(arg->index);
       for (const Expr& dim : arg->type.dims) scan(dim);
+      for (const Expr& item : arg->items) scan(item);
     }
   });
   return found;

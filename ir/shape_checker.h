@@ -60,6 +60,9 @@ struct BoundTensor {
   // The allocation the tensor or view lives in; dropped with the last value
   // that refers to it, so a long loop of allocations needs no memory per iteration.
   std::shared_ptr<BufferState> buffer;
+  // Row-major and dense in its buffer: what reshape needs. A chunk along an
+  // axis that is not the first (with more than one row before it) is not.
+  bool contiguous = true;
 };
 
 struct BoundValue {
@@ -118,6 +121,8 @@ class ShapeChecker {
   void checkAllocate(const Operation& op);
   void checkDeallocate(const Operation& op);
   void checkShardByStream(const Operation& op);
+  void checkReshape(const Operation& op);
+  void checkTranspose(const Operation& op);
   void checkCopy(const Operation& op);
   // A computation's shape rule, a ComputeRules member (ir/op_list.h's
   // Check column): it reads operands and binds results through the helpers above.

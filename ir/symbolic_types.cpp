@@ -142,10 +142,62 @@ std::optional<TensorType> tableResult(const Operation& op, const TypeOf& typeOf)
   return type;
 }
 
-// The type allocate names.
-std::optional<TensorType> allocateResult(const Operation& op, const TypeOf&) {
-  const std::optional<Arg>& type = op.operands[operands::Allocate::type];
-  return type ? std::optional<TensorType>(type->type) : std::nullopt;
+// The type the statement names (allocate, fill, iota, reshape).
+std::optional<TensorType> typedResult(const Operation& op, const TypeOf&) {
+  for (size_t i = 0; i < op.signature().operands.size(); ++i)
+    if (op.signature().operands[i].kind == OperandKind::Type && op.operands[i]) return op.operands[i]->type;
+  return std::nullopt;
+}
+
+// x without the reduced axis (a literal, or the last when absent).
+std::optional<TensorType> reduceResult(const Operation& op, const TypeOf& typeOf) {
+  using O = operands::Reduce;
+  auto x = typeOf(O::x);
+  if (!x || x->dims.empty()) return std::nullopt;
+  const auto rank = static_cast<int64_t>(x->dims.size());
+  std::optional<int64_t> axis = rank - 1;
+  if (op.operands[O::axis]) axis = op.operands[O::axis]->expr.literalValue();
+  if (axis && *axis < 0) *axis += rank;
+  if (!axis || *axis < 0 || *axis >= rank) return std::nullopt;
+  x->dims.erase(x->dims.begin() + *axis);
+  return x;
+}
+
+// x with k along the last axis (both of top_k's results; define() gives
+// the indices i32).
+std::optional<TensorType> topKResult(const Operation& op, const TypeOf& typeOf) {
+  using O = operands::TopK;
+  auto x = typeOf(O::x);
+  if (!x || x->dims.empty() || !op.operands[O::k]) return std::nullopt;
+  x->dims.back() = op.operands[O::k]->expr;
+  return x;
+}
+
+// x's dims in the order of literal axes.
+std::optional<TensorType> transposeResult(const Operation& op, const TypeOf& typeOf) {
+  using O = operands::Transpose;
+  auto x = typeOf(O::x);
+  if (!x || !op.operands[O::axes] || op.operands[O::axes]->items.size() != x->dims.size()) return std::nullopt;
+  const auto rank = static_cast<int64_t>(x->dims.size());
+  std::vector<Expr> dims;
+  for (const Expr& item : op.operands[O::axes]->items) {
+    std::optional<int64_t> axis = item.literalValue();
+    if (axis && *axis < 0) *axis += rank;
+    if (!axis || *axis < 0 || *axis >= rank) return std::nullopt;
+    dims.push_back(x->dims[static_cast<size_t>(*axis)]);
+  }
+  x->dims = std::move(dims);
+  return x;
+}
+
+// i32 [buckets, capacity].
+std::optional<TensorType> bucketResult(const Operation& op, const TypeOf& typeOf) {
+  using O = operands::Bucket;
+  auto idx = typeOf(O::idx);
+  if (!idx || !op.operands[O::buckets] || !op.operands[O::capacity]) return std::nullopt;
+  idx->dtype = DType::I32;
+  idx->dims = {op.operands[O::buckets]->expr, op.operands[O::capacity]->expr};
+  return idx;
 }
 
 // t's type with the chunk's extent along a literal axis.
@@ -185,10 +237,23 @@ std::optional<TensorType> SymbolicTypes::resultType(const Operation& op) const {
   return kResultRules[opIndex(op.kind)](op, typeOf);
 }
 
+std::vector<std::optional<TensorType>> SymbolicTypes::resultTypes(const Operation& op) const {
+  const OpSignature& sig = op.signature();
+  std::vector<std::optional<TensorType>> types;
+  for (size_t k = 0; k < op.results.size(); ++k) {
+    std::optional<TensorType> type = resultType(op);
+    // A name that stands for an i32 operand (top_k's indices) is i32.
+    const std::optional<size_t> slot = resultOperand(sig, k);
+    if (type && slot && sig.operands[*slot].dtype == DTypeRule::I32) type->dtype = DType::I32;
+    types.push_back(std::move(type));
+  }
+  return types;
+}
+
 void SymbolicTypes::define(const Operation& op) {
-  const NameDef* result = op.result();
-  if (!result || op.signature().resultKind != ValueKind::Tensor) return;
-  scopes_.back()[result->name] = resultType(op);
+  if (op.signature().resultKind != ValueKind::Tensor) return;
+  std::vector<std::optional<TensorType>> types = resultTypes(op);
+  for (size_t k = 0; k < op.results.size(); ++k) scopes_.back()[op.results[k].name] = std::move(types[k]);
 }
 
 }  // namespace hostir

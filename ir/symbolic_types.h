@@ -35,7 +35,10 @@ class SymbolicTypes {
   // it; nullopt for other operations, or when a dim is not an expression
   // here (a shard_by_stream whose axis is not a constant).
   std::optional<TensorType> resultType(const Operation& op) const;
-  // Records the tensor `op` defines, if any.
+  // The type of each name `op` defines (top_k's two: its values, and its
+  // i32 indices).
+  std::vector<std::optional<TensorType>> resultTypes(const Operation& op) const;
+  // Records the tensors `op` defines, if any.
   void define(const Operation& op);
 
   // Names defined in a loop body or an if branch are visible only inside it.

@@ -293,6 +293,7 @@ class StructureChecker {
         case OperandKind::ReduceOp: fits = arg.isName() && parseReduceOp(arg.nameValue()).has_value(); break;
         case OperandKind::Float: fits = arg.form == Arg::Form::Float && std::isfinite(arg.floatValue); break;
         case OperandKind::DType: fits = arg.isName() && parseDType(arg.nameValue()).has_value(); break;
+        case OperandKind::IntList: fits = arg.form == Arg::Form::List; break;
       }
       if (!fits)
         fail(firstValid(arg.loc, op.loc),
@@ -301,10 +302,12 @@ class StructureChecker {
     size_t results = op.results.size();
     auto outSlot = outOperand(sig);
     bool hasOut = outSlot && op.operands[*outSlot].has_value();
-    bool resultsFit = sig.resultMode == ResultMode::None       ? results == 0
-                      : sig.resultMode == ResultMode::Required ? results == 1
-                      : sig.resultMode == ResultMode::Optional ? results <= 1
-                                                               : results == (hasOut ? 0u : 1u);
+    const size_t outs = resultOperandCount(sig);
+    bool resultsFit = sig.resultMode == ResultMode::None            ? results == 0
+                      : sig.resultMode == ResultMode::Required      ? results == 1
+                      : sig.resultMode == ResultMode::Optional      ? results <= 1
+                      : sig.resultMode == ResultMode::OutsOrResults ? results == (hasOut ? 0u : outs)
+                                                                    : results == (hasOut ? 0u : 1u);
     if (!resultsFit)
       fail(op.loc, fmt::format("'{}' defines {} name{} here, which its signature does not allow", sig.name, results,
                                results == 1 ? "" : "s"));
@@ -322,6 +325,9 @@ class StructureChecker {
       const Arg& arg = *op.operands[i];
       switch (spec.kind) {
         case OperandKind::Int: checkIntExpr(arg.expr, firstValid(arg.loc, op.loc)); break;
+        case OperandKind::IntList:
+          for (const Expr& item : arg.items) checkIntExpr(item, firstValid(arg.loc, op.loc));
+          break;
         case OperandKind::Type: checkType(arg.type, op.loc); break;
         case OperandKind::Stream:
           if (arg.form == Arg::Form::Stream)
@@ -337,7 +343,7 @@ class StructureChecker {
         case OperandKind::DType: break;
         case OperandKind::Tensor: {
           NameInfo info = checkTensorOperand(op, spec, arg, firstTensor ? &*firstTensor : nullptr, firstTensorArg);
-          if (!firstTensor) {
+          if (!firstTensor && spec.dtype == DTypeRule::Shared) {
             firstTensor = info;
             firstTensorArg = &arg;
           }
@@ -345,21 +351,24 @@ class StructureChecker {
         }
       }
     }
-    if (const NameDef* result = op.result()) defineResult(op, *result, firstTensor, scope);
+    for (size_t k = 0; k < op.results.size(); ++k) defineResult(op, k, firstTensor, scope);
   }
 
-  // The dtype operand `operand` of a computation has whatever the others'
-  // are, and why: indices are i32, log-sum-exps f32, and cast writes the
-  // dtype it names. nullopt: the operation's one dtype.
+  // The dtype tensor operand `operand` must have when it is not the
+  // operation's one dtype, and why: its spec's DTypeRule (indices are i32,
+  // log-sum-exps f32), and cast writes the dtype it names. nullopt: the
+  // operation's one dtype (DTypeRule::Shared), or any (DTypeRule::Any).
   static std::optional<std::pair<DType, const char*>> fixedDType(const Operation& op, size_t operand) {
     using Pair = std::pair<DType, const char*>;
-    if ((op.kind == OpKind::GatherRows && operand == operands::GatherRows::idx) ||
-        (op.kind == OpKind::ScatterAddRows && operand == operands::ScatterAddRows::idx))
-      return Pair{DType::I32, "reads its indices from an i32 tensor"};
-    if ((op.kind == OpKind::Attention && operand == operands::Attention::lse) ||
-        (op.kind == OpKind::MergeAttention &&
-         (operand == operands::MergeAttention::lse || operand == operands::MergeAttention::part_lse)))
-      return Pair{DType::F32, "keeps log-sum-exps in f32"};
+    switch (op.signature().operands[operand].dtype) {
+      case DTypeRule::I32:
+        return Pair{DType::I32, writesTensor(op.signature().operands[operand].effect)
+                                    ? "writes its indices as an i32 tensor"
+                                    : "reads its indices from an i32 tensor"};
+      case DTypeRule::F32: return Pair{DType::F32, "keeps log-sum-exps in f32"};
+      case DTypeRule::Any: return std::nullopt;
+      case DTypeRule::Shared: break;
+    }
     if (op.kind == OpKind::Cast && operand == operands::Cast::out)
       return Pair{*parseDType(op.operands[operands::Cast::dtype]->nameValue()), "writes the dtype it names"};
     return std::nullopt;
@@ -379,6 +388,8 @@ class StructureChecker {
       if (info.dtype != fixed->first)
         fail(arg.loc,
              fmt::format("'{}' {}, but '{}' is {}", sig.name, fixed->second, arg.nameValue(), dtypeName(info.dtype)));
+    } else if (spec.dtype == DTypeRule::Any) {
+      // a condition: any dtype
     } else if (sig.category == OpCategory::Compute && !isFloating(info.dtype)) {
       fail(arg.loc, fmt::format("'{}' does not compute on {} tensors (indices)", sig.name, dtypeName(info.dtype)));
     } else if (first && info.dtype != first->dtype && sig.category != OpCategory::View) {
@@ -401,18 +412,28 @@ class StructureChecker {
     return info;
   }
 
+  // The dtype of the tensor an operation defines: that of the type it names
+  // (allocate, fill, iota, reshape), of its `out` slot's fixed dtype
+  // (bucket's i32, cast's named one), or else of its first Shared operand.
+  static DType resultDType(const Operation& op, size_t k, const std::optional<NameInfo>& firstTensor) {
+    const OpSignature& sig = op.signature();
+    for (size_t i = 0; i < sig.operands.size(); ++i)
+      if (sig.operands[i].kind == OperandKind::Type && op.operands[i]) return op.operands[i]->type.dtype;
+    if (auto out = resultOperand(sig, k))
+      if (auto fixed = fixedDType(op, *out)) return fixed->first;
+    return firstTensor->dtype;
+  }
+
   // The name an operation defines; a tensor takes the dtype of its first
   // tensor operand (allocate's, of its type; cast's, the one it names). A declared output must be a
   // tensor of its declared dtype, defined at the top level (`scope` null).
-  void defineResult(const Operation& op, const NameDef& result, const std::optional<NameInfo>& firstTensor,
-                    const char* scope) {
+  void defineResult(const Operation& op, size_t k, const std::optional<NameInfo>& firstTensor, const char* scope) {
+    const NameDef& result = op.results[k];
     if (result.isElement()) return defineElement(op, result);
     const OpSignature& sig = op.signature();
     NameInfo info{sig.resultKind, result.loc};
     if (sig.resultKind == ValueKind::Tensor) {
-      info.dtype = op.kind == OpKind::Allocate ? op.operands[operands::Allocate::type]->type.dtype
-                   : op.kind == OpKind::Cast   ? *parseDType(op.operands[operands::Cast::dtype]->nameValue())
-                                               : firstTensor->dtype;
+      info.dtype = resultDType(op, k, firstTensor);
       info.origin = sig.category == OpCategory::View ? TensorOrigin::View : TensorOrigin::Allocated;
     }
     if (auto out = outputs_.find(result.name); out != outputs_.end()) {
@@ -672,6 +693,7 @@ int64_t ShapeChecker::exprNodesPerIteration(const std::vector<Statement>& body) 
     for (const auto& arg : stmt.op().operands) {
       if (!arg) continue;
       if (arg->form == Arg::Form::Element) add(arg->index);
+      for (const Expr& item : arg->items) add(item);
       if (arg->form == Arg::Form::Type) {
         for (const Expr& dim : arg->type.dims) add(dim);
       } else if (arg->form == Arg::Form::Stream || (arg->form == Arg::Form::Expr && !arg->isName())) {
@@ -704,9 +726,12 @@ void ShapeChecker::produce(const Operation& op, size_t out, DType dtype, const s
   checkByteSize(op.loc, fmt::format("the result of '{}'", op.signature().name), dtype, shape);
   if (op.operands[out]) {
     requireShape(op, out, shape, fmt::format("the result of '{}'", op.signature().name));
-  } else {
-    bindTensor(op.result()->name, dtype, shape, op.result()->name);
+    return;
   }
+  // The name that stands for `out` (v or i of `v, i = top_k(...)`).
+  size_t k = 0;
+  while (k + 1 < op.results.size() && resultOperand(op.signature(), k) != out) ++k;
+  bindTensor(op.results[k].name, dtype, shape, op.results[k].name);
 }
 
 void ShapeChecker::checkAxis(const Operation& op, size_t axisOperand, int64_t axis, const BoundTensor& t) {

@@ -3,6 +3,7 @@
 // computation (ir/shape_checker.h). A computation's rule is a member of
 // ComputeRules, named by its row of ir/op_list.h; checkByItsRule, at the end
 // of this file, finds every operation's rule there.
+#include <cstdint>
 #include <iterator>
 #include <stdexcept>
 #include <string>
@@ -42,8 +43,64 @@ void ShapeChecker::checkShardByStream(const Operation& op) {
   std::vector<int64_t> shape = t.shape;
   int64_t& extent = shape[static_cast<size_t>(axis)];
   extent = chunkExtent(extent, index, chunks);
-  BoundTensor view{t.dtype, std::move(shape), t.buffer};
+  // Rows before the axis each hold a piece of the chunk, with gaps between
+  // them, unless the chunk is the whole axis or there is one such row.
+  int64_t rowsBefore = 1;
+  for (int64_t d = 0; d < axis; ++d) rowsBefore *= t.shape[static_cast<size_t>(d)];
+  const bool contiguous = t.contiguous && (rowsBefore <= 1 || extent == t.shape[static_cast<size_t>(axis)]);
+  BoundTensor view{t.dtype, std::move(shape), t.buffer, contiguous};
   bind(op.result()->name, BoundValue{ValueKind::Tensor, 0, std::move(view)});
+}
+
+void ShapeChecker::checkReshape(const Operation& op) {
+  using O = operands::Reshape;
+  const BoundTensor& t = tensor(op, O::t);
+  const TensorType& type = op.operands[O::type]->type;
+  const Arg& source = *op.operands[O::t];
+  if (type.dtype != t.dtype)
+    fail((type.loc.valid() ? type.loc : op.loc),
+         fmt::format("'reshape' keeps the dtype: '{}' is {}, not {}", source.nameValue(), dtypeName(t.dtype),
+                     dtypeName(type.dtype)));
+  std::vector<int64_t> shape = extents(type);
+  int64_t from = 1, to = 1;
+  for (int64_t extent : t.shape) from *= extent;
+  for (int64_t extent : shape) to *= extent;
+  if (from != to)
+    fail((type.loc.valid() ? type.loc : op.loc),
+         fmt::format("'reshape' keeps the element count: '{}' is {} ({} elements), but {} has {}", source.nameValue(),
+                     shapeString(t.shape), from, shapeString(shape), to));
+  if (!t.contiguous && from != 0)
+    fail(source.loc, fmt::format("'reshape' needs a contiguous tensor, but '{}' ({}) is a view with gaps between its "
+                                 "rows (a chunk along an axis after the first); copy it first",
+                                 source.nameValue(), shapeString(t.shape)));
+  BoundTensor view{t.dtype, std::move(shape), t.buffer, true};
+  bind(op.result()->name, BoundValue{ValueKind::Tensor, 0, std::move(view)});
+}
+
+// axes: a permutation of x's axes (negative ones count from the end).
+void ShapeChecker::checkTranspose(const Operation& op) {
+  using O = operands::Transpose;
+  const BoundTensor& x = tensor(op, O::x);
+  const Arg& axes = *op.operands[O::axes];
+  const auto rank = static_cast<int64_t>(x.shape.size());
+  if (static_cast<int64_t>(axes.items.size()) != rank)
+    fail(axes.loc, fmt::format("'transpose' needs one axis per dim of '{}' ({}, rank {}), but axes has {}",
+                               op.operands[O::x]->nameValue(), shapeString(x.shape), rank, axes.items.size()));
+  std::vector<int64_t> shape;
+  std::vector<bool> seen(x.shape.size(), false);
+  for (const Expr& item : axes.items) {
+    const SourceLoc at = item.loc().valid() ? item.loc() : axes.loc;
+    const int64_t given = eval(item, at);
+    const int64_t axis = given < 0 ? given + rank : given;
+    if (axis < 0 || axis >= rank)
+      fail(at,
+           fmt::format("'transpose' has no axis {}: '{}' has rank {}", given, op.operands[O::x]->nameValue(), rank));
+    if (seen[static_cast<size_t>(axis)])
+      fail(at, fmt::format("'transpose' names axis {} twice: axes must be a permutation", axis));
+    seen[static_cast<size_t>(axis)] = true;
+    shape.push_back(x.shape[static_cast<size_t>(axis)]);
+  }
+  produce(op, O::out, x.dtype, shape);
 }
 
 void ShapeChecker::checkCopy(const Operation& op) {
@@ -134,17 +191,128 @@ struct ComputeRules {
   template <typename O>
   void binaryElementwise() {
     const BoundTensor& a = c.tensor(op, O::a);
-    const BoundTensor& b = c.tensor(op, O::b);
+    broadcasts(O::b, O::a);
+    c.produce(op, O::out, a.dtype, a.shape);
+  }
+
+  // Fails unless operand `from` broadcasts to the shape of operand `to`.
+  void broadcasts(size_t from, size_t to) {
+    const BoundTensor& a = c.tensor(op, to);
+    const BoundTensor& b = c.tensor(op, from);
     bool fits = b.shape.size() <= a.shape.size();
     for (size_t i = 1; fits && i <= b.shape.size(); ++i) {
       const int64_t extent = b.shape[b.shape.size() - i];
       fits = extent == 1 || extent == a.shape[a.shape.size() - i];
     }
     if (!fits)
-      fail(at(O::b), fmt::format("'{}' cannot broadcast '{}' of shape {} to the shape of '{}', {}: aligned from the "
-                                 "last axis, each extent of b must equal a's or be 1",
-                                 name(), nameOf(O::b), shapeString(b.shape), nameOf(O::a), shapeString(a.shape)));
+      fail(at(from), fmt::format("'{}' cannot broadcast '{}' of shape {} to the shape of '{}', {}: aligned from the "
+                                 "last axis, each extent of {} must equal {}'s or be 1",
+                                 name(), nameOf(from), shapeString(b.shape), nameOf(to), shapeString(a.shape),
+                                 op.signature().operands[from].name, op.signature().operands[to].name));
+  }
+
+  // a where c, else b: c and b broadcast to a's shape.
+  void where() {
+    using O = operands::Where;
+    const BoundTensor& a = c.tensor(op, O::a);
+    broadcasts(O::c, O::a);
+    broadcasts(O::b, O::a);
     c.produce(op, O::out, a.dtype, a.shape);
+  }
+
+  // An axis operand of a tensor of rank `rank`, counted from the end when
+  // negative (NumPy's -1 is the last); absent: the last.
+  size_t axisOf(size_t operand, size_t rank) {
+    const auto r = static_cast<int64_t>(rank);
+    const int64_t given = c.intOperand(op, operand, r - 1);
+    const int64_t axis = given < 0 ? given + r : given;
+    if (axis < 0 || axis >= r)
+      fail(at(operand), fmt::format("'{}' has no axis {}: its tensor has rank {} (axes 0 to {}, or -{} to -1)", name(),
+                                    given, rank, r - 1, rank));
+    return static_cast<size_t>(axis);
+  }
+
+  // sum, mean, max along an axis, which the result drops.
+  void reduce() {
+    using O = operands::Reduce;
+    const BoundTensor& x = atLeastRank1(O::x);
+    const size_t axis = axisOf(O::axis, x.shape.size());
+    if (x.shape[axis] == 0 && op.kind == OpKind::Max)
+      fail(at(O::x), fmt::format("'max' of '{}' ({}) along axis {} has no elements to take the largest of",
+                                 nameOf(O::x), shapeString(x.shape), axis));
+    std::vector<int64_t> shape = x.shape;
+    shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(axis));
+    c.produce(op, O::out, x.dtype, shape);
+  }
+
+  void layerNorm() {
+    using O = operands::LayerNorm;
+    const BoundTensor& x = atLeastRank1(O::x);
+    c.requireShape(op, O::w, {x.shape.back()}, "the weight of 'layer_norm' (one per element of the last axis)");
+    c.requireShape(op, O::b, {x.shape.back()}, "the bias of 'layer_norm' (one per element of the last axis)");
+    if (op.operands[O::eps] && op.operands[O::eps]->floatValue < 0)
+      fail(at(O::eps), fmt::format("eps must not be negative, got {}", op.operands[O::eps]->floatValue));
+    c.produce(op, O::out, x.dtype, x.shape);
+  }
+
+  // x [T, H·D] with D even; rows at positions offset + i.
+  void rope() {
+    using O = operands::Rope;
+    const BoundTensor& x = ofRank(O::x, 2, "[T, H·D]");
+    const int64_t heads = positive(O::heads, c.intOperand(op, O::heads));
+    if (x.shape[1] % heads != 0 || (x.shape[1] / heads) % 2 != 0 || x.shape[1] == 0)
+      fail(at(O::x), fmt::format("'rope' needs x's last extent to be heads·D with D even, but '{}' is {} for heads={}",
+                                 nameOf(O::x), shapeString(x.shape), heads));
+    lastPosition(O::offset, x.shape[0]);
+    if (op.operands[O::theta] && !(op.operands[O::theta]->floatValue > 0))
+      fail(at(O::theta), fmt::format("theta must be positive, got {}", op.operands[O::theta]->floatValue));
+    c.produce(op, O::out, x.dtype, x.shape);
+  }
+
+  // The k largest along the last axis and their i32 positions: x with k there.
+  void topK() {
+    using O = operands::TopK;
+    const BoundTensor& x = atLeastRank1(O::x);
+    const int64_t k = positive(O::k, c.intOperand(op, O::k));
+    if (k > x.shape.back())
+      fail(at(O::k), fmt::format("'top_k' keeps k={} of the last axis, but '{}' ({}) has {} there", k, nameOf(O::x),
+                                 shapeString(x.shape), x.shape.back()));
+    if (x.shape.back() > INT32_MAX)
+      fail(at(O::x), fmt::format("'top_k' writes positions as i32, but the last axis of '{}' has {} (more than "
+                                 "2^31 - 1)",
+                                 nameOf(O::x), x.shape.back()));
+    std::vector<int64_t> shape = x.shape;
+    shape.back() = k;
+    c.produce(op, O::out, x.dtype, shape);
+    c.produce(op, O::indices, DType::I32, shape);
+  }
+
+  // i32 [buckets, capacity] from i32 indices of any shape.
+  void bucket() {
+    using O = operands::Bucket;
+    const BoundTensor& idx = c.tensor(op, O::idx);
+    int64_t entries = 1;
+    for (int64_t extent : idx.shape) entries *= extent;
+    if (entries > INT32_MAX)
+      fail(at(O::idx), fmt::format("'bucket' writes positions as i32, but '{}' has {} entries (more than 2^31 - 1)",
+                                   nameOf(O::idx), entries));
+    const int64_t buckets = positive(O::buckets, c.intOperand(op, O::buckets));
+    const int64_t capacity = positive(O::capacity, c.intOperand(op, O::capacity));
+    c.produce(op, O::out, DType::I32, {buckets, capacity});
+  }
+
+  // fill: the tensor the type names.
+  void constant() {
+    const TensorType& type = op.operands[operands::Fill::type]->type;
+    c.bindTensor(op.result()->name, type.dtype, c.extents(type), op.result()->name);
+  }
+
+  // iota: the type's tensor, counting along an axis of it.
+  void iota() {
+    const TensorType& type = op.operands[operands::Iota::type]->type;
+    std::vector<int64_t> shape = c.extents(type);
+    if (!shape.empty() || op.operands[operands::Iota::axis]) axisOf(operands::Iota::axis, shape.size());
+    c.bindTensor(op.result()->name, type.dtype, std::move(shape), op.result()->name);
   }
 
   // relu, silu, gelu, scale: the result is like x.

@@ -137,6 +137,8 @@ bool statementNames(const Statement& stmt, const std::string& name) {
     if (exprNames(arg->expr, name) || exprNames(arg->index, name)) return true;
     for (const Expr& dim : arg->type.dims)
       if (exprNames(dim, name)) return true;
+    for (const Expr& item : arg->items)
+      if (exprNames(item, name)) return true;
   }
   return false;
 }

@@ -9,6 +9,8 @@ std::vector<std::string> namesUsedBy(const Operation& op) {
     if (!arg) continue;
     if (arg->form == Arg::Form::Type) {
       for (const Expr& dim : arg->type.dims) forEachName(dim, add);
+    } else if (arg->form == Arg::Form::List) {
+      for (const Expr& item : arg->items) forEachName(item, add);
     } else {
       forEachName(arg->expr, add);
       if (arg->isElement()) forEachName(arg->index, add);
@@ -49,7 +51,8 @@ void accessesOf(const Operation& op, const Roots& roots, std::set<std::string>& 
     if (readsTensor(effect)) reads.insert(root);
     if (writesTensor(effect)) writes.insert(root);
   }
-  if (op.result() && sig.resultKind == ValueKind::Tensor) writes.insert(op.result()->name);
+  if (sig.resultKind == ValueKind::Tensor)
+    for (const NameDef& result : op.results) writes.insert(result.name);
 }
 
 std::set<std::string> buffersWrittenBy(const std::vector<Statement>& body) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "ir/symbolic_types.h"
 
 namespace hostir {
@@ -29,8 +31,15 @@ class ComputeStripper {
         }
       } else if (isLocalTensorWork(s.op().signature().category)) {
         if (s.op().results.empty()) continue;  // `op(..., out=y)`: gone
-        if (auto type = types_.resultType(s.op())) {
-          s = allocation(s.op(), std::move(*type));
+        std::vector<std::optional<TensorType>> types = types_.resultTypes(s.op());
+        if (std::all_of(types.begin(), types.end(), [](const auto& t) { return t.has_value(); })) {
+          // One allocation per name (`v, i = top_k(...)` defines two).
+          for (size_t k = 0; k + 1 < types.size(); ++k) {
+            Statement extra = allocation(s.op(), k, std::move(*types[k]));
+            types_.define(extra.op());
+            kept.push_back(std::move(extra));
+          }
+          s = allocation(s.op(), types.size() - 1, std::move(*types.back()));
         } else {
           context_.remark(StripComputePass::kName, s.op().loc,
                           fmt::format("kept: the shape of '{}' is not an expression here (a shard_by_stream "
@@ -45,10 +54,10 @@ class ComputeStripper {
   }
 
  private:
-  // `y = allocate(type)` in place of `y = op(...)`, at the statement's position.
-  static Operation allocation(const Operation& op, TensorType type) {
+  // `y = allocate(type)` in place of name `k` of `y = op(...)`, at the statement's position.
+  static Operation allocation(const Operation& op, size_t k, TensorType type) {
     Operation alloc(OpKind::Allocate, op.loc);
-    alloc.results = op.results;
+    alloc.results = {op.results[k]};
     alloc.operands.resize(signatureOf(OpKind::Allocate).operands.size());
     alloc.operands[operands::Allocate::type] = Arg::ofType(std::move(type));
     return alloc;

@@ -69,6 +69,7 @@ struct Instruction {
   OpKind op = OpKind::Wait;
   SourceLoc loc;
   int32_t result = -1;
+  int32_t secondResult = -1;  // the slot of the second name of `v, i = top_k(...)`
   // Per signature operand, read by the typed positions of ir/ops.h
   // (operands::Linear::bias): a value slot (names), an IntCode index
   // (integers, booleans as 0 or 1, and stream numbers), an index into
@@ -83,7 +84,7 @@ struct Instruction {
   uint16_t streamNumberMask = 0;                       // which operands are `stream(e)` numbers
   static_assert(kMaxOperands <= 16, "streamNumberMask has a bit per operand");
   bool issuesWork = false;    // counted in issuedOperations (hostir::issuesWork)
-  std::vector<int32_t> dims;  // allocate: IntCode per dim
+  std::vector<int32_t> dims;  // IntCode per dim of a type operand, or per item of a list (transpose's axes)
   DType dtype = DType::F32;   // allocate's type, cast's target
   bool zero = false;          // allocate's zero=
   ReduceOp reduceOp = ReduceOp::Sum;

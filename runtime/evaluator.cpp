@@ -234,6 +234,9 @@ class Compiler {
           in.dtype = arg.type.dtype;
           for (const Expr& dim : arg.type.dims) in.dims.push_back(intCode(dim));
           break;
+        case OperandKind::IntList:  // no operation has a type and a list both
+          for (const Expr& item : arg.items) in.dims.push_back(intCode(item));
+          break;
         case OperandKind::Bool:
           in.operand[i] = intCode(Expr(arg.boolValue ? 1 : 0));
           if (op.kind == OpKind::Allocate) in.zero = arg.boolValue;
@@ -255,19 +258,28 @@ class Compiler {
       }
       in.resultName = result->toString();
     }
+    if (op.results.size() > 1) in.secondResult = define(op.results[1].name, sig.resultKind);
     in.issuesWork = issuesWork(sig.category);
     // What the statement does to each tensor, from the op table.
     auto out = operandIndex(sig, "out");
     bool hasOut = out && op.operands[*out];
     for (size_t i = 0; i < sig.operands.size(); ++i) {
+      if (sig.operands[i].kind == OperandKind::Type && sig.category == OpCategory::Compute) {
+        // fill, iota: the computation writes the tensor its type names, its result.
+        in.effect[i] = Effect::Write;
+        in.accessSlot[i] = in.result;
+        in.accessName[i] = in.resultName;
+      }
       if (sig.operands[i].kind != OperandKind::Tensor) continue;
       in.effect[i] = operandEffect(sig, i, hasOut);
       in.accessSlot[i] = in.operand[i];
       if (op.operands[i]) in.accessName[i] = op.operands[i]->nameValue();
-      if (out && i == *out && !hasOut && sig.resultMode == ResultMode::OutOrResult) {
-        in.accessSlot[i] = in.result;
-        in.accessName[i] = in.resultName;
-      }
+      // A name of `y = op(...)` stands for its written operand (v and i of `v, i = top_k(...)`).
+      for (size_t k = 0; k < op.results.size() && !hasOut; ++k)
+        if (resultOperand(sig, k) == i) {
+          in.accessSlot[i] = k == 0 ? in.result : in.secondResult;
+          in.accessName[i] = op.results[k].toString();
+        }
     }
     out_.code.push_back(std::move(in));
   }

@@ -41,9 +41,10 @@ TensorView allocateResult(RunFrame& frame, const Instruction& in, DType dtype, c
 
 // `y = op(...)` allocates its result on the current stream; `op(..., out=y)` writes into y.
 // A reference into the result's slot (never an operand's), so issuing copies no view.
+// The slot is that of the name standing for `outOperand` (in.accessSlot).
 const TensorView& output(RunFrame& frame, const Instruction& in, size_t outOperand, DType dtype, const Dims& shape) {
   if (frame.present(in, outOperand)) return frame.tensor(in, outOperand);
-  TensorView& result = frame.value(in.result).tensor;
+  TensorView& result = frame.value(in.accessSlot[outOperand]).tensor;
   result = allocateResult(frame, in, dtype, shape, false);
   return result;
 }
@@ -257,7 +258,142 @@ void issueCast(RunFrame& frame, const Instruction& in) {
   issueKernel(frame, in, call, O::out, in.dtype, x.shape, /*elementwise=*/true);
 }
 
+// out = a where c, else b: like a (c and b broadcast to it).
+void issueWhere(RunFrame& frame, const Instruction& in) {
+  using O = operands::Where;
+  KernelCall call{in.op};
+  input(frame, in, call, O::c);
+  const TensorView& a = input(frame, in, call, O::a);
+  input(frame, in, call, O::b);
+  issueKernel(frame, in, call, O::out, a.dtype, a.shape, /*elementwise=*/true);
+}
+
+// The axis of a reduction or iota over `rank` dims: the statement's, counted
+// from the end when negative, else the last.
+int64_t axisOperand(const RunFrame& frame, const Instruction& in, size_t operand, size_t rank) {
+  const auto r = static_cast<int64_t>(rank);
+  const int64_t axis = frame.integerOperand(in, operand, r - 1);
+  return axis < 0 ? axis + r : axis;
+}
+
+// sum, mean, max: x without the axis (in call.integers[axis], normalized).
+void issueReduce(RunFrame& frame, const Instruction& in) {
+  using O = operands::Reduce;
+  KernelCall call{in.op};
+  const TensorView& x = input(frame, in, call, O::x);
+  const int64_t axis = axisOperand(frame, in, O::axis, x.rank());
+  call.integers[O::axis] = axis;
+  call.scalars[O::axis] = static_cast<double>(axis);
+  Dims shape;
+  for (size_t d = 0; d < x.rank(); ++d)
+    if (static_cast<int64_t>(d) != axis) shape[shape.size++] = x.shape[d];
+  issueKernel(frame, in, call, O::out, x.dtype, shape, /*elementwise=*/false);
+}
+
+// (x - mean) / √(var + eps) · w + b per row; each row is read before it is written.
+void issueLayerNorm(RunFrame& frame, const Instruction& in) {
+  using O = operands::LayerNorm;
+  KernelCall call{in.op};
+  const TensorView& x = input(frame, in, call, O::x);
+  input(frame, in, call, O::w);
+  input(frame, in, call, O::b);
+  call.scalars[O::eps] = frame.scalar(in, O::eps, kDefaultLayerNormEps);
+  issueKernel(frame, in, call, O::out, x.dtype, x.shape, /*elementwise=*/true);
+}
+
+// Rotates each pair (j, j + D/2) of every head; a pair is read before it is written.
+void issueRope(RunFrame& frame, const Instruction& in) {
+  using O = operands::Rope;
+  KernelCall call{in.op};
+  const TensorView& x = input(frame, in, call, O::x);
+  setInteger(frame, in, call, O::heads, 1);
+  setInteger(frame, in, call, O::offset, 0);
+  call.scalars[O::theta] = frame.scalar(in, O::theta, kDefaultRopeTheta);
+  issueKernel(frame, in, call, O::out, x.dtype, x.shape, /*elementwise=*/true);
+}
+
+// The k largest along the last axis (x's dtype) and their i32 positions,
+// both x's shape with k there; two outputs, each staged when an input
+// overlaps it.
+void issueTopK(RunFrame& frame, const Instruction& in) {
+  using O = operands::TopK;
+  KernelCall call{in.op};
+  const TensorView& x = input(frame, in, call, O::x);
+  setInteger(frame, in, call, O::k, 1);
+  Dims shape = x.shape;
+  shape[shape.size - 1] = call.integer(O::k);
+  call.operands[O::out] = &output(frame, in, O::out, x.dtype, shape);
+  call.operands[O::indices] = &output(frame, in, O::indices, DType::I32, shape);
+  issueWriting(frame, in, call, {O::out, O::indices}, /*elementwise=*/false, /*readFirst=*/false);
+}
+
+// i32 [buckets, capacity] from idx.
+void issueBucket(RunFrame& frame, const Instruction& in) {
+  using O = operands::Bucket;
+  KernelCall call{in.op};
+  input(frame, in, call, O::idx);
+  setInteger(frame, in, call, O::buckets, 1);
+  setInteger(frame, in, call, O::capacity, 1);
+  Dims shape;
+  shape.size = 2;
+  shape[0] = call.integer(O::buckets);
+  shape[1] = call.integer(O::capacity);
+  issueKernel(frame, in, call, O::out, DType::I32, shape, /*elementwise=*/false);
+}
+
+// fill and iota: the type's tensor, allocated on the current stream, then
+// computed into; the kernel finds it in the type slot (operands::Fill::type).
+void issueConstant(RunFrame& frame, const Instruction& in) {
+  static_assert(size_t{operands::Fill::type} == size_t{operands::Iota::type});
+  Dims shape;
+  shape.size = in.dims.size();
+  for (size_t d = 0; d < in.dims.size(); ++d) shape[d] = frame.integer(in.dims[d]);
+  TensorView& result = frame.value(in.result).tensor;
+  result = allocateResult(frame, in, in.dtype, shape, false);
+  KernelCall call{in.op};
+  call.operands[operands::Fill::type] = &result;
+  const OpSignature& sig = signatureOf(in.op);
+  for (size_t i = 0; i < sig.operands.size(); ++i) {
+    if (sig.operands[i].kind == OperandKind::Float) call.scalars[i] = frame.scalar(in, i);
+    if (sig.operands[i].kind == OperandKind::Int) {
+      call.integers[i] = axisOperand(frame, in, i, shape.size);
+      call.scalars[i] = static_cast<double>(call.integers[i]);
+    }
+  }
+  frame.backend.compute(frame.current, call);
+}
+
 }  // namespace
+
+// x's view with its axes permuted (in.dims: the axes), copied into the result.
+void issueTranspose(RunFrame& frame, const Instruction& in) {
+  using O = operands::Transpose;
+  const TensorView& x = frame.tensor(in, O::x);
+  TensorView permuted = x;
+  const auto rank = static_cast<int64_t>(x.rank());
+  for (size_t d = 0; d < in.dims.size(); ++d) {
+    int64_t axis = frame.integer(in.dims[d]);
+    if (axis < 0) axis += rank;
+    permuted.shape[d] = x.shape[static_cast<size_t>(axis)];
+    permuted.strides[d] = x.strides[static_cast<size_t>(axis)];
+  }
+  const TensorView& out = output(frame, in, O::out, x.dtype, permuted.shape);
+  if (!overlapsInput(out, &x, /*elementwise=*/false)) {
+    frame.backend.copy(frame.current, permuted, out);
+    return;
+  }
+  TensorView temporary = stagingTemporary(frame, in, out);
+  frame.backend.copy(frame.current, permuted, temporary);
+  unstage(frame, temporary, out);
+}
+
+void issueReshape(RunFrame& frame, const Instruction& in) {
+  using O = operands::Reshape;
+  Dims shape;
+  shape.size = in.dims.size();
+  for (size_t d = 0; d < in.dims.size(); ++d) shape[d] = frame.integer(in.dims[d]);
+  frame.value(in.result).tensor = frame.tensor(in, O::t).reshaped(shape);
+}
 
 void issueAllocate(RunFrame& frame, const Instruction& in) {
   Dims shape;

@@ -2,9 +2,9 @@
 // operation asks of the Backend when Evaluator::run reaches it, grouped by
 // category:
 //
-//   issue_compute.cpp        allocate, deallocate, shard_by_stream, copy, and
-//                            every computation (linear, matmul, add, ...),
-//                            whose rules live in that file only
+//   issue_compute.cpp        allocate, deallocate, shard_by_stream, reshape,
+//                            copy, transpose, and every computation (linear, matmul,
+//                            add, ...), whose rules live in that file only
 //   issue_communication.cpp  allreduce, allgather, reduce_scatter, broadcast,
 //                            sendrecv
 //   issue_streams.cpp        wait, get/set_current_stream, synchronize,
@@ -76,6 +76,8 @@ struct RunFrame {
 void issueAllocate(RunFrame& frame, const Instruction& in);
 void issueDeallocate(RunFrame& frame, const Instruction& in);
 void issueShardByStream(RunFrame& frame, const Instruction& in);
+void issueReshape(RunFrame& frame, const Instruction& in);
+void issueTranspose(RunFrame& frame, const Instruction& in);
 void issueCopy(RunFrame& frame, const Instruction& in);
 
 // issue_communication.cpp: every collective and sendrecv.

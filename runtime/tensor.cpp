@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "ir/shapes.h"
 #include "ir/verifier.h"
@@ -54,6 +55,15 @@ bool TensorView::isContiguous() const {
     expected *= shape[i];
   }
   return true;
+}
+
+TensorView TensorView::reshaped(const Dims& newShape) const {
+  TensorView v = *this;
+  v.shape = newShape;
+  v.strides = rowMajorStrides(newShape);
+  if (v.numel() != numel() || (numel() != 0 && !isContiguous()))
+    throw std::logic_error(fmt::format("internal error: {} reshaped to {} dims", describe(), newShape.size));
+  return v;
 }
 
 TensorView TensorView::chunk(size_t axis, int64_t index, int64_t chunks) const {

@@ -72,6 +72,9 @@ struct TensorView {
 
   // Chunk `index` of `chunks` along `axis`: size ceildiv(extent, chunks), the last may be smaller or empty.
   TensorView chunk(size_t axis, int64_t index, int64_t chunks) const;
+  // The same elements, row-major with the dims `shape` (as many elements);
+  // the view must be contiguous (the verifier's reshape check).
+  TensorView reshaped(const Dims& shape) const;
   std::string describe() const;  // "f32[4, 8] strides [16, 1] offset 32"
 };
 

@@ -1,6 +1,7 @@
 #include "executor/cpu/cpu_elementwise.h"
 
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -355,6 +356,24 @@ void cast(const KernelCall& call) {
         store<float>(out.dtype, to, roundToOdd(v));
       else
         store<double>(out.dtype, to, v);
+    }
+  });
+}
+
+void where(const KernelCall& call) {
+  using O = operands::Where;
+  const TensorView& a = call.operand(O::a);
+  const TensorView c = broadcastTo(call.operand(O::c), a.shape);
+  const TensorView b = broadcastTo(call.operand(O::b), a.shape);
+  const TensorView& out = call.operand(O::out);
+  const auto size = static_cast<int64_t>(dtypeSize(a.dtype));
+  const auto conditionSize = static_cast<int64_t>(dtypeSize(c.dtype));
+  forEachRow<4>({&a, &c, &b, &out}, [&](auto ptrs, int64_t n, auto inner) {
+    for (int64_t i = 0; i < n; ++i) {
+      // NaN is not zero, so it selects a (NumPy's truth of NaN).
+      const bool chooseA = load<double>(c.dtype, ptrs[1] + i * inner[1] * conditionSize) != 0.0;
+      const std::byte* from = chooseA ? ptrs[0] + i * inner[0] * size : ptrs[2] + i * inner[2] * size;
+      std::memcpy(ptrs[3] + i * inner[3] * size, from, static_cast<size_t>(size));
     }
   });
 }

@@ -1,5 +1,6 @@
 // The CPU backend's elementwise computations on strided views: add, sub and
-// mul (b broadcast to a's shape), relu, silu, gelu, scale, and cast. f32
+// mul (b broadcast to a's shape) and the other binary operations, relu,
+// silu, gelu and the other unary ones, scale, cast and where. f32
 // runs as f32 through vectorizable loops (executor/cpu/fast_math.h), f16
 // and bf16 are computed in f32, f64 in f64; GemmKind::ReferenceF64 (the
 // serial reference) computes every one of them in f64 with <cmath>.
@@ -17,5 +18,7 @@ void scale(GemmKind mode, const KernelCall& call);
 // Between f32, f16, bf16 and f64, rounding to nearest even once (f64 to f16
 // and bf16 too: never through a rounded f32).
 void cast(const KernelCall& call);
+// out = a where c is not zero, else b (c and b broadcast to a's shape; c of any dtype).
+void where(const KernelCall& call);
 
 }  // namespace hostir::cpu

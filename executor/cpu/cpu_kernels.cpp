@@ -5,9 +5,12 @@
 #include <cstring>
 
 #include "executor/cpu/cpu_attention.h"
+#include "executor/cpu/cpu_constants.h"
 #include "executor/cpu/cpu_elementwise.h"
 #include "executor/cpu/cpu_gather.h"
 #include "executor/cpu/cpu_gemm.h"
+#include "executor/cpu/cpu_reductions.h"
+#include "executor/cpu/cpu_routing.h"
 #include "executor/cpu/cpu_rows.h"
 #include "executor/cpu/strided_rows.h"
 
@@ -55,6 +58,14 @@ constexpr std::pair<KernelFamily, Kernel> kKernelEntries[] = {
     {KernelFamily::GatherRows, [](GemmKind, const KernelCall& call) { gatherRows(call); }},
     {KernelFamily::ScatterAddRows, scatterAddRows},
     {KernelFamily::Cast, [](GemmKind, const KernelCall& call) { cast(call); }},
+    {KernelFamily::Where, [](GemmKind, const KernelCall& call) { where(call); }},
+    {KernelFamily::Reduce, reduceAlongAxis},
+    {KernelFamily::LayerNorm, layerNorm},
+    {KernelFamily::Rope, [](GemmKind, const KernelCall& call) { rope(call); }},
+    {KernelFamily::Bucket, [](GemmKind, const KernelCall& call) { bucket(call); }},
+    {KernelFamily::Fill, [](GemmKind, const KernelCall& call) { fill(call); }},
+    {KernelFamily::Iota, [](GemmKind, const KernelCall& call) { iota(call); }},
+    {KernelFamily::TopK, [](GemmKind, const KernelCall& call) { topK(call); }},
 };
 constexpr FamilyTable<Kernel> kKernels = familyTable(kKernelEntries);
 static_assert(coversEveryFamily(kKernels), "a CPU kernel for every kernel family");

@@ -97,7 +97,69 @@ void softmaxRows(const TensorView& x, const TensorView& out) {
   });
 }
 
+template <typename T>
+void layerNormRows(const TensorView& x, const TensorView& w, const TensorView& b, double eps, const TensorView& out) {
+  const int64_t n = x.shape[x.rank() - 1];
+  std::vector<T> weight(static_cast<size_t>(n)), bias(static_cast<size_t>(n)), row(static_cast<size_t>(n));
+  loadRow(w.dtype, w.data(), w.strides[0], n, weight.data());
+  loadRow(b.dtype, b.data(), b.strides[0], n, bias.data());
+  forEachLastAxisRow<2>({&x, &out}, [&](auto ptrs, int64_t, auto inner) {
+    T* r = row.data();
+    loadRow(x.dtype, ptrs[0], inner[0], n, r);
+    double sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t i = 0; i < n; ++i) sum += r[i];
+    const double mean = sum / static_cast<double>(n);
+    double squares = 0;  // about the mean: no cancellation for rows far from zero
+#pragma omp simd reduction(+ : squares)
+    for (int64_t i = 0; i < n; ++i) squares += (r[i] - mean) * (r[i] - mean);
+    const double inverse = 1.0 / std::sqrt(squares / static_cast<double>(n) + eps);
+    for (int64_t i = 0; i < n; ++i)
+      r[i] = static_cast<T>((r[i] - mean) * inverse * weight[static_cast<size_t>(i)] + bias[static_cast<size_t>(i)]);
+    storeRow(out.dtype, ptrs[1], inner[1], n, r);
+  });
+}
+
 }  // namespace
+
+void layerNorm(GemmKind mode, const KernelCall& call) {
+  using O = operands::LayerNorm;
+  const TensorView &x = call.operand(O::x), &w = call.operand(O::w), &b = call.operand(O::b);
+  const TensorView& out = call.operand(O::out);
+  if (inF64(mode, x.dtype))
+    layerNormRows<double>(x, w, b, call.scalars[O::eps], out);
+  else
+    layerNormRows<float>(x, w, b, call.scalars[O::eps], out);
+}
+
+void rope(const KernelCall& call) {
+  using O = operands::Rope;
+  const TensorView &x = call.operand(O::x), &out = call.operand(O::out);
+  const int64_t heads = call.integer(O::heads), width = x.shape[1];
+  const int64_t half = width / heads / 2;
+  // theta^(-2j/D), j < D/2, the frequency of pair (j, j + D/2) of every head.
+  std::vector<double> frequency(static_cast<size_t>(half));
+  for (int64_t j = 0; j < half; ++j)
+    frequency[static_cast<size_t>(j)] =
+        std::pow(call.scalars[O::theta], -2.0 * static_cast<double>(j) / static_cast<double>(2 * half));
+  std::vector<double> row(static_cast<size_t>(width));
+  int64_t position = call.integer(O::offset);
+  forEachLastAxisRow<2>({&x, &out}, [&](auto ptrs, int64_t, auto inner) {
+    loadRow(x.dtype, ptrs[0], inner[0], width, row.data());
+    for (int64_t h = 0; h < heads; ++h) {
+      double* head = row.data() + h * 2 * half;
+      for (int64_t j = 0; j < half; ++j) {
+        const double angle = static_cast<double>(position) * frequency[static_cast<size_t>(j)];
+        const double c = std::cos(angle), s = std::sin(angle);
+        const double first = head[j], second = head[j + half];
+        head[j] = first * c - second * s;
+        head[j + half] = second * c + first * s;
+      }
+    }
+    storeRow(out.dtype, ptrs[1], inner[1], width, row.data());
+    ++position;
+  });
+}
 
 void rmsNorm(GemmKind mode, const KernelCall& call) {
   using O = operands::RmsNorm;

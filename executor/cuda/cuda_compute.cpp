@@ -10,12 +10,14 @@
 #include "executor/cuda/cuda_attention.cuh"
 #include "executor/cuda/cuda_attention.h"
 #include "executor/cuda/cuda_check.h"
+#include "executor/cuda/cuda_constants.cuh"
 #include "executor/cuda/cuda_copy.h"
 #include "executor/cuda/cuda_gather.cuh"
 #include "executor/cuda/cuda_gemm.h"
 #include "executor/cuda/cuda_has_kernel.h"
 #include "executor/cuda/cuda_kernels.cuh"
 #include "executor/cuda/cuda_layout.h"
+#include "executor/cuda/cuda_reductions.cuh"
 #include "executor/cuda/cuda_rows.cuh"
 
 namespace hostir::cuda {
@@ -95,7 +97,7 @@ const ElementwiseComputation* elementwiseComputation(OpKind kind) {
         if (i != kernel.out && sig.operands[i].kind == OperandKind::Tensor) kernel.inputs.push_back(i);
         if (sig.operands[i].kind == OperandKind::Float && !kernel.parameter) kernel.parameter = i;
       }
-      // A layout holds the output and at most two inputs.
+      // A layout holds the output and at most three inputs.
       const bool fits = !kernel.inputs.empty() && kernel.inputs.size() < static_cast<size_t>(kMaxLayoutOperands);
       if (fits)
         kernels.emplace_back(std::move(kernel));
@@ -134,15 +136,17 @@ void elementwise(const ComputeContext& context, const KernelCall& call) {
   operands.inputDtype = call.operand(kernel->inputs[0]).dtype;
   operands.out = out.data();
   if (kernel->parameter) operands.parameter = call.scalars[*kernel->parameter];
-  Dims strides[2];
+  Dims strides[3];
   for (size_t i = 0; i < kernel->inputs.size(); ++i) {
     const TensorView& input = call.operand(kernel->inputs[i]);
     operands.inputs[i] = input.data();
     strides[i] = broadcastStrides(input, out.shape);
   }
-  const ElementwiseLayout layout = kernel->inputs.size() == 1
-                                       ? elementwiseLayout(out.shape, {out.strides, strides[0]})
-                                       : elementwiseLayout(out.shape, {out.strides, strides[0], strides[1]});
+  const size_t inputs = kernel->inputs.size();
+  const ElementwiseLayout layout =
+      inputs == 1   ? elementwiseLayout(out.shape, {out.strides, strides[0]})
+      : inputs == 2 ? elementwiseLayout(out.shape, {out.strides, strides[0], strides[1]})
+                    : elementwiseLayout(out.shape, {out.strides, strides[0], strides[1], strides[2]});
   checkCuda(kernel->launch(operands, layout, context.stream), kernel->what.c_str());
 }
 
@@ -183,6 +187,95 @@ void softmax(const ComputeContext& context, const KernelCall& call) {
   const TensorView& x = call.operand(O::x);
   const TensorView& out = call.operand(O::out);
   checkCuda(launchSoftmax(out.dtype, out.data(), x.data(), rowLayout(x, out), context.stream), "softmax kernel launch");
+}
+
+void layerNorm(const ComputeContext& context, const KernelCall& call) {
+  using O = operands::LayerNorm;
+  const TensorView& x = call.operand(O::x);
+  const TensorView& w = call.operand(O::w);
+  const TensorView& b = call.operand(O::b);
+  const TensorView& out = call.operand(O::out);
+  checkCuda(launchLayerNorm(out.dtype, out.data(), x.data(), w.data(), w.strides[0], b.data(), b.strides[0],
+                            call.scalars[O::eps], rowLayout(x, out), context.stream),
+            "layer_norm kernel launch");
+}
+
+void rope(const ComputeContext& context, const KernelCall& call) {
+  using O = operands::Rope;
+  const TensorView& x = call.operand(O::x);
+  const TensorView& out = call.operand(O::out);
+  checkCuda(launchRope(out.dtype, out.data(), x.data(), call.integer(O::heads), call.integer(O::offset),
+                       call.scalars[O::theta], rowLayout(x, out), context.stream),
+            "rope kernel launch");
+}
+
+// ---- along an axis ---------------------------------------------------------------
+
+// sum, mean, max: one Reduction per operation of the family.
+constexpr std::pair<OpKind, Reduction> kReductionEntries[] = {
+    {OpKind::Sum, Reduction::Sum}, {OpKind::Mean, Reduction::Mean}, {OpKind::Max, Reduction::Max}};
+constexpr OpTable<std::optional<Reduction>> reductionTable() {
+  OpTable<std::optional<Reduction>> table{};
+  for (const auto& [kind, reduction] : kReductionEntries) table[opIndex(kind)] = reduction;
+  return table;
+}
+constexpr OpTable<std::optional<Reduction>> kReductions = reductionTable();
+static_assert(coversExactly(kReductions, KernelFamily::Reduce), "a CUDA reduction for every reduction, and only those");
+
+void reduce(const ComputeContext& context, const KernelCall& call) {
+  using O = operands::Reduce;
+  const TensorView& x = call.operand(O::x);
+  const TensorView& out = call.operand(O::out);
+  const auto axis = static_cast<size_t>(call.integer(O::axis));
+  Dims rest;  // x's strides without the axis: over out's shape
+  for (size_t d = 0; d < x.rank(); ++d)
+    if (d != axis) rest[rest.size++] = x.strides[d];
+  ReductionLayout layout;
+  layout.outputs = elementwiseLayout(out.shape, {out.strides, rest});
+  layout.count = x.shape[axis];
+  layout.axisStride = x.strides[axis];
+  checkCuda(launchReduction(*kReductions[opIndex(call.kind)], out.dtype, out.data(), x.data(), layout, context.stream),
+            "reduction kernel launch");
+}
+
+void topK(const ComputeContext& context, const KernelCall& call) {
+  using O = operands::TopK;
+  const TensorView& x = call.operand(O::x);
+  const TensorView& out = call.operand(O::out);
+  const TensorView& indices = call.operand(O::indices);
+  const size_t last = x.rank() - 1;
+  TopKLayout layout;
+  layout.rows =
+      elementwiseLayout(slice(x.shape, 0, last),
+                        {slice(out.strides, 0, last), slice(indices.strides, 0, last), slice(x.strides, 0, last)});
+  layout.length = x.shape[last];
+  layout.k = out.shape[last];
+  layout.xStride = x.strides[last];
+  layout.outStride = out.strides[last];
+  layout.indexStride = indices.strides[last];
+  checkCuda(
+      launchTopK(x.dtype, out.data(), reinterpret_cast<int32_t*>(indices.data()), x.data(), layout, context.stream),
+      "top_k kernel launch");
+}
+
+// ---- constants -------------------------------------------------------------------
+
+void fill(const ComputeContext& context, const KernelCall& call) {
+  const TensorView& out = call.operand(operands::Fill::type);
+  checkCuda(launchFill(out.dtype, out.data(), elementwiseLayout(out.shape, {out.strides}),
+                       call.scalars[operands::Fill::value], context.stream),
+            "fill kernel launch");
+}
+
+void iota(const ComputeContext& context, const KernelCall& call) {
+  const TensorView& out = call.operand(operands::Iota::type);
+  const auto axis = static_cast<size_t>(call.integer(operands::Iota::axis));
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < out.rank(); ++d) inner *= out.shape[d];
+  const int64_t extent = out.rank() ? out.shape[axis] : 1;
+  checkCuda(
+      launchIota(out.dtype, out.data(), elementwiseLayout(out.shape, {out.strides}), inner, extent, context.stream),
+      "iota kernel launch");
 }
 
 // ---- attention's merge -----------------------------------------------------------
@@ -256,6 +349,15 @@ void scatterAddRows(const ComputeContext& context, const KernelCall& call) {
             "scatter_add_rows kernel launch");
 }
 
+void bucket(const ComputeContext& context, const KernelCall& call) {
+  using O = operands::Bucket;
+  const TensorView& idx = call.operand(O::idx);
+  const TensorView& out = call.operand(O::out);
+  checkCuda(launchBucket(reinterpret_cast<int32_t*>(out.data()), out.strides[0], out.strides[1], out.shape[0],
+                         out.shape[1], indices(idx), elementwiseLayout(idx.shape, {idx.strides}), context.stream),
+            "bucket kernel launch");
+}
+
 // ---- dispatch --------------------------------------------------------------------
 
 using Computation = void (*)(const ComputeContext&, const KernelCall&);
@@ -264,12 +366,26 @@ using Computation = void (*)(const ComputeContext&, const KernelCall&);
 // family of a computation in ir/op_list.h. The elementwise families find
 // each operation's kernel in cuda_kernels.cu's table (cudaHasKernel).
 constexpr std::pair<KernelFamily, Computation> kComputationEntries[] = {
-    {KernelFamily::Linear, linear},         {KernelFamily::Matmul, matmul},
-    {KernelFamily::Unary, elementwise},     {KernelFamily::Binary, elementwise},
-    {KernelFamily::Scale, elementwise},     {KernelFamily::Cast, elementwise},
-    {KernelFamily::RmsNorm, rmsNorm},       {KernelFamily::Softmax, softmax},
-    {KernelFamily::Attention, attention},   {KernelFamily::MergeAttention, mergeAttention},
-    {KernelFamily::GatherRows, gatherRows}, {KernelFamily::ScatterAddRows, scatterAddRows},
+    {KernelFamily::Linear, linear},
+    {KernelFamily::Matmul, matmul},
+    {KernelFamily::Unary, elementwise},
+    {KernelFamily::Binary, elementwise},
+    {KernelFamily::Scale, elementwise},
+    {KernelFamily::Cast, elementwise},
+    {KernelFamily::RmsNorm, rmsNorm},
+    {KernelFamily::Softmax, softmax},
+    {KernelFamily::Attention, attention},
+    {KernelFamily::MergeAttention, mergeAttention},
+    {KernelFamily::GatherRows, gatherRows},
+    {KernelFamily::ScatterAddRows, scatterAddRows},
+    {KernelFamily::Where, elementwise},
+    {KernelFamily::Reduce, reduce},
+    {KernelFamily::LayerNorm, layerNorm},
+    {KernelFamily::Rope, rope},
+    {KernelFamily::Bucket, bucket},
+    {KernelFamily::Fill, fill},
+    {KernelFamily::Iota, iota},
+    {KernelFamily::TopK, topK},
 };
 constexpr FamilyTable<Computation> kComputations = familyTable(kComputationEntries);
 static_assert(coversEveryFamily(kComputations), "a CUDA computation for every kernel family");

@@ -155,6 +155,14 @@ cudaError_t byFloatType(DType dtype, Launch&& launch) {
   return cudaErrorInvalidValue;
 }
 
+// byFloatType, with i32 too: for what moves or tests values (fill, iota,
+// where's condition) rather than computing on them.
+template <typename Launch>
+cudaError_t byAnyType(DType dtype, Launch&& launch) {
+  if (dtype == DType::I32) return launch(TypeTag<int32_t>{});
+  return byFloatType(dtype, launch);
+}
+
 // `value` combined by `op` over the block; every thread gets the result.
 // Every thread of the block must call it (blockDim.x a multiple of 32);
 // `shared` holds 32 values. It may be called again at once: the first

@@ -68,7 +68,33 @@ cudaError_t gatherAs(void* out, const void* table, const int32_t* idx, const Row
   return cudaGetLastError();
 }
 
+// One thread per bucket walks every entry of idx in row-major order: the
+// order the CPU writes positions in, without atomics.
+__global__ void bucketKernel(int32_t* out, int64_t rowStride, int64_t columnStride, int64_t buckets, int64_t capacity,
+                             const int32_t* idx, ElementwiseLayout entries) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < buckets; e += step) {
+    int32_t* row = out + e * rowStride;
+    int64_t filled = 0;
+    for (int64_t p = 0; p < entries.numel && filled < capacity; ++p) {
+      int64_t offsets[1];
+      offsetsOf(entries, p, offsets);
+      if (idx[offsets[0]] == e) row[filled++ * columnStride] = static_cast<int32_t>(p);
+    }
+    for (; filled < capacity; ++filled) row[filled * columnStride] = -1;
+  }
+}
+
 }  // namespace
+
+cudaError_t launchBucket(int32_t* out, int64_t rowStride, int64_t columnStride, int64_t buckets, int64_t capacity,
+                         const int32_t* idx, const ElementwiseLayout& entries, cudaStream_t stream) {
+  if (buckets == 0 || capacity == 0) return cudaSuccess;
+  clearEarlierError();
+  bucketKernel<<<blocksFor(buckets), kThreads, 0, stream>>>(out, rowStride, columnStride, buckets, capacity, idx,
+                                                            entries);
+  return cudaGetLastError();
+}
 
 cudaError_t launchGatherRows(size_t elementSize, void* out, const void* table, const int32_t* idx,
                              const RowIndexing& indexing, IndexCheck check, cudaStream_t stream) {

@@ -1,6 +1,6 @@
 // The CUDA backend's row indexing: gather_rows (out[i…] = x[idx[i…]], zeros
 // for −1) and scatter_add_rows (y[idx[i…]] += src[i…], −1 skipped, in
-// row-major order of idx). An index out of range is recorded, not
+// row-major order of idx), and bucket, the layout MoE dispatch indexes by. An index out of range is recorded, not
 // trapped: the first one goes into a small fault record in device memory
 // the backend owns and checks when the host synchronizes (cuda_index_faults.h),
 // and the kernel treats that index as −1. (C++17 for nvcc.)
@@ -48,5 +48,11 @@ cudaError_t launchGatherRows(size_t elementSize, void* out, const void* table, c
 // every element's additions happen in idx's row-major order, as on the CPU.
 cudaError_t launchScatterAddRows(DType dtype, void* table, const void* src, const int32_t* idx,
                                  const RowIndexing& indexing, IndexCheck check, cudaStream_t stream);
+
+// bucket: out [buckets, capacity] (i32, strides in elements) lists, per
+// bucket e, the row-major positions of the entries of idx (walked by
+// `entries`, one operand) equal to e, padded with -1.
+cudaError_t launchBucket(int32_t* out, int64_t rowStride, int64_t columnStride, int64_t buckets, int64_t capacity,
+                         const int32_t* idx, const ElementwiseLayout& entries, cudaStream_t stream);
 
 }  // namespace hostir::cuda

@@ -207,6 +207,23 @@ __global__ void unaryKernel(T* out, const T* x, ElementwiseLayout layout, Op op)
   }
 }
 
+// out = a where c is not zero, else b; operands 0..3 of the layout are
+// out, c, a, b. c has any dtype; NaN is not zero.
+__device__ __forceinline__ bool nonZero(int32_t v) { return v != 0; }
+template <typename C>
+__device__ __forceinline__ bool nonZero(C v) {
+  return widen(v) != 0;
+}
+template <typename C, typename T>
+__global__ void whereKernel(T* out, const C* c, const T* a, const T* b, ElementwiseLayout layout) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < layout.numel; i += step) {
+    int64_t offsets[4];
+    offsetsOf(layout, i, offsets);
+    out[offsets[0]] = nonZero(c[offsets[1]]) ? a[offsets[2]] : b[offsets[3]];
+  }
+}
+
 // Conversions, rounding once to nearest even: f64 goes straight to the
 // narrower type (through f32 it could round twice); the other types widen
 // exactly to f32 first.
@@ -292,6 +309,22 @@ cudaError_t launchCast(const ElementwiseOperands& operands, const ElementwiseLay
   });
 }
 
+// out = where(c, a, b): c of operands.inputDtype, the rest of operands.dtype.
+cudaError_t launchWhere(const ElementwiseOperands& operands, const ElementwiseLayout& layout, cudaStream_t stream) {
+  if (layout.numel == 0) return cudaSuccess;
+  clearEarlierError();
+  return byAnyType(operands.inputDtype, [&](auto conditionTag) {
+    using C = typename decltype(conditionTag)::type;
+    return byFloatType(operands.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      whereKernel<C, T><<<blocksFor(layout.numel), kThreads, 0, stream>>>(
+          static_cast<T*>(operands.out), static_cast<const C*>(operands.inputs[0]),
+          static_cast<const T*>(operands.inputs[1]), static_cast<const T*>(operands.inputs[2]), layout);
+      return cudaGetLastError();
+    });
+  });
+}
+
 // The elementwise computations, by their op table name.
 struct NamedKernel {
   std::string_view name;
@@ -307,6 +340,7 @@ constexpr NamedKernel kElementwiseKernels[] = {
     {"rsqrt", launchUnary<RsqrtOf>}, {"sigmoid", launchUnary<SigmoidOf>},  {"tanh", launchUnary<TanhOf>},
     {"sin", launchUnary<SinOf>},     {"cos", launchUnary<CosOf>},          {"abs", launchUnary<AbsOf>},
     {"neg", launchUnary<NegOf>},     {"scale", launchUnary<ScaleBy>},      {"cast", launchCast},
+    {"where", launchWhere},
 };
 
 // ---- the copy-engine communicator's reductions -----------------------------------

@@ -33,7 +33,7 @@ struct ElementwiseOperands {
   DType dtype = DType::F32;       // out's, and every input's but cast's
   DType inputDtype = DType::F32;  // the first input's: what cast converts from
   void* out = nullptr;
-  const void* inputs[2] = {};
+  const void* inputs[3] = {};
   double parameter = 0;  // the operation's FLOAT attribute (scale's factor), if any
 };
 // out = f(inputs...), elementwise.

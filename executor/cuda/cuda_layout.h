@@ -12,7 +12,7 @@
 namespace hostir::cuda {
 
 inline constexpr int kMaxLayoutRank = 8;
-inline constexpr int kMaxLayoutOperands = 3;
+inline constexpr int kMaxLayoutOperands = 4;
 
 // The iteration space of an elementwise kernel: `rank` dims (outermost
 // first) and each operand's strides in elements. Operand 0 is the output.

@@ -1,5 +1,5 @@
 // The CUDA backend's computations over the last axis of a tensor: rms_norm
-// and softmax. One block per row reduces the row (in f32 for f32, f16 and
+// softmax and layer_norm, and rope. One block per row reduces the row (in f32 for f32, f16 and
 // bf16, in f64 for f64), then writes it; each element is read by the thread
 // that writes it, after the reductions, so the output may be the input
 // view itself. (C++17 for nvcc.)
@@ -30,5 +30,17 @@ cudaError_t launchRmsNorm(DType dtype, void* out, const void* x, const void* w, 
 
 // out = exp(x - max) / Σ exp(x - max) per row.
 cudaError_t launchSoftmax(DType dtype, void* out, const void* x, const RowLayout& layout, cudaStream_t stream);
+
+// out = (x - mean) / √(var + eps) · w + b per row; w and b have `length`
+// elements, `wStride` and `bStride` apart.
+cudaError_t launchLayerNorm(DType dtype, void* out, const void* x, const void* w, int64_t wStride, const void* b,
+                            int64_t bStride, double eps, const RowLayout& layout, cudaStream_t stream);
+
+// Rotary embedding on rows of `heads` heads of width 2·half: row r sits at
+// position offset + r; pair (j, j + half) of each head turns by
+// (offset + r) · theta^(-j/half), the angle in f64. One thread per pair,
+// which reads both elements before writing them.
+cudaError_t launchRope(DType dtype, void* out, const void* x, int64_t heads, int64_t offset, double theta,
+                       const RowLayout& layout, cudaStream_t stream);
 
 }  // namespace hostir::cuda

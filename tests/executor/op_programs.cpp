@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <stdexcept>
+#include <utility>
 
 namespace hostir::reftest {
 
@@ -435,6 +438,148 @@ Outputs binaryMathReference(const Inputs& in, const Params&, int64_t) {
       {"ne_row", broadcast(a, row, [&](double x, double y) { return truth(x != y); })}};
 }
 
+// Row-major walk of a RefTensor's multi-indices.
+std::vector<int64_t> indexOf(int64_t linear, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = linear % shape[d];
+    linear /= shape[d];
+  }
+  return index;
+}
+
+// `f` folded over `axis` (taken out of the result), starting from `start`.
+RefTensor reduceAxis(const RefTensor& x, size_t axis, double start, const std::function<double(double, double)>& f) {
+  std::vector<int64_t> shape = x.shape;
+  shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(axis));
+  RefTensor out(shape, start);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    std::vector<int64_t> index = indexOf(i, x.shape);
+    index.erase(index.begin() + static_cast<std::ptrdiff_t>(axis));
+    out.at(index) = f(out.at(index), x.data[static_cast<size_t>(i)]);
+  }
+  return out;
+}
+
+// Each row: (x - mean) / sqrt(var + eps) * w + bias.
+RefTensor layerNorm(const RefTensor& x, const RefTensor& w, const RefTensor& bias, double eps) {
+  const int64_t n = x.shape.back();
+  RefTensor out = x;
+  for (int64_t row = 0; row < x.numel() / n; ++row) {
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < n; ++j) mean += x.data[static_cast<size_t>(row * n + j)] / static_cast<double>(n);
+    for (int64_t j = 0; j < n; ++j) {
+      const double d = x.data[static_cast<size_t>(row * n + j)] - mean;
+      var += d * d / static_cast<double>(n);
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      double& v = out.data[static_cast<size_t>(row * n + j)];
+      v = (v - mean) / std::sqrt(var + eps) * w.data[static_cast<size_t>(j)] + bias.data[static_cast<size_t>(j)];
+    }
+  }
+  return out;
+}
+
+// Rotate-half RoPE on x [T, H·D]: row i at position `first` + i.
+RefTensor rope(const RefTensor& x, int64_t heads, int64_t first, double theta) {
+  const int64_t width = x.shape[1], d = width / heads;
+  RefTensor out = x;
+  for (int64_t i = 0; i < x.shape[0]; ++i)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t j = 0; j < d / 2; ++j) {
+        const double angle = static_cast<double>(first + i) * std::pow(theta, -2.0 * static_cast<double>(j) / d);
+        const double a = x.at({i, h * d + j}), b = x.at({i, h * d + j + d / 2});
+        out.at({i, h * d + j}) = a * std::cos(angle) - b * std::sin(angle);
+        out.at({i, h * d + j + d / 2}) = b * std::cos(angle) + a * std::sin(angle);
+      }
+  return out;
+}
+
+Outputs layerOpsReference(const Inputs& in, const Params& p, int64_t world) {
+  const RefTensor &a = in.at("a"), &x3 = in.at("x3"), &b = in.at("b"), &w = in.at("w"), &bias = in.at("bias");
+  const int64_t M = p.at("M"), N = p.at("N");
+  const auto larger = [](double x, double y) { return std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y); };
+  const auto plus = [](double x, double y) { return x + y; };
+  const double lowest = -std::numeric_limits<double>::infinity();
+  RefTensor masked = a, columns({M, N}), rows({M, N});
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      if (!(w.data[static_cast<size_t>(j)] > b.data[static_cast<size_t>(j)])) masked.at({i, j}) = bias.at({j});
+      columns.at({i, j}) = static_cast<double>(j);
+      rows.at({i, j}) = static_cast<double>(i % (M / world));
+    }
+  RefTensor flat = a;
+  flat.shape = {M * N};
+  RefTensor flipped({N, M}), swapped({2, N, M});
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      flipped.at({j, i}) = a.at({i, j});
+      for (int64_t h = 0; h < 2; ++h) swapped.at({h, j, i}) = x3.at({h, i, j});
+    }
+  return Outputs{{"picked", broadcast(a, b, [](double x, double y) { return x > y ? x : y; })},
+                 {"masked", masked},
+                 {"row_sum", reduceAxis(a, 1, 0.0, plus)},
+                 {"row_mean", map(reduceAxis(a, 1, 0.0, plus), [N](double s) { return s / static_cast<double>(N); })},
+                 {"row_max", reduceAxis(a, 1, lowest, larger)},
+                 {"first_sum", reduceAxis(x3, 0, 0.0, plus)},
+                 {"first_max", reduceAxis(x3, 0, lowest, larger)},
+                 {"normed", layerNorm(a, w, bias, kDefaultLayerNormEps)},
+                 {"rotated", rope(a, p.at("H"), 3, 500.0)},
+                 {"filled", RefTensor({M, N}, 0.5)},
+                 {"columns", columns},
+                 {"local_rows", rows},
+                 {"flat", flat},
+                 {"flipped", flipped},
+                 {"swapped", swapped}};
+}
+
+// Row e: the row-major positions of the entries equal to e, at most
+// `capacity` of them, then -1.
+RefTensor bucketOf(const RefTensor& idx, int64_t buckets, int64_t capacity) {
+  RefTensor out({buckets, capacity}, -1.0);
+  std::vector<int64_t> filled(static_cast<size_t>(buckets), 0);
+  for (int64_t p = 0; p < idx.numel(); ++p) {
+    const auto e = static_cast<int64_t>(idx.data[static_cast<size_t>(p)]);
+    if (e >= 0 && e < buckets && filled[static_cast<size_t>(e)] < capacity)
+      out.at({e, filled[static_cast<size_t>(e)]++}) = static_cast<double>(p);
+  }
+  return out;
+}
+
+// Each row's k largest (ties to the lower position), and their positions.
+std::pair<RefTensor, RefTensor> topK(const RefTensor& x, int64_t k) {
+  const int64_t n = x.shape.back(), rows = x.numel() / n;
+  std::vector<int64_t> shape = x.shape;
+  shape.back() = k;
+  RefTensor values(shape), positions(shape);
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+    auto at = [&](int64_t i) { return x.data[static_cast<size_t>(r * n + i)]; };
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return at(a) > at(b); });
+    for (int64_t j = 0; j < k; ++j) {
+      values.data[static_cast<size_t>(r * k + j)] = at(order[static_cast<size_t>(j)]);
+      positions.data[static_cast<size_t>(r * k + j)] = static_cast<double>(order[static_cast<size_t>(j)]);
+    }
+  }
+  return {values, positions};
+}
+
+Outputs routingReference(const Inputs& in, const Params& p, int64_t) {
+  const RefTensor& choice = in.at("choice");
+  const int64_t T = p.at("T"), K = p.at("K"), E = p.at("E");
+  auto [top, picked] = topK(in.at("scores"), 2);
+  const RefTensor weights = softmax(top);
+  return Outputs{{"top", top},
+                 {"picked", picked},
+                 {"weights", weights},
+                 {"shares", weights},
+                 {"routed", bucketOf(picked, E, T)},
+                 {"tight", bucketOf(choice, E, 2)},
+                 {"roomy", bucketOf(choice, E, T * K)},
+                 {"flat", bucketOf(chunk(choice, 0, 0, 2), E, 3)}};
+}
+
 Outputs rowsReference(const Inputs& in, const Params&, int64_t) {
   const RefTensor &x = in.at("x"), &w = in.at("w");
   RefTensor half(x.shape);
@@ -584,6 +729,12 @@ const std::vector<OpProgram>& opPrograms() {
        true,
        {"mx", "mn", "gt_row", "ge_self", "lt_col", "le_top", "eq_copy", "ne_row"}},
       {"rows", program("rows"), rowsReference, true, {}},
+      {"layer_ops",
+       program("layer_ops"),
+       layerOpsReference,
+       true,
+       {"picked", "masked", "row_max", "first_max", "filled", "columns", "local_rows", "flat", "flipped", "swapped"}},
+      {"routing", program("routing"), routingReference, true, {"top", "picked", "routed", "tight", "roomy", "flat"}},
       {"attention", program("attention"), attentionReference, true, {}},
       {"attention_blocks", program("attention_blocks"), attentionBlocksReference, true, {}},
       {"gather", program("gather"), gatherReference, true, {"g", "g3", "wide", "indices"}},

@@ -396,6 +396,13 @@ TEST_P(Ops, BinaryMathAndComparisonsAsAnF64Loop) { runComputation("binary_math",
 
 TEST_P(Ops, RmsNormAndSoftmaxOverTheLastAxis) { runComputation("rows", GetParam(), 1); }
 
+// where, sum/mean/max along each axis, layer_norm, rope, fill, iota and
+// reshape against f64 loops.
+TEST_P(Ops, LayerOperationsAsAnF64Loop) { runComputation("layer_ops", GetParam(), 1); }
+
+// bucket on seeded choices, with overflow dropped and on a view.
+TEST_P(Ops, BucketListsEachBucketsPositionsInOrder) { runComputation("routing", GetParam(), 1); }
+
 // Multi-head, grouped-query and multi-query attention, causal with offsets
 // (rows that see no key), lse, and merge_attention of two halves of the keys.
 TEST_P(Ops, AttentionHeadsCausalOffsetsLseAndMerge) { runComputation("attention", GetParam(), 1); }
@@ -706,8 +713,8 @@ TEST(CliCheck, TheComputationsAgreeWithTheSerialReference) {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("hostir_exec_check_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  for (const char* name :
-       {"elementwise", "unary_math", "binary_math", "rows", "attention", "gather", "matmul_batched", "cast"}) {
+  for (const char* name : {"elementwise", "unary_math", "binary_math", "rows", "layer_ops", "routing", "attention",
+                           "gather", "matmul_batched", "cast"}) {
     for (DType dtype : {DType::F32, DType::BF16}) {
       fs::path program = dir / fmt::format("{}_{}.hir", name, dtypeName(dtype));
       {

@@ -167,33 +167,66 @@ TEST(OpTable, Categories) {
   EXPECT_EQ(signatureOf(OpKind::Allocate).category, OpCategory::Allocation);
   EXPECT_EQ(signatureOf(OpKind::Deallocate).category, OpCategory::Deallocation);
   EXPECT_EQ(signatureOf(OpKind::ShardByStream).category, OpCategory::View);
+  EXPECT_EQ(signatureOf(OpKind::Reshape).category, OpCategory::View);
   for (OpKind kind : {OpKind::Wait, OpKind::Synchronize, OpKind::RecordEvent, OpKind::WaitEvent})
     EXPECT_EQ(signatureOf(kind).category, OpCategory::Synchronization);
   // What assign-streams overlaps: the operations that issue work on a stream.
   std::set<OpKind> working;
   for (const OpSignature& sig : allSignatures())
     if (issuesWork(sig.category)) working.insert(sig.kind);
-  EXPECT_EQ(working, (std::set<OpKind>{OpKind::Allocate,   OpKind::Linear,
-                                       OpKind::Matmul,     OpKind::Copy,
-                                       OpKind::Add,        OpKind::Sub,
-                                       OpKind::Mul,        OpKind::Div,
-                                       OpKind::Maximum,    OpKind::Minimum,
-                                       OpKind::Gt,         OpKind::Ge,
-                                       OpKind::Lt,         OpKind::Le,
-                                       OpKind::Eq,         OpKind::Ne,
-                                       OpKind::Relu,       OpKind::Silu,
-                                       OpKind::Gelu,       OpKind::Exp,
-                                       OpKind::Log,        OpKind::Sqrt,
-                                       OpKind::Rsqrt,      OpKind::Sigmoid,
-                                       OpKind::Tanh,       OpKind::Sin,
-                                       OpKind::Cos,        OpKind::Abs,
-                                       OpKind::Neg,        OpKind::Scale,
-                                       OpKind::RmsNorm,    OpKind::Softmax,
-                                       OpKind::Attention,  OpKind::MergeAttention,
-                                       OpKind::GatherRows, OpKind::ScatterAddRows,
-                                       OpKind::Cast,       OpKind::Allreduce,
-                                       OpKind::Allgather,  OpKind::ReduceScatter,
-                                       OpKind::AllToAll,   OpKind::Broadcast,
+  EXPECT_EQ(working, (std::set<OpKind>{OpKind::Allocate,
+                                       OpKind::Linear,
+                                       OpKind::Matmul,
+                                       OpKind::Copy,
+                                       OpKind::Add,
+                                       OpKind::Sub,
+                                       OpKind::Mul,
+                                       OpKind::Div,
+                                       OpKind::Maximum,
+                                       OpKind::Minimum,
+                                       OpKind::Gt,
+                                       OpKind::Ge,
+                                       OpKind::Lt,
+                                       OpKind::Le,
+                                       OpKind::Eq,
+                                       OpKind::Ne,
+                                       OpKind::Relu,
+                                       OpKind::Silu,
+                                       OpKind::Gelu,
+                                       OpKind::Exp,
+                                       OpKind::Log,
+                                       OpKind::Sqrt,
+                                       OpKind::Rsqrt,
+                                       OpKind::Sigmoid,
+                                       OpKind::Tanh,
+                                       OpKind::Sin,
+                                       OpKind::Cos,
+                                       OpKind::Abs,
+                                       OpKind::Neg,
+                                       OpKind::Scale,
+                                       OpKind::RmsNorm,
+                                       OpKind::Softmax,
+                                       OpKind::Attention,
+                                       OpKind::MergeAttention,
+                                       OpKind::GatherRows,
+                                       OpKind::ScatterAddRows,
+                                       OpKind::Cast,
+                                       OpKind::Where,
+                                       OpKind::Sum,
+                                       OpKind::Mean,
+                                       OpKind::Max,
+                                       OpKind::LayerNorm,
+                                       OpKind::Rope,
+                                       OpKind::Bucket,
+                                       OpKind::Fill,
+                                       OpKind::Iota,
+                                       OpKind::TopK,
+                                       OpKind::Transpose,
+                                       OpKind::Allreduce,
+                                       OpKind::Allgather,
+                                       OpKind::ReduceScatter,
+                                       OpKind::AllToAll,
+                                       OpKind::Broadcast,
                                        OpKind::SendRecv}));
 }
 
@@ -216,6 +249,7 @@ Operation sample(OpKind kind) {
       case OperandKind::ReduceOp: op.operands[i] = Arg::name("sum"); break;
       case OperandKind::Float: op.operands[i] = Arg::number(0.5); break;
       case OperandKind::DType: op.operands[i] = Arg::name("f32"); break;
+      case OperandKind::IntList: op.operands[i] = Arg::list({Expr(0)}); break;
     }
   }
   if (sig.resultMode == ResultMode::Required) op.results.push_back(NameDef{"r", {}});

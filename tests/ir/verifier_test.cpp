@@ -21,6 +21,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/strip_compute.h"
+#include "test_files.h"
 
 namespace {
 
@@ -362,6 +363,7 @@ std::vector<OpProgram> opPrograms() {
        "  g = eq(f, row)\n"
        "  y = ne(g, x)\n"
        "}\n"},
+      {"layer_ops", hostir::testing::testProgramText("ir/programs/layer_ops.hir")},
   };
 }
 

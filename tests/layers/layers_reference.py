@@ -85,6 +85,14 @@ def fsdp_linear_backward(i):
     return {"dx": i["dy"] @ i["w"], "dw": i["dy"].T @ i["x"]}
 
 
+def relu_mlp_backward(i):
+    """Gradients of y = relu(x w1^T) w2^T given dy, the weights' summed over every row."""
+    i = f64(i)
+    h = i["x"] @ i["w1"].T
+    dh = np.where(h > 0, i["dy"] @ i["w2"], 0.0)
+    return {"dx": dh @ i["w1"], "dw1": dh.T @ i["x"], "dw2": i["dy"].T @ np.maximum(h, 0.0)}
+
+
 def rope(i, p):
     """Rotate-half RoPE per head: [x1, x2] -> [x1 cos - x2 sin, x2 cos + x1 sin]."""
     d = p["D"]
@@ -138,6 +146,34 @@ def moe_routing(rng, params, world, top_k=2):
     return idx, cw, assignments
 
 
+def moe_router(x, wr, params, world):
+    """The (global token, expert, weight) moe_routed.hir keeps, routing as it does.
+
+    Per rank and chunk of its tokens: the top K of each token's logits
+    (ties to the lower expert), the softmax of those K as weights, and per
+    expert at most C / world (token, choice) pairs in token order.
+    """
+    x, wr = x.astype(np.float64), wr.astype(np.float64)
+    t, experts, c, s, k = params["T"], params["X"], params["C"], params["S"], params["K"]
+    local, slots = t // world, c // world
+    chunk = -(-local // s)
+    assignments = []
+    for r in range(world):
+        for i in range(s):
+            filled = np.zeros(experts, dtype=int)
+            for row in range(max(0, min(chunk, local - i * chunk))):
+                token = r * local + i * chunk + row
+                logits = wr @ x[token]
+                top = np.argsort(-logits, kind="stable")[:k]
+                weights = np.exp(logits[top] - logits[top].max())
+                weights /= weights.sum()
+                for e, weight in zip(top, weights):
+                    if filled[e] < slots:
+                        filled[e] += 1
+                        assignments.append((token, int(e), float(weight)))
+    return assignments
+
+
 def weights(rng, shape, fan_in):
     return (rng.uniform(-1.0, 1.0, size=shape) / math.sqrt(fan_in)).astype(np.float32)
 
@@ -173,10 +209,16 @@ def layer_inputs(name, rng, p, world):
         t, k, n = p["T"], p["K"], p["N"]
         return {"x": activations(rng, (t, k)), "dy": activations(rng, (t, n)), "w": weights(rng, (n, k), k)}, None
     if name == "rope":
-        t, d = p["T"], p["D"]
-        angles = np.arange(t)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
-        return {"x": activations(rng, (t, p["H"] * d)), "cos": np.cos(angles).astype(np.float32),
-                "sin": np.sin(angles).astype(np.float32)}, None
+        return {"x": activations(rng, (p["T"], p["H"] * p["D"]))}, None
+    if name == "relu_mlp_backward":
+        t, k, f, n = p["T"], p["K"], p["F"], p["N"]
+        return {"x": activations(rng, (t, k)), "dy": activations(rng, (t, n)), "w1": weights(rng, (f, k), k),
+                "w2": weights(rng, (n, f), f)}, None
+    if name == "moe_routed":
+        t, e, f, x = p["T"], p["E"], p["F"], p["X"]
+        i = {"x": activations(rng, (t, e)), "wr": weights(rng, (x, e), e), "wg": weights(rng, (x, e, f), e),
+             "wu": weights(rng, (x, e, f), e), "wd": weights(rng, (x, f, e), f)}
+        return i, moe_router(i["x"], i["wr"], p, world)
     if name == "moe_expert_parallel":
         t, e, f, x = p["T"], p["E"], p["F"], p["X"]
         idx, cw, assignments = moe_routing(rng, p, world)
@@ -200,6 +242,8 @@ def layer_reference(name, inputs, p, assignments=None):
         return sequence_parallel_mlp(inputs)
     if name == "rope":
         return rope(inputs, p)
-    if name == "moe_expert_parallel":
+    if name in ("moe_expert_parallel", "moe_routed"):
         return moe_expert_parallel(inputs, assignments)
+    if name == "relu_mlp_backward":
+        return relu_mlp_backward(inputs)
     raise ValueError(name)

@@ -46,10 +46,13 @@ SMALL = {
     # S divides T / world, as the pipeline's rotating buffer needs.
     "sequence_parallel_mlp": dict(T=16, H=8, F=16, S=2),
     "rope": dict(T=6, H=8, D=4),
+    "relu_mlp_backward": dict(T=8, K=8, F=12, N=6),
+    "moe_routed": dict(T=24, E=8, F=8, X=4, K=2, C=8, S=2),
 }
-# The ring's chunks are its steps: it chooses its own streams and has no loop
-# that assign-streams may rewrite.
-OWN_STREAMS = {"ring_attention"}
+# The layers assign-streams leaves as they are: the ring's chunks are its
+# steps (it chooses its own streams), and rope and the ReLU backward have
+# no chunk loop.
+OWN_STREAMS = {"ring_attention", "rope", "relu_mlp_backward"}
 # The layers whose chunk loop is an input communication, computation and an
 # output communication (either may be absent): `pipeline` rewrites them.
 PIPELINED = ("fsdp_linear_backward", "sequence_parallel_mlp", "swiglu_mlp")

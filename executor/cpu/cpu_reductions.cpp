@@ -1,0 +1,111 @@
+#include "executor/cpu/cpu_reductions.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+#include "executor/cpu/strided_rows.h"
+
+namespace hostir::cpu {
+namespace {
+
+// Each reduction: its start, how it takes in one element, and what it
+// gives for `count` elements.
+struct Sum {
+  static constexpr double kStart = 0;
+  static double add(double total, double v) { return total + v; }
+  static double finish(double total, int64_t) { return total; }
+};
+struct Mean {
+  static constexpr double kStart = 0;
+  static double add(double total, double v) { return total + v; }
+  // An empty axis gives NaN, as NumPy's mean does.
+  static double finish(double total, int64_t count) { return total / static_cast<double>(count); }
+};
+struct Max {
+  static constexpr double kStart = -std::numeric_limits<double>::infinity();
+  static double add(double largest, double v) {
+    if (std::isnan(largest) || std::isnan(v)) return std::numeric_limits<double>::quiet_NaN();
+    return v > largest ? v : largest;
+  }
+  static double finish(double largest, int64_t) { return largest; }
+};
+
+template <typename R>
+void reduce(GemmKind, const KernelCall& call) {
+  using O = operands::Reduce;
+  const TensorView& x = call.operand(O::x);
+  const TensorView& out = call.operand(O::out);
+  const auto axis = static_cast<size_t>(call.integer(O::axis));
+  // x seen with out's shape: the reduced axis taken out, walked per element.
+  TensorView rest = x;
+  rest.shape.size = 0;
+  rest.strides.size = 0;
+  for (size_t d = 0; d < x.rank(); ++d) {
+    if (d == axis) continue;
+    rest.shape[rest.shape.size++] = x.shape[d];
+    rest.strides[rest.strides.size++] = x.strides[d];
+  }
+  const int64_t count = x.shape[axis];
+  const auto inSize = static_cast<int64_t>(dtypeSize(x.dtype)), outSize = static_cast<int64_t>(dtypeSize(out.dtype));
+  const int64_t step = x.strides[axis] * inSize;
+  forEachRow<2>({&out, &rest}, [&](auto ptrs, int64_t n, auto inner) {
+    for (int64_t i = 0; i < n; ++i) {
+      const std::byte* from = ptrs[1] + i * inner[1] * inSize;
+      double total = R::kStart;
+      for (int64_t k = 0; k < count; ++k) total = R::add(total, load<double>(x.dtype, from + k * step));
+      store<double>(out.dtype, ptrs[0] + i * inner[0] * outSize, R::finish(total, count));
+    }
+  });
+}
+
+using Kernel = void (*)(GemmKind, const KernelCall&);
+
+// The family's operations, checked at compile time to be exactly the rows
+// of ir/op_list.h of the Reduce family.
+constexpr std::pair<OpKind, Kernel> kEntries[] = {
+    {OpKind::Sum, reduce<Sum>},
+    {OpKind::Mean, reduce<Mean>},
+    {OpKind::Max, reduce<Max>},
+};
+constexpr OpTable<Kernel> kReductions = opTable(kEntries);
+static_assert(coversExactly(kReductions, KernelFamily::Reduce), "a CPU kernel for every reduction, and only those");
+
+}  // namespace
+
+void reduceAlongAxis(GemmKind mode, const KernelCall& call) { kReductions[opIndex(call.kind)](mode, call); }
+
+void topK(const KernelCall& call) {
+  using O = operands::TopK;
+  const TensorView &x = call.operand(O::x), &out = call.operand(O::out), &indices = call.operand(O::indices);
+  const int64_t n = x.shape[x.rank() - 1], k = out.shape[out.rank() - 1];
+  const auto inSize = static_cast<int64_t>(dtypeSize(x.dtype)), outSize = static_cast<int64_t>(dtypeSize(out.dtype));
+  std::vector<double> row(static_cast<size_t>(n));
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  // Whether position a comes before position b: the larger first, NaN above
+  // every number, and the lower position first among equals.
+  const auto before = [&row](int64_t a, int64_t b) {
+    const double u = row[static_cast<size_t>(a)], v = row[static_cast<size_t>(b)];
+    if (std::isnan(u) != std::isnan(v)) return std::isnan(u);
+    if (!std::isnan(u) && u != v) return u > v;
+    return a < b;
+  };
+  forEachLastAxisRow<3>({&x, &out, &indices}, [&](auto ptrs, int64_t, auto inner) {
+    for (int64_t i = 0; i < n; ++i)
+      row[static_cast<size_t>(i)] = load<double>(x.dtype, ptrs[0] + i * inner[0] * inSize);
+    std::iota(order.begin(), order.end(), int64_t{0});
+    std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t from = order[static_cast<size_t>(j)];
+      // The element itself, not its f64 value: the bits of x, NaN's included.
+      std::memcpy(ptrs[1] + j * inner[1] * outSize, ptrs[0] + from * inner[0] * inSize, static_cast<size_t>(outSize));
+      reinterpret_cast<int32_t*>(ptrs[2])[j * inner[2]] = static_cast<int32_t>(from);
+    }
+  });
+}
+
+}  // namespace hostir::cpu
