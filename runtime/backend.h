@@ -62,10 +62,21 @@ struct CollectiveCall {
 // integers only to 2^53, and offsets near 2^63 are valid.
 // cast's target dtype is its `out` view's.
 struct KernelCall {
-  OpKind kind = OpKind::Add;
-  std::array<const TensorView*, kMaxOperands> operands{};
-  std::array<double, kMaxOperands> scalars{};
-  std::array<int64_t, kMaxOperands> integers{};
+  // Every position cleared, by plain stores: the evaluator makes one per
+  // issued computation, and the `rep stos` a value-initialization compiles
+  // to cost as much as the rest of issuing an add.
+  explicit KernelCall(OpKind k = OpKind::Add) : kind(k) {
+    for (size_t i = 0; i < kMaxOperands; ++i) {
+      operands[i] = nullptr;
+      scalars[i] = 0.0;
+      integers[i] = 0;
+    }
+  }
+
+  OpKind kind;
+  std::array<const TensorView*, kMaxOperands> operands;
+  std::array<double, kMaxOperands> scalars;
+  std::array<int64_t, kMaxOperands> integers;
   const TensorView& operand(size_t index) const { return *operands[index]; }
   int64_t integer(size_t index) const { return integers[index]; }
   bool flag(size_t index) const { return scalars[index] != 0.0; }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <span>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -57,39 +58,46 @@ struct IntCode {
   std::vector<IntInstr> code;
 };
 
-constexpr std::array<int32_t, kMaxOperands> absentOperands() {
-  std::array<int32_t, kMaxOperands> slots{};
-  for (int32_t& slot : slots) slot = -1;
-  return slots;
-}
+// One operand of an instruction, in CompiledProgram::operands (one entry
+// per signature operand of an operation, two for a control instruction).
+struct OperandEntry {
+  // Read by the typed positions of ir/ops.h (operands::Linear::bias): a
+  // value slot (names), an IntCode index (integers, booleans as 0 or 1, and
+  // stream numbers), an index into CompiledProgram::floats (FLOAT
+  // attributes), or -1 when absent.
+  int32_t value = -1;
+  // The slot of the tensor it accesses (for `out`, the result of
+  // `y = op(...)`), or -1, and the effect, for OperationInfo.
+  int32_t access = -1;
+  Effect effect = Effect::None;
+};
 
+// What only errors, observers and traces read of an instruction.
+struct InstructionDetail {
+  SourceLoc loc;
+  std::array<SourceLoc, kMaxOperands> operandLoc{};     // for run-time errors about one operand
+  std::array<std::string, kMaxOperands> accessName{};  // the program's name of each accessed tensor
+  std::string resultName;                              // for observers (race checker, traces)
+};
+
+// What the interpreter loop reads per instruction, in at most 64 bytes: the
+// operands and dims live out of line (CompiledProgram's pools), the
+// locations and names in its details.
 struct Instruction {
   enum class Kind : uint8_t { Op, LoopBegin, LoopEnd, WithBegin, WithEnd, IfBegin, Else };
   Kind kind = Kind::Op;
   OpKind op = OpKind::Wait;
-  SourceLoc loc;
+  DType dtype = DType::F32;  // allocate's and fill's type, cast's target
+  bool zero = false;         // allocate's zero=
+  bool issuesWork = false;   // counted in issuedOperations (hostir::issuesWork)
+  ReduceOp reduceOp = ReduceOp::Sum;
+  uint16_t streamNumberMask = 0;  // which operands are `stream(e)` numbers
+  static_assert(kMaxOperands <= 16, "streamNumberMask has a bit per operand");
   int32_t result = -1;
   int32_t secondResult = -1;  // the slot of the second name of `v, i = top_k(...)`
-  // Per signature operand, read by the typed positions of ir/ops.h
-  // (operands::Linear::bias): a value slot (names), an IntCode index
-  // (integers, booleans as 0 or 1, and stream numbers), an index into
-  // CompiledProgram::floats (FLOAT attributes), or -1 when absent.
-  std::array<int32_t, kMaxOperands> operand = absentOperands();
-  std::array<SourceLoc, kMaxOperands> operandLoc{};  // for run-time errors about one operand
-  // Per signature operand: the slot of the tensor it accesses (for `out`,
-  // the result of `y = op(...)`) and the effect, for OperationInfo.
-  std::array<int32_t, kMaxOperands> accessSlot = absentOperands();
-  std::array<Effect, kMaxOperands> effect{};
-  std::array<std::string, kMaxOperands> accessName{};  // the program's name of that tensor
-  uint16_t streamNumberMask = 0;                       // which operands are `stream(e)` numbers
-  static_assert(kMaxOperands <= 16, "streamNumberMask has a bit per operand");
-  bool issuesWork = false;    // counted in issuedOperations (hostir::issuesWork)
-  std::vector<int32_t> dims;  // IntCode per dim of a type operand, or per item of a list (transpose's axes)
-  DType dtype = DType::F32;   // allocate's type, cast's target
-  bool zero = false;          // allocate's zero=
-  ReduceOp reduceOp = ReduceOp::Sum;
-  // Loops: operand[kLoopStart] start, operand[kLoopEnd] end (IntCode); result
-  // is the index slot, endSlot holds the bound; jump is the matching instruction.
+  // Loops: operand kLoopStart is the start, kLoopEnd the end (IntCode);
+  // result is the index slot, endSlot holds the bound; jump is the matching
+  // instruction.
   int32_t endSlot = -1;
   int32_t jump = -1;
   // Handle and event arrays: the IntCode of the result's element index
@@ -97,8 +105,12 @@ struct Instruction {
   // -1 for a plain name; result and operand are then the array's slot.
   int32_t resultElement = -1;
   int32_t operandElement = -1;
-  std::string resultName;  // for observers (race checker, traces)
+  uint32_t firstOperand = 0;  // its entries in CompiledProgram::operands
+  uint32_t firstDim = 0;      // its dims in CompiledProgram::dims: a type's, or a list's items
+  uint32_t dimCount = 0;
+  uint32_t detail = 0;  // its entry in CompiledProgram::details
 };
+static_assert(sizeof(Instruction) <= 64, "the interpreter's instruction fits a cache line");
 
 // The operands of LoopBegin and LoopEnd.
 enum : size_t { kLoopStart, kLoopEnd };
@@ -126,6 +138,9 @@ struct RuntimeValue {
 class CompiledProgram {
  public:
   std::vector<Instruction> code;
+  std::vector<OperandEntry> operands;  // by Instruction::firstOperand + position
+  std::vector<int32_t> dims;           // IntCode per dim, by Instruction::firstDim
+  std::vector<InstructionDetail> details;
   std::vector<IntCode> ints;
   std::vector<double> floats;  // FLOAT attributes, by Instruction::operand
   size_t slotCount = 0;
@@ -133,6 +148,12 @@ class CompiledProgram {
   std::vector<std::pair<int32_t, std::string>> inputSlots;
   std::vector<std::pair<int32_t, std::string>> outputSlots;
   std::vector<TensorSpec> inputs, outputs;
+
+  const OperandEntry& operand(const Instruction& in, size_t position) const {
+    return operands[in.firstOperand + position];
+  }
+  std::span<const int32_t> dimsOf(const Instruction& in) const { return {dims.data() + in.firstDim, in.dimCount}; }
+  const InstructionDetail& detail(const Instruction& in) const { return details[in.detail]; }
 };
 
 // Evaluates verified integer code: the verifier already ruled out overflow,

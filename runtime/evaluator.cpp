@@ -16,6 +16,23 @@ namespace hostir {
 
 namespace {
 
+constexpr std::array<int32_t, kMaxOperands> absentOperands() {
+  std::array<int32_t, kMaxOperands> slots{};
+  for (int32_t& slot : slots) slot = -1;
+  return slots;
+}
+
+// An instruction as the compiler builds it, every operand in place; push()
+// lays it out as the interpreter reads it (runtime/compiled_program.h).
+struct Draft {
+  Instruction in;
+  std::array<int32_t, kMaxOperands> operand = absentOperands();
+  std::array<int32_t, kMaxOperands> accessSlot = absentOperands();
+  std::array<Effect, kMaxOperands> effect{};
+  std::vector<int32_t> dims;
+  InstructionDetail detail;
+};
+
 class Compiler {
  public:
   Compiler(const Program& p, CompiledProgram& out) : program_(p), out_(out) {}
@@ -106,6 +123,25 @@ class Compiler {
     return static_cast<int32_t>(out_.ints.size() - 1);
   }
 
+  // Appends `draft` to the code: its operands (as many as its operation's
+  // signature has, two for a control instruction), dims and details to the
+  // program's pools. Returns its index.
+  size_t push(const Draft& draft) {
+    Instruction in = draft.in;
+    const size_t operands =
+        in.kind == Instruction::Kind::Op ? signatureOf(in.op).operands.size() : size_t{kLoopEnd + 1};
+    in.firstOperand = static_cast<uint32_t>(out_.operands.size());
+    for (size_t i = 0; i < operands; ++i)
+      out_.operands.push_back(OperandEntry{draft.operand[i], draft.accessSlot[i], draft.effect[i]});
+    in.firstDim = static_cast<uint32_t>(out_.dims.size());
+    in.dimCount = static_cast<uint32_t>(draft.dims.size());
+    out_.dims.insert(out_.dims.end(), draft.dims.begin(), draft.dims.end());
+    in.detail = static_cast<uint32_t>(out_.details.size());
+    out_.details.push_back(draft.detail);
+    out_.code.push_back(in);
+    return out_.code.size() - 1;
+  }
+
   int32_t intCode(const Expr& e) {
     IntCode code;
     emitInt(e, code);
@@ -128,22 +164,21 @@ class Compiler {
         continue;
       }
       const ForLoop& loop = s.loop();
-      Instruction begin;
-      begin.kind = Instruction::Kind::LoopBegin;
-      begin.loc = loop.loc;
+      Draft begin;
+      begin.in.kind = Instruction::Kind::LoopBegin;
+      begin.detail.loc = loop.loc;
       begin.operand[kLoopStart] = loop.start.empty() ? intCode(Expr(0)) : intCode(loop.start);
       begin.operand[kLoopEnd] = intCode(loop.end);
       names_.openScope();
-      begin.result = define(loop.index.name, ValueKind::Int);
-      begin.endSlot = names_.anonymousSlot();
-      size_t beginAt = out_.code.size();
-      out_.code.push_back(begin);
+      begin.in.result = define(loop.index.name, ValueKind::Int);
+      begin.in.endSlot = names_.anonymousSlot();
+      size_t beginAt = push(begin);
       body(loop.body);
       names_.closeScope();
-      Instruction end = begin;
-      end.kind = Instruction::Kind::LoopEnd;
-      end.jump = static_cast<int32_t>(beginAt);
-      out_.code.push_back(end);
+      Draft end = begin;
+      end.in.kind = Instruction::Kind::LoopEnd;
+      end.in.jump = static_cast<int32_t>(beginAt);
+      push(end);
       out_.code[beginAt].jump = static_cast<int32_t>(out_.code.size());
     }
   }
@@ -152,22 +187,20 @@ class Compiler {
   // then branch, and with an else branch, Else (to the end) and the else
   // branch. Each branch is a scope.
   void ifBlock(const IfBlock& block) {
-    Instruction begin;
-    begin.kind = Instruction::Kind::IfBegin;
-    begin.loc = block.loc;
+    Draft begin;
+    begin.in.kind = Instruction::Kind::IfBegin;
+    begin.detail.loc = block.loc;
     begin.operand[kIfCondition] = conditionCode(block.cond);
-    size_t beginAt = out_.code.size();
-    out_.code.push_back(begin);
+    size_t beginAt = push(begin);
     branch(block.thenBody);
     if (block.elseBody.empty()) {
       out_.code[beginAt].jump = static_cast<int32_t>(out_.code.size());
       return;
     }
-    Instruction otherwise;
-    otherwise.kind = Instruction::Kind::Else;
-    otherwise.loc = block.loc;
-    size_t elseAt = out_.code.size();
-    out_.code.push_back(otherwise);
+    Draft otherwise;
+    otherwise.in.kind = Instruction::Kind::Else;
+    otherwise.detail.loc = block.loc;
+    size_t elseAt = push(otherwise);
     out_.code[beginAt].jump = static_cast<int32_t>(out_.code.size());
     branch(block.elseBody);
     out_.code[elseAt].jump = static_cast<int32_t>(out_.code.size());
@@ -182,68 +215,69 @@ class Compiler {
   // set_current_stream(S), the body, then the saved stream current again;
   // no scope, so the body's names stay bound after it.
   void withBlock(const WithBlock& with) {
-    Instruction begin;
-    begin.kind = Instruction::Kind::WithBegin;
-    begin.loc = with.loc;
-    begin.operandLoc[kWithStream] = with.stream.loc.valid() ? with.stream.loc : with.loc;
+    Draft begin;
+    begin.in.kind = Instruction::Kind::WithBegin;
+    begin.detail.loc = with.loc;
+    begin.detail.operandLoc[kWithStream] = with.stream.loc.valid() ? with.stream.loc : with.loc;
     if (with.stream.form == Arg::Form::Stream) {
       begin.operand[kWithStream] = intCode(with.stream.expr);
-      begin.streamNumberMask = 1u << kWithStream;
+      begin.in.streamNumberMask = 1u << kWithStream;
     } else {
       begin.operand[kWithStream] = lookup(with.stream.nameValue());
     }
-    begin.result = names_.anonymousSlot();
-    out_.code.push_back(begin);
+    begin.in.result = names_.anonymousSlot();
+    push(begin);
     body(with.body);
-    Instruction end = begin;
-    end.kind = Instruction::Kind::WithEnd;
-    out_.code.push_back(end);
+    Draft end = begin;
+    end.in.kind = Instruction::Kind::WithEnd;
+    push(end);
   }
 
   void operation(const Operation& op) {
-    Instruction in;
+    Draft d;
+    Instruction& in = d.in;
     in.op = op.kind;
-    in.loc = op.loc;
+    d.detail.loc = op.loc;
     const OpSignature& sig = op.signature();
     for (size_t i = 0; i < sig.operands.size(); ++i) {
       if (!op.operands[i]) continue;
       const Arg& arg = *op.operands[i];
-      in.operandLoc[i] = arg.loc.valid() ? arg.loc : op.loc;
+      d.detail.operandLoc[i] = arg.loc.valid() ? arg.loc : op.loc;
       switch (sig.operands[i].kind) {
         case OperandKind::Tensor:
         case OperandKind::Event:
         case OperandKind::Handle:
           if (arg.isElement()) {
-            in.operand[i] = arraySlot(arg.nameValue());
+            d.operand[i] = arraySlot(arg.nameValue());
             in.operandElement = intCode(arg.index);
-            in.accessName[i] = arg.nameValue();
+            d.detail.accessName[i] = arg.nameValue();
           } else {
-            in.operand[i] = lookup(arg.nameValue());
+            d.operand[i] = lookup(arg.nameValue());
           }
           break;
         case OperandKind::Stream:
           if (arg.form == Arg::Form::Stream) {
-            in.operand[i] = intCode(arg.expr);
+            d.operand[i] = intCode(arg.expr);
             in.streamNumberMask |= static_cast<uint16_t>(1u << i);
           } else {
-            in.operand[i] = lookup(arg.nameValue());
+            d.operand[i] = lookup(arg.nameValue());
           }
           break;
-        case OperandKind::Int: in.operand[i] = intCode(arg.expr); break;
+        case OperandKind::Int: d.operand[i] = intCode(arg.expr); break;
         case OperandKind::Type:
           in.dtype = arg.type.dtype;
-          for (const Expr& dim : arg.type.dims) in.dims.push_back(intCode(dim));
+          for (const Expr& dim : arg.type.dims) d.dims.push_back(intCode(dim));
           break;
         case OperandKind::IntList:  // no operation has a type and a list both
-          for (const Expr& item : arg.items) in.dims.push_back(intCode(item));
+          for (const Expr& item : arg.items) d.dims.push_back(intCode(item));
           break;
         case OperandKind::Bool:
-          in.operand[i] = intCode(Expr(arg.boolValue ? 1 : 0));
+          d.operand[i] = intCode(Expr(arg.boolValue ? 1 : 0));
           if (op.kind == OpKind::Allocate) in.zero = arg.boolValue;
           break;
         case OperandKind::ReduceOp: in.reduceOp = *parseReduceOp(arg.nameValue()); break;
         case OperandKind::Float:
-          in.operand[i] = static_cast<int32_t>(out_.floats.size());
+          d.operand[i] = static_cast<int32_t>(out_.floats.size());
           out_.floats.push_back(arg.floatValue);
           break;
         case OperandKind::DType: in.dtype = *parseDType(arg.nameValue()); break;
@@ -256,7 +290,7 @@ class Compiler {
       } else {
         in.result = define(result->name, sig.resultKind);
       }
-      in.resultName = result->toString();
+      d.detail.resultName = result->toString();
     }
     if (op.results.size() > 1) in.secondResult = define(op.results[1].name, sig.resultKind);
     in.issuesWork = issuesWork(sig.category);
@@ -266,22 +300,22 @@ class Compiler {
     for (size_t i = 0; i < sig.operands.size(); ++i) {
       if (sig.operands[i].kind == OperandKind::Type && sig.category == OpCategory::Compute) {
         // fill, iota: the computation writes the tensor its type names, its result.
-        in.effect[i] = Effect::Write;
-        in.accessSlot[i] = in.result;
-        in.accessName[i] = in.resultName;
+        d.effect[i] = Effect::Write;
+        d.accessSlot[i] = in.result;
+        d.detail.accessName[i] = d.detail.resultName;
       }
       if (sig.operands[i].kind != OperandKind::Tensor) continue;
-      in.effect[i] = operandEffect(sig, i, hasOut);
-      in.accessSlot[i] = in.operand[i];
-      if (op.operands[i]) in.accessName[i] = op.operands[i]->nameValue();
+      d.effect[i] = operandEffect(sig, i, hasOut);
+      d.accessSlot[i] = d.operand[i];
+      if (op.operands[i]) d.detail.accessName[i] = op.operands[i]->nameValue();
       // A name of `y = op(...)` stands for its written operand (v and i of `v, i = top_k(...)`).
       for (size_t k = 0; k < op.results.size() && !hasOut; ++k)
         if (resultOperand(sig, k) == i) {
-          in.accessSlot[i] = k == 0 ? in.result : in.secondResult;
-          in.accessName[i] = op.results[k].toString();
+          d.accessSlot[i] = k == 0 ? in.result : in.secondResult;
+          d.detail.accessName[i] = op.results[k].toString();
         }
     }
-    out_.code.push_back(std::move(in));
+    push(d);
   }
 
   const Program& program_;
@@ -304,14 +338,15 @@ RunFrame::RunFrame(const CompiledProgram& compiled, Backend& target, int64_t ran
 }
 
 const Event& RunFrame::eventOperand(const Instruction& in, size_t operand) {
-  RuntimeValue& v = value(in.operand[operand]);
+  RuntimeValue& v = value(slot(in, operand));
   if (in.operandElement < 0) return v.event;
   int64_t index = integer(in.operandElement);
   auto found = v.elements.find(index);
   if (found == v.elements.end())
     throw DiagnosticError{
-        Diagnostic{in.operandLoc[operand], fmt::format("'{}' waits on '{}[{}]', which rank {} has not issued yet",
-                                                       signatureOf(in.op).name, in.accessName[operand], index, rank)}};
+        Diagnostic{program.detail(in).operandLoc[operand],
+                   fmt::format("'{}' waits on '{}[{}]', which rank {} has not issued yet", signatureOf(in.op).name,
+                               program.detail(in).accessName[operand], index, rank)}};
   return found->second;
 }
 
@@ -321,9 +356,10 @@ Event& RunFrame::eventResult(const Instruction& in) {
   int64_t index = integer(in.resultElement);
   if (index < 0 || v.elements.count(index))
     throw DiagnosticError{Diagnostic{
-        in.loc,
-        index < 0 ? fmt::format("'{}' has the negative index {}", in.resultName, index)
-                  : fmt::format("'{}' is defined twice in this run (index {}, rank {})", in.resultName, index, rank)}};
+        program.detail(in).loc,
+        index < 0 ? fmt::format("'{}' has the negative index {}", program.detail(in).resultName, index)
+                  : fmt::format("'{}' is defined twice in this run (index {}, rank {})", program.detail(in).resultName,
+                                index, rank)}};
   return v.elements[index];
 }
 
@@ -339,14 +375,17 @@ std::vector<OperationInfo> operationInfos(RunFrame& frame) {
     const Instruction& in = code[pc];
     if (in.kind != Instruction::Kind::Op) continue;
     OperationInfo& info = infos[pc];
+    const InstructionDetail& detail = frame.program.detail(in);
     info.kind = in.op;
-    info.loc = in.loc;
-    info.result = in.resultName;
-    for (size_t i = 0; i < kMaxOperands; ++i)
-      if (in.accessSlot[i] >= 0) {
-        info.tensors[i] = TensorAccess{&frame.value(in.accessSlot[i]).tensor, in.effect[i]};
-        info.names[i] = in.accessName[i];
+    info.loc = detail.loc;
+    info.result = detail.resultName;
+    for (size_t i = 0; i < signatureOf(in.op).operands.size(); ++i) {
+      const OperandEntry& operand = frame.program.operand(in, i);
+      if (operand.access >= 0) {
+        info.tensors[i] = TensorAccess{&frame.value(operand.access).tensor, operand.effect};
+        info.names[i] = detail.accessName[i];
       }
+    }
   }
   return infos;
 }
@@ -356,8 +395,8 @@ std::vector<OperationInfo> operationInfos(RunFrame& frame) {
 size_t stepControl(RunFrame& frame, const Instruction& in, size_t pc) {
   switch (in.kind) {
     case Instruction::Kind::LoopBegin: {
-      int64_t start = frame.integer(in.operand[kLoopStart]);
-      int64_t end = frame.integer(in.operand[kLoopEnd]);
+      int64_t start = frame.integer(frame.slot(in, kLoopStart));
+      int64_t end = frame.integer(frame.slot(in, kLoopEnd));
       if (start >= end) return static_cast<size_t>(in.jump);
       frame.value(in.result).integer = start;
       frame.value(in.endSlot).integer = end;
@@ -373,7 +412,7 @@ size_t stepControl(RunFrame& frame, const Instruction& in, size_t pc) {
       return pc + 1;
     case Instruction::Kind::WithEnd: frame.current = frame.value(in.result).stream; return pc + 1;
     case Instruction::Kind::IfBegin:
-      return frame.integer(in.operand[kIfCondition]) != 0 ? pc + 1 : static_cast<size_t>(in.jump);
+      return frame.integer(frame.slot(in, kIfCondition)) != 0 ? pc + 1 : static_cast<size_t>(in.jump);
     case Instruction::Kind::Else: return static_cast<size_t>(in.jump);
     case Instruction::Kind::Op: break;
   }
@@ -442,7 +481,8 @@ std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::ma
       issueOperation(frame, in);
     } catch (const std::bad_alloc&) {
       // Host memory for issuing it (a staging buffer, a queue): an error at the statement.
-      throw DiagnosticError{Diagnostic{in.loc, fmt::format("out of memory while issuing {}", signatureOf(in.op).name)}};
+      throw DiagnosticError{
+          Diagnostic{cp.detail(in).loc, fmt::format("out of memory while issuing {}", signatureOf(in.op).name)}};
     }
     if (in.issuesWork) ++issued_;
   }

@@ -21,10 +21,10 @@ static_assert(operands::Allreduce::t == 0 && operands::Allgather::t == 0 && oper
 // the call unmatched: an error at the operand on this rank, before
 // anything is issued.
 int64_t sendRecvPeer(const RunFrame& frame, const Instruction& in, size_t operand, std::string_view what) {
-  int64_t r = frame.integer(in.operand[operand]);
+  int64_t r = frame.integer(frame.slot(in, operand));
   if (r < 0 || r >= frame.world)
     throw DiagnosticError{Diagnostic{
-        in.operandLoc[operand], fmt::format("'sendrecv' {} rank {}, which is not a rank of a team of {} (on rank {})",
+        frame.program.detail(in).operandLoc[operand], fmt::format("'sendrecv' {} rank {}, which is not a rank of a team of {} (on rank {})",
                                             what, r, frame.world, frame.rank)}};
   return r;
 }
@@ -62,9 +62,9 @@ void issueCommunication(RunFrame& frame, const Instruction& in) {
   const std::optional<size_t>& out = operands.out;
   call.output = out && frame.present(in, *out) ? frame.tensor(in, *out) : call.input;
   call.op = in.reduceOp;
-  call.loc = in.loc;
-  if (std::optional<size_t> axis = integer(operands.axis)) call.axis = frame.integer(in.operand[*axis]);
-  if (std::optional<size_t> root = integer(operands.root)) call.root = frame.integer(in.operand[*root]);
+  call.loc = frame.program.detail(in).loc;
+  if (std::optional<size_t> axis = integer(operands.axis)) call.axis = frame.integer(frame.slot(in, *axis));
+  if (std::optional<size_t> root = integer(operands.root)) call.root = frame.integer(frame.slot(in, *root));
   if (std::optional<size_t> to = integer(operands.to)) call.to = sendRecvPeer(frame, in, *to, "sends to");
   if (std::optional<size_t> from = integer(operands.from)) call.from = sendRecvPeer(frame, in, *from, "receives from");
   frame.backend.collective(frame.current, call);

@@ -30,21 +30,21 @@ TensorView allocateAt(RunFrame& frame, const Instruction& in, DType dtype, const
     return frame.backend.allocate(dtype, shape, frame.current, zero);
   } catch (const std::bad_alloc&) {
     throw DiagnosticError{
-        Diagnostic{in.loc, fmt::format("cannot allocate {} for {}",
+        Diagnostic{frame.program.detail(in).loc, fmt::format("cannot allocate {} for {}",
                                        formatBytes(tensorBytes(dtypeSize(dtype), {shape.begin(), shape.size})), what)}};
   }
 }
 
 TensorView allocateResult(RunFrame& frame, const Instruction& in, DType dtype, const Dims& shape, bool zero) {
-  return allocateAt(frame, in, dtype, shape, zero, fmt::format("'{}'", in.resultName));
+  return allocateAt(frame, in, dtype, shape, zero, fmt::format("'{}'", frame.program.detail(in).resultName));
 }
 
 // `y = op(...)` allocates its result on the current stream; `op(..., out=y)` writes into y.
 // A reference into the result's slot (never an operand's), so issuing copies no view.
-// The slot is that of the name standing for `outOperand` (in.accessSlot).
+// The slot is that of the name standing for `outOperand` (its OperandEntry::access).
 const TensorView& output(RunFrame& frame, const Instruction& in, size_t outOperand, DType dtype, const Dims& shape) {
   if (frame.present(in, outOperand)) return frame.tensor(in, outOperand);
-  TensorView& result = frame.value(in.accessSlot[outOperand]).tensor;
+  TensorView& result = frame.value(frame.program.operand(in, outOperand).access).tensor;
   result = allocateResult(frame, in, dtype, shape, false);
   return result;
 }
@@ -345,9 +345,7 @@ void issueBucket(RunFrame& frame, const Instruction& in) {
 // computed into; the kernel finds it in the type slot (operands::Fill::type).
 void issueConstant(RunFrame& frame, const Instruction& in) {
   static_assert(size_t{operands::Fill::type} == size_t{operands::Iota::type});
-  Dims shape;
-  shape.size = in.dims.size();
-  for (size_t d = 0; d < in.dims.size(); ++d) shape[d] = frame.integer(in.dims[d]);
+  const Dims shape = frame.dims(in);
   TensorView& result = frame.value(in.result).tensor;
   result = allocateResult(frame, in, in.dtype, shape, false);
   KernelCall call{in.op};
@@ -365,14 +363,15 @@ void issueConstant(RunFrame& frame, const Instruction& in) {
 
 }  // namespace
 
-// x's view with its axes permuted (in.dims: the axes), copied into the result.
+// x's view with its axes permuted (the instruction's dims: the axes), copied into the result.
 void issueTranspose(RunFrame& frame, const Instruction& in) {
   using O = operands::Transpose;
   const TensorView& x = frame.tensor(in, O::x);
   TensorView permuted = x;
   const auto rank = static_cast<int64_t>(x.rank());
-  for (size_t d = 0; d < in.dims.size(); ++d) {
-    int64_t axis = frame.integer(in.dims[d]);
+  const Dims axes = frame.dims(in);
+  for (size_t d = 0; d < axes.size; ++d) {
+    int64_t axis = axes[d];
     if (axis < 0) axis += rank;
     permuted.shape[d] = x.shape[static_cast<size_t>(axis)];
     permuted.strides[d] = x.strides[static_cast<size_t>(axis)];
@@ -389,30 +388,26 @@ void issueTranspose(RunFrame& frame, const Instruction& in) {
 
 void issueReshape(RunFrame& frame, const Instruction& in) {
   using O = operands::Reshape;
-  Dims shape;
-  shape.size = in.dims.size();
-  for (size_t d = 0; d < in.dims.size(); ++d) shape[d] = frame.integer(in.dims[d]);
+  const Dims shape = frame.dims(in);
   frame.value(in.result).tensor = frame.tensor(in, O::t).reshaped(shape);
 }
 
 void issueAllocate(RunFrame& frame, const Instruction& in) {
-  Dims shape;
-  shape.size = in.dims.size();
-  for (size_t d = 0; d < in.dims.size(); ++d) shape[d] = frame.integer(in.dims[d]);
+  const Dims shape = frame.dims(in);
   frame.value(in.result).tensor = allocateResult(frame, in, in.dtype, shape, in.zero);
 }
 
 void issueDeallocate(RunFrame& frame, const Instruction& in) {
   using O = operands::Deallocate;
   frame.backend.deallocate(frame.tensor(in, O::t), frame.current);
-  frame.value(in.operand[O::t]).tensor = TensorView{};
+  frame.value(frame.slot(in, O::t)).tensor = TensorView{};
 }
 
 void issueShardByStream(RunFrame& frame, const Instruction& in) {
   using O = operands::ShardByStream;
   frame.value(in.result).tensor =
-      frame.tensor(in, O::t).chunk(static_cast<size_t>(frame.integer(in.operand[O::axis])),
-                                   frame.integer(in.operand[O::index]), frame.integer(in.operand[O::chunks]));
+      frame.tensor(in, O::t).chunk(static_cast<size_t>(frame.integer(frame.slot(in, O::axis))),
+                                   frame.integer(frame.slot(in, O::index)), frame.integer(frame.slot(in, O::chunks)));
 }
 
 void issueCopy(RunFrame& frame, const Instruction& in) {

@@ -37,7 +37,7 @@ struct RunFrame {
   // Non-tensor operand `operand` of `in` as a number (an integer, a boolean
   // as 0 or 1, a FLOAT), or `absent` when the statement does not give it.
   double scalar(const Instruction& in, size_t operand, double absent = 0.0) const {
-    int32_t code = in.operand[operand];
+    int32_t code = slot(in, operand);
     if (code < 0) return absent;
     if (signatureOf(in.op).operands[operand].kind == OperandKind::Float)
       return program.floats[static_cast<size_t>(code)];
@@ -45,12 +45,20 @@ struct RunFrame {
   }
   // Integer operand `operand` of `in` exactly, or `absent` when not given.
   int64_t integerOperand(const Instruction& in, size_t operand, int64_t absent = 0) const {
-    const int32_t code = in.operand[operand];
+    const int32_t code = slot(in, operand);
     return code < 0 ? absent : integer(code);
   }
   // Operand `operand` of `in`, which names a tensor.
-  const TensorView& tensor(const Instruction& in, size_t operand) { return value(in.operand[operand]).tensor; }
-  bool present(const Instruction& in, size_t operand) const { return in.operand[operand] >= 0; }
+  // What operand `operand` of `in` holds (CompiledProgram's OperandEntry::value).
+  int32_t slot(const Instruction& in, size_t operand) const { return program.operand(in, operand).value; }
+  const TensorView& tensor(const Instruction& in, size_t operand) { return value(slot(in, operand)).tensor; }
+  bool present(const Instruction& in, size_t operand) const { return slot(in, operand) >= 0; }
+  // An instruction's IntCode dims (a type's, or a list's items), evaluated.
+  Dims dims(const Instruction& in) const {
+    Dims shape;
+    for (int32_t code : program.dimsOf(in)) shape[shape.size++] = integer(code);
+    return shape;
+  }
   // The handle or event that operand `operand` of `in` names: a plain
   // name's, or the element of an array. An element this rank has not
   // issued (a run that skipped `check`) is an error at the operand.
@@ -60,8 +68,8 @@ struct RunFrame {
   Event& eventResult(const Instruction& in);
   // A stream operand: `stream(e)` is worker stream e, a name its captured stream.
   Stream* stream(const Instruction& in, size_t operand) {
-    if (in.streamNumberMask & (1u << operand)) return backend.workerStream(integer(in.operand[operand]));
-    return value(in.operand[operand]).stream;
+    if (in.streamNumberMask & (1u << operand)) return backend.workerStream(integer(slot(in, operand)));
+    return value(slot(in, operand)).stream;
   }
 
   const CompiledProgram& program;

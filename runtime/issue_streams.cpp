@@ -33,7 +33,7 @@ void issueWaitEvent(RunFrame& frame, const Instruction& in) {
 }
 
 void issueIntValue(RunFrame& frame, const Instruction& in) {
-  frame.value(in.result).integer = frame.integer(in.operand[operands::IntValue::value]);
+  frame.value(in.result).integer = frame.integer(frame.slot(in, operands::IntValue::value));
 }
 
 }  // namespace hostir

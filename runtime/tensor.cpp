@@ -19,8 +19,6 @@ Dims::Dims(std::initializer_list<int64_t> list) : size(list.size()) {
 
 Dims::Dims(const std::vector<int64_t>& v) : size(v.size()) { std::copy(v.begin(), v.end(), values.begin()); }
 
-bool operator==(const Dims& a, const Dims& b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
-
 Dims rowMajorStrides(const Dims& shape) {
   Dims strides;
   strides.size = shape.size;

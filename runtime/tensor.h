@@ -51,7 +51,15 @@ struct Dims {
   const int64_t* begin() const { return values.data(); }
   const int64_t* end() const { return values.data() + size; }
   std::vector<int64_t> vector() const { return {begin(), end()}; }
-  friend bool operator==(const Dims& a, const Dims& b);
+  // Inline, element by element: views are compared on every issued
+  // operation (overlapOf), and a call to memcmp for a few dims costs more
+  // than the comparison.
+  friend bool operator==(const Dims& a, const Dims& b) {
+    if (a.size != b.size) return false;
+    for (size_t i = 0; i < a.size; ++i)
+      if (a.values[i] != b.values[i]) return false;
+    return true;
+  }
 };
 
 struct TensorView {
