@@ -3,10 +3,11 @@
 //
 //   BM_Copy         memmove through cpu::copy: the copy bandwidth `hostir
 //                   calibrate` measures (bytes read + written per second)
-//   BM_Elementwise  add, mul (b broadcast over rows), relu, silu, gelu,
-//                   scale and cast f32 -> f16, counted the same way: the
-//                   goal is at least half of BM_Copy's GB/s
-//   BM_Rows         softmax and rms_norm over rows of 4096
+//   BM_Elementwise  every unary and binary operation (the binary ones also
+//                   with b broadcast over rows), scale and cast f32 -> f16,
+//                   counted the same way: the goal is at least half of
+//                   BM_Copy's GB/s
+//   BM_Rows         softmax and rms_norm over rows of 4096, counted the same way
 //   BM_Sgemm        OpenBLAS sgemm, square: the GEMM rate
 //   BM_Attention    attention, 8 heads of 64, causal or not, FLOPs as the
 //                   cost model counts them (4 · attended pairs · H·D): the
@@ -31,19 +32,19 @@ namespace {
 
 using namespace hostir;
 
-// A contiguous host tensor of uniform values in [-2, 2) (f16 zero-filled),
+// A contiguous host tensor of uniform values in [lo, hi) (f16 zero-filled),
 // with its view.
 struct Tensor {
   std::vector<std::byte> bytes;
   TensorView view;
 
-  Tensor(DType dtype, const Dims& shape) {
+  Tensor(DType dtype, const Dims& shape, float lo = -2.0f, float hi = 2.0f, unsigned seed = 7) {
     view = TensorView::contiguous(nullptr, dtype, shape);
     bytes.resize(view.bytes());
     view.buffer = std::make_shared<BorrowedBuffer>(bytes.data(), bytes.size());
     if (dtype != DType::F32) return;
-    std::mt19937 rng(7);
-    std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> uniform(lo, hi);
     auto* values = reinterpret_cast<float*>(bytes.data());
     for (int64_t i = 0; i < view.numel(); ++i) values[i] = uniform(rng);
   }
@@ -66,39 +67,37 @@ void BM_Copy(benchmark::State& state) {
 }
 BENCHMARK(BM_Copy)->Arg(1 << 16)->Arg(1 << 22);
 
-// The elementwise kernels on n f32 elements ([n / 1024, 1024]).
-enum Kernel : int64_t { kAdd, kMulBroadcast, kRelu, kSilu, kGelu, kScale, kCastToF16 };
+// The elementwise kernels on n f32 elements ([n / 1024, 1024]), by the
+// layout of their operands.
+enum class Form { Unary, Binary, BinaryBroadcast, Scale, CastToF16 };
 
-void BM_Elementwise(benchmark::State& state, Kernel kernel) {
+void BM_Elementwise(benchmark::State& state, OpKind kind, Form form) {
   const int64_t n = state.range(0), cols = 1024;
-  Tensor a(DType::F32, Dims{n / cols, cols}), b(DType::F32, Dims{n / cols, cols}), row(DType::F32, Dims{cols});
-  Tensor out(kernel == kCastToF16 ? DType::F16 : DType::F32, Dims{n / cols, cols});
-  KernelCall call;
+  // log, sqrt and rsqrt on positive values: the common case, not NaN.
+  const bool positive = kind == OpKind::Log || kind == OpKind::Sqrt || kind == OpKind::Rsqrt;
+  Tensor a(DType::F32, Dims{n / cols, cols}, positive ? 0.01f : -2.0f, 2.0f);
+  Tensor b(DType::F32, Dims{n / cols, cols}, -2.0f, 2.0f, 11), row(DType::F32, Dims{cols}, -2.0f, 2.0f, 11);
+  Tensor out(form == Form::CastToF16 ? DType::F16 : DType::F32, Dims{n / cols, cols});
+  KernelCall call{kind};
   double bytes = 8.0 * static_cast<double>(n);  // read x, write y
-  switch (kernel) {
-    case kAdd:
-    case kMulBroadcast:
-      call.kind = kernel == kAdd ? OpKind::Add : OpKind::Mul;
-      call.operands[operands::Add::a] = &a.view;
-      call.operands[operands::Add::b] = kernel == kAdd ? &b.view : &row.view;
-      call.operands[operands::Add::out] = &out.view;
-      if (kernel == kAdd) bytes = 12.0 * static_cast<double>(n);
-      break;
-    case kRelu:
-    case kSilu:
-    case kGelu:
-      call.kind = kernel == kRelu ? OpKind::Relu : kernel == kSilu ? OpKind::Silu : OpKind::Gelu;
+  switch (form) {
+    case Form::Unary:
       call.operands[operands::Unary::x] = &a.view;
       call.operands[operands::Unary::out] = &out.view;
       break;
-    case kScale:
-      call.kind = OpKind::Scale;
+    case Form::Binary:
+    case Form::BinaryBroadcast:
+      call.operands[operands::Add::a] = &a.view;
+      call.operands[operands::Add::b] = form == Form::Binary ? &b.view : &row.view;
+      call.operands[operands::Add::out] = &out.view;
+      if (form == Form::Binary) bytes = 12.0 * static_cast<double>(n);  // and read b
+      break;
+    case Form::Scale:
       call.operands[operands::Scale::x] = &a.view;
       call.operands[operands::Scale::out] = &out.view;
       call.scalars[operands::Scale::by] = 0.125;
       break;
-    case kCastToF16:
-      call.kind = OpKind::Cast;
+    case Form::CastToF16:
       call.operands[operands::Cast::x] = &a.view;
       call.operands[operands::Cast::out] = &out.view;
       bytes = 6.0 * static_cast<double>(n);
@@ -106,13 +105,40 @@ void BM_Elementwise(benchmark::State& state, Kernel kernel) {
   }
   runTimed(state, call, bytes, 0);
 }
-BENCHMARK_CAPTURE(BM_Elementwise, add, kAdd)->Arg(1 << 16)->Arg(1 << 22);
-BENCHMARK_CAPTURE(BM_Elementwise, mul_broadcast, kMulBroadcast)->Arg(1 << 16)->Arg(1 << 22);
-BENCHMARK_CAPTURE(BM_Elementwise, relu, kRelu)->Arg(1 << 16)->Arg(1 << 22);
-BENCHMARK_CAPTURE(BM_Elementwise, silu, kSilu)->Arg(1 << 16)->Arg(1 << 22);
-BENCHMARK_CAPTURE(BM_Elementwise, gelu, kGelu)->Arg(1 << 16)->Arg(1 << 22);
-BENCHMARK_CAPTURE(BM_Elementwise, scale, kScale)->Arg(1 << 16)->Arg(1 << 22);
-BENCHMARK_CAPTURE(BM_Elementwise, cast_to_f16, kCastToF16)->Arg(1 << 16)->Arg(1 << 22);
+#define HOSTIR_ELEMENTWISE(name, kind, form) \
+  BENCHMARK_CAPTURE(BM_Elementwise, name, OpKind::kind, Form::form)->Arg(1 << 16)->Arg(1 << 22)
+HOSTIR_ELEMENTWISE(relu, Relu, Unary);
+HOSTIR_ELEMENTWISE(silu, Silu, Unary);
+HOSTIR_ELEMENTWISE(gelu, Gelu, Unary);
+HOSTIR_ELEMENTWISE(exp, Exp, Unary);
+HOSTIR_ELEMENTWISE(log, Log, Unary);
+HOSTIR_ELEMENTWISE(sqrt, Sqrt, Unary);
+HOSTIR_ELEMENTWISE(rsqrt, Rsqrt, Unary);
+HOSTIR_ELEMENTWISE(sigmoid, Sigmoid, Unary);
+HOSTIR_ELEMENTWISE(tanh, Tanh, Unary);
+HOSTIR_ELEMENTWISE(sin, Sin, Unary);
+HOSTIR_ELEMENTWISE(cos, Cos, Unary);
+HOSTIR_ELEMENTWISE(abs, Abs, Unary);
+HOSTIR_ELEMENTWISE(neg, Neg, Unary);
+HOSTIR_ELEMENTWISE(add, Add, Binary);
+HOSTIR_ELEMENTWISE(sub, Sub, Binary);
+HOSTIR_ELEMENTWISE(mul, Mul, Binary);
+HOSTIR_ELEMENTWISE(div, Div, Binary);
+HOSTIR_ELEMENTWISE(maximum, Maximum, Binary);
+HOSTIR_ELEMENTWISE(minimum, Minimum, Binary);
+HOSTIR_ELEMENTWISE(gt, Gt, Binary);
+HOSTIR_ELEMENTWISE(ge, Ge, Binary);
+HOSTIR_ELEMENTWISE(lt, Lt, Binary);
+HOSTIR_ELEMENTWISE(le, Le, Binary);
+HOSTIR_ELEMENTWISE(eq, Eq, Binary);
+HOSTIR_ELEMENTWISE(ne, Ne, Binary);
+HOSTIR_ELEMENTWISE(mul_broadcast, Mul, BinaryBroadcast);
+HOSTIR_ELEMENTWISE(div_broadcast, Div, BinaryBroadcast);
+HOSTIR_ELEMENTWISE(maximum_broadcast, Maximum, BinaryBroadcast);
+HOSTIR_ELEMENTWISE(gt_broadcast, Gt, BinaryBroadcast);
+HOSTIR_ELEMENTWISE(scale, Scale, Scale);
+HOSTIR_ELEMENTWISE(cast_to_f16, Cast, CastToF16);
+#undef HOSTIR_ELEMENTWISE
 
 void BM_Rows(benchmark::State& state, bool norm) {
   const int64_t rows = state.range(0), cols = 4096;

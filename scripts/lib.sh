@@ -11,7 +11,7 @@ HOSTIR_JOBS="$(nproc)"
 HOSTIR_PACKAGES=(
   cmake ninja-build g++ clang libclang-rt-14-dev clang-format
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  libcli11-dev nlohmann-json3-dev libfmt-dev libopenblas-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev libopenblas-dev libsleef-dev
   openmpi-bin libopenmpi-dev python3 python3-numpy
   python3-dev pybind11-dev python3-pytest python3-venv python3-mpi4py
   python3-torch

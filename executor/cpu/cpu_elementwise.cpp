@@ -147,52 +147,52 @@ struct Gelu {
 };
 
 struct Exp {
-  static constexpr std::optional<vec::Unary> kVector = std::nullopt;
+  static constexpr std::optional<vec::Unary> kVector = vec::Unary::Exp;
   static float f32(float x) { return std::exp(x); }
   static double f64(double x) { return std::exp(x); }
 };
 struct Log {
-  static constexpr std::optional<vec::Unary> kVector = std::nullopt;
+  static constexpr std::optional<vec::Unary> kVector = vec::Unary::Log;
   static float f32(float x) { return std::log(x); }
   static double f64(double x) { return std::log(x); }
 };
 struct Sqrt {
-  static constexpr std::optional<vec::Unary> kVector = std::nullopt;
+  static constexpr std::optional<vec::Unary> kVector = vec::Unary::Sqrt;
   static float f32(float x) { return std::sqrt(x); }
   static double f64(double x) { return std::sqrt(x); }
 };
 struct Rsqrt {
-  static constexpr std::optional<vec::Unary> kVector = std::nullopt;
+  static constexpr std::optional<vec::Unary> kVector = vec::Unary::Rsqrt;
   static float f32(float x) { return 1.0f / std::sqrt(x); }
   static double f64(double x) { return 1.0 / std::sqrt(x); }
 };
 struct Sigmoid {
-  static constexpr std::optional<vec::Unary> kVector = std::nullopt;
+  static constexpr std::optional<vec::Unary> kVector = vec::Unary::Sigmoid;
   static float f32(float x) { return 1.0f / (1.0f + std::exp(-x)); }
   static double f64(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 };
 struct Tanh {
-  static constexpr std::optional<vec::Unary> kVector = std::nullopt;
+  static constexpr std::optional<vec::Unary> kVector = vec::Unary::Tanh;
   static float f32(float x) { return std::tanh(x); }
   static double f64(double x) { return std::tanh(x); }
 };
 struct Sin {
-  static constexpr std::optional<vec::Unary> kVector = std::nullopt;
+  static constexpr std::optional<vec::Unary> kVector = vec::Unary::Sin;
   static float f32(float x) { return std::sin(x); }
   static double f64(double x) { return std::sin(x); }
 };
 struct Cos {
-  static constexpr std::optional<vec::Unary> kVector = std::nullopt;
+  static constexpr std::optional<vec::Unary> kVector = vec::Unary::Cos;
   static float f32(float x) { return std::cos(x); }
   static double f64(double x) { return std::cos(x); }
 };
 struct Abs {
-  static constexpr std::optional<vec::Unary> kVector = std::nullopt;
+  static constexpr std::optional<vec::Unary> kVector = vec::Unary::Abs;
   static float f32(float x) { return std::fabs(x); }
   static double f64(double x) { return std::fabs(x); }
 };
 struct Neg {
-  static constexpr std::optional<vec::Unary> kVector = std::nullopt;
+  static constexpr std::optional<vec::Unary> kVector = vec::Unary::Neg;
   static float f32(float x) { return -x; }
   static double f64(double x) { return -x; }
 };
@@ -226,63 +226,63 @@ struct Product {
 };
 
 struct Div {
-  static constexpr std::optional<vec::Binary> kVector = std::nullopt;
+  static constexpr std::optional<vec::Binary> kVector = vec::Binary::Div;
   template <typename T>
   static T of(T a, T b) {
     return a / b;
   }
 };
 struct Maximum {
-  static constexpr std::optional<vec::Binary> kVector = std::nullopt;
+  static constexpr std::optional<vec::Binary> kVector = vec::Binary::Max;
   template <typename T>
   static T of(T a, T b) {
     return a != a || b != b ? a + b : (a > b ? a : b);
   }
 };
 struct Minimum {
-  static constexpr std::optional<vec::Binary> kVector = std::nullopt;
+  static constexpr std::optional<vec::Binary> kVector = vec::Binary::Min;
   template <typename T>
   static T of(T a, T b) {
     return a != a || b != b ? a + b : (a < b ? a : b);
   }
 };
 struct Gt {
-  static constexpr std::optional<vec::Binary> kVector = std::nullopt;
+  static constexpr std::optional<vec::Binary> kVector = vec::Binary::Gt;
   template <typename T>
   static T of(T a, T b) {
     return a > b ? T(1) : T(0);
   }
 };
 struct Ge {
-  static constexpr std::optional<vec::Binary> kVector = std::nullopt;
+  static constexpr std::optional<vec::Binary> kVector = vec::Binary::Ge;
   template <typename T>
   static T of(T a, T b) {
     return a >= b ? T(1) : T(0);
   }
 };
 struct Lt {
-  static constexpr std::optional<vec::Binary> kVector = std::nullopt;
+  static constexpr std::optional<vec::Binary> kVector = vec::Binary::Lt;
   template <typename T>
   static T of(T a, T b) {
     return a < b ? T(1) : T(0);
   }
 };
 struct Le {
-  static constexpr std::optional<vec::Binary> kVector = std::nullopt;
+  static constexpr std::optional<vec::Binary> kVector = vec::Binary::Le;
   template <typename T>
   static T of(T a, T b) {
     return a <= b ? T(1) : T(0);
   }
 };
 struct Eq {
-  static constexpr std::optional<vec::Binary> kVector = std::nullopt;
+  static constexpr std::optional<vec::Binary> kVector = vec::Binary::Eq;
   template <typename T>
   static T of(T a, T b) {
     return a == b ? T(1) : T(0);
   }
 };
 struct Ne {
-  static constexpr std::optional<vec::Binary> kVector = std::nullopt;
+  static constexpr std::optional<vec::Binary> kVector = vec::Binary::Ne;
   template <typename T>
   static T of(T a, T b) {
     return a != b ? T(1) : T(0);

@@ -1,28 +1,36 @@
 // The f32 loops of the CPU kernels, each compiled for several instruction
 // sets (AVX-512, AVX2, and the baseline SSE2) with the best one chosen when
-// the process loads it (GCC's target_clones on x86-64): the binary stays
-// portable, and an exponential or erfc per element (fast_math.h) runs
-// 16 wide where the CPU can. Everything else of a kernel (strides, dtypes,
-// rows) stays in the kernel's own file; these take dense arrays only.
-// Values may differ in their last bits between instruction sets (fused
-// multiply-adds, the order in which sums add their terms), never more.
+// the process loads it: the binary stays portable, and an exponential, a
+// logarithm or a sine per element runs 16 wide where the CPU can. exp,
+// log, sin and cos are SLEEF's (exp within 1 ULP, the others 3.5), called
+// one vector at a time; sigmoid, silu, gelu, tanh and softmax's exponential
+// are fast_math.h's, inlined; the rest are plain loops the compiler
+// vectorizes. Everything else of a kernel (strides, dtypes, rows) stays in
+// the kernel's own file; these take dense arrays only. Values may differ in
+// their last bits between instruction sets (fused multiply-adds, the order
+// in which sums add their terms, SLEEF's argument reduction), never more.
 #pragma once
 
 #include <cstdint>
 
 namespace hostir::cpu::vec {
 
-enum class Binary { Add, Sub, Mul };
+// Max and Min are NaN where either operand is; the comparisons give 1 or 0,
+// NaN comparing as in NumPy (false, but Ne true).
+enum class Binary { Add, Sub, Mul, Div, Max, Min, Gt, Ge, Lt, Le, Eq, Ne };
 // out[i] = a[i] op b[i · bStride]; bStride 1, or 0 for one b broadcast.
 void binary(Binary op, const float* a, const float* b, int64_t bStride, float* out, int64_t n);
 
-enum class Unary { Relu, Silu, Gelu, Scale };
+// IEEE's special values as <cmath> gives them (exp(-inf) = 0, log(0) =
+// -inf, sqrt(-0) = -0, tanh(inf) = 1, sigmoid(-inf) = 0, NaN stays NaN).
+enum class Unary { Relu, Silu, Gelu, Scale, Exp, Log, Sqrt, Rsqrt, Sigmoid, Tanh, Sin, Cos, Abs, Neg };
 // out[i] = f(x[i]); `by` is scale's factor.
 void unary(Unary op, const float* x, float* out, int64_t n, float by);
 
 // The largest of x[0..n) (NaNs skipped; -inf for n == 0).
 float max(const float* x, int64_t n);
-// out[i] = e^(x[i] - shift) (out may be x); returns the sum of the results in f64.
+// out[i] = e^(x[i] - shift) (out may be x); returns the sum of the results
+// (in f32 within each block of 256, the blocks in f64).
 double expShifted(const float* x, float* out, int64_t n, float shift);
 // x[i] *= factor.
 void scale(float* x, int64_t n, float factor);

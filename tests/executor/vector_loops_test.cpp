@@ -1,10 +1,13 @@
 // The CPU kernels' f32 building blocks against <cmath> and ir/half.h:
-// fast_math.h's exp, silu and gelu within their stated accuracy, IEEE's
-// special values, and vector_loops' conversions bit for bit, whichever
-// instruction set the process chose for them.
+// vector_loops' elementwise loops against f64 <cmath> (special values and
+// tails included), fast_math.h's scalar functions and IEEE's special
+// values, and the conversions bit for bit, whichever instruction set the
+// process chose for them.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -64,6 +67,150 @@ TEST(FastMath, SpecialValuesAsIeeeSays) {
   EXPECT_TRUE(std::isnan(out[0]));
   EXPECT_EQ(out[1], 0.0f);
   EXPECT_EQ(out[2], 2.0f);
+}
+
+// Inputs for the elementwise loops: the special values, a dense sweep of
+// [-20, 20], and every 40009th f32 bit pattern (all magnitudes, both signs,
+// subnormals and NaNs); 16·k + 11 of them, so that every loop has a tail.
+std::vector<float> elementwiseInputs() {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> x = {0.0f,    -0.0f,   inf,    -inf,    std::numeric_limits<float>::quiet_NaN(),
+                          1e-45f,  -1e-45f, 1e-38f, -1e-38f, std::numeric_limits<float>::max(),
+                          -3e38f,  1.0f,    -1.0f,  88.8f,   -88.0f,
+                          -104.0f, 1e4f,    -1e4f};
+  for (int i = -20000; i <= 20000; ++i) x.push_back(static_cast<float>(i) * 1e-3f);
+  for (uint64_t bits = 0; bits <= 0xffffffffull; bits += 40009)
+    x.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+  while (x.size() % 16 != 11) x.push_back(0.5f);
+  return x;
+}
+
+// Whether `got` is `want` (an f64 value) rounded to f32, or within
+// `relative` of it, or within 1e-36 (results near the bottom of the f32
+// range, such as silu's below -88.7, where e^-x overflows); NaN matches NaN.
+bool close(float got, double want, double relative) {
+  if (got == static_cast<float>(want)) return true;  // also infinities, and overflows to them
+  if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got);
+  if (std::isinf(got)) return false;
+  return std::fabs(static_cast<double>(got) - want) <= relative * std::fabs(want) + 1e-36;
+}
+
+// Each unary loop against its f64 formula over every input, and again over
+// short runs (the tails alone), which must not write past their end.
+TEST(VectorLoops, ElementwiseUnaryMatchesCmathInF64) {
+  struct Case {
+    const char* name;
+    vec::Unary op;
+    double (*exact)(double);
+    double relative;  // as fast_math.h and SLEEF state them (1 ULP is up to 1.2e-7)
+  };
+  const Case cases[] = {
+      {"relu", vec::Unary::Relu, [](double v) { return v < 0 ? 0.0 : v; }, 0},
+      {"silu", vec::Unary::Silu, [](double v) { return v / (1 + std::exp(-v)); }, 3e-7},
+      {"gelu", vec::Unary::Gelu, [](double v) { return v * 0.5 * std::erfc(-v * M_SQRT1_2); }, 2e-5},
+      {"scale", vec::Unary::Scale, [](double v) { return 0.375 * v; }, 0},
+      {"exp", vec::Unary::Exp, [](double v) { return std::exp(v); }, 2e-7},
+      {"log", vec::Unary::Log, [](double v) { return std::log(v); }, 2e-7},
+      {"sqrt", vec::Unary::Sqrt, [](double v) { return std::sqrt(v); }, 1e-7},
+      {"rsqrt", vec::Unary::Rsqrt, [](double v) { return 1 / std::sqrt(v); }, 2e-7},
+      {"sigmoid", vec::Unary::Sigmoid, [](double v) { return 1 / (1 + std::exp(-v)); }, 3e-7},
+      {"tanh", vec::Unary::Tanh, [](double v) { return std::tanh(v); }, 5e-7},
+      {"sin", vec::Unary::Sin, [](double v) { return std::sin(v); }, 2e-7},
+      {"cos", vec::Unary::Cos, [](double v) { return std::cos(v); }, 2e-7},
+      {"abs", vec::Unary::Abs, [](double v) { return std::fabs(v); }, 0},
+      {"neg", vec::Unary::Neg, [](double v) { return -v; }, 0},
+  };
+  const std::vector<float> x = elementwiseInputs();
+  const auto n = static_cast<int64_t>(x.size());
+  std::vector<float> out(x.size());
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    vec::unary(c.op, x.data(), out.data(), n, 0.375f);
+    for (size_t i = 0; i < x.size(); ++i)
+      ASSERT_TRUE(close(out[i], c.exact(static_cast<double>(x[i])), c.relative))
+          << c.name << "(" << x[i] << ") = " << out[i] << ", f64 " << c.exact(static_cast<double>(x[i]));
+    for (int64_t length = 1; length <= 40; ++length) {
+      const int64_t offset = 3 * length;  // special values and small ones
+      std::vector<float> part(static_cast<size_t>(length) + 1, -7.0f);
+      vec::unary(c.op, x.data() + offset, part.data(), length, 0.375f);
+      EXPECT_EQ(part.back(), -7.0f) << "wrote past the end at length " << length;
+      // Within the tolerance, not bit for bit: SLEEF picks a vector's
+      // argument reduction by all of its lanes.
+      for (int64_t i = 0; i < length; ++i) {
+        const double v = static_cast<double>(x[static_cast<size_t>(offset + i)]);
+        ASSERT_TRUE(close(part[static_cast<size_t>(i)], c.exact(v), c.relative))
+            << c.name << "(" << v << ") at length " << length << " = " << part[static_cast<size_t>(i)];
+      }
+    }
+  }
+  // The special values <cmath> and NumPy give.
+  const float inf = std::numeric_limits<float>::infinity();
+  auto one = [](vec::Unary op, float v) {
+    float r;
+    vec::unary(op, &v, &r, 1, 1.0f);
+    return r;
+  };
+  EXPECT_EQ(one(vec::Unary::Exp, -inf), 0.0f);
+  EXPECT_EQ(one(vec::Unary::Exp, inf), inf);
+  EXPECT_EQ(one(vec::Unary::Log, 0.0f), -inf);
+  EXPECT_EQ(one(vec::Unary::Log, -0.0f), -inf);
+  EXPECT_TRUE(std::isnan(one(vec::Unary::Log, -1.0f)));
+  EXPECT_TRUE(std::signbit(one(vec::Unary::Sqrt, -0.0f)));
+  EXPECT_EQ(one(vec::Unary::Rsqrt, 0.0f), inf);
+  EXPECT_EQ(one(vec::Unary::Tanh, inf), 1.0f);
+  EXPECT_EQ(one(vec::Unary::Tanh, -inf), -1.0f);
+  EXPECT_EQ(one(vec::Unary::Sigmoid, -inf), 0.0f);
+  EXPECT_EQ(one(vec::Unary::Sigmoid, inf), 1.0f);
+  EXPECT_TRUE(std::isnan(one(vec::Unary::Sin, inf)));
+  EXPECT_TRUE(std::signbit(one(vec::Unary::Sin, -0.0f)));
+  EXPECT_TRUE(std::signbit(one(vec::Unary::Tanh, -0.0f)));
+  EXPECT_TRUE(std::signbit(one(vec::Unary::Neg, 0.0f)));
+  EXPECT_FALSE(std::signbit(one(vec::Unary::Abs, -0.0f)));
+}
+
+// Each binary loop exactly as its f64 formula rounded to f32 (f64 holds
+// every f32 sum, difference, product and quotient to within a rounding
+// that rounds once more to the same f32), with b whole and broadcast.
+TEST(VectorLoops, ElementwiseBinaryMatchesCmathInF64) {
+  struct Case {
+    const char* name;
+    vec::Binary op;
+    double (*exact)(double, double);
+  };
+  const Case cases[] = {
+      {"add", vec::Binary::Add, [](double a, double b) { return a + b; }},
+      {"sub", vec::Binary::Sub, [](double a, double b) { return a - b; }},
+      {"mul", vec::Binary::Mul, [](double a, double b) { return a * b; }},
+      {"div", vec::Binary::Div, [](double a, double b) { return a / b; }},
+      {"max", vec::Binary::Max, [](double a, double b) { return a != a || b != b ? a + b : (a > b ? a : b); }},
+      {"min", vec::Binary::Min, [](double a, double b) { return a != a || b != b ? a + b : (a < b ? a : b); }},
+      {"gt", vec::Binary::Gt, [](double a, double b) { return a > b ? 1.0 : 0.0; }},
+      {"ge", vec::Binary::Ge, [](double a, double b) { return a >= b ? 1.0 : 0.0; }},
+      {"lt", vec::Binary::Lt, [](double a, double b) { return a < b ? 1.0 : 0.0; }},
+      {"le", vec::Binary::Le, [](double a, double b) { return a <= b ? 1.0 : 0.0; }},
+      {"eq", vec::Binary::Eq, [](double a, double b) { return a == b ? 1.0 : 0.0; }},
+      {"ne", vec::Binary::Ne, [](double a, double b) { return a != b ? 1.0 : 0.0; }},
+  };
+  const std::vector<float> a = elementwiseInputs();
+  std::vector<float> b(a.rbegin(), a.rend());   // pairs every special value with the others
+  for (size_t i = 0; i < 40; ++i) b[i] = a[i];  // and with itself (NaN with NaN, inf with inf)
+  const auto n = static_cast<int64_t>(a.size());
+  std::vector<float> out(a.size());
+  auto same = [](float got, double want) {
+    const auto w = static_cast<float>(want);
+    return std::bit_cast<uint32_t>(got) == std::bit_cast<uint32_t>(w) || (got != got && w != w);
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    vec::binary(c.op, a.data(), b.data(), 1, out.data(), n);
+    for (size_t i = 0; i < a.size(); ++i)
+      ASSERT_TRUE(same(out[i], c.exact(a[i], b[i]))) << c.name << "(" << a[i] << ", " << b[i] << ") = " << out[i];
+    for (float b0 : {2.5f, -0.0f, std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+      vec::binary(c.op, a.data(), &b0, 0, out.data(), n);
+      for (size_t i = 0; i < a.size(); ++i)
+        ASSERT_TRUE(same(out[i], c.exact(a[i], b0))) << c.name << "(" << a[i] << ", " << b0 << ") = " << out[i];
+    }
+  }
 }
 
 TEST(VectorLoops, ConversionsMatchTheScalarOnesBitForBit) {
