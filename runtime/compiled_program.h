@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <array>
-#include <span>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -75,7 +75,7 @@ struct OperandEntry {
 // What only errors, observers and traces read of an instruction.
 struct InstructionDetail {
   SourceLoc loc;
-  std::array<SourceLoc, kMaxOperands> operandLoc{};     // for run-time errors about one operand
+  std::array<SourceLoc, kMaxOperands> operandLoc{};    // for run-time errors about one operand
   std::array<std::string, kMaxOperands> accessName{};  // the program's name of each accessed tensor
   std::string resultName;                              // for observers (race checker, traces)
 };

@@ -233,6 +233,34 @@ class Compiler {
     push(end);
   }
 
+  // What the statement does to each tensor, from the op table: the slot
+  // each tensor operand (or the name standing for it) accesses, its effect
+  // and its name.
+  void accesses(const Operation& op, Draft& d) {
+    const OpSignature& sig = op.signature();
+    const Instruction& in = d.in;
+    auto out = operandIndex(sig, "out");
+    bool hasOut = out && op.operands[*out];
+    for (size_t i = 0; i < sig.operands.size(); ++i) {
+      if (sig.operands[i].kind == OperandKind::Type && sig.category == OpCategory::Compute) {
+        // fill, iota: the computation writes the tensor its type names, its result.
+        d.effect[i] = Effect::Write;
+        d.accessSlot[i] = in.result;
+        d.detail.accessName[i] = d.detail.resultName;
+      }
+      if (sig.operands[i].kind != OperandKind::Tensor) continue;
+      d.effect[i] = operandEffect(sig, i, hasOut);
+      d.accessSlot[i] = d.operand[i];
+      if (op.operands[i]) d.detail.accessName[i] = op.operands[i]->nameValue();
+      // A name of `y = op(...)` stands for its written operand (v and i of `v, i = top_k(...)`).
+      for (size_t k = 0; k < op.results.size() && !hasOut; ++k)
+        if (resultOperand(sig, k) == i) {
+          d.accessSlot[i] = k == 0 ? in.result : in.secondResult;
+          d.detail.accessName[i] = op.results[k].toString();
+        }
+    }
+  }
+
   void operation(const Operation& op) {
     Draft d;
     Instruction& in = d.in;
@@ -294,27 +322,7 @@ class Compiler {
     }
     if (op.results.size() > 1) in.secondResult = define(op.results[1].name, sig.resultKind);
     in.issuesWork = issuesWork(sig.category);
-    // What the statement does to each tensor, from the op table.
-    auto out = operandIndex(sig, "out");
-    bool hasOut = out && op.operands[*out];
-    for (size_t i = 0; i < sig.operands.size(); ++i) {
-      if (sig.operands[i].kind == OperandKind::Type && sig.category == OpCategory::Compute) {
-        // fill, iota: the computation writes the tensor its type names, its result.
-        d.effect[i] = Effect::Write;
-        d.accessSlot[i] = in.result;
-        d.detail.accessName[i] = d.detail.resultName;
-      }
-      if (sig.operands[i].kind != OperandKind::Tensor) continue;
-      d.effect[i] = operandEffect(sig, i, hasOut);
-      d.accessSlot[i] = d.operand[i];
-      if (op.operands[i]) d.detail.accessName[i] = op.operands[i]->nameValue();
-      // A name of `y = op(...)` stands for its written operand (v and i of `v, i = top_k(...)`).
-      for (size_t k = 0; k < op.results.size() && !hasOut; ++k)
-        if (resultOperand(sig, k) == i) {
-          d.accessSlot[i] = k == 0 ? in.result : in.secondResult;
-          d.detail.accessName[i] = op.results[k].toString();
-        }
-    }
+    accesses(op, d);
     push(d);
   }
 
@@ -355,11 +363,11 @@ Event& RunFrame::eventResult(const Instruction& in) {
   if (in.resultElement < 0) return v.event;
   int64_t index = integer(in.resultElement);
   if (index < 0 || v.elements.count(index))
-    throw DiagnosticError{Diagnostic{
-        program.detail(in).loc,
-        index < 0 ? fmt::format("'{}' has the negative index {}", program.detail(in).resultName, index)
-                  : fmt::format("'{}' is defined twice in this run (index {}, rank {})", program.detail(in).resultName,
-                                index, rank)}};
+    throw DiagnosticError{
+        Diagnostic{program.detail(in).loc,
+                   index < 0 ? fmt::format("'{}' has the negative index {}", program.detail(in).resultName, index)
+                             : fmt::format("'{}' is defined twice in this run (index {}, rank {})",
+                                           program.detail(in).resultName, index, rank)}};
   return v.elements[index];
 }
 

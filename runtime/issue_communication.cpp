@@ -23,9 +23,10 @@ static_assert(operands::Allreduce::t == 0 && operands::Allgather::t == 0 && oper
 int64_t sendRecvPeer(const RunFrame& frame, const Instruction& in, size_t operand, std::string_view what) {
   int64_t r = frame.integer(frame.slot(in, operand));
   if (r < 0 || r >= frame.world)
-    throw DiagnosticError{Diagnostic{
-        frame.program.detail(in).operandLoc[operand], fmt::format("'sendrecv' {} rank {}, which is not a rank of a team of {} (on rank {})",
-                                            what, r, frame.world, frame.rank)}};
+    throw DiagnosticError{
+        Diagnostic{frame.program.detail(in).operandLoc[operand],
+                   fmt::format("'sendrecv' {} rank {}, which is not a rank of a team of {} (on rank {})", what, r,
+                               frame.world, frame.rank)}};
   return r;
 }
 

@@ -30,8 +30,9 @@ TensorView allocateAt(RunFrame& frame, const Instruction& in, DType dtype, const
     return frame.backend.allocate(dtype, shape, frame.current, zero);
   } catch (const std::bad_alloc&) {
     throw DiagnosticError{
-        Diagnostic{frame.program.detail(in).loc, fmt::format("cannot allocate {} for {}",
-                                       formatBytes(tensorBytes(dtypeSize(dtype), {shape.begin(), shape.size})), what)}};
+        Diagnostic{frame.program.detail(in).loc,
+                   fmt::format("cannot allocate {} for {}",
+                               formatBytes(tensorBytes(dtypeSize(dtype), {shape.begin(), shape.size})), what)}};
   }
 }
 

@@ -1,7 +1,7 @@
 // The CPU backend's elementwise computations on strided views: add, sub and
 // mul (b broadcast to a's shape) and the other binary operations, relu,
 // silu, gelu and the other unary ones, scale, cast and where. f32
-// runs as f32 through vectorizable loops (executor/cpu/fast_math.h), f16
+// runs as f32 through the vector loops of executor/cpu/vector_loops.h, f16
 // and bf16 are computed in f32, f64 in f64; GemmKind::ReferenceF64 (the
 // serial reference) computes every one of them in f64 with <cmath>.
 #pragma once

@@ -438,23 +438,13 @@ Outputs binaryMathReference(const Inputs& in, const Params&, int64_t) {
       {"ne_row", broadcast(a, row, [&](double x, double y) { return truth(x != y); })}};
 }
 
-// Row-major walk of a RefTensor's multi-indices.
-std::vector<int64_t> indexOf(int64_t linear, const std::vector<int64_t>& shape) {
-  std::vector<int64_t> index(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    index[d] = linear % shape[d];
-    linear /= shape[d];
-  }
-  return index;
-}
-
 // `f` folded over `axis` (taken out of the result), starting from `start`.
 RefTensor reduceAxis(const RefTensor& x, size_t axis, double start, const std::function<double(double, double)>& f) {
   std::vector<int64_t> shape = x.shape;
   shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(axis));
   RefTensor out(shape, start);
   for (int64_t i = 0; i < x.numel(); ++i) {
-    std::vector<int64_t> index = indexOf(i, x.shape);
+    std::vector<int64_t> index = unflatten(i, x.shape);
     index.erase(index.begin() + static_cast<std::ptrdiff_t>(axis));
     out.at(index) = f(out.at(index), x.data[static_cast<size_t>(i)]);
   }

@@ -22,15 +22,6 @@ int64_t product(const std::vector<int64_t>& shape) {
   return n;
 }
 
-std::vector<int64_t> unflatten(int64_t flat, const std::vector<int64_t>& shape) {
-  std::vector<int64_t> index(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    index[d] = flat % shape[d];
-    flat /= shape[d];
-  }
-  return index;
-}
-
 int64_t flatten(const std::vector<int64_t>& index, const std::vector<int64_t>& shape) {
   int64_t flat = 0;
   for (size_t d = 0; d < shape.size(); ++d) {
@@ -122,6 +113,15 @@ void encode(DType dtype, std::byte* p, double v) {
 }
 
 }  // namespace
+
+std::vector<int64_t> unflatten(int64_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return index;
+}
 
 RefTensor::RefTensor(std::vector<int64_t> s, double fill)
     : shape(std::move(s)), data(static_cast<size_t>(product(shape)), fill) {}

@@ -33,6 +33,8 @@ struct RefTensor {
 };
 
 std::string shapeString(const std::vector<int64_t>& shape);
+// The multi-index of element `flat` of a C-order tensor of `shape`.
+std::vector<int64_t> unflatten(int64_t flat, const std::vector<int64_t>& shape);
 
 // ---- conversions ----------------------------------------------------------
 
