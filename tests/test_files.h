@@ -29,4 +29,19 @@ inline std::string testProgramText(const std::filesystem::path& underTests) {
   return text;
 }
 
+// The same without the comment (and blank) lines that open the file: the
+// text from the `program` line on, as the printer gives it back, or the
+// tokens a test mutates.
+inline std::string testProgramUncommented(const std::filesystem::path& underTests) {
+  std::string text = testProgramText(underTests);
+  size_t at = 0;
+  while (at < text.size() && (text[at] == '#' || text[at] == '\n')) {
+    size_t end = text.find('\n', at);
+    at = end == std::string::npos ? text.size() : end + 1;
+  }
+  if (!text.empty() && text.compare(at, 8, "program ") != 0)
+    ADD_FAILURE() << "tests/" << underTests.string() << " holds no program after its comment lines";
+  return text.substr(at);
+}
+
 }  // namespace hostir::testing

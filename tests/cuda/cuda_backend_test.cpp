@@ -24,6 +24,7 @@
 #include "executor/cuda/cuda_devices.h"
 #include "harness.h"
 #include "op_programs.h"
+#include "test_files.h"
 #include "trace_checks.h"
 
 namespace hostir::reftest {
@@ -144,35 +145,25 @@ TEST_P(CudaBackendTest, MatchesTheCpuBackend) {
   }
 }
 
+std::string streamOrderedFreesProgram() {
+  return hostir::testing::testProgramText("cuda/programs/stream_ordered_frees.hir");
+}
+
+// The program file of the test below parses and verifies with or without a
+// device: a missing or broken file fails here where that test is skipped.
+TEST(CudaProgramFiles, TheStreamOrderedFreesProgramVerifies) {
+  Program program = parseOrThrow(streamOrderedFreesProgram());
+  Status invalid = verifyFor(program, {}, 1);
+  EXPECT_FALSE(invalid) << invalid->message;
+}
+
 // Stream-ordered frees: a temporary deallocated on a worker stream after
 // other streams used it goes back to the pool during the run, so the peak
 // is the live set (x, y and one temporary), not every allocation; and the
 // memory reused across streams gives the CPU backend's result.
 TEST(CudaStreamOrderedFrees, PeakIsTheLiveSetAndResultsMatch) {
   if (std::optional<std::string> reason = cudaUnavailableReason()) GTEST_SKIP() << *reason;
-  const std::string text = R"(program p(N = 65536, S = 8) {
-  input  x : f32[N]
-  output y : f32[N]
-  main = get_current_stream()
-  y = allocate(f32[N])
-  copy(x, out=y)
-  for i in range(S) {
-    t = allocate(f32[N])
-    with stream(i) {
-      synchronize(main)
-      copy(x, out=t)
-      done = record_event()
-    }
-    wait_event(done)
-    add(y, t, out=y)
-    with stream(i + 1) {
-      synchronize(main)
-      deallocate(t)
-    }
-    synchronize(stream(i + 1))
-  }
-}
-)";
+  const std::string text = streamOrderedFreesProgram();
   Program program = parseOrThrow(text);
   RunRequest request = makeRequest(program, bindAll(program, {}), /*seed=*/3, /*streams=*/4);
   request.repeat = 2;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 
 #include "executor/backend_factory.h"
 #include "hostir/hostir.h"
+#include "test_files.h"
 
 namespace hostir {
 namespace {
@@ -130,19 +132,24 @@ TEST(CudaGraph, RepeatedRunsOfOneCallAgree) {
   EXPECT_TRUE(comparison.ok) << comparison.report;
 }
 
-constexpr const char* kGather = R"hir(
-program gather(R = 4, W = 3, N = 3) {
-  input  x   : f32[R, W]
-  input  idx : i32[N]
-  output g   : f32[N, W]
-  g = gather_rows(x, idx)
+std::string gatherProgram() { return hostir::testing::testProgramText("cuda/programs/gather.hir"); }
+
+// The program file of the test below reads and verifies with or without a
+// device (a missing or broken file fails here where that test is skipped),
+// and its line 6 is the gather that test expects the error at.
+TEST(CudaGraphProgramFiles, TheGatherProgramVerifies) {
+  const std::string text = gatherProgram();
+  EXPECT_NO_THROW(api::Program::fromText(text, "gather.hir"));
+  std::istringstream lines(text);
+  std::string line;
+  for (int k = 0; k < 6; ++k) std::getline(lines, line);
+  EXPECT_NE(line.find("gather_rows"), std::string::npos) << "line 6 is: " << line;
 }
-)hir";
 
 // The kernels of a replay record an index out of range as the captured run's did.
 TEST(CudaGraph, AnIndexOutOfRangeInAReplayIsTheStatementsError) {
   if (std::optional<std::string> reason = cudaUnavailableReason()) GTEST_SKIP() << *reason;
-  api::Program program = api::Program::fromText(kGather, "gather.hir");
+  api::Program program = api::Program::fromText(gatherProgram(), "gather.hir");
   api::RunOptions options;
   options.backend = "cuda";
   options.graph = true;

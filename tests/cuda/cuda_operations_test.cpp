@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,9 +30,12 @@
 #include "executor/cuda/cuda_devices.h"
 #include "harness.h"
 #include "op_programs.h"
+#include "test_files.h"
 
 namespace hostir::reftest {
 namespace {
+
+using hostir::testing::testProgramText;
 
 HostTensor indexTensor(const std::vector<int64_t>& shape, const std::vector<int32_t>& values) {
   HostTensor t = makeHostTensor(DType::I32, Dims(shape));
@@ -54,99 +58,16 @@ struct OpCase {
 
 // ---- the programs ----------------------------------------------------------------
 
-OpCase binaryBroadcast() {
-  return {"binary_broadcast", R"hir(
-program binary_broadcast(M = 6, N = 40) {
-  input  a    : $T[2, M, N]
-  input  same : $T[2, M, N]
-  input  row  : $T[N]
-  input  row1 : $T[1, N]
-  input  col  : $T[M, 1]
-  output s    : $T[2, M, N]
-  output d    : $T[2, M, N]
-  output p    : $T[2, M, N]
-  output e    : $T[2, M, N]
-  output q    : $T[2, M, N]
-  s = add(a, row)
-  d = sub(a, col)
-  p = mul(a, same)
-  e = sub(a, row1)
-  q = allocate($T[2, M, N])
-  a1 = shard_by_stream(a, axis=2, index=1, chunks=2)
-  s0 = shard_by_stream(same, axis=2, index=0, chunks=2)
-  q0 = shard_by_stream(q, axis=2, index=0, chunks=2)
-  q1 = shard_by_stream(q, axis=2, index=1, chunks=2)
-  mul(a1, s0, out=q0)
-  sub(s0, col, out=q1)
-}
-)hir"};
-}
+OpCase binaryBroadcast() { return {"binary_broadcast", testProgramText("cuda/programs/binary_broadcast.hir")}; }
 
-OpCase activations() {
-  return {"activations", R"hir(
-program activations(M = 8, N = 96) {
-  input  x : $T[M, N]
-  output r : $T[M, N]
-  output s : $T[M, N]
-  output g : $T[M, N]
-  output c : $T[M, N]
-  output y : $T[M, N]
-  big = scale(x, by=4.0)
-  r = relu(x)
-  s = silu(big)
-  g = gelu(big)
-  c = scale(x, by=-0.375)
-  y = allocate($T[M, N])
-  copy(big, out=y)
-  y1 = shard_by_stream(y, axis=1, index=1, chunks=3)
-  gelu(y1, out=y1)
-  y2 = shard_by_stream(y, axis=1, index=2, chunks=3)
-  relu(y2, out=y2)
-}
-)hir"};
-}
+OpCase activations() { return {"activations", testProgramText("cuda/programs/activations.hir")}; }
 
 // Rows longer than a block's threads, and rows of a chunk along the last
 // axis (row stride twice the row).
-OpCase rows() {
-  return {"rows", R"hir(
-program rows(B = 2, M = 5, N = 600) {
-  input  x  : $T[B, M, N]
-  input  w  : $T[N]
-  input  v  : $T[N]
-  output n  : $T[B, M, N]
-  output s  : $T[B, M, N]
-  output sc : $T[B, M, N / 2]
-  output nc : $T[B, M, N / 2]
-  output t  : $T[N]
-  n = rms_norm(x, w, eps=1e-5)
-  big = scale(x, by=8.0)
-  s = softmax(big)
-  xc = shard_by_stream(big, axis=2, index=1, chunks=2)
-  sc = softmax(xc)
-  wc = shard_by_stream(w, axis=0, index=1, chunks=2)
-  nc = rms_norm(xc, wc)
-  t = softmax(v)
-}
-)hir"};
-}
+OpCase rows() { return {"rows", testProgramText("cuda/programs/rows.hir")}; }
 
 OpCase casts() {
-  OpCase c{"casts", R"hir(
-program casts(M = 7, N = 33) {
-  input  x       : $T[M, N]
-  output to_f32  : f32[M, N]
-  output to_f16  : f16[M, N]
-  output to_bf16 : bf16[M, N]
-  output to_f64  : f64[M, N]
-  output back    : $T[M, N]
-  to_f32 = cast(x, dtype=f32)
-  to_f16 = cast(x, dtype=f16)
-  to_bf16 = cast(x, dtype=bf16)
-  to_f64 = cast(x, dtype=f64)
-  back = cast(to_bf16, dtype=$T)
-}
-)hir"};
+  OpCase c{"casts", testProgramText("cuda/programs/casts.hir")};
   // One rounding to nearest even gives one answer. From f64 the CPU may
   // round through f32 first (a tie can then differ by one unit); those
   // outputs are held to the dtype's tolerance instead.
@@ -157,71 +78,19 @@ program casts(M = 7, N = 33) {
   return c;
 }
 
-OpCase matmuls() {
-  return {"matmuls", R"hir(
-program matmuls(B = 3, M = 17, K = 24, N = 9) {
-  input  a    : $T[B, M, K]
-  input  at   : $T[B, K, M]
-  input  b    : $T[B, K, N]
-  input  bt   : $T[B, N, K]
-  input  a2   : $T[M, K]
-  input  b2t  : $T[N, K]
-  output c_nn : $T[B, M, N]
-  output c_tn : $T[B, M, N]
-  output c_nt : $T[B, M, N]
-  output c_tt : $T[B, M, N]
-  output c2   : $T[M, N]
-  output cs   : $T[M, N]
-  output ch   : $T[B, 8, N]
-  c_nn = matmul(a, b)
-  c_tn = matmul(at, b, transpose_a=true)
-  c_nt = matmul(a, bt, transpose_b=true)
-  c_tt = matmul(at, bt, transpose_a=true, transpose_b=true)
-  c2 = matmul(a2, b2t, transpose_b=true)
-  ac = shard_by_stream(a2, axis=1, index=0, chunks=2)
-  bc = shard_by_stream(b2t, axis=1, index=0, chunks=2)
-  cs = matmul(ac, bc, transpose_b=true)
-  ah = shard_by_stream(a, axis=1, index=1, chunks=2)
-  ch = matmul(ah, b)
-}
-)hir"};
-}
+OpCase matmuls() { return {"matmuls", testProgramText("cuda/programs/matmuls.hir")}; }
 
 // Every form of attention: full, causal with offsets (q_offset past the
 // keys; k_offset past some queries, so their rows see no key), GQA (4
 // query heads on 2 key/value heads), MHA and MQA, keys from a strided view.
-const char* const kAttention = R"hir(
-program attn(Tq = 24, Tk = 40, H = 4, G = 2, D = 16) {
-  input  q          : $T[Tq, H * D]
-  input  k          : $T[Tk, G * D]
-  input  v          : $T[Tk, G * D]
-  output o_full     : $T[Tq, H * D]
-  output o_causal   : $T[Tq, H * D]
-  output lse_causal : f32[Tq, H]
-  output o_late     : $T[Tq, H * D]
-  output lse_late   : f32[Tq, H]
-  output o_mha      : $T[Tq, H * D]
-  output o_mqa      : $T[Tq, H * D]
-  output lse_mqa    : f32[Tq, H]
-  o_full = attention(q, k, v, heads=H, kv_heads=G)
-  lse_causal = allocate(f32[Tq, H])
-  o_causal = attention(q, k, v, heads=H, kv_heads=G, causal=true, q_offset=16, lse=lse_causal)
-  lse_late = allocate(f32[Tq, H])
-  o_late = attention(q, k, v, heads=H, kv_heads=G, causal=true, q_offset=0, k_offset=10, lse=lse_late)
-  o_mha = attention(q, q, q, heads=H)
-  k1 = shard_by_stream(k, axis=1, index=1, chunks=G)
-  v1 = shard_by_stream(v, axis=1, index=0, chunks=G)
-  lse_mqa = allocate(f32[Tq, H])
-  o_mqa = attention(q, k1, v1, heads=H, kv_heads=1, causal=true, q_offset=20, k_offset=3, lse=lse_mqa)
-}
-)hir";
+std::string attentionProgram() { return testProgramText("cuda/programs/attention.hir"); }
 
-OpCase attention() { return {"attention", kAttention}; }
+OpCase attention() { return {"attention", attentionProgram()}; }
 
 // The same program with a scores budget of a few query rows per block:
 // blocks whose rows see no key, and causal blocks that stop early.
 OpCase attentionInBlocks() {
-  OpCase c{"attention_blocks", kAttention};
+  OpCase c{"attention_blocks", attentionProgram()};
   c.attentionBudget = 2048;
   return c;
 }
@@ -230,79 +99,13 @@ OpCase attentionInBlocks() {
 // the second half: their part has lse −inf, and folding the first half
 // into an all-−inf running result takes the part whole; folding two −inf
 // sides leaves o and lse as they are.
-OpCase mergeAttention() {
-  return {"merge_attention", R"hir(
-program merge(Tq = 12, Tk = 32, H = 2, D = 8) {
-  input  q     : $T[Tq, H * D]
-  input  k     : $T[Tk, H * D]
-  input  v     : $T[Tk, H * D]
-  output o     : $T[Tq, H * D]
-  output l     : f32[Tq, H]
-  output o2    : $T[Tq, H * D]
-  output l2    : f32[Tq, H]
-  output o3    : $T[Tq, H * D]
-  output l3    : f32[Tq, H]
-  k0 = shard_by_stream(k, axis=0, index=0, chunks=2)
-  v0 = shard_by_stream(v, axis=0, index=0, chunks=2)
-  k1 = shard_by_stream(k, axis=0, index=1, chunks=2)
-  v1 = shard_by_stream(v, axis=0, index=1, chunks=2)
-  l = allocate(f32[Tq, H])
-  o = attention(q, k0, v0, heads=H, causal=true, q_offset=10, lse=l)
-  l1 = allocate(f32[Tq, H])
-  o1 = attention(q, k1, v1, heads=H, causal=true, q_offset=10, k_offset=16, lse=l1)
-  l0 = allocate(f32[Tq, H])
-  o0 = attention(q, k0, v0, heads=H, causal=true, q_offset=10, lse=l0)
-  merge_attention(o, l, o1, l1)
-  l2 = allocate(f32[Tq, H])
-  o2 = attention(q, k1, v1, heads=H, causal=true, q_offset=10, k_offset=16, lse=l2)
-  merge_attention(o2, l2, o0, l0)
-  l3 = allocate(f32[Tq, H])
-  o3 = attention(q, k1, v1, heads=H, causal=true, q_offset=10, k_offset=16, lse=l3)
-  merge_attention(o3, l3, o1, l1)
-}
-)hir"};
-}
+OpCase mergeAttention() { return {"merge_attention", testProgramText("cuda/programs/merge_attention.hir")}; }
 
 // Rows of 3 × W elements, indices with −1 and repeats (the repeated rows
 // of scatter_add_rows add in idx's order), a table that is a strided chunk,
 // a 1-d table; and i32 tensors allocated, zeroed, copied and output.
 OpCase gatherScatter() {
-  OpCase c{"gather_scatter", R"hir(
-program gather_scatter(R = 10, W = 24, N = 6) {
-  input  x        : $T[R, 3, W]
-  input  x1       : $T[R]
-  input  idx      : i32[2, N]
-  input  src      : $T[2, N, 3, W]
-  output g        : $T[2, N, 3, W]
-  output gc       : $T[2, N, 3, W / 2]
-  output g1       : $T[2, N]
-  output y        : $T[R, 3, W]
-  output yc       : $T[R, 3, W]
-  output y1       : $T[R]
-  output idx_copy : i32[2, N]
-  output idx_half : i32[2, N / 2]
-  output zeros    : i32[5]
-  g = gather_rows(x, idx)
-  xc = shard_by_stream(x, axis=2, index=1, chunks=2)
-  gc = gather_rows(xc, idx)
-  g1 = gather_rows(x1, idx)
-  y = allocate($T[R, 3, W])
-  copy(x, out=y)
-  scatter_add_rows(src, idx, out=y)
-  yc = allocate($T[R, 3, W], zero=true)
-  ych = shard_by_stream(yc, axis=2, index=0, chunks=2)
-  sch = shard_by_stream(src, axis=3, index=1, chunks=2)
-  scatter_add_rows(sch, idx, out=ych)
-  y1 = allocate($T[R], zero=true)
-  scatter_add_rows(g1, idx, out=y1)
-  idx_copy = allocate(i32[2, N])
-  copy(idx, out=idx_copy)
-  ih = shard_by_stream(idx, axis=1, index=1, chunks=2)
-  idx_half = allocate(i32[2, N / 2])
-  copy(ih, out=idx_half)
-  zeros = allocate(i32[5], zero=true)
-}
-)hir"};
+  OpCase c{"gather_scatter", testProgramText("cuda/programs/gather_scatter.hir")};
   c.given["idx"] = indexTensor({2, 6}, {3, -1, 0, 9, 3, 5, -1, 9, 9, 2, 0, 7});
   // Gathers, i32 copies and zero-fills move bits.
   c.exact = [](DType) { return std::set<std::string>{"g", "gc", "g1", "idx_copy", "idx_half", "zeros"}; };
@@ -312,23 +115,7 @@ program gather_scatter(R = 10, W = 24, N = 6) {
 // Ring-free sequence parallelism: each rank's query rows attend causally
 // to every rank's keys, gathered; its q_offset is its first global row.
 OpCase shardedAttention() {
-  OpCase c{"sharded_attention", R"hir(
-program sharded_attention(T = 16, H = 4, G = 2, D = 8) {
-  input  q   : $T[T, H * D] shard(0)
-  input  k   : $T[T, G * D] shard(0)
-  input  v   : $T[T, G * D] shard(0)
-  output o   : $T[T, H * D] shard(0)
-  output lse : f32[T, H] shard(0)
-  kall = allocate($T[T, G * D])
-  h1 = allgather(k, out=kall, axis=0)
-  vall = allocate($T[T, G * D])
-  h2 = allgather(v, out=vall, axis=0)
-  wait(h1)
-  wait(h2)
-  lse = allocate(f32[T / world, H])
-  o = attention(q, kall, vall, heads=H, kv_heads=G, causal=true, q_offset=rank * (T / world), lse=lse)
-}
-)hir"};
+  OpCase c{"sharded_attention", testProgramText("cuda/programs/sharded_attention.hir")};
   c.communicates = true;
   return c;
 }
@@ -336,25 +123,7 @@ program sharded_attention(T = 16, H = 4, G = 2, D = 8) {
 // MoE-style: every rank gathers and scatters its share of the indices
 // (allgathered too, as i32), and an allreduce sums the scattered rows.
 OpCase shardedIndexing() {
-  OpCase c{"sharded_indexing", R"hir(
-program sharded_indexing(R = 8, W = 16, N = 6) {
-  input  x    : $T[R, W]
-  input  idx  : i32[N] shard(0)
-  input  src  : $T[N, W] shard(0)
-  output g    : $T[N, W] shard(0)
-  output y    : $T[R, W]
-  output gathered : i32[N]
-  g = gather_rows(x, idx)
-  s = silu(src)
-  y = allocate($T[R, W], zero=true)
-  scatter_add_rows(s, idx, out=y)
-  h = allreduce(y, op=sum)
-  wait(h)
-  gathered = allocate(i32[N])
-  a = allgather(idx, out=gathered, axis=0)
-  wait(a)
-}
-)hir"};
+  OpCase c{"sharded_indexing", testProgramText("cuda/programs/sharded_indexing.hir")};
   c.given["idx"] = indexTensor({6}, {7, -1, 2, 2, 0, 7});
   c.communicates = true;
   c.exact = [](DType) { return std::set<std::string>{"g", "gathered"}; };
@@ -482,37 +251,21 @@ struct BadIndexCase {
 
 std::ostream& operator<<(std::ostream& os, const BadIndexCase& c) { return os << c.label; }
 
-const char* const kBadGather = R"hir(program bad_gather(R = 4) {
-  input  x   : f32[R, 8]
-  input  idx : i32[3]
-  output g   : f32[3, 8]
-  output y   : f32[R, 8]
-  y = relu(x)
-  g = gather_rows(x, idx)
-}
-)hir";
+std::string badGather() { return testProgramText("cuda/programs/bad_gather.hir"); }
 
 // On a worker stream.
-const char* const kBadScatter = R"hir(program bad_scatter(R = 4) {
-  input  src : f32[3, 8]
-  input  idx : i32[3]
-  output y   : f32[R, 8]
-  main = get_current_stream()
-  y = allocate(f32[R, 8], zero=true)
-  with stream(1) {
-    synchronize(main)
-    scatter_add_rows(src, idx, out=y)
-  }
-  synchronize(stream(1))
-}
-)hir";
+std::string badScatter() { return testProgramText("cuda/programs/bad_scatter.hir"); }
 
 std::vector<BadIndexCase> badIndexCases() {
   return {
-      {"gather_past_the_rows", kBadGather, {0, 4, -1}, 7, "index 4 of 'idx' is out of range for 'x' with 4 rows"},
-      {"gather_below_minus_one", kBadGather, {1, -1, -2}, 7, "index -2 of 'idx' is out of range for 'x' with 4 rows"},
-      {"scatter_past_the_rows", kBadScatter, {3, 9, 1}, 9, "index 9 of 'idx' is out of range for 'y' with 4 rows"},
-      {"scatter_below_minus_one", kBadScatter, {-1, -5, 0}, 9, "index -5 of 'idx' is out of range for 'y' with 4 rows"},
+      {"gather_past_the_rows", badGather(), {0, 4, -1}, 9, "index 4 of 'idx' is out of range for 'x' with 4 rows"},
+      {"gather_below_minus_one", badGather(), {1, -1, -2}, 9, "index -2 of 'idx' is out of range for 'x' with 4 rows"},
+      {"scatter_past_the_rows", badScatter(), {3, 9, 1}, 11, "index 9 of 'idx' is out of range for 'y' with 4 rows"},
+      {"scatter_below_minus_one",
+       badScatter(),
+       {-1, -5, 0},
+       11,
+       "index -5 of 'idx' is out of range for 'y' with 4 rows"},
   };
 }
 
@@ -548,6 +301,38 @@ TEST_P(CudaBadIndexTest, FailsTheRunAtTheStatement) {
 
 INSTANTIATE_TEST_SUITE_P(Indices, CudaBadIndexTest, ::testing::ValuesIn(badIndexCases()),
                          [](const auto& info) { return info.param.label; });
+
+// ---- the program files, without a device ----------------------------------------
+
+// Every program of the suite parses and verifies in every dtype (on two
+// ranks too where it communicates) with or without a device, so a missing
+// or broken program file fails here where the runs above are skipped; and
+// the line each bad-index case expects its error at is its indexing
+// statement.
+TEST(CudaOperationPrograms, EveryProgramVerifiesInEveryDType) {
+  for (const OpCase& op : opCases()) {
+    for (DType dtype : kDTypes) {
+      SCOPED_TRACE(fmt::format("{}_{}", op.name, dtypeName(dtype)));
+      Program program = parseOrThrow(withDType(op.text, dtype));
+      for (int64_t world : {int64_t{1}, int64_t{2}}) {
+        if (world == 2 && !op.communicates) continue;
+        Status invalid = verifyFor(program, {}, world);
+        EXPECT_FALSE(invalid) << "world " << world << ": " << invalid->message;
+      }
+    }
+  }
+  for (const BadIndexCase& c : badIndexCases()) {
+    SCOPED_TRACE(c.label);
+    Program program = parseOrThrow(c.text);
+    Status invalid = verifyFor(program, {}, 1);
+    EXPECT_FALSE(invalid) << invalid->message;
+    std::istringstream lines(c.text);
+    std::string line;
+    for (uint32_t k = 0; k < c.line; ++k) std::getline(lines, line);
+    EXPECT_TRUE(line.find("gather_rows(") != std::string::npos || line.find("scatter_add_rows(") != std::string::npos)
+        << "line " << c.line << " is: " << line;
+  }
+}
 
 }  // namespace
 }  // namespace hostir::reftest

@@ -61,6 +61,7 @@
 #include "ir/diagnostic.h"
 #include "ir/parser.h"
 #include "ir/verifier.h"
+#include "test_files.h"
 
 namespace {
 
@@ -68,6 +69,7 @@ using namespace hostir;
 using hirtest::Actual;
 using hirtest::Expected;
 using hirtest::parseInt;
+using hostir::testing::testProgramText;
 
 enum class Stage { Parse, Structure, Verify };
 
@@ -266,18 +268,9 @@ TEST(DiagnosticsFiles, ManyDistinctCases) {
 // ---------------------------------------------------------------------------
 // The runner itself: it must fail what is wrong, or the files prove nothing.
 
-const char* const kGood =
-    "# RUN: verify\n"                                                                         // 1
-    "program p(M = 4) {\n"                                                                    // 2
-    "  # expected-error@+1 col 12: unknown name 'q'\n"                                        // 3
-    "  y = copy(q)\n"                                                                         // 4
-    "}\n"                                                                                     // 5
-    "# -----\n"                                                                               // 6
-    "# RUN: parse\n"                                                                          // 7
-    "# expected-error@+3 col 1: expected '}' to close the program body, found end of file\n"  // 8
-    "# expected-note@+1 col 13: to match this '{' (the program body)\n"                       // 9
-    "program p() {\n"                                                                         // 10
-    "\n";                                                                                     // 11
+// Two cases that pass: a verify case with an error and a parse case with an
+// error and a note at the end of the file. Line numbers as in the file.
+std::string good() { return testProgramText("diagnostics/programs/good_cases.hir"); }
 
 std::string reportFor(const std::string& text, int index = 1) {
   std::vector<Case> cases = splitCases("t.hir", text);
@@ -285,11 +278,11 @@ std::string reportFor(const std::string& text, int index = 1) {
   return static_cast<int>(cases.size()) >= index ? checkCase(cases[static_cast<size_t>(index - 1)]) : "";
 }
 
-// `kGood` with `from` replaced by `to`.
-std::string edited(const std::string& from, const std::string& to) { return hirtest::edited(kGood, from, to); }
+// `good()` with `from` replaced by `to`.
+std::string edited(const std::string& from, const std::string& to) { return hirtest::edited(good(), from, to); }
 
 TEST(DiagnosticsRunner, SplitsCasesWithTheFileLineNumbers) {
-  std::vector<Case> cases = splitCases("t.hir", kGood);
+  std::vector<Case> cases = splitCases("t.hir", good());
   ASSERT_EQ(cases.size(), 2u);
   EXPECT_EQ(cases[0].name(), "t_01");
   EXPECT_EQ(cases[1].name(), "t_02");
@@ -301,8 +294,8 @@ TEST(DiagnosticsRunner, SplitsCasesWithTheFileLineNumbers) {
   ASSERT_EQ(cases[0].expected.size(), 1u);
   EXPECT_EQ(cases[0].expected[0].line, 4u);
   EXPECT_EQ(cases[0].expected[0].col, 12u);
-  EXPECT_EQ(reportFor(kGood, 1), "");
-  EXPECT_EQ(reportFor(kGood, 2), "");
+  EXPECT_EQ(reportFor(good(), 1), "");
+  EXPECT_EQ(reportFor(good(), 2), "");
 }
 
 TEST(DiagnosticsRunner, MissingExpectationFails) {
@@ -371,9 +364,7 @@ TEST(DiagnosticsRunner, TheStageMatters) {
 }
 
 TEST(DiagnosticsRunner, LaterCasesInheritOrReplaceTheFileRunLine) {
-  std::vector<Case> cases = splitCases("t.hir",
-                                       "# RUN: verify ranks=2 set M=3\nprogram p() {\n}\n# -----\nprogram q() {\n}\n"
-                                       "# -----\n# RUN: parse no-final-newline\nprogram r() {\n}\n");
+  std::vector<Case> cases = splitCases("t.hir", testProgramText("diagnostics/programs/inherited_run_lines.hir"));
   ASSERT_EQ(cases.size(), 3u);
   EXPECT_EQ(cases[1].settings.world, 2);
   EXPECT_EQ(cases[1].settings.params, (std::map<std::string, int64_t>{{"M", 3}}));
@@ -400,9 +391,7 @@ TEST(DiagnosticsRunner, EndOfFileCases) {
 }
 
 TEST(DiagnosticsRunner, LineSubstitutionsAndUnknownPositions) {
-  std::string text =
-      "# RUN: verify\nprogram p() {\n  t = allocate(f32[4])\n"
-      "  # expected-error@+1 col 3: 't' is already defined at [[@LINE-1]]:3\n  t = allocate(f32[4])\n}\n";
+  std::string text = testProgramText("diagnostics/programs/line_substitution.hir");
   EXPECT_EQ(reportFor(text), "");
   std::string wrong = text;
   wrong.replace(wrong.find("LINE-1"), 6, "LINE-2");

@@ -19,10 +19,12 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "test_files.h"
 
 namespace {
 
 using namespace hostir;
+using hostir::testing::testProgramUncommented;
 
 struct ErrorCase {
   std::string name;
@@ -597,48 +599,8 @@ TEST(ParserErrorsRobustness, RandomTokenSoup) {
 // real mistakes, and some of them still parse and reach the verifier.
 TEST(ParserErrorsRobustness, MutatedPrograms) {
   const std::vector<std::string> seeds = {
-      "program row_parallel_linear(M = 24, K = 12, N = 8, S = 4) {\n"
-      "  input  x : f32[M, K] shard(1)\n"
-      "  input  w : f32[N, K] shard(1)\n"
-      "  output y : f32[M, N]\n"
-      "  y = allocate(f32[M, N], zero=true)\n"
-      "  main = get_current_stream()\n"
-      "  for i in range(S) {\n"
-      "    set_current_stream(stream(i))\n"
-      "    synchronize(main)\n"
-      "    xi = shard_by_stream(x, axis=0, index=i, chunks=S)\n"
-      "    yi = shard_by_stream(y, axis=0, index=i, chunks=S)\n"
-      "    linear(xi, w, out=yi)\n"
-      "    c = allreduce(yi, op=sum)\n"
-      "    wait(c)\n"
-      "  }\n"
-      "  set_current_stream(main)\n"
-      "  for j in range(S) {\n"
-      "    synchronize(stream(j))\n"
-      "  }\n"
-      "}\n",
-      "program misc(M = 12, N = 6) {\n"
-      "  input a : f32[M, N]\n"
-      "  input b : f32[N, M]\n"
-      "  output c : f32[M, M]\n"
-      "  c = matmul(a, b)\n"
-      "  n = ceildiv(M, 5); lo = min(M, N); hi = max(n, lo)\n"
-      "  t = allocate(f32[hi * world, N])\n"
-      "  g = allocate(f32[hi, N])\n"
-      "  h = allgather(g, out=t, axis=0)\n"
-      "  wait(h)\n"
-      "  r = allocate(f32[M / world])\n"
-      "  u = allocate(f32[M])\n"
-      "  reduce_scatter(u, out=r, op=max)\n"
-      "  ev = record_event()\n"
-      "  for k in range(1, 3) {\n"
-      "    broadcast(u, root=k % world)\n"
-      "    wait_event(ev)\n"
-      "  }\n"
-      "  v = add(u, u)\n"
-      "  copy(v, out=u)\n"
-      "  deallocate(v)\n"
-      "}\n",
+      testProgramUncommented("ir/programs/mutation_seed_row_parallel_linear.hir"),
+      testProgramUncommented("ir/programs/mutation_seed_misc.hir"),
   };
   std::mt19937 rng(4242);
   const auto& pool = tokenPool();

@@ -14,6 +14,7 @@ namespace hostir {
 namespace {
 
 using testing::parseOrDie;
+using testing::testProgramUncommented;
 
 TEST(Parser, LanguageDocHasTheRowParallelProgram) {
   auto blocks = testing::programBlocks(testing::readFile(testing::sourceDir() / "docs" / "hostir-language.md"));
@@ -106,41 +107,7 @@ TEST(Parser, KeepsExplicitDefaultsAsWritten) {
 }
 
 TEST(Parser, EveryOperationRoundTrips) {
-  const char* text = R"(program all_ops(M = 8, N = 4) {
-  input  x : bf16[M, N] shard(0)
-  input  w : bf16[N, N]
-  input  b : bf16[N]
-  output y : bf16[M, N]
-
-  y = allocate(bf16[M, N], zero=true)
-  t = allocate(bf16[M, N])
-  v = shard_by_stream(t, axis=0, index=0, chunks=2)
-  linear(x, w, b, out=y)
-  z = linear(x, w)
-  m = matmul(x, w)
-  matmul(x, w, out=t)
-  c = copy(x)
-  add(x, c, out=t)
-  s = add(x, z)
-  h1 = allreduce(t, out=y, op=avg)
-  h2 = allgather(x, out=m, axis=0)
-  h3 = reduce_scatter(m, out=t, axis=0, op=prod)
-  broadcast(t, root=world - 1)
-  h4 = sendrecv(x, out=c, to=(rank + 1) % world, from=(rank + world - 1) % world)
-  sendrecv(v, out=v, to=rank, from=0)
-  wait(h1)
-  main = get_current_stream()
-  set_current_stream(stream(rank * 2 + 1))
-  synchronize(main)
-  ev = record_event()
-  set_current_stream(main)
-  wait_event(ev)
-  n = ceildiv(M, 3)
-  lo = min(n, N)
-  hi = max(n, -1)
-  deallocate(t)
-}
-)";
+  const std::string text = testProgramUncommented("ir/programs/every_operation.hir");
   Program p = parseOrDie(text);
   EXPECT_EQ(printProgram(p), text);
   EXPECT_EQ(parseOrDie(printProgram(p)), p);
@@ -164,30 +131,7 @@ TEST(Parser, ParsesStandaloneExpressions) {
 // inside loops and around them. The printer writes them as the language
 // does, and parsing the print gives the program back.
 TEST(Parser, WithBlocksRoundTrip) {
-  const std::string text = R"(program p(M = 8, S = 2) {
-  input  x : f32[M]
-  output y : f32[M]
-
-  main = get_current_stream()
-  with stream(S + 1) {
-    synchronize(main)
-    y = copy(x)
-    with main {
-      t = copy(x)
-    }
-  }
-  for i in range(S) {
-    with stream(i) {
-      synchronize(main)
-      for k in range(2) {
-        add(t, x, out=t)
-      }
-      with stream(i * 2) {
-      }
-    }
-  }
-}
-)";
+  const std::string text = testProgramUncommented("ir/programs/with_blocks.hir");
   Program p = parseOrDie(text);
   EXPECT_EQ(printProgram(p), text);
   EXPECT_EQ(parseOrDie(printProgram(p)), p);
@@ -223,24 +167,7 @@ TEST(Parser, WithBlocksOnOneLineAndEqualityIgnoresTheirPositions) {
 // as the language does, parsing the print gives the program back, and
 // equality sees the index.
 TEST(Parser, HandleAndEventArraysRoundTrip) {
-  const std::string text = R"(program p(M = 8, S = 2) {
-  input  x : f32[M]
-  output y : f32[M]
-
-  y = allocate(f32[M])
-  h[0] = allreduce(x, out=y, op=sum)
-  for i in range(S) {
-    if i + 1 < S {
-      with stream(0) {
-        h[i + 1] = allgather(x, out=y)
-      }
-    }
-    wait(h[i])
-    ev[(i + 1) % S * 2] = record_event()
-  }
-  wait_event(ev[ceildiv(M, S) - rank])
-}
-)";
+  const std::string text = testProgramUncommented("ir/programs/handle_and_event_arrays.hir");
   Program p = parseOrDie(text);
   EXPECT_EQ(printProgram(p), text);
   EXPECT_EQ(parseOrDie(printProgram(p)), p);
@@ -271,32 +198,7 @@ TEST(Parser, HandleAndEventArraysRoundTrip) {
 // other; conditions of every form. The printer writes them as the language
 // does, and parsing the print gives the program back.
 TEST(Parser, IfBlocksRoundTrip) {
-  const std::string text = R"(program p(M = 8, S = 2) {
-  input  x : f32[M]
-  output y : f32[M]
-
-  y = copy(x)
-  if rank == 0 {
-    t = copy(x)
-  } else {
-    if rank == world - 1 and not (M % 2 == 1 or S > 4) {
-      u = copy(x)
-    }
-  }
-  for i in range(S) {
-    if i != 0 {
-      with stream(i) {
-        if (i + 1) * 2 <= M or rank >= 1 {
-          add(y, x, out=y)
-        } else {
-          for k in range(2) {
-          }
-        }
-      }
-    }
-  }
-}
-)";
+  const std::string text = testProgramUncommented("ir/programs/if_blocks.hir");
   Program p = parseOrDie(text);
   EXPECT_EQ(printProgram(p), text);
   EXPECT_EQ(parseOrDie(printProgram(p)), p);
@@ -347,20 +249,7 @@ TEST(Parser, IfBlocksBuiltInCppPrintAsParsed) {
   });
   Program built = b.build();
   ASSERT_FALSE(verifyStructure(built).has_value());
-  EXPECT_EQ(printProgram(built), R"(program p(M = 8) {
-  input  x : f32[M]
-
-  for i in range(2) {
-    if rank == 0 or i > 0 {
-      a = copy(x)
-    } else {
-      if M <= 4 {
-        c = copy(x)
-      }
-    }
-  }
-}
-)");
+  EXPECT_EQ(printProgram(built), testProgramUncommented("ir/programs/if_blocks_built_in_cpp.hir"));
   EXPECT_EQ(parseOrDie(printProgram(built)), built);
 }
 

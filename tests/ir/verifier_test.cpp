@@ -4,8 +4,8 @@
 //
 // The error cases written as text (this source, these settings, this error
 // at this position) live in tests/diagnostics/*.hir; see its README.md. Here
-// stay the programs that verify, and the errors of programs built in C++ or
-// generated.
+// stay the programs that verify (their texts in tests/ir/programs/), and the
+// errors of programs built in C++ or generated.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -26,6 +26,7 @@
 namespace {
 
 using namespace hostir;
+using hostir::testing::testProgramText;
 
 Program parse(const std::string& text) {
   auto parsed = parseProgram(text);
@@ -59,311 +60,31 @@ void PrintTo(const OpProgram& p, std::ostream* os) { *os << p.name; }
 
 std::vector<OpProgram> opPrograms() {
   return {
-      {"allocate",
-       "program p(M = 12, N = 24) {\n"
-       "  output y : f32[M, N]\n"
-       "  y = allocate(f32[M, N])\n"
-       "  z = allocate(bf16[N], zero=true)\n"
-       "  s = allocate(f64[])\n"
-       "  e = allocate(f16[M, 0], zero=false)\n"
-       "}\n"},
-      {"deallocate",
-       "program p(M = 12) {\n"
-       "  t = allocate(f32[M])\n"
-       "  u = copy(t)\n"
-       "  deallocate(t)\n"
-       "  deallocate(u)\n"
-       "  for i in range(3) {\n"
-       "    v = allocate(f32[M])\n"
-       "    deallocate(v)\n"
-       "  }\n"
-       "}\n"},
-      {"shard_by_stream",
-       "program p(M = 12, N = 24) {\n"
-       "  input x : f32[M, N] shard(1)\n"
-       "  for i in range(5) {\n"
-       "    v = shard_by_stream(x, axis=0, index=i, chunks=5)\n"
-       "    w = shard_by_stream(v, axis=1, index=0, chunks=1)\n"
-       "  }\n"
-       "  first = shard_by_stream(x, axis=0, index=0, chunks=5)\n"
-       "  a = allocate(f32[3, N / world])\n"
-       "  copy(first, out=a)\n"
-       "  last = shard_by_stream(x, axis=0, index=4, chunks=5)\n"
-       "  e = allocate(f32[0, N / world])\n"
-       "  copy(last, out=e)\n"
-       "  mine = shard_by_stream(x, axis=0, index=rank, chunks=world)\n"
-       "}\n"},
-      {"linear",
-       "program p(M = 12, K = 24, N = 12) {\n"
-       "  input x : f32[M, K] shard(1)\n"
-       "  input w : f32[N, K] shard(1)\n"
-       "  input b : f32[N]\n"
-       "  input x3 : f32[2, M, K]\n"
-       "  input w3 : f32[N, K]\n"
-       "  output y : f32[M, N]\n"
-       "  y = linear(x, w)\n"
-       "  o = allocate(f32[M, N])\n"
-       "  linear(x, w, b, out=o)\n"
-       "  z = linear(x3, w3, bias=b)\n"
-       "  o3 = allocate(f32[2, M, N])\n"
-       "  copy(z, out=o3)\n"
-       "}\n"},
-      {"matmul",
-       "program p(M = 12, K = 24, N = 36) {\n"
-       "  input a : f16[M, K] shard(1)\n"
-       "  input b : f16[K, N] shard(0)\n"
-       "  output c : f16[M, N]\n"
-       "  c = matmul(a, b)\n"
-       "  d = allocate(f16[M, N])\n"
-       "  matmul(a, b, out=d)\n"
-       "}\n"},
-      {"copy_and_add",
-       "program p(M = 12, N = 24) {\n"
-       "  input x : f64[M, N] shard(0)\n"
-       "  output y : f64[M, N] shard(0)\n"
-       "  c = copy(x)\n"
-       "  y = add(x, c)\n"
-       "  o = allocate(f64[M / world, N])\n"
-       "  add(y, c, out=o)\n"
-       "  copy(o, out=c)\n"
-       "}\n"},
-      {"elementwise",
-       "program p(M = 12, N = 24) {\n"
-       "  input x : bf16[M, N] shard(0)\n"
-       "  input row : bf16[N]\n"
-       "  input col : bf16[M, 1] shard(0)\n"
-       "  input s : bf16[]\n"
-       "  output y : bf16[M, N] shard(0)\n"
-       "  a = sub(x, row)\n"
-       "  b = mul(a, col)\n"
-       "  y = add(b, s)\n"
-       "  r = relu(y)\n"
-       "  g = gelu(r)\n"
-       "  silu(g, out=g)\n"
-       "  t = scale(g, by=0.125)\n"
-       "  scale(t, by=-2e-3, out=y)\n"
-       "}\n"},
-      {"rows",
-       "program p(M = 12, N = 24) {\n"
-       "  input x : f32[2, M, N] shard(1)\n"
-       "  input w : f32[N]\n"
-       "  n = rms_norm(x, w)\n"
-       "  o = allocate(f32[2, M / world, N])\n"
-       "  rms_norm(x, w, eps=1e-5, out=o)\n"
-       "  p = softmax(n)\n"
-       "  softmax(p, out=p)\n"
-       "}\n"},
-      {"attention",
-       "program p(T = 12, S = 16, H = 8, G = 2, D = 4) {\n"
-       "  input q : f16[T, H * D] shard(0)\n"
-       "  input k : f16[S, G * D]\n"
-       "  input v : f16[S, G * D]\n"
-       "  output o : f16[T, H * D] shard(0)\n"
-       "  o = attention(q, k, v, heads=H, kv_heads=G)\n"
-       "  l = allocate(f32[T / world, H])\n"
-       "  p = attention(q, k, v, heads=H, kv_heads=G, causal=true, q_offset=rank * (T / world), k_offset=3, lse=l)\n"
-       "  pl = allocate(f32[T / world, H])\n"
-       "  attention(q, k, v, out=p, heads=H, kv_heads=1 + 1, causal=false, lse=pl)\n"
-       "  merge_attention(p, l, o, pl)\n"
-       "}\n"},
-      {"gather_scatter_rows",
-       "program p(R = 12, N = 12, D = 8) {\n"
-       "  input x : f32[R, D]\n"
-       "  input idx : i32[N, 2] shard(0)\n"
-       "  input one : i32[]\n"
-       "  output y : f32[N, 2, D] shard(0)\n"
-       "  y = gather_rows(x, idx)\n"
-       "  s = gather_rows(x, one)\n"
-       "  z = allocate(f32[R, D], zero=true)\n"
-       "  scatter_add_rows(y, idx, out=z)\n"
-       "  i2 = copy(idx)\n"
-       "}\n"},
-      {"matmul_transposed_batched",
-       "program p(B = 12, M = 12, K = 24, N = 8) {\n"
-       "  input a : f64[K, M]\n"
-       "  input b : f64[N, K]\n"
-       "  input a3 : f64[B, M, K] shard(0)\n"
-       "  input b3 : f64[B, N, K] shard(0)\n"
-       "  output c : f64[M, N]\n"
-       "  c = matmul(a, b, transpose_a=true, transpose_b=true)\n"
-       "  c3 = matmul(a3, b3, transpose_b=true)\n"
-       "  o = allocate(f64[B / world, M, N])\n"
-       "  matmul(a3, b3, out=o, transpose_a=false, transpose_b=true)\n"
-       "}\n"},
-      {"cast",
-       "program p(M = 12, N = 24) {\n"
-       "  input x : f32[M, N]\n"
-       "  output h : f16[M, N]\n"
-       "  output d : f64[M, N]\n"
-       "  h = cast(x, dtype=f16)\n"
-       "  b = cast(h, dtype=bf16)\n"
-       "  d = allocate(f64[M, N])\n"
-       "  cast(b, dtype=f64, out=d)\n"
-       "}\n"},
-      {"allreduce",
-       "program p(M = 12, N = 24) {\n"
-       "  input x : f32[M, N]\n"
-       "  h = allreduce(x)\n"
-       "  wait(h)\n"
-       "  o = allocate(f32[M, N])\n"
-       "  h2 = allreduce(x, out=o, op=avg)\n"
-       "  wait(h2)\n"
-       "  allreduce(o, op=prod)\n"
-       "  allreduce(o, op=min)\n"
-       "  allreduce(o, op=max)\n"
-       "  allreduce(o, op=sum)\n"
-       "}\n"},
-      {"allgather",
-       "program p(M = 12, N = 24) {\n"
-       "  input x : f32[M, N] shard(0)\n"
-       "  input z : f32[M, N] shard(1)\n"
-       "  output y : f32[M, N]\n"
-       "  y = allocate(f32[M, N])\n"
-       "  h = allgather(x, out=y)\n"
-       "  wait(h)\n"
-       "  g = allocate(f32[M, N])\n"
-       "  allgather(z, out=g, axis=1)\n"
-       "  t = allocate(f32[2, 3])\n"
-       "  big = allocate(f32[2 * world, 3])\n"
-       "  allgather(t, out=big, axis=0)\n"
-       "}\n"},
-      {"reduce_scatter",
-       "program p(M = 12, N = 24) {\n"
-       "  input x : f32[M, N]\n"
-       "  output y : f32[M, N] shard(0)\n"
-       "  y = allocate(f32[M / world, N])\n"
-       "  h = reduce_scatter(x, out=y)\n"
-       "  wait(h)\n"
-       "  o = allocate(f32[M, N / world])\n"
-       "  reduce_scatter(x, out=o, axis=1, op=max)\n"
-       "  reduce_scatter(x, out=y, axis=0, op=avg)\n"
-       "}\n"},
-      {"all_to_all",
-       "program p(M = 12, N = 24) {\n"
-       "  input x : f32[M, N]\n"
-       "  input idx : i32[M]\n"
-       "  o = allocate(f32[M, N])\n"
-       "  h = all_to_all(x, out=o)\n"
-       "  wait(h)\n"
-       "  c = allocate(f32[M, N])\n"
-       "  all_to_all(x, out=c, axis=1)\n"
-       "  j = allocate(i32[M])\n"
-       "  all_to_all(idx, out=j, axis=0)\n"
-       "}\n"},
-      {"broadcast",
-       "program p(M = 12, S = 8) {\n"
-       "  input x : f32[M]\n"
-       "  for i in range(S) {\n"
-       "    h = broadcast(x, root=i % world)\n"
-       "    wait(h)\n"
-       "  }\n"
-       "  broadcast(x, root=0)\n"
-       "  broadcast(x, root=world - 1)\n"
-       "}\n"},
-      {"sendrecv",
-       "program p(M = 12, S = 3) {\n"
-       "  input x : f32[M, 2 * M]\n"
-       "  output y : f32[M, 2 * M]\n"
-       "  y = allocate(f32[M, 2 * M])\n"
-       "  h = sendrecv(x, out=y, to=(rank + 1) % world, from=(rank + world - 1) % world)\n"
-       "  wait(h)\n"
-       "  for i in range(S) {\n"
-       "    xi = shard_by_stream(x, axis=1, index=i, chunks=S)\n"
-       "    yi = shard_by_stream(y, axis=1, index=i, chunks=S)\n"
-       "    sendrecv(xi, out=yi, to=(rank + i) % world, from=(rank + world - i % world) % world)\n"
-       "  }\n"
-       "  # Uneven blocks: rank r sends r + 1 elements and receives those of rank r - 1.\n"
-       "  a = allocate(f32[rank + 1])\n"
-       "  b = allocate(f32[(rank + world - 1) % world + 1])\n"
-       "  sendrecv(a, out=b, to=(rank + 1) % world, from=(rank + world - 1) % world)\n"
-       "  sendrecv(x, out=x, to=rank, from=rank)\n"
-       "}\n"},
-      {"streams",
-       "program p(S = 6) {\n"
-       "  main = get_current_stream()\n"
-       "  for i in range(S) {\n"
-       "    set_current_stream(stream(i))\n"
-       "    synchronize(main)\n"
-       "    mine = get_current_stream()\n"
-       "    synchronize(mine)\n"
-       "  }\n"
-       "  set_current_stream(main)\n"
-       "  for j in range(S) {\n"
-       "    synchronize(stream(j))\n"
-       "  }\n"
-       "  set_current_stream(stream(world - rank - 1))\n"
-       "  synchronize(stream(1000 * S))\n"
-       "}\n"},
-      {"events",
-       "program p(M = 12) {\n"
-       "  t = allocate(f32[M])\n"
-       "  ev = record_event()\n"
-       "  set_current_stream(stream(1))\n"
-       "  wait_event(ev)\n"
-       "  for i in range(2) {\n"
-       "    e = record_event()\n"
-       "    wait_event(e)\n"
-       "    wait_event(ev)\n"
-       "  }\n"
-       "}\n"},
-      {"integer_bindings",
-       "program p(M = 10, S = 4) {\n"
-       "  n = ceildiv(M, S)\n"
-       "  lo = min(M, S)\n"
-       "  hi = max(M, S)\n"
-       "  t = allocate(f32[n * S])\n"
-       "  for i in range(n) {\n"
-       "    c = min(i, lo - 1)\n"
-       "    v = shard_by_stream(t, axis=0, index=c, chunks=hi)\n"
-       "  }\n"
-       "}\n"},
-      {"row_parallel_linear",
-       "# Row-parallel linear: y = allreduce(x_r @ w_r^T), overlapped in S chunks.\n"
-       "program row_parallel_linear(M = 240, K = 480, N = 120, S = 4) {\n"
-       "  input  x : f32[M, K] shard(1)\n"
-       "  input  w : f32[N, K] shard(1)\n"
-       "  output y : f32[M, N]\n"
-       "\n"
-       "  y = allocate(f32[M, N])\n"
-       "  for i in range(S) {\n"
-       "    xi = shard_by_stream(x, axis=0, index=i, chunks=S)\n"
-       "    yi = shard_by_stream(y, axis=0, index=i, chunks=S)\n"
-       "    linear(xi, w, out=yi)\n"
-       "    c = allreduce(yi, op=sum)\n"
-       "    wait(c)\n"
-       "  }\n"
-       "}\n"},
-      {"unary_math",
-       "program p(M = 12, N = 24) {\n"
-       "  input x : f16[M, N] shard(0)\n"
-       "  output y : f16[M, N] shard(0)\n"
-       "  e = exp(x)\n"
-       "  l = log(e)\n"
-       "  r = sqrt(e)\n"
-       "  q = rsqrt(r)\n"
-       "  g = sigmoid(q)\n"
-       "  t = tanh(g)\n"
-       "  s = sin(t)\n"
-       "  c = cos(s)\n"
-       "  b = abs(c)\n"
-       "  y = neg(b)\n"
-       "}\n"},
-      {"binary_math",
-       "program p(M = 12, N = 24) {\n"
-       "  input x : bf16[M, N] shard(0)\n"
-       "  input row : bf16[N]\n"
-       "  output y : bf16[M, N] shard(0)\n"
-       "  q = div(x, row)\n"
-       "  a = maximum(q, row)\n"
-       "  b = minimum(a, x)\n"
-       "  c = gt(b, row)\n"
-       "  d = ge(c, x)\n"
-       "  e = lt(d, row)\n"
-       "  f = le(e, x)\n"
-       "  g = eq(f, row)\n"
-       "  y = ne(g, x)\n"
-       "}\n"},
-      {"layer_ops", hostir::testing::testProgramText("ir/programs/layer_ops.hir")},
+      {"allocate", testProgramText("ir/programs/allocate.hir")},
+      {"deallocate", testProgramText("ir/programs/deallocate.hir")},
+      {"shard_by_stream", testProgramText("ir/programs/shard_by_stream.hir")},
+      {"linear", testProgramText("ir/programs/linear.hir")},
+      {"matmul", testProgramText("ir/programs/matmul.hir")},
+      {"copy_and_add", testProgramText("ir/programs/copy_and_add.hir")},
+      {"elementwise", testProgramText("ir/programs/elementwise.hir")},
+      {"rows", testProgramText("ir/programs/rows.hir")},
+      {"attention", testProgramText("ir/programs/attention.hir")},
+      {"gather_scatter_rows", testProgramText("ir/programs/gather_scatter_rows.hir")},
+      {"matmul_transposed_batched", testProgramText("ir/programs/matmul_transposed_batched.hir")},
+      {"cast", testProgramText("ir/programs/cast.hir")},
+      {"allreduce", testProgramText("ir/programs/allreduce.hir")},
+      {"allgather", testProgramText("ir/programs/allgather.hir")},
+      {"reduce_scatter", testProgramText("ir/programs/reduce_scatter.hir")},
+      {"all_to_all", testProgramText("ir/programs/all_to_all.hir")},
+      {"broadcast", testProgramText("ir/programs/broadcast.hir")},
+      {"sendrecv", testProgramText("ir/programs/sendrecv.hir")},
+      {"streams", testProgramText("ir/programs/streams.hir")},
+      {"events", testProgramText("ir/programs/events.hir")},
+      {"integer_bindings", testProgramText("ir/programs/integer_bindings.hir")},
+      {"row_parallel_linear", testProgramText("ir/programs/row_parallel_linear.hir")},
+      {"unary_math", testProgramText("ir/programs/unary_math.hir")},
+      {"binary_math", testProgramText("ir/programs/binary_math.hir")},
+      {"layer_ops", testProgramText("ir/programs/layer_ops.hir")},
   };
 }
 
@@ -405,13 +126,7 @@ TEST(VerifierOpsCoverage, EveryOperationAppears) {
 
 TEST(VerifierShapes, ShardByStreamChunks) {
   // Extent 10 in 4 chunks: 3, 3, 3, 1.
-  const std::string text =
-      "program p(E = 10, I = 0) {\n"
-      "  input x : f32[E, 2]\n"
-      "  output y : f32[3, 2]\n"
-      "  v = shard_by_stream(x, axis=0, index=I, chunks=4)\n"
-      "  y = copy(v)\n"
-      "}\n";
+  const std::string text = testProgramText("ir/programs/shard_by_stream_chunks.hir");
   for (int64_t index : {0, 1, 2}) EXPECT_EQ(verifyText(text, 1, {{"I", index}}), "") << index;
   // Extent 12: 3 each.
   EXPECT_EQ(verifyText(text, 1, {{"I", 3}, {"E", 12}}), "");
@@ -419,28 +134,13 @@ TEST(VerifierShapes, ShardByStreamChunks) {
 }
 
 TEST(VerifierShapes, ViewOfAShardedInput) {
-  const std::string text =
-      "program p(M = 8, N = 12) {\n"
-      "  input x : f32[M, N] shard(1)\n"
-      "  v = shard_by_stream(x, axis=0, index=0, chunks=2)\n"
-      "  o = allocate(f32[4, 6])\n"
-      "  copy(v, out=o)\n"
-      "}\n";
+  const std::string text = testProgramText("ir/programs/view_of_a_sharded_input.hir");
   EXPECT_EQ(verifyText(text, 2), "");
   // One and three ranks: shapes.hir.
 }
 
 TEST(VerifierShapes, LinearAndMatmulResults) {
-  const std::string text =
-      "program p(M = 4, K = 6, N = 5) {\n"
-      "  input x : f32[M, K]\n"
-      "  input w : f32[N, K]\n"
-      "  output y : f32[M, N]\n"
-      "  output z : f32[M, M]\n"
-      "  y = linear(x, w)\n"
-      "  wt = allocate(f32[K, M])\n"
-      "  z = matmul(x, wt)\n"
-      "}\n";
+  const std::string text = testProgramText("ir/programs/linear_and_matmul_results.hir");
   EXPECT_EQ(verifyText(text), "");
   EXPECT_EQ(verifyText(text, 1, {{"M", 7}, {"N", 7}}), "");
   EXPECT_EQ(verifyText(text, 1, {{"K", 7}}), "");
@@ -448,34 +148,12 @@ TEST(VerifierShapes, LinearAndMatmulResults) {
 
 // The shapes of the computations' results, observed through output declarations.
 TEST(VerifierShapes, ResultsOfTheComputations) {
-  const std::string text =
-      "program p(B = 3, M = 4, K = 5, N = 6, T = 7) {\n"
-      "  input a : f32[K, M]\n"
-      "  input b : f32[N, K]\n"
-      "  input a3 : f32[B, M, K]\n"
-      "  input b3 : f32[B, K, N]\n"
-      "  input x : f16[T, 2, 3]\n"
-      "  input idx : i32[M, N]\n"
-      "  input k : i32[]\n"
-      "  input s : f16[]\n"
-      "  output c : f32[M, N]\n"
-      "  output c3 : f32[B, M, N]\n"
-      "  output g : f16[M, N, 2, 3]\n"
-      "  output one : f16[2, 3]\n"
-      "  output d : f64[T, 2, 3]\n"
-      "  output y : f16[T, 2, 3]\n"
-      "  c = matmul(a, b, transpose_a=true, transpose_b=true)\n"
-      "  c3 = matmul(a3, b3)\n"
-      "  g = gather_rows(x, idx)\n"
-      "  one = gather_rows(x, k)\n"
-      "  d = cast(x, dtype=f64)\n"
-      "  y = mul(x, s)\n"
-      "}\n";
+  const std::string text = testProgramText("ir/programs/results_of_the_computations.hir");
   EXPECT_EQ(verifyText(text), "");
   // Indices of rank 7 and rows of rank 2 make a result of 9 dimensions, one too many.
   std::string tooDeep = text;
   tooDeep.replace(tooDeep.find("i32[M, N]"), 9, "i32[1, 1, 1, 1, 1, M, N]");
-  EXPECT_EQ(verifyText(tooDeep), error("18:7",
+  EXPECT_EQ(verifyText(tooDeep), error("20:7",
                                        "the result of 'gather_rows', [1, 1, 1, 1, 1, 4, 6, 2, 3], has 9 dimensions; "
                                        "tensors have at most 8"));
 }
@@ -484,25 +162,7 @@ TEST(VerifierShapes, ResultsOfTheComputations) {
 // symbolic type (ir/symbolic_types): the stripped program must verify too,
 // with the outputs' declared shapes and dtypes.
 TEST(VerifierShapes, SymbolicTypesOfTheComputationsMatchTheVerifier) {
-  const std::string text =
-      "program p(B = 2, M = 4, K = 6, N = 8, W = 2) {\n"
-      "  input a : f32[K, M]\n"
-      "  input b : f32[N, K]\n"
-      "  input a3 : f32[B, M, K] shard(0)\n"
-      "  input b3 : f32[B, N, K] shard(0)\n"
-      "  input x : bf16[M, 3]\n"
-      "  input idx : i32[N, W]\n"
-      "  output c : f32[M, N]\n"
-      "  output c3 : f32[B, M, N] shard(0)\n"
-      "  output g : bf16[N, W, 3]\n"
-      "  output h : f16[M, 3]\n"
-      "  output p : bf16[M, 3]\n"
-      "  c = matmul(a, b, transpose_a=true, transpose_b=true)\n"
-      "  c3 = matmul(a3, b3, transpose_b=true)\n"
-      "  g = gather_rows(x, idx)\n"
-      "  h = cast(x, dtype=f16)\n"
-      "  p = softmax(x)\n"
-      "}\n";
+  const std::string text = testProgramText("ir/programs/symbolic_types.hir");
   Program program = parse(text);
   ASSERT_EQ(verifyProgram(program, Bindings{{}, 2}), std::nullopt);
   StripComputePass strip;
@@ -513,13 +173,7 @@ TEST(VerifierShapes, SymbolicTypesOfTheComputationsMatchTheVerifier) {
 }
 
 TEST(VerifierShapes, ShapesAreNotStructural) {
-  const std::string text =
-      "program p(M = 4, K = 6, N = 5) {\n"
-      "  input x : f32[M, K]\n"
-      "  input w : f32[N, K]\n"
-      "  y = linear(x, w)\n"
-      "  z = matmul(y, x)\n"
-      "}\n";
+  const std::string text = testProgramText("ir/programs/shapes_are_not_structural.hir");
   EXPECT_EQ(verifyStructure(parse(text)), std::nullopt) << "shapes are not a structural matter";
   // With the defaults 'matmul' contracts [4, 5] with [4, 6]: shapes.hir.
   EXPECT_EQ(verifyText(text, 1, {{"N", 4}}), "");
@@ -529,20 +183,7 @@ TEST(VerifierShapes, ShapesAreNotStructural) {
 // Teams: every rank is checked; rank and world feed the integers.
 
 TEST(VerifierWorlds, DocExampleNeedsKToDivide) {
-  const std::string text =
-      "program row_parallel_linear(M = 256, K = 512, N = 128, S = 4) {\n"
-      "  input  x : f32[M, K] shard(1)\n"
-      "  input  w : f32[N, K] shard(1)\n"
-      "  output y : f32[M, N]\n"
-      "  y = allocate(f32[M, N])\n"
-      "  for i in range(S) {\n"
-      "    xi = shard_by_stream(x, axis=0, index=i, chunks=S)\n"
-      "    yi = shard_by_stream(y, axis=0, index=i, chunks=S)\n"
-      "    linear(xi, w, out=yi)\n"
-      "    c = allreduce(yi, op=sum)\n"
-      "    wait(c)\n"
-      "  }\n"
-      "}\n";
+  const std::string text = testProgramText("ir/programs/row_parallel_linear_doc.hir");
   for (int64_t world : {1, 2, 4, 8}) EXPECT_EQ(verifyText(text, world), "") << world;
   EXPECT_EQ(verifyText(text, 3, {{"K", 510}}), "");
   // K=512 over 3 ranks and K=510 over 4: collectives.hir.
@@ -559,32 +200,14 @@ TEST(VerifierWorlds, EveryRankIsChecked) {
 }
 
 TEST(VerifierWorlds, RankDependentShapes) {
-  const std::string text =
-      "program p(M = 4) {\n"
-      "  output y : f32[M]\n"
-      "  t = allocate(f32[rank + 1])\n"
-      "  deallocate(t)\n"
-      "  y = allocate(f32[M + rank])\n"
-      "}\n";
+  const std::string text = testProgramText("ir/programs/rank_dependent_shapes.hir");
   EXPECT_EQ(verifyText(text, 1), "");
   // Rank 1 of 2 defines [5]: outputs.hir.
 }
 
 TEST(VerifierWorlds, BroadcastRootFromTheLoopIndex) {
-  const std::string wrapped =
-      "program p(S = 8) {\n"
-      "  input x : f32[4]\n"
-      "  for i in range(S) {\n"
-      "    broadcast(x, root=i % world)\n"
-      "  }\n"
-      "}\n";
-  const std::string raw =
-      "program p(S = 4) {\n"
-      "  input x : f32[4]\n"
-      "  for i in range(S) {\n"
-      "    broadcast(x, root=i)\n"
-      "  }\n"
-      "}\n";
+  const std::string wrapped = testProgramText("ir/programs/broadcast_root_wrapped.hir");
+  const std::string raw = testProgramText("ir/programs/broadcast_root_raw_index.hir");
   for (int64_t world = 1; world <= 4; ++world) EXPECT_EQ(verifyText(wrapped, world), "") << world;
   EXPECT_EQ(verifyText(raw, 4), "");
   // The raw index over 3 ranks, and over 4 with S=5: collectives.hir.
@@ -611,13 +234,7 @@ TEST(VerifierParams, OverridesChangeShapes) {
 }
 
 TEST(VerifierParams, OverridesChangeLoopCounts) {
-  const std::string text =
-      "program p(S = 3) {\n"
-      "  t = allocate(f32[S])\n"
-      "  for i in range(S) {\n"
-      "    v = shard_by_stream(t, axis=0, index=i, chunks=3)\n"
-      "  }\n"
-      "}\n";
+  const std::string text = testProgramText("ir/programs/loop_count_param.hir");
   EXPECT_EQ(verifyText(text), "");
   EXPECT_EQ(verifyText(text, 1, {{"S", 2}}), "");
   EXPECT_EQ(verifyText(text, 1, {{"S", 0}}), "");
@@ -644,35 +261,13 @@ TEST(VerifierParams, BindParams) {
 // Integer bindings: ceildiv, min, max.
 
 TEST(VerifierIntegers, BindingsFeedShapes) {
-  const std::string text =
-      "program p(M = 10, S = 4) {\n"
-      "  output y : f32[3, 4, 10]\n"
-      "  n = ceildiv(M, S)\n"
-      "  lo = min(M, S)\n"
-      "  hi = max(M, S)\n"
-      "  y = allocate(f32[n, lo, hi])\n"
-      "}\n";
+  const std::string text = testProgramText("ir/programs/integer_bindings_feed_shapes.hir");
   EXPECT_EQ(verifyText(text), "");
   // M=13 and M=2 change the output's shape (outputs.hir); S=0 divides by zero (integers.hir).
 }
 
 TEST(VerifierIntegers, ChainedAndInLoops) {
-  const std::string text =
-      "program p(M = 10, S = 4) {\n"
-      "  output y : f32[6]\n"
-      "  n = ceildiv(M, S)\n"
-      "  m = max(n, 1)\n"
-      "  k = ceildiv(m * 2, 1)\n"
-      "  y = allocate(f32[k])\n"
-      "  for i in range(S) {\n"
-      "    c = min(i, 2)\n"
-      "    v = shard_by_stream(y, axis=0, index=c, chunks=n)\n"
-      "    for j in range(c) {\n"
-      "      d = max(j, c)\n"
-      "      broadcast(v, root=d - c)\n"
-      "    }\n"
-      "  }\n"
-      "}\n";
+  const std::string text = testProgramText("ir/programs/integer_bindings_in_loops.hir");
   EXPECT_EQ(verifyText(text), "");
   EXPECT_EQ(verifyText(text, 2), "");
   // M = 12 keeps k = 6.
@@ -685,53 +280,19 @@ TEST(VerifierIntegers, ChainedAndInLoops) {
 // Scopes.
 
 TEST(VerifierScopes, SiblingLoopsReuseNames) {
-  const std::string text =
-      "program p() {\n"
-      "  for i in range(2) {\n"
-      "    t = allocate(f32[4])\n"
-      "    e = record_event()\n"
-      "  }\n"
-      "  for i in range(3) {\n"
-      "    t = allocate(f32[8])\n"
-      "    e = record_event()\n"
-      "    o = allocate(f32[8])\n"
-      "    copy(t, out=o)\n"
-      "    for j in range(2) {\n"
-      "      u = copy(t)\n"
-      "    }\n"
-      "    for j in range(i) {\n"
-      "      u = allocate(f32[i])\n"
-      "      deallocate(u)\n"
-      "    }\n"
-      "    deallocate(t)\n"
-      "  }\n"
-      "}\n";
+  const std::string text = testProgramText("ir/programs/sibling_loops_reuse_names.hir");
   EXPECT_EQ(verifyStructure(parse(text)), std::nullopt);
   for (int64_t world = 1; world <= 4; ++world) EXPECT_EQ(verifyText(text, world), "") << world;
 }
 
 TEST(VerifierScopes, EachIterationHasItsOwnTensors) {
   // Deallocating iteration 0's t leaves iteration 1's t alive.
-  const std::string text =
-      "program p() {\n"
-      "  for i in range(3) {\n"
-      "    t = allocate(f32[4])\n"
-      "    u = copy(t)\n"
-      "    deallocate(t)\n"
-      "  }\n"
-      "}\n";
+  const std::string text = testProgramText("ir/programs/each_iteration_own_tensors.hir");
   EXPECT_EQ(verifyText(text), "");
 }
 
 TEST(VerifierScopes, LoopRangeMayUseOuterIndex) {
-  const std::string text =
-      "program p() {\n"
-      "  for i in range(1, 4) {\n"
-      "    for j in range(i, 2 * i) {\n"
-      "      t = allocate(f32[j - i])\n"
-      "    }\n"
-      "  }\n"
-      "}\n";
+  const std::string text = testProgramText("ir/programs/loop_range_outer_index.hir");
   EXPECT_EQ(verifyText(text), "");
   // A later loop's range cannot use an earlier loop's index: scopes.hir, with
   // shadowing and the names a loop leaves behind.

@@ -10,6 +10,7 @@
 
 #include "cli_runner.h"
 #include "hostir/hostir.h"
+#include "test_files.h"
 
 namespace hostir {
 namespace {
@@ -17,6 +18,7 @@ namespace {
 using testing::CommandResult;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using testing::testProgramText;
 
 class EdgesCli : public testing::CliTest {
  protected:
@@ -46,9 +48,7 @@ TEST_F(EdgesCli, AnInputThatInputForgotIsNamedUnlessFillMissing) {
 // An output without shard is one value every rank holds: a rank that
 // computed another fails --check, naming the output, the rank and the element.
 TEST_F(EdgesCli, ReplicatedOutputsWhoseRanksDisagreeFailTheCheck) {
-  const std::string program = write("r.hir",
-                                    "program r() {\n  input x : f32[2, 3]\n  output y : f32[2, 3]\n"
-                                    "  y = copy(x)\n  if rank == 1 {\n    scale(y, by=2.0, out=y)\n  }\n}\n");
+  const std::string program = write("r.hir", testProgramText("tools/programs/replicated_output_doubled_on_rank_1.hir"));
   const std::string x = zeros("x.npy", {2, 3});
   CommandResult checked = run("run " + program + " --ranks 2 --seed 1 --check");
   EXPECT_EQ(checked.exitCode, 1) << checked.err;
@@ -75,10 +75,7 @@ TEST_F(CheckNonFiniteCli, ACorrectOutputHoldingInfAndNanPassesTheCheck) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   std::vector<float> x = {1, kInf, 2, std::numeric_limits<float>::quiet_NaN(), -kInf, 3};
   api::writeNpy((dir_ / "x.npy").string(), api::HostBuffer{api::DType::F32, {6}, x.data()});
-  std::string program =
-      write("p.hir",
-            "program p() {\n  input x : f32[6]\n  output y : f32[6]\n  y = copy(x)\n  z = copy(x)\n  add(y, z, out=y)\n"
-            "}\n");
+  std::string program = write("p.hir", testProgramText("tools/programs/copy_and_add_into_output.hir"));
   CommandResult r = run("run " + program + " --input x=" + (dir_ / "x.npy").string() + " --check --ranks 2");
   EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("check: ok"));

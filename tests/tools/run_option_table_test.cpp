@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "api/error_of.h"
+#include "test_files.h"
 #include "tools/hostir/command_line.h"
 
 namespace hostir::tool {
@@ -19,6 +20,7 @@ namespace {
 
 using api::RunOptionRow;
 using api::RunOptionType;
+using hostir::testing::testProgramText;
 
 // Parses `hostir run p.hir ARGS...`; throws CLI11's errors.
 api::RunOptions parsed(std::vector<std::string> args) {
@@ -82,8 +84,7 @@ TEST(RunOptionTable, ValuesOutsideARowAreRefusedByTheCommandLineAndTheApi) {
 }
 
 TEST(RunOptionTable, TheApiChecksEveryFieldAgainstItsRow) {
-  api::Program p = api::Program::fromText(
-      "program p() {\n  input x : f32[4]\n  output y : f32[4]\n  y = allocate(f32[4])\n  copy(x, out=y)\n}\n", "p.hir");
+  api::Program p = api::Program::fromText(testProgramText("tools/programs/copy_into_allocated_output.hir"), "p.hir");
   api::RunOptions options;
   options.streams = 0;
   EXPECT_EQ(api::testing::errorOf([&] { api::run(p, {}, {}, options); }).message(),

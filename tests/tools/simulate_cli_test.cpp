@@ -7,6 +7,7 @@
 #include <set>
 
 #include "tests/cli_runner.h"
+#include "tests/test_files.h"
 
 namespace hostir::testing {
 namespace {
@@ -157,14 +158,7 @@ TEST_F(SimulateCli, ValueAndOutFormsStripAlikeForCommMs) {
 }
 
 TEST_F(SimulateCli, AProgramThatNamesRankIsSimulatedOnEveryRank) {
-  auto path = write("p.hir", R"(program p(N = 8) {
-  input  x : f32[N]
-  output y : f32[N]
-  y = allocate(f32[N])
-  copy(x, out=y)
-  t = allocate(f32[rank + 1], zero=true)
-}
-)");
+  auto path = write("p.hir", testProgramText("tools/programs/rank_sized_allocation.hir"));
   auto r = run("simulate " + path + " --machine h100-nvlink --ranks 3");
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_NE(r.out.find("simulated: all 3 ranks"), std::string::npos) << r.out;
@@ -200,14 +194,7 @@ TEST_F(SimulateCli, TheMachineIsRequired) {
 }
 
 TEST_F(SimulateCli, ARacyProgramIsRefusedAsRunRefusesIt) {
-  auto path = write("racy.hir", R"(program racy(N = 8) {
-  input  x : f32[N]
-  output y : f32[N]
-  y = allocate(f32[N], zero=true)
-  set_current_stream(stream(1))
-  copy(x, out=y)
-}
-)");
+  auto path = write("racy.hir", testProgramText("tools/programs/racy_copy_on_worker_stream.hir"));
   auto r = run("simulate " + path + " --machine h100-nvlink");
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_NE(r.err.find("race"), std::string::npos) << r.err;
