@@ -4,6 +4,7 @@
 // CUDA backends implement it; the evaluator above it is shared.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -62,16 +63,19 @@ struct CollectiveCall {
 // integers only to 2^53, and offsets near 2^63 are valid.
 // cast's target dtype is its `out` view's.
 struct KernelCall {
-  // Every position cleared, by plain stores: the evaluator makes one per
-  // issued computation, and the `rep stos` a value-initialization compiles
-  // to cost as much as the rest of issuing an add.
-  explicit KernelCall(OpKind k = OpKind::Add) : kind(k) {
-    for (size_t i = 0; i < kMaxOperands; ++i) {
-      operands[i] = nullptr;
-      scalars[i] = 0.0;
-      integers[i] = 0;
-    }
+  // Every position cleared.
+  explicit KernelCall(OpKind k = OpKind::Add) : KernelCall(k, kMaxOperands) {}
+  // The first `count` positions cleared, those of the operation's signature
+  // (positions()): the evaluator makes one call per issued computation, and
+  // clearing all kMaxOperands of them cost as much as the rest of issuing
+  // an add. Nothing reads a call past its signature.
+  KernelCall(OpKind k, size_t count) : kind(k) {
+    std::fill_n(operands.begin(), count, nullptr);
+    std::fill_n(scalars.begin(), count, 0.0);
+    std::fill_n(integers.begin(), count, int64_t{0});
   }
+  // How many positions the operation's signature has.
+  size_t positions() const { return signatureOf(kind).operands.size(); }
 
   OpKind kind;
   std::array<const TensorView*, kMaxOperands> operands;

@@ -73,6 +73,9 @@ void unstage(RunFrame& frame, const TensorView& temporary, const TensorView& out
   frame.backend.deallocate(temporary, frame.current);
 }
 
+// The call that issues `in`, its signature's positions cleared.
+KernelCall callFor(const Instruction& in) { return KernelCall(in.op, signatureOf(in.op).operands.size()); }
+
 // Tensor operand `operand` of `in`, also entered in `call`.
 const TensorView& input(RunFrame& frame, const Instruction& in, KernelCall& call, size_t operand) {
   const TensorView& view = frame.tensor(in, operand);
@@ -148,7 +151,7 @@ void issueKernel(RunFrame& frame, const Instruction& in, KernelCall& call, size_
 // out = x · wᵀ (+ bias): [x's leading dims, w's first].
 void issueLinear(RunFrame& frame, const Instruction& in) {
   using O = operands::Linear;
-  KernelCall call{in.op};
+  KernelCall call = callFor(in);
   const TensorView& x = input(frame, in, call, O::x);
   const TensorView& w = input(frame, in, call, O::w);
   optionalInput(frame, in, call, O::bias);
@@ -161,7 +164,7 @@ void issueLinear(RunFrame& frame, const Instruction& in) {
 // transposes say.
 void issueMatmul(RunFrame& frame, const Instruction& in) {
   using O = operands::Matmul;
-  KernelCall call{in.op};
+  KernelCall call = callFor(in);
   const TensorView& a = input(frame, in, call, O::a);
   const TensorView& b = input(frame, in, call, O::b);
   call.scalars[O::transpose_a] = frame.scalar(in, O::transpose_a, 0);
@@ -177,7 +180,7 @@ void issueMatmul(RunFrame& frame, const Instruction& in) {
 // mul, whose operand positions `O` name a, b and out.
 template <typename O>
 void issueBinaryElementwise(RunFrame& frame, const Instruction& in) {
-  KernelCall call{in.op};
+  KernelCall call = callFor(in);
   const TensorView& a = input(frame, in, call, O::a);
   input(frame, in, call, O::b);
   issueKernel(frame, in, call, O::out, a.dtype, a.shape, /*elementwise=*/true);
@@ -195,7 +198,7 @@ void setInteger(const RunFrame& frame, const Instruction& in, KernelCall& call, 
 // before they write it, so that the very view in and out is in place.
 template <typename O>
 void issueLikeX(RunFrame& frame, const Instruction& in) {
-  KernelCall call{in.op};
+  KernelCall call = callFor(in);
   const TensorView& x = input(frame, in, call, O::x);
   if constexpr (std::is_same_v<O, operands::Scale>) call.scalars[O::by] = frame.scalar(in, O::by);
   if constexpr (std::is_same_v<O, operands::RmsNorm>) {
@@ -209,7 +212,7 @@ void issueLikeX(RunFrame& frame, const Instruction& in) {
 // staged when an input (or the other output) overlaps it.
 void issueAttention(RunFrame& frame, const Instruction& in) {
   using O = operands::Attention;
-  KernelCall call{in.op};
+  KernelCall call = callFor(in);
   const TensorView& q = input(frame, in, call, O::q);
   input(frame, in, call, O::k);
   input(frame, in, call, O::v);
@@ -226,7 +229,7 @@ void issueAttention(RunFrame& frame, const Instruction& in) {
 // o and lse updated in place, element by element of each (row, head).
 void issueMergeAttention(RunFrame& frame, const Instruction& in) {
   using O = operands::MergeAttention;
-  KernelCall call{in.op};
+  KernelCall call = callFor(in);
   for (size_t operand : {O::o, O::lse, O::part, O::part_lse}) input(frame, in, call, operand);
   issueWriting(frame, in, call, {O::o, O::lse}, /*elementwise=*/true, /*readFirst=*/true);
 }
@@ -234,7 +237,7 @@ void issueMergeAttention(RunFrame& frame, const Instruction& in) {
 // y = x[idx] on rows: idx.shape + x.shape[1:].
 void issueGatherRows(RunFrame& frame, const Instruction& in) {
   using O = operands::GatherRows;
-  KernelCall call{in.op};
+  KernelCall call = callFor(in);
   const TensorView& x = input(frame, in, call, O::x);
   const TensorView& idx = input(frame, in, call, O::idx);
   Dims shape = idx.shape;
@@ -246,7 +249,7 @@ void issueGatherRows(RunFrame& frame, const Instruction& in) {
 // a row added early may be read as src later.
 void issueScatterAddRows(RunFrame& frame, const Instruction& in) {
   using O = operands::ScatterAddRows;
-  KernelCall call{in.op};
+  KernelCall call = callFor(in);
   for (size_t operand : {O::src, O::idx, O::out}) input(frame, in, call, operand);
   issueWriting(frame, in, call, {O::out}, /*elementwise=*/false, /*readFirst=*/true);
 }
@@ -254,7 +257,7 @@ void issueScatterAddRows(RunFrame& frame, const Instruction& in) {
 // out = x in the dtype the statement names (the compiled instruction's dtype).
 void issueCast(RunFrame& frame, const Instruction& in) {
   using O = operands::Cast;
-  KernelCall call{in.op};
+  KernelCall call = callFor(in);
   const TensorView& x = input(frame, in, call, O::x);
   issueKernel(frame, in, call, O::out, in.dtype, x.shape, /*elementwise=*/true);
 }
@@ -262,7 +265,7 @@ void issueCast(RunFrame& frame, const Instruction& in) {
 // out = a where c, else b: like a (c and b broadcast to it).
 void issueWhere(RunFrame& frame, const Instruction& in) {
   using O = operands::Where;
-  KernelCall call{in.op};
+  KernelCall call = callFor(in);
   input(frame, in, call, O::c);
   const TensorView& a = input(frame, in, call, O::a);
   input(frame, in, call, O::b);
@@ -280,7 +283,7 @@ int64_t axisOperand(const RunFrame& frame, const Instruction& in, size_t operand
 // sum, mean, max: x without the axis (in call.integers[axis], normalized).
 void issueReduce(RunFrame& frame, const Instruction& in) {
   using O = operands::Reduce;
-  KernelCall call{in.op};
+  KernelCall call = callFor(in);
   const TensorView& x = input(frame, in, call, O::x);
   const int64_t axis = axisOperand(frame, in, O::axis, x.rank());
   call.integers[O::axis] = axis;
@@ -294,7 +297,7 @@ void issueReduce(RunFrame& frame, const Instruction& in) {
 // (x - mean) / √(var + eps) · w + b per row; each row is read before it is written.
 void issueLayerNorm(RunFrame& frame, const Instruction& in) {
   using O = operands::LayerNorm;
-  KernelCall call{in.op};
+  KernelCall call = callFor(in);
   const TensorView& x = input(frame, in, call, O::x);
   input(frame, in, call, O::w);
   input(frame, in, call, O::b);
@@ -305,7 +308,7 @@ void issueLayerNorm(RunFrame& frame, const Instruction& in) {
 // Rotates each pair (j, j + D/2) of every head; a pair is read before it is written.
 void issueRope(RunFrame& frame, const Instruction& in) {
   using O = operands::Rope;
-  KernelCall call{in.op};
+  KernelCall call = callFor(in);
   const TensorView& x = input(frame, in, call, O::x);
   setInteger(frame, in, call, O::heads, 1);
   setInteger(frame, in, call, O::offset, 0);
@@ -318,7 +321,7 @@ void issueRope(RunFrame& frame, const Instruction& in) {
 // overlaps it.
 void issueTopK(RunFrame& frame, const Instruction& in) {
   using O = operands::TopK;
-  KernelCall call{in.op};
+  KernelCall call = callFor(in);
   const TensorView& x = input(frame, in, call, O::x);
   setInteger(frame, in, call, O::k, 1);
   Dims shape = x.shape;
@@ -331,7 +334,7 @@ void issueTopK(RunFrame& frame, const Instruction& in) {
 // i32 [buckets, capacity] from idx.
 void issueBucket(RunFrame& frame, const Instruction& in) {
   using O = operands::Bucket;
-  KernelCall call{in.op};
+  KernelCall call = callFor(in);
   input(frame, in, call, O::idx);
   setInteger(frame, in, call, O::buckets, 1);
   setInteger(frame, in, call, O::capacity, 1);
@@ -349,7 +352,7 @@ void issueConstant(RunFrame& frame, const Instruction& in) {
   const Dims shape = frame.dims(in);
   TensorView& result = frame.value(in.result).tensor;
   result = allocateResult(frame, in, in.dtype, shape, false);
-  KernelCall call{in.op};
+  KernelCall call = callFor(in);
   call.operands[operands::Fill::type] = &result;
   const OpSignature& sig = signatureOf(in.op);
   for (size_t i = 0; i < sig.operands.size(); ++i) {

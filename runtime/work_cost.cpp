@@ -35,7 +35,7 @@ OpCost costOfCall(OpKind kind, std::initializer_list<std::pair<size_t, const Ten
 
 std::array<TensorExtent, kMaxOperands> extentsOf(const KernelCall& call) {
   std::array<TensorExtent, kMaxOperands> extents{};
-  for (size_t i = 0; i < kMaxOperands; ++i)
+  for (size_t i = 0; i < call.positions(); ++i)
     if (call.operands[i]) extents[i] = extentOf(*call.operands[i]);
   return extents;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -27,8 +28,11 @@ TensorView borrowed(const void* data, DType dtype, const Dims& shape) {
 // has moved on, when the views a KernelCall points to may have changed.
 class KernelOperands {
  public:
-  explicit KernelOperands(const KernelCall& call) : kind_(call.kind), scalars_(call.scalars), integers_(call.integers) {
-    for (size_t i = 0; i < kMaxOperands; ++i)
+  explicit KernelOperands(const KernelCall& call) : kind_(call.kind) {
+    const size_t positions = call.positions();
+    std::copy_n(call.scalars.begin(), positions, scalars_.begin());
+    std::copy_n(call.integers.begin(), positions, integers_.begin());
+    for (size_t i = 0; i < positions; ++i)
       if (call.operands[i]) {
         views_[count_] = *call.operands[i];
         slots_[count_++] = static_cast<uint8_t>(i);
@@ -44,8 +48,8 @@ class KernelOperands {
 
  private:
   OpKind kind_;
-  std::array<double, kMaxOperands> scalars_;
-  std::array<int64_t, kMaxOperands> integers_;
+  std::array<double, kMaxOperands> scalars_{};
+  std::array<int64_t, kMaxOperands> integers_{};
   // The views present, packed: a call has at most kMaxTensorOperands.
   size_t count_ = 0;
   std::array<uint8_t, kMaxTensorOperands> slots_{};

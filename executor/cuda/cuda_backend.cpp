@@ -282,7 +282,7 @@ void CudaBackend::deallocate(const TensorView& tensor, Stream* stream) {
 // ---- kernels ---------------------------------------------------------------------
 
 void CudaBackend::compute(Stream* stream, const KernelCall& call) {
-  CudaStream& s = issueOn(stream, call.operands);
+  CudaStream& s = issueOn(stream, std::span<const TensorView* const>(call.operands).first(call.positions()));
   traced(
       s, call.kind, [&] { return costOfCall(call); }, [&] { computeOn(s, call); });
 }
