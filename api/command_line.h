@@ -75,10 +75,11 @@ struct RunWords {
 
 // This rank's preparation, as the ranks compare it before starting.
 struct PreparedForAgreement {
-  const Error* failure = nullptr;         // why this rank cannot start; null: it can
-  std::string backend;                    // the backend chosen ("cpu", "cuda"); empty on failure
-  std::string programAfterPasses;         // printed; empty on failure
-  std::map<std::string, int64_t> params;  // every parameter's value; empty on failure
+  const Error* failure = nullptr;             // why this rank cannot start; null: it can
+  std::string backend;                        // the backend chosen ("cpu", "cuda"); empty on failure
+  std::string programAfterPasses;             // printed; empty on failure
+  std::map<std::string, int64_t> params;      // every integer parameter's value; empty on failure
+  std::map<std::string, std::string> values;  // every float and dtype parameter's value, as text
 };
 
 struct CommandLineHooks {

@@ -26,9 +26,10 @@
 namespace hostir::api {
 
 void check(const Program& program, const CheckOptions& options) {
-  const ProgramSource& source = program.impl();
   checkStreams(options.streams);
-  Bindings bindings = verifiedBindings(source, options.params, options.ranks);
+  const BoundProgram bound = verifiedProgram(program.impl(), options.params, options.ranks);
+  const ProgramSource& source = bound.source;
+  const Bindings& bindings = bound.bindings;
   ProgramCheck found = checkProgram(source.program, boundParams(source, bindings), options.ranks, options.streams);
   if (!found.ok()) {
     std::string closing = provedForNote(source.program, options.ranks, options.streams, source.path) +
@@ -60,11 +61,12 @@ Prediction simulate(const Program& program, const std::string& machine, const Si
 }
 
 Prediction simulate(const Program& program, const Machine& machine, const SimulateOptions& options) {
-  const ProgramSource& source = program.impl();
   checkStreams(options.streams);
   checkPipeline(options.passes, true);
   checkMinimumGain(options.minimumGain);
-  Bindings bindings = verifiedBindings(source, options.params, options.ranks);
+  const BoundProgram bound = verifiedProgram(program.impl(), options.params, options.ranks);
+  const ProgramSource& source = bound.source;
+  const Bindings& bindings = bound.bindings;
   const std::shared_ptr<const MachineProfile> profile = withCommunicator(machine.impl().profile, options.communicator);
   PipelineOptions pipelineOptions;
   pipelineOptions.streams = options.streams;
@@ -156,7 +158,6 @@ void checkReference(const RunOptions& options) {
 
 PreparedRun prepareRun(const Program& program, const RunOptions& options, const TeamPlace& team,
                        const RunWords& words) {
-  const ProgramSource& source = program.impl();
   checkRunOptions(options);
   checkReference(options);
   RunSetting setting;
@@ -165,7 +166,9 @@ PreparedRun prepareRun(const Program& program, const RunOptions& options, const 
   setting.team = team;
   setting.words = words;
   checkPipeline(options.passes, !options.machine.empty());
-  Bindings bindings = verifiedBindings(source, options.params, team.world);
+  const BoundProgram bound = verifiedProgram(program.impl(), options.params, team.world);
+  const ProgramSource& source = bound.source;
+  const Bindings& bindings = bound.bindings;
   setting.machine = loadMachine(options.machine);
   PreparedRun prepared;
   try {
@@ -174,6 +177,7 @@ PreparedRun prepareRun(const Program& program, const RunOptions& options, const 
     throw plainError(ErrorKind::Run, "the run was cancelled");
   }
   RunRequest& request = prepared.request;
+  request.values = bound.values;
   if (options.reference) {
     request.backend.cpu.reference = true;
     request.matchCommunications = false;  // one stream per rank, in issue order: matched by construction
@@ -181,8 +185,9 @@ PreparedRun prepareRun(const Program& program, const RunOptions& options, const 
   Evaluator evaluator(request.program, request.params, 0, team.world);
   prepared.inputs = evaluator.inputs();
   prepared.outputs = evaluator.outputs();
-  request.describeFailure = [&source](const Diagnostic& diag) {
-    return renderDiagnostic(diag, source.path, source.text);
+  // The caller's program outlives the run; the bound copy has its path and text.
+  request.describeFailure = [&original = program.impl()](const Diagnostic& diag) {
+    return renderDiagnostic(diag, original.path, original.text);
   };
   return prepared;
 }

@@ -93,6 +93,8 @@ class MpiTeamOfExecutable : public PreparedTeam {
 uint64_t preparedFingerprint(const RunRequest& request) {
   std::string text = fmt::format("{}\n{}\n", request.backend.kind.name, printProgram(request.program));
   for (const auto& [name, value] : request.params) text += fmt::format("{}={};", name, value);
+  // The program prints its float and dtype parameters' names; their values count too.
+  for (const auto& [name, value] : request.values) text += fmt::format("{}={};", name, formatValueParam(value));
   uint64_t hash = 14695981039346656037ull;
   for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
   return hash;
@@ -160,6 +162,7 @@ Executable compileOnComm(MPI_Comm comm, const Program& program, const RunOptions
       mine.backend = std::string(request.backend.kind.name);
       mine.programAfterPasses = printProgram(request.program);
       mine.params = request.params;
+      for (const auto& [name, value] : request.values) mine.values[name] = formatValueParam(value);
     }
     proceed = hooks.agree(mine);
   } else {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <utility>
 
 #include "api/dtype_conversion.h"
@@ -31,20 +33,61 @@ void checkStreams(int64_t streams) {
     throw plainError(ErrorKind::Usage, fmt::format("streams must be from 1 to {}, got {}", kMaxStreams, streams));
 }
 
-Bindings verifiedBindings(const ProgramSource& program, const Params& params, int64_t ranks) {
+namespace {
+
+// `value` for `param` as its kind takes it (a number parameter takes an integer too); Error kind Usage otherwise.
+std::variant<int64_t, ValueParam> valueFor(const Param& param, const ParamValue& value) {
+  auto refuse = [&](std::string_view takes) {
+    return plainError(ErrorKind::Usage,
+                      fmt::format("parameter {} = {}: {} takes {}", param.name, toString(value), param.name, takes));
+  };
+  switch (param.kind) {
+    case ParamKind::Int:
+      if (!std::holds_alternative<int64_t>(value) || std::get<int64_t>(value) < 0)
+        throw refuse("a non-negative integer");
+      return std::get<int64_t>(value);
+    case ParamKind::Float: {
+      if (std::holds_alternative<DType>(value)) throw refuse("a number");
+      const double number = std::holds_alternative<int64_t>(value) ? static_cast<double>(std::get<int64_t>(value))
+                                                                   : std::get<double>(value);
+      if (!std::isfinite(number)) throw refuse("a finite number");
+      return ValueParam{number};
+    }
+    case ParamKind::DType:
+      if (!std::holds_alternative<DType>(value)) throw refuse("a dtype (f32, f16, bf16, f64 or i32)");
+      return ValueParam{internalDType(std::get<DType>(value))};
+  }
+  throw refuse("a value of its kind");
+}
+
+}  // namespace
+
+BoundProgram verifiedProgram(const ProgramSource& program, const Params& params, int64_t ranks) {
   if (ranks < 1 || ranks > kMaxRanks)
     throw plainError(ErrorKind::Usage, fmt::format("ranks must be from 1 to {}, got {}", kMaxRanks, ranks));
-  for (const auto& [name, value] : params)
-    if (value < 0)
-      throw plainError(ErrorKind::Usage,
-                       fmt::format("parameter {} = {}: parameters are non-negative integers", name, value));
-  Bindings bindings{params, ranks};
+  BoundProgram bound{program, Bindings{{}, ranks}, {}};
+  for (const Param& param : program.program.params) {
+    if (param.kind == ParamKind::Float) bound.values[param.name] = param.floatValue;
+    if (param.kind == ParamKind::DType) bound.values[param.name] = param.dtypeValue;
+  }
+  for (const auto& [name, value] : params) {
+    const Param* param = program.program.findParam(name);
+    // An unknown name goes to bindParams, which names the program's parameters.
+    if (!param) bound.bindings.params[name] = 0;
+    if (!param) continue;
+    std::variant<int64_t, ValueParam> checked = valueFor(*param, value);
+    if (const int64_t* integer = std::get_if<int64_t>(&checked))
+      bound.bindings.params[name] = *integer;
+    else
+      bound.values[name] = std::get<ValueParam>(checked);
+  }
   // A value for a parameter the program lacks is the caller's mistake, not the program's.
-  if (auto bound = bindParams(program.program, bindings); !bound)
-    throw diagnosticError(ErrorKind::Usage, bound.error(), program.path, program.text);
-  if (Status error = verifyProgram(program.program, bindings))
+  if (auto known = bindParams(program.program, bound.bindings); !known)
+    throw diagnosticError(ErrorKind::Usage, known.error(), program.path, program.text);
+  bindValueParams(bound.source.program, bound.values);
+  if (Status error = verifyProgram(bound.source.program, bound.bindings))
     throw diagnosticError(ErrorKind::Program, *error, program.path, program.text);
-  return bindings;
+  return bound;
 }
 
 std::map<std::string, int64_t> boundParams(const ProgramSource& program, const Bindings& bindings) {
@@ -104,15 +147,43 @@ std::string Program::print() const { return printProgram(impl_->program); }
 
 Params Program::defaultParams() const {
   Params params;
-  for (const Param& param : impl_->program.params) params[param.name] = param.value;
+  for (const Param& param : impl_->program.params) {
+    switch (param.kind) {
+      case ParamKind::Int: params[param.name] = param.value; break;
+      case ParamKind::Float: params[param.name] = param.floatValue; break;
+      case ParamKind::DType: params[param.name] = publicDType(param.dtypeValue); break;
+    }
+  }
   return params;
 }
 
+std::string toString(const ParamValue& value) {
+  if (const double* number = std::get_if<double>(&value)) return formatFloatAttribute(*number);
+  if (const DType* dtype = std::get_if<DType>(&value)) return toString(*dtype);
+  return std::to_string(std::get<int64_t>(value));
+}
+
+ParamValue parseParamValue(const std::string& text) {
+  if (std::optional<hostir::DType> dtype = parseDType(text)) return publicDType(*dtype);
+  const char* end = text.data() + text.size();
+  int64_t integer = 0;
+  if (auto [at, ec] = std::from_chars(text.data(), end, integer); ec == std::errc() && at == end && !text.empty())
+    return integer;
+  double number = 0;
+  const bool looksLikeNumber = text.find_first_of(".eE") != std::string::npos;
+  if (auto [at, ec] = std::from_chars(text.data(), end, number);
+      looksLikeNumber && ec == std::errc() && at == end && std::isfinite(number))
+    return number;
+  throw plainError(ErrorKind::Usage, fmt::format("'{}' is not an integer, a finite number (0.01, 1e-3) or a dtype "
+                                                 "(f32, f16, bf16, f64 or i32)",
+                                                 text));
+}
+
 std::vector<TensorDecl> Program::tensors(const Params& params, int64_t ranks) const {
-  Bindings bindings = verifiedBindings(*impl_, params, ranks);
-  auto values = boundParams(*impl_, bindings);
+  const BoundProgram bound = verifiedProgram(*impl_, params, ranks);
+  auto values = boundParams(bound.source, bound.bindings);
   // The evaluator binds the declarations exactly as a run does.
-  Evaluator evaluator(impl_->program, values, 0, ranks);
+  Evaluator evaluator(bound.source.program, values, 0, ranks);
   std::vector<TensorDecl> decls;
   for (bool input : {true, false}) {
     for (const TensorSpec& spec : input ? evaluator.inputs() : evaluator.outputs()) {
@@ -132,11 +203,12 @@ bool operator==(const Program& a, const Program& b) { return a.impl_->program ==
 
 Program applyPasses(const Program& program, const std::vector<std::string>& passes, const PassOptions& options,
                     std::vector<std::string>* remarks) {
-  const ProgramSource& source = program.impl();
   checkStreams(options.streams);
   checkPipeline(passes, !options.machine.empty());
   checkMinimumGain(options.minimumGain);
-  Bindings bindings = verifiedBindings(source, options.params, options.ranks);
+  const BoundProgram bound = verifiedProgram(program.impl(), options.params, options.ranks);
+  const ProgramSource& source = bound.source;
+  const Bindings& bindings = bound.bindings;
   PipelineOptions pipelineOptions;
   pipelineOptions.streams = options.streams;
   pipelineOptions.machine = loadMachine(options.machine);

@@ -31,10 +31,19 @@ Error diagnosticError(ErrorKind kind, const Diagnostic& diag, std::string_view p
 // An error without a position: what() is "error: MESSAGE".
 Error plainError(ErrorKind kind, std::string message);
 
-// The team size and parameter values the program is verified for; throws
-// Error (Usage: ranks < 1 or streams < 1; Program: an unknown parameter or
-// a failed verification, with its position).
-Bindings verifiedBindings(const ProgramSource& program, const Params& params, int64_t ranks);
+// A program bound to the caller's parameter values: its float and dtype
+// parameters' values in place in its operands and types (bindValueParams),
+// its integer parameters' values and the team size in `bindings`.
+struct BoundProgram {
+  ProgramSource source;
+  Bindings bindings;
+  std::map<std::string, ValueParam> values;  // every float and dtype parameter's value
+};
+
+// The program bound to `params` for `ranks` ranks and verified; throws Error
+// (Usage: ranks out of range, an unknown parameter or a value of the wrong
+// kind; Program: a failed verification, with its position).
+BoundProgram verifiedProgram(const ProgramSource& program, const Params& params, int64_t ranks);
 void checkStreams(int64_t streams);
 // Every parameter's value for these bindings (defaults filled in).
 std::map<std::string, int64_t> boundParams(const ProgramSource& program, const Bindings& bindings);

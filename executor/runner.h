@@ -26,8 +26,10 @@
 namespace hostir {
 
 struct RunRequest {
-  Program program;                           // verified for these params and world
-  std::map<std::string, int64_t> params;     // every param's value
+  Program program;                        // verified for these params and world
+  std::map<std::string, int64_t> params;  // every integer param's value
+  // Every float and dtype param's value, bound into `program` (bindValueParams).
+  std::map<std::string, ValueParam> values;
   std::map<std::string, HostTensor> inputs;  // global tensors; the others are seeded
   uint64_t seed = 0;
   // The rank's backend and its knobs. backend.cpu.reference asks for the

@@ -183,7 +183,7 @@ void ProgramBuilder::scatterAddRows(const Value& src, const Value& idx, const Va
 }
 
 Value ProgramBuilder::cast(const Value& x, DType dtype, std::string name) {
-  return emit(OpKind::Cast, {{"x", x.arg()}, {"dtype", Arg::name(std::string(dtypeName(dtype)))}}, std::move(name));
+  return emit(OpKind::Cast, {{"x", x.arg()}, {"dtype", Arg::dtype(dtype)}}, std::move(name));
 }
 
 Value ProgramBuilder::allreduce(const Value& t, ReduceOp op, std::optional<Value> out, std::string name) {

@@ -8,8 +8,10 @@
 
 namespace hostir {
 
+std::string TensorType::dtypeText() const { return dtypeParam.empty() ? std::string(dtypeName(dtype)) : dtypeParam; }
+
 std::string TensorType::toString() const {
-  std::string out(dtypeName(dtype));
+  std::string out = dtypeText();
   out += '[';
   for (size_t i = 0; i < dims.size(); ++i) {
     if (i) out += ", ";
@@ -61,6 +63,22 @@ Arg Arg::number(double value, SourceLoc loc) {
   return a;
 }
 
+Arg Arg::floatParam(std::string param, double value, SourceLoc loc) {
+  Arg a = number(value, loc);
+  a.expr = Expr::name(std::move(param), loc);
+  return a;
+}
+
+Arg Arg::dtype(DType value, SourceLoc loc, std::string param) {
+  Arg a;
+  a.form = Form::DType;
+  a.loc = loc;
+  a.type.dtype = value;
+  a.type.dtypeParam = std::move(param);
+  a.type.loc = loc;
+  return a;
+}
+
 Arg Arg::list(std::vector<Expr> items, SourceLoc loc) {
   Arg a;
   a.form = Form::List;
@@ -94,7 +112,8 @@ std::string Arg::toString() const {
     case Form::Type: return type.toString();
     case Form::Stream: return "stream(" + expr.toString() + ")";
     case Form::Bool: return boolValue ? "true" : "false";
-    case Form::Float: return formatFloatAttribute(floatValue);
+    case Form::Float: return expr.empty() ? formatFloatAttribute(floatValue) : expr.toString();
+    case Form::DType: return type.dtypeText();
     case Form::Element: return expr.toString() + "[" + index.toString() + "]";
     case Form::List: {
       std::string text = "(";
@@ -112,7 +131,8 @@ bool operator==(const Arg& a, const Arg& b) {
     case Arg::Form::Stream: return a.expr == b.expr;
     case Arg::Form::Type: return a.type == b.type;
     case Arg::Form::Bool: return a.boolValue == b.boolValue;
-    case Arg::Form::Float: return a.floatValue == b.floatValue;
+    case Arg::Form::Float: return a.expr == b.expr && (!a.expr.empty() || a.floatValue == b.floatValue);
+    case Arg::Form::DType: return a.type == b.type;
     case Arg::Form::Element: return a.expr == b.expr && a.index == b.index;
     case Arg::Form::List: return a.items == b.items;
   }
@@ -176,6 +196,46 @@ std::optional<std::string> provedForAnotherTeam(const Program& program, int64_t 
   };
   return fmt::format("proved for {}, not for {}", team(program.provedFor->world, program.provedFor->streams),
                      team(world, streams));
+}
+
+std::string formatValueParam(const ValueParam& value) {
+  if (const double* number = std::get_if<double>(&value)) return formatFloatAttribute(*number);
+  return std::string(dtypeName(std::get<DType>(value)));
+}
+
+std::string Param::defaultText() const {
+  switch (kind) {
+    case ParamKind::Int: return std::to_string(value);
+    case ParamKind::Float: return formatValueParam(floatValue);
+    case ParamKind::DType: return formatValueParam(dtypeValue);
+  }
+  return "";
+}
+
+void bindValueParams(Program& program, const std::map<std::string, ValueParam>& values) {
+  std::map<std::string, ValueParam, std::less<>> bound;
+  for (const Param& p : program.params) {
+    if (p.kind == ParamKind::Float) bound[p.name] = p.floatValue;
+    if (p.kind == ParamKind::DType) bound[p.name] = p.dtypeValue;
+  }
+  if (bound.empty()) return;
+  for (const auto& [name, value] : values)
+    if (auto it = bound.find(name); it != bound.end() && it->second.index() == value.index()) it->second = value;
+  auto bindType = [&](TensorType& type) {
+    if (auto it = bound.find(type.dtypeParam); !type.dtypeParam.empty() && it != bound.end())
+      type.dtype = std::get<DType>(it->second);
+  };
+  for (Decl& d : program.decls) bindType(d.type);
+  walkStatements(program.body, [&](Statement& stmt) {
+    if (!stmt.isOp()) return;
+    for (std::optional<Arg>& arg : stmt.op().operands) {
+      if (!arg) continue;
+      if (arg->form == Arg::Form::Type || arg->form == Arg::Form::DType) bindType(arg->type);
+      if (arg->form != Arg::Form::Float || arg->expr.empty()) continue;
+      if (auto it = bound.find(arg->expr.nameValue()); it != bound.end())
+        arg->floatValue = std::get<double>(it->second);
+    }
+  });
 }
 
 const Param* Program::findParam(std::string_view name) const {

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <variant>
@@ -21,13 +22,20 @@
 
 namespace hostir {
 
-// DTYPE[dim, ...]
+// DTYPE[dim, ...]. A dtype parameter's name may stand for DTYPE (`DT[M, K]`):
+// dtypeParam holds it and dtype its bound value (bindValueParams).
 struct TensorType {
   DType dtype = DType::F32;
   std::vector<Expr> dims;
   SourceLoc loc;
+  std::string dtypeParam;  // empty: a literal dtype
+  // `f32` or the parameter's name, as the program writes it.
+  std::string dtypeText() const;
   std::string toString() const;
-  friend bool operator==(const TensorType& a, const TensorType& b) { return a.dtype == b.dtype && a.dims == b.dims; }
+  // A parameter's use compares by name: its value is a binding, not the program.
+  friend bool operator==(const TensorType& a, const TensorType& b) {
+    return a.dtypeParam == b.dtypeParam && (!a.dtypeParam.empty() || a.dtype == b.dtype) && a.dims == b.dims;
+  }
 };
 
 // One operand as written. Names (tensors, streams, events, handles, words
@@ -36,11 +44,14 @@ struct Arg {
   // Element: `h[e]`, an element of a handle or event array; expr holds the
   // array's name and index the integer expression e.
   // List: `(e0, e1, ...)`, integer expressions in `items` (transpose's axes).
-  enum class Form { Expr, Type, Stream, Bool, Float, Element, List };
+  // DType: a dtype operand (cast's `dtype=bf16`), in type.dtype (and
+  // type.dtypeParam when a dtype parameter names it).
+  // Float: floatValue; expr holds the float parameter's name when one names it.
+  enum class Form { Expr, Type, Stream, Bool, Float, Element, List, DType };
   Form form = Form::Expr;
   Expr expr;                // Form::Expr, the stream number for Form::Stream, the array name for Form::Element
   Expr index;               // Form::Element
-  TensorType type;          // Form::Type
+  TensorType type;          // Form::Type, Form::DType (no dims)
   std::vector<Expr> items;  // Form::List
   bool boolValue = false;
   double floatValue = 0;  // Form::Float: finite, printed so that it parses back to the same double
@@ -52,6 +63,9 @@ struct Arg {
   static Arg stream(Expr number, SourceLoc loc = {});
   static Arg boolean(bool value, SourceLoc loc = {});
   static Arg number(double value, SourceLoc loc = {});
+  // A float parameter's use, holding its bound value.
+  static Arg floatParam(std::string param, double value, SourceLoc loc = {});
+  static Arg dtype(DType value, SourceLoc loc = {}, std::string param = {});
   static Arg element(std::string array, Expr index, SourceLoc loc = {});
   static Arg list(std::vector<Expr> items, SourceLoc loc = {});
 
@@ -189,12 +203,29 @@ struct Statement {
   friend bool operator==(const Statement& a, const Statement& b) { return a.node == b.node; }
 };
 
+// A parameter and its default: an integer (`M = 1024`), a float
+// (`lr = 0.01`) or a dtype (`DT = bf16`).
+enum class ParamKind { Int, Float, DType };
+
 struct Param {
   std::string name;
-  int64_t value = 0;
+  int64_t value = 0;  // Int
   SourceLoc loc;
-  friend bool operator==(const Param& a, const Param& b) { return a.name == b.name && a.value == b.value; }
+  ParamKind kind = ParamKind::Int;
+  double floatValue = 0;          // Float: finite
+  DType dtypeValue = DType::F32;  // DType
+  // The default as the program writes it: `1024`, `0.01`, `bf16`.
+  std::string defaultText() const;
+  friend bool operator==(const Param& a, const Param& b) {
+    return a.name == b.name && a.kind == b.kind && a.value == b.value && a.floatValue == b.floatValue &&
+           a.dtypeValue == b.dtypeValue;
+  }
 };
+
+// A float or dtype parameter's value.
+using ValueParam = std::variant<double, DType>;
+// "0.01" (as formatFloatAttribute writes it) or "bf16".
+std::string formatValueParam(const ValueParam& value);
 
 enum class DeclKind { Input, Output };
 
@@ -239,6 +270,12 @@ struct Program {
            a.body == b.body;
   }
 };
+
+// Binds every use of the program's float and dtype parameters (attribute
+// operands, tensor types, dtype operands) to `values`, their defaults where
+// `values` names none. Names in `values` that are no such parameter are
+// the caller's to refuse.
+void bindValueParams(Program& program, const std::map<std::string, ValueParam>& values);
 
 // When `program` carries a proved_for clause for another team than `world`
 // ranks with `streams` worker streams: what it was proved for and what it

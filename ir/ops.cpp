@@ -281,6 +281,8 @@ std::string_view valueKindName(ValueKind kind) {
     case ValueKind::Stream: return "stream";
     case ValueKind::Event: return "event";
     case ValueKind::Handle: return "communication handle";
+    case ValueKind::Float: return "float parameter";
+    case ValueKind::DType: return "dtype parameter";
   }
   return "?";
 }

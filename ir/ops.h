@@ -43,7 +43,8 @@ inline constexpr size_t kOpKindCount = 0
 constexpr size_t opIndex(OpKind kind) { return static_cast<size_t>(kind); }
 
 // The kinds of values names are bound to.
-enum class ValueKind { Int, Tensor, Stream, Event, Handle };
+// Float and DType are only the parameters of those kinds (`lr = 0.01`, `DT = bf16`).
+enum class ValueKind { Int, Tensor, Stream, Event, Handle, Float, DType };
 std::string_view valueKindName(ValueKind kind);
 
 // What an operand slot accepts.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <unordered_map>
 #include <unordered_set>
 
 #include "ir/closest_name.h"
@@ -179,14 +180,37 @@ class Parser {
     return static_cast<int64_t>(t.intValue);
   }
 
+  // NAME = INT | FLOAT | DTYPE: the default's token says the parameter's kind.
   Param param() {
     NameDef name = definedName("a parameter name");
-    // Sets, not Program::findParam: a long parameter list must not cost quadratic time.
-    if (!paramNames_.insert(name.name).second)
-      fail(name.loc, fmt::format("parameter '{}' is defined twice", name.name));
+    // A map, not Program::findParam: a long parameter list must not cost quadratic time.
+    if (params_.count(name.name)) fail(name.loc, fmt::format("parameter '{}' is defined twice", name.name));
     expect(TokenKind::Equals, fmt::format("'=' and a default value for parameter '{}'", name.name));
-    int64_t value = nonNegativeInt("an integer default value");
-    return Param{name.name, value, name.loc};
+    Param p{name.name};
+    p.loc = name.loc;
+    const Token& t = peek();
+    if (t.kind == TokenKind::Float || (t.kind == TokenKind::Minus && peekAhead(1).kind == TokenKind::Float)) {
+      const bool negative = accept(TokenKind::Minus);
+      p.kind = ParamKind::Float;
+      p.floatValue = negative ? -next().floatValue : next().floatValue;
+    } else if (t.kind == TokenKind::Ident && parseDType(t.text)) {
+      p.kind = ParamKind::DType;
+      p.dtypeValue = *parseDType(next().text);
+    } else if (t.kind == TokenKind::Ident) {
+      fail(t.loc, fmt::format("unknown dtype '{}' as the default of parameter '{}'; expected an integer, a number "
+                              "(0.01) or a dtype (f32, f16, bf16, f64 or i32)",
+                              t.text, name.name));
+    } else {
+      p.value = nonNegativeInt("an integer default value");
+    }
+    params_.emplace(p.name, p);
+    return p;
+  }
+
+  // The parameter `name` when it is one of `kind`; null otherwise.
+  const Param* paramOfKind(std::string_view name, ParamKind kind) const {
+    auto it = params_.find(std::string(name));
+    return it != params_.end() && it->second.kind == kind ? &it->second : nullptr;
   }
 
   // proved_for(world = W, streams = P), after the parameters.
@@ -214,7 +238,7 @@ class Parser {
     Decl d;
     d.kind = next().text == "input" ? DeclKind::Input : DeclKind::Output;
     NameDef name = definedName("a tensor name");
-    if (paramNames_.count(name.name) || !declNames_.insert(name.name).second)
+    if (params_.count(name.name) || !declNames_.insert(name.name).second)
       fail(name.loc, fmt::format("'{}' is defined twice", name.name));
     d.name = name.name;
     d.loc = name.loc;
@@ -236,10 +260,15 @@ class Parser {
 
   TensorType tensorType() {
     const Token& t = expectIdent("a dtype (f32, f16, bf16, f64 or i32)");
-    auto dtype = parseDType(t.text);
-    if (!dtype) fail(t.loc, fmt::format("unknown dtype '{}'; expected f32, f16, bf16, f64 or i32", t.text));
     TensorType type;
-    type.dtype = *dtype;
+    if (const Param* param = paramOfKind(t.text, ParamKind::DType)) {
+      type.dtypeParam = param->name;
+      type.dtype = param->dtypeValue;
+    } else {
+      auto dtype = parseDType(t.text);
+      if (!dtype) fail(t.loc, fmt::format("unknown dtype '{}'; expected f32, f16, bf16, f64 or i32", t.text));
+      type.dtype = *dtype;
+    }
     type.loc = t.loc;
     open(TokenKind::LBracket, "'[' and the dimensions of the tensor type", "the dimensions");
     if (!acceptClose(TokenKind::RBracket)) {
@@ -590,7 +619,8 @@ class Parser {
     const Token& t = peek();
     // DTYPE[ is a tensor type; any other NAME[ an array element, which a
     // type operand reports as an unknown dtype.
-    if (t.kind == TokenKind::Ident && peekAhead(1).kind == TokenKind::LBracket && parseDType(t.text)) {
+    if (t.kind == TokenKind::Ident && peekAhead(1).kind == TokenKind::LBracket &&
+        (parseDType(t.text) || paramOfKind(t.text, ParamKind::DType))) {
       a.value = Arg::ofType(tensorType());
     } else if (t.kind == TokenKind::Ident && peekAhead(1).kind == TokenKind::LBracket) {
       SourceLoc loc = next().loc;
@@ -759,7 +789,7 @@ class Parser {
         if (op.operands[slot]) fail(a.keywordLoc, fmt::format("operand '{}' is given twice", a.keyword));
       }
       checkOperandForm(sig.name, sig.operands[slot], a.value);
-      op.operands[slot] = asFloatIfNeeded(sig.operands[slot], std::move(a.value));
+      op.operands[slot] = resolved(sig.operands[slot], std::move(a.value));
     }
     for (size_t i = 0; i < sig.operands.size(); ++i)
       if (sig.operands[i].required && !op.operands[i])
@@ -793,13 +823,24 @@ class Parser {
   }
 
   // An integer literal where a FLOAT belongs (`by=2`) is that number: the
-  // printer writes it back as `2.0`, which parses to the same value.
-  static Arg asFloatIfNeeded(const OperandSpec& spec, Arg value) {
-    if (spec.kind != OperandKind::Float || value.form != Arg::Form::Expr) return value;
-    return Arg::number(static_cast<double>(*value.expr.literalValue()), value.loc);
+  // printer writes it back as `2.0`, which parses to the same value. A
+  // float parameter's name there, and a dtype operand, hold their value
+  // (a parameter's default until bindValueParams binds it).
+  Arg resolved(const OperandSpec& spec, Arg value) const {
+    if (spec.kind == OperandKind::Float && value.form == Arg::Form::Expr) {
+      if (const Param* param = value.isName() ? paramOfKind(value.nameValue(), ParamKind::Float) : nullptr)
+        return Arg::floatParam(param->name, param->floatValue, value.loc);
+      return Arg::number(static_cast<double>(*value.expr.literalValue()), value.loc);
+    }
+    if (spec.kind == OperandKind::DType && value.isName()) {
+      if (const Param* param = paramOfKind(value.nameValue(), ParamKind::DType))
+        return Arg::dtype(param->dtypeValue, value.loc, param->name);
+      return Arg::dtype(*parseDType(value.nameValue()), value.loc);
+    }
+    return value;
   }
 
-  static void checkOperandForm(std::string_view opName, const OperandSpec& spec, const Arg& value) {
+  void checkOperandForm(std::string_view opName, const OperandSpec& spec, const Arg& value) const {
     auto wrong = [&](std::string_view got, std::string_view hint = {}) {
       fail(value.loc, fmt::format("operand '{}' of '{}' must be {}, not {}{}", spec.name, opName,
                                   operandKindName(spec.kind), got, hint));
@@ -840,12 +881,17 @@ class Parser {
           wrong(value.isName() ? "'" + value.nameValue() + "'" : std::string(got));
         break;
       case OperandKind::Float:
-        if (value.form != Arg::Form::Float && !(value.form == Arg::Form::Expr && value.expr.literalValue())) wrong(got);
+        if (value.isName() && !paramOfKind(value.nameValue(), ParamKind::Float))
+          wrong(fmt::format("'{}'", value.nameValue()),
+                paramOfKind(value.nameValue(), ParamKind::DType) ? " (a dtype parameter)" : "");
+        if (value.form != Arg::Form::Float && !(value.form == Arg::Form::Expr && value.expr.literalValue()) &&
+            !value.isName())
+          wrong(got);
         break;
       case OperandKind::DType:
         if (!value.isName())
           wrong(got);
-        else if (!parseDType(value.nameValue()))
+        else if (!parseDType(value.nameValue()) && !paramOfKind(value.nameValue(), ParamKind::DType))
           wrong("'" + value.nameValue() + "'", didYouMean(value.nameValue(), {"f32", "f16", "bf16", "f64"}));
         break;
     }
@@ -895,7 +941,8 @@ class Parser {
   size_t lineStart_ = 0;  // where the current statement began: newlines before it ended earlier ones
   std::vector<OpenDelimiter> openDelimiters_;
   bool failedToClose_ = false;  // the error is a missing closing delimiter
-  std::unordered_set<std::string> paramNames_, declNames_;
+  std::unordered_map<std::string, Param> params_;
+  std::unordered_set<std::string> declNames_;
   std::vector<bool> conditionGroup_;  // by token: a '(' that opens a parenthesized condition
 };
 

@@ -91,7 +91,7 @@ std::string printProgram(const Program& program) {
   std::string out = fmt::format("program {}(", program.name);
   for (size_t i = 0; i < program.params.size(); ++i) {
     if (i) out += ", ";
-    out += fmt::format("{} = {}", program.params[i].name, program.params[i].value);
+    out += fmt::format("{} = {}", program.params[i].name, program.params[i].defaultText());
   }
   out += ")";
   if (program.provedFor)

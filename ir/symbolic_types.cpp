@@ -124,8 +124,8 @@ std::optional<TensorType> gatherResult(const Operation&, const TypeOf& typeOf) {
 std::optional<TensorType> castResult(const Operation& op, const TypeOf& typeOf) {
   auto x = typeOf(operands::Cast::x);
   const std::optional<Arg>& dtype = op.operands[operands::Cast::dtype];
-  if (!x || !dtype || !dtype->isName() || !parseDType(dtype->nameValue())) return std::nullopt;
-  x->dtype = *parseDType(dtype->nameValue());
+  if (!x || !dtype || dtype->form != Arg::Form::DType) return std::nullopt;
+  x->dtype = dtype->type.dtype;
   return x;
 }
 

@@ -19,6 +19,10 @@ namespace {
 
 std::string at(SourceLoc loc) { return loc.valid() ? fmt::format(" at {}:{}", loc.line, loc.col) : ""; }
 
+ValueKind paramValueKind(ParamKind kind) {
+  return kind == ParamKind::Float ? ValueKind::Float : kind == ParamKind::DType ? ValueKind::DType : ValueKind::Int;
+}
+
 std::string withArticle(ValueKind kind) {
   return fmt::format("{} {}", kind == ValueKind::Int || kind == ValueKind::Event ? "an" : "a", valueKindName(kind));
 }
@@ -53,7 +57,7 @@ class StructureChecker {
         for (const NameDef& result : s.op().results)
           if (result.isElement()) firstElementAt_.emplace(result.name, result.loc);
     });
-    for (const Param& param : program_.params) define(param.name, param.loc, {ValueKind::Int, param.loc});
+    for (const Param& param : program_.params) define(param.name, param.loc, {paramValueKind(param.kind), param.loc});
     for (const Decl& d : program_.decls) {
       checkType(d.type, d.loc);
       if (d.shardAxis && (*d.shardAxis < 0 || *d.shardAxis >= static_cast<int64_t>(d.type.dims.size())))
@@ -191,10 +195,20 @@ class StructureChecker {
 
   void checkType(const TensorType& type, SourceLoc fallback) const {
     SourceLoc loc = firstValid(type.loc, fallback);
+    if (!type.dtypeParam.empty()) checkParamUse(type.dtypeParam, ValueKind::DType, loc);
     if (type.dims.size() > kMaxTensorDims)
       fail(loc, fmt::format("this tensor type has {} dimensions; tensors have at most {}", type.dims.size(),
                             kMaxTensorDims));
     for (const Expr& dim : type.dims) checkIntExpr(dim, loc);
+  }
+
+  // A float or dtype parameter's name where a number or a dtype belongs.
+  void checkParamUse(const std::string& name, ValueKind kind, SourceLoc loc) const {
+    std::optional<NameInfo> info = lookup(name);
+    if (!info) unknownName(name, loc);
+    if (info->kind != kind)
+      fail(loc, fmt::format("'{}' is {}, but a {} belongs here", name, withArticle(info->kind),
+                            kind == ValueKind::Float ? "number" : "dtype"));
   }
 
   // `depth`: how many loops, with blocks and if blocks enclose `body`;
@@ -292,12 +306,16 @@ class StructureChecker {
         case OperandKind::Handle: fits = arg.isName() || arg.isElement(); break;
         case OperandKind::ReduceOp: fits = arg.isName() && parseReduceOp(arg.nameValue()).has_value(); break;
         case OperandKind::Float: fits = arg.form == Arg::Form::Float && std::isfinite(arg.floatValue); break;
-        case OperandKind::DType: fits = arg.isName() && parseDType(arg.nameValue()).has_value(); break;
+        case OperandKind::DType: fits = arg.form == Arg::Form::DType; break;
         case OperandKind::IntList: fits = arg.form == Arg::Form::List; break;
       }
       if (!fits)
         fail(firstValid(arg.loc, op.loc),
              fmt::format("operand '{}' of '{}' must be {}", spec.name, sig.name, operandKindName(spec.kind)));
+      if (arg.form == Arg::Form::Float && !arg.expr.empty())
+        checkParamUse(arg.expr.nameValue(), ValueKind::Float, firstValid(arg.loc, op.loc));
+      if (arg.form == Arg::Form::DType && !arg.type.dtypeParam.empty())
+        checkParamUse(arg.type.dtypeParam, ValueKind::DType, firstValid(arg.loc, op.loc));
     }
     size_t results = op.results.size();
     auto outSlot = outOperand(sig);
@@ -370,7 +388,7 @@ class StructureChecker {
       case DTypeRule::Shared: break;
     }
     if (op.kind == OpKind::Cast && operand == operands::Cast::out)
-      return Pair{*parseDType(op.operands[operands::Cast::dtype]->nameValue()), "writes the dtype it names"};
+      return Pair{op.operands[operands::Cast::dtype]->type.dtype, "writes the dtype it names"};
     return std::nullopt;
   }
 
@@ -398,9 +416,11 @@ class StructureChecker {
     }
     if (op.kind == OpKind::Cast && operand == operands::Cast::x) {
       const Arg& dtype = *op.operands[operands::Cast::dtype];
-      if (!isFloating(*parseDType(dtype.nameValue())))
-        fail(firstValid(dtype.loc, op.loc),
-             fmt::format("'cast' converts between f32, f16, bf16 and f64, not to {} (indices)", dtype.nameValue()));
+      if (!isFloating(dtype.type.dtype))
+        fail(
+            firstValid(dtype.loc, op.loc),
+            fmt::format("'cast' converts between f32, f16, bf16 and f64, not to {}{} (indices)", dtype.type.dtypeText(),
+                        dtype.type.dtypeParam.empty() ? "" : fmt::format(" ({})", dtypeName(dtype.type.dtype))));
     }
     if (spec.effect == Effect::Free && info.origin != TensorOrigin::Allocated) {
       std::string_view what = info.origin == TensorOrigin::Input    ? "the program input"
@@ -753,8 +773,13 @@ void ShapeChecker::checkStreamNumber(const Arg& s) {
 
 Result<std::map<std::string, int64_t>> bindParams(const Program& program, const Bindings& bindings) {
   std::map<std::string, int64_t> values;
-  for (const Param& p : program.params) values[p.name] = p.value;
+  for (const Param& p : program.params)
+    if (p.kind == ParamKind::Int) values[p.name] = p.value;
   for (const auto& [name, value] : bindings.params) {
+    if (const Param* p = program.findParam(name); p && p->kind != ParamKind::Int)
+      return Diagnostic{{},
+                        fmt::format("parameter '{}' of program '{}' is a {}, not an integer", name, program.name,
+                                    p->kind == ParamKind::Float ? "number" : "dtype")};
     if (!program.findParam(name)) {
       std::vector<std::string> known;
       for (const Param& p : program.params) known.push_back(p.name);

@@ -418,7 +418,7 @@ struct ComputeRules {
   void cast() {
     using O = operands::Cast;
     const BoundTensor& x = c.tensor(op, O::x);
-    c.produce(op, O::out, *parseDType(op.operands[O::dtype]->nameValue()), x.shape);
+    c.produce(op, O::out, op.operands[O::dtype]->type.dtype, x.shape);
   }
 };
 

@@ -29,6 +29,36 @@ namespace py = pybind11;
 namespace api = hostir::api;
 using namespace pybind11::literals;
 
+// A parameter's value (api::ParamValue) to and from Python: the DType enum,
+// a float or an int. stl.h's variant caster would try int64_t first and
+// take a DType for its integer, which pybind11's enums convert to.
+namespace pybind11::detail {
+template <>
+struct type_caster<api::ParamValue> {
+  PYBIND11_TYPE_CASTER(api::ParamValue, const_name("int | float | DType"));
+
+  bool load(handle src, bool convert) {
+    if (isinstance<api::DType>(src)) {
+      value = src.cast<api::DType>();
+      return true;
+    }
+    if (PyFloat_Check(src.ptr())) {
+      value = src.cast<double>();
+      return true;
+    }
+    make_caster<int64_t> integer;
+    if (PyBool_Check(src.ptr()) || !integer.load(src, convert)) return false;
+    value = cast_op<int64_t>(integer);
+    return true;
+  }
+
+  static handle cast(const api::ParamValue& v, return_value_policy policy, handle parent) {
+    return std::visit([&](const auto& x) { return make_caster<std::decay_t<decltype(x)>>::cast(x, policy, parent); },
+                      v);
+  }
+};
+}  // namespace pybind11::detail
+
 namespace {
 
 std::string kindName(api::ErrorKind kind) {
@@ -483,7 +513,7 @@ void bindBounds(py::module_& m) {
   m.attr("MAX_STREAMS") = hostir::kMaxStreams;
   m.attr("MIN_MIN_GAIN") = hostir::kMinMinimumGain;
   m.attr("MAX_MIN_GAIN") = hostir::kMaxMinimumGain;
-  m.attr("MAX_PARAM") = std::numeric_limits<api::Params::mapped_type>::max();
+  m.attr("MAX_PARAM") = std::numeric_limits<int64_t>::max();
 }
 
 }  // namespace
@@ -492,6 +522,13 @@ PYBIND11_MODULE(_hostir, m) {
   m.doc() = "hostir's C++ API; use the package `hostir`, which wraps it.";
   m.attr("DEFAULT_STREAMS") = hostir::kDefaultStreams;
   bindBounds(m);
+  // A dtype parameter's value (params={"DT": "bf16"} becomes DType.bf16 in the Python half).
+  py::enum_<api::DType>(m, "DType")
+      .value("f32", api::DType::F32)
+      .value("f16", api::DType::F16)
+      .value("bf16", api::DType::BF16)
+      .value("f64", api::DType::F64)
+      .value("i32", api::DType::I32);
 
   py::register_exception_translator([](std::exception_ptr thrown) {
     try {

@@ -38,8 +38,10 @@ class Compiler {
   Compiler(const Program& p, CompiledProgram& out) : program_(p), out_(out) {}
 
   void compile(const std::map<std::string, int64_t>& params) {
+    // Float and dtype parameters are bound into the program's operands (bindValueParams).
     for (const Param& param : program_.params)
-      out_.paramSlots.emplace_back(define(param.name, ValueKind::Int), params.at(param.name));
+      if (param.kind == ParamKind::Int)
+        out_.paramSlots.emplace_back(define(param.name, ValueKind::Int), params.at(param.name));
     for (const Decl& d : program_.decls)
       if (d.kind == DeclKind::Input) out_.inputSlots.emplace_back(define(d.name, ValueKind::Tensor), d.name);
     body(program_.body);
@@ -308,7 +310,7 @@ class Compiler {
           d.operand[i] = static_cast<int32_t>(out_.floats.size());
           out_.floats.push_back(arg.floatValue);
           break;
-        case OperandKind::DType: in.dtype = *parseDType(arg.nameValue()); break;
+        case OperandKind::DType: in.dtype = arg.type.dtype; break;
       }
     }
     if (const NameDef* result = op.result()) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "hostir/defaults.h"
@@ -16,8 +17,17 @@
 
 namespace hostir::api {
 
+// A parameter's value: an integer (`M = 1024`), a number (`lr = 0.01`) or
+// a dtype (`DT = bf16`). A number parameter also takes an integer.
+using ParamValue = std::variant<int64_t, double, DType>;
 // Parameter values by name (`--set`); unnamed parameters keep their defaults.
-using Params = std::map<std::string, int64_t>;
+using Params = std::map<std::string, ParamValue>;
+
+// "1024", "0.01" (the shortest text that reads back as the same number), "bf16".
+std::string toString(const ParamValue& value);
+// A value as `--set` writes it: an integer, a number with a '.' or an
+// exponent, or a dtype's name; Error (kind Usage) for anything else.
+ParamValue parseParamValue(const std::string& text);
 
 // An input or output declaration, its global shape bound to parameters.
 struct TensorDecl {

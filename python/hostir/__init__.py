@@ -25,6 +25,7 @@ import collections
 import collections.abc
 import difflib
 import functools
+import math
 import numbers
 import operator
 import os
@@ -113,14 +114,16 @@ class Program:
 
     @property
     def params(self):
-        """Every parameter with its default value."""
-        return dict(self._impl.default_params())
+        """Every parameter with its default value: an int, a float, or a
+        dtype's name ("bf16")."""
+        return {name: value.name if isinstance(value, _hostir.DType) else value
+                for name, value in self._impl.default_params().items()}
 
     @_raising_hostir_errors
     def tensors(self, params=None, ranks=1):
         """The inputs, then the outputs, as Tensor, with global shapes bound
         to these parameter values and rank count."""
-        rows = self._impl.tensors(_params(params), _ranks(ranks))
+        rows = self._impl.tensors(_params(params, self), _ranks(ranks))
         return [Tensor(name, dtype, tuple(shape), axis, is_input) for name, is_input, dtype, shape, axis in rows]
 
     @property
@@ -166,7 +169,8 @@ def check(program, ranks=1, params=None, streams=_hostir.DEFAULT_STREAMS):
     """Verifies the program with the parameters bound and proves it free of
     races, uninitialized reads and mismatched communications on `ranks`
     ranks. Returns None; raises Error (kind "program" or "check")."""
-    _hostir.check(_program(program)._impl, _ranks(ranks), _params(params), _streams(streams))
+    program = _program(program)
+    _hostir.check(program._impl, _ranks(ranks), _params(params, program), _streams(streams))
 
 
 @_raising_hostir_errors
@@ -178,8 +182,9 @@ def simulate(program, machine, ranks=1, passes=(), params=None):
     prediction assumed where the profile has no figure (attention at the
     GEMM rate, say) is warned as a ModelAssumption, as `hostir simulate`
     prints it on an `assumed:` line, at the line that called simulate."""
-    figures, assumptions = _hostir.simulate(_program(program)._impl, os.fspath(machine), _ranks(ranks),
-                                            _passes(passes), _params(params))
+    program = _program(program)
+    figures, assumptions = _hostir.simulate(program._impl, os.fspath(machine), _ranks(ranks),
+                                            _passes(passes), _params(params, program))
     for assumption in assumptions:
         _warn(f"assumed: {assumption}", ModelAssumption)
     return dict(figures)
@@ -215,8 +220,9 @@ def apply_passes(program, passes, ranks=1, params=None, streams=_hostir.DEFAULT_
     the cost model (overlap), which change a schedule only where it predicts
     a relative gain of at least `min_gain`. Returns a PassResult
     (program, remarks)."""
-    rewritten, remarks = _hostir.apply_passes(_program(program)._impl, _passes(passes), _ranks(ranks),
-                                              _params(params), _streams(streams), _machine(machine),
+    program = _program(program)
+    rewritten, remarks = _hostir.apply_passes(program._impl, _passes(passes), _ranks(ranks),
+                                              _params(params, program), _streams(streams), _machine(machine),
                                               _min_gain(min_gain))
     return PassResult(Program(rewritten), list(remarks))
 
@@ -331,7 +337,7 @@ def run(program, inputs=None, ranks=1, passes=(), params=None, streams=_hostir.D
     (KeyboardInterrupt) stops every rank and is raised within a second.
     """
     program = _program(program)
-    run_options = _run_options(params, passes, dict(options, ranks=ranks, streams=streams, seed=seed))
+    run_options = _run_options(program, params, passes, dict(options, ranks=ranks, streams=streams, seed=seed))
     declared = program.tensors(run_options.params, int(run_options.get("ranks")))
     request = _Request(declared, inputs, out, _flag("copy_inputs", copy_inputs))
     stats, collected = _hostir.run(program._impl, request.inputs, request.arrays, run_options)
@@ -374,7 +380,8 @@ def compile(program, ranks=1, passes=(), params=None, streams=_hostir.DEFAULT_ST
     """
     program = _program(program)
     team = _mpi_team(launcher, comm, ranks)
-    run_options = _run_options(params, passes, dict(options, ranks=1 if team else ranks, streams=streams, seed=seed))
+    run_options = _run_options(program, params, passes,
+                               dict(options, ranks=1 if team else ranks, streams=streams, seed=seed))
     settings = _RunSettings(_flag("copy_inputs", copy_inputs), _flag("check", check), _flag("remarks", remarks))
     if team is None:
         declared = program.tensors(run_options.params, int(run_options.get("ranks")))
@@ -573,11 +580,11 @@ run.__doc__ += _RUN_KEYWORDS_DOC + _options_doc()
 compile.__doc__ += _RUN_KEYWORDS_DOC + _options_doc()
 
 
-def _run_options(params, passes, given):
+def _run_options(program, params, passes, given):
     """The API's run options from run's and compile's keywords: each a row
     of the table, checked by it; an unknown keyword is a TypeError."""
     options = _hostir.RunOptions()
-    options.params, options.passes = _params(params), _passes(passes)
+    options.params, options.passes = _params(params, program), _passes(passes)
     for name, value in given.items():
         row = _RUN_OPTIONS.get(name)
         if row is None:
@@ -634,10 +641,12 @@ def _machine(machine):
     return "" if machine is None else os.fspath(machine)
 
 
-def _params(params):
+def _params(params, program):
     if params is None:
         return {}
-    return {str(name): _param_value(str(name), value) for name, value in dict(params).items()}
+    defaults = program._impl.default_params()
+    return {str(name): _param_value(str(name), value, defaults.get(str(name)))
+            for name, value in dict(params).items()}
 
 
 # The options' numbers, checked against the bounds the bindings give
@@ -667,8 +676,16 @@ def _integer(option, value, lo, hi):
     return number
 
 
-def _param_value(name, value):
-    """A parameter's value, refused in the words of `--set`."""
+def _param_value(name, value, default):
+    """A parameter's value as its default's kind takes it (an int, a float, a
+    dtype), refused in the words of `--set`. A name the program lacks is
+    checked as an integer; the library names the program's parameters."""
+    if isinstance(default, _hostir.DType):
+        return _dtype_param(name, value)
+    if isinstance(default, float):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+            raise _type_usage(f"params: {name}: {value!r} is not a finite number")
+        return float(value)
     wanted = f"params: {name}: {{}} is not a non-negative integer that fits in 64 bits"
     if not _is_integer(value):
         raise _type_usage(wanted.format(repr(value)))
@@ -676,6 +693,32 @@ def _param_value(name, value):
     if not 0 <= number <= _hostir.MAX_PARAM:
         raise _usage(wanted.format(number))
     return number
+
+
+# The names a dtype parameter takes besides hostir's own (f32, bf16, ...):
+# NumPy's and PyTorch's spellings of the same types.
+_DTYPE_SPELLINGS = {"float32": "f32", "float": "f32", "float16": "f16", "half": "f16", "bfloat16": "bf16",
+                    "float64": "f64", "double": "f64", "int32": "i32"}
+
+
+def _dtype_param(name, value):
+    """A dtype: hostir's name ("bf16"), a NumPy dtype or type, or a torch dtype."""
+    if isinstance(value, _hostir.DType):
+        return value
+    text = None
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, (np.dtype, type)) and not isinstance(value, bool):
+        try:
+            text = np.dtype(value).name
+        except TypeError:
+            text = None
+    elif type(value).__module__ == "torch":  # torch.bfloat16 prints as "torch.bfloat16"
+        text = str(value).removeprefix("torch.")
+    member = _hostir.DType.__members__.get(_DTYPE_SPELLINGS.get(text, text)) if text is not None else None
+    if member is None:
+        raise _type_usage(f"params: {name}: {value!r} is not a dtype (f32, f16, bf16, f64 or i32)")
+    return member
 
 
 def _number(option, value, lo, hi):

@@ -63,7 +63,7 @@ struct GraphCase {
   int ranks;
   std::string communicator;
   std::vector<std::string> passes;
-  std::map<std::string, int64_t> params;
+  api::Params params;
 };
 
 std::ostream& operator<<(std::ostream& out, const GraphCase& c) {

@@ -105,6 +105,17 @@ def test_check_as_written_and_after_assign_streams(name, ranks):
         assert ": ok: program" in out
 
 
+@pytest.mark.parametrize("ranks", RANKS)
+@pytest.mark.parametrize("dtype", ["f64", "bf16"])
+def test_the_layers_dtype_is_a_parameter(dtype, ranks):
+    # One program for every dtype: `--set DT=...`, checked against the
+    # serial reference in that dtype, after the passes.
+    params = dict(SMALL["transformer_layer"], DT=dtype)
+    out = ok(hostir("run", program("transformer_layer"), "--ranks", ranks, *settings(params), "--passes",
+                    "assign-streams", "--check"))
+    assert "matches the serial reference" in out and f"of the {dtype} tolerance" in out, out
+
+
 def run_layer(tmp_path, name, ranks, *options, launcher=None, seed=0, program_path=None):
     """Runs a layer (or `program_path`, a schedule of it) on fresh inputs with --check; returns (outputs, expected)."""
     params = SMALL[name]

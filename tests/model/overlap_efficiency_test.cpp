@@ -92,7 +92,7 @@ Predicted predict(const std::string& text, const std::string& passes, const Mach
   auto parsed = parseProgram(text);
   EXPECT_TRUE(parsed.ok());
   source.program = *parsed;
-  const Bindings bindings = api::verifiedBindings(source, {}, 2);
+  const Bindings bindings = api::verifiedProgram(source, {}, 2).bindings;
   api::PipelineOptions options;
   options.streams = 4;
   options.machine = std::make_shared<MachineProfile>(machine);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli_runner.h"
@@ -118,7 +119,30 @@ TEST_F(Cli, SetBindsParamsBeforeAndAfterThePasses) {
   }
   auto malformed = run("check " + example("row_parallel_linear.hir") + " --set M=-5");
   EXPECT_EQ(malformed.exitCode, 2);
-  EXPECT_THAT(malformed.err, HasSubstr("not a non-negative integer"));
+  EXPECT_THAT(malformed.err, HasSubstr("error: parameter M = -5: M takes a non-negative integer"));
+}
+
+// Float and dtype parameters take --set values of their kind; the run's
+// --check compares against the serial reference bound to the same values.
+TEST_F(Cli, SetBindsFloatAndDTypeParams) {
+  const std::string program =
+      (std::filesystem::path(HOSTIR_SOURCE_DIR) / "tests" / "api" / "programs" / "sgd_step.hir").string();
+  auto checked = run("check " + program + " --set DT=f16 --set lr=1e-3 --set N=16");
+  EXPECT_EQ(checked.exitCode, 0) << checked.err;
+  auto ran = run("run " + program + " --set DT=f64 --set lr=0.125 --check --ranks 2");
+  EXPECT_EQ(ran.exitCode, 0) << ran.err;
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"--set lr=bf16", "error: parameter lr = bf16: lr takes a number"},
+      {"--set N=0.5", "error: parameter N = 0.5: N takes a non-negative integer"},
+      {"--set DT=8", "error: parameter DT = 8: DT takes a dtype (f32, f16, bf16, f64 or i32)"},
+      {"--set DT=bf61", "error: --set DT: 'bf61' is not an integer, a finite number (0.01, 1e-3) or a dtype"},
+      {"--set lr=nan", "error: --set lr: 'nan' is not an integer, a finite number"},
+  };
+  for (const auto& [set, message] : refused) {
+    auto r = run("check " + program + " " + set);
+    EXPECT_EQ(r.exitCode, 2) << set;
+    EXPECT_THAT(r.err, HasSubstr(message)) << set;
+  }
 }
 
 TEST_F(Cli, UsageErrorsExitWithTwo) {

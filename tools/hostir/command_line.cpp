@@ -17,7 +17,8 @@ namespace {
 void addProgramOptions(CLI::App& cmd, std::string& file, std::vector<std::string>& settings, int64_t& ranks,
                        bool& ranksGiven) {
   cmd.add_option("file", file, "The .hir program")->required();
-  cmd.add_option("--set", settings, "Bind a parameter, e.g. --set M=1024 (repeatable)")->type_name("NAME=INT");
+  cmd.add_option("--set", settings, "Bind a parameter, e.g. --set M=1024, --set lr=0.01, --set DT=bf16 (repeatable)")
+      ->type_name("NAME=VALUE");
   cmd.add_option_function<int64_t>(
          "--ranks",
          [&ranks, &ranksGiven](const int64_t& n) {
@@ -252,7 +253,10 @@ void addRunOption(CLI::App& cmd, api::RunOptions& options, const api::RunOptionR
 void CommandLine::addRun() {
   runCmd = app.add_subcommand("run", "Run a program on every rank of a team");
   runCmd->add_option("file", run.file, "The .hir program")->required();
-  runCmd->add_option("--set", run.settings, "Bind a parameter, e.g. --set M=1024 (repeatable)")->type_name("NAME=INT");
+  runCmd
+      ->add_option("--set", run.settings,
+                   "Bind a parameter, e.g. --set M=1024, --set lr=0.01, --set DT=bf16 (repeatable)")
+      ->type_name("NAME=VALUE");
   addPassesOption(*runCmd, run.api.passes, "Passes to apply before running, e.g. assign-streams");
   runCmd->add_flag("--remarks", run.remarks, "Print the passes' decisions to stderr (rank 0)");
   runCmd->add_option("--input", run.inputs, "Global input tensor from a .npy file (repeatable)")

@@ -23,7 +23,7 @@ namespace hostir::tool {
 // bound from --set while preparing) and the file.
 struct CheckOptions {
   std::string file;
-  std::vector<std::string> settings;  // --set NAME=INT
+  std::vector<std::string> settings;  // --set NAME=VALUE
   bool ranksGiven = false;
   api::CheckOptions api;
 };
@@ -38,7 +38,7 @@ struct ModelOptions {
 // gain, the IR dumps), the pipeline, and what only the command line has.
 struct OptOptions {
   std::string file;
-  std::vector<std::string> settings;  // --set NAME=INT
+  std::vector<std::string> settings;  // --set NAME=VALUE
   bool ranksGiven = false;
   api::PassOptions api;
   std::vector<std::string> passes;  // the pipeline, pass by pass (--passes a,b)
@@ -62,7 +62,7 @@ struct GivenOption {
 // backend, and what only the command line has.
 struct RunOptions {
   std::string file;
-  std::vector<std::string> settings;  // --set NAME=INT, bound to api.params while preparing
+  std::vector<std::string> settings;  // --set NAME=VALUE, bound to api.params while preparing
   bool ranksGiven = false;            // --ranks given (under mpirun it must match the team)
   api::RunOptions api;
   bool remarks = false;              // print the passes' remarks to stderr (rank 0 only)
@@ -82,7 +82,7 @@ struct RunOptions {
 // command line has.
 struct SimulateOptions {
   std::string file;
-  std::vector<std::string> settings;  // --set NAME=INT, bound to api.params while preparing
+  std::vector<std::string> settings;  // --set NAME=VALUE, bound to api.params while preparing
   bool ranksGiven = false;
   api::SimulateOptions api;
   std::string machine;  // --machine (required): a shipped profile's name or a profile file
@@ -97,7 +97,7 @@ struct SimulateOptions {
 // --streams gives none.
 struct TuneOptions {
   std::string file;
-  std::vector<std::string> settings;  // --set NAME=INT
+  std::vector<std::string> settings;  // --set NAME=VALUE
   bool ranksGiven = false;
   api::SimulateOptions api;
   std::string machine;                // --machine (required)

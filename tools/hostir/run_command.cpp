@@ -205,6 +205,7 @@ LaunchFingerprint fingerprintOf(const RunOptions& o, const Inputs& in, const api
   f.options.push_back(LaunchPart{"--output's names", outputs, fingerprintHash(outputs), false});
   f.options.push_back(numericPart("--trace (given)", !o.api.tracePath.empty()));
   for (const auto& [name, value] : prepared.params) f.params.push_back(numericPart("parameter " + name, value));
+  for (const auto& [name, value] : prepared.values) f.options.push_back(textPart("parameter " + name, value));
   return f;
 }
 

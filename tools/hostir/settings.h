@@ -6,11 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "hostir/program.h"
 #include "tools/hostir/exit_codes.h"
 
 namespace hostir::tool {
 
 // Parses `--set NAME=VALUE` items; on failure why (a usage error).
-ToolResult<std::map<std::string, int64_t>> parseSettings(const std::vector<std::string>& items);
+ToolResult<api::Params> parseSettings(const std::vector<std::string>& items);
 
 }  // namespace hostir::tool

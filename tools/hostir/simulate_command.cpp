@@ -99,9 +99,10 @@ ToolResult<std::string> simulate(const SimulateOptions& o) {
     bool unchunkedFailed = false;
     if (hasChunkCount(program)) {
       auto bound = options.params.find(std::string(kChunkCountParam));
-      const std::optional<double> unchunked = bound != options.params.end() && bound->second == 1
-                                                  ? std::optional<double>(prediction.medianMs)
-                                                  : unchunkedMs(program, machine, options);
+      const std::optional<double> unchunked =
+          bound != options.params.end() && bound->second == api::ParamValue{int64_t{1}}
+              ? std::optional<double>(prediction.medianMs)
+              : unchunkedMs(program, machine, options);
       if (unchunked && prediction.medianMs > 0) speedup = *unchunked / prediction.medianMs;
       unchunkedFailed = !unchunked;
     }

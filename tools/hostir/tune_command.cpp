@@ -69,7 +69,7 @@ ToolResult<std::vector<TunedParam>> parseTunedParams(const std::vector<std::stri
 }
 
 // The tuned names against the program's params and --set (usage errors: the command line names them).
-ToolStatus checkTunedNames(const std::vector<TunedParam>& tuned, const std::map<std::string, int64_t>& settings,
+ToolStatus checkTunedNames(const std::vector<TunedParam>& tuned, const api::Params& settings,
                            const api::Program& program) {
   const std::vector<std::string> names = program.paramNames();
   for (const TunedParam& param : tuned) {
@@ -159,7 +159,7 @@ struct TuneContext {
   const TuneOptions& options;
   const api::Program& program;
   const api::Machine& machine;  // read once: a pipe (`--machine <(...)`) can be read only once
-  const std::map<std::string, int64_t>& settings;
+  const api::Params& settings;
   const std::vector<TunedParam>& tuned;
   bool severalPools = false;
   bool chunked = false;  // the program has a chunk count: the table shows speedup_vs_S1
