@@ -56,14 +56,17 @@ void issueCommunication(RunFrame& frame, const Instruction& in) {
     if (!index || !frame.present(in, *index)) return std::nullopt;
     return index;
   };
-  CollectiveCall call;
-  call.kind = in.op;
-  call.input = frame.tensor(in, 0);
   // Without `out` a collective works in place (allreduce; broadcast has none).
   const std::optional<size_t>& out = operands.out;
-  call.output = out && frame.present(in, *out) ? frame.tensor(in, *out) : call.input;
-  call.op = in.reduceOp;
-  call.loc = frame.program.detail(in).loc;
+  const TensorView& input = frame.tensor(in, 0);
+  // Initialized member by member: a default-constructed call zeroes two
+  // views that the assignments then overwrite, which cost as much as the
+  // rest of issuing an allreduce.
+  CollectiveCall call{.kind = in.op,
+                      .input = input,
+                      .output = out && frame.present(in, *out) ? frame.tensor(in, *out) : input,
+                      .op = in.reduceOp,
+                      .loc = frame.program.detail(in).loc};
   if (std::optional<size_t> axis = integer(operands.axis)) call.axis = frame.integer(frame.slot(in, *axis));
   if (std::optional<size_t> root = integer(operands.root)) call.root = frame.integer(frame.slot(in, *root));
   if (std::optional<size_t> to = integer(operands.to)) call.to = sendRecvPeer(frame, in, *to, "sends to");
