@@ -44,14 +44,19 @@ TensorView allocateResult(RunFrame& frame, const Instruction& in, DType dtype, c
 // `y = op(...)` allocates its result on the current stream; `op(..., out=y)` writes into y.
 // A reference into the result's slot (never an operand's), so issuing copies no view.
 // The slot is that of the name standing for `outOperand` (its OperandEntry::access).
-// The result has `dtype`, the operation's, unless `outOperand`'s spec fixes
-// another (ir/result_shape.h's writtenDType: indices are i32).
 const TensorView& output(RunFrame& frame, const Instruction& in, size_t outOperand, DType dtype, const Dims& shape) {
   if (frame.present(in, outOperand)) return frame.tensor(in, outOperand);
   TensorView& result = frame.value(frame.program.operand(in, outOperand).access).tensor;
-  result = allocateResult(frame, in, result_shape::writtenDType(signatureOf(in.op).operands[outOperand], dtype), shape,
-                          false);
+  result = allocateResult(frame, in, dtype, shape, false);
   return result;
+}
+
+// The dtype of what `in` writes into `operand`, for an operation on `dtype`:
+// the operand's fixed one, if any (ir/result_shape.h's writtenDType: indices
+// are i32). Asked only by the rules whose results have one, off the
+// common path.
+DType writtenDType(const Instruction& in, size_t operand, DType dtype) {
+  return result_shape::writtenDType(signatureOf(in.op).operands[operand], dtype);
 }
 
 // Read-then-write (docs/hostir-language.md, §1): every operation behaves as
@@ -318,7 +323,7 @@ void issueTopK(RunFrame& frame, const Instruction& in) {
   setInteger(frame, in, call, O::k, 1);
   const Dims shape = result_shape::topK(x.shape, call.integer(O::k));
   call.operands[O::out] = &output(frame, in, O::out, x.dtype, shape);
-  call.operands[O::indices] = &output(frame, in, O::indices, x.dtype, shape);
+  call.operands[O::indices] = &output(frame, in, O::indices, writtenDType(in, O::indices, x.dtype), shape);
   issueWriting(frame, in, call, {O::out, O::indices}, /*elementwise=*/false, /*readFirst=*/false);
 }
 
@@ -330,7 +335,7 @@ void issueBucket(RunFrame& frame, const Instruction& in) {
   setInteger(frame, in, call, O::buckets, 1);
   setInteger(frame, in, call, O::capacity, 1);
   const Dims shape = result_shape::bucket<Dims>(call.integer(O::buckets), call.integer(O::capacity));
-  issueKernel(frame, in, call, O::out, idx.dtype, shape, /*elementwise=*/false);
+  issueKernel(frame, in, call, O::out, writtenDType(in, O::out, idx.dtype), shape, /*elementwise=*/false);
 }
 
 // fill and iota: the type's tensor, allocated on the current stream, then
