@@ -16,7 +16,9 @@
 //             RowReduction cost rules (an exponential or erf counts as one)
 //   Kernel    its KernelFamily (ir/ops.h): how the backends compute it
 //   Result    its result's type, symbolically: ir/symbolic_types.cpp's
-//             `<Result>Result` (table: by Shape; none: no tensor)
+//             `<Result>Result` (table: by Shape; none: no tensor); a
+//             shape that is not an operand's is ir/result_shape.h's, the
+//             rule every layer computes it by
 //   Check     its shape rule: a ShapeChecker member (ir/shape_checker.h);
 //             a computation's names a ComputeRules member through
 //             checkComputation (ir/verify_compute.cpp)
@@ -48,7 +50,7 @@
   HOSTIR_OP_ROW(X, Reshape, "reshape", kReshape, Required, Tensor, View, None, {}, 0, None,                            \
                 typed, checkReshape, issueReshape)                                                                     \
   HOSTIR_OP_ROW(X, Linear, "linear", kLinear, OutOrResult, Tensor, Compute, Linear, kLinearResult, 0, Linear,          \
-                table, checkComputation<&ComputeRules::linear>, issueLinear)                                           \
+                linear, checkComputation<&ComputeRules::linear>, issueLinear)                                          \
   HOSTIR_OP_ROW(X, Matmul, "matmul", kMatmul, OutOrResult, Tensor, Compute, Matmul, kMatmulResult, 0, Matmul,          \
                 matmul, checkComputation<&ComputeRules::matmul>, issueMatmul)                                          \
   /* transpose: a copy with the axes permuted */                                                                       \

@@ -114,22 +114,23 @@ constexpr OperandSpec kStreamOperand[] = {{"s", K::Stream, kReq, kPos}};
 constexpr OperandSpec kWaitEvent[] = {{"ev", K::Event, kReq, kPos}};
 constexpr OperandSpec kIntValue[] = {{"value", K::Int, kReq, kPos}};
 
-// Results shaped from two operands (ResultShape); elementwise ones are shaped like one.
-constexpr ResultShape kLinearResult{operands::Linear::x, operands::Linear::w, 0};  // [x's leading dims, w's first]
-// matmul's result depends on its transposes and batch axis: ir/symbolic_types.cpp.
-constexpr ResultShape kMatmulResult{operands::Matmul::a, operands::Matmul::b, 1};  // [a's first, b's second]
+// Results shaped like an operand (ResultShape), or following one by a rule
+// of ir/result_shape.h: linear's [x's leading dims, w's first], matmul's
+// [(B,) M, N] as its transposes say.
+constexpr ResultShape kLinearResult{operands::Linear::x};
+constexpr ResultShape kMatmulResult{operands::Matmul::a};
 
 constexpr ResultShape kLikeA{operands::Add::a};
 constexpr ResultShape kLikeX{operands::Unary::x};
 // attention: [Tq, H·D], like q.
 constexpr ResultShape kLikeQ{operands::Attention::q};
-// gather_rows: idx.shape + x.shape[1:], and cast: x's shape in another dtype
-// (ir/symbolic_types.cpp); `like` names the operand the result follows.
+// gather_rows: idx.shape + x.shape[1:] (ir/result_shape.h), and cast: x's
+// shape in another dtype (ir/symbolic_types.cpp).
 constexpr ResultShape kGatherResult{operands::GatherRows::x};
 constexpr ResultShape kCastResult{operands::Cast::x};
 // where: like a (its second operand); sum, mean, max: x without the axis;
-// bucket: i32 [buckets, capacity]; fill, iota: the type they name
-// (ir/symbolic_types.cpp).
+// bucket: i32 [buckets, capacity] (ir/result_shape.h); fill, iota: the
+// type they name (ir/symbolic_types.cpp).
 constexpr ResultShape kLikeWhereA{operands::Where::a};
 constexpr ResultShape kReduceResult{operands::Reduce::x};
 constexpr ResultShape kBucketResult{operands::Bucket::idx};
@@ -171,11 +172,10 @@ constexpr bool wellFormed() {
     // operands or the type it names.
     const ResultShape& r = sig.resultShape;
     if (isLocalTensorWork(sig.category) != (r.like != ResultShape::kNone)) return false;
-    for (int8_t index : {r.like, r.lastFrom}) {
-      if (index == ResultShape::kNone) continue;
-      if (static_cast<size_t>(index) >= sig.operands.size()) return false;
-      const K kind = sig.operands[static_cast<size_t>(index)].kind;
-      if (kind != K::Tensor && (kind != K::Type || index != r.like)) return false;
+    if (r.like != ResultShape::kNone) {
+      if (static_cast<size_t>(r.like) >= sig.operands.size()) return false;
+      const K kind = sig.operands[static_cast<size_t>(r.like)].kind;
+      if (kind != K::Tensor && kind != K::Type) return false;
     }
     for (const OperandSpec& spec : sig.operands) {
       bool tensor = spec.kind == K::Tensor;

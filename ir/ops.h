@@ -7,9 +7,9 @@
 // Adding a compute operation (docs/architecture.md, "Adding an operation"):
 // its row of ir/op_list.h (kind, category, the names of its rules); its
 // typed operand positions here; its operand specs and signature row (cost
-// rule, result shape, flops per element) in ops.cpp; a shape or issue rule
-// of its own only when none fits (ir/verify_compute.cpp,
-// runtime/issue_compute.cpp); its kernels in executor/cpu/ and
+// rule, result shape, flops per element) in ops.cpp; a result shape, shape
+// rule or issue rule of its own only when none fits (ir/result_shape.h,
+// ir/verify_compute.cpp, runtime/issue_compute.cpp); its kernels in executor/cpu/ and
 // executor/cuda/, each with its entry in the backend's table (cpu_kernels.cpp,
 // cuda_compute.cpp); and its entry in docs/hostir-language.md. Backends
 // reach every kernel through Backend::compute, so no backend interface
@@ -249,17 +249,15 @@ constexpr bool coversEveryFamily(const FamilyTable<Entry>& table) {
 }
 
 // The result of `y = op(...)` (symbolic types, ir/symbolic_types.h): the
-// type of operand `like`, with its last dim replaced by dim `lastDim` of
-// operand `lastFrom` when that is set. The verifier's shape rule checks the
-// operands; this only says what a valid operation's result is.
-// Results whose shape no such rule states (matmul's transposes, gather_rows,
-// cast's dtype) have a rule of their own in ir/symbolic_types.cpp, named by
-// the Result column of ir/op_list.h.
+// type of operand `like`. The verifier's shape rule checks the operands;
+// this only says what a valid operation's result is. Results shaped
+// otherwise (linear, matmul, gather_rows, the reductions, top_k, transpose,
+// bucket: ir/result_shape.h; cast's dtype) have a rule of their own in
+// ir/symbolic_types.cpp, named by the Result column of ir/op_list.h, and
+// `like` names the operand the result follows.
 struct ResultShape {
   static constexpr int8_t kNone = -1;
   int8_t like = kNone;  // kNone: no tensor computed from operands (allocate and views have rules of their own)
-  int8_t lastFrom = kNone;
-  int8_t lastDim = 0;
 };
 
 // How an operation defines names.

@@ -112,7 +112,9 @@ class ShapeChecker {
 
   // verifier.cpp: what the rules of several categories share.
   void requireShape(const Operation& op, size_t operand, const std::vector<int64_t>& want, std::string_view why);
-  // Binds the result of an operation that computes a new tensor, or checks its out= operand.
+  // Binds the result of an operation that computes a new tensor, or checks
+  // its out= operand: of `dtype`, the operation's, unless the out operand's
+  // spec fixes another (ir/result_shape.h's writtenDType: indices are i32).
   void produce(const Operation& op, size_t out, DType dtype, const std::vector<int64_t>& shape);
   void checkAxis(const Operation& op, size_t axisOperand, int64_t axis, const BoundTensor& t);
   void checkStreamNumber(const Arg& s);

@@ -4,6 +4,7 @@
 #include <functional>
 #include <iterator>
 
+#include "ir/result_shape.h"
 #include "ir/shapes.h"
 
 namespace hostir {
@@ -90,23 +91,28 @@ const std::optional<TensorType>* SymbolicTypes::operandType(const Operation& op,
 namespace {
 
 // Each rule below reads its operands' types through `typeOf(position)`;
-// ir/op_list.h's Result column names the rule of each operation.
+// ir/op_list.h's Result column names the rule of each operation. The
+// shapes are ir/result_shape.h's; the rules here find their operands and
+// return nullopt where a dim is not an expression here.
 using TypeOf = std::function<std::optional<TensorType>(size_t)>;
 using ResultRule = std::optional<TensorType> (*)(const Operation&, const TypeOf&);
 
-// [.., M, N] from a [.., M, K] (transposed: [K, M]) and b [.., K, N]
-// (transposed: [N, K]), after the batch axis that a, b and the result share.
+// [x's leading dims, w's first].
+std::optional<TensorType> linearResult(const Operation&, const TypeOf& typeOf) {
+  using O = operands::Linear;
+  auto x = typeOf(O::x), w = typeOf(O::w);
+  if (!x || !w || x->dims.empty() || w->dims.empty()) return std::nullopt;
+  x->dims = result_shape::linear(x->dims, w->dims);
+  return x;
+}
+
+// [.., M, N], M from a and N from b as their transposes say.
 std::optional<TensorType> matmulResult(const Operation& op, const TypeOf& typeOf) {
   using O = operands::Matmul;
   auto a = typeOf(O::a), b = typeOf(O::b);
   if (!a || !b || a->dims.size() < 2 || a->dims.size() != b->dims.size()) return std::nullopt;
   auto flag = [&](size_t operand) { return op.operands[operand] && op.operands[operand]->boolValue; };
-  const size_t rows = a->dims.size() - 2;
-  Expr m = a->dims[rows + (flag(O::transpose_a) ? 1 : 0)];
-  Expr n = b->dims[rows + (flag(O::transpose_b) ? 0 : 1)];
-  a->dims.resize(rows);
-  a->dims.push_back(std::move(m));
-  a->dims.push_back(std::move(n));
+  a->dims = result_shape::matmul(a->dims, b->dims, flag(O::transpose_a), flag(O::transpose_b));
   return a;
 }
 
@@ -116,7 +122,7 @@ std::optional<TensorType> gatherResult(const Operation&, const TypeOf& typeOf) {
   auto x = typeOf(O::x), idx = typeOf(O::idx);
   if (!x || !idx || x->dims.empty()) return std::nullopt;
   idx->dtype = x->dtype;
-  idx->dims.insert(idx->dims.end(), x->dims.begin() + 1, x->dims.end());
+  idx->dims = result_shape::gatherRows(x->dims, idx->dims);
   return idx;
 }
 
@@ -129,17 +135,12 @@ std::optional<TensorType> castResult(const Operation& op, const TypeOf& typeOf) 
   return x;
 }
 
-// A computation or copy by its table row's ResultShape.
+// A computation or copy by its table row's ResultShape: the type of the
+// operand it names.
 std::optional<TensorType> tableResult(const Operation& op, const TypeOf& typeOf) {
   const ResultShape& rule = op.signature().resultShape;
   if (rule.like == ResultShape::kNone) return std::nullopt;
-  auto type = typeOf(static_cast<size_t>(rule.like));
-  if (!type || rule.lastFrom == ResultShape::kNone) return type;
-  auto from = typeOf(static_cast<size_t>(rule.lastFrom));
-  const auto dim = static_cast<size_t>(rule.lastDim);
-  if (!from || type->dims.empty() || from->dims.size() <= dim) return std::nullopt;
-  type->dims.back() = from->dims[dim];
-  return type;
+  return typeOf(static_cast<size_t>(rule.like));
 }
 
 // The type the statement names (allocate, fill, iota, reshape).
@@ -157,9 +158,10 @@ std::optional<TensorType> reduceResult(const Operation& op, const TypeOf& typeOf
   const auto rank = static_cast<int64_t>(x->dims.size());
   std::optional<int64_t> axis = rank - 1;
   if (op.operands[O::axis]) axis = op.operands[O::axis]->expr.literalValue();
-  if (axis && *axis < 0) *axis += rank;
-  if (!axis || *axis < 0 || *axis >= rank) return std::nullopt;
-  x->dims.erase(x->dims.begin() + *axis);
+  if (!axis) return std::nullopt;
+  const int64_t normalized = result_shape::normalizedAxis(*axis, x->dims.size());
+  if (normalized < 0 || normalized >= rank) return std::nullopt;
+  x->dims = result_shape::reduce(x->dims, normalized);
   return x;
 }
 
@@ -169,7 +171,7 @@ std::optional<TensorType> topKResult(const Operation& op, const TypeOf& typeOf) 
   using O = operands::TopK;
   auto x = typeOf(O::x);
   if (!x || x->dims.empty() || !op.operands[O::k]) return std::nullopt;
-  x->dims.back() = op.operands[O::k]->expr;
+  x->dims = result_shape::topK(x->dims, op.operands[O::k]->expr);
   return x;
 }
 
@@ -179,24 +181,24 @@ std::optional<TensorType> transposeResult(const Operation& op, const TypeOf& typ
   auto x = typeOf(O::x);
   if (!x || !op.operands[O::axes] || op.operands[O::axes]->items.size() != x->dims.size()) return std::nullopt;
   const auto rank = static_cast<int64_t>(x->dims.size());
-  std::vector<Expr> dims;
+  std::vector<int64_t> axes;
   for (const Expr& item : op.operands[O::axes]->items) {
-    std::optional<int64_t> axis = item.literalValue();
-    if (axis && *axis < 0) *axis += rank;
-    if (!axis || *axis < 0 || *axis >= rank) return std::nullopt;
-    dims.push_back(x->dims[static_cast<size_t>(*axis)]);
+    const std::optional<int64_t> axis = item.literalValue();
+    if (!axis) return std::nullopt;
+    const int64_t normalized = result_shape::normalizedAxis(*axis, x->dims.size());
+    if (normalized < 0 || normalized >= rank) return std::nullopt;
+    axes.push_back(*axis);
   }
-  x->dims = std::move(dims);
+  x->dims = result_shape::transpose(x->dims, axes);
   return x;
 }
 
-// i32 [buckets, capacity].
+// [buckets, capacity] (i32: its out slot's dtype, resultType).
 std::optional<TensorType> bucketResult(const Operation& op, const TypeOf& typeOf) {
   using O = operands::Bucket;
   auto idx = typeOf(O::idx);
   if (!idx || !op.operands[O::buckets] || !op.operands[O::capacity]) return std::nullopt;
-  idx->dtype = DType::I32;
-  idx->dims = {op.operands[O::buckets]->expr, op.operands[O::capacity]->expr};
+  idx->dims = result_shape::bucket<std::vector<Expr>>(op.operands[O::buckets]->expr, op.operands[O::capacity]->expr);
   return idx;
 }
 
@@ -229,24 +231,23 @@ static_assert(std::size(kResultRules) == kOpKindCount);
 
 }  // namespace
 
-std::optional<TensorType> SymbolicTypes::resultType(const Operation& op) const {
+std::optional<TensorType> SymbolicTypes::resultType(const Operation& op, size_t k) const {
   const TypeOf typeOf = [&](size_t operand) -> std::optional<TensorType> {
     const std::optional<TensorType>* type = operandType(op, operand);
     return type ? **type : std::optional<TensorType>();
   };
-  return kResultRules[opIndex(op.kind)](op, typeOf);
+  std::optional<TensorType> type = kResultRules[opIndex(op.kind)](op, typeOf);
+  // A name that stands for an operand of a fixed dtype (top_k's indices,
+  // bucket's result: i32) has that dtype.
+  const OpSignature& sig = op.signature();
+  if (const std::optional<size_t> slot = resultOperand(sig, k); type && slot)
+    type->dtype = result_shape::writtenDType(sig.operands[*slot], type->dtype);
+  return type;
 }
 
 std::vector<std::optional<TensorType>> SymbolicTypes::resultTypes(const Operation& op) const {
-  const OpSignature& sig = op.signature();
   std::vector<std::optional<TensorType>> types;
-  for (size_t k = 0; k < op.results.size(); ++k) {
-    std::optional<TensorType> type = resultType(op);
-    // A name that stands for an i32 operand (top_k's indices) is i32.
-    const std::optional<size_t> slot = resultOperand(sig, k);
-    if (type && slot && sig.operands[*slot].dtype == DTypeRule::I32) type->dtype = DType::I32;
-    types.push_back(std::move(type));
-  }
+  for (size_t k = 0; k < op.results.size(); ++k) types.push_back(resultType(op, k));
   return types;
 }
 

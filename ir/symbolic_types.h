@@ -8,12 +8,11 @@
 // `world`); `allocate` has its type; `shard_by_stream` cuts its axis by the
 // chunk rule of ir/shapes.h, written as max(0, min(size, extent -
 // index * size)) with size = ceildiv(extent, chunks); a computation or
-// copy has its table row's ResultShape (ir/ops.h): `linear` gives [x's
-// leading dims, w's first], `copy`, `add` and the other elementwise and row
-// operations their first operand's type; `matmul` ([B,] M from a and N from
-// b as their transposes say), `gather_rows` (idx.shape + x.shape[1:] in x's
-// dtype) and `cast` (x's shape in the named dtype) have rules of their own.
-// Literal subexpressions are folded.
+// copy has its table row's ResultShape (ir/ops.h): `copy`, `add` and the
+// other elementwise and row operations their first operand's type;
+// `linear`, `matmul`, `gather_rows`, the reductions, `top_k`, `transpose`
+// and `bucket` have the shapes of ir/result_shape.h, and `cast` x's shape
+// in the named dtype. Literal subexpressions are folded.
 #pragma once
 
 #include <map>
@@ -33,8 +32,9 @@ class SymbolicTypes {
   // The type of the tensor `op` defines or writes (allocate, shard_by_stream,
   // and the result of a computation or copy), from the names before
   // it; nullopt for other operations, or when a dim is not an expression
-  // here (a shard_by_stream whose axis is not a constant).
-  std::optional<TensorType> resultType(const Operation& op) const;
+  // here (a shard_by_stream whose axis is not a constant). `k`: which of
+  // the names it defines (top_k's second, its indices, is i32).
+  std::optional<TensorType> resultType(const Operation& op, size_t k = 0) const;
   // The type of each name `op` defines (top_k's two: its values, and its
   // i32 indices).
   std::vector<std::optional<TensorType>> resultTypes(const Operation& op) const;

@@ -11,6 +11,7 @@
 #include "ir/cancellation.h"
 #include "ir/names.h"
 #include "ir/rank_dependence.h"
+#include "ir/result_shape.h"
 #include "ir/shape_checker.h"
 #include "ir/shapes.h"
 
@@ -742,6 +743,7 @@ void ShapeChecker::requireShape(const Operation& op, size_t operand, const std::
 }
 
 void ShapeChecker::produce(const Operation& op, size_t out, DType dtype, const std::vector<int64_t>& shape) {
+  dtype = result_shape::writtenDType(op.signature().operands[out], dtype);
   // A derived shape ([M, K] x [K, N] -> [M, N]) can be larger than every operand.
   checkByteSize(op.loc, fmt::format("the result of '{}'", op.signature().name), dtype, shape);
   if (op.operands[out]) {

@@ -2,7 +2,8 @@
 // tensors: allocate, deallocate, shard_by_stream, copy, and every
 // computation (ir/shape_checker.h). A computation's rule is a member of
 // ComputeRules, named by its row of ir/op_list.h; checkByItsRule, at the end
-// of this file, finds every operation's rule there.
+// of this file, finds every operation's rule there. Each rule checks the
+// operands, then binds a result shaped by ir/result_shape.h.
 #include <cstdint>
 #include <iterator>
 #include <stdexcept>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "ir/diagnostic.h"
+#include "ir/result_shape.h"
 #include "ir/shape_checker.h"
 #include "ir/shapes.h"
 #include "ir/verifier.h"
@@ -86,21 +88,21 @@ void ShapeChecker::checkTranspose(const Operation& op) {
   if (static_cast<int64_t>(axes.items.size()) != rank)
     fail(axes.loc, fmt::format("'transpose' needs one axis per dim of '{}' ({}, rank {}), but axes has {}",
                                op.operands[O::x]->nameValue(), shapeString(x.shape), rank, axes.items.size()));
-  std::vector<int64_t> shape;
+  std::vector<int64_t> givenAxes;
   std::vector<bool> seen(x.shape.size(), false);
   for (const Expr& item : axes.items) {
     const SourceLoc at = item.loc().valid() ? item.loc() : axes.loc;
     const int64_t given = eval(item, at);
-    const int64_t axis = given < 0 ? given + rank : given;
+    const int64_t axis = result_shape::normalizedAxis(given, x.shape.size());
     if (axis < 0 || axis >= rank)
       fail(at,
            fmt::format("'transpose' has no axis {}: '{}' has rank {}", given, op.operands[O::x]->nameValue(), rank));
     if (seen[static_cast<size_t>(axis)])
       fail(at, fmt::format("'transpose' names axis {} twice: axes must be a permutation", axis));
     seen[static_cast<size_t>(axis)] = true;
-    shape.push_back(x.shape[static_cast<size_t>(axis)]);
+    givenAxes.push_back(given);
   }
-  produce(op, O::out, x.dtype, shape);
+  produce(op, O::out, x.dtype, result_shape::transpose(x.shape, givenAxes));
 }
 
 void ShapeChecker::checkCopy(const Operation& op) {
@@ -152,9 +154,7 @@ struct ComputeRules {
                        shapeString(w.shape), x.shape.back()));
     if (op.operands[operands::Linear::bias])
       c.requireShape(op, operands::Linear::bias, {w.shape[0]}, "the bias of 'linear'");
-    std::vector<int64_t> shape = x.shape;
-    shape.back() = w.shape[0];
-    c.produce(op, operands::Linear::out, x.dtype, shape);
+    c.produce(op, operands::Linear::out, x.dtype, result_shape::linear(x.shape, w.shape));
   }
 
   // c = op(a) · op(b): a [M, K] (transpose_a: [K, M]), b [K, N]
@@ -176,14 +176,11 @@ struct ComputeRules {
     if (batched && a.shape[0] != b.shape[0])
       fail(at(O::b), fmt::format("'matmul' multiplies batch entry by batch entry: a is {} but b is {}",
                                  shapeString(a.shape), shapeString(b.shape)));
-    const int64_t m = a.shape[batched + (ta ? 1 : 0)], ka = a.shape[batched + (ta ? 0 : 1)];
-    const int64_t kb = b.shape[batched + (tb ? 1 : 0)], n = b.shape[batched + (tb ? 0 : 1)];
+    const int64_t ka = a.shape[batched + (ta ? 0 : 1)], kb = b.shape[batched + (tb ? 1 : 0)];
     if (ka != kb)
       fail(at(O::b), fmt::format("'matmul' contracts K: a is {}{} but b is {}{}", shapeString(a.shape),
                                  ta ? " (transposed)" : "", shapeString(b.shape), tb ? " (transposed)" : ""));
-    std::vector<int64_t> shape = {m, n};
-    if (batched) shape.insert(shape.begin(), a.shape[0]);
-    c.produce(op, O::out, a.dtype, shape);
+    c.produce(op, O::out, a.dtype, result_shape::matmul(a.shape, b.shape, ta, tb));
   }
 
   // a op b, elementwise: b broadcasts to a's shape by NumPy's rule (axes
@@ -225,7 +222,7 @@ struct ComputeRules {
   size_t axisOf(size_t operand, size_t rank) {
     const auto r = static_cast<int64_t>(rank);
     const int64_t given = c.intOperand(op, operand, r - 1);
-    const int64_t axis = given < 0 ? given + r : given;
+    const int64_t axis = result_shape::normalizedAxis(given, rank);
     if (axis < 0 || axis >= r)
       fail(at(operand), fmt::format("'{}' has no axis {}: its tensor has rank {} (axes 0 to {}, or -{} to -1)", name(),
                                     given, rank, r - 1, rank));
@@ -240,9 +237,7 @@ struct ComputeRules {
     if (x.shape[axis] == 0 && op.kind == OpKind::Max)
       fail(at(O::x), fmt::format("'max' of '{}' ({}) along axis {} has no elements to take the largest of",
                                  nameOf(O::x), shapeString(x.shape), axis));
-    std::vector<int64_t> shape = x.shape;
-    shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(axis));
-    c.produce(op, O::out, x.dtype, shape);
+    c.produce(op, O::out, x.dtype, result_shape::reduce(x.shape, static_cast<int64_t>(axis)));
   }
 
   void layerNorm() {
@@ -281,10 +276,9 @@ struct ComputeRules {
       fail(at(O::x), fmt::format("'top_k' writes positions as i32, but the last axis of '{}' has {} (more than "
                                  "2^31 - 1)",
                                  nameOf(O::x), x.shape.back()));
-    std::vector<int64_t> shape = x.shape;
-    shape.back() = k;
+    const std::vector<int64_t> shape = result_shape::topK(x.shape, k);
     c.produce(op, O::out, x.dtype, shape);
-    c.produce(op, O::indices, DType::I32, shape);
+    c.produce(op, O::indices, x.dtype, shape);
   }
 
   // i32 [buckets, capacity] from i32 indices of any shape.
@@ -298,7 +292,7 @@ struct ComputeRules {
                                    nameOf(O::idx), entries));
     const int64_t buckets = positive(O::buckets, c.intOperand(op, O::buckets));
     const int64_t capacity = positive(O::capacity, c.intOperand(op, O::capacity));
-    c.produce(op, O::out, DType::I32, {buckets, capacity});
+    c.produce(op, O::out, idx.dtype, result_shape::bucket<std::vector<int64_t>>(buckets, capacity));
   }
 
   // fill: the tensor the type names.
@@ -398,8 +392,7 @@ struct ComputeRules {
     using O = operands::GatherRows;
     const BoundTensor& x = atLeastRank1(O::x);
     const BoundTensor& idx = c.tensor(op, O::idx);
-    std::vector<int64_t> shape = idx.shape;
-    shape.insert(shape.end(), x.shape.begin() + 1, x.shape.end());
+    const std::vector<int64_t> shape = result_shape::gatherRows(x.shape, idx.shape);
     if (shape.size() > kMaxTensorDims)
       fail(op.loc, fmt::format("the result of 'gather_rows', {}, has {} dimensions; tensors have at most {}",
                                shapeString(shape), shape.size(), kMaxTensorDims));

@@ -2,9 +2,9 @@
 // allocate and deallocate (stream-ordered memory), shard_by_stream (a view),
 // copy, and every computation: linear, matmul, the elementwise and row
 // operations, attention, gather/scatter, cast (runtime/issue_rules.h).
-// A computation's rule (the shape of its result and whether its kernel is
-// elementwise) is named by its row of ir/op_list.h; kIssueRules, at the end
-// of this file, holds every operation's.
+// A computation's rule (the shape of its result, by ir/result_shape.h, and
+// whether its kernel is elementwise) is named by its row of ir/op_list.h;
+// kIssueRules, at the end of this file, holds every operation's.
 #include <fmt/format.h>
 
 #include <array>
@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "ir/byte_size.h"
+#include "ir/result_shape.h"
 #include "runtime/issue_rules.h"
 
 namespace hostir {
@@ -48,6 +49,14 @@ const TensorView& output(RunFrame& frame, const Instruction& in, size_t outOpera
   TensorView& result = frame.value(frame.program.operand(in, outOperand).access).tensor;
   result = allocateResult(frame, in, dtype, shape, false);
   return result;
+}
+
+// The dtype of what `in` writes into `operand`, for an operation on `dtype`:
+// the operand's fixed one, if any (ir/result_shape.h's writtenDType: indices
+// are i32). Asked only by the rules whose results have one, off the
+// common path.
+DType writtenDType(const Instruction& in, size_t operand, DType dtype) {
+  return result_shape::writtenDType(signatureOf(in.op).operands[operand], dtype);
 }
 
 // Read-then-write (docs/hostir-language.md, §1): every operation behaves as
@@ -155,9 +164,7 @@ void issueLinear(RunFrame& frame, const Instruction& in) {
   const TensorView& x = input(frame, in, call, O::x);
   const TensorView& w = input(frame, in, call, O::w);
   optionalInput(frame, in, call, O::bias);
-  Dims shape = x.shape;
-  shape[shape.size - 1] = w.shape[0];
-  issueKernel(frame, in, call, O::out, x.dtype, shape, /*elementwise=*/false);
+  issueKernel(frame, in, call, O::out, x.dtype, result_shape::linear(x.shape, w.shape), /*elementwise=*/false);
 }
 
 // out = op(a) · op(b): [(B,) M, N], M from a and N from b as their
@@ -169,10 +176,7 @@ void issueMatmul(RunFrame& frame, const Instruction& in) {
   const TensorView& b = input(frame, in, call, O::b);
   call.scalars[O::transpose_a] = frame.scalar(in, O::transpose_a, 0);
   call.scalars[O::transpose_b] = frame.scalar(in, O::transpose_b, 0);
-  const size_t batched = a.rank() - 2;
-  Dims shape = a.shape;
-  shape[batched] = a.shape[batched + (call.flag(O::transpose_a) ? 1 : 0)];
-  shape[batched + 1] = b.shape[batched + (call.flag(O::transpose_b) ? 0 : 1)];
+  const Dims shape = result_shape::matmul(a.shape, b.shape, call.flag(O::transpose_a), call.flag(O::transpose_b));
   issueKernel(frame, in, call, O::out, a.dtype, shape, /*elementwise=*/false);
 }
 
@@ -240,9 +244,7 @@ void issueGatherRows(RunFrame& frame, const Instruction& in) {
   KernelCall call = callFor(in);
   const TensorView& x = input(frame, in, call, O::x);
   const TensorView& idx = input(frame, in, call, O::idx);
-  Dims shape = idx.shape;
-  for (size_t d = 1; d < x.rank(); ++d) shape[shape.size++] = x.shape[d];
-  issueKernel(frame, in, call, O::out, x.dtype, shape, /*elementwise=*/false);
+  issueKernel(frame, in, call, O::out, x.dtype, result_shape::gatherRows(x.shape, idx.shape), /*elementwise=*/false);
 }
 
 // out[idx[...]] += src[...]: any sharing between src and out is staged, as
@@ -275,9 +277,7 @@ void issueWhere(RunFrame& frame, const Instruction& in) {
 // The axis of a reduction or iota over `rank` dims: the statement's, counted
 // from the end when negative, else the last.
 int64_t axisOperand(const RunFrame& frame, const Instruction& in, size_t operand, size_t rank) {
-  const auto r = static_cast<int64_t>(rank);
-  const int64_t axis = frame.integerOperand(in, operand, r - 1);
-  return axis < 0 ? axis + r : axis;
+  return result_shape::normalizedAxis(frame.integerOperand(in, operand, static_cast<int64_t>(rank) - 1), rank);
 }
 
 // sum, mean, max: x without the axis (in call.integers[axis], normalized).
@@ -288,10 +288,7 @@ void issueReduce(RunFrame& frame, const Instruction& in) {
   const int64_t axis = axisOperand(frame, in, O::axis, x.rank());
   call.integers[O::axis] = axis;
   call.scalars[O::axis] = static_cast<double>(axis);
-  Dims shape;
-  for (size_t d = 0; d < x.rank(); ++d)
-    if (static_cast<int64_t>(d) != axis) shape[shape.size++] = x.shape[d];
-  issueKernel(frame, in, call, O::out, x.dtype, shape, /*elementwise=*/false);
+  issueKernel(frame, in, call, O::out, x.dtype, result_shape::reduce(x.shape, axis), /*elementwise=*/false);
 }
 
 // (x - mean) / √(var + eps) · w + b per row; each row is read before it is written.
@@ -324,10 +321,9 @@ void issueTopK(RunFrame& frame, const Instruction& in) {
   KernelCall call = callFor(in);
   const TensorView& x = input(frame, in, call, O::x);
   setInteger(frame, in, call, O::k, 1);
-  Dims shape = x.shape;
-  shape[shape.size - 1] = call.integer(O::k);
+  const Dims shape = result_shape::topK(x.shape, call.integer(O::k));
   call.operands[O::out] = &output(frame, in, O::out, x.dtype, shape);
-  call.operands[O::indices] = &output(frame, in, O::indices, DType::I32, shape);
+  call.operands[O::indices] = &output(frame, in, O::indices, writtenDType(in, O::indices, x.dtype), shape);
   issueWriting(frame, in, call, {O::out, O::indices}, /*elementwise=*/false, /*readFirst=*/false);
 }
 
@@ -335,14 +331,11 @@ void issueTopK(RunFrame& frame, const Instruction& in) {
 void issueBucket(RunFrame& frame, const Instruction& in) {
   using O = operands::Bucket;
   KernelCall call = callFor(in);
-  input(frame, in, call, O::idx);
+  const TensorView& idx = input(frame, in, call, O::idx);
   setInteger(frame, in, call, O::buckets, 1);
   setInteger(frame, in, call, O::capacity, 1);
-  Dims shape;
-  shape.size = 2;
-  shape[0] = call.integer(O::buckets);
-  shape[1] = call.integer(O::capacity);
-  issueKernel(frame, in, call, O::out, DType::I32, shape, /*elementwise=*/false);
+  const Dims shape = result_shape::bucket<Dims>(call.integer(O::buckets), call.integer(O::capacity));
+  issueKernel(frame, in, call, O::out, writtenDType(in, O::out, idx.dtype), shape, /*elementwise=*/false);
 }
 
 // fill and iota: the type's tensor, allocated on the current stream, then
@@ -372,14 +365,9 @@ void issueTranspose(RunFrame& frame, const Instruction& in) {
   using O = operands::Transpose;
   const TensorView& x = frame.tensor(in, O::x);
   TensorView permuted = x;
-  const auto rank = static_cast<int64_t>(x.rank());
   const Dims axes = frame.dims(in);
-  for (size_t d = 0; d < axes.size; ++d) {
-    int64_t axis = axes[d];
-    if (axis < 0) axis += rank;
-    permuted.shape[d] = x.shape[static_cast<size_t>(axis)];
-    permuted.strides[d] = x.strides[static_cast<size_t>(axis)];
-  }
+  permuted.shape = result_shape::transpose(x.shape, axes);
+  permuted.strides = result_shape::transpose(x.strides, axes);
   const TensorView& out = output(frame, in, O::out, x.dtype, permuted.shape);
   if (!overlapsInput(out, &x, /*elementwise=*/false)) {
     frame.backend.copy(frame.current, permuted, out);

@@ -48,6 +48,8 @@ struct Dims {
   explicit Dims(const std::vector<int64_t>& v);
   int64_t& operator[](size_t i) { return values[i]; }
   int64_t operator[](size_t i) const { return values[i]; }
+  // One more dim; the caller keeps within kMaxTensorRank.
+  void push_back(int64_t extent) { values[size++] = extent; }
   const int64_t* begin() const { return values.data(); }
   const int64_t* end() const { return values.data() + size; }
   std::vector<int64_t> vector() const { return {begin(), end()}; }
