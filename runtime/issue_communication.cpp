@@ -58,20 +58,21 @@ void issueCommunication(RunFrame& frame, const Instruction& in) {
   };
   // Without `out` a collective works in place (allreduce; broadcast has none).
   const std::optional<size_t>& out = operands.out;
-  const TensorView& input = frame.tensor(in, 0);
-  // Initialized member by member: a default-constructed call zeroes two
-  // views that the assignments then overwrite, which cost as much as the
-  // rest of issuing an allreduce.
-  CollectiveCall call{.kind = in.op,
-                      .input = input,
-                      .output = out && frame.present(in, *out) ? frame.tensor(in, *out) : input,
-                      .op = in.reduceOp,
-                      .loc = frame.program.detail(in).loc};
+  CollectiveCall& call = frame.collective;
+  call.kind = in.op;
+  call.input = frame.tensor(in, 0);
+  call.output = out && frame.present(in, *out) ? frame.tensor(in, *out) : call.input;
+  call.op = in.reduceOp;
+  call.axis = call.root = call.to = call.from = 0;
+  call.loc = frame.program.detail(in).loc;
   if (std::optional<size_t> axis = integer(operands.axis)) call.axis = frame.integer(frame.slot(in, *axis));
   if (std::optional<size_t> root = integer(operands.root)) call.root = frame.integer(frame.slot(in, *root));
   if (std::optional<size_t> to = integer(operands.to)) call.to = sendRecvPeer(frame, in, *to, "sends to");
   if (std::optional<size_t> from = integer(operands.from)) call.from = sendRecvPeer(frame, in, *from, "receives from");
   frame.backend.collective(frame.current, call);
+  // The call must not keep the buffers alive past the statement (a deallocate may follow).
+  call.input.buffer.reset();
+  call.output.buffer.reset();
   // The communication occupies its stream: its completion is the stream's next position.
   if (in.result >= 0) frame.eventResult(in) = frame.backend.recordEvent(frame.current);
 }

@@ -48,7 +48,6 @@ struct RunFrame {
     const int32_t code = slot(in, operand);
     return code < 0 ? absent : integer(code);
   }
-  // Operand `operand` of `in`, which names a tensor.
   // What operand `operand` of `in` holds (CompiledProgram's OperandEntry::value).
   int32_t slot(const Instruction& in, size_t operand) const { return program.operand(in, operand).value; }
   const TensorView& tensor(const Instruction& in, size_t operand) { return value(slot(in, operand)).tensor; }
@@ -78,6 +77,10 @@ struct RunFrame {
   const int64_t world;
   std::vector<RuntimeValue> values;  // by slot
   Stream* current = nullptr;
+  // The call issueCommunication fills and hands over, reused: one made per
+  // statement zeroes its two views first (a `rep stos` as costly as the rest
+  // of issuing an allreduce). Backends copy what they keep of a call.
+  CollectiveCall collective;
 };
 
 // issue_compute.cpp

@@ -148,6 +148,17 @@ TEST_F(MpiFaults, RanksWithDifferentParametersAreToldWhatDiffers) {
   EXPECT_EQ(r.exitCode, 2);
 }
 
+TEST_F(MpiFaults, RanksWithDifferentFloatOrDTypeParametersAreToldWhatDiffers) {
+  std::string p = write("p.hir",
+                        "program p(N = 8, lr = 0.5, DT = f32) {\n  input x : DT[N]\n  output y : DT[N]\n"
+                        "  y = scale(x, by=lr)\n}\n");
+  auto rate = mpirunEach({"run " + p + " --comm-timeout 120", "run " + p + " --set lr=0.25 --comm-timeout 120"});
+  expectEndedWithReason(rate, 0, "parameter lr is '0.5' on rank 0 but something else on rank 1");
+  EXPECT_EQ(rate.exitCode, 2);
+  auto dtype = mpirunEach({"run " + p + " --set DT=f16 --comm-timeout 120", "run " + p + " --comm-timeout 120"});
+  expectEndedWithReason(dtype, 0, "parameter DT is 'f16' on rank 0 but something else on rank 1");
+}
+
 TEST_F(MpiFaults, RanksWithDifferentOptionsAreToldWhatDiffers) {
   std::string p = write("p.hir", kChunkedAllreduce);
   auto r = mpirunEach({"run " + p + " --streams 4", "run " + p + " --streams 8", "run " + p + " --streams 4"});
