@@ -16,16 +16,17 @@
 
 namespace hostir::cpu {
 
-// e^x on x clamped to kMinExp and below kMaxExp (above it, or for NaN,
-// garbage): x = n·ln2 + r with |r| <= ln2/2, e^r by its Taylor polynomial
-// of degree 7 (relative error below 1e-7), 2^n added to the exponent bits
-// of e^r. n is in [-126, 128] and the sum a normal number: e^r < 1 where
-// n = 128, e^r >= 1 where n = -126. The functions below add only the
-// selects they need (each selects inf above kMaxExp).
 constexpr float kMaxExp = 88.72283f;   // e^kMaxExp is the largest finite f32
 constexpr float kMinExp = -87.33654f;  // below it e^x is subnormal
-inline float expClamped(float x) {
-  const float clamped = x < kMinExp ? kMinExp : x;
+
+// e^x for x in [kMinExp, kMaxExp] (elsewhere, or for NaN, garbage, for a
+// caller that selects another value there): x = n·ln2 + r with
+// |r| <= ln2/2, e^r by its Taylor polynomial of degree 7 (relative error
+// below 1e-7), 2^n added to the exponent bits of e^r. n is in [-126, 128]
+// and the sum a normal number: e^r < 1 where n = 128, e^r >= 1 where
+// n = -126. The functions below add only the selects they need (each
+// selects inf above kMaxExp).
+inline float expInRange(float clamped) {
   // Adding 1.5·2^23 rounds to an integer (to nearest even) in the low mantissa bits.
   constexpr float kRound = 12582912.0f;
   const float shifted = clamped * 1.44269504f + kRound;
@@ -46,11 +47,21 @@ inline float expClamped(float x) {
   return std::bit_cast<float>(std::bit_cast<uint32_t>(p) + (n2 << 23));
 }
 
+// The same on x clamped to kMinExp from below.
+inline float expClamped(float x) { return expInRange(x < kMinExp ? kMinExp : x); }
+
 // e^x; below kMinExp (subnormal results) 0.
 inline float fastExp(float x) {
   float e = x > kMaxExp ? std::numeric_limits<float>::infinity() : expClamped(x);
   e = x < kMinExp ? 0.0f : e;
   return x != x ? x : e;  // NaN
+}
+
+// e^x for x <= 0 or NaN (softmax's x - max): fastExp without the select
+// that only a positive x can need.
+inline float fastExpNonPositive(float x) {
+  const float e = x < kMinExp ? 0.0f : expInRange(x);
+  return x != x ? x : e;
 }
 
 // erfc(z) for z >= 0 (and +inf), with relative error about 1e-7: the

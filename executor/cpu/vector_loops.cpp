@@ -303,7 +303,7 @@ HOSTIR_VECTOR_CLONES double expShifted(const float* x, float* out, int64_t n, fl
     float block = 0;
 #pragma omp simd reduction(+ : block)
     for (int64_t i = start; i < end; ++i) {
-      const float e = fastExp(x[i] - shift);
+      const float e = fastExpNonPositive(x[i] - shift);
       out[i] = e;
       block += e;
     }
