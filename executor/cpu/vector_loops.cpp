@@ -192,6 +192,13 @@ using Baseline = Scalar;
 void math(Math fn, const float* x, float* out, int64_t n) { mathWith<Baseline>(fn, x, out, n); }
 #endif
 
+// out[i] = f(x[i]), vectorized.
+template <typename F>
+HOSTIR_INLINE inline void unaryLoop(const float* x, float* out, int64_t n, F f) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) out[i] = f(x[i]);
+}
+
 // out[i] = f(a[i], b[i · bStride]) for both strides, vectorized.
 template <typename F>
 HOSTIR_INLINE inline void binaryLoop(const float* a, const float* b, int64_t bStride, float* out, int64_t n, F f) {
@@ -237,46 +244,17 @@ HOSTIR_VECTOR_CLONES void binary(Binary op, const float* a, const float* b, int6
 
 HOSTIR_VECTOR_CLONES void unary(Unary op, const float* x, float* out, int64_t n, float by) {
   switch (op) {
-    case Unary::Relu:
-#pragma omp simd
-      for (int64_t i = 0; i < n; ++i) out[i] = x[i] < 0.0f ? 0.0f : x[i];  // NaN stays NaN
-      return;
-    case Unary::Scale:
-#pragma omp simd
-      for (int64_t i = 0; i < n; ++i) out[i] = by * x[i];
-      return;
-    case Unary::Sqrt:
-#pragma omp simd
-      for (int64_t i = 0; i < n; ++i) out[i] = std::sqrt(x[i]);
-      return;
-    case Unary::Rsqrt:
-#pragma omp simd
-      for (int64_t i = 0; i < n; ++i) out[i] = 1.0f / std::sqrt(x[i]);
-      return;
-    case Unary::Abs:
-#pragma omp simd
-      for (int64_t i = 0; i < n; ++i) out[i] = std::fabs(x[i]);
-      return;
-    case Unary::Neg:
-#pragma omp simd
-      for (int64_t i = 0; i < n; ++i) out[i] = -x[i];
-      return;
-    case Unary::Silu:
-#pragma omp simd
-      for (int64_t i = 0; i < n; ++i) out[i] = fastSilu(x[i]);
-      return;
-    case Unary::Gelu:
-#pragma omp simd
-      for (int64_t i = 0; i < n; ++i) out[i] = fastGelu(x[i]);
-      return;
-    case Unary::Sigmoid:
-#pragma omp simd
-      for (int64_t i = 0; i < n; ++i) out[i] = fastSigmoid(x[i]);
-      return;
-    case Unary::Tanh:
-#pragma omp simd
-      for (int64_t i = 0; i < n; ++i) out[i] = fastTanh(x[i]);
-      return;
+    case Unary::Relu:  // NaN stays NaN
+      return unaryLoop(x, out, n, [](float v) HOSTIR_INLINE { return v < 0.0f ? 0.0f : v; });
+    case Unary::Scale: return unaryLoop(x, out, n, [by](float v) HOSTIR_INLINE { return by * v; });
+    case Unary::Sqrt: return unaryLoop(x, out, n, [](float v) HOSTIR_INLINE { return std::sqrt(v); });
+    case Unary::Rsqrt: return unaryLoop(x, out, n, [](float v) HOSTIR_INLINE { return 1.0f / std::sqrt(v); });
+    case Unary::Abs: return unaryLoop(x, out, n, [](float v) HOSTIR_INLINE { return std::fabs(v); });
+    case Unary::Neg: return unaryLoop(x, out, n, [](float v) HOSTIR_INLINE { return -v; });
+    case Unary::Silu: return unaryLoop(x, out, n, [](float v) HOSTIR_INLINE { return fastSilu(v); });
+    case Unary::Gelu: return unaryLoop(x, out, n, [](float v) HOSTIR_INLINE { return fastGelu(v); });
+    case Unary::Sigmoid: return unaryLoop(x, out, n, [](float v) HOSTIR_INLINE { return fastSigmoid(v); });
+    case Unary::Tanh: return unaryLoop(x, out, n, [](float v) HOSTIR_INLINE { return fastTanh(v); });
     case Unary::Exp: return math(Math::Exp, x, out, n);
     case Unary::Log: return math(Math::Log, x, out, n);
     case Unary::Sin: return math(Math::Sin, x, out, n);
