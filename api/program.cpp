@@ -73,8 +73,10 @@ BoundProgram verifiedProgram(const ProgramSource& program, const Params& params,
   for (const auto& [name, value] : params) {
     const Param* param = program.program.findParam(name);
     // An unknown name goes to bindParams, which names the program's parameters.
-    if (!param) bound.bindings.params[name] = 0;
-    if (!param) continue;
+    if (!param) {
+      bound.bindings.params[name] = 0;
+      continue;
+    }
     std::variant<int64_t, ValueParam> checked = valueFor(*param, value);
     if (const int64_t* integer = std::get_if<int64_t>(&checked))
       bound.bindings.params[name] = *integer;

@@ -708,7 +708,7 @@ def _dtype_param(name, value):
     text = None
     if isinstance(value, str):
         text = value
-    elif isinstance(value, (np.dtype, type)) and not isinstance(value, bool):
+    elif isinstance(value, (np.dtype, type)):
         try:
             text = np.dtype(value).name
         except TypeError:
