@@ -183,6 +183,37 @@ void math(Math fn, const float* x, float* out, int64_t n) {
   }
 }
 
+// fastGelu (fast_math.h) with AVX-512's roundscale and scalef, which give
+// 2^l = 2^(l - k)·2^k, its underflow included, in one instruction each:
+// about a third faster than the compiler's form of fastGelu.
+template <size_t N>
+HOSTIR_AVX512 HOSTIR_INLINE inline __m512 horner16(const float (&c)[N], __m512 t) {
+  __m512 p = _mm512_set1_ps(c[0]);
+  for (size_t i = 1; i < N; ++i) p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(c[i]));
+  return p;
+}
+
+HOSTIR_AVX512 HOSTIR_INLINE inline __m512 gelu16(__m512 x) {
+  using namespace gelu_fit;
+  const __m512 a = _mm512_abs_ps(x);
+  const __m512 one = _mm512_set1_ps(1.0f);
+  const __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(a, _mm512_set1_ps(kTScale), one));
+  __m512 l = _mm512_fmadd_ps(_mm512_mul_ps(a, _mm512_set1_ps(kMinusHalfLog2E)), a, horner16(kP, t));
+  l = _mm512_max_ps(l, _mm512_set1_ps(-152.0f));  // 2^-152 is 0 in f32
+  const __m512 k = _mm512_roundscale_ps(l, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 half = _mm512_mul_ps(t, _mm512_scalef_ps(horner16(kExp2, _mm512_sub_ps(l, k)), k));
+  const __mmask16 nonNegative = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GE_OQ);
+  return _mm512_mul_ps(x, _mm512_mask_sub_ps(half, nonNegative, one, half));
+}
+
+HOSTIR_AVX512 void geluAvx512(const float* x, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, gelu16(_mm512_loadu_ps(x + i)));
+  if (i == n) return;
+  const auto tail = static_cast<__mmask16>((1u << (n - i)) - 1);  // the last, partial vector
+  _mm512_mask_storeu_ps(out + i, tail, gelu16(_mm512_maskz_loadu_ps(tail, x + i)));
+}
+
 #else
 #if defined(__x86_64__)
 using Baseline = Sse2;
@@ -252,7 +283,11 @@ HOSTIR_VECTOR_CLONES void unary(Unary op, const float* x, float* out, int64_t n,
     case Unary::Abs: return unaryLoop(x, out, n, [](float v) HOSTIR_INLINE { return std::fabs(v); });
     case Unary::Neg: return unaryLoop(x, out, n, [](float v) HOSTIR_INLINE { return -v; });
     case Unary::Silu: return unaryLoop(x, out, n, [](float v) HOSTIR_INLINE { return fastSilu(v); });
-    case Unary::Gelu: return unaryLoop(x, out, n, [](float v) HOSTIR_INLINE { return fastGelu(v); });
+    case Unary::Gelu:
+#if defined(HOSTIR_SLEEF_WIDE)
+      if (chosenIsa() == Isa::Avx512) return geluAvx512(x, out, n);
+#endif
+      return unaryLoop(x, out, n, [](float v) HOSTIR_INLINE { return fastGelu(v); });
     case Unary::Sigmoid: return unaryLoop(x, out, n, [](float v) HOSTIR_INLINE { return fastSigmoid(v); });
     case Unary::Tanh: return unaryLoop(x, out, n, [](float v) HOSTIR_INLINE { return fastTanh(v); });
     case Unary::Exp: return math(Math::Exp, x, out, n);
