@@ -159,57 +159,18 @@ class CompiledProgram {
 // Evaluates verified integer code: the verifier already ruled out overflow,
 // division by zero and negative operands for these params and this rank
 // (in a condition, for the comparisons that short-circuiting reaches).
-// Inline: the issue rules in every runtime/issue_*.cpp evaluate operands.
+// Inline for the operands that are a literal or a name (most of them: the
+// issue rules evaluate several per operation); runtime/compiled_program.cpp
+// runs the stack machine for the rest.
+int64_t evalIntExpression(const IntCode& code, const std::vector<RuntimeValue>& values);
+
 inline int64_t evalInt(const IntCode& code, const std::vector<RuntimeValue>& values) {
-  int64_t stack[64];
-  std::vector<int64_t> deep;  // only for expressions nested deeper than the fixed stack
-  int64_t* top = stack;
-  if (code.code.size() > 64) {
-    deep.resize(code.code.size());
-    top = deep.data();
+  if (code.code.size() == 1) {
+    const IntInstr& only = code.code.front();
+    if (only.op == IntOpcode::Const) return only.operand;
+    if (only.op == IntOpcode::Slot) return values[static_cast<size_t>(only.operand)].integer;
   }
-  int64_t* sp = top;
-  const size_t size = code.code.size();
-  for (size_t pc = 0; pc < size; ++pc) {
-    const IntInstr& i = code.code[pc];
-    switch (i.op) {
-      case IntOpcode::Const: *sp++ = i.operand; continue;
-      case IntOpcode::Slot: *sp++ = values[static_cast<size_t>(i.operand)].integer; continue;
-      case IntOpcode::Not: sp[-1] = sp[-1] == 0 ? 1 : 0; continue;
-      case IntOpcode::AndJump:
-      case IntOpcode::OrJump:
-        if ((sp[-1] != 0) == (i.op == IntOpcode::OrJump)) {
-          sp[-1] = sp[-1] != 0 ? 1 : 0;
-          pc = static_cast<size_t>(i.operand) - 1;  // the loop's ++pc goes on at operand
-        } else {
-          --sp;
-        }
-        continue;
-      default: break;
-    }
-    int64_t b = *--sp;
-    int64_t a = *--sp;
-    int64_t r = 0;
-    switch (i.op) {
-      case IntOpcode::Add: r = a + b; break;
-      case IntOpcode::Sub: r = a - b; break;
-      case IntOpcode::Mul: r = a * b; break;
-      case IntOpcode::Div: r = a / b; break;
-      case IntOpcode::Mod: r = a % b; break;
-      case IntOpcode::CeilDiv: r = ceilDiv(a, b); break;
-      case IntOpcode::Min: r = std::min(a, b); break;
-      case IntOpcode::Max: r = std::max(a, b); break;
-      case IntOpcode::Equal: r = a == b; break;
-      case IntOpcode::NotEqual: r = a != b; break;
-      case IntOpcode::Less: r = a < b; break;
-      case IntOpcode::LessEqual: r = a <= b; break;
-      case IntOpcode::Greater: r = a > b; break;
-      case IntOpcode::GreaterEqual: r = a >= b; break;
-      default: break;
-    }
-    *sp++ = r;
-  }
-  return *(sp - 1);
+  return evalIntExpression(code, values);
 }
 
 }  // namespace hostir

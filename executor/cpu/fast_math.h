@@ -20,6 +20,21 @@ namespace hostir::cpu {
 
 constexpr float kMaxExp = 88.72283f;   // e^kMaxExp is the largest finite f32
 constexpr float kMinExp = -87.33654f;  // below it e^x is subnormal
+constexpr float kLog2E = 1.44269504f;
+// ln 2 split in two, so that n·kLn2High is exact for the integers n of e^x's reduction.
+constexpr float kLn2High = 0.693145751953125f;
+constexpr float kLn2Low = 1.428606765330187e-06f;
+// e^r's Taylor polynomial of degree 7, highest first (relative error below
+// 1e-7 for |r| <= ln2/2).
+inline constexpr float kExpTaylor[] = {1.0f / 5040, 1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f, 1.0f};
+
+// c[0]·t^(N-1) + ... + c[N-1], by Horner's rule.
+template <size_t N>
+inline float horner(const float (&c)[N], float t) {
+  float p = c[0];
+  for (size_t i = 1; i < N; ++i) p = p * t + c[i];
+  return p;
+}
 
 // e^x for x in [kMinExp, kMaxExp] (elsewhere, or for NaN, garbage, for a
 // caller that selects another value there): x = n·ln2 + r with
@@ -31,18 +46,11 @@ constexpr float kMinExp = -87.33654f;  // below it e^x is subnormal
 inline float expInRange(float clamped) {
   // Adding 1.5·2^23 rounds to an integer (to nearest even) in the low mantissa bits.
   constexpr float kRound = 12582912.0f;
-  const float shifted = clamped * 1.44269504f + kRound;
+  const float shifted = clamped * kLog2E + kRound;
   const float n = shifted - kRound;
   // r = x - n·ln2, with ln2 split in two so that n·ln2's high part is exact.
-  const float r = clamped - n * 0.693145751953125f - n * 1.428606765330187e-06f;
-  float p = 1.0f / 5040;
-  p = p * r + 1.0f / 720;
-  p = p * r + 1.0f / 120;
-  p = p * r + 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
+  const float r = clamped - n * kLn2High - n * kLn2Low;
+  const float p = horner(kExpTaylor, r);
   // n sits in the low bits of `shifted`, biased by 0x4b400000. Unsigned:
   // the bits of a NaN's garbage wrap around rather than overflow.
   const uint32_t n2 = std::bit_cast<uint32_t>(shifted) - 0x4b400000u;
@@ -82,13 +90,6 @@ inline constexpr float kMinusHalfLog2E = -0.72134752044448170f;                 
 inline constexpr float kExp2[] = {0.001327645506782562f, 0.009675566197675123f, 0.05550713516516254f,
                                   0.24022119265723713f,  0.693146966796228f,    1.0000000717467998f};
 }  // namespace gelu_fit
-
-template <size_t N>
-inline float horner(const float (&c)[N], float t) {
-  float p = c[0];
-  for (size_t i = 1; i < N; ++i) p = p * t + c[i];
-  return p;
-}
 
 inline float fastGelu(float x) {
   using namespace gelu_fit;

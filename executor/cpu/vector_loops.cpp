@@ -24,6 +24,12 @@
 namespace hostir::cpu::vec {
 namespace {
 
+// expShifted sums in f32 a block at a time, the blocks in f64: an f64 sum of
+// every term is a chain of dependent additions (two per vector) that the
+// exponentials wait on. 256 terms of one sign add in f32 within 1.6e-5,
+// relative, even one by one; split among a vector's lanes, within 2e-6.
+constexpr int64_t kExpBlock = 256;
+
 // f32 to f16 bits, round to nearest even, without branches (ir/half.h's toHalf).
 inline uint16_t halfBits(float f) {
   const auto u = std::bit_cast<uint32_t>(f);
@@ -206,6 +212,41 @@ HOSTIR_AVX512 HOSTIR_INLINE inline __m512 gelu16(__m512 x) {
   return _mm512_mul_ps(x, _mm512_mask_sub_ps(half, nonNegative, one, half));
 }
 
+// e^x for x <= 0 or NaN (fastExpNonPositive) with roundscale and scalef,
+// which flushes what f32 cannot hold to 0.
+HOSTIR_AVX512 HOSTIR_INLINE inline __m512 expNonPositive16(__m512 x) {
+  x = _mm512_max_ps(_mm512_set1_ps(-104.0f), x);  // NaN kept: max_ps returns its second operand
+  const __m512 n =
+      _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2High), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Low), r);
+  return _mm512_scalef_ps(horner16(kExpTaylor, r), n);
+}
+
+// expShifted's loop (below) a vector at a time.
+HOSTIR_AVX512 double expShiftedAvx512(const float* x, float* out, int64_t n, float shift) {
+  const __m512 by = _mm512_set1_ps(shift);
+  double sum = 0;
+  for (int64_t start = 0; start < n; start += kExpBlock) {
+    const int64_t end = std::min(n, start + kExpBlock);
+    __m512 block = _mm512_setzero_ps();
+    int64_t i = start;
+    for (; i + 16 <= end; i += 16) {
+      const __m512 e = expNonPositive16(_mm512_sub_ps(_mm512_loadu_ps(x + i), by));
+      _mm512_storeu_ps(out + i, e);
+      block = _mm512_add_ps(block, e);
+    }
+    if (i < end) {
+      const auto tail = static_cast<__mmask16>((1u << (end - i)) - 1);
+      const __m512 e = expNonPositive16(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + i), by));
+      _mm512_mask_storeu_ps(out + i, tail, e);
+      block = _mm512_mask_add_ps(block, tail, block, e);
+    }
+    sum += static_cast<double>(_mm512_reduce_add_ps(block));
+  }
+  return sum;
+}
+
 HOSTIR_AVX512 void geluAvx512(const float* x, float* out, int64_t n) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, gelu16(_mm512_loadu_ps(x + i)));
@@ -305,14 +346,12 @@ HOSTIR_VECTOR_CLONES float max(const float* x, int64_t n) {
 }
 
 HOSTIR_VECTOR_CLONES double expShifted(const float* x, float* out, int64_t n, float shift) {
-  // Summed in f32 a block at a time, the blocks in f64: an f64 sum of every
-  // term is a chain of dependent additions (two per vector) that the
-  // exponentials wait on. 256 terms of one sign add in f32 within 1.6e-5,
-  // relative, even one by one; split among a vector's lanes, within 2e-6.
-  constexpr int64_t kBlock = 256;
+#if defined(HOSTIR_SLEEF_WIDE)
+  if (chosenIsa() == Isa::Avx512) return expShiftedAvx512(x, out, n, shift);
+#endif
   double sum = 0;
-  for (int64_t start = 0; start < n; start += kBlock) {
-    const int64_t end = std::min(n, start + kBlock);
+  for (int64_t start = 0; start < n; start += kExpBlock) {
+    const int64_t end = std::min(n, start + kExpBlock);
     float block = 0;
 #pragma omp simd reduction(+ : block)
     for (int64_t i = start; i < end; ++i) {
