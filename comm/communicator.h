@@ -86,6 +86,14 @@ class Communicator {
   void sendRecv(const void* send, size_t sendCount, int to, void* recv, size_t recvCount, int from, DType dtype,
                 void* stream = nullptr);
 
+  // The communicator of the ranks that pass the same `color` (a mesh axis's
+  // group: the ranks that share every other coordinate), ranked by `key`,
+  // then by rank. Collective: every rank of this team calls it, in the same
+  // order as its other calls. The group's failures end this whole team, as
+  // this team's end the group's calls. Throws CommError where the transport
+  // cannot split (a device communicator splits the host team it is built on).
+  virtual std::unique_ptr<Communicator> split(int color, int key);
+
   // An error the transport detected on its own, outside any call (NCCL: a
   // remote peer failed), or nullopt while it is healthy.
   virtual std::optional<std::string> asyncError() { return std::nullopt; }
@@ -94,6 +102,10 @@ class Communicator {
   // for MPI, ends the job), so a failing rank never leaves the others hanging.
   virtual void abort(const std::string& reason) = 0;
 };
+
+inline std::unique_ptr<Communicator> Communicator::split(int, int) {
+  throw CommError("the " + name() + " communicator cannot split into groups");
+}
 
 inline void Communicator::allreduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
                                     void* stream) {

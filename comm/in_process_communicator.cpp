@@ -1,7 +1,11 @@
 #include "comm/in_process_communicator.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -28,8 +32,11 @@ struct Posting {
 }  // namespace
 
 struct InProcessTeamState {
-  explicit InProcessTeamState(int size)
-      : barrier(size), postings(static_cast<size_t>(size)), signatures(static_cast<size_t>(size)) {}
+  explicit InProcessTeamState(int size, std::weak_ptr<InProcessTeamState> parentTeam = {})
+      : barrier(size),
+        postings(static_cast<size_t>(size)),
+        signatures(static_cast<size_t>(size)),
+        parent(std::move(parentTeam)) {}
 
   TeamBarrier barrier;
   // postings[r] and signatures[r] are written by rank r before it arrives at
@@ -37,7 +44,59 @@ struct InProcessTeamState {
   // and the end of the data phase, the signatures by the arrival check.
   std::vector<Posting> postings;
   std::vector<Rendezvous> signatures;
+
+  // Groups (Communicator::split): the team this one was split from, and the
+  // groups split from this one, so that an abort anywhere reaches them all.
+  const std::weak_ptr<InProcessTeamState> parent;
+  std::mutex groupsMutex;
+  std::vector<std::weak_ptr<InProcessTeamState>> groups;  // guarded by groupsMutex
+  // A group being handed out: by (the split's number, color), the group and
+  // how many of its ranks took it; dropped once all did. Guarded by groupsMutex.
+  std::map<std::pair<uint64_t, int>, std::pair<std::shared_ptr<InProcessTeamState>, int>> handing;
 };
+
+namespace {
+
+// Aborts `team` and every group split from it, and theirs.
+void abortDownward(InProcessTeamState& team, const std::string& reason) {
+  team.barrier.abort(reason);
+  std::vector<std::weak_ptr<InProcessTeamState>> groups;
+  {
+    std::lock_guard lock(team.groupsMutex);
+    groups = team.groups;
+  }
+  for (const auto& group : groups)
+    if (auto alive = group.lock()) abortDownward(*alive, reason);
+}
+
+// Aborts the whole team `team` belongs to: its first ancestor and every group below.
+void abortTeamTree(const std::shared_ptr<InProcessTeamState>& team, const std::string& reason) {
+  std::shared_ptr<InProcessTeamState> root = team;
+  while (auto parent = root->parent.lock()) root = parent;
+  abortDownward(*root, reason);
+}
+
+// The group (split number `number`, `color`) of `team`, of `size` ranks:
+// made by the first of its ranks to ask, handed to the others.
+std::shared_ptr<InProcessTeamState> groupOf(const std::shared_ptr<InProcessTeamState>& team, uint64_t number, int color,
+                                            int size) {
+  std::shared_ptr<InProcessTeamState> group;
+  {
+    std::lock_guard lock(team->groupsMutex);
+    auto [it, made] = team->handing.try_emplace({number, color});
+    if (made) {
+      it->second.first = std::make_shared<InProcessTeamState>(size, team);
+      team->groups.push_back(it->second.first);
+    }
+    group = it->second.first;
+    if (++it->second.second == size) team->handing.erase(it);
+  }
+  // An abort that came before the group was listed did not reach it.
+  if (auto reason = team->barrier.abortReason()) abortTeamTree(team, *reason);
+  return group;
+}
+
+}  // namespace
 
 namespace {
 
@@ -69,7 +128,19 @@ class InProcessCommunicator final : public Communicator {
 
   void barrier() override { rendezvous({std::nullopt}); }
 
-  void abort(const std::string& reason) override { team_->barrier.abort(reason); }
+  std::unique_ptr<Communicator> split(int color, int key) override {
+    const std::vector<std::array<int32_t, 2>> all = exchangeValues(*this, std::array<int32_t, 2>{color, key});
+    std::vector<int> members;  // this rank's group, in its new rank order
+    for (int r = 0; r < size_; ++r)
+      if (all[static_cast<size_t>(r)][0] == color) members.push_back(r);
+    std::stable_sort(members.begin(), members.end(),
+                     [&](int a, int b) { return all[static_cast<size_t>(a)][1] < all[static_cast<size_t>(b)][1]; });
+    const auto newRank = static_cast<int>(std::find(members.begin(), members.end(), rank_) - members.begin());
+    auto group = groupOf(team_, splits_++, color, static_cast<int>(members.size()));
+    return std::make_unique<InProcessCommunicator>(std::move(group), newRank);
+  }
+
+  void abort(const std::string& reason) override { abortTeamTree(team_, reason); }
 
   std::shared_ptr<TeamBarrier> barrierOfTeam() const { return {team_, &team_->barrier}; }
 
@@ -224,6 +295,7 @@ class InProcessCommunicator final : public Communicator {
   std::shared_ptr<InProcessTeamState> team_;
   const int rank_;
   const int size_;
+  uint64_t splits_ = 0;  // this rank's split() calls so far: the same count on every rank at each
 };
 
 }  // namespace
@@ -243,7 +315,7 @@ std::unique_ptr<Communicator> InProcessTeam::communicator(int rank) {
   return std::make_unique<InProcessCommunicator>(state_, rank);
 }
 
-void InProcessTeam::abort(const std::string& reason) { state_->barrier.abort(reason); }
+void InProcessTeam::abort(const std::string& reason) { abortTeamTree(state_, reason); }
 
 std::shared_ptr<TeamBarrier> inProcessTeamBarrier(Communicator& comm) {
   auto* inProcess = dynamic_cast<InProcessCommunicator*>(&comm);

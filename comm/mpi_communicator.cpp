@@ -377,6 +377,20 @@ void MpiCommunicator::exchange(const std::vector<Message>& messages, DType dtype
 
 void MpiCommunicator::barrier() { check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
+std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
+  MPI_Comm group = MPI_COMM_NULL;
+  check(MPI_Comm_split(comm_, color, key, &group), "MPI_Comm_split");
+  std::unique_ptr<Communicator> sub;
+  try {
+    sub = std::make_unique<MpiCommunicator>(group, maxElementsPerCall_);
+  } catch (...) {
+    MPI_Comm_free(&group);
+    throw;
+  }
+  MPI_Comm_free(&group);  // the new communicator holds its own duplicate
+  return sub;
+}
+
 void MpiCommunicator::abort(const std::string& reason) {
   // MPI_Abort ends every process of the job at once: this is the last chance
   // to say why, and the one rank that knows must say it, once. A stream's
@@ -391,7 +405,9 @@ void MpiCommunicator::abort(const std::string& reason) {
     bool rendered = reason.find("error: ") != std::string::npos;
     std::string text = reason;
     if (!text.empty() && text.back() == '\n') text.pop_back();
-    std::fprintf(stderr, "hostir: rank %d: %s%s\n", rank(), rendered ? "" : "error: ", text.c_str());
+    int worldRank = rank();
+    MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);  // a group's rank would not name the process
+    std::fprintf(stderr, "hostir: rank %d: %s%s\n", worldRank, rendered ? "" : "error: ", text.c_str());
     std::fflush(stderr);
   }
   MPI_Abort(comm_, 1);

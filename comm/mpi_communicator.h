@@ -68,7 +68,11 @@ class MpiCommunicator : public Communicator {
   void collective(const CollectiveArgs& call, void* stream = nullptr) override;
   void barrier() override;
 
-  // Prints `reason` for this rank, then ends the whole job with MPI_Abort.
+  // MPI_Comm_split of this communicator.
+  std::unique_ptr<Communicator> split(int color, int key) override;
+
+  // Prints `reason` for this rank (its rank in MPI_COMM_WORLD), then ends
+  // the whole job with MPI_Abort.
   void abort(const std::string& reason) override;
 
  private:

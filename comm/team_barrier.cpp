@@ -50,6 +50,11 @@ void TeamBarrier::abort(const std::string& reason) {
   abortLocked(reason);
 }
 
+std::optional<std::string> TeamBarrier::abortReason() {
+  std::lock_guard lock(mutex_);
+  return abortReason_;
+}
+
 void TeamBarrier::abortLocked(const std::string& reason) {
   if (!abortReason_) {
     abortReason_.emplace();  // an empty string allocates nothing: the abort happens even without memory

@@ -36,6 +36,9 @@ class TeamBarrier {
   // call throws CommError with `reason`. The first reason wins.
   void abort(const std::string& reason);
 
+  // The reason of the abort, or nullopt while the team is whole.
+  std::optional<std::string> abortReason();
+
   // For parties that signal each other one-sidedly instead of meeting (the
   // copy-engine communicator's phases): waits, without arriving, until
   // ready() holds. It spins briefly, then yields, then sleeps until a

@@ -21,6 +21,7 @@
 
 #include "collective_checks.h"
 #include "fmt/format.h"
+#include "split_checks.h"
 
 namespace {
 
@@ -161,6 +162,15 @@ TEST(MpiCommunicatorTest, ManyBackToBackCollectivesMatchByOrder) {
     if (i % 50 == 0) world->barrier();
   }
   runCases(*world, cases);
+}
+
+// The groups of a mesh's axes through MPI_Comm_split: rows of 2 where the
+// job's size is even, of 1 and of the whole job otherwise.
+TEST(MpiCommunicatorTest, SplitsIntoTheGroupsOfAMesh) {
+  for (int columns : {world->size() % 2 == 0 ? 2 : 1, world->size()}) {
+    SCOPED_TRACE(::testing::Message() << "rows of " << columns);
+    for (const std::string& problem : checkMeshGroups(*world, columns)) ADD_FAILURE() << problem;
+  }
 }
 
 double threadCpuSeconds() {
