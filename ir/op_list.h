@@ -68,7 +68,8 @@
   X(Bucket)                                                                                                            \
   X(Fill)                                                                                                              \
   X(Iota)                                                                                                              \
-  X(TopK)
+  X(TopK)                                                                                                              \
+  X(Cumsum)
 
 // A row, with its bundles expanded into columns.
 #define HOSTIR_OP_ROW(X, ...) X(__VA_ARGS__)
@@ -172,6 +173,9 @@
                 reduce, checkComputation<&ComputeRules::reduce>, issueReduce)                                          \
   HOSTIR_OP_ROW(X, Max, "max", Reduce, OutOrResult, Tensor, Compute, RowReduction, kReduceResult, 1, Reduce,          \
                 reduce, checkComputation<&ComputeRules::reduce>, issueReduce)                                          \
+  /* cumsum: the running sum along an axis, like x: one add per element of x */                                        \
+  HOSTIR_OP_ROW(X, Cumsum, "cumsum", Cumsum, OutOrResult, Tensor, Compute, RowReduction, {operands::Cumsum::x}, 1,     \
+                Cumsum, HOSTIR_LIKE_X_RULES(Cumsum))                                                                   \
   HOSTIR_OP_ROW(X, Attention, "attention", Attention, OutOrResult, Tensor, Compute, Attention, kLikeQ, 0,             \
                 Attention, table, checkComputation<&ComputeRules::attention>, issueAttention)                          \
   HOSTIR_OP_ROW(X, MergeAttention, "merge_attention", MergeAttention, None, Tensor, Compute, Elementwise, kInPlace,   \

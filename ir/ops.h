@@ -529,6 +529,15 @@ struct Reduce {
 };
 static_assert(at(Reduce::specs, Reduce::x, "x") && at(Reduce::specs, Reduce::axis, "axis") &&
               at(Reduce::specs, Reduce::out, "out"));
+// cumsum: the inclusive running sum along `axis` (default the last), like x.
+struct Cumsum {
+  enum : size_t { x, axis, out };
+  static constexpr OperandSpec specs[] = {{"x", K::Tensor, kReq, kPos, E::Read},
+                                          {"axis", K::Int, kOpt, kKw, E::None, D::Shared, 0, kAxis},
+                                          {"out", K::Tensor, kOpt, kKw, E::Write}};
+};
+static_assert(at(Cumsum::specs, Cumsum::x, "x") && at(Cumsum::specs, Cumsum::axis, "axis") &&
+              at(Cumsum::specs, Cumsum::out, "out"));
 struct LayerNorm {
   enum : size_t { x, w, b, eps, out };
   static constexpr OperandSpec specs[] = {{"x", K::Tensor, kReq, kPos, E::Read},

@@ -410,6 +410,28 @@ HOSTIR_CUDA_COMPUTATION(Iota, iota)
 HOSTIR_CUDA_COMPUTATION(TopK, topK)
 #undef HOSTIR_CUDA_COMPUTATION
 
+// cumsum: one line along the axis per element of x without it.
+template <>
+void familyComputation<KernelFamily::Cumsum>(const ComputeContext& context, const KernelCall& call) {
+  using O = operands::Cumsum;
+  const TensorView& x = call.operand(O::x);
+  const TensorView& out = call.operand(O::out);
+  const auto axis = static_cast<size_t>(call.integer(O::axis));
+  Dims shape, outStrides, xStrides;  // x's and out's without the axis
+  for (size_t d = 0; d < x.rank(); ++d) {
+    if (d == axis) continue;
+    shape[shape.size++] = x.shape[d];
+    outStrides[outStrides.size++] = out.strides[d];
+    xStrides[xStrides.size++] = x.strides[d];
+  }
+  ReductionLayout lines;
+  lines.outputs = elementwiseLayout(shape, {outStrides, xStrides});
+  lines.count = x.shape[axis];
+  lines.axisStride = x.strides[axis];
+  checkCuda(launchCumsum(out.dtype, out.data(), x.data(), lines, out.strides[axis], context.stream),
+            "cumsum kernel launch");
+}
+
 void runComputation(const ComputeContext& context, const KernelCall& call) {
   Computation computation = computationOf(call.kind);
   if (!computation) noKernel(call.kind);
