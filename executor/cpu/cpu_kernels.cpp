@@ -66,14 +66,6 @@ void familyKernel<KernelFamily::Matmul>(GemmKind gemm, const KernelCall& call) {
   matmul(gemm, call);
 }
 template <>
-void familyKernel<KernelFamily::Unary>(GemmKind gemm, const KernelCall& call) {
-  unaryElementwise(gemm, call);
-}
-template <>
-void familyKernel<KernelFamily::Binary>(GemmKind gemm, const KernelCall& call) {
-  binaryElementwise(gemm, call);
-}
-template <>
 void familyKernel<KernelFamily::Scale>(GemmKind gemm, const KernelCall& call) {
   scale(gemm, call);
 }
