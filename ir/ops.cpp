@@ -10,110 +10,6 @@ using K = OperandKind;
 using E = Effect;
 using C = OpCategory;
 using D = DTypeRule;
-constexpr bool kReq = true, kOpt = false, kPos = true, kKw = false;
-
-constexpr OperandSpec kAllocate[] = {{"type", K::Type, kReq, kPos}, {"zero", K::Bool, kOpt, kKw}};
-constexpr OperandSpec kDeallocate[] = {{"t", K::Tensor, kReq, kPos, E::Free}};
-constexpr OperandSpec kShardByStream[] = {{"t", K::Tensor, kReq, kPos, E::None},
-                                          {"axis", K::Int, kReq, kKw},
-                                          {"index", K::Int, kReq, kKw},
-                                          {"chunks", K::Int, kReq, kKw}};
-constexpr OperandSpec kLinear[] = {{"x", K::Tensor, kReq, kPos, E::Read},
-                                   {"w", K::Tensor, kReq, kPos, E::Read},
-                                   {"bias", K::Tensor, kOpt, kPos, E::Read},
-                                   {"out", K::Tensor, kOpt, kKw, E::Write}};
-constexpr OperandSpec kMatmul[] = {{"a", K::Tensor, kReq, kPos, E::Read},
-                                   {"b", K::Tensor, kReq, kPos, E::Read},
-                                   {"out", K::Tensor, kOpt, kKw, E::Write},
-                                   {"transpose_a", K::Bool, kOpt, kKw},
-                                   {"transpose_b", K::Bool, kOpt, kKw}};
-constexpr OperandSpec kCopy[] = {{"src", K::Tensor, kReq, kPos, E::Read}, {"out", K::Tensor, kOpt, kKw, E::Write}};
-// add, sub, mul: b broadcasts to a's shape.
-constexpr OperandSpec kBinary[] = {{"a", K::Tensor, kReq, kPos, E::Read},
-                                   {"b", K::Tensor, kReq, kPos, E::Read},
-                                   {"out", K::Tensor, kOpt, kKw, E::Write}};
-// relu, silu, gelu, softmax.
-constexpr OperandSpec kUnary[] = {{"x", K::Tensor, kReq, kPos, E::Read}, {"out", K::Tensor, kOpt, kKw, E::Write}};
-constexpr OperandSpec kScale[] = {
-    {"x", K::Tensor, kReq, kPos, E::Read}, {"by", K::Float, kReq, kKw}, {"out", K::Tensor, kOpt, kKw, E::Write}};
-constexpr OperandSpec kRmsNorm[] = {{"x", K::Tensor, kReq, kPos, E::Read},
-                                    {"w", K::Tensor, kReq, kPos, E::Read},
-                                    {"eps", K::Float, kOpt, kKw},
-                                    {"out", K::Tensor, kOpt, kKw, E::Write}};
-constexpr OperandSpec kAttention[] = {
-    {"q", K::Tensor, kReq, kPos, E::Read}, {"k", K::Tensor, kReq, kPos, E::Read},
-    {"v", K::Tensor, kReq, kPos, E::Read}, {"out", K::Tensor, kOpt, kKw, E::Write},
-    {"heads", K::Int, kReq, kKw},          {"kv_heads", K::Int, kOpt, kKw},
-    {"causal", K::Bool, kOpt, kKw},        {"q_offset", K::Int, kOpt, kKw},
-    {"k_offset", K::Int, kOpt, kKw},       {"lse", K::Tensor, kOpt, kKw, E::Write, D::F32}};
-constexpr OperandSpec kMergeAttention[] = {{"o", K::Tensor, kReq, kPos, E::ReadWrite},
-                                           {"lse", K::Tensor, kReq, kPos, E::ReadWrite, D::F32},
-                                           {"part", K::Tensor, kReq, kPos, E::Read},
-                                           {"part_lse", K::Tensor, kReq, kPos, E::Read, D::F32}};
-// Data-dependent accesses: the race and initialization analyses count them
-// as touching the whole of the tensor they index.
-constexpr OperandSpec kGatherRows[] = {{"x", K::Tensor, kReq, kPos, E::Read},
-                                       {"idx", K::Tensor, kReq, kPos, E::Read, D::I32},
-                                       {"out", K::Tensor, kOpt, kKw, E::Write}};
-constexpr OperandSpec kScatterAddRows[] = {{"src", K::Tensor, kReq, kPos, E::Read},
-                                           {"idx", K::Tensor, kReq, kPos, E::Read, D::I32},
-                                           {"out", K::Tensor, kReq, kKw, E::ReadWrite}};
-constexpr OperandSpec kCast[] = {
-    {"x", K::Tensor, kReq, kPos, E::Read}, {"dtype", K::DType, kReq, kKw}, {"out", K::Tensor, kOpt, kKw, E::Write}};
-// where: c holds any dtype (a comparison's result, or i32); a, b and the result share theirs.
-constexpr OperandSpec kWhere[] = {{"c", K::Tensor, kReq, kPos, E::Read, D::Any},
-                                  {"a", K::Tensor, kReq, kPos, E::Read},
-                                  {"b", K::Tensor, kReq, kPos, E::Read},
-                                  {"out", K::Tensor, kOpt, kKw, E::Write}};
-// sum, mean, max.
-constexpr OperandSpec kReduce[] = {
-    {"x", K::Tensor, kReq, kPos, E::Read}, {"axis", K::Int, kOpt, kKw}, {"out", K::Tensor, kOpt, kKw, E::Write}};
-constexpr OperandSpec kLayerNorm[] = {{"x", K::Tensor, kReq, kPos, E::Read},
-                                      {"w", K::Tensor, kReq, kPos, E::Read},
-                                      {"b", K::Tensor, kReq, kPos, E::Read},
-                                      {"eps", K::Float, kOpt, kKw},
-                                      {"out", K::Tensor, kOpt, kKw, E::Write}};
-constexpr OperandSpec kRope[] = {{"x", K::Tensor, kReq, kPos, E::Read},
-                                 {"heads", K::Int, kReq, kKw},
-                                 {"offset", K::Int, kOpt, kKw},
-                                 {"theta", K::Float, kOpt, kKw},
-                                 {"out", K::Tensor, kOpt, kKw, E::Write}};
-constexpr OperandSpec kTopK[] = {{"x", K::Tensor, kReq, kPos, E::Read},
-                                 {"k", K::Int, kReq, kKw},
-                                 {"out", K::Tensor, kOpt, kKw, E::Write},
-                                 {"indices", K::Tensor, kOpt, kKw, E::Write, D::I32}};
-constexpr OperandSpec kBucket[] = {{"idx", K::Tensor, kReq, kPos, E::Read, D::I32},
-                                   {"buckets", K::Int, kReq, kKw},
-                                   {"capacity", K::Int, kReq, kKw},
-                                   {"out", K::Tensor, kOpt, kKw, E::Write, D::I32}};
-// fill, iota: their result is the tensor of the type slot (as allocate's).
-constexpr OperandSpec kFill[] = {{"type", K::Type, kReq, kPos}, {"value", K::Float, kReq, kKw}};
-constexpr OperandSpec kIota[] = {{"type", K::Type, kReq, kPos}, {"axis", K::Int, kOpt, kKw}};
-constexpr OperandSpec kTranspose[] = {
-    {"x", K::Tensor, kReq, kPos, E::Read}, {"axes", K::IntList, kReq, kKw}, {"out", K::Tensor, kOpt, kKw, E::Write}};
-constexpr OperandSpec kReshape[] = {{"t", K::Tensor, kReq, kPos, E::None}, {"type", K::Type, kReq, kPos}};
-constexpr OperandSpec kAllreduce[] = {{"t", K::Tensor, kReq, kPos, E::ReadInPlace},
-                                      {"out", K::Tensor, kOpt, kKw, E::Write},
-                                      {"op", K::ReduceOp, kOpt, kKw}};
-constexpr OperandSpec kAllgather[] = {
-    {"t", K::Tensor, kReq, kPos, E::Read}, {"out", K::Tensor, kReq, kKw, E::Write}, {"axis", K::Int, kOpt, kKw}};
-constexpr OperandSpec kReduceScatter[] = {{"t", K::Tensor, kReq, kPos, E::Read},
-                                          {"out", K::Tensor, kReq, kKw, E::Write},
-                                          {"axis", K::Int, kOpt, kKw},
-                                          {"op", K::ReduceOp, kOpt, kKw}};
-constexpr OperandSpec kAllToAll[] = {
-    {"t", K::Tensor, kReq, kPos, E::Read}, {"out", K::Tensor, kReq, kKw, E::Write}, {"axis", K::Int, kOpt, kKw}};
-constexpr OperandSpec kBroadcast[] = {{"t", K::Tensor, kReq, kPos, E::ReadOnRoot}, {"root", K::Int, kReq, kKw}};
-// `from` is a keyword of the operation, not of the language.
-constexpr OperandSpec kSendRecv[] = {{"src", K::Tensor, kReq, kPos, E::Read},
-                                     {"out", K::Tensor, kReq, kKw, E::Write},
-                                     {"to", K::Int, kReq, kKw},
-                                     {"from", K::Int, kReq, kKw}};
-constexpr OperandSpec kWait[] = {{"h", K::Handle, kReq, kPos}};
-constexpr OperandSpec kStreamOperand[] = {{"s", K::Stream, kReq, kPos}};
-constexpr OperandSpec kWaitEvent[] = {{"ev", K::Event, kReq, kPos}};
-constexpr OperandSpec kIntValue[] = {{"value", K::Int, kReq, kPos}};
-
 // Results shaped like an operand (ResultShape), or following one by a rule
 // of ir/result_shape.h: linear's [x's leading dims, w's first], matmul's
 // [(B,) M, N] as its transposes say.
@@ -142,9 +38,17 @@ constexpr ResultShape kInPlace{operands::MergeAttention::o};
 
 // Every operation's signature, from its row of ir/op_list.h.
 constexpr std::array<OpSignature, kOpKindCount> kSignatures = {{
-#define HOSTIR_SIGNATURE(kind, spelling, specs, mode, value, category, cost, shape, flops, ...) \
-  {OpKind::kind,   spelling, specs, ResultMode::mode, ValueKind::value, OpCategory::category,   \
-   CostRule::cost, shape,    flops},
+#define HOSTIR_SIGNATURE(kind, spelling, O, mode, value, category, cost, shape, flops, ...) \
+  {                                                                                         \
+      OpKind::kind,                                                                         \
+      spelling,                                                                             \
+      operands::O::specs,                                                                   \
+      ResultMode::mode,                                                                     \
+      ValueKind::value,                                                                     \
+      OpCategory::category,                                                                 \
+      CostRule::cost,                                                                       \
+      shape,                                                                                \
+      flops},
     HOSTIR_OP_LIST(HOSTIR_SIGNATURE)
 #undef HOSTIR_SIGNATURE
 }};
@@ -180,97 +84,16 @@ constexpr bool wellFormed() {
     for (const OperandSpec& spec : sig.operands) {
       bool tensor = spec.kind == K::Tensor;
       if (!tensor && (spec.effect != E::None || spec.dtype != D::Shared)) return false;
+      // Only an optional Int or Float has a default, and only an Int is an axis.
+      const bool number = spec.kind == K::Int || spec.kind == K::Float;
+      if (spec.byDefault != 0 && (spec.required || !number)) return false;
+      if (spec.axis && spec.kind != K::Int) return false;
       if (tensor && spec.effect == E::None && sig.category != C::View) return false;
     }
   }
   return true;
 }
 static_assert(wellFormed());
-
-// The typed operand positions in ops.h name the same slots as the table.
-constexpr bool at(std::span<const OperandSpec> specs, size_t index, std::string_view name) {
-  return index < specs.size() && specs[index].name == name;
-}
-static_assert(at(kAllocate, operands::Allocate::type, "type") && at(kAllocate, operands::Allocate::zero, "zero"));
-static_assert(at(kDeallocate, operands::Deallocate::t, "t"));
-static_assert(at(kShardByStream, operands::ShardByStream::t, "t") &&
-              at(kShardByStream, operands::ShardByStream::axis, "axis") &&
-              at(kShardByStream, operands::ShardByStream::index, "index") &&
-              at(kShardByStream, operands::ShardByStream::chunks, "chunks"));
-static_assert(at(kLinear, operands::Linear::x, "x") && at(kLinear, operands::Linear::w, "w") &&
-              at(kLinear, operands::Linear::bias, "bias") && at(kLinear, operands::Linear::out, "out"));
-static_assert(at(kMatmul, operands::Matmul::a, "a") && at(kMatmul, operands::Matmul::b, "b") &&
-              at(kMatmul, operands::Matmul::out, "out") && at(kMatmul, operands::Matmul::transpose_a, "transpose_a") &&
-              at(kMatmul, operands::Matmul::transpose_b, "transpose_b"));
-static_assert(at(kCopy, operands::Copy::src, "src") && at(kCopy, operands::Copy::out, "out"));
-template <typename O>
-constexpr bool binaryAt() {
-  return at(kBinary, O::a, "a") && at(kBinary, O::b, "b") && at(kBinary, O::out, "out");
-}
-static_assert(binaryAt<operands::Add>() && binaryAt<operands::Sub>() && binaryAt<operands::Mul>() &&
-              binaryAt<operands::Binary>());
-static_assert(at(kUnary, operands::Unary::x, "x") && at(kUnary, operands::Unary::out, "out"));
-static_assert(at(kScale, operands::Scale::x, "x") && at(kScale, operands::Scale::by, "by") &&
-              at(kScale, operands::Scale::out, "out"));
-static_assert(at(kRmsNorm, operands::RmsNorm::x, "x") && at(kRmsNorm, operands::RmsNorm::w, "w") &&
-              at(kRmsNorm, operands::RmsNorm::eps, "eps") && at(kRmsNorm, operands::RmsNorm::out, "out"));
-static_assert(at(kAttention, operands::Attention::q, "q") && at(kAttention, operands::Attention::k, "k") &&
-              at(kAttention, operands::Attention::v, "v") && at(kAttention, operands::Attention::out, "out") &&
-              at(kAttention, operands::Attention::heads, "heads") &&
-              at(kAttention, operands::Attention::kv_heads, "kv_heads") &&
-              at(kAttention, operands::Attention::causal, "causal") &&
-              at(kAttention, operands::Attention::q_offset, "q_offset") &&
-              at(kAttention, operands::Attention::k_offset, "k_offset") &&
-              at(kAttention, operands::Attention::lse, "lse"));
-static_assert(at(kMergeAttention, operands::MergeAttention::o, "o") &&
-              at(kMergeAttention, operands::MergeAttention::lse, "lse") &&
-              at(kMergeAttention, operands::MergeAttention::part, "part") &&
-              at(kMergeAttention, operands::MergeAttention::part_lse, "part_lse"));
-static_assert(at(kGatherRows, operands::GatherRows::x, "x") && at(kGatherRows, operands::GatherRows::idx, "idx") &&
-              at(kGatherRows, operands::GatherRows::out, "out"));
-static_assert(at(kScatterAddRows, operands::ScatterAddRows::src, "src") &&
-              at(kScatterAddRows, operands::ScatterAddRows::idx, "idx") &&
-              at(kScatterAddRows, operands::ScatterAddRows::out, "out"));
-static_assert(at(kCast, operands::Cast::x, "x") && at(kCast, operands::Cast::dtype, "dtype") &&
-              at(kCast, operands::Cast::out, "out"));
-static_assert(at(kWhere, operands::Where::c, "c") && at(kWhere, operands::Where::a, "a") &&
-              at(kWhere, operands::Where::b, "b") && at(kWhere, operands::Where::out, "out"));
-static_assert(at(kReduce, operands::Reduce::x, "x") && at(kReduce, operands::Reduce::axis, "axis") &&
-              at(kReduce, operands::Reduce::out, "out"));
-static_assert(at(kLayerNorm, operands::LayerNorm::x, "x") && at(kLayerNorm, operands::LayerNorm::w, "w") &&
-              at(kLayerNorm, operands::LayerNorm::b, "b") && at(kLayerNorm, operands::LayerNorm::eps, "eps") &&
-              at(kLayerNorm, operands::LayerNorm::out, "out"));
-static_assert(at(kRope, operands::Rope::x, "x") && at(kRope, operands::Rope::heads, "heads") &&
-              at(kRope, operands::Rope::offset, "offset") && at(kRope, operands::Rope::theta, "theta") &&
-              at(kRope, operands::Rope::out, "out"));
-static_assert(at(kBucket, operands::Bucket::idx, "idx") && at(kBucket, operands::Bucket::buckets, "buckets") &&
-              at(kBucket, operands::Bucket::capacity, "capacity") && at(kBucket, operands::Bucket::out, "out"));
-static_assert(at(kTopK, operands::TopK::x, "x") && at(kTopK, operands::TopK::k, "k") &&
-              at(kTopK, operands::TopK::out, "out") && at(kTopK, operands::TopK::indices, "indices"));
-static_assert(at(kFill, operands::Fill::type, "type") && at(kFill, operands::Fill::value, "value") &&
-              at(kIota, operands::Iota::type, "type") && at(kIota, operands::Iota::axis, "axis") &&
-              size_t{operands::Fill::type} == size_t{operands::Allocate::type});
-static_assert(at(kReshape, operands::Reshape::t, "t") && at(kReshape, operands::Reshape::type, "type"));
-static_assert(at(kTranspose, operands::Transpose::x, "x") && at(kTranspose, operands::Transpose::axes, "axes") &&
-              at(kTranspose, operands::Transpose::out, "out"));
-static_assert(at(kAllreduce, operands::Allreduce::t, "t") && at(kAllreduce, operands::Allreduce::out, "out") &&
-              at(kAllreduce, operands::Allreduce::op, "op"));
-static_assert(at(kAllgather, operands::Allgather::t, "t") && at(kAllgather, operands::Allgather::out, "out") &&
-              at(kAllgather, operands::Allgather::axis, "axis"));
-static_assert(at(kReduceScatter, operands::ReduceScatter::t, "t") &&
-              at(kReduceScatter, operands::ReduceScatter::out, "out") &&
-              at(kReduceScatter, operands::ReduceScatter::axis, "axis") &&
-              at(kReduceScatter, operands::ReduceScatter::op, "op"));
-static_assert(at(kAllToAll, operands::AllToAll::t, "t") && at(kAllToAll, operands::AllToAll::out, "out") &&
-              at(kAllToAll, operands::AllToAll::axis, "axis"));
-static_assert(at(kBroadcast, operands::Broadcast::t, "t") && at(kBroadcast, operands::Broadcast::root, "root"));
-static_assert(at(kSendRecv, operands::SendRecv::src, "src") && at(kSendRecv, operands::SendRecv::out, "out") &&
-              at(kSendRecv, operands::SendRecv::to, "to") && at(kSendRecv, operands::SendRecv::from, "from"));
-static_assert(at(kWait, operands::Wait::h, "h"));
-static_assert(at(kStreamOperand, operands::SetCurrentStream::s, "s") &&
-              at(kStreamOperand, operands::Synchronize::s, "s"));
-static_assert(at(kWaitEvent, operands::WaitEvent::ev, "ev"));
-static_assert(at(kIntValue, operands::IntValue::value, "value"));
 
 }  // namespace
 

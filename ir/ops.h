@@ -5,15 +5,15 @@
 // checker and backends all read this one table.
 //
 // Adding a compute operation (docs/architecture.md, "Adding an operation"):
-// its row of ir/op_list.h (kind, category, the names of its rules); its
-// typed operand positions here; its operand specs and signature row (cost
-// rule, result shape, flops per element) in ops.cpp; a result shape, shape
-// rule or issue rule of its own only when none fits (ir/result_shape.h,
-// ir/verify_compute.cpp, runtime/issue_compute.cpp); its kernels in executor/cpu/ and
-// executor/cuda/, each with its entry in the backend's table (cpu_kernels.cpp,
-// cuda_compute.cpp); and its entry in docs/hostir-language.md. Backends
-// reach every kernel through Backend::compute, so no backend interface
-// changes.
+// its row of ir/op_list.h (kind, category, cost rule, result shape, flops
+// per element, kernel family, the names of its rules) and its family in
+// the list there when it needs a new one; its operands struct here (typed
+// positions and operand specs); a result shape, shape rule or issue rule
+// of its own only when none fits (an operation shaped like x needs none);
+// its kernels in executor/cpu/ and executor/cuda/ (a new family's
+// familyKernel and familyComputation); and its entry in
+// docs/hostir-language.md. Backends reach every kernel through
+// Backend::compute, so no backend interface changes.
 #pragma once
 
 #include <array>
@@ -91,6 +91,14 @@ struct OperandSpec {
   bool positional;                      // printed positionally; keyword operands are printed `name=value`
   Effect effect = Effect::None;         // tensors only
   DTypeRule dtype = DTypeRule::Shared;  // tensors only
+  // An optional Int or Float operand: the value it stands for when a
+  // statement gives none (rms_norm's eps, rope's theta). The rules read it
+  // from here, so it is written once.
+  double byDefault = 0;
+  // An Int operand that names an axis of the operation's first operand:
+  // counted from the end when negative (NumPy's -1 is the last), the last
+  // when absent (byDefault unused).
+  bool axis = false;
 };
 
 // Operations have at most this many operands (Operation::operands, the
@@ -157,31 +165,13 @@ enum class CostRule : uint8_t {
 // in a class of its own, never as a GEMM.
 constexpr bool isGemm(CostRule rule) { return rule == CostRule::Linear || rule == CostRule::Matmul; }
 
-// How the backends compute a computation: each keys its kernels by family,
-// and a family of several operations (Unary, Binary) keys its own by
-// OpKind in the file of its concept. None: not a computation.
+// How the backends compute a computation: each keys its kernels by family
+// (ir/op_list.h's HOSTIR_KERNEL_FAMILY_LIST). None: not a computation.
 enum class KernelFamily : uint8_t {
   None,
-  Linear,
-  Matmul,
-  Unary,   // y = f(x), elementwise (ir/op_list.h: HOSTIR_ELEMENTWISE_UNARY_RULES)
-  Binary,  // y = f(a, b), b broadcast to a's shape
-  Scale,
-  RmsNorm,
-  Softmax,
-  Attention,
-  MergeAttention,
-  GatherRows,
-  ScatterAddRows,
-  Cast,
-  Where,
-  Reduce,  // sum, mean, max along an axis
-  LayerNorm,
-  Rope,
-  Bucket,
-  Fill,
-  Iota,
-  TopK,  // the last: kKernelFamilyCount
+#define HOSTIR_KERNEL_FAMILY(family) family,
+  HOSTIR_KERNEL_FAMILY_LIST(HOSTIR_KERNEL_FAMILY)
+#undef HOSTIR_KERNEL_FAMILY
 };
 
 // An operation's kernel family, from its row of ir/op_list.h.
@@ -228,7 +218,11 @@ constexpr bool coversExactly(const OpTable<Entry>& table, KernelFamily family) {
 }
 
 // A table of one entry per kernel family, as a backend keys its kernels.
-inline constexpr size_t kKernelFamilyCount = static_cast<size_t>(KernelFamily::TopK) + 1;
+inline constexpr size_t kKernelFamilyCount = 1  // None
+#define HOSTIR_KERNEL_FAMILY_COUNT(family) +1
+    HOSTIR_KERNEL_FAMILY_LIST(HOSTIR_KERNEL_FAMILY_COUNT)
+#undef HOSTIR_KERNEL_FAMILY_COUNT
+    ;
 template <typename Entry>
 using FamilyTable = std::array<Entry, kKernelFamilyCount>;
 
@@ -347,134 +341,339 @@ std::optional<size_t> resultOperand(const OpSignature& sig, size_t k);
 // How many names `v, i = op(...)` defines in place of its written operands.
 size_t resultOperandCount(const OpSignature& sig);
 
-// Typed operand positions: `operands::Linear::bias` is the index of linear's
-// `bias` slot in its signature (and in Operation::operands). ops.cpp checks
-// at compile time that each matches the table, so code that reads an
-// operand by position cannot drift from the signature.
+// rms_norm's eps when a statement gives none (Llama's).
+inline constexpr double kDefaultRmsNormEps = 1e-6;
+// layer_norm's eps and rope's theta when a statement gives none (PyTorch's
+// LayerNorm, and Llama's and GPT-NeoX's RoPE base).
+inline constexpr double kDefaultLayerNormEps = 1e-5;
+inline constexpr double kDefaultRopeTheta = 10000.0;
+
+// Each operation's operands: `operands::Linear::specs` is linear's operand
+// specs (names, kinds, effects, defaults), the Operands column of its row
+// of ir/op_list.h, and `operands::Linear::bias` the index of its `bias`
+// slot there (and in Operation::operands). A static_assert beside each
+// checks that the positions name the same slots as the specs, so code that
+// reads an operand by position cannot drift from the signature.
 namespace operands {
+
+using K = OperandKind;
+using E = Effect;
+using D = DTypeRule;
+inline constexpr bool kReq = true, kOpt = false, kPos = true, kKw = false;
+// An Int operand that is an axis (OperandSpec::axis).
+inline constexpr bool kAxis = true;
+
+// Whether `specs[index]` is the operand called `name`.
+constexpr bool at(std::span<const OperandSpec> specs, size_t index, std::string_view name) {
+  return index < specs.size() && specs[index].name == name;
+}
+
+// get_current_stream, record_event: no operands.
+struct None {
+  static constexpr std::array<OperandSpec, 0> specs{};
+};
 struct Allocate {
   enum : size_t { type, zero };
+  static constexpr OperandSpec specs[] = {{"type", K::Type, kReq, kPos}, {"zero", K::Bool, kOpt, kKw}};
 };
+static_assert(at(Allocate::specs, Allocate::type, "type") && at(Allocate::specs, Allocate::zero, "zero"));
 struct Deallocate {
   enum : size_t { t };
+  static constexpr OperandSpec specs[] = {{"t", K::Tensor, kReq, kPos, E::Free}};
 };
+static_assert(at(Deallocate::specs, Deallocate::t, "t"));
 struct ShardByStream {
   enum : size_t { t, axis, index, chunks };
+  static constexpr OperandSpec specs[] = {{"t", K::Tensor, kReq, kPos, E::None},
+                                          {"axis", K::Int, kReq, kKw},
+                                          {"index", K::Int, kReq, kKw},
+                                          {"chunks", K::Int, kReq, kKw}};
 };
+static_assert(at(ShardByStream::specs, ShardByStream::t, "t") &&
+              at(ShardByStream::specs, ShardByStream::axis, "axis") &&
+              at(ShardByStream::specs, ShardByStream::index, "index") &&
+              at(ShardByStream::specs, ShardByStream::chunks, "chunks"));
 struct Linear {
   enum : size_t { x, w, bias, out };
+  static constexpr OperandSpec specs[] = {{"x", K::Tensor, kReq, kPos, E::Read},
+                                          {"w", K::Tensor, kReq, kPos, E::Read},
+                                          {"bias", K::Tensor, kOpt, kPos, E::Read},
+                                          {"out", K::Tensor, kOpt, kKw, E::Write}};
 };
+static_assert(at(Linear::specs, Linear::x, "x") && at(Linear::specs, Linear::w, "w") &&
+              at(Linear::specs, Linear::bias, "bias") && at(Linear::specs, Linear::out, "out"));
 struct Matmul {
   enum : size_t { a, b, out, transpose_a, transpose_b };
+  static constexpr OperandSpec specs[] = {{"a", K::Tensor, kReq, kPos, E::Read},
+                                          {"b", K::Tensor, kReq, kPos, E::Read},
+                                          {"out", K::Tensor, kOpt, kKw, E::Write},
+                                          {"transpose_a", K::Bool, kOpt, kKw},
+                                          {"transpose_b", K::Bool, kOpt, kKw}};
 };
+static_assert(at(Matmul::specs, Matmul::a, "a") && at(Matmul::specs, Matmul::b, "b") &&
+              at(Matmul::specs, Matmul::out, "out") && at(Matmul::specs, Matmul::transpose_a, "transpose_a") &&
+              at(Matmul::specs, Matmul::transpose_b, "transpose_b"));
 struct Copy {
   enum : size_t { src, out };
+  static constexpr OperandSpec specs[] = {{"src", K::Tensor, kReq, kPos, E::Read},
+                                          {"out", K::Tensor, kOpt, kKw, E::Write}};
 };
-struct Add {
-  enum : size_t { a, b, out };
-};
-struct Sub {
-  enum : size_t { a, b, out };
-};
-struct Mul {
-  enum : size_t { a, b, out };
-};
-// div, maximum, minimum and the comparisons: b broadcast to a's shape.
+static_assert(at(Copy::specs, Copy::src, "src") && at(Copy::specs, Copy::out, "out"));
+// add, sub, mul, div, maximum, minimum and the comparisons: b broadcast to a's shape.
 struct Binary {
   enum : size_t { a, b, out };
+  static constexpr OperandSpec specs[] = {{"a", K::Tensor, kReq, kPos, E::Read},
+                                          {"b", K::Tensor, kReq, kPos, E::Read},
+                                          {"out", K::Tensor, kOpt, kKw, E::Write}};
 };
-// relu, silu, gelu, softmax: one input, one result shaped like it.
+static_assert(at(Binary::specs, Binary::a, "a") && at(Binary::specs, Binary::b, "b") &&
+              at(Binary::specs, Binary::out, "out"));
+struct Add : Binary {};
+struct Sub : Binary {};
+struct Mul : Binary {};
+// relu, silu, gelu, softmax, ...: one input, one result shaped like it.
 struct Unary {
   enum : size_t { x, out };
+  static constexpr OperandSpec specs[] = {{"x", K::Tensor, kReq, kPos, E::Read},
+                                          {"out", K::Tensor, kOpt, kKw, E::Write}};
 };
+static_assert(at(Unary::specs, Unary::x, "x") && at(Unary::specs, Unary::out, "out"));
 struct Scale {
   enum : size_t { x, by, out };
+  static constexpr OperandSpec specs[] = {
+      {"x", K::Tensor, kReq, kPos, E::Read}, {"by", K::Float, kReq, kKw}, {"out", K::Tensor, kOpt, kKw, E::Write}};
 };
+static_assert(at(Scale::specs, Scale::x, "x") && at(Scale::specs, Scale::by, "by") &&
+              at(Scale::specs, Scale::out, "out"));
 struct RmsNorm {
   enum : size_t { x, w, eps, out };
+  static constexpr OperandSpec specs[] = {{"x", K::Tensor, kReq, kPos, E::Read},
+                                          {"w", K::Tensor, kReq, kPos, E::Read},
+                                          {"eps", K::Float, kOpt, kKw, E::None, D::Shared, kDefaultRmsNormEps},
+                                          {"out", K::Tensor, kOpt, kKw, E::Write}};
 };
+static_assert(at(RmsNorm::specs, RmsNorm::x, "x") && at(RmsNorm::specs, RmsNorm::w, "w") &&
+              at(RmsNorm::specs, RmsNorm::eps, "eps") && at(RmsNorm::specs, RmsNorm::out, "out"));
+// kv_heads: heads when absent (the attention rules compute it).
 struct Attention {
   enum : size_t { q, k, v, out, heads, kv_heads, causal, q_offset, k_offset, lse };
+  static constexpr OperandSpec specs[] = {
+      {"q", K::Tensor, kReq, kPos, E::Read}, {"k", K::Tensor, kReq, kPos, E::Read},
+      {"v", K::Tensor, kReq, kPos, E::Read}, {"out", K::Tensor, kOpt, kKw, E::Write},
+      {"heads", K::Int, kReq, kKw},          {"kv_heads", K::Int, kOpt, kKw},
+      {"causal", K::Bool, kOpt, kKw},        {"q_offset", K::Int, kOpt, kKw},
+      {"k_offset", K::Int, kOpt, kKw},       {"lse", K::Tensor, kOpt, kKw, E::Write, D::F32}};
 };
+static_assert(at(Attention::specs, Attention::q, "q") && at(Attention::specs, Attention::k, "k") &&
+              at(Attention::specs, Attention::v, "v") && at(Attention::specs, Attention::out, "out") &&
+              at(Attention::specs, Attention::heads, "heads") &&
+              at(Attention::specs, Attention::kv_heads, "kv_heads") &&
+              at(Attention::specs, Attention::causal, "causal") &&
+              at(Attention::specs, Attention::q_offset, "q_offset") &&
+              at(Attention::specs, Attention::k_offset, "k_offset") && at(Attention::specs, Attention::lse, "lse"));
 struct MergeAttention {
   enum : size_t { o, lse, part, part_lse };
+  static constexpr OperandSpec specs[] = {{"o", K::Tensor, kReq, kPos, E::ReadWrite},
+                                          {"lse", K::Tensor, kReq, kPos, E::ReadWrite, D::F32},
+                                          {"part", K::Tensor, kReq, kPos, E::Read},
+                                          {"part_lse", K::Tensor, kReq, kPos, E::Read, D::F32}};
 };
+static_assert(at(MergeAttention::specs, MergeAttention::o, "o") &&
+              at(MergeAttention::specs, MergeAttention::lse, "lse") &&
+              at(MergeAttention::specs, MergeAttention::part, "part") &&
+              at(MergeAttention::specs, MergeAttention::part_lse, "part_lse"));
+// gather_rows and scatter_add_rows access data-dependently: the race and
+// initialization analyses count them as touching the whole of the tensor
+// they index.
 struct GatherRows {
   enum : size_t { x, idx, out };
+  static constexpr OperandSpec specs[] = {{"x", K::Tensor, kReq, kPos, E::Read},
+                                          {"idx", K::Tensor, kReq, kPos, E::Read, D::I32},
+                                          {"out", K::Tensor, kOpt, kKw, E::Write}};
 };
+static_assert(at(GatherRows::specs, GatherRows::x, "x") && at(GatherRows::specs, GatherRows::idx, "idx") &&
+              at(GatherRows::specs, GatherRows::out, "out"));
 struct ScatterAddRows {
   enum : size_t { src, idx, out };
+  static constexpr OperandSpec specs[] = {{"src", K::Tensor, kReq, kPos, E::Read},
+                                          {"idx", K::Tensor, kReq, kPos, E::Read, D::I32},
+                                          {"out", K::Tensor, kReq, kKw, E::ReadWrite}};
 };
+static_assert(at(ScatterAddRows::specs, ScatterAddRows::src, "src") &&
+              at(ScatterAddRows::specs, ScatterAddRows::idx, "idx") &&
+              at(ScatterAddRows::specs, ScatterAddRows::out, "out"));
 struct Cast {
   enum : size_t { x, dtype, out };
+  static constexpr OperandSpec specs[] = {
+      {"x", K::Tensor, kReq, kPos, E::Read}, {"dtype", K::DType, kReq, kKw}, {"out", K::Tensor, kOpt, kKw, E::Write}};
 };
-// where(c, a, b): c and b broadcast to a's shape.
+static_assert(at(Cast::specs, Cast::x, "x") && at(Cast::specs, Cast::dtype, "dtype") &&
+              at(Cast::specs, Cast::out, "out"));
+// where(c, a, b): c (any dtype: a comparison's result, or i32) and b
+// broadcast to a's shape; a, b and the result share their dtype.
 struct Where {
   enum : size_t { c, a, b, out };
+  static constexpr OperandSpec specs[] = {{"c", K::Tensor, kReq, kPos, E::Read, D::Any},
+                                          {"a", K::Tensor, kReq, kPos, E::Read},
+                                          {"b", K::Tensor, kReq, kPos, E::Read},
+                                          {"out", K::Tensor, kOpt, kKw, E::Write}};
 };
+static_assert(at(Where::specs, Where::c, "c") && at(Where::specs, Where::a, "a") && at(Where::specs, Where::b, "b") &&
+              at(Where::specs, Where::out, "out"));
 // sum, mean, max along `axis` (default the last), which the result drops.
 struct Reduce {
   enum : size_t { x, axis, out };
+  static constexpr OperandSpec specs[] = {{"x", K::Tensor, kReq, kPos, E::Read},
+                                          {"axis", K::Int, kOpt, kKw, E::None, D::Shared, 0, kAxis},
+                                          {"out", K::Tensor, kOpt, kKw, E::Write}};
 };
+static_assert(at(Reduce::specs, Reduce::x, "x") && at(Reduce::specs, Reduce::axis, "axis") &&
+              at(Reduce::specs, Reduce::out, "out"));
+// cumsum: the inclusive running sum along `axis` (default the last), like x.
+struct Cumsum {
+  enum : size_t { x, axis, out };
+  static constexpr OperandSpec specs[] = {{"x", K::Tensor, kReq, kPos, E::Read},
+                                          {"axis", K::Int, kOpt, kKw, E::None, D::Shared, 0, kAxis},
+                                          {"out", K::Tensor, kOpt, kKw, E::Write}};
+};
+static_assert(at(Cumsum::specs, Cumsum::x, "x") && at(Cumsum::specs, Cumsum::axis, "axis") &&
+              at(Cumsum::specs, Cumsum::out, "out"));
 struct LayerNorm {
   enum : size_t { x, w, b, eps, out };
+  static constexpr OperandSpec specs[] = {{"x", K::Tensor, kReq, kPos, E::Read},
+                                          {"w", K::Tensor, kReq, kPos, E::Read},
+                                          {"b", K::Tensor, kReq, kPos, E::Read},
+                                          {"eps", K::Float, kOpt, kKw, E::None, D::Shared, kDefaultLayerNormEps},
+                                          {"out", K::Tensor, kOpt, kKw, E::Write}};
 };
+static_assert(at(LayerNorm::specs, LayerNorm::x, "x") && at(LayerNorm::specs, LayerNorm::w, "w") &&
+              at(LayerNorm::specs, LayerNorm::b, "b") && at(LayerNorm::specs, LayerNorm::eps, "eps") &&
+              at(LayerNorm::specs, LayerNorm::out, "out"));
 struct Rope {
   enum : size_t { x, heads, offset, theta, out };
+  static constexpr OperandSpec specs[] = {{"x", K::Tensor, kReq, kPos, E::Read},
+                                          {"heads", K::Int, kReq, kKw},
+                                          {"offset", K::Int, kOpt, kKw},
+                                          {"theta", K::Float, kOpt, kKw, E::None, D::Shared, kDefaultRopeTheta},
+                                          {"out", K::Tensor, kOpt, kKw, E::Write}};
 };
+static_assert(at(Rope::specs, Rope::x, "x") && at(Rope::specs, Rope::heads, "heads") &&
+              at(Rope::specs, Rope::offset, "offset") && at(Rope::specs, Rope::theta, "theta") &&
+              at(Rope::specs, Rope::out, "out"));
 struct Bucket {
   enum : size_t { idx, buckets, capacity, out };
+  static constexpr OperandSpec specs[] = {{"idx", K::Tensor, kReq, kPos, E::Read, D::I32},
+                                          {"buckets", K::Int, kReq, kKw},
+                                          {"capacity", K::Int, kReq, kKw},
+                                          {"out", K::Tensor, kOpt, kKw, E::Write, D::I32}};
 };
+static_assert(at(Bucket::specs, Bucket::idx, "idx") && at(Bucket::specs, Bucket::buckets, "buckets") &&
+              at(Bucket::specs, Bucket::capacity, "capacity") && at(Bucket::specs, Bucket::out, "out"));
 // top_k: the K largest along the last axis (out) and their i32 positions (indices).
 struct TopK {
   enum : size_t { x, k, out, indices };
+  static constexpr OperandSpec specs[] = {{"x", K::Tensor, kReq, kPos, E::Read},
+                                          {"k", K::Int, kReq, kKw},
+                                          {"out", K::Tensor, kOpt, kKw, E::Write},
+                                          {"indices", K::Tensor, kOpt, kKw, E::Write, D::I32}};
 };
-// fill and iota: the result is the tensor of the `type` slot.
+static_assert(at(TopK::specs, TopK::x, "x") && at(TopK::specs, TopK::k, "k") && at(TopK::specs, TopK::out, "out") &&
+              at(TopK::specs, TopK::indices, "indices"));
+// fill and iota: the result is the tensor of the `type` slot (as allocate's).
 struct Fill {
   enum : size_t { type, value };
+  static constexpr OperandSpec specs[] = {{"type", K::Type, kReq, kPos}, {"value", K::Float, kReq, kKw}};
 };
+static_assert(at(Fill::specs, Fill::type, "type") && at(Fill::specs, Fill::value, "value") &&
+              size_t{Fill::type} == size_t{Allocate::type});
 struct Iota {
   enum : size_t { type, axis };
+  static constexpr OperandSpec specs[] = {{"type", K::Type, kReq, kPos},
+                                          {"axis", K::Int, kOpt, kKw, E::None, D::Shared, 0, kAxis}};
 };
+static_assert(at(Iota::specs, Iota::type, "type") && at(Iota::specs, Iota::axis, "axis"));
 struct Reshape {
   enum : size_t { t, type };
+  static constexpr OperandSpec specs[] = {{"t", K::Tensor, kReq, kPos, E::None}, {"type", K::Type, kReq, kPos}};
 };
+static_assert(at(Reshape::specs, Reshape::t, "t") && at(Reshape::specs, Reshape::type, "type"));
 struct Transpose {
   enum : size_t { x, axes, out };
+  static constexpr OperandSpec specs[] = {
+      {"x", K::Tensor, kReq, kPos, E::Read}, {"axes", K::IntList, kReq, kKw}, {"out", K::Tensor, kOpt, kKw, E::Write}};
 };
+static_assert(at(Transpose::specs, Transpose::x, "x") && at(Transpose::specs, Transpose::axes, "axes") &&
+              at(Transpose::specs, Transpose::out, "out"));
 struct Allreduce {
   enum : size_t { t, out, op };
+  static constexpr OperandSpec specs[] = {{"t", K::Tensor, kReq, kPos, E::ReadInPlace},
+                                          {"out", K::Tensor, kOpt, kKw, E::Write},
+                                          {"op", K::ReduceOp, kOpt, kKw}};
 };
+static_assert(at(Allreduce::specs, Allreduce::t, "t") && at(Allreduce::specs, Allreduce::out, "out") &&
+              at(Allreduce::specs, Allreduce::op, "op"));
 struct Allgather {
   enum : size_t { t, out, axis };
+  static constexpr OperandSpec specs[] = {
+      {"t", K::Tensor, kReq, kPos, E::Read}, {"out", K::Tensor, kReq, kKw, E::Write}, {"axis", K::Int, kOpt, kKw}};
 };
+static_assert(at(Allgather::specs, Allgather::t, "t") && at(Allgather::specs, Allgather::out, "out") &&
+              at(Allgather::specs, Allgather::axis, "axis"));
 struct ReduceScatter {
   enum : size_t { t, out, axis, op };
+  static constexpr OperandSpec specs[] = {{"t", K::Tensor, kReq, kPos, E::Read},
+                                          {"out", K::Tensor, kReq, kKw, E::Write},
+                                          {"axis", K::Int, kOpt, kKw},
+                                          {"op", K::ReduceOp, kOpt, kKw}};
 };
+static_assert(at(ReduceScatter::specs, ReduceScatter::t, "t") && at(ReduceScatter::specs, ReduceScatter::out, "out") &&
+              at(ReduceScatter::specs, ReduceScatter::axis, "axis") &&
+              at(ReduceScatter::specs, ReduceScatter::op, "op"));
 struct AllToAll {
   enum : size_t { t, out, axis };
+  static constexpr OperandSpec specs[] = {
+      {"t", K::Tensor, kReq, kPos, E::Read}, {"out", K::Tensor, kReq, kKw, E::Write}, {"axis", K::Int, kOpt, kKw}};
 };
+static_assert(at(AllToAll::specs, AllToAll::t, "t") && at(AllToAll::specs, AllToAll::out, "out") &&
+              at(AllToAll::specs, AllToAll::axis, "axis"));
 struct Broadcast {
   enum : size_t { t, root };
+  static constexpr OperandSpec specs[] = {{"t", K::Tensor, kReq, kPos, E::ReadOnRoot}, {"root", K::Int, kReq, kKw}};
 };
+static_assert(at(Broadcast::specs, Broadcast::t, "t") && at(Broadcast::specs, Broadcast::root, "root"));
+// `from` is a keyword of the operation, not of the language.
 struct SendRecv {
   enum : size_t { src, out, to, from };
+  static constexpr OperandSpec specs[] = {{"src", K::Tensor, kReq, kPos, E::Read},
+                                          {"out", K::Tensor, kReq, kKw, E::Write},
+                                          {"to", K::Int, kReq, kKw},
+                                          {"from", K::Int, kReq, kKw}};
 };
+static_assert(at(SendRecv::specs, SendRecv::src, "src") && at(SendRecv::specs, SendRecv::out, "out") &&
+              at(SendRecv::specs, SendRecv::to, "to") && at(SendRecv::specs, SendRecv::from, "from"));
 struct Wait {
   enum : size_t { h };
+  static constexpr OperandSpec specs[] = {{"h", K::Handle, kReq, kPos}};
 };
-struct SetCurrentStream {
+static_assert(at(Wait::specs, Wait::h, "h"));
+// set_current_stream, synchronize.
+struct StreamOperand {
   enum : size_t { s };
+  static constexpr OperandSpec specs[] = {{"s", K::Stream, kReq, kPos}};
 };
-struct Synchronize {
-  enum : size_t { s };
-};
+static_assert(at(StreamOperand::specs, StreamOperand::s, "s"));
+struct SetCurrentStream : StreamOperand {};
+struct Synchronize : StreamOperand {};
 struct WaitEvent {
   enum : size_t { ev };
+  static constexpr OperandSpec specs[] = {{"ev", K::Event, kReq, kPos}};
 };
+static_assert(at(WaitEvent::specs, WaitEvent::ev, "ev"));
 struct IntValue {
   enum : size_t { value };
+  static constexpr OperandSpec specs[] = {{"value", K::Int, kReq, kPos}};
 };
+static_assert(at(IntValue::specs, IntValue::value, "value"));
 }  // namespace operands
 
 // Attention's causal mask, one rule for every kernel and the cost: query
@@ -482,13 +681,6 @@ struct IntValue {
 // (key j, global k_offset + j, is seen when it is not after the query);
 // computed without overflow for any offsets.
 int64_t causalKeysSeen(int64_t row, int64_t qOffset, int64_t kOffset, int64_t keys);
-
-// rms_norm's eps when a statement gives none (Llama's).
-inline constexpr double kDefaultRmsNormEps = 1e-6;
-// layer_norm's eps and rope's theta when a statement gives none (PyTorch's
-// LayerNorm, and Llama's and GPT-NeoX's RoPE base).
-inline constexpr double kDefaultLayerNormEps = 1e-5;
-inline constexpr double kDefaultRopeTheta = 10000.0;
 
 enum class ReduceOp { Sum, Prod, Min, Max, Avg };
 std::string_view reduceOpName(ReduceOp op);

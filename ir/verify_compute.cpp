@@ -309,10 +309,18 @@ struct ComputeRules {
     c.bindTensor(op.result()->name, type.dtype, std::move(shape), op.result()->name);
   }
 
-  // relu, silu, gelu, scale: the result is like x.
+  // relu, silu, gelu, scale, cumsum: the result is like x; an axis
+  // operand (OperandSpec::axis) names one of x's, as a reduction's does.
   template <typename O>
   void likeX() {
-    const BoundTensor& x = c.tensor(op, O::x);
+    constexpr size_t kNoAxis = std::size(O::specs);
+    constexpr size_t axis = [] {
+      for (size_t i = 0; i < std::size(O::specs); ++i)
+        if (O::specs[i].axis) return i;
+      return kNoAxis;
+    }();
+    const BoundTensor& x = axis == kNoAxis ? c.tensor(op, O::x) : atLeastRank1(O::x);
+    if constexpr (axis != kNoAxis) axisOf(axis, x.shape.size());
     c.produce(op, O::out, x.dtype, x.shape);
   }
 

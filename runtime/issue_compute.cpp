@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "ir/byte_size.h"
 #include "ir/result_shape.h"
@@ -197,18 +198,53 @@ void setInteger(const RunFrame& frame, const Instruction& in, KernelCall& call, 
   call.scalars[operand] = static_cast<double>(call.integers[operand]);
 }
 
-// out = f(x), shaped like x: relu, silu, gelu, scale (by=), and the row
-// operations rms_norm (w, eps=) and softmax, whose kernels read a row
-// before they write it, so that the very view in and out is in place.
+// The axis of a reduction or iota over `rank` dims: the statement's, counted
+// from the end when negative, else the last.
+int64_t axisOperand(const RunFrame& frame, const Instruction& in, size_t operand, size_t rank) {
+  return result_shape::normalizedAxis(frame.integerOperand(in, operand, static_cast<int64_t>(rank) - 1), rank);
+}
+
+template <typename>
+constexpr bool kNever = false;
+
+// Operand `I` of `in`, an operation whose operands are `O`, entered in
+// `call` as its spec says (x and out aside): a tensor it reads, an integer
+// (an axis normalized over x's rank), a float or a flag, each at its
+// spec's default when absent. Chosen at compile time: no spec is read
+// while issuing.
+template <typename O, size_t I>
+void enterOperand(RunFrame& frame, const Instruction& in, KernelCall& call, const TensorView& x) {
+  constexpr OperandSpec spec = O::specs[I];
+  if constexpr (I == O::x || I == O::out) {
+    // entered by issueLikeX
+  } else if constexpr (spec.kind == OperandKind::Tensor) {
+    if constexpr (spec.required)
+      input(frame, in, call, I);
+    else
+      optionalInput(frame, in, call, I);
+  } else if constexpr (spec.kind == OperandKind::Int) {
+    call.integers[I] = spec.axis ? axisOperand(frame, in, I, x.rank())
+                                 : frame.integerOperand(in, I, static_cast<int64_t>(spec.byDefault));
+    call.scalars[I] = static_cast<double>(call.integers[I]);
+  } else if constexpr (spec.kind == OperandKind::Float || spec.kind == OperandKind::Bool) {
+    call.scalars[I] = frame.scalar(in, I, spec.byDefault);
+  } else {
+    static_assert(kNever<O>, "an operation shaped like x takes tensors, integers, floats and flags");
+  }
+}
+
+// out = f(x), shaped like x: the elementwise operations of one input and
+// the row and axis operations (rms_norm, softmax, layer_norm, rope,
+// cumsum), whose kernels read a row before they write it, so that the very
+// view in and out is in place. Its other operands are entered as their
+// specs (`O::specs`) say, so an operation shaped like x needs no rule of
+// its own.
 template <typename O>
 void issueLikeX(RunFrame& frame, const Instruction& in) {
   KernelCall call = callFor(in);
   const TensorView& x = input(frame, in, call, O::x);
-  if constexpr (std::is_same_v<O, operands::Scale>) call.scalars[O::by] = frame.scalar(in, O::by);
-  if constexpr (std::is_same_v<O, operands::RmsNorm>) {
-    input(frame, in, call, O::w);
-    call.scalars[O::eps] = frame.scalar(in, O::eps, kDefaultRmsNormEps);
-  }
+  [&]<size_t... I>(std::index_sequence<I...>) { (enterOperand<O, I>(frame, in, call, x), ...); }
+  (std::make_index_sequence<std::size(O::specs)>{});
   issueKernel(frame, in, call, O::out, x.dtype, x.shape, /*elementwise=*/true);
 }
 
@@ -274,12 +310,6 @@ void issueWhere(RunFrame& frame, const Instruction& in) {
   issueKernel(frame, in, call, O::out, a.dtype, a.shape, /*elementwise=*/true);
 }
 
-// The axis of a reduction or iota over `rank` dims: the statement's, counted
-// from the end when negative, else the last.
-int64_t axisOperand(const RunFrame& frame, const Instruction& in, size_t operand, size_t rank) {
-  return result_shape::normalizedAxis(frame.integerOperand(in, operand, static_cast<int64_t>(rank) - 1), rank);
-}
-
 // sum, mean, max: x without the axis (in call.integers[axis], normalized).
 void issueReduce(RunFrame& frame, const Instruction& in) {
   using O = operands::Reduce;
@@ -289,28 +319,6 @@ void issueReduce(RunFrame& frame, const Instruction& in) {
   call.integers[O::axis] = axis;
   call.scalars[O::axis] = static_cast<double>(axis);
   issueKernel(frame, in, call, O::out, x.dtype, result_shape::reduce(x.shape, axis), /*elementwise=*/false);
-}
-
-// (x - mean) / √(var + eps) · w + b per row; each row is read before it is written.
-void issueLayerNorm(RunFrame& frame, const Instruction& in) {
-  using O = operands::LayerNorm;
-  KernelCall call = callFor(in);
-  const TensorView& x = input(frame, in, call, O::x);
-  input(frame, in, call, O::w);
-  input(frame, in, call, O::b);
-  call.scalars[O::eps] = frame.scalar(in, O::eps, kDefaultLayerNormEps);
-  issueKernel(frame, in, call, O::out, x.dtype, x.shape, /*elementwise=*/true);
-}
-
-// Rotates each pair (j, j + D/2) of every head; a pair is read before it is written.
-void issueRope(RunFrame& frame, const Instruction& in) {
-  using O = operands::Rope;
-  KernelCall call = callFor(in);
-  const TensorView& x = input(frame, in, call, O::x);
-  setInteger(frame, in, call, O::heads, 1);
-  setInteger(frame, in, call, O::offset, 0);
-  call.scalars[O::theta] = frame.scalar(in, O::theta, kDefaultRopeTheta);
-  issueKernel(frame, in, call, O::out, x.dtype, x.shape, /*elementwise=*/true);
 }
 
 // The k largest along the last axis (x's dtype) and their i32 positions,

@@ -320,9 +320,15 @@ static_assert(coversExactly(kBinary, KernelFamily::Binary), "a CPU kernel for ev
 
 }  // namespace
 
-void unaryElementwise(GemmKind mode, const KernelCall& call) { kUnary[opIndex(call.kind)](mode, call); }
+template <>
+void familyKernel<KernelFamily::Unary>(GemmKind mode, const KernelCall& call) {
+  kUnary[opIndex(call.kind)](mode, call);
+}
 
-void binaryElementwise(GemmKind mode, const KernelCall& call) { kBinary[opIndex(call.kind)](mode, call); }
+template <>
+void familyKernel<KernelFamily::Binary>(GemmKind mode, const KernelCall& call) {
+  kBinary[opIndex(call.kind)](mode, call);
+}
 
 void scale(GemmKind mode, const KernelCall& call) {
   const double by = call.scalars[operands::Scale::by];

@@ -11,9 +11,8 @@
 namespace hostir::cpu {
 
 // The Unary family (y = f(x)) and the Binary family (y = f(a, b), b
-// broadcast to a's shape), each by its table of operations.
-void unaryElementwise(GemmKind mode, const KernelCall& call);
-void binaryElementwise(GemmKind mode, const KernelCall& call);
+// broadcast to a's shape) are their familyKernel (cpu_kernels.h), each by
+// its table of operations in cpu_elementwise.cpp.
 void scale(GemmKind mode, const KernelCall& call);
 // Between f32, f16, bf16 and f64, rounding to nearest even once (f64 to f16
 // and bf16 too: never through a rounded f32).

@@ -1,6 +1,6 @@
 // The CPU backend's kernels on strided views: copy and zero-fill, and every
-// computation (Backend::compute) through runKernel, whose table names each
-// computation's kernel. The kernels live by concept:
+// computation (Backend::compute) through runKernel, whose table holds each
+// kernel family's kernel (familyKernel, below). The kernels live by concept:
 //   cpu_gemm        linear, matmul (OpenBLAS; naive f64 loops for the reference)
 //   cpu_elementwise add, sub, mul (broadcast), relu, silu, gelu, scale, cast
 //   cpu_rows        rms_norm, softmax (over the last axis)
@@ -29,5 +29,17 @@ enum class GemmKind { Blas, ReferenceF64 };
 // IndexOutOfRange (runtime/index_fault.h): the backend reports it as an
 // error at the statement that issued the kernel.
 void runKernel(GemmKind gemm, const KernelCall& call);
+
+// The kernel of each kernel family (ir/op_list.h's HOSTIR_KERNEL_FAMILY_LIST),
+// declared here for every family and defined in the file of its concept:
+// runKernel's table, built by the same expansion, names each one, so a
+// family without its kernel does not link.
+template <KernelFamily Family>
+void familyKernel(GemmKind gemm, const KernelCall& call);
+#define HOSTIR_CPU_FAMILY_KERNEL(family) \
+  template <>                            \
+  void familyKernel<KernelFamily::family>(GemmKind gemm, const KernelCall& call);
+HOSTIR_KERNEL_FAMILY_LIST(HOSTIR_CPU_FAMILY_KERNEL)
+#undef HOSTIR_CPU_FAMILY_KERNEL
 
 }  // namespace hostir::cpu

@@ -79,6 +79,41 @@ static_assert(coversExactly(kReductions, KernelFamily::Reduce), "a CPU kernel fo
 
 void reduceAlongAxis(GemmKind mode, const KernelCall& call) { kReductions[opIndex(call.kind)](mode, call); }
 
+// cumsum: out[.., k, ..] = x[.., 0, ..] + ... + x[.., k, ..] along the axis,
+// summed in f64 as the reductions are; each element of x is read before
+// the one of out at its position is written, so x may be out.
+template <>
+void familyKernel<KernelFamily::Cumsum>(GemmKind, const KernelCall& call) {
+  using O = operands::Cumsum;
+  const TensorView& x = call.operand(O::x);
+  const TensorView& out = call.operand(O::out);
+  const auto axis = static_cast<size_t>(call.integer(O::axis));
+  // x and out without the axis: one line along it per element.
+  TensorView xLines = x, outLines = out;
+  xLines.shape.size = xLines.strides.size = outLines.shape.size = outLines.strides.size = 0;
+  for (size_t d = 0; d < x.rank(); ++d) {
+    if (d == axis) continue;
+    xLines.shape[xLines.shape.size++] = x.shape[d];
+    xLines.strides[xLines.strides.size++] = x.strides[d];
+    outLines.shape[outLines.shape.size++] = out.shape[d];
+    outLines.strides[outLines.strides.size++] = out.strides[d];
+  }
+  const int64_t count = x.shape[axis];
+  const auto inSize = static_cast<int64_t>(dtypeSize(x.dtype)), outSize = static_cast<int64_t>(dtypeSize(out.dtype));
+  const int64_t inStep = x.strides[axis] * inSize, outStep = out.strides[axis] * outSize;
+  forEachRow<2>({&outLines, &xLines}, [&](auto ptrs, int64_t n, auto inner) {
+    for (int64_t i = 0; i < n; ++i) {
+      const std::byte* from = ptrs[1] + i * inner[1] * inSize;
+      std::byte* to = ptrs[0] + i * inner[0] * outSize;
+      double total = 0;
+      for (int64_t k = 0; k < count; ++k) {
+        total += load<double>(x.dtype, from + k * inStep);
+        store<double>(out.dtype, to + k * outStep, total);
+      }
+    }
+  });
+}
+
 void topK(const KernelCall& call) {
   using O = operands::TopK;
   const TensorView &x = call.operand(O::x), &out = call.operand(O::out), &indices = call.operand(O::indices);

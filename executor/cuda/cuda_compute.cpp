@@ -362,37 +362,75 @@ void bucket(const ComputeContext& context, const KernelCall& call) {
 
 using Computation = void (*)(const ComputeContext&, const KernelCall&);
 
-// Every kernel family's CUDA computation; checked below to cover every
-// family of a computation in ir/op_list.h. The elementwise families find
-// each operation's kernel in cuda_kernels.cu's table (cudaHasKernel).
-constexpr std::pair<KernelFamily, Computation> kComputationEntries[] = {
-    {KernelFamily::Linear, linear},
-    {KernelFamily::Matmul, matmul},
-    {KernelFamily::Unary, elementwise},
-    {KernelFamily::Binary, elementwise},
-    {KernelFamily::Scale, elementwise},
-    {KernelFamily::Cast, elementwise},
-    {KernelFamily::RmsNorm, rmsNorm},
-    {KernelFamily::Softmax, softmax},
-    {KernelFamily::Attention, attention},
-    {KernelFamily::MergeAttention, mergeAttention},
-    {KernelFamily::GatherRows, gatherRows},
-    {KernelFamily::ScatterAddRows, scatterAddRows},
-    {KernelFamily::Where, elementwise},
-    {KernelFamily::Reduce, reduce},
-    {KernelFamily::LayerNorm, layerNorm},
-    {KernelFamily::Rope, rope},
-    {KernelFamily::Bucket, bucket},
-    {KernelFamily::Fill, fill},
-    {KernelFamily::Iota, iota},
-    {KernelFamily::TopK, topK},
+// Every kernel family's computation, by the family list; a computation's
+// family has one by construction, and None none.
+constexpr FamilyTable<Computation> kComputations = {nullptr,
+#define HOSTIR_CUDA_COMPUTATION_ENTRY(family) &familyComputation<KernelFamily::family>,
+                                                    HOSTIR_KERNEL_FAMILY_LIST(HOSTIR_CUDA_COMPUTATION_ENTRY)
+#undef HOSTIR_CUDA_COMPUTATION_ENTRY
 };
-constexpr FamilyTable<Computation> kComputations = familyTable(kComputationEntries);
 static_assert(coversEveryFamily(kComputations), "a CUDA computation for every kernel family");
 
 Computation computationOf(OpKind kind) { return kComputations[static_cast<size_t>(kernelFamilyOf(kind))]; }
 
+// The families whose operations find their kernels in cuda_kernels.cu's
+// table (elementwiseComputation), each by its name.
+constexpr bool isElementwiseFamily(KernelFamily family) {
+  return family == KernelFamily::Unary || family == KernelFamily::Binary || family == KernelFamily::Scale ||
+         family == KernelFamily::Cast || family == KernelFamily::Where;
+}
+
 }  // namespace
+
+// The computations of the families above.
+#define HOSTIR_CUDA_COMPUTATION(family, function)                                                       \
+  template <>                                                                                           \
+  void familyComputation<KernelFamily::family>(const ComputeContext& context, const KernelCall& call) { \
+    function(context, call);                                                                            \
+  }
+HOSTIR_CUDA_COMPUTATION(Linear, linear)
+HOSTIR_CUDA_COMPUTATION(Matmul, matmul)
+HOSTIR_CUDA_COMPUTATION(Unary, elementwise)
+HOSTIR_CUDA_COMPUTATION(Binary, elementwise)
+HOSTIR_CUDA_COMPUTATION(Scale, elementwise)
+HOSTIR_CUDA_COMPUTATION(Cast, elementwise)
+HOSTIR_CUDA_COMPUTATION(Where, elementwise)
+HOSTIR_CUDA_COMPUTATION(RmsNorm, rmsNorm)
+HOSTIR_CUDA_COMPUTATION(Softmax, softmax)
+HOSTIR_CUDA_COMPUTATION(Attention, attention)
+HOSTIR_CUDA_COMPUTATION(MergeAttention, mergeAttention)
+HOSTIR_CUDA_COMPUTATION(GatherRows, gatherRows)
+HOSTIR_CUDA_COMPUTATION(ScatterAddRows, scatterAddRows)
+HOSTIR_CUDA_COMPUTATION(Reduce, reduce)
+HOSTIR_CUDA_COMPUTATION(LayerNorm, layerNorm)
+HOSTIR_CUDA_COMPUTATION(Rope, rope)
+HOSTIR_CUDA_COMPUTATION(Bucket, bucket)
+HOSTIR_CUDA_COMPUTATION(Fill, fill)
+HOSTIR_CUDA_COMPUTATION(Iota, iota)
+HOSTIR_CUDA_COMPUTATION(TopK, topK)
+#undef HOSTIR_CUDA_COMPUTATION
+
+// cumsum: one line along the axis per element of x without it.
+template <>
+void familyComputation<KernelFamily::Cumsum>(const ComputeContext& context, const KernelCall& call) {
+  using O = operands::Cumsum;
+  const TensorView& x = call.operand(O::x);
+  const TensorView& out = call.operand(O::out);
+  const auto axis = static_cast<size_t>(call.integer(O::axis));
+  Dims shape, outStrides, xStrides;  // x's and out's without the axis
+  for (size_t d = 0; d < x.rank(); ++d) {
+    if (d == axis) continue;
+    shape[shape.size++] = x.shape[d];
+    outStrides[outStrides.size++] = out.strides[d];
+    xStrides[xStrides.size++] = x.strides[d];
+  }
+  ReductionLayout lines;
+  lines.outputs = elementwiseLayout(shape, {outStrides, xStrides});
+  lines.count = x.shape[axis];
+  lines.axisStride = x.strides[axis];
+  checkCuda(launchCumsum(out.dtype, out.data(), x.data(), lines, out.strides[axis], context.stream),
+            "cumsum kernel launch");
+}
 
 void runComputation(const ComputeContext& context, const KernelCall& call) {
   Computation computation = computationOf(call.kind);
@@ -403,7 +441,7 @@ void runComputation(const ComputeContext& context, const KernelCall& call) {
 bool cudaHasKernel(OpKind kind) {
   Computation computation = computationOf(kind);
   // An elementwise operation also needs its entry in cuda_kernels.cu's table.
-  if (computation == elementwise) return elementwiseComputation(kind) != nullptr;
+  if (isElementwiseFamily(kernelFamilyOf(kind))) return elementwiseComputation(kind) != nullptr;
   return computation != nullptr;
 }
 

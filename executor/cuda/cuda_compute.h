@@ -1,4 +1,4 @@
-// The CUDA backend's computations: one case per OpKind, from a KernelCall
+// The CUDA backend's computations: one per kernel family, from a KernelCall
 // to the kernels (cuda_kernels.cu, cuda_rows.cu, cuda_attention.cu,
 // cuda_gather.cu) and cuBLAS calls (cuda_gemm, cuda_attention) that compute
 // it on one stream. Kernels read the non-tensor operands from the call's
@@ -27,5 +27,18 @@ struct ComputeContext {
 
 // Enqueues `call`'s work on context.stream.
 void runComputation(const ComputeContext& context, const KernelCall& call);
+
+// The computation of each kernel family (ir/op_list.h's
+// HOSTIR_KERNEL_FAMILY_LIST), declared here for every family and defined
+// beside the launches it makes: runComputation's table, built by the same
+// expansion, names each one, so a family without its computation does not
+// link.
+template <KernelFamily Family>
+void familyComputation(const ComputeContext& context, const KernelCall& call);
+#define HOSTIR_CUDA_FAMILY_COMPUTATION(family) \
+  template <>                                  \
+  void familyComputation<KernelFamily::family>(const ComputeContext& context, const KernelCall& call);
+HOSTIR_KERNEL_FAMILY_LIST(HOSTIR_CUDA_FAMILY_COMPUTATION)
+#undef HOSTIR_CUDA_FAMILY_COMPUTATION
 
 }  // namespace hostir::cuda

@@ -25,6 +25,23 @@ __global__ void reductionKernel(Reduction reduction, T* out, const T* x, Reducti
   }
 }
 
+template <typename T>
+__global__ void cumsumKernel(T* out, const T* x, ReductionLayout lines, int64_t outAxisStride) {
+  using A = Arithmetic<T>;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < lines.outputs.numel; i += step) {
+    int64_t offsets[2];
+    offsetsOf(lines.outputs, i, offsets);
+    const T* from = x + offsets[1];
+    T* to = out + offsets[0];
+    A total = A(0);
+    for (int64_t k = 0; k < lines.count; ++k) {
+      total += widen(from[k * lines.axisStride]);
+      narrow(total, &to[k * outAxisStride]);
+    }
+  }
+}
+
 // Whether (u at position a) comes before (v at position b) in top_k's order.
 template <typename A>
 __device__ __forceinline__ bool comesBefore(A u, int64_t a, A v, int64_t b) {
@@ -80,6 +97,18 @@ cudaError_t launchReduction(Reduction reduction, DType dtype, void* out, const v
     using T = typename decltype(tag)::type;
     reductionKernel<T><<<blocksFor(layout.outputs.numel), kThreads, 0, stream>>>(reduction, static_cast<T*>(out),
                                                                                  static_cast<const T*>(x), layout);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t launchCumsum(DType dtype, void* out, const void* x, const ReductionLayout& lines, int64_t outAxisStride,
+                         cudaStream_t stream) {
+  if (lines.outputs.numel == 0 || lines.count == 0) return cudaSuccess;
+  clearEarlierError();
+  return byFloatType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    cumsumKernel<T><<<blocksFor(lines.outputs.numel), kThreads, 0, stream>>>(
+        static_cast<T*>(out), static_cast<const T*>(x), lines, outAxisStride);
     return cudaGetLastError();
   });
 }

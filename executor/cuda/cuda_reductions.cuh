@@ -1,4 +1,5 @@
-// The CUDA backend's reductions along one axis: sum, mean and max, and
+// The CUDA backend's reductions along one axis: sum, mean and max, cumsum's
+// running sums, and
 // top_k's selection along the last axis. One thread per output element
 // walks the axis, accumulating in f32 (f64 for f64); max propagates NaN as
 // NumPy's does. (C++17 for nvcc.)
@@ -26,6 +27,14 @@ struct ReductionLayout {
 
 cudaError_t launchReduction(Reduction reduction, DType dtype, void* out, const void* x, const ReductionLayout& layout,
                             cudaStream_t stream);
+
+// cumsum's lines along the axis: `lines.outputs` walks x's shape without
+// the axis (operand 0 out, operand 1 x); each line has `lines.count`
+// elements, `lines.axisStride` apart in x and `outAxisStride` in out. One
+// thread per line sums it in order, as a reduction does, writing each
+// running total.
+cudaError_t launchCumsum(DType dtype, void* out, const void* x, const ReductionLayout& lines, int64_t outAxisStride,
+                         cudaStream_t stream);
 
 // top_k's rows: `rows` walks the leading dims (operand 0 the values, 1 the
 // indices, 2 x); a row of x has `length` elements `xStride` apart, and its

@@ -451,6 +451,18 @@ RefTensor reduceAxis(const RefTensor& x, size_t axis, double start, const std::f
   return out;
 }
 
+// The running sum of x along `axis` (x's shape), in f64.
+RefTensor cumsumAxis(const RefTensor& x, size_t axis) {
+  RefTensor out = x;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    std::vector<int64_t> index = unflatten(i, x.shape);
+    if (index[axis] == 0) continue;
+    --index[axis];
+    out.data[static_cast<size_t>(i)] += out.at(index);
+  }
+  return out;
+}
+
 // Each row: (x - mean) / sqrt(var + eps) * w + bias.
 RefTensor layerNorm(const RefTensor& x, const RefTensor& w, const RefTensor& bias, double eps) {
   const int64_t n = x.shape.back();
@@ -513,6 +525,8 @@ Outputs layerOpsReference(const Inputs& in, const Params& p, int64_t world) {
                  {"row_max", reduceAxis(a, 1, lowest, larger)},
                  {"first_sum", reduceAxis(x3, 0, 0.0, plus)},
                  {"first_max", reduceAxis(x3, 0, lowest, larger)},
+                 {"row_cumsum", cumsumAxis(a, 1)},
+                 {"first_cumsum", cumsumAxis(x3, 0)},
                  {"normed", layerNorm(a, w, bias, kDefaultLayerNormEps)},
                  {"rotated", rope(a, p.at("H"), 3, 500.0)},
                  {"filled", RefTensor({M, N}, 0.5)},
