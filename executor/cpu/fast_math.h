@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 namespace hostir::cpu {
 
@@ -28,12 +29,17 @@ constexpr float kLn2Low = 1.428606765330187e-06f;
 // 1e-7 for |r| <= ln2/2).
 inline constexpr float kExpTaylor[] = {1.0f / 5040, 1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f, 1.0f};
 
-// c[0]·t^(N-1) + ... + c[N-1], by Horner's rule.
-template <size_t N>
-inline float horner(const float (&c)[N], float t) {
+// c[0]·t^(N-1) + ... + c[N-1], by Horner's rule, unrolled at compile time:
+// a loop (or a call) here would keep the loops that use it from vectorizing.
+template <size_t N, size_t... I>
+[[gnu::always_inline]] inline float hornerSteps(const float (&c)[N], float t, std::index_sequence<I...>) {
   float p = c[0];
-  for (size_t i = 1; i < N; ++i) p = p * t + c[i];
+  ((p = p * t + c[I + 1]), ...);
   return p;
+}
+template <size_t N>
+[[gnu::always_inline]] inline float horner(const float (&c)[N], float t) {
+  return hornerSteps(c, t, std::make_index_sequence<N - 1>{});
 }
 
 // e^x for x in [kMinExp, kMaxExp] (elsewhere, or for NaN, garbage, for a
