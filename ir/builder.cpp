@@ -17,13 +17,13 @@ Expr ProgramBuilder::param(std::string name, int64_t defaultValue) {
 }
 
 Value ProgramBuilder::input(std::string name, DType dtype, std::vector<Expr> dims, std::optional<int64_t> shardAxis) {
-  program_.decls.push_back(Decl{DeclKind::Input, name, {}, TensorType{dtype, std::move(dims), {}}, shardAxis, {}});
+  program_.decls.push_back(Decl{DeclKind::Input, name, {}, TensorType{dtype, std::move(dims), {}, {}}, shardAxis, {}});
   return Value{std::move(name), ValueKind::Tensor};
 }
 
 void ProgramBuilder::output(std::string name, DType dtype, std::vector<Expr> dims, std::optional<int64_t> shardAxis) {
   program_.decls.push_back(
-      Decl{DeclKind::Output, std::move(name), {}, TensorType{dtype, std::move(dims), {}}, shardAxis, {}});
+      Decl{DeclKind::Output, std::move(name), {}, TensorType{dtype, std::move(dims), {}, {}}, shardAxis, {}});
 }
 
 Operation ProgramBuilder::makeOp(OpKind kind, std::vector<std::pair<std::string_view, Arg>> operands,
@@ -46,7 +46,7 @@ void ProgramBuilder::append(Operation op) { bodies_.back().emplace_back(std::mov
 
 Value ProgramBuilder::allocate(DType dtype, std::vector<Expr> dims, std::string name, bool zero) {
   std::vector<std::pair<std::string_view, Arg>> operands = {
-      {"type", Arg::ofType(TensorType{dtype, std::move(dims), {}})}};
+      {"type", Arg::ofType(TensorType{dtype, std::move(dims), {}, {}})}};
   if (zero) operands.emplace_back("zero", Arg::boolean(true));
   return emit(OpKind::Allocate, std::move(operands), std::move(name));
 }

@@ -255,10 +255,21 @@ struct ProvedFor {
   }
 };
 
+// One axis of the program's mesh (ir/mesh.h): `tp = TP`, its extent an
+// integer expression over the parameters and `world`.
+struct MeshAxis {
+  std::string name;
+  Expr extent;
+  SourceLoc loc;  // the name
+  friend bool operator==(const MeshAxis& a, const MeshAxis& b) { return a.name == b.name && a.extent == b.extent; }
+};
+
 struct Program {
   std::string name;
   SourceLoc loc;
   std::vector<Param> params;
+  std::vector<MeshAxis> mesh;  // empty: no mesh
+  SourceLoc meshLoc;           // the `mesh` keyword
   std::optional<ProvedFor> provedFor;
   std::vector<Decl> decls;
   std::vector<Statement> body;
@@ -266,8 +277,8 @@ struct Program {
   const Param* findParam(std::string_view name) const;
   const Decl* findDecl(std::string_view name) const;
   friend bool operator==(const Program& a, const Program& b) {
-    return a.name == b.name && a.params == b.params && a.provedFor == b.provedFor && a.decls == b.decls &&
-           a.body == b.body;
+    return a.name == b.name && a.params == b.params && a.mesh == b.mesh && a.provedFor == b.provedFor &&
+           a.decls == b.decls && a.body == b.body;
   }
 };
 

@@ -1,12 +1,15 @@
 #include "ir/parser.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "ir/closest_name.h"
 #include "ir/lexer.h"
+#include "ir/mesh.h"
 #include "ir/verifier.h"
 
 namespace hostir {
@@ -33,6 +36,7 @@ class Parser {
       while (accept(TokenKind::Comma));
       close(TokenKind::RParen, "',' or ')' in the parameter list");
     }
+    if (isKeyword(peek(), "mesh")) mesh(p);
     if (isKeyword(peek(), "proved_for")) p.provedFor = provedFor();
     open(TokenKind::LBrace, "'{' to open the program body", "the program body");
     bool sawStatement = false;
@@ -213,6 +217,38 @@ class Parser {
     return it != params_.end() && it->second.kind == kind ? &it->second : nullptr;
   }
 
+  // mesh(dp = world / TP, tp = TP), after the parameters (ir/mesh.h).
+  void mesh(Program& p) {
+    p.meshLoc = next().loc;
+    open(TokenKind::LParen, "'(' after 'mesh'", "the mesh");
+    if (peek().kind == TokenKind::RParen) fail(peek().loc, "a mesh needs at least one axis: mesh(tp = 2)");
+    do {
+      NameDef name = definedName("a mesh axis name");
+      for (const MeshAxis& axis : p.mesh)
+        if (axis.name == name.name) fail(name.loc, fmt::format("mesh axis '{}' is defined twice", name.name));
+      expect(TokenKind::Equals, fmt::format("'=' and the extent of mesh axis '{}'", name.name));
+      p.mesh.push_back(MeshAxis{name.name, expr(0), name.loc});
+    } while (accept(TokenKind::Comma));
+    close(TokenKind::RParen, "',' or ')' in the mesh");
+    for (const MeshAxis& axis : p.mesh) meshAxes_.push_back(axis.name);
+  }
+
+  // coord(AXIS) or size(AXIS), after its name: the builtin's name (ir/mesh.h).
+  Expr meshBuiltin(const Token& function) {
+    open(TokenKind::LParen, "'('", fmt::format("the call of '{}'", function.text));
+    const Token& axis = expectIdent(fmt::format("a mesh axis name in '{}(...)'", function.text));
+    close(TokenKind::RParen, fmt::format("')' after the axis of '{}'", function.text));
+    if (meshAxes_.empty())
+      fail(function.loc, fmt::format("'{}({})' needs a mesh, and the program declares none: program p(...) "
+                                     "mesh({} = ...) {{",
+                                     function.text, axis.text, axis.text));
+    if (std::find(meshAxes_.begin(), meshAxes_.end(), axis.text) == meshAxes_.end())
+      fail(axis.loc,
+           fmt::format("unknown mesh axis '{}'; the mesh's axes are {}", axis.text, fmt::join(meshAxes_, ", ")));
+    const std::string name = function.text == "coord" ? meshCoordName(axis.text) : meshSizeName(axis.text);
+    return Expr::name(name, function.loc);
+  }
+
   // proved_for(world = W, streams = P), after the parameters.
   ProvedFor provedFor() {
     ProvedFor proved;
@@ -314,6 +350,7 @@ class Parser {
     const Token& t = peek();
     if (t.kind != TokenKind::Ident) return true;
     if (peekAhead(1).kind == TokenKind::LParen) {
+      if (isMeshBuiltin(t.text)) return true;
       if (!parseIntFunction(t.text)) return false;
       // `max` is also the reduction: `max(a, b)` (two operands, no
       // keyword) is the integer function, `max(x)` and `max(x, axis=1)` the
@@ -735,6 +772,7 @@ class Parser {
       case TokenKind::Ident: {
         next();
         if (peek().kind == TokenKind::LParen) {
+          if (isMeshBuiltin(t.text)) return meshBuiltin(t);
           auto fn = parseIntFunction(t.text);
           if (!fn) fail(t.loc, fmt::format("'{}' is not an integer function; expected ceildiv, min or max", t.text));
           if (nesting + 1 > kMaxExprLevels) tooDeep(t.loc);
@@ -942,6 +980,7 @@ class Parser {
   std::vector<OpenDelimiter> openDelimiters_;
   bool failedToClose_ = false;  // the error is a missing closing delimiter
   std::unordered_map<std::string, Param> params_;
+  std::vector<std::string> meshAxes_;  // once the mesh is parsed
   std::unordered_set<std::string> declNames_;
   std::vector<bool> conditionGroup_;  // by token: a '(' that opens a parenthesized condition
 };

@@ -94,6 +94,12 @@ std::string printProgram(const Program& program) {
     out += fmt::format("{} = {}", program.params[i].name, program.params[i].defaultText());
   }
   out += ")";
+  if (!program.mesh.empty()) {
+    out += " mesh(";
+    for (size_t i = 0; i < program.mesh.size(); ++i)
+      out += fmt::format("{}{} = {}", i ? ", " : "", program.mesh[i].name, program.mesh[i].extent.toString());
+    out += ")";
+  }
   if (program.provedFor)
     out += fmt::format(" proved_for(world = {}, streams = {})", program.provedFor->world, program.provedFor->streams);
   out += " {\n";

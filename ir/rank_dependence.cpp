@@ -1,5 +1,6 @@
 #include "ir/rank_dependence.h"
 
+#include "ir/mesh.h"
 #include "ir/names.h"
 
 namespace hostir {
@@ -8,7 +9,9 @@ bool namesRank(const Program& program) {
   bool found = false;
   auto scan = [&](const Expr& e) {
     if (!found && !e.empty())
-      forEachName(e, [&](const std::string& name, SourceLoc) { found |= name == kBuiltinNames[kRankSlot]; });
+      forEachName(e, [&](const std::string& name, SourceLoc) {
+        found |= name == kBuiltinNames[kRankSlot] || isMeshCoordName(name);
+      });
   };
   for (const Decl& d : program.decls)
     for (const Expr& dim : d.type.dims) scan(dim);

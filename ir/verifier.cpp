@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "ir/cancellation.h"
+#include "ir/mesh.h"
 #include "ir/names.h"
 #include "ir/rank_dependence.h"
 #include "ir/result_shape.h"
@@ -59,6 +60,17 @@ class StructureChecker {
           if (result.isElement()) firstElementAt_.emplace(result.name, result.loc);
     });
     for (const Param& param : program_.params) define(param.name, param.loc, {paramValueKind(param.kind), param.loc});
+    for (const MeshAxis& axis : program_.mesh) {
+      checkIntExpr(axis.extent, axis.loc);
+      forEachName(axis.extent, [&](const std::string& name, SourceLoc loc) {
+        if (name == kBuiltinNames[kRankSlot])
+          fail(loc, fmt::format("mesh axis '{}' depends on 'rank'; a mesh is the same on every rank", axis.name));
+      });
+    }
+    for (const MeshAxis& axis : program_.mesh) {
+      define(meshCoordName(axis.name), axis.loc, {ValueKind::Int, axis.loc});
+      define(meshSizeName(axis.name), axis.loc, {ValueKind::Int, axis.loc});
+    }
     for (const Decl& d : program_.decls) {
       checkType(d.type, d.loc);
       if (d.shardAxis && (*d.shardAxis < 0 || *d.shardAxis >= static_cast<int64_t>(d.type.dims.size())))
@@ -534,6 +546,13 @@ ShapeChecker::ShapeChecker(const Program& p, const std::map<std::string, int64_t
   values_[kRankSlot] = BoundValue{ValueKind::Int, rank};
   values_[kWorldSlot] = BoundValue{ValueKind::Int, world};
   for (const auto& [name, value] : params) bind(name, BoundValue{ValueKind::Int, value});
+  if (p.mesh.empty()) return;
+  auto extents = meshExtents(
+      p, [&](const std::string& name) -> std::optional<int64_t> { return lookup(name).integer; }, world);
+  if (!extents) throw DiagnosticError{extents.error()};
+  forEachMeshBuiltin(p, *extents, rank, [&](const std::string& name, int64_t value) {
+    bind(name, BoundValue{ValueKind::Int, value});
+  });
 }
 
 void ShapeChecker::run() {

@@ -4,6 +4,7 @@
 
 #include <new>
 
+#include "ir/mesh.h"
 #include "ir/names.h"
 #include "ir/shapes.h"
 #include "runtime/compiled_program.h"
@@ -37,11 +38,14 @@ class Compiler {
  public:
   Compiler(const Program& p, CompiledProgram& out) : program_(p), out_(out) {}
 
-  void compile(const std::map<std::string, int64_t>& params) {
+  // `meshBuiltins`: this rank's coord(AXIS) and size(AXIS), in the mesh's order.
+  void compile(const std::map<std::string, int64_t>& params,
+               const std::vector<std::pair<std::string, int64_t>>& meshBuiltins) {
     // Float and dtype parameters are bound into the program's operands (bindValueParams).
     for (const Param& param : program_.params)
       if (param.kind == ParamKind::Int)
         out_.paramSlots.emplace_back(define(param.name, ValueKind::Int), params.at(param.name));
+    for (const auto& [name, value] : meshBuiltins) out_.paramSlots.emplace_back(define(name, ValueKind::Int), value);
     for (const Decl& d : program_.decls)
       if (d.kind == DeclKind::Input) out_.inputSlots.emplace_back(define(d.name, ValueKind::Tensor), d.name);
     body(program_.body);
@@ -433,20 +437,31 @@ size_t stepControl(RunFrame& frame, const Instruction& in, size_t pc) {
 
 Evaluator::Evaluator(const Program& program, const std::map<std::string, int64_t>& params, int64_t rank, int64_t world)
     : rank_(rank), world_(world) {
-  auto compiled = std::make_shared<CompiledProgram>();
-  Compiler(program, *compiled).compile(params);
-  // Rank-local and global shapes of the inputs and outputs.
   NameResolver names;
   std::vector<int64_t> integers{rank, world};
-  for (const auto& [name, value] : params) {
+  auto defineInteger = [&](const std::string& name, int64_t value) {
     names.define(name, ValueKind::Int);
     integers.push_back(value);
-  }
+  };
+  for (const auto& [name, value] : params) defineInteger(name, value);
   auto lookup = [&](const std::string& name) -> std::optional<int64_t> {
     const NameSlot* slot = names.lookup(name);
     if (!slot) return std::nullopt;
     return integers[static_cast<size_t>(slot->slot)];
   };
+  // The verifier checked the mesh with these params and this team.
+  std::vector<std::pair<std::string, int64_t>> meshBuiltins;
+  if (!program.mesh.empty()) {
+    auto extents = meshExtents(program, lookup, world);
+    if (!extents) throw std::logic_error("internal error: the mesh does not evaluate: " + extents.error().message);
+    forEachMeshBuiltin(program, *extents, rank, [&](const std::string& name, int64_t value) {
+      meshBuiltins.emplace_back(name, value);
+      defineInteger(name, value);
+    });
+  }
+  auto compiled = std::make_shared<CompiledProgram>();
+  Compiler(program, *compiled).compile(params, meshBuiltins);
+  // Rank-local and global shapes of the inputs and outputs.
   for (const Decl& d : program.decls) {
     TensorSpec spec{d.name, d.type.dtype, {}, {}, d.shardAxis};
     spec.globalShape.size = d.type.dims.size();

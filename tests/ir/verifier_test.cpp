@@ -546,7 +546,7 @@ TEST(VerifierLimits, HandBuiltOperationsMeetTheirSignatures) {
   {
     ProgramBuilder b("p");
     Operation op(OpKind::Allocate);
-    op.operand("type") = Arg::ofType(TensorType{DType::F32, {4}, {}});
+    op.operand("type") = Arg::ofType(TensorType{DType::F32, {4}, {}, {}});
     b.append(op);  // no result
     EXPECT_EQ(messageOf(b.build()), "'allocate' defines 0 names here, which its signature does not allow");
   }
