@@ -8,6 +8,8 @@
 //                   counted the same way: the goal is at least half of
 //                   BM_Copy's GB/s
 //   BM_Rows         softmax and rms_norm over rows of 4096, counted the same way
+//   BM_RowOps       layer_norm, rope, sum, max, cumsum, where, top_k and fill
+//                   on rows of 4096, counted the same way
 //   BM_Sgemm        OpenBLAS sgemm, square: the GEMM rate
 //   BM_Attention    attention, 8 heads of 64, causal or not, FLOPs as the
 //                   cost model counts them (4 · attended pairs · H·D): the
@@ -156,6 +158,77 @@ void BM_Rows(benchmark::State& state, bool norm) {
 }
 BENCHMARK_CAPTURE(BM_Rows, softmax, false)->Arg(16)->Arg(1024);
 BENCHMARK_CAPTURE(BM_Rows, rms_norm, true)->Arg(16)->Arg(1024);
+
+// The layers' other kernels on rows of 4096 f32, in bytes read plus
+// written, as BM_Rows: the normalizations, rotations, reductions along the
+// last axis, selects, top-k and constants.
+enum class RowOp { LayerNorm, Rope, Sum, Max, Cumsum, Where, TopK8, Fill };
+
+void BM_RowOps(benchmark::State& state, RowOp op) {
+  const int64_t rows = state.range(0), cols = 4096, n = rows * cols;
+  Tensor x(DType::F32, Dims{rows, cols}), y(DType::F32, Dims{rows, cols}, -2.0f, 2.0f, 11);
+  Tensor c(DType::F32, Dims{rows, cols}, 0.0f, 2.0f, 13), out(DType::F32, Dims{rows, cols});
+  Tensor w(DType::F32, Dims{cols}), b(DType::F32, Dims{cols}), sums(DType::F32, Dims{rows});
+  Tensor top(DType::F32, Dims{rows, 8}), indices(DType::I32, Dims{rows, 8});
+  const double bytes = 4.0 * static_cast<double>(n);  // one pass over x
+  switch (op) {
+    case RowOp::LayerNorm: {
+      using O = operands::LayerNorm;
+      KernelCall call{OpKind::LayerNorm};
+      call.operands[O::x] = &x.view, call.operands[O::w] = &w.view, call.operands[O::b] = &b.view;
+      call.operands[O::out] = &out.view, call.scalars[O::eps] = kDefaultLayerNormEps;
+      return runTimed(state, call, 2 * bytes, 0);
+    }
+    case RowOp::Rope: {  // 32 heads of 128, positions 0 to rows - 1
+      using O = operands::Rope;
+      KernelCall call{OpKind::Rope};
+      call.operands[O::x] = &x.view, call.operands[O::out] = &out.view;
+      call.integers[O::heads] = 32, call.scalars[O::theta] = kDefaultRopeTheta;
+      return runTimed(state, call, 2 * bytes, 0);
+    }
+    case RowOp::Sum:
+    case RowOp::Max: {
+      using O = operands::Reduce;
+      KernelCall call{op == RowOp::Sum ? OpKind::Sum : OpKind::Max};
+      call.operands[O::x] = &x.view, call.operands[O::out] = &sums.view, call.integers[O::axis] = 1;
+      return runTimed(state, call, bytes + 4.0 * static_cast<double>(rows), 0);
+    }
+    case RowOp::Cumsum: {
+      using O = operands::Cumsum;
+      KernelCall call{OpKind::Cumsum};
+      call.operands[O::x] = &x.view, call.operands[O::out] = &out.view, call.integers[O::axis] = 1;
+      return runTimed(state, call, 2 * bytes, 0);
+    }
+    case RowOp::Where: {
+      using O = operands::Where;
+      KernelCall call{OpKind::Where};
+      call.operands[O::c] = &c.view, call.operands[O::a] = &x.view, call.operands[O::b] = &y.view;
+      call.operands[O::out] = &out.view;
+      return runTimed(state, call, 4 * bytes, 0);
+    }
+    case RowOp::TopK8: {
+      using O = operands::TopK;
+      KernelCall call{OpKind::TopK};
+      call.operands[O::x] = &x.view, call.operands[O::out] = &top.view, call.operands[O::indices] = &indices.view;
+      call.integers[O::k] = 8;
+      return runTimed(state, call, bytes + 64.0 * static_cast<double>(rows), 0);
+    }
+    case RowOp::Fill: {
+      using O = operands::Fill;
+      KernelCall call{OpKind::Fill};
+      call.operands[O::type] = &out.view, call.scalars[O::value] = 0.5;
+      return runTimed(state, call, bytes, 0);
+    }
+  }
+}
+BENCHMARK_CAPTURE(BM_RowOps, layer_norm, RowOp::LayerNorm)->Arg(1024);
+BENCHMARK_CAPTURE(BM_RowOps, rope, RowOp::Rope)->Arg(1024);
+BENCHMARK_CAPTURE(BM_RowOps, sum, RowOp::Sum)->Arg(1024);
+BENCHMARK_CAPTURE(BM_RowOps, max, RowOp::Max)->Arg(1024);
+BENCHMARK_CAPTURE(BM_RowOps, cumsum, RowOp::Cumsum)->Arg(1024);
+BENCHMARK_CAPTURE(BM_RowOps, where, RowOp::Where)->Arg(1024);
+BENCHMARK_CAPTURE(BM_RowOps, top_k_8, RowOp::TopK8)->Arg(1024);
+BENCHMARK_CAPTURE(BM_RowOps, fill, RowOp::Fill)->Arg(1024);
 
 void BM_Sgemm(benchmark::State& state) {
   const int64_t n = state.range(0);
