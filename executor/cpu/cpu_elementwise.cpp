@@ -374,7 +374,13 @@ void where(const KernelCall& call) {
   const TensorView& out = call.operand(O::out);
   const auto size = static_cast<int64_t>(dtypeSize(a.dtype));
   const auto conditionSize = static_cast<int64_t>(dtypeSize(c.dtype));
+  const bool allF32 = a.dtype == DType::F32 && c.dtype == DType::F32;
   forEachRow<4>({&a, &c, &b, &out}, [&](auto ptrs, int64_t n, auto inner) {
+    if (allF32 && inner[0] == 1 && inner[1] == 1 && inner[2] == 1 && inner[3] == 1) {
+      vec::select(reinterpret_cast<const float*>(ptrs[1]), reinterpret_cast<const float*>(ptrs[0]),
+                  reinterpret_cast<const float*>(ptrs[2]), reinterpret_cast<float*>(ptrs[3]), n);
+      return;
+    }
     for (int64_t i = 0; i < n; ++i) {
       // NaN is not zero, so it selects a (NumPy's truth of NaN).
       const bool chooseA = load<double>(c.dtype, ptrs[1] + i * inner[1] * conditionSize) != 0.0;

@@ -338,6 +338,11 @@ HOSTIR_VECTOR_CLONES void unary(Unary op, const float* x, float* out, int64_t n,
   }
 }
 
+HOSTIR_VECTOR_CLONES void select(const float* c, const float* a, const float* b, float* out, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) out[i] = c[i] != 0.0f ? a[i] : b[i];
+}
+
 HOSTIR_VECTOR_CLONES float max(const float* x, int64_t n) {
   float m = -std::numeric_limits<float>::infinity();
 #pragma omp simd reduction(max : m)

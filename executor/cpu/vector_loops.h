@@ -27,6 +27,10 @@ enum class Unary { Relu, Silu, Gelu, Scale, Exp, Log, Sqrt, Rsqrt, Sigmoid, Tanh
 // out[i] = f(x[i]); `by` is scale's factor.
 void unary(Unary op, const float* x, float* out, int64_t n, float by);
 
+// out[i] = c[i] != 0 ? a[i] : b[i], bit for bit (a NaN in c selects a,
+// NumPy's truth of NaN).
+void select(const float* c, const float* a, const float* b, float* out, int64_t n);
+
 // The largest of x[0..n) (NaNs skipped; -inf for n == 0).
 float max(const float* x, int64_t n);
 // out[i] = e^(x[i] - shift) (out may be x); returns the sum of the results

@@ -251,5 +251,26 @@ TEST(VectorLoops, ConversionsMatchTheScalarOnesBitForBit) {
   }
 }
 
+// where's f32 loop: a NaN condition selects a (NumPy's truth of NaN), -0 is
+// zero and selects b, and the chosen elements keep their bits (NaN payloads).
+TEST(VectorLoops, SelectTakesAWhereTheConditionIsNotZero) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float payload = std::bit_cast<float>(0x7fc01234u);
+  std::vector<float> c, a, b;
+  for (int i = 0; i < 37; ++i) {  // more than two vectors and a partial one
+    const float conditions[] = {1.0f, 0.0f, -0.0f, nan, -2.5f, 1e-45f};
+    c.push_back(conditions[i % 6]);
+    a.push_back(i % 5 == 0 ? payload : static_cast<float>(i));
+    b.push_back(-static_cast<float>(i) - 0.5f);
+  }
+  std::vector<float> out(c.size() + 1, 7.0f);
+  vec::select(c.data(), a.data(), b.data(), out.data(), static_cast<int64_t>(c.size()));
+  for (size_t i = 0; i < c.size(); ++i) {
+    const float want = c[i] != 0.0f ? a[i] : b[i];
+    EXPECT_EQ(std::bit_cast<uint32_t>(out[i]), std::bit_cast<uint32_t>(want)) << "element " << i;
+  }
+  EXPECT_EQ(out.back(), 7.0f) << "wrote past the end";
+}
+
 }  // namespace
 }  // namespace hostir::cpu
