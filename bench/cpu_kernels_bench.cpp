@@ -10,6 +10,7 @@
 //   BM_Rows         softmax and rms_norm over rows of 4096, counted the same way
 //   BM_RowOps       layer_norm, rope, sum, max, cumsum, where, top_k and fill
 //                   on rows of 4096, counted the same way
+//   BM_Transpose    a [1024, 4096] f32 tensor copied with its axes swapped
 //   BM_Sgemm        OpenBLAS sgemm, square: the GEMM rate
 //   BM_Attention    attention, 8 heads of 64, causal or not, FLOPs as the
 //                   cost model counts them (4 · attended pairs · H·D): the
@@ -221,6 +222,19 @@ void BM_RowOps(benchmark::State& state, RowOp op) {
     }
   }
 }
+// transpose: a copy from x seen with its axes swapped ([1024, 4096] read
+// as [4096, 1024]), as the transpose operation issues it.
+void BM_Transpose(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = 4096;
+  Tensor x(DType::F32, Dims{rows, cols}), out(DType::F32, Dims{cols, rows});
+  TensorView swapped = x.view;
+  swapped.shape = Dims{cols, rows};
+  swapped.strides = Dims{1, cols};
+  for (auto _ : state) cpu::copy(swapped, out.view);
+  state.SetBytesProcessed(8 * rows * cols * state.iterations());
+}
+BENCHMARK(BM_Transpose)->Arg(1024);
+
 BENCHMARK_CAPTURE(BM_RowOps, layer_norm, RowOp::LayerNorm)->Arg(1024);
 BENCHMARK_CAPTURE(BM_RowOps, rope, RowOp::Rope)->Arg(1024);
 BENCHMARK_CAPTURE(BM_RowOps, sum, RowOp::Sum)->Arg(1024);
