@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstring>
+#include <vector>
 
 #include "executor/cpu/strided_rows.h"
 
@@ -39,15 +40,38 @@ void iota(const KernelCall& call) {
   const TensorView& out = call.operand(operands::Iota::type);
   if (out.numel() == 0) return;
   const auto axis = static_cast<size_t>(call.integer(operands::Iota::axis));
-  const auto size = static_cast<int64_t>(dtypeSize(out.dtype));
-  // Row-major over out's shape, each element's index kept per axis.
-  std::array<int64_t, kMaxTensorRank> index{};
-  const int64_t total = out.numel();
-  for (int64_t linear = 0; linear < total; ++linear) {
+  const size_t size = dtypeSize(out.dtype), rank = out.rank();
+  if (rank == 0) return store<double>(out.dtype, out.data(), 0.0);
+  // Row by row along the last axis: 0, 1, ... when it is the axis (that
+  // row made once), else one value, the row's index along the axis.
+  const int64_t cols = out.shape[rank - 1], stride = out.strides[rank - 1];
+  std::vector<std::byte> counting;
+  if (axis == rank - 1) {
+    counting.resize(static_cast<size_t>(cols) * size);
+    for (int64_t j = 0; j < cols; ++j) store<double>(out.dtype, counting.data() + j * size, static_cast<double>(j));
+  }
+  std::array<int64_t, kMaxTensorRank> index{};  // over the leading axes
+  const int64_t rows = out.numel() / cols;
+  for (int64_t row = 0; row < rows; ++row) {
     int64_t offset = 0;
-    for (size_t d = 0; d < out.rank(); ++d) offset += index[d] * out.strides[d];
-    store<double>(out.dtype, out.data() + offset * size, out.rank() ? static_cast<double>(index[axis]) : 0.0);
-    for (size_t d = out.rank(); d-- > 0;) {
+    for (size_t d = 0; d + 1 < rank; ++d) offset += index[d] * out.strides[d];
+    std::byte* to = out.data() + offset * static_cast<int64_t>(size);
+    if (axis == rank - 1 && stride == 1) {
+      std::memcpy(to, counting.data(), counting.size());
+    } else if (axis == rank - 1) {
+      for (int64_t j = 0; j < cols; ++j)
+        std::memcpy(to + j * stride * static_cast<int64_t>(size), counting.data() + j * size, size);
+    } else {
+      std::array<std::byte, 8> element{};
+      store<double>(out.dtype, element.data(), static_cast<double>(index[axis]));
+      if (stride == 1) {
+        fillContiguous(to, cols, element.data(), size);
+      } else {
+        for (int64_t j = 0; j < cols; ++j)
+          std::memcpy(to + j * stride * static_cast<int64_t>(size), element.data(), size);
+      }
+    }
+    for (size_t d = rank - 1; d-- > 0;) {
       if (++index[d] < out.shape[d]) break;
       index[d] = 0;
     }
