@@ -125,19 +125,34 @@ void layerNormRows(const TensorView& x, const TensorView& w, const TensorView& b
   loadRow(w.dtype, w.data(), w.strides[0], n, weight.data());
   loadRow(b.dtype, b.data(), b.strides[0], n, bias.data());
   forEachLastAxisRow<2>({&x, &out}, [&](auto ptrs, int64_t, auto inner) {
-    T* r = row.data();
-    loadRow(x.dtype, ptrs[0], inner[0], n, r);
-    double sum = 0;
+    if constexpr (std::is_same_v<T, float>) {
+      const bool direct = bothF32Contiguous(x, out, inner);
+      float* r = direct ? reinterpret_cast<float*>(ptrs[0]) : row.data();
+      if (!direct) loadRow(x.dtype, ptrs[0], inner[0], n, r);
+      const double mean = vec::sum(r, n) / static_cast<double>(n);
+      // About the mean: no cancellation for rows far from zero.
+      const double variance = vec::sumSquaredDeviations(r, n, mean) / static_cast<double>(n);
+      const auto meanHigh = static_cast<float>(mean);
+      const auto meanLow = static_cast<float>(mean - static_cast<double>(meanHigh));
+      const auto inverse = static_cast<float>(1.0 / std::sqrt(variance + eps));
+      vec::normalized(r, meanHigh, meanLow, inverse, weight.data(), bias.data(),
+                      direct ? reinterpret_cast<float*>(ptrs[1]) : r, n);
+      if (!direct) storeRow(out.dtype, ptrs[1], inner[1], n, r);
+    } else {
+      T* r = row.data();
+      loadRow(x.dtype, ptrs[0], inner[0], n, r);
+      double sum = 0;
 #pragma omp simd reduction(+ : sum)
-    for (int64_t i = 0; i < n; ++i) sum += r[i];
-    const double mean = sum / static_cast<double>(n);
-    double squares = 0;  // about the mean: no cancellation for rows far from zero
+      for (int64_t i = 0; i < n; ++i) sum += r[i];
+      const double mean = sum / static_cast<double>(n);
+      double squares = 0;  // about the mean: no cancellation for rows far from zero
 #pragma omp simd reduction(+ : squares)
-    for (int64_t i = 0; i < n; ++i) squares += (r[i] - mean) * (r[i] - mean);
-    const double inverse = 1.0 / std::sqrt(squares / static_cast<double>(n) + eps);
-    for (int64_t i = 0; i < n; ++i)
-      r[i] = static_cast<T>((r[i] - mean) * inverse * weight[static_cast<size_t>(i)] + bias[static_cast<size_t>(i)]);
-    storeRow(out.dtype, ptrs[1], inner[1], n, r);
+      for (int64_t i = 0; i < n; ++i) squares += (r[i] - mean) * (r[i] - mean);
+      const double inverse = 1.0 / std::sqrt(squares / static_cast<double>(n) + eps);
+      for (int64_t i = 0; i < n; ++i)
+        r[i] = static_cast<T>((r[i] - mean) * inverse * weight[static_cast<size_t>(i)] + bias[static_cast<size_t>(i)]);
+      storeRow(out.dtype, ptrs[1], inner[1], n, r);
+    }
   });
 }
 

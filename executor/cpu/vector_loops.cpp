@@ -381,6 +381,43 @@ HOSTIR_VECTOR_CLONES void scaledProduct(const float* x, float factor, const floa
   for (int64_t i = 0; i < n; ++i) out[i] = x[i] * factor * w[i];
 }
 
+namespace {
+
+// The sum of f(x[i]) in f64, over 32 lanes: independent chains of
+// additions, which a single vector's sum would wait on.
+template <typename F>
+HOSTIR_INLINE inline double laneSum(const float* x, int64_t n, F f) {
+  constexpr int64_t kLanes = 32;
+  double lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+#pragma omp simd
+    for (int64_t k = 0; k < kLanes; ++k) lanes[k] += f(x[i + k]);
+  double sum = 0;
+  for (; i < n; ++i) sum += f(x[i]);
+  for (int64_t k = 0; k < kLanes; ++k) sum += lanes[k];
+  return sum;
+}
+
+}  // namespace
+
+HOSTIR_VECTOR_CLONES double sum(const float* x, int64_t n) {
+  return laneSum(x, n, [](float v) HOSTIR_INLINE { return static_cast<double>(v); });
+}
+
+HOSTIR_VECTOR_CLONES double sumSquaredDeviations(const float* x, int64_t n, double mean) {
+  return laneSum(x, n, [mean](float v) HOSTIR_INLINE {
+    const double d = static_cast<double>(v) - mean;
+    return d * d;
+  });
+}
+
+HOSTIR_VECTOR_CLONES void normalized(const float* x, float meanHigh, float meanLow, float inverse, const float* w,
+                                     const float* b, float* out, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) out[i] = ((x[i] - meanHigh) - meanLow) * inverse * w[i] + b[i];
+}
+
 HOSTIR_VECTOR_CLONES void toHalf(const float* x, uint16_t* out, int64_t n) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) out[i] = halfBits(x[i]);

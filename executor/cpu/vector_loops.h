@@ -38,6 +38,16 @@ void scale(float* x, int64_t n, float factor);
 double sumSquares(const float* x, int64_t n);
 // out[i] = x[i] · factor · w[i].
 void scaledProduct(const float* x, float factor, const float* w, float* out, int64_t n);
+// The sum of x[i] in f64.
+double sum(const float* x, int64_t n);
+// The sum of (x[i] - mean)² in f64.
+double sumSquaredDeviations(const float* x, int64_t n, double mean);
+// out[i] = ((x[i] - meanHigh) - meanLow) · inverse · w[i] + b[i] (out may be
+// x): layer_norm's last pass, the mean split into an f32 and the f32 rest
+// of it, so that x[i] - mean keeps nearly f64's accuracy for rows far from
+// zero.
+void normalized(const float* x, float meanHigh, float meanLow, float inverse, const float* w, const float* b,
+                float* out, int64_t n);
 
 // Conversions rounding to nearest even, as ir/half.h's toHalf and
 // toBFloat16 do (NaN stays NaN), and back, exactly.
