@@ -173,27 +173,50 @@ void rope(const KernelCall& call) {
   const TensorView &x = call.operand(O::x), &out = call.operand(O::out);
   const int64_t heads = call.integer(O::heads), width = x.shape[1];
   const int64_t half = width / heads / 2;
+  const auto halfSize = static_cast<size_t>(half);
   // theta^(-2j/D), j < D/2, the frequency of pair (j, j + D/2) of every head.
-  std::vector<double> frequency(static_cast<size_t>(half));
+  std::vector<double> frequency(halfSize);
   for (int64_t j = 0; j < half; ++j)
     frequency[static_cast<size_t>(j)] =
         std::pow(call.scalars[O::theta], -2.0 * static_cast<double>(j) / static_cast<double>(2 * half));
-  std::vector<double> row(static_cast<size_t>(width));
+  // A row's angles, their sines and cosines in f64, shared by all its heads.
+  std::vector<double> angle(halfSize), sine(halfSize), cosine(halfSize);
+  std::vector<float> sineF32(halfSize), cosineF32(halfSize);
+  const bool inF64 = x.dtype == DType::F64 || out.dtype == DType::F64;
+  std::vector<double> rowF64(inF64 ? static_cast<size_t>(width) : 0);
+  std::vector<float> rowF32(inF64 ? 0 : static_cast<size_t>(width));
   int64_t position = call.integer(O::offset);
   forEachLastAxisRow<2>({&x, &out}, [&](auto ptrs, int64_t, auto inner) {
-    loadRow(x.dtype, ptrs[0], inner[0], width, row.data());
-    for (int64_t h = 0; h < heads; ++h) {
-      double* head = row.data() + h * 2 * half;
-      for (int64_t j = 0; j < half; ++j) {
-        const double angle = static_cast<double>(position) * frequency[static_cast<size_t>(j)];
-        const double c = std::cos(angle), s = std::sin(angle);
-        const double first = head[j], second = head[j + half];
-        head[j] = first * c - second * s;
-        head[j + half] = second * c + first * s;
-      }
-    }
-    storeRow(out.dtype, ptrs[1], inner[1], width, row.data());
+    for (int64_t j = 0; j < half; ++j)
+      angle[static_cast<size_t>(j)] = static_cast<double>(position) * frequency[static_cast<size_t>(j)];
+    vec::sinCos(angle.data(), sine.data(), cosine.data(), half);
     ++position;
+    if (inF64) {
+      double* row = rowF64.data();
+      loadRow(x.dtype, ptrs[0], inner[0], width, row);
+      for (int64_t h = 0; h < heads; ++h) {
+        double* head = row + h * 2 * half;
+#pragma omp simd
+        for (int64_t j = 0; j < half; ++j) {
+          const double c = cosine[static_cast<size_t>(j)], s = sine[static_cast<size_t>(j)];
+          const double first = head[j], second = head[j + half];
+          head[j] = first * c - second * s;
+          head[j + half] = second * c + first * s;
+        }
+      }
+      storeRow(out.dtype, ptrs[1], inner[1], width, row);
+      return;
+    }
+    for (size_t j = 0; j < halfSize; ++j) {
+      sineF32[j] = static_cast<float>(sine[j]);
+      cosineF32[j] = static_cast<float>(cosine[j]);
+    }
+    const bool direct = bothF32Contiguous(x, out, inner);
+    float* row = direct ? reinterpret_cast<float*>(ptrs[0]) : rowF32.data();
+    if (!direct) loadRow(x.dtype, ptrs[0], inner[0], width, row);
+    vec::rotateHalves(row, cosineF32.data(), sineF32.data(), direct ? reinterpret_cast<float*>(ptrs[1]) : row, half,
+                      heads);
+    if (!direct) storeRow(out.dtype, ptrs[1], inner[1], width, row);
   });
 }
 
