@@ -205,9 +205,14 @@ void rope(const KernelCall& call) {
   std::vector<double> rowF64(inF64 ? static_cast<size_t>(width) : 0);
   std::vector<float> rowF32(inF64 ? 0 : static_cast<size_t>(width));
   int64_t position = call.integer(O::offset);
+  const bool prefetch = x.dtype == DType::F32 && x.isContiguous();
   forEachLastAxisRow<2>({&x, &out}, [&](auto ptrs, int64_t, auto inner) {
     for (int64_t j = 0; j < half; ++j)
       angle[static_cast<size_t>(j)] = static_cast<double>(position) * frequency[static_cast<size_t>(j)];
+    // This row's first 4 KiB, read from memory while the sines are computed.
+    if (prefetch)
+      for (int64_t i = 0; i < std::min<int64_t>(width, 1024); i += 16)
+        __builtin_prefetch(reinterpret_cast<const float*>(ptrs[0]) + i, 0, 2);
     vec::sinCos(angle.data(), sine.data(), cosine.data(), half);
     ++position;
     if (inF64) {
