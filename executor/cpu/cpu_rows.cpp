@@ -118,26 +118,60 @@ void softmaxRows(const TensorView& x, const TensorView& out) {
   });
 }
 
+// f(start, count) over slices of [0, n), each slice's part of `next` (a
+// row of n floats, or null) prefetched before it: the next row's reads from
+// memory overlap this row's arithmetic in cache.
+template <typename F>
+void slicesPrefetching(int64_t n, const float* next, F f) {
+  constexpr int64_t kSlice = 1024, kLine = 16;  // floats: 4 KiB, a 64-byte cache line
+  for (int64_t start = 0; start < n; start += kSlice) {
+    const int64_t count = std::min(kSlice, n - start);
+    if (next != nullptr)
+      for (int64_t i = start; i < start + count; i += kLine) __builtin_prefetch(next + i, 0, 2);
+    f(start, count);
+  }
+}
+
 template <typename T>
 void layerNormRows(const TensorView& x, const TensorView& w, const TensorView& b, double eps, const TensorView& out) {
   const int64_t n = x.shape[x.rank() - 1];
   std::vector<T> weight(static_cast<size_t>(n)), bias(static_cast<size_t>(n)), row(static_cast<size_t>(n));
   loadRow(w.dtype, w.data(), w.strides[0], n, weight.data());
   loadRow(b.dtype, b.data(), b.strides[0], n, bias.data());
+  // Rows one after another in memory: each is followed by the next.
+  const bool rowsFollow = x.isContiguous();
   forEachLastAxisRow<2>({&x, &out}, [&](auto ptrs, int64_t, auto inner) {
-    T* r = row.data();
-    loadRow(x.dtype, ptrs[0], inner[0], n, r);
-    double sum = 0;
+    if constexpr (std::is_same_v<T, float>) {
+      const bool direct = bothF32Contiguous(x, out, inner);
+      float* r = direct ? reinterpret_cast<float*>(ptrs[0]) : row.data();
+      if (!direct) loadRow(x.dtype, ptrs[0], inner[0], n, r);
+      const double mean = vec::sum(r, n) / static_cast<double>(n);
+      // About the mean: no cancellation for rows far from zero.
+      const double variance = vec::sumSquaredDeviations(r, n, mean) / static_cast<double>(n);
+      const auto meanHigh = static_cast<float>(mean);
+      const auto meanLow = static_cast<float>(mean - static_cast<double>(meanHigh));
+      const auto inverse = static_cast<float>(1.0 / std::sqrt(variance + eps));
+      float* o = direct ? reinterpret_cast<float*>(ptrs[1]) : r;
+      slicesPrefetching(n, direct && rowsFollow ? r + n : nullptr, [&](int64_t start, int64_t count) {
+        vec::normalized(r + start, meanHigh, meanLow, inverse, weight.data() + start, bias.data() + start, o + start,
+                        count);
+      });
+      if (!direct) storeRow(out.dtype, ptrs[1], inner[1], n, r);
+    } else {
+      T* r = row.data();
+      loadRow(x.dtype, ptrs[0], inner[0], n, r);
+      double sum = 0;
 #pragma omp simd reduction(+ : sum)
-    for (int64_t i = 0; i < n; ++i) sum += r[i];
-    const double mean = sum / static_cast<double>(n);
-    double squares = 0;  // about the mean: no cancellation for rows far from zero
+      for (int64_t i = 0; i < n; ++i) sum += r[i];
+      const double mean = sum / static_cast<double>(n);
+      double squares = 0;  // about the mean: no cancellation for rows far from zero
 #pragma omp simd reduction(+ : squares)
-    for (int64_t i = 0; i < n; ++i) squares += (r[i] - mean) * (r[i] - mean);
-    const double inverse = 1.0 / std::sqrt(squares / static_cast<double>(n) + eps);
-    for (int64_t i = 0; i < n; ++i)
-      r[i] = static_cast<T>((r[i] - mean) * inverse * weight[static_cast<size_t>(i)] + bias[static_cast<size_t>(i)]);
-    storeRow(out.dtype, ptrs[1], inner[1], n, r);
+      for (int64_t i = 0; i < n; ++i) squares += (r[i] - mean) * (r[i] - mean);
+      const double inverse = 1.0 / std::sqrt(squares / static_cast<double>(n) + eps);
+      for (int64_t i = 0; i < n; ++i)
+        r[i] = static_cast<T>((r[i] - mean) * inverse * weight[static_cast<size_t>(i)] + bias[static_cast<size_t>(i)]);
+      storeRow(out.dtype, ptrs[1], inner[1], n, r);
+    }
   });
 }
 
@@ -158,27 +192,55 @@ void rope(const KernelCall& call) {
   const TensorView &x = call.operand(O::x), &out = call.operand(O::out);
   const int64_t heads = call.integer(O::heads), width = x.shape[1];
   const int64_t half = width / heads / 2;
+  const auto halfSize = static_cast<size_t>(half);
   // theta^(-2j/D), j < D/2, the frequency of pair (j, j + D/2) of every head.
-  std::vector<double> frequency(static_cast<size_t>(half));
+  std::vector<double> frequency(halfSize);
   for (int64_t j = 0; j < half; ++j)
     frequency[static_cast<size_t>(j)] =
         std::pow(call.scalars[O::theta], -2.0 * static_cast<double>(j) / static_cast<double>(2 * half));
-  std::vector<double> row(static_cast<size_t>(width));
+  // A row's angles, their sines and cosines in f64, shared by all its heads.
+  std::vector<double> angle(halfSize), sine(halfSize), cosine(halfSize);
+  std::vector<float> sineF32(halfSize), cosineF32(halfSize);
+  const bool inF64 = x.dtype == DType::F64 || out.dtype == DType::F64;
+  std::vector<double> rowF64(inF64 ? static_cast<size_t>(width) : 0);
+  std::vector<float> rowF32(inF64 ? 0 : static_cast<size_t>(width));
   int64_t position = call.integer(O::offset);
+  const bool prefetch = x.dtype == DType::F32 && x.isContiguous();
   forEachLastAxisRow<2>({&x, &out}, [&](auto ptrs, int64_t, auto inner) {
-    loadRow(x.dtype, ptrs[0], inner[0], width, row.data());
-    for (int64_t h = 0; h < heads; ++h) {
-      double* head = row.data() + h * 2 * half;
-      for (int64_t j = 0; j < half; ++j) {
-        const double angle = static_cast<double>(position) * frequency[static_cast<size_t>(j)];
-        const double c = std::cos(angle), s = std::sin(angle);
-        const double first = head[j], second = head[j + half];
-        head[j] = first * c - second * s;
-        head[j + half] = second * c + first * s;
-      }
-    }
-    storeRow(out.dtype, ptrs[1], inner[1], width, row.data());
+    for (int64_t j = 0; j < half; ++j)
+      angle[static_cast<size_t>(j)] = static_cast<double>(position) * frequency[static_cast<size_t>(j)];
+    // This row's first 4 KiB, read from memory while the sines are computed.
+    if (prefetch)
+      for (int64_t i = 0; i < std::min<int64_t>(width, 1024); i += 16)
+        __builtin_prefetch(reinterpret_cast<const float*>(ptrs[0]) + i, 0, 2);
+    vec::sinCos(angle.data(), sine.data(), cosine.data(), half);
     ++position;
+    if (inF64) {
+      double* row = rowF64.data();
+      loadRow(x.dtype, ptrs[0], inner[0], width, row);
+      for (int64_t h = 0; h < heads; ++h) {
+        double* head = row + h * 2 * half;
+#pragma omp simd
+        for (int64_t j = 0; j < half; ++j) {
+          const double c = cosine[static_cast<size_t>(j)], s = sine[static_cast<size_t>(j)];
+          const double first = head[j], second = head[j + half];
+          head[j] = first * c - second * s;
+          head[j + half] = second * c + first * s;
+        }
+      }
+      storeRow(out.dtype, ptrs[1], inner[1], width, row);
+      return;
+    }
+    for (size_t j = 0; j < halfSize; ++j) {
+      sineF32[j] = static_cast<float>(sine[j]);
+      cosineF32[j] = static_cast<float>(cosine[j]);
+    }
+    const bool direct = bothF32Contiguous(x, out, inner);
+    float* row = direct ? reinterpret_cast<float*>(ptrs[0]) : rowF32.data();
+    if (!direct) loadRow(x.dtype, ptrs[0], inner[0], width, row);
+    vec::rotateHalves(row, cosineF32.data(), sineF32.data(), direct ? reinterpret_cast<float*>(ptrs[1]) : row, half,
+                      heads);
+    if (!direct) storeRow(out.dtype, ptrs[1], inner[1], width, row);
   });
 }
 

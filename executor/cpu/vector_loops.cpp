@@ -78,6 +78,10 @@ __m512 Sleef_expf16_u10avx512f(__m512);
 __m512 Sleef_logf16_u35avx512f(__m512);
 __m512 Sleef_sinf16_u35avx512f(__m512);
 __m512 Sleef_cosf16_u35avx512f(__m512);
+__m256d Sleef_sind4_u10avx2(__m256d);
+__m256d Sleef_cosd4_u10avx2(__m256d);
+__m512d Sleef_sind8_u10avx512f(__m512d);
+__m512d Sleef_cosd8_u10avx512f(__m512d);
 }
 // Everything taking or returning a wide V is always inlined into a
 // function compiled for its instruction set (else the build fails): the
@@ -255,6 +259,42 @@ HOSTIR_AVX512 void geluAvx512(const float* x, float* out, int64_t n) {
   _mm512_mask_storeu_ps(out + i, tail, gelu16(_mm512_maskz_loadu_ps(tail, x + i)));
 }
 
+// sinCos's loop, a vector of V (doubles) at a time, the last partial one
+// through a zero-padded copy.
+template <typename V, typename Sin, typename Cos>
+HOSTIR_INLINE inline void sinCosVectors(const double* angle, double* sine, double* cosine, int64_t n, Sin sinOf,
+                                        Cos cosOf) {
+  constexpr auto kWidth = static_cast<int64_t>(sizeof(V) / sizeof(double));
+  for (int64_t i = 0; i < n; i += kWidth) {
+    const auto count = static_cast<size_t>(std::min(kWidth, n - i));
+    double padded[kWidth] = {};
+    std::memcpy(padded, angle + i, count * sizeof(double));
+    V v;
+    std::memcpy(&v, padded, sizeof v);
+    const V s = sinOf(v), c = cosOf(v);
+    std::memcpy(padded, &s, sizeof s);
+    std::memcpy(sine + i, padded, count * sizeof(double));
+    std::memcpy(padded, &c, sizeof c);
+    std::memcpy(cosine + i, padded, count * sizeof(double));
+  }
+}
+
+HOSTIR_AVX512 void sinCosAvx512(const double* angle, double* sine, double* cosine, int64_t n) {
+  sinCosVectors<__m512d>(
+      angle, sine, cosine, n, [](__m512d v) HOSTIR_INLINE { return Sleef_sind8_u10avx512f(v); },
+      [](__m512d v) HOSTIR_INLINE { return Sleef_cosd8_u10avx512f(v); });
+}
+HOSTIR_AVX2 void sinCosAvx2(const double* angle, double* sine, double* cosine, int64_t n) {
+  sinCosVectors<__m256d>(
+      angle, sine, cosine, n, [](__m256d v) HOSTIR_INLINE { return Sleef_sind4_u10avx2(v); },
+      [](__m256d v) HOSTIR_INLINE { return Sleef_cosd4_u10avx2(v); });
+}
+void sinCosSse2(const double* angle, double* sine, double* cosine, int64_t n) {
+  sinCosVectors<__m128d>(
+      angle, sine, cosine, n, [](__m128d v) { return Sleef_sind2_u10sse2(v); },
+      [](__m128d v) { return Sleef_cosd2_u10sse2(v); });
+}
+
 #else
 #if defined(__x86_64__)
 using Baseline = Sse2;
@@ -384,6 +424,76 @@ HOSTIR_VECTOR_CLONES double sumSquares(const float* x, int64_t n) {
 HOSTIR_VECTOR_CLONES void scaledProduct(const float* x, float factor, const float* w, float* out, int64_t n) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) out[i] = x[i] * factor * w[i];
+}
+
+namespace {
+
+// The sum of f(x[i]) in f64, over four quarters of x summed side by side:
+// four independent chains of vector additions (in registers), which a
+// single vector's sum would wait on.
+template <typename F>
+HOSTIR_INLINE inline double laneSum(const float* x, int64_t n, F f) {
+  const int64_t quarter = n / 4;
+  const float *x1 = x + quarter, *x2 = x1 + quarter, *x3 = x2 + quarter;
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+  for (int64_t i = 0; i < quarter; ++i) {
+    s0 += f(x[i]);
+    s1 += f(x1[i]);
+    s2 += f(x2[i]);
+    s3 += f(x3[i]);
+  }
+  for (int64_t i = 4 * quarter; i < n; ++i) s0 += f(x[i]);
+  return (s0 + s1) + (s2 + s3);
+}
+
+}  // namespace
+
+HOSTIR_VECTOR_CLONES double sum(const float* x, int64_t n) {
+  return laneSum(x, n, [](float v) HOSTIR_INLINE { return static_cast<double>(v); });
+}
+
+HOSTIR_VECTOR_CLONES double sumSquaredDeviations(const float* x, int64_t n, double mean) {
+  return laneSum(x, n, [mean](float v) HOSTIR_INLINE {
+    const double d = static_cast<double>(v) - mean;
+    return d * d;
+  });
+}
+
+HOSTIR_VECTOR_CLONES void normalized(const float* x, float meanHigh, float meanLow, float inverse, const float* w,
+                                     const float* b, float* out, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) out[i] = ((x[i] - meanHigh) - meanLow) * inverse * w[i] + b[i];
+}
+
+HOSTIR_VECTOR_CLONES void rotateHalves(const float* x, const float* cos, const float* sin, float* out, int64_t half,
+                                       int64_t heads) {
+  for (int64_t h = 0; h < heads; ++h) {
+    const float* first = x + h * 2 * half;
+    float* o = out + h * 2 * half;
+    // Each j reads its pair before writing it, and no other j touches it.
+#pragma omp simd
+    for (int64_t j = 0; j < half; ++j) {
+      const float a = first[j], b = first[j + half];
+      o[j] = a * cos[j] - b * sin[j];
+      o[j + half] = b * cos[j] + a * sin[j];
+    }
+  }
+}
+
+void sinCos(const double* angle, double* sine, double* cosine, int64_t n) {
+#if defined(HOSTIR_SLEEF_WIDE)
+  switch (chosenIsa()) {
+    case Isa::Avx512: return sinCosAvx512(angle, sine, cosine, n);
+    case Isa::Avx2: return sinCosAvx2(angle, sine, cosine, n);
+    case Isa::Sse2: return sinCosSse2(angle, sine, cosine, n);
+  }
+#else
+  for (int64_t i = 0; i < n; ++i) {
+    sine[i] = std::sin(angle[i]);
+    cosine[i] = std::cos(angle[i]);
+  }
+#endif
 }
 
 HOSTIR_VECTOR_CLONES void toHalf(const float* x, uint16_t* out, int64_t n) {

@@ -42,6 +42,23 @@ void scale(float* x, int64_t n, float factor);
 double sumSquares(const float* x, int64_t n);
 // out[i] = x[i] · factor · w[i].
 void scaledProduct(const float* x, float factor, const float* w, float* out, int64_t n);
+// The sum of x[i] in f64.
+double sum(const float* x, int64_t n);
+// The sum of (x[i] - mean)² in f64.
+double sumSquaredDeviations(const float* x, int64_t n, double mean);
+// out[i] = ((x[i] - meanHigh) - meanLow) · inverse · w[i] + b[i] (out may be
+// x): layer_norm's last pass, the mean split into an f32 and the f32 rest
+// of it, so that x[i] - mean keeps nearly f64's accuracy for rows far from
+// zero.
+void normalized(const float* x, float meanHigh, float meanLow, float inverse, const float* w, const float* b,
+                float* out, int64_t n);
+// Each of `heads` heads of 2·half values of x, rotated as rope's rotate-half
+// form: out[j] = x[j]·cos[j] - x[j+half]·sin[j], out[j+half] =
+// x[j+half]·cos[j] + x[j]·sin[j], j < half (out may be x).
+void rotateHalves(const float* x, const float* cos, const float* sin, float* out, int64_t half, int64_t heads);
+// sine[i] = sin(angle[i]), cosine[i] = cos(angle[i]), in f64 (SLEEF's 1-ULP
+// functions where it has them, else <cmath>'s).
+void sinCos(const double* angle, double* sine, double* cosine, int64_t n);
 
 // Conversions rounding to nearest even, as ir/half.h's toHalf and
 // toBFloat16 do (NaN stays NaN), and back, exactly.

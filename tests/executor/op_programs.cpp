@@ -598,6 +598,20 @@ Outputs rowsReference(const Inputs& in, const Params&, int64_t) {
                  {"inplace", softmax(x)}};
 }
 
+Outputs wideRowsReference(const Inputs& in, const Params&, int64_t) {
+  const RefTensor &x = in.at("x"), &w = in.at("w"), &bias = in.at("bias");
+  RefTensor half(x.shape);
+  const RefTensor right = chunk(x, 1, 1, 2);
+  assignChunk(half, 1, 1, 2, layerNorm(right, chunk(w, 0, 1, 2), chunk(bias, 0, 1, 2), kDefaultLayerNormEps));
+  assignChunk(half, 1, 0, 2, rope(right, 2, 7, 10000.0));
+  return Outputs{{"normed", layerNorm(x, w, bias, kDefaultLayerNormEps)},
+                 {"normed_inplace", layerNorm(x, w, bias, kDefaultLayerNormEps)},
+                 {"rotated", rope(x, 4, 5, 10000.0)},
+                 {"rotated_one", rope(x, 1, 1000, 500.0)},
+                 {"rotated_inplace", rope(x, 4, 5, 10000.0)},
+                 {"half", half}};
+}
+
 // The global query rows are at positions 0, 1, ... (rank r's start at r · T / world).
 // merged is the causal attention's two halves of keys, each with its lse
 // kept in f32, folded together.
@@ -738,6 +752,7 @@ const std::vector<OpProgram>& opPrograms() {
        layerOpsReference,
        true,
        {"picked", "masked", "row_max", "first_max", "filled", "columns", "local_rows", "flat", "flipped", "swapped"}},
+      {"wide_rows", program("wide_rows"), wideRowsReference, true, {}},
       {"routing", program("routing"), routingReference, true, {"top", "picked", "routed", "tight", "roomy", "flat"}},
       {"attention", program("attention"), attentionReference, true, {}},
       {"attention_blocks", program("attention_blocks"), attentionBlocksReference, true, {}},

@@ -31,7 +31,7 @@ struct OpProgram {
 // alloc_zero, views, gemms, allreduce_ops, gather_scatter, bcast, sendrecv,
 // streams_events, ints, inplace_coll, view_out, coll3d, overlapping_operands,
 // all_to_all; the computations elementwise, unary_math, binary_math, rows,
-// layer_ops, routing, attention, attention_blocks, gather, matmul_batched,
+// layer_ops, wide_rows, routing, attention, attention_blocks, gather, matmul_batched,
 // cast, overlapping_compute. Each
 // is tests/executor/programs/<name>.hir, but allreduce_ops and
 // gather_scatter, which op_programs.cpp writes out for every reduce op.

@@ -400,6 +400,10 @@ TEST_P(Ops, RmsNormAndSoftmaxOverTheLastAxis) { runComputation("rows", GetParam(
 // reshape against f64 loops.
 TEST_P(Ops, LayerOperationsAsAnF64Loop) { runComputation("layer_ops", GetParam(), 1); }
 
+// layer_norm and rope on rows of 136 (no multiple of a vector), in place,
+// strided, with one head and several, at offsets.
+TEST_P(Ops, LayerNormAndRopeOnWideRows) { runComputation("wide_rows", GetParam(), 1); }
+
 // bucket on seeded choices, with overflow dropped and on a view.
 TEST_P(Ops, BucketListsEachBucketsPositionsInOrder) { runComputation("routing", GetParam(), 1); }
 
