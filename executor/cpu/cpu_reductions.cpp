@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "executor/cpu/strided_rows.h"
+#include "executor/cpu/vector_loops.h"
 
 namespace hostir::cpu {
 namespace {
@@ -19,12 +20,14 @@ struct Sum {
   static constexpr double kStart = 0;
   static double add(double total, double v) { return total + v; }
   static double finish(double total, int64_t) { return total; }
+  static double row(const float* x, int64_t count) { return vec::sum(x, count); }
 };
 struct Mean {
   static constexpr double kStart = 0;
   static double add(double total, double v) { return total + v; }
   // An empty axis gives NaN, as NumPy's mean does.
   static double finish(double total, int64_t count) { return total / static_cast<double>(count); }
+  static double row(const float* x, int64_t count) { return vec::sum(x, count); }
 };
 struct Max {
   static constexpr double kStart = -std::numeric_limits<double>::infinity();
@@ -33,6 +36,7 @@ struct Max {
     return v > largest ? v : largest;
   }
   static double finish(double largest, int64_t) { return largest; }
+  static double row(const float* x, int64_t count) { return vec::maxOrNaN(x, count); }
 };
 
 template <typename R>
@@ -53,11 +57,16 @@ void reduce(GemmKind, const KernelCall& call) {
   const int64_t count = x.shape[axis];
   const auto inSize = static_cast<int64_t>(dtypeSize(x.dtype)), outSize = static_cast<int64_t>(dtypeSize(out.dtype));
   const int64_t step = x.strides[axis] * inSize;
+  // f32 along a contiguous axis: the vector loops, in f64 as the rest.
+  const bool denseF32 = x.dtype == DType::F32 && x.strides[axis] == 1;
   forEachRow<2>({&out, &rest}, [&](auto ptrs, int64_t n, auto inner) {
     for (int64_t i = 0; i < n; ++i) {
       const std::byte* from = ptrs[1] + i * inner[1] * inSize;
       double total = R::kStart;
-      for (int64_t k = 0; k < count; ++k) total = R::add(total, load<double>(x.dtype, from + k * step));
+      if (denseF32)
+        total = R::row(reinterpret_cast<const float*>(from), count);
+      else
+        for (int64_t k = 0; k < count; ++k) total = R::add(total, load<double>(x.dtype, from + k * step));
       store<double>(out.dtype, ptrs[0] + i * inner[0] * outSize, R::finish(total, count));
     }
   });

@@ -29,6 +29,10 @@ void unary(Unary op, const float* x, float* out, int64_t n, float by);
 
 // The largest of x[0..n) (NaNs skipped; -inf for n == 0).
 float max(const float* x, int64_t n);
+// The largest of x[0..n), NaN where any is, as NumPy's max (-inf for n == 0).
+float maxOrNaN(const float* x, int64_t n);
+// The sum of x[0..n) in f64 (in 32 lanes, added at the end).
+double sum(const float* x, int64_t n);
 // out[i] = e^(x[i] - shift) (out may be x); returns the sum of the results
 // (in f32 within each block of 256, the blocks in f64).
 double expShifted(const float* x, float* out, int64_t n, float shift);

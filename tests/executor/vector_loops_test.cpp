@@ -251,5 +251,28 @@ TEST(VectorLoops, ConversionsMatchTheScalarOnesBitForBit) {
   }
 }
 
+// Sums and maxima of every length around the vector widths (tails
+// included), NaN anywhere making the maximum NaN.
+TEST(VectorLoops, SumAndMaxOrNaNOverEveryTail) {
+  std::vector<float> x;
+  for (int i = 0; i < 200; ++i) x.push_back(static_cast<float>((i * 37 % 101) - 50) / 7.0f);
+  for (int64_t n = 0; n <= 200; ++n) {
+    double want = 0, largest = -std::numeric_limits<double>::infinity();
+    for (int64_t i = 0; i < n; ++i) {
+      want += x[static_cast<size_t>(i)];
+      largest = std::max(largest, static_cast<double>(x[static_cast<size_t>(i)]));
+    }
+    ASSERT_NEAR(vec::sum(x.data(), n), want, 1e-9) << n;
+    ASSERT_EQ(vec::maxOrNaN(x.data(), n), largest) << n;
+    for (int64_t at : {int64_t{0}, n / 2, n - 1}) {
+      if (n == 0) break;
+      std::vector<float> y(x.begin(), x.begin() + n);
+      y[static_cast<size_t>(at)] = std::numeric_limits<float>::quiet_NaN();
+      ASSERT_TRUE(std::isnan(vec::maxOrNaN(y.data(), n))) << n << " " << at;
+      ASSERT_TRUE(std::isnan(vec::sum(y.data(), n))) << n << " " << at;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hostir::cpu
