@@ -110,10 +110,17 @@ void familyKernel<KernelFamily::Cumsum>(GemmKind, const KernelCall& call) {
   const int64_t count = x.shape[axis];
   const auto inSize = static_cast<int64_t>(dtypeSize(x.dtype)), outSize = static_cast<int64_t>(dtypeSize(out.dtype));
   const int64_t inStep = x.strides[axis] * inSize, outStep = out.strides[axis] * outSize;
+  // f32 along a contiguous axis: vec::cumsum, in f64 too.
+  const bool denseF32 =
+      x.dtype == DType::F32 && out.dtype == DType::F32 && x.strides[axis] == 1 && out.strides[axis] == 1;
   forEachRow<2>({&outLines, &xLines}, [&](auto ptrs, int64_t n, auto inner) {
     for (int64_t i = 0; i < n; ++i) {
       const std::byte* from = ptrs[1] + i * inner[1] * inSize;
       std::byte* to = ptrs[0] + i * inner[0] * outSize;
+      if (denseF32) {
+        vec::cumsum(reinterpret_cast<const float*>(from), reinterpret_cast<float*>(to), count);
+        continue;
+      }
       double total = 0;
       for (int64_t k = 0; k < count; ++k) {
         total += load<double>(x.dtype, from + k * inStep);

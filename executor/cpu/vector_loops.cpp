@@ -384,6 +384,29 @@ HOSTIR_VECTOR_CLONES double sum(const float* x, int64_t n) {
   return total;
 }
 
+// The running sum eight lanes at a time: each vector's own prefix in three
+// shifted additions, then the total so far; the only chain from one vector
+// to the next is one addition to that total.
+HOSTIR_VECTOR_CLONES void cumsum(const float* x, float* out, int64_t n) {
+  const Doubles8 zero = {};
+  Doubles8 carry = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    Doubles8 v = widen8(x + i);
+    v += __builtin_shufflevector(zero, v, 0, 8, 9, 10, 11, 12, 13, 14);
+    v += __builtin_shufflevector(zero, v, 0, 1, 8, 9, 10, 11, 12, 13);
+    v += __builtin_shufflevector(zero, v, 0, 1, 2, 3, 8, 9, 10, 11);
+    const Floats8 running = __builtin_convertvector(v + carry, Floats8);
+    carry += __builtin_shufflevector(v, v, 7, 7, 7, 7, 7, 7, 7, 7);
+    std::memcpy(out + i, &running, sizeof running);
+  }
+  double total = carry[0];
+  for (; i < n; ++i) {
+    total += static_cast<double>(x[i]);
+    out[i] = static_cast<float>(total);
+  }
+}
+
 HOSTIR_VECTOR_CLONES double expShifted(const float* x, float* out, int64_t n, float shift) {
 #if defined(HOSTIR_SLEEF_WIDE)
   if (chosenIsa() == Isa::Avx512) return expShiftedAvx512(x, out, n, shift);

@@ -33,6 +33,9 @@ float max(const float* x, int64_t n);
 float maxOrNaN(const float* x, int64_t n);
 // The sum of x[0..n) in f64 (in 32 lanes, added at the end).
 double sum(const float* x, int64_t n);
+// out[i] = x[0] + ... + x[i], summed in f64; out may be x (each vector of
+// x is read before out at its positions is written).
+void cumsum(const float* x, float* out, int64_t n);
 // out[i] = e^(x[i] - shift) (out may be x); returns the sum of the results
 // (in f32 within each block of 256, the blocks in f64).
 double expShifted(const float* x, float* out, int64_t n, float shift);

@@ -274,5 +274,23 @@ TEST(VectorLoops, SumAndMaxOrNaNOverEveryTail) {
   }
 }
 
+// The running sum of every length around the vector widths, into another
+// array and in place, against an f64 loop.
+TEST(VectorLoops, CumsumOverEveryTailAndInPlace) {
+  std::vector<float> x;
+  for (int i = 0; i < 100; ++i) x.push_back(static_cast<float>((i * 37 % 101) - 50) / 7.0f);
+  for (int64_t n = 0; n <= 100; ++n) {
+    std::vector<float> out(static_cast<size_t>(n)), inPlace(x.begin(), x.begin() + n);
+    vec::cumsum(x.data(), out.data(), n);
+    vec::cumsum(inPlace.data(), inPlace.data(), n);
+    double total = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      total += x[static_cast<size_t>(i)];
+      ASSERT_EQ(out[static_cast<size_t>(i)], static_cast<float>(total)) << n << " " << i;
+      ASSERT_EQ(inPlace[static_cast<size_t>(i)], static_cast<float>(total)) << n << " " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hostir::cpu
