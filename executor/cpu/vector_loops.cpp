@@ -407,6 +407,20 @@ HOSTIR_VECTOR_CLONES void cumsum(const float* x, float* out, int64_t n) {
   }
 }
 
+HOSTIR_VECTOR_CLONES int64_t nextAbove(const float* x, int64_t from, int64_t n, int32_t threshold) {
+  constexpr int64_t kBlock = 64;
+  for (int64_t start = from; start < n; start += kBlock) {
+    const int64_t end = std::min(n, start + kBlock);
+    int any = 0;
+#pragma omp simd reduction(| : any)
+    for (int64_t i = start; i < end; ++i) any |= orderKey(x[i]) > threshold;
+    if (any)
+      for (int64_t i = start; i < end; ++i)
+        if (orderKey(x[i]) > threshold) return i;
+  }
+  return n;
+}
+
 HOSTIR_VECTOR_CLONES double expShifted(const float* x, float* out, int64_t n, float shift) {
 #if defined(HOSTIR_SLEEF_WIDE)
   if (chosenIsa() == Isa::Avx512) return expShiftedAvx512(x, out, n, shift);

@@ -292,5 +292,24 @@ TEST(VectorLoops, CumsumOverEveryTailAndInPlace) {
   }
 }
 
+// top_k's order keys: NaN above inf, -0 equal to +0, numbers in order;
+// nextAbove finds the first key past a threshold, in every tail.
+TEST(VectorLoops, OrderKeysAndNextAbove) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> ascending{-inf, -3.0f, -1e-40f, 0.0f, 1e-40f, 2.0f, inf};
+  for (size_t i = 1; i < ascending.size(); ++i)
+    EXPECT_LT(vec::orderKey(ascending[i - 1]), vec::orderKey(ascending[i])) << ascending[i];
+  EXPECT_EQ(vec::orderKey(-0.0f), vec::orderKey(0.0f));
+  EXPECT_GT(vec::orderKey(nan), vec::orderKey(inf));
+  EXPECT_EQ(vec::orderKey(-nan), vec::orderKey(nan));
+  for (int64_t n = 1; n <= 150; ++n)
+    for (int64_t at : {int64_t{0}, n / 3, n - 1}) {
+      std::vector<float> x(static_cast<size_t>(n), 1.0f);
+      x[static_cast<size_t>(at)] = 2.0f;
+      EXPECT_EQ(vec::nextAbove(x.data(), 0, n, vec::orderKey(1.0f)), at);
+      EXPECT_EQ(vec::nextAbove(x.data(), at + 1, n, vec::orderKey(1.0f)), n);
+    }
+}
+
 }  // namespace
 }  // namespace hostir::cpu
