@@ -11,8 +11,10 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <vector>
 
+#include "executor/cpu/cpu_kernels.h"
 #include "executor/cpu/fast_math.h"
 #include "executor/cpu/vector_loops.h"
 #include "ir/half.h"
@@ -309,6 +311,45 @@ TEST(VectorLoops, OrderKeysAndNextAbove) {
       EXPECT_EQ(vec::nextAbove(x.data(), 0, n, vec::orderKey(1.0f)), at);
       EXPECT_EQ(vec::nextAbove(x.data(), at + 1, n, vec::orderKey(1.0f)), n);
     }
+}
+
+// top_k's one-pass path (f32, small k) against a stable sort: NaN first,
+// ties to the lower position, rows not a multiple of the vector width.
+TEST(VectorLoops, TopKKeepsNaNsFirstAndTiesInOrder) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const int64_t rows = 3, n = 203, k = 9;
+  std::vector<float> x(static_cast<size_t>(rows * n)), top(static_cast<size_t>(rows * k));
+  std::vector<int32_t> positions(static_cast<size_t>(rows * k));
+  for (int64_t i = 0; i < rows * n; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i * 7919 % 13) - 6.0f;
+  x[150] = nan, x[5] = -0.0f, x[300] = nan, x[301] = std::numeric_limits<float>::infinity();
+  auto view = [](void* data, DType dtype, Dims shape, size_t bytes) {
+    TensorView v = TensorView::contiguous(nullptr, dtype, shape);
+    v.buffer = std::make_shared<BorrowedBuffer>(static_cast<std::byte*>(data), bytes);
+    return v;
+  };
+  TensorView xv = view(x.data(), DType::F32, Dims{rows, n}, x.size() * 4);
+  TensorView tv = view(top.data(), DType::F32, Dims{rows, k}, top.size() * 4);
+  TensorView iv = view(positions.data(), DType::I32, Dims{rows, k}, positions.size() * 4);
+  using O = operands::TopK;
+  KernelCall call{OpKind::TopK};
+  call.operands[O::x] = &xv, call.operands[O::out] = &tv, call.operands[O::indices] = &iv;
+  call.integers[O::k] = k;
+  runKernel(GemmKind::Blas, call);
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+    const float* row = x.data() + r * n;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      const float u = row[a], v = row[b];
+      if (std::isnan(u) != std::isnan(v)) return std::isnan(u);
+      return !std::isnan(u) && u > v;
+    });
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t want = order[static_cast<size_t>(j)];
+      ASSERT_EQ(positions[static_cast<size_t>(r * k + j)], want) << r << " " << j;
+      ASSERT_EQ(std::bit_cast<uint32_t>(top[static_cast<size_t>(r * k + j)]), std::bit_cast<uint32_t>(row[want]));
+    }
+  }
 }
 
 }  // namespace
