@@ -1,6 +1,7 @@
 #include "executor/cpu/cpu_reductions.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "executor/cpu/strided_rows.h"
+#include "executor/cpu/vector_loops.h"
 
 namespace hostir::cpu {
 namespace {
@@ -19,12 +21,14 @@ struct Sum {
   static constexpr double kStart = 0;
   static double add(double total, double v) { return total + v; }
   static double finish(double total, int64_t) { return total; }
+  static double row(const float* x, int64_t count) { return vec::sum(x, count); }
 };
 struct Mean {
   static constexpr double kStart = 0;
   static double add(double total, double v) { return total + v; }
   // An empty axis gives NaN, as NumPy's mean does.
   static double finish(double total, int64_t count) { return total / static_cast<double>(count); }
+  static double row(const float* x, int64_t count) { return vec::sum(x, count); }
 };
 struct Max {
   static constexpr double kStart = -std::numeric_limits<double>::infinity();
@@ -33,6 +37,7 @@ struct Max {
     return v > largest ? v : largest;
   }
   static double finish(double largest, int64_t) { return largest; }
+  static double row(const float* x, int64_t count) { return vec::maxOrNaN(x, count); }
 };
 
 template <typename R>
@@ -53,11 +58,16 @@ void reduce(GemmKind, const KernelCall& call) {
   const int64_t count = x.shape[axis];
   const auto inSize = static_cast<int64_t>(dtypeSize(x.dtype)), outSize = static_cast<int64_t>(dtypeSize(out.dtype));
   const int64_t step = x.strides[axis] * inSize;
+  // f32 along a contiguous axis: the vector loops, in f64 as the rest.
+  const bool denseF32 = x.dtype == DType::F32 && x.strides[axis] == 1;
   forEachRow<2>({&out, &rest}, [&](auto ptrs, int64_t n, auto inner) {
     for (int64_t i = 0; i < n; ++i) {
       const std::byte* from = ptrs[1] + i * inner[1] * inSize;
       double total = R::kStart;
-      for (int64_t k = 0; k < count; ++k) total = R::add(total, load<double>(x.dtype, from + k * step));
+      if (denseF32)
+        total = R::row(reinterpret_cast<const float*>(from), count);
+      else
+        for (int64_t k = 0; k < count; ++k) total = R::add(total, load<double>(x.dtype, from + k * step));
       store<double>(out.dtype, ptrs[0] + i * inner[0] * outSize, R::finish(total, count));
     }
   });
@@ -101,10 +111,17 @@ void familyKernel<KernelFamily::Cumsum>(GemmKind, const KernelCall& call) {
   const int64_t count = x.shape[axis];
   const auto inSize = static_cast<int64_t>(dtypeSize(x.dtype)), outSize = static_cast<int64_t>(dtypeSize(out.dtype));
   const int64_t inStep = x.strides[axis] * inSize, outStep = out.strides[axis] * outSize;
+  // f32 along a contiguous axis: vec::cumsum, in f64 too.
+  const bool denseF32 =
+      x.dtype == DType::F32 && out.dtype == DType::F32 && x.strides[axis] == 1 && out.strides[axis] == 1;
   forEachRow<2>({&outLines, &xLines}, [&](auto ptrs, int64_t n, auto inner) {
     for (int64_t i = 0; i < n; ++i) {
       const std::byte* from = ptrs[1] + i * inner[1] * inSize;
       std::byte* to = ptrs[0] + i * inner[0] * outSize;
+      if (denseF32) {
+        vec::cumsum(reinterpret_cast<const float*>(from), reinterpret_cast<float*>(to), count);
+        continue;
+      }
       double total = 0;
       for (int64_t k = 0; k < count; ++k) {
         total += load<double>(x.dtype, from + k * inStep);
@@ -129,7 +146,41 @@ void topK(const KernelCall& call) {
     if (!std::isnan(u) && u != v) return u > v;
     return a < b;
   };
+  // Small k of contiguous f32: one pass keeping the k best (order key,
+  // position), sorted, most elements skipped by vec::nextAbove's scan.
+  constexpr int64_t kSmallK = 64;
+  const bool small = x.dtype == DType::F32 && k > 0 && k <= kSmallK && k <= n;
+  std::array<int32_t, kSmallK> keys{};
+  std::array<int64_t, kSmallK> best{};
   forEachLastAxisRow<3>({&x, &out, &indices}, [&](auto ptrs, int64_t, auto inner) {
+    if (small && inner[0] == 1) {
+      const auto* values = reinterpret_cast<const float*>(ptrs[0]);
+      int64_t kept = 0;
+      // Positions come in increasing order: a new one goes after its equals.
+      const auto insert = [&](int32_t key, int64_t at) {
+        int64_t p = std::min(kept, k - 1);
+        while (p > 0 && keys[static_cast<size_t>(p - 1)] < key) {
+          keys[static_cast<size_t>(p)] = keys[static_cast<size_t>(p - 1)];
+          best[static_cast<size_t>(p)] = best[static_cast<size_t>(p - 1)];
+          --p;
+        }
+        keys[static_cast<size_t>(p)] = key;
+        best[static_cast<size_t>(p)] = at;
+        kept = std::min(kept + 1, k);
+      };
+      for (int64_t i = 0; i < k; ++i) insert(vec::orderKey(values[i]), i);
+      for (int64_t i = k;; ++i) {
+        i = vec::nextAbove(values, i, n, keys[static_cast<size_t>(k - 1)]);
+        if (i == n) break;
+        insert(vec::orderKey(values[i]), i);
+      }
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t from = best[static_cast<size_t>(j)];
+        std::memcpy(ptrs[1] + j * inner[1] * outSize, ptrs[0] + from * inSize, static_cast<size_t>(outSize));
+        reinterpret_cast<int32_t*>(ptrs[2])[j * inner[2]] = static_cast<int32_t>(from);
+      }
+      return;
+    }
     for (int64_t i = 0; i < n; ++i)
       row[static_cast<size_t>(i)] = load<double>(x.dtype, ptrs[0] + i * inner[0] * inSize);
     std::iota(order.begin(), order.end(), int64_t{0});

@@ -390,6 +390,82 @@ HOSTIR_VECTOR_CLONES float max(const float* x, int64_t n) {
   return m;
 }
 
+HOSTIR_VECTOR_CLONES float maxOrNaN(const float* x, int64_t n) {
+  float m = -std::numeric_limits<float>::infinity();
+  int nan = 0;
+#pragma omp simd reduction(max : m) reduction(| : nan)
+  for (int64_t i = 0; i < n; ++i) {
+    m = x[i] > m ? x[i] : m;
+    nan |= x[i] != x[i];
+  }
+  return nan ? std::numeric_limits<float>::quiet_NaN() : m;
+}
+
+// f64 sums in four vectors of eight lanes: one chain of dependent
+// additions would wait an addition's latency per vector.
+using Floats8 = float __attribute__((vector_size(32)));
+using Doubles8 = double __attribute__((vector_size(64)));
+
+inline Doubles8 widen8(const float* x) {
+  Floats8 f;
+  std::memcpy(&f, x, sizeof f);
+  return __builtin_convertvector(f, Doubles8);
+}
+
+HOSTIR_VECTOR_CLONES double sum(const float* x, int64_t n) {
+  Doubles8 a = {}, b = {}, c = {}, d = {};
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    a += widen8(x + i);
+    b += widen8(x + i + 8);
+    c += widen8(x + i + 16);
+    d += widen8(x + i + 24);
+  }
+  for (; i + 8 <= n; i += 8) a += widen8(x + i);
+  const Doubles8 lanes = (a + b) + (c + d);
+  double total = 0;
+  for (int j = 0; j < 8; ++j) total += lanes[j];
+  for (; i < n; ++i) total += static_cast<double>(x[i]);
+  return total;
+}
+
+// The running sum eight lanes at a time: each vector's own prefix in three
+// shifted additions, then the total so far; the only chain from one vector
+// to the next is one addition to that total.
+HOSTIR_VECTOR_CLONES void cumsum(const float* x, float* out, int64_t n) {
+  const Doubles8 zero = {};
+  Doubles8 carry = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    Doubles8 v = widen8(x + i);
+    v += __builtin_shufflevector(zero, v, 0, 8, 9, 10, 11, 12, 13, 14);
+    v += __builtin_shufflevector(zero, v, 0, 1, 8, 9, 10, 11, 12, 13);
+    v += __builtin_shufflevector(zero, v, 0, 1, 2, 3, 8, 9, 10, 11);
+    const Floats8 running = __builtin_convertvector(v + carry, Floats8);
+    carry += __builtin_shufflevector(v, v, 7, 7, 7, 7, 7, 7, 7, 7);
+    std::memcpy(out + i, &running, sizeof running);
+  }
+  double total = carry[0];
+  for (; i < n; ++i) {
+    total += static_cast<double>(x[i]);
+    out[i] = static_cast<float>(total);
+  }
+}
+
+HOSTIR_VECTOR_CLONES int64_t nextAbove(const float* x, int64_t from, int64_t n, int32_t threshold) {
+  constexpr int64_t kBlock = 64;
+  for (int64_t start = from; start < n; start += kBlock) {
+    const int64_t end = std::min(n, start + kBlock);
+    int any = 0;
+#pragma omp simd reduction(| : any)
+    for (int64_t i = start; i < end; ++i) any |= orderKey(x[i]) > threshold;
+    if (any)
+      for (int64_t i = start; i < end; ++i)
+        if (orderKey(x[i]) > threshold) return i;
+  }
+  return n;
+}
+
 HOSTIR_VECTOR_CLONES double expShifted(const float* x, float* out, int64_t n, float shift) {
 #if defined(HOSTIR_SLEEF_WIDE)
   if (chosenIsa() == Isa::Avx512) return expShiftedAvx512(x, out, n, shift);

@@ -11,6 +11,7 @@
 // in which sums add their terms, SLEEF's argument reduction), never more.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 
 namespace hostir::cpu::vec {
@@ -33,6 +34,25 @@ void select(const float* c, const float* a, const float* b, float* out, int64_t 
 
 // The largest of x[0..n) (NaNs skipped; -inf for n == 0).
 float max(const float* x, int64_t n);
+// The largest of x[0..n), NaN where any is, as NumPy's max (-inf for n == 0).
+float maxOrNaN(const float* x, int64_t n);
+// The sum of x[0..n) in f64 (in 32 lanes, added at the end).
+double sum(const float* x, int64_t n);
+// out[i] = x[0] + ... + x[i], summed in f64; out may be x (each vector of
+// x is read before out at its positions is written).
+void cumsum(const float* x, float* out, int64_t n);
+
+// top_k's order as an integer: larger first, every NaN above every number
+// (all NaNs equal), -0 equal to +0.
+inline int32_t orderKey(float v) {
+  const auto s = std::bit_cast<int32_t>(v);
+  const int32_t magnitude = s & 0x7fffffff;
+  int32_t key = s ^ ((s >> 31) & 0x7fffffff);
+  key = magnitude == 0 ? 0 : key;
+  return magnitude > 0x7f800000 ? 0x7fffffff : key;
+}
+// The first i in [from, n) with orderKey(x[i]) > threshold, or n.
+int64_t nextAbove(const float* x, int64_t from, int64_t n, int32_t threshold);
 // out[i] = e^(x[i] - shift) (out may be x); returns the sum of the results
 // (in f32 within each block of 256, the blocks in f64).
 double expShifted(const float* x, float* out, int64_t n, float shift);

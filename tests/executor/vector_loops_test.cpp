@@ -11,8 +11,10 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <vector>
 
+#include "executor/cpu/cpu_kernels.h"
 #include "executor/cpu/fast_math.h"
 #include "executor/cpu/vector_loops.h"
 #include "ir/half.h"
@@ -270,6 +272,105 @@ TEST(VectorLoops, SelectTakesAWhereTheConditionIsNotZero) {
     EXPECT_EQ(std::bit_cast<uint32_t>(out[i]), std::bit_cast<uint32_t>(want)) << "element " << i;
   }
   EXPECT_EQ(out.back(), 7.0f) << "wrote past the end";
+}
+
+// Sums and maxima of every length around the vector widths (tails
+// included), NaN anywhere making the maximum NaN.
+TEST(VectorLoops, SumAndMaxOrNaNOverEveryTail) {
+  std::vector<float> x;
+  for (int i = 0; i < 200; ++i) x.push_back(static_cast<float>((i * 37 % 101) - 50) / 7.0f);
+  for (int64_t n = 0; n <= 200; ++n) {
+    double want = 0, largest = -std::numeric_limits<double>::infinity();
+    for (int64_t i = 0; i < n; ++i) {
+      want += x[static_cast<size_t>(i)];
+      largest = std::max(largest, static_cast<double>(x[static_cast<size_t>(i)]));
+    }
+    ASSERT_NEAR(vec::sum(x.data(), n), want, 1e-9) << n;
+    ASSERT_EQ(vec::maxOrNaN(x.data(), n), largest) << n;
+    for (int64_t at : {int64_t{0}, n / 2, n - 1}) {
+      if (n == 0) break;
+      std::vector<float> y(x.begin(), x.begin() + n);
+      y[static_cast<size_t>(at)] = std::numeric_limits<float>::quiet_NaN();
+      ASSERT_TRUE(std::isnan(vec::maxOrNaN(y.data(), n))) << n << " " << at;
+      ASSERT_TRUE(std::isnan(vec::sum(y.data(), n))) << n << " " << at;
+    }
+  }
+}
+
+// The running sum of every length around the vector widths, into another
+// array and in place, against an f64 loop.
+TEST(VectorLoops, CumsumOverEveryTailAndInPlace) {
+  std::vector<float> x;
+  for (int i = 0; i < 100; ++i) x.push_back(static_cast<float>((i * 37 % 101) - 50) / 7.0f);
+  for (int64_t n = 0; n <= 100; ++n) {
+    std::vector<float> out(static_cast<size_t>(n)), inPlace(x.begin(), x.begin() + n);
+    vec::cumsum(x.data(), out.data(), n);
+    vec::cumsum(inPlace.data(), inPlace.data(), n);
+    double total = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      total += x[static_cast<size_t>(i)];
+      ASSERT_EQ(out[static_cast<size_t>(i)], static_cast<float>(total)) << n << " " << i;
+      ASSERT_EQ(inPlace[static_cast<size_t>(i)], static_cast<float>(total)) << n << " " << i;
+    }
+  }
+}
+
+// top_k's order keys: NaN above inf, -0 equal to +0, numbers in order;
+// nextAbove finds the first key past a threshold, in every tail.
+TEST(VectorLoops, OrderKeysAndNextAbove) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> ascending{-inf, -3.0f, -1e-40f, 0.0f, 1e-40f, 2.0f, inf};
+  for (size_t i = 1; i < ascending.size(); ++i)
+    EXPECT_LT(vec::orderKey(ascending[i - 1]), vec::orderKey(ascending[i])) << ascending[i];
+  EXPECT_EQ(vec::orderKey(-0.0f), vec::orderKey(0.0f));
+  EXPECT_GT(vec::orderKey(nan), vec::orderKey(inf));
+  EXPECT_EQ(vec::orderKey(-nan), vec::orderKey(nan));
+  for (int64_t n = 1; n <= 150; ++n)
+    for (int64_t at : {int64_t{0}, n / 3, n - 1}) {
+      std::vector<float> x(static_cast<size_t>(n), 1.0f);
+      x[static_cast<size_t>(at)] = 2.0f;
+      EXPECT_EQ(vec::nextAbove(x.data(), 0, n, vec::orderKey(1.0f)), at);
+      EXPECT_EQ(vec::nextAbove(x.data(), at + 1, n, vec::orderKey(1.0f)), n);
+    }
+}
+
+// top_k's one-pass path (f32, small k) against a stable sort: NaN first,
+// ties to the lower position, rows not a multiple of the vector width.
+TEST(VectorLoops, TopKKeepsNaNsFirstAndTiesInOrder) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const int64_t rows = 3, n = 203, k = 9;
+  std::vector<float> x(static_cast<size_t>(rows * n)), top(static_cast<size_t>(rows * k));
+  std::vector<int32_t> positions(static_cast<size_t>(rows * k));
+  for (int64_t i = 0; i < rows * n; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i * 7919 % 13) - 6.0f;
+  x[150] = nan, x[5] = -0.0f, x[300] = nan, x[301] = std::numeric_limits<float>::infinity();
+  auto view = [](void* data, DType dtype, Dims shape, size_t bytes) {
+    TensorView v = TensorView::contiguous(nullptr, dtype, shape);
+    v.buffer = std::make_shared<BorrowedBuffer>(static_cast<std::byte*>(data), bytes);
+    return v;
+  };
+  TensorView xv = view(x.data(), DType::F32, Dims{rows, n}, x.size() * 4);
+  TensorView tv = view(top.data(), DType::F32, Dims{rows, k}, top.size() * 4);
+  TensorView iv = view(positions.data(), DType::I32, Dims{rows, k}, positions.size() * 4);
+  using O = operands::TopK;
+  KernelCall call{OpKind::TopK};
+  call.operands[O::x] = &xv, call.operands[O::out] = &tv, call.operands[O::indices] = &iv;
+  call.integers[O::k] = k;
+  runKernel(GemmKind::Blas, call);
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+    const float* row = x.data() + r * n;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      const float u = row[a], v = row[b];
+      if (std::isnan(u) != std::isnan(v)) return std::isnan(u);
+      return !std::isnan(u) && u > v;
+    });
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t want = order[static_cast<size_t>(j)];
+      ASSERT_EQ(positions[static_cast<size_t>(r * k + j)], want) << r << " " << j;
+      ASSERT_EQ(std::bit_cast<uint32_t>(top[static_cast<size_t>(r * k + j)]), std::bit_cast<uint32_t>(row[want]));
+    }
+  }
 }
 
 }  // namespace
