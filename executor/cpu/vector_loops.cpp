@@ -525,10 +525,6 @@ HOSTIR_INLINE inline double laneSum(const float* x, int64_t n, F f) {
 
 }  // namespace
 
-HOSTIR_VECTOR_CLONES double sum(const float* x, int64_t n) {
-  return laneSum(x, n, [](float v) HOSTIR_INLINE { return static_cast<double>(v); });
-}
-
 HOSTIR_VECTOR_CLONES double sumSquaredDeviations(const float* x, int64_t n, double mean) {
   return laneSum(x, n, [mean](float v) HOSTIR_INLINE {
     const double d = static_cast<double>(v) - mean;

@@ -62,8 +62,6 @@ void scale(float* x, int64_t n, float factor);
 double sumSquares(const float* x, int64_t n);
 // out[i] = x[i] · factor · w[i].
 void scaledProduct(const float* x, float factor, const float* w, float* out, int64_t n);
-// The sum of x[i] in f64.
-double sum(const float* x, int64_t n);
 // The sum of (x[i] - mean)² in f64.
 double sumSquaredDeviations(const float* x, int64_t n, double mean);
 // out[i] = ((x[i] - meanHigh) - meanLow) · inverse · w[i] + b[i] (out may be
