@@ -146,34 +146,16 @@ void topK(const KernelCall& call) {
     if (!std::isnan(u) && u != v) return u > v;
     return a < b;
   };
-  // Small k of contiguous f32: one pass keeping the k best (order key,
-  // position), sorted, most elements skipped by vec::nextAbove's scan.
-  constexpr int64_t kSmallK = 64;
-  const bool small = x.dtype == DType::F32 && k > 0 && k <= kSmallK && k <= n;
-  std::array<int32_t, kSmallK> keys{};
-  std::array<int64_t, kSmallK> best{};
+  // Small k of contiguous f32: vec::topPositions' one pass.
+  const bool small = x.dtype == DType::F32 && k > 0 && k <= vec::kMaxSmallTopK && k <= n;
+  std::array<int64_t, vec::kMaxSmallTopK> best{};
+  std::vector<int32_t> candidates(small ? static_cast<size_t>(n) + 16 : 0);
+  const bool rowsFollow = x.isContiguous();  // each row followed by the next
   forEachLastAxisRow<3>({&x, &out, &indices}, [&](auto ptrs, int64_t, auto inner) {
     if (small && inner[0] == 1) {
       const auto* values = reinterpret_cast<const float*>(ptrs[0]);
-      int64_t kept = 0;
-      // Positions come in increasing order: a new one goes after its equals.
-      const auto insert = [&](int32_t key, int64_t at) {
-        int64_t p = std::min(kept, k - 1);
-        while (p > 0 && keys[static_cast<size_t>(p - 1)] < key) {
-          keys[static_cast<size_t>(p)] = keys[static_cast<size_t>(p - 1)];
-          best[static_cast<size_t>(p)] = best[static_cast<size_t>(p - 1)];
-          --p;
-        }
-        keys[static_cast<size_t>(p)] = key;
-        best[static_cast<size_t>(p)] = at;
-        kept = std::min(kept + 1, k);
-      };
-      for (int64_t i = 0; i < k; ++i) insert(vec::orderKey(values[i]), i);
-      for (int64_t i = k;; ++i) {
-        i = vec::nextAbove(values, i, n, keys[static_cast<size_t>(k - 1)]);
-        if (i == n) break;
-        insert(vec::orderKey(values[i]), i);
-      }
+      // Past the last row a prefetch never faults.
+      vec::topPositions(values, n, k, best.data(), candidates.data(), rowsFollow ? values + n : nullptr);
       for (int64_t j = 0; j < k; ++j) {
         const int64_t from = best[static_cast<size_t>(j)];
         std::memcpy(ptrs[1] + j * inner[1] * outSize, ptrs[0] + from * inSize, static_cast<size_t>(outSize));

@@ -145,9 +145,11 @@ void layerNormRows(const TensorView& x, const TensorView& w, const TensorView& b
       const bool direct = bothF32Contiguous(x, out, inner);
       float* r = direct ? reinterpret_cast<float*>(ptrs[0]) : row.data();
       if (!direct) loadRow(x.dtype, ptrs[0], inner[0], n, r);
-      const double mean = vec::sum(r, n) / static_cast<double>(n);
-      // About the mean: no cancellation for rows far from zero.
-      const double variance = vec::sumSquaredDeviations(r, n, mean) / static_cast<double>(n);
+      // About the row's first value: no cancellation for rows far from zero.
+      const double shift = n > 0 ? static_cast<double>(r[0]) : 0.0;
+      const vec::ShiftedSums sums = vec::shiftedSums(r, n, shift);
+      const double shiftedMean = sums.sum / static_cast<double>(n), mean = shift + shiftedMean;
+      const double variance = std::max(0.0, sums.squares / static_cast<double>(n) - shiftedMean * shiftedMean);
       const auto meanHigh = static_cast<float>(mean);
       const auto meanLow = static_cast<float>(mean - static_cast<double>(meanHigh));
       const auto inverse = static_cast<float>(1.0 / std::sqrt(variance + eps));
@@ -175,6 +177,23 @@ void layerNormRows(const TensorView& x, const TensorView& w, const TensorView& b
   });
 }
 
+// rope's angles: exact (SLEEF's sine and cosine) every kRowsPerExactAngle
+// rows, and in between each row's from the row before by the angle-addition
+// formulas, which cost a few multiplications where the sines cost about a
+// fifth of the kernel. Each step adds about an f64 rounding (1e-16), so the
+// drift stays near 1e-14, far below f32's precision.
+constexpr int64_t kRowsPerExactAngle = 64;
+
+// (sine, cosine) of angle a + step, from those of a and of step.
+void advanceAngles(double* sine, double* cosine, const double* stepSine, const double* stepCosine, int64_t n) {
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) {
+    const double s = sine[j], c = cosine[j];
+    sine[j] = s * stepCosine[j] + c * stepSine[j];
+    cosine[j] = c * stepCosine[j] - s * stepSine[j];
+  }
+}
+
 }  // namespace
 
 void layerNorm(GemmKind mode, const KernelCall& call) {
@@ -198,8 +217,12 @@ void rope(const KernelCall& call) {
   for (int64_t j = 0; j < half; ++j)
     frequency[static_cast<size_t>(j)] =
         std::pow(call.scalars[O::theta], -2.0 * static_cast<double>(j) / static_cast<double>(2 * half));
-  // A row's angles, their sines and cosines in f64, shared by all its heads.
-  std::vector<double> angle(halfSize), sine(halfSize), cosine(halfSize);
+  // A row's angles, their sines and cosines in f64, shared by all its heads;
+  // and the sines and cosines of one position's step, by which the next
+  // row's follow from this row's (angle addition) between exact ones.
+  std::vector<double> angle(halfSize), sine(halfSize), cosine(halfSize), stepSine(halfSize), stepCosine(halfSize);
+  vec::sinCos(frequency.data(), stepSine.data(), stepCosine.data(), half);
+  int64_t rowsSinceExact = kRowsPerExactAngle;
   std::vector<float> sineF32(halfSize), cosineF32(halfSize);
   const bool inF64 = x.dtype == DType::F64 || out.dtype == DType::F64;
   std::vector<double> rowF64(inF64 ? static_cast<size_t>(width) : 0);
@@ -207,13 +230,19 @@ void rope(const KernelCall& call) {
   int64_t position = call.integer(O::offset);
   const bool prefetch = x.dtype == DType::F32 && x.isContiguous();
   forEachLastAxisRow<2>({&x, &out}, [&](auto ptrs, int64_t, auto inner) {
-    for (int64_t j = 0; j < half; ++j)
-      angle[static_cast<size_t>(j)] = static_cast<double>(position) * frequency[static_cast<size_t>(j)];
     // This row's first 4 KiB, read from memory while the sines are computed.
     if (prefetch)
       for (int64_t i = 0; i < std::min<int64_t>(width, 1024); i += 16)
         __builtin_prefetch(reinterpret_cast<const float*>(ptrs[0]) + i, 0, 2);
-    vec::sinCos(angle.data(), sine.data(), cosine.data(), half);
+    if (rowsSinceExact == kRowsPerExactAngle) {
+      for (int64_t j = 0; j < half; ++j)
+        angle[static_cast<size_t>(j)] = static_cast<double>(position) * frequency[static_cast<size_t>(j)];
+      vec::sinCos(angle.data(), sine.data(), cosine.data(), half);
+      rowsSinceExact = 0;
+    } else {
+      advanceAngles(sine.data(), cosine.data(), stepSine.data(), stepCosine.data(), half);
+    }
+    ++rowsSinceExact;
     ++position;
     if (inF64) {
       double* row = rowF64.data();

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 #include "executor/cpu/fast_math.h"
@@ -29,6 +30,28 @@ namespace {
 // exponentials wait on. 256 terms of one sign add in f32 within 1.6e-5,
 // relative, even one by one; split among a vector's lanes, within 2e-6.
 constexpr int64_t kExpBlock = 256;
+
+// top_k's k best (orderKey, position) pairs so far, best first. Positions
+// arrive in increasing order, so a new one goes after its equals: the lower
+// position first among equals.
+struct BestKeys {
+  int64_t k;
+  int64_t* positions;
+  int32_t keys[kMaxSmallTopK] = {};
+  int64_t kept = 0;
+
+  int32_t threshold() const { return keys[k - 1]; }  // once k are kept
+  void insert(int32_t key, int64_t at) {
+    int64_t p = std::min(kept, k - 1);
+    for (; p > 0 && keys[p - 1] < key; --p) {
+      keys[p] = keys[p - 1];
+      positions[p] = positions[p - 1];
+    }
+    keys[p] = key;
+    positions[p] = at;
+    kept = std::min(kept + 1, k);
+  }
+};
 
 // f32 to f16 bits, round to nearest even, without branches (ir/half.h's toHalf).
 inline uint16_t halfBits(float f) {
@@ -251,6 +274,67 @@ HOSTIR_AVX512 double expShiftedAvx512(const float* x, float* out, int64_t n, flo
   return sum;
 }
 
+// topPositions in two passes over x and no data-dependent branch per
+// vector (one per insertion, about k · ln(n / k) of them on random rows,
+// costs more than the whole scan). The largest number of each of 64 lanes
+// (16 for k <= 16: each the largest of four lanes; NaN skipped) bounds the
+// k-th largest of x from below, those being elements of x; the positions at
+// or above the bound, or NaN, a superset of the answer, are compressed into
+// `candidates` (n + 16 entries) and ranked by orderKey one by one: about a
+// dozen on random rows. The second pass, in cache, prefetches `next` (the
+// next row, or null): a third more than without.
+HOSTIR_AVX512 void topPositionsAvx512(const float* x, int64_t n, BestKeys& best, int32_t* candidates,
+                                      const float* next) {
+  const auto lanesOf = [n](int64_t i) { return static_cast<__mmask16>(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1); };
+  // max_ps(v, most) is `most` where v is NaN.
+  const __m512 lowest = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  __m512 most0 = lowest, most1 = lowest, most2 = lowest, most3 = lowest;
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    most0 = _mm512_max_ps(_mm512_loadu_ps(x + i), most0);
+    most1 = _mm512_max_ps(_mm512_loadu_ps(x + i + 16), most1);
+    most2 = _mm512_max_ps(_mm512_loadu_ps(x + i + 32), most2);
+    most3 = _mm512_max_ps(_mm512_loadu_ps(x + i + 48), most3);
+  }
+  for (; i < n; i += 16) most0 = _mm512_mask_max_ps(most0, lanesOf(i), _mm512_maskz_loadu_ps(lanesOf(i), x + i), most0);
+  alignas(64) float lanes[64];
+  int64_t laneCount = 64;
+  if (best.k <= 16) {
+    _mm512_store_ps(lanes, _mm512_max_ps(_mm512_max_ps(most0, most1), _mm512_max_ps(most2, most3)));
+    laneCount = 16;
+  } else {
+    _mm512_store_ps(lanes, most0);
+    _mm512_store_ps(lanes + 16, most1);
+    _mm512_store_ps(lanes + 32, most2);
+    _mm512_store_ps(lanes + 48, most3);
+  }
+  // The k-th largest lane: the largest one that k lanes are not below.
+  float kth = -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < laneCount; ++j) {
+    int notBelow = 0;
+    for (int64_t v = 0; v < laneCount; v += 16)
+      notBelow += std::popcount(
+          static_cast<unsigned>(_mm512_cmp_ps_mask(_mm512_load_ps(lanes + v), _mm512_set1_ps(lanes[j]), _CMP_GE_OQ)));
+    kth = notBelow >= best.k ? std::max(kth, lanes[j]) : kth;
+  }
+  const __m512 bound = _mm512_set1_ps(kth);
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  int64_t count = 0;
+  for (i = 0; i < n; i += 16) {
+    if (next != nullptr) __builtin_prefetch(next + i, 0, 3);
+    // Not below the bound: at or above it, or NaN.
+    const __mmask16 keep = _mm512_mask_cmp_ps_mask(lanesOf(i), _mm512_loadu_ps(x + i), bound, _CMP_NLT_UQ);
+    if (keep == 0) continue;  // nearly always: a branch the CPU predicts
+    const __m512i at = _mm512_add_epi32(lane, _mm512_set1_epi32(static_cast<int32_t>(i)));
+    _mm512_storeu_si512(candidates + count, _mm512_maskz_compress_epi32(keep, at));
+    count += std::popcount(static_cast<unsigned>(keep));
+  }
+  for (int64_t c = 0; c < count; ++c) {
+    const int32_t key = orderKey(x[candidates[c]]);
+    if (best.kept < best.k || key > best.threshold()) best.insert(key, candidates[c]);
+  }
+}
+
 HOSTIR_AVX512 void geluAvx512(const float* x, float* out, int64_t n) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, gelu16(_mm512_loadu_ps(x + i)));
@@ -412,21 +496,28 @@ inline Doubles8 widen8(const float* x) {
   return __builtin_convertvector(f, Doubles8);
 }
 
-HOSTIR_VECTOR_CLONES double sum(const float* x, int64_t n) {
+// The sum of f(x[i]) in f64 (f takes a double or eight of them), in four
+// vectors of eight lanes.
+template <typename F>
+HOSTIR_INLINE inline double widenedSum(const float* x, int64_t n, F f) {
   Doubles8 a = {}, b = {}, c = {}, d = {};
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    a += widen8(x + i);
-    b += widen8(x + i + 8);
-    c += widen8(x + i + 16);
-    d += widen8(x + i + 24);
+    a += f(widen8(x + i));
+    b += f(widen8(x + i + 8));
+    c += f(widen8(x + i + 16));
+    d += f(widen8(x + i + 24));
   }
-  for (; i + 8 <= n; i += 8) a += widen8(x + i);
+  for (; i + 8 <= n; i += 8) a += f(widen8(x + i));
   const Doubles8 lanes = (a + b) + (c + d);
   double total = 0;
   for (int j = 0; j < 8; ++j) total += lanes[j];
-  for (; i < n; ++i) total += static_cast<double>(x[i]);
+  for (; i < n; ++i) total += f(static_cast<double>(x[i]));
   return total;
+}
+
+HOSTIR_VECTOR_CLONES double sum(const float* x, int64_t n) {
+  return widenedSum(x, n, [](auto v) HOSTIR_INLINE { return v; });
 }
 
 // The running sum eight lanes at a time: each vector's own prefix in three
@@ -453,7 +544,7 @@ HOSTIR_VECTOR_CLONES void cumsum(const float* x, float* out, int64_t n) {
 }
 
 HOSTIR_VECTOR_CLONES int64_t nextAbove(const float* x, int64_t from, int64_t n, int32_t threshold) {
-  constexpr int64_t kBlock = 64;
+  constexpr int64_t kBlock = 16;
   for (int64_t start = from; start < n; start += kBlock) {
     const int64_t end = std::min(n, start + kBlock);
     int any = 0;
@@ -464,6 +555,18 @@ HOSTIR_VECTOR_CLONES int64_t nextAbove(const float* x, int64_t from, int64_t n, 
         if (orderKey(x[i]) > threshold) return i;
   }
   return n;
+}
+
+void topPositions(const float* x, int64_t n, int64_t k, int64_t* positions, int32_t* candidates, const float* next) {
+  BestKeys best{k, positions};
+#if defined(HOSTIR_SLEEF_WIDE)
+  if (chosenIsa() == Isa::Avx512) return topPositionsAvx512(x, n, best, candidates, next);
+#else
+  static_cast<void>(candidates), static_cast<void>(next);
+#endif
+  for (int64_t i = 0; i < k; ++i) best.insert(orderKey(x[i]), i);
+  for (int64_t i = nextAbove(x, k, n, best.threshold()); i < n; i = nextAbove(x, i + 1, n, best.threshold()))
+    best.insert(orderKey(x[i]), i);
 }
 
 HOSTIR_VECTOR_CLONES double expShifted(const float* x, float* out, int64_t n, float shift) {
@@ -491,10 +594,7 @@ HOSTIR_VECTOR_CLONES void scale(float* x, int64_t n, float factor) {
 }
 
 HOSTIR_VECTOR_CLONES double sumSquares(const float* x, int64_t n) {
-  double sum = 0;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * static_cast<double>(x[i]);
-  return sum;
+  return widenedSum(x, n, [](auto v) HOSTIR_INLINE { return v * v; });
 }
 
 HOSTIR_VECTOR_CLONES void scaledProduct(const float* x, float factor, const float* w, float* out, int64_t n) {
@@ -502,34 +602,28 @@ HOSTIR_VECTOR_CLONES void scaledProduct(const float* x, float factor, const floa
   for (int64_t i = 0; i < n; ++i) out[i] = x[i] * factor * w[i];
 }
 
-namespace {
-
-// The sum of f(x[i]) in f64, over four quarters of x summed side by side:
-// four independent chains of vector additions (in registers), which a
-// single vector's sum would wait on.
-template <typename F>
-HOSTIR_INLINE inline double laneSum(const float* x, int64_t n, F f) {
-  const int64_t quarter = n / 4;
-  const float *x1 = x + quarter, *x2 = x1 + quarter, *x3 = x2 + quarter;
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-#pragma omp simd reduction(+ : s0, s1, s2, s3)
-  for (int64_t i = 0; i < quarter; ++i) {
-    s0 += f(x[i]);
-    s1 += f(x1[i]);
-    s2 += f(x2[i]);
-    s3 += f(x3[i]);
+HOSTIR_VECTOR_CLONES ShiftedSums shiftedSums(const float* x, int64_t n, double shift) {
+  // Two vectors of eight lanes for each sum: four chains of additions.
+  Doubles8 sum[2] = {}, squares[2] = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int half = 0; half < 2; ++half) {
+      const Doubles8 d = widen8(x + i + 8 * half) - shift;
+      sum[half] += d;
+      squares[half] += d * d;
+    }
+  const Doubles8 sums = sum[0] + sum[1], squareSums = squares[0] + squares[1];
+  ShiftedSums total{0, 0};
+  for (int j = 0; j < 8; ++j) {
+    total.sum += sums[j];
+    total.squares += squareSums[j];
   }
-  for (int64_t i = 4 * quarter; i < n; ++i) s0 += f(x[i]);
-  return (s0 + s1) + (s2 + s3);
-}
-
-}  // namespace
-
-HOSTIR_VECTOR_CLONES double sumSquaredDeviations(const float* x, int64_t n, double mean) {
-  return laneSum(x, n, [mean](float v) HOSTIR_INLINE {
-    const double d = static_cast<double>(v) - mean;
-    return d * d;
-  });
+  for (; i < n; ++i) {
+    const double d = static_cast<double>(x[i]) - shift;
+    total.sum += d;
+    total.squares += d * d;
+  }
+  return total;
 }
 
 HOSTIR_VECTOR_CLONES void normalized(const float* x, float meanHigh, float meanLow, float inverse, const float* w,

@@ -53,6 +53,12 @@ inline int32_t orderKey(float v) {
 }
 // The first i in [from, n) with orderKey(x[i]) > threshold, or n.
 int64_t nextAbove(const float* x, int64_t from, int64_t n, int32_t threshold);
+// The positions of the k largest of x[0..n) by orderKey, largest first and
+// the lower position first among equals (0 < k <= min(n, kMaxSmallTopK));
+// `candidates` is scratch space of n + 16 entries; the n floats at `next`
+// (the next row, or null) are prefetched.
+constexpr int64_t kMaxSmallTopK = 64;
+void topPositions(const float* x, int64_t n, int64_t k, int64_t* positions, int32_t* candidates, const float* next);
 // out[i] = e^(x[i] - shift) (out may be x); returns the sum of the results
 // (in f32 within each block of 256, the blocks in f64).
 double expShifted(const float* x, float* out, int64_t n, float shift);
@@ -62,8 +68,13 @@ void scale(float* x, int64_t n, float factor);
 double sumSquares(const float* x, int64_t n);
 // out[i] = x[i] · factor · w[i].
 void scaledProduct(const float* x, float factor, const float* w, float* out, int64_t n);
-// The sum of (x[i] - mean)² in f64.
-double sumSquaredDeviations(const float* x, int64_t n, double mean);
+// Σ (x[i] - shift) and Σ (x[i] - shift)² in f64, in one pass. With a
+// shift near the mean (a value of x), n · variance = squares - sum² / n
+// loses almost nothing to cancellation, even for x far from zero.
+struct ShiftedSums {
+  double sum, squares;
+};
+ShiftedSums shiftedSums(const float* x, int64_t n, double shift);
 // out[i] = ((x[i] - meanHigh) - meanLow) · inverse · w[i] + b[i] (out may be
 // x): layer_norm's last pass, the mean split into an f32 and the f32 rest
 // of it, so that x[i] - mean keeps nearly f64's accuracy for rows far from

@@ -5,6 +5,7 @@
 // process chose for them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -332,6 +333,66 @@ TEST(VectorLoops, OrderKeysAndNextAbove) {
       EXPECT_EQ(vec::nextAbove(x.data(), 0, n, vec::orderKey(1.0f)), at);
       EXPECT_EQ(vec::nextAbove(x.data(), at + 1, n, vec::orderKey(1.0f)), n);
     }
+}
+
+// layer_norm's one-pass sums about the row's first value give the variance
+// of an f64 two-pass loop, for rows near zero and rows far from it (a mean
+// of 1e4 around a spread of 1e-2, where sums about zero cancel to nothing),
+// over every tail.
+TEST(VectorLoops, ShiftedSumsGiveTheVarianceFarFromZero) {
+  for (const float centre : {0.0f, 1e4f})
+    for (int64_t n = 1; n <= 70; ++n) {
+      std::vector<float> x(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i)
+        x[static_cast<size_t>(i)] = centre + static_cast<float>((i * 37) % 11 - 5) * 2e-3f;
+      double mean = 0, variance = 0;
+      for (float v : x) mean += v;
+      mean /= static_cast<double>(n);
+      for (float v : x) variance += (v - mean) * (v - mean);
+      variance /= static_cast<double>(n);
+      const double shift = x[0];
+      const vec::ShiftedSums sums = vec::shiftedSums(x.data(), n, shift);
+      const double shiftedMean = sums.sum / static_cast<double>(n);
+      EXPECT_NEAR(shift + shiftedMean, mean, 1e-9 * std::max(1.0, std::fabs(mean))) << centre << " " << n;
+      EXPECT_NEAR(sums.squares / static_cast<double>(n) - shiftedMean * shiftedMean, variance, 1e-9 * variance + 1e-15)
+          << centre << " " << n;
+    }
+}
+
+// topPositions against a stable sort by orderKey, for every k up to 64 on
+// rows of every length around the vector widths: rows with many ties, NaNs,
+// signed zeros and infinities, rows in ascending order (a new best at every
+// element), and rows where every element is NaN.
+TEST(VectorLoops, TopPositionsMatchAStableSort) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const auto expected = [](const std::vector<float>& x, int64_t k) {
+    std::vector<int64_t> order(x.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+    std::stable_sort(order.begin(), order.end(), [&x](int64_t a, int64_t b) {
+      return vec::orderKey(x[static_cast<size_t>(a)]) > vec::orderKey(x[static_cast<size_t>(b)]);
+    });
+    order.resize(static_cast<size_t>(k));
+    return order;
+  };
+  for (int64_t n : {1, 2, 15, 16, 17, 63, 64, 65, 100, 129, 300, 1000}) {
+    std::vector<std::vector<float>> rows(4, std::vector<float>(static_cast<size_t>(n)));
+    for (int64_t i = 0; i < n; ++i) {
+      const auto at = static_cast<size_t>(i);
+      rows[0][at] = static_cast<float>(i * 7919 % 23) - 11.0f;  // many ties
+      rows[1][at] = static_cast<float>(i);                      // ascending
+      rows[2][at] = nan;
+      rows[3][at] = static_cast<float>((i * 104729) % 1009) * 0.01f - 5.0f;
+    }
+    rows[3][static_cast<size_t>(n / 2)] = -0.0f, rows[3][0] = 0.0f, rows[3][static_cast<size_t>(n - 1)] = -inf;
+    if (n > 3) rows[3][static_cast<size_t>(n / 3)] = nan, rows[3][static_cast<size_t>(n - 2)] = inf;
+    for (const auto& x : rows)
+      for (int64_t k = 1; k <= std::min<int64_t>(n, vec::kMaxSmallTopK); ++k) {
+        std::vector<int64_t> positions(static_cast<size_t>(k));
+        std::vector<int32_t> candidates(static_cast<size_t>(n) + 16);
+        vec::topPositions(x.data(), n, k, positions.data(), candidates.data(), k % 2 == 0 ? x.data() : nullptr);
+        ASSERT_EQ(positions, expected(x, k)) << "n " << n << " k " << k;
+      }
+  }
 }
 
 // top_k's one-pass path (f32, small k) against a stable sort: NaN first,
