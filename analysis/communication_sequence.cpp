@@ -2,19 +2,27 @@
 
 #include <fmt/format.h>
 
+#include "ir/mesh.h"
 #include "runtime/collective_plan.h"
 
 namespace hostir {
 
-IssuedCommunication issuedCommunication(const CollectiveCall& call) {
-  return IssuedCommunication{collectiveSignature(call), call.loc};
+IssuedCommunication issuedCommunication(const CollectiveCall& call, int64_t rank, const std::vector<int64_t>& mesh) {
+  IssuedCommunication issued{collectiveSignature(call), call.loc, call.over};
+  if (call.over != 0 && call.kind == OpKind::SendRecv) {
+    const int64_t color = meshGroup(mesh, call.over, rank).color;
+    issued.signature.to = static_cast<int>(meshGroupRank(mesh, call.over, color, call.to));
+    issued.signature.from = static_cast<int>(meshGroupRank(mesh, call.over, color, call.from));
+  }
+  return issued;
 }
 
 size_t CommunicationSequence::Hash::operator()(const IssuedCommunication& c) const {
   const CollectiveSignature& s = c.signature;
   uint64_t h = static_cast<uint64_t>(s.kind);
   for (uint64_t v : {uint64_t(s.dtype), uint64_t(s.op), uint64_t(s.sendCount), uint64_t(s.recvCount), uint64_t(s.axis),
-                     uint64_t(s.root), uint64_t(s.to), uint64_t(s.from), uint64_t(c.loc.line), uint64_t(c.loc.col)})
+                     uint64_t(s.root), uint64_t(s.to), uint64_t(s.from), uint64_t(c.over), uint64_t(c.loc.line),
+                     uint64_t(c.loc.col)})
     h = (h ^ v) * 0x100000001b3ull;
   return static_cast<size_t>(h);
 }
@@ -40,7 +48,7 @@ void CommunicationComparer::issue(const IssuedCommunication& c) {
     return;
   }
   const IssuedCommunication& expected = reference_[index];
-  if (agreeAcrossRanks(expected.signature, c.signature)) return;
+  if (expected.over == c.over && agreeAcrossRanks(expected.signature, c.signature)) return;
   CommunicationMismatch m;
   m.index = index;
   m.first = {referenceRank_, expected, index > 0 ? reference_[index - 1].loc : SourceLoc{}};

@@ -25,11 +25,15 @@ namespace hostir {
 struct IssuedCommunication {
   CollectiveSignature signature;
   SourceLoc loc;
+  uint32_t over = 0;  // the mesh axes it runs over (ir/mesh.h), 0 for the whole team
   friend bool operator==(const IssuedCommunication&, const IssuedCommunication&) = default;
 };
 
-// The fields that must agree, as the evaluator issued them.
-IssuedCommunication issuedCommunication(const CollectiveCall& call);
+// The fields that must agree, as the evaluator issued them; a sendrecv's
+// peers as team ranks (`mesh`: the program's mesh extents, for one over
+// its axes, whose peers are places in this rank's group).
+IssuedCommunication issuedCommunication(const CollectiveCall& call, int64_t rank = 0,
+                                        const std::vector<int64_t>& mesh = {});
 
 class CommunicationSequence {
  public:

@@ -46,7 +46,7 @@ ProgramCheck checkProgram(const Program& program, const std::map<std::string, in
     uint64_t position = 0;
     if (result.ranksChecked > 1 || pairs) {
       backend.observeCommunications([&](const CollectiveCall& call) {
-        IssuedCommunication issued = issuedCommunication(call);
+        IssuedCommunication issued = issuedCommunication(call, rank, evaluator.meshExtents());
         if (call.kind == OpKind::SendRecv) sendRecvs[static_cast<size_t>(rank)].append(position, issued);
         ++position;
         if (comparer)

@@ -84,7 +84,11 @@ void CopyEngineCommunicator::BoardRelease::operator()(Board* board) const noexce
 }
 
 CopyEngineCommunicator::CopyEngineCommunicator(Communicator& hostComm, std::unique_ptr<TransferEngine> engine)
-    : hostComm_(hostComm), engine_(std::move(engine)) {
+    : CopyEngineCommunicator(nullptr, hostComm, std::move(engine)) {}
+
+CopyEngineCommunicator::CopyEngineCommunicator(std::unique_ptr<Communicator> owned, Communicator& hostComm,
+                                               std::unique_ptr<TransferEngine> engine)
+    : ownedHost_(std::move(owned)), hostComm_(hostComm), engine_(std::move(engine)) {
   // Rank 0 makes the board with a reference for every rank; a rank that
   // fails before it takes its own leaves the board to leak, never to be
   // freed under a peer.
@@ -114,6 +118,14 @@ CopyEngineCommunicator::~CopyEngineCommunicator() {
     hostComm_.barrier();
   } catch (...) {
   }
+}
+
+std::unique_ptr<Communicator> CopyEngineCommunicator::split(int color, int key) {
+  std::unique_ptr<TransferEngine> engine = engine_->sibling();
+  if (!engine) throw CommError("the copy-engine communicator's transfer engine cannot make another for a group");
+  std::unique_ptr<Communicator> group = hostComm_.split(color, key);
+  Communicator& host = *group;
+  return std::unique_ptr<Communicator>(new CopyEngineCommunicator(std::move(group), host, std::move(engine)));
 }
 
 // The one host exchange of a call: every rank's posting, through the board,

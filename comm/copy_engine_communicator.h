@@ -44,6 +44,10 @@ class CopyEngineCommunicator final : public Communicator {
   // Collective too: the ranks meet before their engines (and fences) go.
   ~CopyEngineCommunicator() override;
 
+  // A group's copy engines: over the host team's group, with an engine like
+  // this one's (TransferEngine::sibling).
+  std::unique_ptr<Communicator> split(int color, int key) override;
+
   int rank() const override { return hostComm_.rank(); }
   int size() const override { return hostComm_.size(); }
   std::string name() const override { return "copy-engine"; }
@@ -59,6 +63,10 @@ class CopyEngineCommunicator final : public Communicator {
   void abort(const std::string& reason) override;
 
  private:
+  // `owned`: the host team when this communicator owns it (a split's group).
+  CopyEngineCommunicator(std::unique_ptr<Communicator> owned, Communicator& hostComm,
+                         std::unique_ptr<TransferEngine> engine);
+
   // How a call's buffers are laid out (see scheduleTransfers).
   struct Layout {
     bool inPlace;  // the collective's own in-place layout
@@ -76,6 +84,7 @@ class CopyEngineCommunicator final : public Communicator {
     void operator()(Board* board) const noexcept;
   };
 
+  std::unique_ptr<Communicator> ownedHost_;  // null unless this is a split's group; outlives the rest
   Communicator& hostComm_;
   std::unique_ptr<TransferEngine> engine_;
   std::vector<int> devices_;

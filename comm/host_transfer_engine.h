@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "comm/transfer_engine.h"
@@ -20,6 +21,7 @@ class HostTransferEngine final : public TransferEngine {
 
   bool asynchronous() const override { return false; }
   int device() const override { return 0; }
+  std::unique_ptr<TransferEngine> sibling() const override { return std::make_unique<HostTransferEngine>(); }
   void* defaultStream() override { return nullptr; }
   void synchronize(void*) override {}
   void* allocate(size_t bytes, void* stream) override;

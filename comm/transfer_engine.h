@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "ir/dtype.h"
@@ -38,6 +39,10 @@ class TransferEngine {
   // Called once every rank's device is known, before any transfer: a GPU
   // engine enables peer access to them.
   virtual void connect(const int* devices, int count) { (void)devices, (void)count; }
+
+  // A new engine of the same kind on the same device, for a group split
+  // from the team (Communicator::split); null where there is none.
+  virtual std::unique_ptr<TransferEngine> sibling() const { return nullptr; }
 
   // A stream of the engine's own, for calls whose caller gives none.
   virtual void* defaultStream() = 0;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "ir/mesh.h"
 #include "runtime/collective_plan.h"
 
 namespace hostir {
@@ -14,13 +15,14 @@ namespace {
 // A rank's communication at one position as f64 values (exact: every field
 // is far below 2^53): its signature, its place among the run's
 // communications (or the marker that ends a run) and its statement.
-enum Field { Kind, Dtype, SendCount, RecvCount, Op, Axis, Root, To, From, Sequence, Line, Col, kFields };
+enum Field { Kind, Dtype, SendCount, RecvCount, Op, Axis, Root, To, From, Over, Sequence, Line, Col, kFields };
 constexpr double kEndOfRun = -1;  // Kind of the marker that ends a run
 
 using Packed = std::array<double, kFields>;
 
 struct Entry {
   std::optional<CollectiveSignature> signature;  // none: the rank ends its run here
+  uint32_t over = 0;                             // its mesh axes (ir/mesh.h), 0 for the team
   uint64_t sequence = 0;
   SourceLoc loc;
 };
@@ -42,6 +44,7 @@ Packed pack(const CollectiveCall* call, uint64_t sequence) {
   p[Root] = s.root;
   p[To] = s.to;
   p[From] = s.from;
+  p[Over] = call->over;
   p[Line] = call->loc.line;
   p[Col] = call->loc.col;
   return p;
@@ -63,12 +66,13 @@ Entry unpack(const double* p) {
   s.to = static_cast<int>(integer(To));
   s.from = static_cast<int>(integer(From));
   e.signature = s;
+  e.over = static_cast<uint32_t>(integer(Over));
   e.loc = SourceLoc{static_cast<uint32_t>(integer(Line)), static_cast<uint32_t>(integer(Col))};
   return e;
 }
 
 bool sameCommunication(const Entry& a, const Entry& b) {
-  if (a.sequence != b.sequence || a.signature.has_value() != b.signature.has_value()) return false;
+  if (a.sequence != b.sequence || a.signature.has_value() != b.signature.has_value() || a.over != b.over) return false;
   return !a.signature || agreeAcrossRanks(*a.signature, *b.signature);
 }
 
@@ -77,7 +81,9 @@ std::string at(const Entry& e) { return e.loc.line > 0 ? fmt::format(" at {}:{}"
 std::string describe(const Entry& e, const Entry& other) {
   if (!e.signature) return fmt::format("ends the run after {} communication(s)", e.sequence);
   const CollectiveSignature* compared = other.signature ? &*other.signature : nullptr;
-  return "issues " + describe(*e.signature, compared) + at(e);
+  // Mesh axes by their positions: the program's names are not at hand here.
+  const std::string over = e.over == other.over ? std::string() : fmt::format(" over mesh axes {:#b}", e.over);
+  return "issues " + describe(*e.signature, compared) + over + at(e);
 }
 
 }  // namespace
@@ -91,7 +97,16 @@ void CommunicationMatchBackend::beginRun() {
 }
 
 void CommunicationMatchBackend::collective(Stream* stream, const CollectiveCall& call) {
-  agree(&call);
+  if (call.over == 0) {
+    agree(&call);
+  } else {
+    // Its peers as team ranks, which the pairing of sendrecvs compares.
+    CollectiveCall asTeam = call;
+    const MeshGroup group = meshGroup(mesh_, call.over, signatures_.rank());
+    asTeam.to = meshGroupRank(mesh_, call.over, group.color, call.to);
+    asTeam.from = meshGroupRank(mesh_, call.over, group.color, call.from);
+    agree(&asTeam);
+  }
   forward_.collective(stream, call);
 }
 

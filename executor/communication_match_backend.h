@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "runtime/forwarding_backend.h"
 
@@ -23,6 +24,10 @@ class CommunicationMatchBackend : public ForwardingBackend {
   // the communications use, whose calls stream threads make in their own time).
   CommunicationMatchBackend(Backend& forward, Communicator& signatures);
 
+  void useMesh(const std::vector<int64_t>& extents, const std::vector<uint32_t>& overs) override {
+    mesh_ = extents;
+    forward_.useMesh(extents, overs);
+  }
   void beginRun() override;
   void synchronizeHost() override;
   void collective(Stream* stream, const CollectiveCall& call) override;
@@ -32,7 +37,8 @@ class CommunicationMatchBackend : public ForwardingBackend {
   void agree(const CollectiveCall* call);
 
   Communicator& signatures_;
-  uint64_t issued_ = 0;  // communications of this run so far
+  std::vector<int64_t> mesh_;  // the program's mesh extents, for communications over its axes
+  uint64_t issued_ = 0;        // communications of this run so far
 };
 
 }  // namespace hostir

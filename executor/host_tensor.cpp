@@ -48,7 +48,8 @@ TensorView shardView(const HostTensorRef& global, const TensorSpec& spec, int64_
   TensorView whole = TensorView::contiguous(
       std::make_shared<BorrowedBuffer>(global.data, static_cast<size_t>(elements) * dtypeSize(global.dtype)),
       global.dtype, shape);
-  return spec.shardAxis ? whole.chunk(static_cast<size_t>(*spec.shardAxis), rank, world) : whole;
+  return spec.shardAxis ? whole.chunk(static_cast<size_t>(*spec.shardAxis), spec.slice(rank), spec.sliceCount(world))
+                        : whole;
 }
 
 TensorView viewOf(HostTensor& tensor) {
@@ -60,8 +61,9 @@ HostTensor seededShard(uint64_t seed, const TensorSpec& spec, int64_t rank, int6
   HostTensor local = makeHostTensor(spec.dtype, spec.localShape);
   const Dims& shape = spec.localShape;
   Dims globalStrides = rowMajorStrides(spec.globalShape);
-  int64_t shardBegin =
-      spec.shardAxis ? shardStart(spec.globalShape[static_cast<size_t>(*spec.shardAxis)], rank, world) : 0;
+  int64_t shardBegin = spec.shardAxis ? shardStart(spec.globalShape[static_cast<size_t>(*spec.shardAxis)],
+                                                   spec.slice(rank), spec.sliceCount(world))
+                                      : 0;
   uint64_t key = splitmix64(seed) ^ nameHash(spec.name);
   // i32 holds indices: -1 (none) or a row of a tensor as long as this one's first axis.
   const int64_t indexEnd = spec.globalShape.size ? spec.globalShape[0] : 1;
@@ -92,13 +94,15 @@ HostTensor seededGlobal(uint64_t seed, const TensorSpec& spec) {
   TensorSpec whole = spec;
   whole.localShape = spec.globalShape;
   whole.shardAxis.reset();
+  whole.sliceOfRank.clear();
   return seededShard(seed, whole, 0, 1);
 }
 
 HostTensor shardOf(const HostTensor& global, const TensorSpec& spec, int64_t rank, int64_t world) {
   if (!spec.shardAxis) return global;
   HostTensor local = makeHostTensor(spec.dtype, spec.localShape);
-  cpu::copy(constView(global).chunk(static_cast<size_t>(*spec.shardAxis), rank, world), viewOf(local));
+  cpu::copy(constView(global).chunk(static_cast<size_t>(*spec.shardAxis), spec.slice(rank), spec.sliceCount(world)),
+            viewOf(local));
   return local;
 }
 
@@ -132,13 +136,15 @@ void gatherGlobalInto(Communicator& comm, const HostTensor& local, const TensorS
   comm.allgather(local.data.data(), blocks.data.data(), static_cast<size_t>(count), spec.dtype);
   if (comm.rank() != 0) return;
   TensorView all = viewOf(blocks);
-  TensorView out = TensorView::contiguous(
-      std::make_shared<BorrowedBuffer>(global, static_cast<size_t>(world * count) * dtypeSize(spec.dtype)), spec.dtype,
-      spec.globalShape);
+  TensorView out =
+      TensorView::contiguous(std::make_shared<BorrowedBuffer>(
+                                 global, static_cast<size_t>(spec.sliceCount(world) * count) * dtypeSize(spec.dtype)),
+                             spec.dtype, spec.globalShape);
   for (int64_t r = 0; r < world; ++r) {
     TensorView block = TensorView::contiguous(all.buffer, spec.dtype, spec.localShape);
     block.offset = r * count;
-    cpu::copy(block, out.chunk(static_cast<size_t>(*spec.shardAxis), r, world));
+    // Ranks holding the same slice hold the same values: each writes it.
+    cpu::copy(block, out.chunk(static_cast<size_t>(*spec.shardAxis), spec.slice(r), spec.sliceCount(world)));
   }
 }
 

@@ -236,8 +236,14 @@ struct Decl {
   TensorType type;  // global shape
   std::optional<int64_t> shardAxis;
   SourceLoc shardLoc;
+  // `shard(k, over=tp)`: split over the mesh axis `tp` (coord(tp) holds
+  // slice coord(tp) of size(tp)) and replicated across the other axes;
+  // empty: split over the whole team.
+  std::string shardOver;
+  SourceLoc shardOverLoc;
   friend bool operator==(const Decl& a, const Decl& b) {
-    return a.kind == b.kind && a.name == b.name && a.type == b.type && a.shardAxis == b.shardAxis;
+    return a.kind == b.kind && a.name == b.name && a.type == b.type && a.shardAxis == b.shardAxis &&
+           a.shardOver == b.shardOver;
   }
 };
 

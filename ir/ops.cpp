@@ -123,6 +123,7 @@ std::string_view operandKindName(OperandKind kind) {
     case K::Float: return "a number such as 0.125 or 1e-6";
     case K::DType: return "a floating dtype (f32, f16, bf16 or f64)";
     case K::IntList: return "a list of integers such as (1, 0)";
+    case K::MeshAxes: return "a mesh axis or a list of them, such as tp or (dp, tp)";
   }
   return "?";
 }

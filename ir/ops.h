@@ -60,6 +60,7 @@ enum class OperandKind {
   Float,     // a floating-point attribute: 1e-6, 0.125 (never an integer expression)
   DType,     // f32 | f16 | bf16 | f64 | i32
   IntList,   // (e0, e1, ...): integer expressions (transpose's axes)
+  MeshAxes,  // a mesh axis or a list of them: over=tp, over=(dp, tp)
 };
 std::string_view operandKindName(OperandKind kind);
 
@@ -605,52 +606,63 @@ struct Transpose {
 static_assert(at(Transpose::specs, Transpose::x, "x") && at(Transpose::specs, Transpose::axes, "axes") &&
               at(Transpose::specs, Transpose::out, "out"));
 struct Allreduce {
-  enum : size_t { t, out, op };
+  enum : size_t { t, out, op, over };
   static constexpr OperandSpec specs[] = {{"t", K::Tensor, kReq, kPos, E::ReadInPlace},
                                           {"out", K::Tensor, kOpt, kKw, E::Write},
-                                          {"op", K::ReduceOp, kOpt, kKw}};
+                                          {"op", K::ReduceOp, kOpt, kKw},
+                                          {"over", K::MeshAxes, kOpt, kKw}};
 };
 static_assert(at(Allreduce::specs, Allreduce::t, "t") && at(Allreduce::specs, Allreduce::out, "out") &&
-              at(Allreduce::specs, Allreduce::op, "op"));
+              at(Allreduce::specs, Allreduce::op, "op") && at(Allreduce::specs, Allreduce::over, "over"));
 struct Allgather {
-  enum : size_t { t, out, axis };
-  static constexpr OperandSpec specs[] = {
-      {"t", K::Tensor, kReq, kPos, E::Read}, {"out", K::Tensor, kReq, kKw, E::Write}, {"axis", K::Int, kOpt, kKw}};
-};
-static_assert(at(Allgather::specs, Allgather::t, "t") && at(Allgather::specs, Allgather::out, "out") &&
-              at(Allgather::specs, Allgather::axis, "axis"));
-struct ReduceScatter {
-  enum : size_t { t, out, axis, op };
+  enum : size_t { t, out, axis, over };
   static constexpr OperandSpec specs[] = {{"t", K::Tensor, kReq, kPos, E::Read},
                                           {"out", K::Tensor, kReq, kKw, E::Write},
                                           {"axis", K::Int, kOpt, kKw},
-                                          {"op", K::ReduceOp, kOpt, kKw}};
+                                          {"over", K::MeshAxes, kOpt, kKw}};
+};
+static_assert(at(Allgather::specs, Allgather::t, "t") && at(Allgather::specs, Allgather::out, "out") &&
+              at(Allgather::specs, Allgather::axis, "axis") && at(Allgather::specs, Allgather::over, "over"));
+struct ReduceScatter {
+  enum : size_t { t, out, axis, op, over };
+  static constexpr OperandSpec specs[] = {{"t", K::Tensor, kReq, kPos, E::Read},
+                                          {"out", K::Tensor, kReq, kKw, E::Write},
+                                          {"axis", K::Int, kOpt, kKw},
+                                          {"op", K::ReduceOp, kOpt, kKw},
+                                          {"over", K::MeshAxes, kOpt, kKw}};
 };
 static_assert(at(ReduceScatter::specs, ReduceScatter::t, "t") && at(ReduceScatter::specs, ReduceScatter::out, "out") &&
               at(ReduceScatter::specs, ReduceScatter::axis, "axis") &&
-              at(ReduceScatter::specs, ReduceScatter::op, "op"));
+              at(ReduceScatter::specs, ReduceScatter::op, "op") &&
+              at(ReduceScatter::specs, ReduceScatter::over, "over"));
 struct AllToAll {
-  enum : size_t { t, out, axis };
-  static constexpr OperandSpec specs[] = {
-      {"t", K::Tensor, kReq, kPos, E::Read}, {"out", K::Tensor, kReq, kKw, E::Write}, {"axis", K::Int, kOpt, kKw}};
+  enum : size_t { t, out, axis, over };
+  static constexpr OperandSpec specs[] = {{"t", K::Tensor, kReq, kPos, E::Read},
+                                          {"out", K::Tensor, kReq, kKw, E::Write},
+                                          {"axis", K::Int, kOpt, kKw},
+                                          {"over", K::MeshAxes, kOpt, kKw}};
 };
 static_assert(at(AllToAll::specs, AllToAll::t, "t") && at(AllToAll::specs, AllToAll::out, "out") &&
-              at(AllToAll::specs, AllToAll::axis, "axis"));
+              at(AllToAll::specs, AllToAll::axis, "axis") && at(AllToAll::specs, AllToAll::over, "over"));
 struct Broadcast {
-  enum : size_t { t, root };
-  static constexpr OperandSpec specs[] = {{"t", K::Tensor, kReq, kPos, E::ReadOnRoot}, {"root", K::Int, kReq, kKw}};
+  enum : size_t { t, root, over };
+  static constexpr OperandSpec specs[] = {
+      {"t", K::Tensor, kReq, kPos, E::ReadOnRoot}, {"root", K::Int, kReq, kKw}, {"over", K::MeshAxes, kOpt, kKw}};
 };
-static_assert(at(Broadcast::specs, Broadcast::t, "t") && at(Broadcast::specs, Broadcast::root, "root"));
+static_assert(at(Broadcast::specs, Broadcast::t, "t") && at(Broadcast::specs, Broadcast::root, "root") &&
+              at(Broadcast::specs, Broadcast::over, "over"));
 // `from` is a keyword of the operation, not of the language.
 struct SendRecv {
-  enum : size_t { src, out, to, from };
+  enum : size_t { src, out, to, from, over };
   static constexpr OperandSpec specs[] = {{"src", K::Tensor, kReq, kPos, E::Read},
                                           {"out", K::Tensor, kReq, kKw, E::Write},
                                           {"to", K::Int, kReq, kKw},
-                                          {"from", K::Int, kReq, kKw}};
+                                          {"from", K::Int, kReq, kKw},
+                                          {"over", K::MeshAxes, kOpt, kKw}};
 };
 static_assert(at(SendRecv::specs, SendRecv::src, "src") && at(SendRecv::specs, SendRecv::out, "out") &&
-              at(SendRecv::specs, SendRecv::to, "to") && at(SendRecv::specs, SendRecv::from, "from"));
+              at(SendRecv::specs, SendRecv::to, "to") && at(SendRecv::specs, SendRecv::from, "from") &&
+              at(SendRecv::specs, SendRecv::over, "over"));
 struct Wait {
   enum : size_t { h };
   static constexpr OperandSpec specs[] = {{"h", K::Handle, kReq, kPos}};

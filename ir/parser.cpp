@@ -289,6 +289,22 @@ class Parser {
         fail(axisTok.loc,
              fmt::format("shard axis {} is out of range for a tensor of rank {}", axis, d.type.dims.size()));
       d.shardAxis = axis;
+      if (accept(TokenKind::Comma)) {
+        if (!isKeyword(peek(), "over"))
+          fail(found().loc, fmt::format("expected 'over=' and a mesh axis, found {}", describeToken(found())));
+        next();
+        expect(TokenKind::Equals, "'=' and a mesh axis after 'over'");
+        const Token& over = expectIdent("a mesh axis after 'over='");
+        if (std::find(meshAxes_.begin(), meshAxes_.end(), over.text) == meshAxes_.end())
+          fail(over.loc, meshAxes_.empty()
+                             ? fmt::format("'shard(..., over={})' needs a mesh, and the program declares none: "
+                                           "program p(...) mesh({} = ...) {{",
+                                           over.text, over.text)
+                             : fmt::format("unknown mesh axis '{}'; the mesh's axes are {}", over.text,
+                                           fmt::join(meshAxes_, ", ")));
+        d.shardOver = over.text;
+        d.shardOverLoc = over.loc;
+      }
       close(TokenKind::RParen, "')' after the shard axis");
     }
     return d;
@@ -902,6 +918,12 @@ class Parser {
         break;
       case OperandKind::IntList:
         if (value.form != Arg::Form::List) wrong(got);
+        break;
+      case OperandKind::MeshAxes:
+        if (!value.isName() &&
+            !(value.form == Arg::Form::List &&
+              std::all_of(value.items.begin(), value.items.end(), [](const Expr& item) { return item.isName(); })))
+          wrong(value.form == Arg::Form::List ? "a list with something other than axis names" : got);
         break;
       case OperandKind::Int:
         if (value.form != Arg::Form::Expr) wrong(got);

@@ -107,7 +107,9 @@ std::string printProgram(const Program& program) {
     // "input " is padded to the width of "output" so names line up.
     out += d.kind == DeclKind::Input ? "  input  " : "  output ";
     out += fmt::format("{} : {}", d.name, d.type.toString());
-    if (d.shardAxis) out += fmt::format(" shard({})", *d.shardAxis);
+    if (d.shardAxis)
+      out += d.shardOver.empty() ? fmt::format(" shard({})", *d.shardAxis)
+                                 : fmt::format(" shard({}, over={})", *d.shardAxis, d.shardOver);
     out += '\n';
   }
   if (!program.decls.empty() && !program.body.empty()) out += '\n';

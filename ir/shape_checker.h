@@ -153,6 +153,7 @@ class ShapeChecker {
 
   const Program& program_;
   int64_t world_;
+  std::vector<int64_t> meshExtents_;  // the program's mesh on this team (empty without one)
   NameResolver names_;
   std::vector<BoundValue> values_;  // by slot
   // The elements of each handle and event array this rank has issued so

@@ -4,6 +4,7 @@
 #include <functional>
 #include <iterator>
 
+#include "ir/mesh.h"
 #include "ir/result_shape.h"
 #include "ir/shapes.h"
 
@@ -69,7 +70,7 @@ SymbolicTypes::SymbolicTypes(const Program& program) {
     TensorType type = d.type;
     if (d.shardAxis && static_cast<size_t>(*d.shardAxis) < type.dims.size()) {
       Expr& dim = type.dims[static_cast<size_t>(*d.shardAxis)];
-      dim = fold(BinaryOp::Div, dim, Expr::name("world"));
+      dim = fold(BinaryOp::Div, dim, Expr::name(d.shardOver.empty() ? "world" : meshSizeName(d.shardOver)));
     }
     scopes_.front()[d.name] = type;
   }

@@ -321,6 +321,7 @@ class StructureChecker {
         case OperandKind::Float: fits = arg.form == Arg::Form::Float && std::isfinite(arg.floatValue); break;
         case OperandKind::DType: fits = arg.form == Arg::Form::DType; break;
         case OperandKind::IntList: fits = arg.form == Arg::Form::List; break;
+        case OperandKind::MeshAxes: fits = arg.isName() || arg.form == Arg::Form::List; break;
       }
       if (!fits)
         fail(firstValid(arg.loc, op.loc),
@@ -358,6 +359,10 @@ class StructureChecker {
         case OperandKind::Int: checkIntExpr(arg.expr, firstValid(arg.loc, op.loc)); break;
         case OperandKind::IntList:
           for (const Expr& item : arg.items) checkIntExpr(item, firstValid(arg.loc, op.loc));
+          break;
+        case OperandKind::MeshAxes:
+          if (auto axes = meshAxesOf(program_, arg); !axes)
+            fail(firstValid(axes.error().loc, op.loc), axes.error().message);
           break;
         case OperandKind::Type: checkType(arg.type, op.loc); break;
         case OperandKind::Stream:
@@ -553,6 +558,7 @@ ShapeChecker::ShapeChecker(const Program& p, const std::map<std::string, int64_t
   forEachMeshBuiltin(p, *extents, rank, [&](const std::string& name, int64_t value) {
     bind(name, BoundValue{ValueKind::Int, value});
   });
+  meshExtents_ = *extents;
 }
 
 void ShapeChecker::run() {
@@ -576,10 +582,15 @@ std::vector<int64_t> ShapeChecker::localShape(const Decl& d) {
   std::vector<int64_t> shape = extents(d.type);
   if (d.shardAxis) {
     int64_t& extent = shape[static_cast<size_t>(*d.shardAxis)];
-    if (extent % world_ != 0)
-      fail(d.shardLoc, fmt::format("extent {} of axis {} of '{}' does not divide evenly over {} ranks", extent,
-                                   *d.shardAxis, d.name, world_));
-    extent = shardExtent(extent, world_);
+    const int64_t parts = d.shardOver.empty() ? world_ : lookup(meshSizeName(d.shardOver)).integer;
+    if (extent % parts != 0)
+      fail(d.shardOver.empty() ? d.shardLoc : firstValid(d.shardOverLoc, d.shardLoc),
+           d.shardOver.empty()
+               ? fmt::format("extent {} of axis {} of '{}' does not divide evenly over {} ranks", extent, *d.shardAxis,
+                             d.name, world_)
+               : fmt::format("extent {} of axis {} of '{}' does not divide evenly over the {} ranks of mesh axis '{}'",
+                             extent, *d.shardAxis, d.name, parts, d.shardOver));
+    extent = shardExtent(extent, parts);
   }
   return shape;
 }

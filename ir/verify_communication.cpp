@@ -7,6 +7,7 @@
 
 #include "ir/collectives.h"
 #include "ir/diagnostic.h"
+#include "ir/mesh.h"
 #include "ir/shape_checker.h"
 #include "ir/shapes.h"
 
@@ -43,7 +44,16 @@ void ShapeChecker::checkCommunication(const Operation& op) {
     axis = intOperand(op, axisOperand, 0);
     checkAxis(op, axisOperand, axis, t);
   }
-  const std::string overWorld = fmt::format("'{}' over {} ranks", info.name, world_);
+  // The ranks it spans: the team's, or over mesh axes the group's.
+  int64_t world = world_;
+  std::string group = "a team";
+  if (const std::optional<size_t> over = operandIndex(sig, "over"); over && op.operands[*over]) {
+    auto axes = meshAxesOf(program_, *op.operands[*over]);  // verified
+    if (!axes) fail(op.operands[*over]->loc, axes.error().message);
+    world = *axes == allMeshAxes(meshExtents_.size()) ? world_ : meshGroup(meshExtents_, *axes, 0).size;
+    group = fmt::format("a group over {}", meshAxesText(program_, *axes));
+  }
+  const std::string overWorld = fmt::format("'{}' over {} ranks", info.name, world);
   switch (info.shape) {
     case CollectiveShape::Same:
       if (out && op.operands[*out]) requireShape(op, *out, t.shape, fmt::format("the result of '{}'", info.name));
@@ -54,13 +64,13 @@ void ShapeChecker::checkCommunication(const Operation& op) {
       // The output is the input with its extent along the axis changed by the rule.
       std::vector<int64_t> shape = t.shape;
       const int64_t extent = shape[static_cast<size_t>(axis)];
-      std::optional<int64_t> result = outputExtent(info.shape, extent, world_);
+      std::optional<int64_t> result = outputExtent(info.shape, extent, world);
       if (!result && info.shape == CollectiveShape::Gathered)
         fail(op.loc, fmt::format("{}: the gathered extent of axis {}, {} x {}, does not fit in 64 bits", overWorld,
-                                 axis, extent, world_));
+                                 axis, extent, world));
       if (!result)
         fail(tLoc, fmt::format("'{}' splits axis {} of extent {} over {} ranks: it must divide evenly", info.name, axis,
-                               extent, world_));
+                               extent, world));
       shape[static_cast<size_t>(axis)] = *result;
       if (info.shape == CollectiveShape::Gathered) checkByteSize(op.loc, "the gathered tensor", t.dtype, shape);
       requireShape(op, *out, shape, overWorld);
@@ -69,8 +79,8 @@ void ShapeChecker::checkCommunication(const Operation& op) {
     case CollectiveShape::InPlace: {
       const size_t rootOperand = *operandIndex(sig, "root");
       int64_t root = intOperand(op, rootOperand);
-      if (root < 0 || root >= world_)
-        fail(op.operands[rootOperand]->loc, fmt::format("root {} is not a rank of a team of {}", root, world_));
+      if (root < 0 || root >= world)
+        fail(op.operands[rootOperand]->loc, fmt::format("root {} is not a rank of {} of {}", root, group, world));
       break;
     }
     case CollectiveShape::PerPeer:
@@ -80,9 +90,9 @@ void ShapeChecker::checkCommunication(const Operation& op) {
       for (std::string_view peer : {"to", "from"}) {
         const size_t operand = *operandIndex(sig, peer);
         int64_t rank = intOperand(op, operand);
-        if (rank < 0 || rank >= world_)
-          fail(op.operands[operand]->loc, fmt::format("'{}' {} rank {}, which is not a rank of a team of {}", info.name,
-                                                      peer == "to" ? "sends to" : "receives from", rank, world_));
+        if (rank < 0 || rank >= world)
+          fail(op.operands[operand]->loc, fmt::format("'{}' {} rank {}, which is not a rank of {} of {}", info.name,
+                                                      peer == "to" ? "sends to" : "receives from", rank, group, world));
       }
       break;
   }

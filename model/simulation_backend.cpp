@@ -6,6 +6,7 @@
 #include <span>
 
 #include "ir/collectives.h"
+#include "ir/mesh.h"
 #include "model/cost_model.h"
 #include "runtime/collective_plan.h"
 #include "runtime/work_cost.h"
@@ -159,17 +160,19 @@ void SimulationBackend::copy(Stream* stream, const TensorView& src, const Tensor
 void SimulationBackend::collective(Stream* stream, const CollectiveCall& call) {
   // nccl-tests' message size, from the op table: the larger side of the collective.
   const int64_t bytes = costOfCommunication(call.kind, call.input, call.output).bytes;
+  // Over mesh axes it spans this rank's group, whose places `to` and `from` count.
+  const MeshGroup group = call.over == 0 ? MeshGroup{0, rank_, world_} : meshGroup(mesh_, call.over, rank_);
   // A sendrecv to and from this rank is a local copy: it moves nothing between ranks.
-  const bool local = takesOperand(*collectiveOf(call.kind), "to") && call.to == rank_ && call.from == rank_;
+  const bool local = takesOperand(*collectiveOf(call.kind), "to") && call.to == group.index && call.from == group.index;
   std::optional<PricingAssumption> assumed;
   Result<double, std::string> transfer =
       local ? Result<double, std::string>(memorySeconds(profile_, bytesOf(call.input) + bytesOf(call.output)))
-            : communicationSeconds(profile_, call.kind, bytes, world_, &assumed);
+            : communicationSeconds(profile_, call.kind, bytes, group.size, &assumed);
   if (!transfer) fail(call.loc, transfer.error());
   if (assumed) work_.assumptions.insert(*assumed);
   // Views the communicator cannot take as they are are packed and unpacked around it, on its time.
   double seconds = *transfer;
-  CollectivePlan plan = planCollective(call, static_cast<int>(world_), shapeOnly);
+  CollectivePlan plan = planCollective(call, static_cast<int>(group.size), shapeOnly);
   for (const auto* steps : {&plan.pack, &plan.unpack})
     for (const CopyStep& step : *steps) seconds += copySecondsOf(profile_, step.src, step.dst);
   // On the copy engines a communication holds no SM: it contends for memory bandwidth only.

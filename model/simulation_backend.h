@@ -29,6 +29,7 @@ class SimulationBackend : public Backend {
 
   std::string_view name() const override { return "simulation"; }
   void beginOperation(const OperationInfo& info) override;
+  void useMesh(const std::vector<int64_t>& extents, const std::vector<uint32_t>&) override { mesh_ = extents; }
   void beginRun() override;
   Stream* mainStream() override;
   Stream* workerStream(int64_t number) override;
@@ -51,6 +52,7 @@ class SimulationBackend : public Backend {
 
   const MachineProfile& profile_;
   int64_t rank_, world_;
+  std::vector<int64_t> mesh_;  // the program's mesh extents: a communication `over` some of its axes spans a group
   std::vector<std::unique_ptr<SimulatedStream>> streams_;  // [0] main, [1 + slot] workers
   RankWork work_;
   OperationInfo current_{OpKind::Copy, {}, {}};

@@ -10,6 +10,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string_view>
+#include <vector>
 
 #include "comm/communicator.h"
 #include "ir/diagnostic.h"
@@ -44,7 +45,11 @@ struct CollectiveCall {
   int64_t axis = 0;          // the axis it splits its tensors along (allgather, reduce_scatter, all_to_all)
   int64_t root = 0;          // broadcast
   int64_t to = 0, from = 0;  // sendrecv: input goes to rank `to`, output comes from rank `from`
-  SourceLoc loc;             // for messages about a communication that never completes
+  // The mesh axes it runs over (bit a for axis a, ir/mesh.h), 0 for the
+  // whole team: then `root`, `to` and `from` are places in this rank's
+  // group (meshGroup), which useMesh's extents define.
+  uint32_t over = 0;
+  SourceLoc loc;  // for messages about a communication that never completes
 };
 
 // One computation as the host issued it: the tensor operands of `kind` by
@@ -116,6 +121,14 @@ class Backend {
 
   // Called before the calls that issue one statement's work.
   virtual void beginOperation(const OperationInfo&) {}
+
+  // Before a run of a program with a mesh of `extents` (row-major, ir/mesh.h)
+  // whose communications name the sets of axes `overs` (CollectiveCall's
+  // `over`): those then run among their group's ranks. A backend splits its
+  // team into the groups once (every rank calls this with the same
+  // arguments before the same run); one that cannot run such
+  // communications refuses them when they are issued.
+  virtual void useMesh(const std::vector<int64_t>& /*extents*/, const std::vector<uint32_t>& /*overs*/) {}
 
   // Called at the start of every run: captures the main stream afresh.
   virtual void beginRun() = 0;

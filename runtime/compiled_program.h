@@ -148,6 +148,10 @@ class CompiledProgram {
   std::vector<std::pair<int32_t, std::string>> inputSlots;
   std::vector<std::pair<int32_t, std::string>> outputSlots;
   std::vector<TensorSpec> inputs, outputs;
+  // The extents of the program's mesh on this team (empty without a mesh):
+  // a communication's `over` operand holds a set of its axes (ir/mesh.h).
+  std::vector<int64_t> meshExtents;
+  std::vector<uint32_t> meshOvers;  // the sets of axes `over` operands name, sorted, each once
 
   const OperandEntry& operand(const Instruction& in, size_t position) const {
     return operands[in.firstOperand + position];

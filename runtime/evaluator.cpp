@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <new>
 
 #include "ir/mesh.h"
@@ -315,6 +317,13 @@ class Compiler {
           out_.floats.push_back(arg.floatValue);
           break;
         case OperandKind::DType: in.dtype = arg.type.dtype; break;
+        case OperandKind::MeshAxes: {
+          auto axes = meshAxesOf(program_, arg);  // verified
+          if (!axes) throw std::logic_error("internal error: " + axes.error().message);
+          d.operand[i] = intCode(Expr(static_cast<int64_t>(*axes)));
+          if (*axes != allMeshAxes(program_.mesh.size())) out_.meshOvers.push_back(*axes);
+          break;
+        }
       }
     }
     if (const NameDef* result = op.result()) {
@@ -451,16 +460,22 @@ Evaluator::Evaluator(const Program& program, const std::map<std::string, int64_t
   };
   // The verifier checked the mesh with these params and this team.
   std::vector<std::pair<std::string, int64_t>> meshBuiltins;
+  std::vector<int64_t> mesh;
   if (!program.mesh.empty()) {
-    auto extents = meshExtents(program, lookup, world);
+    auto extents = hostir::meshExtents(program, lookup, world);
     if (!extents) throw std::logic_error("internal error: the mesh does not evaluate: " + extents.error().message);
     forEachMeshBuiltin(program, *extents, rank, [&](const std::string& name, int64_t value) {
       meshBuiltins.emplace_back(name, value);
       defineInteger(name, value);
     });
+    mesh = *extents;
   }
   auto compiled = std::make_shared<CompiledProgram>();
   Compiler(program, *compiled).compile(params, meshBuiltins);
+  compiled->meshExtents = std::move(mesh);
+  std::sort(compiled->meshOvers.begin(), compiled->meshOvers.end());
+  compiled->meshOvers.erase(std::unique(compiled->meshOvers.begin(), compiled->meshOvers.end()),
+                            compiled->meshOvers.end());
   // Rank-local and global shapes of the inputs and outputs.
   for (const Decl& d : program.decls) {
     TensorSpec spec{d.name, d.type.dtype, {}, {}, d.shardAxis};
@@ -471,9 +486,14 @@ Evaluator::Evaluator(const Program& program, const std::map<std::string, int64_t
       spec.globalShape[i] = *v;
     }
     spec.localShape = spec.globalShape;
+    if (d.shardAxis && !d.shardOver.empty()) {
+      const size_t axis = meshAxisIndex(program, d.shardOver);
+      spec.slices = compiled->meshExtents[axis];
+      for (int64_t r = 0; r < world; ++r) spec.sliceOfRank.push_back(meshCoordinates(compiled->meshExtents, r)[axis]);
+    }
     if (d.shardAxis) {
       int64_t& extent = spec.localShape[static_cast<size_t>(*d.shardAxis)];
-      extent = shardExtent(extent, world);
+      extent = shardExtent(extent, spec.sliceCount(world));
     }
     (d.kind == DeclKind::Input ? compiled->inputs : compiled->outputs).push_back(spec);
   }
@@ -485,11 +505,13 @@ Evaluator::Evaluator(Evaluator&&) noexcept = default;
 
 const std::vector<TensorSpec>& Evaluator::inputs() const { return compiled_->inputs; }
 const std::vector<TensorSpec>& Evaluator::outputs() const { return compiled_->outputs; }
+const std::vector<int64_t>& Evaluator::meshExtents() const { return compiled_->meshExtents; }
 
 std::map<std::string, TensorView> Evaluator::run(Backend& backend, const std::map<std::string, TensorView>& inputs) {
   const CompiledProgram& cp = *compiled_;
   RunFrame frame(cp, backend, rank_, world_);
   for (const auto& [slot, name] : cp.inputSlots) frame.value(slot).tensor = inputs.at(name);
+  if (!cp.meshExtents.empty()) backend.useMesh(cp.meshExtents, cp.meshOvers);
   backend.beginRun();
   frame.current = backend.mainStream();
   issued_ = 0;

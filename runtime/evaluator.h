@@ -26,6 +26,14 @@ struct TensorSpec {
   Dims localShape;
   Dims globalShape;
   std::optional<int64_t> shardAxis;
+  // The sharded axis splits into sliceCount(world) equal slices, of which
+  // rank r holds slice(r): slice r of world, or, sharded over a mesh axis,
+  // slice coord(axis) of size(axis) (ranks that differ only in other
+  // coordinates hold the same slice).
+  std::vector<int64_t> sliceOfRank;  // empty: over the whole team
+  int64_t slice(int64_t rank) const { return sliceOfRank.empty() ? rank : sliceOfRank[static_cast<size_t>(rank)]; }
+  int64_t sliceCount(int64_t world) const { return sliceOfRank.empty() ? world : slices; }
+  int64_t slices = 0;
 };
 
 class Evaluator {
@@ -37,6 +45,8 @@ class Evaluator {
 
   const std::vector<TensorSpec>& inputs() const;
   const std::vector<TensorSpec>& outputs() const;
+  // The extents of the program's mesh on this team; empty without a mesh.
+  const std::vector<int64_t>& meshExtents() const;
 
   // Issues the whole program with these input tensors (by name), waits for
   // every stream, and returns the output tensors by name. Memory the

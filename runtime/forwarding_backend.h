@@ -14,6 +14,9 @@ class ForwardingBackend : public Backend {
 
   std::string_view name() const override { return forward_.name(); }
   void beginOperation(const OperationInfo& info) override { forward_.beginOperation(info); }
+  void useMesh(const std::vector<int64_t>& extents, const std::vector<uint32_t>& overs) override {
+    forward_.useMesh(extents, overs);
+  }
   void beginRun() override { forward_.beginRun(); }
   Stream* mainStream() override { return forward_.mainStream(); }
   Stream* workerStream(int64_t number) override { return forward_.workerStream(number); }

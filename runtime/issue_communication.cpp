@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/mesh.h"
 #include "runtime/issue_rules.h"
 
 namespace hostir {
@@ -20,20 +21,25 @@ static_assert(operands::Allreduce::t == 0 && operands::Allgather::t == 0 && oper
 // The rank a sendrecv operand names. A peer outside the team would leave
 // the call unmatched: an error at the operand on this rank, before
 // anything is issued.
-int64_t sendRecvPeer(const RunFrame& frame, const Instruction& in, size_t operand, std::string_view what) {
+// `group`: the ranks the communication spans (the team's, or its mesh
+// group's), which `to` and `from` count.
+int64_t sendRecvPeer(const RunFrame& frame, const Instruction& in, size_t operand, std::string_view what,
+                     const MeshGroup& group, uint32_t over) {
   int64_t r = frame.integer(frame.slot(in, operand));
-  if (r < 0 || r >= frame.world)
+  if (r < 0 || r >= group.size)
     throw DiagnosticError{
         Diagnostic{frame.program.detail(in).operandLoc[operand],
-                   fmt::format("'sendrecv' {} rank {}, which is not a rank of a team of {} (on rank {})", what, r,
-                               frame.world, frame.rank)}};
+                   over == 0 ? fmt::format("'sendrecv' {} rank {}, which is not a rank of a team of {} (on rank {})",
+                                           what, r, frame.world, frame.rank)
+                             : fmt::format("'sendrecv' {} place {} of its group, which has {} rank{} (on rank {})",
+                                           what, r, group.size, group.size == 1 ? "" : "s", frame.rank)}};
   return r;
 }
 
 // Where a communication's operands sit in its signature, looked up by name
 // once per kind rather than once per issued statement.
 struct CommunicationOperands {
-  std::optional<size_t> out, axis, root, to, from;
+  std::optional<size_t> out, axis, root, to, from, over;
 };
 
 const CommunicationOperands& communicationOperands(OpKind kind) {
@@ -41,7 +47,7 @@ const CommunicationOperands& communicationOperands(OpKind kind) {
     std::vector<CommunicationOperands> operands;
     for (const OpSignature& sig : allSignatures())
       operands.push_back({outOperand(sig), operandIndex(sig, "axis"), operandIndex(sig, "root"),
-                          operandIndex(sig, "to"), operandIndex(sig, "from")});
+                          operandIndex(sig, "to"), operandIndex(sig, "from"), operandIndex(sig, "over")});
     return operands;
   }();
   return table[static_cast<size_t>(kind)];
@@ -64,11 +70,21 @@ void issueCommunication(RunFrame& frame, const Instruction& in) {
   call.output = out && frame.present(in, *out) ? frame.tensor(in, *out) : call.input;
   call.op = in.reduceOp;
   call.axis = call.root = call.to = call.from = 0;
+  call.over = 0;
   call.loc = frame.program.detail(in).loc;
+  if (std::optional<size_t> over = integer(operands.over)) {
+    call.over = static_cast<uint32_t>(frame.integer(frame.slot(in, *over)));
+    // Over every axis: the whole team.
+    if (call.over == allMeshAxes(frame.program.meshExtents.size())) call.over = 0;
+  }
+  const MeshGroup group = call.over == 0 ? MeshGroup{0, frame.rank, frame.world}
+                                         : meshGroup(frame.program.meshExtents, call.over, frame.rank);
   if (std::optional<size_t> axis = integer(operands.axis)) call.axis = frame.integer(frame.slot(in, *axis));
   if (std::optional<size_t> root = integer(operands.root)) call.root = frame.integer(frame.slot(in, *root));
-  if (std::optional<size_t> to = integer(operands.to)) call.to = sendRecvPeer(frame, in, *to, "sends to");
-  if (std::optional<size_t> from = integer(operands.from)) call.from = sendRecvPeer(frame, in, *from, "receives from");
+  if (std::optional<size_t> to = integer(operands.to))
+    call.to = sendRecvPeer(frame, in, *to, "sends to", group, call.over);
+  if (std::optional<size_t> from = integer(operands.from))
+    call.from = sendRecvPeer(frame, in, *from, "receives from", group, call.over);
   frame.backend.collective(frame.current, call);
   // The call must not keep the buffers alive past the statement (a deallocate may follow).
   call.input.buffer.reset();

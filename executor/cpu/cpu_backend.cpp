@@ -295,15 +295,20 @@ void CpuBackend::collective(Stream* stream, const CollectiveCall& call) {
       Work{traceCategory(call.kind), cost.bytes, cost.flops, Admission::CommTurn, 0, sequence, call.kind, call.loc});
 }
 
+void CpuBackend::useMesh(const std::vector<int64_t>& extents, const std::vector<uint32_t>& overs) {
+  meshGroups_.use(comm_, extents, overs);
+}
+
 void CpuBackend::communicate(const CollectiveCall& call) {
+  Communicator& comm = meshGroups_.of(comm_, call.over);
   CollectivePlan plan =
-      planCollective(call, comm_.size(), [this](DType dtype, const Dims& shape) { return hostTensor(dtype, shape); });
+      planCollective(call, comm.size(), [this](DType dtype, const Dims& shape) { return hostTensor(dtype, shape); });
   for (const CopyStep& step : plan.pack) cpu::copy(step.src, step.dst);
   if (options_.delays.maxMicros) {
     thread_local std::mt19937_64 rng(options_.delays.seed + static_cast<uint64_t>(comm_.rank()));
     std::this_thread::sleep_for(std::chrono::microseconds(rng() % (options_.delays.maxMicros + 1)));
   }
-  plan.communicate(comm_);
+  plan.communicate(comm);
   for (const CopyStep& step : plan.unpack) cpu::copy(step.src, step.dst);
 }
 

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "comm/mesh_groups.h"
 #include "executor/cpu/compute_gate.h"
 #include "executor/cpu/cpu_kernels.h"
 #include "executor/cpu/cpu_stream.h"
@@ -51,6 +52,7 @@ class CpuBackend : public Backend {
 
   std::string_view name() const override { return "cpu"; }
   void beginOperation(const OperationInfo& info) override;
+  void useMesh(const std::vector<int64_t>& extents, const std::vector<uint32_t>& overs) override;
   void beginRun() override;
   Stream* mainStream() override { return main_.get(); }
   Stream* workerStream(int64_t number) override;
@@ -106,6 +108,7 @@ class CpuBackend : public Backend {
 
   CpuBackendOptions options_;
   Communicator& comm_;
+  MeshGroups meshGroups_;  // split on the host while the streams are idle
   GemmKind gemmKind_;
   ComputeGate computeGate_;
   std::shared_ptr<HostMemoryPool> memory_;

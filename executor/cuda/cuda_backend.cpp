@@ -302,6 +302,10 @@ void CudaBackend::copy(Stream* stream, const TensorView& src, const TensorView& 
 // ---- communication ---------------------------------------------------------------
 
 void CudaBackend::collective(Stream* stream, const CollectiveCall& call) {
+  if (call.over != 0)
+    throw DiagnosticError{Diagnostic{call.loc,
+                                     "a communication over mesh axes (over=) runs on the cpu backend; the "
+                                     "cuda backend does not split its team into a mesh's groups"}};
   const TensorView* uses[] = {&call.input, &call.output};
   CudaStream& s = issueOn(stream, uses);
   // One communication at a time, in issue order, as on the CPU backend:

@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 
 #include <array>
+#include <memory>
 
 #include "comm/transfer_engine.h"
 
@@ -31,6 +32,7 @@ class CudaTransferEngine final : public TransferEngine {
 
   bool asynchronous() const override { return true; }
   int device() const override { return device_; }
+  std::unique_ptr<TransferEngine> sibling() const override { return std::make_unique<CudaTransferEngine>(device_); }
   // Enables peer access from this device to the others (where the hardware
   // allows; otherwise the runtime stages peer copies through the host) and
   // lets them read this engine's scratch.

@@ -224,6 +224,7 @@ Operation sample(OpKind kind) {
       case OperandKind::Float: op.operands[i] = Arg::number(0.5); break;
       case OperandKind::DType: op.operands[i] = Arg::name("f32"); break;
       case OperandKind::IntList: op.operands[i] = Arg::list({Expr(0)}); break;
+      case OperandKind::MeshAxes: op.operands[i] = Arg::name("tp"); break;
     }
   }
   if (sig.resultMode == ResultMode::Required) op.results.push_back(NameDef{"r", {}});

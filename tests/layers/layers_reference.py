@@ -85,6 +85,33 @@ def fsdp_linear_backward(i):
     return {"dx": i["dy"] @ i["w"], "dw": i["dy"].T @ i["x"]}
 
 
+def gelu(z):
+    """The erf form, as hostir's gelu."""
+    return 0.5 * z * (1.0 + np.vectorize(math.erf)(z / math.sqrt(2.0)))
+
+
+def fsdp_parts(w, axis, dp, tp):
+    """hsdp_mlp's layout of W along its split axis: block d * tp + c (rank (d, c)'s) is part d of tp slice c."""
+    parts = [np.split(piece, dp, axis=axis) for piece in np.split(w, tp, axis=axis)]  # parts[c][d]
+    return np.concatenate([parts[c][d] for d in range(dp) for c in range(tp)], axis=axis)
+
+
+def fsdp_whole(blocks, axis, dp, tp):
+    """W from its hsdp_mlp layout: the inverse of fsdp_parts."""
+    split = np.split(blocks, dp * tp, axis=axis)  # split[d * tp + c]
+    return np.concatenate([split[d * tp + c] for c in range(tp) for d in range(dp)], axis=axis)
+
+
+def hsdp_mlp(i, p, world):
+    """y = gelu(x W1^T) W2^T and dW2 = dy^T gelu(x W1^T) over every token, in the weights' FSDP layout."""
+    i = f64(i)
+    tp = p["TP"]
+    dp = world // tp
+    w1, w2 = fsdp_whole(i["w1"], 0, dp, tp), fsdp_whole(i["w2"], 1, dp, tp)
+    h = gelu(i["x"] @ w1.T)
+    return {"y": h @ w2.T, "dw2": fsdp_parts(i["dy"].T @ h, 1, dp, tp)}
+
+
 def relu_mlp_backward(i):
     """Gradients of y = relu(x w1^T) w2^T given dy, the weights' summed over every row."""
     i = f64(i)
@@ -214,6 +241,12 @@ def layer_inputs(name, rng, p, world):
         t, k, f, n = p["T"], p["K"], p["F"], p["N"]
         return {"x": activations(rng, (t, k)), "dy": activations(rng, (t, n)), "w1": weights(rng, (f, k), k),
                 "w2": weights(rng, (n, f), f)}, None
+    if name == "hsdp_mlp":
+        t, h, f, tp = p["T"], p["H"], p["F"], p["TP"]
+        dp = world // tp
+        return {"x": activations(rng, (t, h)), "dy": activations(rng, (t, h)),
+                "w1": fsdp_parts(weights(rng, (f, h), h), 0, dp, tp),
+                "w2": fsdp_parts(weights(rng, (h, f), f), 1, dp, tp)}, world
     if name == "moe_routed":
         t, e, f, x = p["T"], p["E"], p["F"], p["X"]
         i = {"x": activations(rng, (t, e)), "wr": weights(rng, (x, e), e), "wg": weights(rng, (x, e, f), e),
@@ -246,4 +279,6 @@ def layer_reference(name, inputs, p, assignments=None):
         return moe_expert_parallel(inputs, assignments)
     if name == "relu_mlp_backward":
         return relu_mlp_backward(inputs)
+    if name == "hsdp_mlp":
+        return hsdp_mlp(inputs, p, assignments)  # its layout's world
     raise ValueError(name)

@@ -170,6 +170,48 @@ def test_mpi(tmp_path, name, ranks):
     assert_matches(*run_layer(tmp_path, name, ranks, *passes_for(name), launcher=launcher, seed=3))
 
 
+# The layers on a device mesh (dp x tp), each at 4 ranks (2 x 2) and 8 ranks
+# (2 x 4 and 4 x 2): small shapes that divide over every layout.
+MESH = {"hsdp_mlp": dict(T=16, H=8, F=32)}
+MESH_LAYOUTS = ((4, 2), (8, 4), (8, 2))  # (ranks, TP)
+
+
+def run_mesh_layer(tmp_path, name, ranks, tp, *options, launcher=None, seed=0):
+    """run_layer for a mesh layer with TP = tp: its outputs and expected values."""
+    params = dict(MESH[name], TP=tp)
+    rng = np.random.default_rng(100 * ranks + tp + seed)
+    inputs, layout = ref.layer_inputs(name, rng, params, ranks)
+    args = ["run", program(name), *settings(params), "--check"]
+    if launcher is None:
+        args += ["--ranks", ranks]
+    for key, value in inputs.items():
+        np.save(tmp_path / f"{key}.npy", value)
+        args += ["--input", f"{key}={tmp_path / f'{key}.npy'}"]
+    expected = ref.layer_reference(name, inputs, params, layout)
+    for key in expected:
+        args += ["--output", f"{key}={tmp_path / f'out_{key}.npy'}"]
+    out = ok(hostir(*args, *options, launcher=launcher))
+    assert "check: ok" in out, out
+    return {key: np.load(tmp_path / f"out_{key}.npy") for key in expected}, expected
+
+
+@pytest.mark.parametrize("ranks,tp", MESH_LAYOUTS)
+@pytest.mark.parametrize("name", sorted(MESH))
+def test_mesh_layers_in_process_and_on_copy_engines(tmp_path, name, ranks, tp):
+    out = ok(hostir("check", program(name), "--ranks", ranks, *settings(dict(MESH[name], TP=tp))))
+    assert f": ok: program '{name}'" in out
+    assert_matches(*run_mesh_layer(tmp_path, name, ranks, tp, "--inject-delays", "50"))
+    assert_matches(*run_mesh_layer(tmp_path, name, ranks, tp, "--backend", "cpu", "--communicator", "copy-engine",
+                                   seed=1))
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("ranks,tp", MESH_LAYOUTS)
+@pytest.mark.parametrize("name", sorted(MESH))
+def test_mesh_layers_mpi(tmp_path, name, ranks, tp):
+    assert_matches(*run_mesh_layer(tmp_path, name, ranks, tp, launcher=["mpirun", "-np", str(ranks)], seed=2))
+
+
 def pipelined_ways():
     """Each pipelined layer, depth and way to run it (in-process, copy engines, mpirun)."""
     return [(name, depth) for name in PIPELINED for depth in DEPTHS]
