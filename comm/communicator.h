@@ -93,6 +93,11 @@ class Communicator {
   // this team's end the group's calls. Throws CommError where the transport
   // cannot split (a device communicator splits the host team it is built on).
   virtual std::unique_ptr<Communicator> split(int color, int key);
+  // Whether calls on different communicators split from this team (and on
+  // the team itself) may run at the same time from different threads: true
+  // for in-process and copy-engine teams, and for MPI initialized with
+  // MPI_THREAD_MULTIPLE. Where false, a backend runs them one at a time.
+  virtual bool groupsOverlap() const { return false; }
 
   // An error the transport detected on its own, outside any call (NCCL: a
   // remote peer failed), or nullopt while it is healthy.

@@ -51,6 +51,8 @@ class CopyEngineCommunicator final : public Communicator {
   int rank() const override { return hostComm_.rank(); }
   int size() const override { return hostComm_.size(); }
   std::string name() const override { return "copy-engine"; }
+  // Each group has its own host group and board.
+  bool groupsOverlap() const override { return true; }
   bool blocking() const override { return !engine_->asynchronous(); }
   // Every rank's device, in rank order.
   const std::vector<int>& devices() const { return devices_; }

@@ -111,6 +111,7 @@ class InProcessCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string name() const override { return "in-process"; }
+  bool groupsOverlap() const override { return true; }
 
   void collective(const CollectiveArgs& call, void*) override {
     const CollectiveSignature& s = call.signature;

@@ -377,6 +377,12 @@ void MpiCommunicator::exchange(const std::vector<Message>& messages, DType dtype
 
 void MpiCommunicator::barrier() { check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
+bool MpiCommunicator::groupsOverlap() const {
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  return level == MPI_THREAD_MULTIPLE;
+}
+
 std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
   MPI_Comm group = MPI_COMM_NULL;
   check(MPI_Comm_split(comm_, color, key, &group), "MPI_Comm_split");

@@ -63,6 +63,7 @@ class MpiCommunicator : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string name() const override { return "mpi"; }
+  bool groupsOverlap() const override;
 
   // Counts checked (signatureError), then one MPI collective per kind, blocking.
   void collective(const CollectiveArgs& call, void* stream = nullptr) override;

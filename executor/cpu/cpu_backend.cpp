@@ -165,23 +165,27 @@ std::optional<ComputeGate::Span> CpuBackend::runAdmittedTask(const Work& work, c
   switch (work.admission) {
     case Admission::ComputeSlot: return computeGate_.run(work.ticket, task);
     case Admission::CommTurn: {
+      TurnLane* lane = nullptr;
       {
         std::unique_lock lock(turnMutex_);
-        turnWaiters_.wait(lock, work.sequence,
-                          [&] { return nextTurn_ == work.sequence || failed_.load(std::memory_order_acquire); });
-        if (nextTurn_ != work.sequence) return std::nullopt;  // failed: the stream is draining
-        inFlight_ = InFlight{work.sequence, work.kind, work.loc, std::chrono::steady_clock::now(), false};
+        lane = &turnLanes_[work.lane];
+        turnWaiters_.wait(lock, turnTicket(work.lane, work.sequence),
+                          [&] { return lane->nextTurn == work.sequence || failed_.load(std::memory_order_acquire); });
+        if (lane->nextTurn != work.sequence) return std::nullopt;  // failed: the stream is draining
+        lane->inFlight = InFlight{work.sequence, work.kind, work.loc, std::chrono::steady_clock::now(), false};
       }
-      // The next communication's turn comes even if this one throws.
+      // The lane's next communication's turn comes even if this one throws.
       struct TakeTurn {
         CpuBackend* self;
+        TurnLane* lane;
+        uint32_t number;
         ~TakeTurn() {
           std::lock_guard lock(self->turnMutex_);
-          ++self->nextTurn_;
-          self->inFlight_.reset();
-          self->turnWaiters_.wake(self->nextTurn_);
+          ++lane->nextTurn;
+          lane->inFlight.reset();
+          self->turnWaiters_.wake(turnTicket(number, lane->nextTurn));
         }
-      } takeTurn{this};
+      } takeTurn{this, lane, work.lane};
       // Every earlier-issued computation has started before this takes a core
       // (and none waits for a later communication), so this never deadlocks.
       return computeGate_.run(work.ticket, task);
@@ -287,12 +291,22 @@ void CpuBackend::copy(Stream* stream, const TensorView& src, const TensorView& d
       stream, [src, dst] { cpu::copy(src, dst); }, Work{traceCategory(OpKind::Copy), cost.bytes, cost.flops});
 }
 
+uint32_t CpuBackend::turnLane(const CollectiveCall& call) const {
+  return call.over != 0 && comm_.groupsOverlap() ? call.over : 0;
+}
+
 void CpuBackend::collective(Stream* stream, const CollectiveCall& call) {
-  uint64_t sequence = nextIssue_++;
+  const uint32_t lane = turnLane(call);
+  uint64_t sequence = 0;
+  {
+    std::lock_guard lock(turnMutex_);
+    sequence = turnLanes_[lane].issued++;
+  }
   OpCost cost = costOfCommunication(call.kind, call.input, call.output);
   enqueue(
       stream, [this, call] { communicate(call); },
-      Work{traceCategory(call.kind), cost.bytes, cost.flops, Admission::CommTurn, 0, sequence, call.kind, call.loc});
+      Work{traceCategory(call.kind), cost.bytes, cost.flops, Admission::CommTurn, 0, sequence, lane, call.kind,
+           call.loc});
 }
 
 void CpuBackend::useMesh(const std::vector<int64_t>& extents, const std::vector<uint32_t>& overs) {
@@ -319,15 +333,20 @@ void CpuBackend::watch() {
     std::string stuck;
     {
       std::lock_guard turn(turnMutex_);
-      if (inFlight_ && !inFlight_->reported &&
-          std::chrono::steady_clock::now() - inFlight_->since > options_.commTimeout) {
-        const InFlight& call = *inFlight_;
+      for (auto& [number, lane] : turnLanes_) {
+        std::optional<InFlight>& inFlight = lane.inFlight;
+        if (!inFlight || inFlight->reported ||
+            std::chrono::steady_clock::now() - inFlight->since <= options_.commTimeout)
+          continue;
+        const InFlight& call = *inFlight;
         stuck = fmt::format(
-            "rank {}: communication #{} ({} issued at {}:{}) has not completed after {} s; "
+            "rank {}: communication #{}{} ({} issued at {}:{}) has not completed after {} s; "
             "another rank failed or issued different communications",
-            comm_.rank(), inFlight_->sequence, signatureOf(call.kind).name, call.loc.line, call.loc.col,
+            comm_.rank(), call.sequence, number == 0 ? "" : " of its mesh group", signatureOf(call.kind).name,
+            call.loc.line, call.loc.col,
             std::chrono::duration_cast<std::chrono::seconds>(options_.commTimeout).count());
-        inFlight_->reported = true;
+        inFlight->reported = true;
+        break;
       }
     }
     if (!stuck.empty()) fail(std::make_exception_ptr(CommError(stuck)));

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -77,9 +78,10 @@ class CpuBackend : public Backend {
   enum class Admission {
     None,
     ComputeSlot,  // a core of the rank (ComputeGate), in issue order
-    // Its turn (communications run one at a time, in issue order), then a
-    // core: Open MPI copies and polls on the CPU, so a communication keeps
-    // a core as busy as a GEMM does, and sharing one by time slices slows both.
+    // Its turn (the communications of a lane run one at a time, in issue
+    // order), then a core: Open MPI copies and polls on the CPU, so a
+    // communication keeps a core as busy as a GEMM does, and sharing one by
+    // time slices slows both.
     CommTurn,
   };
   // What a task is: for admission, traces and the watchdog's messages.
@@ -89,7 +91,8 @@ class CpuBackend : public Backend {
     double flops = 0;
     Admission admission = Admission::None;
     uint64_t ticket = 0;         // the gate's ticket
-    uint64_t sequence = 0;       // a communication's place among this rank's communications
+    uint64_t sequence = 0;       // a communication's place among its lane's on this rank
+    uint32_t lane = 0;           // a communication's lane (turnLane)
     OpKind kind = OpKind::Copy;  // the statement that issued it
     SourceLoc loc = {};
     // An indexing statement's tensors, by the program's names, for an index out of range.
@@ -117,11 +120,13 @@ class CpuBackend : public Backend {
   std::mutex failureMutex_;
   std::exception_ptr firstFailure_;
 
-  // Communications take turns in issue order (one at a time per rank).
-  std::mutex turnMutex_;
-  TicketWaiters turnWaiters_;  // guarded by turnMutex_
-  uint64_t nextTurn_ = 0;      // guarded by turnMutex_
-  uint64_t nextIssue_ = 0;     // host only
+  // Communications take turns in issue order, one at a time per lane: the
+  // whole team's communications are one lane, and each set of mesh axes
+  // (`over`) is a lane of its own where the team's groups may communicate
+  // at the same time (Communicator::groupsOverlap), else part of lane 0.
+  uint32_t turnLane(const CollectiveCall& call) const;
+  // A waiter's ticket: its lane and its place in it.
+  static uint64_t turnTicket(uint32_t lane, uint64_t sequence) { return (uint64_t{lane} << 40) ^ sequence; }
   struct InFlight {
     uint64_t sequence;
     OpKind kind;
@@ -129,7 +134,15 @@ class CpuBackend : public Backend {
     std::chrono::steady_clock::time_point since;
     bool reported;
   };
-  std::optional<InFlight> inFlight_;  // guarded by turnMutex_
+  struct TurnLane {
+    uint64_t nextTurn = 0;             // guarded by turnMutex_
+    uint64_t issued = 0;               // host only
+    std::optional<InFlight> inFlight;  // guarded by turnMutex_
+  };
+  std::mutex turnMutex_;
+  TicketWaiters turnWaiters_;               // guarded by turnMutex_
+  std::map<uint32_t, TurnLane> turnLanes_;  // guarded by turnMutex_ (nodes stay put once made)
+  uint64_t communications_ = 0;             // host only: this run's communications, for messages
 
   std::mutex watchdogMutex_;
   std::condition_variable watchdogWake_;
