@@ -125,11 +125,13 @@ double algorithmSteps(CommAlgorithm algorithm, OpKind kind, int64_t ranks) {
 
 // The entry that prices `algorithm` for a team of `ranks`: the one at that
 // size, else the largest smaller one, else the smallest. Null if none.
-const CommunicationCost* entryFor(const MachineProfile& profile, OpKind kind, CommAlgorithm algorithm, int64_t ranks) {
+// Entries of team sizes in [fewest, most] only (a node's, or the network's).
+const CommunicationCost* entryFor(const MachineProfile& profile, OpKind kind, CommAlgorithm algorithm, int64_t ranks,
+                                  int64_t fewest = 0, int64_t most = std::numeric_limits<int64_t>::max()) {
   const CommunicationCost* below = nullptr;
   const CommunicationCost* smallest = nullptr;
   for (const CommunicationCost& cost : profile.communication) {
-    if (cost.kind != kind || cost.algorithm != algorithm) continue;
+    if (cost.kind != kind || cost.algorithm != algorithm || cost.ranks < fewest || cost.ranks > most) continue;
     if (cost.ranks == ranks) return &cost;
     if (cost.ranks < ranks && (!below || cost.ranks > below->ranks)) below = &cost;
     if (!smallest || cost.ranks < smallest->ranks) smallest = &cost;
@@ -198,7 +200,8 @@ double busFactor(OpKind kind, int64_t ranks) {
 }
 
 Result<double, std::string> communicationSeconds(const MachineProfile& profile, OpKind kind, int64_t bytes,
-                                                 int64_t ranks, std::optional<PricingAssumption>* assumed) {
+                                                 int64_t ranks, std::optional<PricingAssumption>* assumed,
+                                                 const GroupPlacement* placement) {
   if (assumed) assumed->reset();
   if (ranks <= 1) return 0.0;
   const OpKind priced = pricingKind(profile, kind);
@@ -207,18 +210,30 @@ Result<double, std::string> communicationSeconds(const MachineProfile& profile, 
     another.communication = kind;
     *assumed = another;
   }
+  // Within a node: its entries (at most ranksPerNode ranks); across nodes:
+  // the network's (more ranks), each member's NIC share capping the bandwidth.
+  const bool placed = placement && profile.ranksPerNode > 0;
+  const bool acrossNodes = placed && placement->nodes > 1;
+  const int64_t fewest = acrossNodes ? profile.ranksPerNode + 1 : 0;
+  const int64_t most = placed && !acrossNodes ? profile.ranksPerNode : std::numeric_limits<int64_t>::max();
+  const double nicCap = acrossNodes && profile.nicBusGbps > 0
+                            ? profile.nicBusGbps * static_cast<double>(placement->perNode)
+                            : std::numeric_limits<double>::infinity();
   double best = std::numeric_limits<double>::infinity();
   for (CommAlgorithm algorithm : {CommAlgorithm::Ring, CommAlgorithm::Tree, CommAlgorithm::Flat}) {
-    const CommunicationCost* entry = entryFor(profile, priced, algorithm, ranks);
+    const CommunicationCost* entry = entryFor(profile, priced, algorithm, ranks, fewest, most);
+    // A profile without entries on that side of the node prices it as before.
+    if (!entry && placed) entry = entryFor(profile, priced, algorithm, ranks);
     if (!entry) continue;
-    if (entry->ranks == ranks && !entry->measuredBytes.empty()) {
+    if (entry->ranks == ranks && !entry->measuredBytes.empty() && !acrossNodes) {
       best = std::min(best, measuredSeconds(*entry, bytes));
       continue;
     }
     double latencyScale =
         algorithmSteps(algorithm, kind, ranks) / algorithmSteps(algorithm, kind, std::max<int64_t>(entry->ranks, 2));
+    const double busGbps = std::min(entry->busGbps, nicCap);
     double seconds = entry->latencyMicros * latencyScale * 1e-6 +
-                     static_cast<double>(std::max<int64_t>(bytes, 0)) * busFactor(kind, ranks) / (entry->busGbps * 1e9);
+                     static_cast<double>(std::max<int64_t>(bytes, 0)) * busFactor(kind, ranks) / (busGbps * 1e9);
     best = std::min(best, seconds);
   }
   if (best == std::numeric_limits<double>::infinity()) {

@@ -122,7 +122,19 @@ double busFactor(OpKind kind, int64_t ranks);
 // error when the profile has no entry for the kind (nor for the one that
 // prices it): "the profile 'x' has no allgather costs". `assumed` is set when
 // another kind's entries priced it.
+//
+// `placement`: where the team's ranks sit, when the profile knows its nodes
+// (ranksPerNode): within one node it is priced on the entries of at most
+// ranksPerNode ranks (NVLink), across nodes on the larger ones (the
+// network), their bandwidth capped at nicBusGbps times the group's ranks on
+// a node, which share the node's NICs with the node's other groups
+// (docs/machine-profiles.md, "Groups across nodes").
+struct GroupPlacement {
+  int64_t nodes = 1;    // the nodes the team spans
+  int64_t perNode = 1;  // the most of its ranks on one node
+};
 Result<double, std::string> communicationSeconds(const MachineProfile& profile, OpKind kind, int64_t bytes,
-                                                 int64_t ranks, std::optional<PricingAssumption>* assumed = nullptr);
+                                                 int64_t ranks, std::optional<PricingAssumption>* assumed = nullptr,
+                                                 const GroupPlacement* placement = nullptr);
 
 }  // namespace hostir

@@ -34,7 +34,8 @@ using Json = nlohmann::ordered_json;
 constexpr std::string_view kFormat = "hostir-machine-profile";
 // The version the writer writes. Version 1 files (without spreads, issue
 // costs by operation or contention) still read, and mean what they meant.
-constexpr int64_t kVersion = 2;
+// Version 2 files (without `nodes`) read as a machine whose nodes are unknown.
+constexpr int64_t kVersion = 3;
 constexpr int64_t kOldestVersion = 1;
 
 // Thrown inside the reader only; parseMachineProfile turns it into a Diagnostic.
@@ -188,6 +189,7 @@ constexpr Range kShareOfUnits{0, 1e6, "units"};
 // A relative spread (the interquartile range over the median): beyond 10
 // a figure says nothing.
 constexpr Range kSpread{0, 10, "(relative)"};
+constexpr Range kRanksPerNode{1, 1 << 20, "ranks"};
 // A contention rate: the share of its rate alone that work keeps beside
 // other work. Below 1/1000 no measurement could tell it from a stall.
 constexpr Range kContentionRate{1e-3, 1, "(of the rate alone)"};
@@ -294,6 +296,18 @@ void readRank(const Json& rank, MachineProfile& profile) {
                             {"communication_units", profile.communicationUnits}})
     if (units > profile.computeUnits)
       reject(child(path, key), fmt::format("{} exceeds compute_units, {}", units, profile.computeUnits));
+}
+
+// `nodes` (version 3): the ranks a node holds, and one rank's network share.
+void readNodes(const Json& nodes, MachineProfile& profile) {
+  const std::string path = "nodes";
+  requireKeys(nodes, path, {"ranks_per_node", "nic_busbw_gbps"}, {"ranks_per_node"});
+  const double ranks = readInRange(nodes["ranks_per_node"], child(path, "ranks_per_node"), kRanksPerNode);
+  if (ranks != std::floor(ranks))
+    reject(child(path, "ranks_per_node"), fmt::format("expected a whole number of ranks, got {}", ranks));
+  profile.ranksPerNode = static_cast<int64_t>(ranks);
+  if (nodes.contains("nic_busbw_gbps"))
+    profile.nicBusGbps = readInRange(nodes["nic_busbw_gbps"], child(path, "nic_busbw_gbps"), kGbps);
 }
 
 void readGemm(const Json& gemm, MachineProfile& profile, int64_t version) {
@@ -543,14 +557,16 @@ MachineProfile readProfile(const Json& root) {
                             root["version"].get<int64_t>() >= kOldestVersion &&
                             root["version"].get<int64_t>() <= kVersion;
   if (root.contains("version") && !knownVersion)
-    reject("version", fmt::format("expected {} or {}, got {} (this hostir reads versions {} and {})", kOldestVersion,
+    reject("version", fmt::format("expected {} to {}, got {} (this hostir reads versions {} to {})", kOldestVersion,
                                   kVersion, shown(root["version"]), kOldestVersion, kVersion));
   const int64_t version = knownVersion ? root["version"].get<int64_t>() : kVersion;
+  if (root.contains("nodes") && version < 3)
+    reject("nodes", fmt::format("a version 3 key in a version {} profile (write \"version\": 3)", version));
   requireKeys(root, "",
               {"format", "version", "name", "description", "sources", "rank", "gemm", "memory", "communication",
                "overheads_us"},
               {"format", "version", "name", "rank", "gemm", "memory", "communication", "overheads_us"},
-              {"kernels", "contention"}, version);
+              {"kernels", "contention", "nodes"}, version);
   MachineProfile profile;
   profile.name = readString(root, "", "name");
   if (root.contains("description")) profile.description = readString(root, "", "description");
@@ -565,6 +581,7 @@ MachineProfile readProfile(const Json& root) {
   readMemory(root["memory"], profile, version);
   if (root.contains("kernels")) readKernels(root["kernels"], profile);
   readCommunication(root["communication"], profile, version);
+  if (root.contains("nodes")) readNodes(root["nodes"], profile);
   readOverheads(root["overheads_us"], profile, version);
   if (root.contains("contention")) readContention(root["contention"], profile);
   // Measured times fall with size only by noise (a calibrated CPU's small
@@ -729,6 +746,11 @@ std::string machineProfileJson(const MachineProfile& profile) {
     communication.push_back(std::move(entry));
   }
   root["communication"] = std::move(communication);
+  if (profile.ranksPerNode > 0) {
+    Json& nodes = root["nodes"];
+    nodes["ranks_per_node"] = profile.ranksPerNode;
+    if (profile.nicBusGbps > 0) nodes["nic_busbw_gbps"] = profile.nicBusGbps;
+  }
   Json& overheads = root["overheads_us"];
   overheads["issue"] = profile.overheads.issueMicros;
   overheads["launch"] = profile.overheads.launchMicros;

@@ -158,6 +158,14 @@ struct MachineProfile {
   MemoryCurve memory;
   KernelRates kernels;  // measured rates of other kernels; empty where not measured
   std::vector<CommunicationCost> communication;
+  // The nodes (`nodes` in the JSON, version 3): how many ranks share one
+  // (0: unknown, and every team is priced by its rank count alone), and
+  // one rank's share of the network (its NIC's bus bandwidth, GB/s; 0:
+  // unknown). A group within one node is priced on the entries of at most
+  // ranksPerNode ranks, one across nodes on the larger ones, capped at
+  // nicBusGbps per member of the group on a node (cost_model.h).
+  int64_t ranksPerNode = 0;
+  double nicBusGbps = 0;
   Overheads overheads;
   // Pairwise slow-downs of concurrent work on a Concurrent rank; see
   // docs/cost-model.md for the rule and the pairs a profile leaves out.

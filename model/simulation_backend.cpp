@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <optional>
 #include <span>
 
@@ -157,17 +158,31 @@ void SimulationBackend::copy(Stream* stream, const TensorView& src, const Tensor
   item.bytes = bytes;
 }
 
+GroupPlacement SimulationBackend::placementOf(uint32_t over, const MeshGroup& group) const {
+  // Ranks fill nodes in order (mpirun's by-slot mapping): rank r is on node r / ranksPerNode.
+  GroupPlacement placement;
+  if (profile_.ranksPerNode <= 0) return placement;
+  std::map<int64_t, int64_t> onNode;
+  for (int64_t place = 0; place < group.size; ++place) {
+    const int64_t rank = over == 0 ? place : meshGroupRank(mesh_, over, group.color, place);
+    placement.perNode = std::max(placement.perNode, ++onNode[rank / profile_.ranksPerNode]);
+  }
+  placement.nodes = static_cast<int64_t>(onNode.size());
+  return placement;
+}
+
 void SimulationBackend::collective(Stream* stream, const CollectiveCall& call) {
   // nccl-tests' message size, from the op table: the larger side of the collective.
   const int64_t bytes = costOfCommunication(call.kind, call.input, call.output).bytes;
   // Over mesh axes it spans this rank's group, whose places `to` and `from` count.
   const MeshGroup group = call.over == 0 ? MeshGroup{0, rank_, world_} : meshGroup(mesh_, call.over, rank_);
+  const GroupPlacement placement = placementOf(call.over, group);
   // A sendrecv to and from this rank is a local copy: it moves nothing between ranks.
   const bool local = takesOperand(*collectiveOf(call.kind), "to") && call.to == group.index && call.from == group.index;
   std::optional<PricingAssumption> assumed;
   Result<double, std::string> transfer =
       local ? Result<double, std::string>(memorySeconds(profile_, bytesOf(call.input) + bytesOf(call.output)))
-            : communicationSeconds(profile_, call.kind, bytes, group.size, &assumed);
+            : communicationSeconds(profile_, call.kind, bytes, group.size, &assumed, &placement);
   if (!transfer) fail(call.loc, transfer.error());
   if (assumed) work_.assumptions.insert(*assumed);
   // Views the communicator cannot take as they are are packed and unpacked around it, on its time.

@@ -9,6 +9,8 @@
 #include <memory>
 #include <vector>
 
+#include "ir/mesh.h"
+#include "model/cost_model.h"
 #include "model/machine_profile.h"
 #include "model/rank_work.h"
 #include "runtime/backend.h"
@@ -47,6 +49,8 @@ class SimulationBackend : public Backend {
  private:
   struct SimulatedStream;
   SimulatedStream* simulated(Stream* stream) const;
+  // Where the ranks of this rank's group over `over` sit on the profile's nodes.
+  GroupPlacement placementOf(uint32_t over, const MeshGroup& group) const;
   // Appends the current statement's piece of work to `stream`.
   WorkItem& issue(Stream* stream, WorkItem::Kind kind, double seconds, double units);
 

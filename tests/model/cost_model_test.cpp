@@ -172,6 +172,31 @@ TEST(CostModelTest, CommunicationScalesTheLatencyByTheAlgorithmsSteps) {
   EXPECT_NEAR(communication(p, OpKind::Broadcast, 1000, 8), 70e-6 + 1000 / 100e9, kTolerance);
 }
 
+// With nodes of 4 ranks: a group inside one node takes the node's entries
+// (the 2-rank one, whatever the team above), one across nodes the larger
+// ones, its bandwidth capped at the NIC share of its members on a node.
+TEST(CostModelTest, AGroupIsPricedInsideItsNodeOrOnTheNetwork) {
+  MachineProfile p = testProfile();
+  p.communication[1].busGbps = 40;  // the 8-rank ring: across nodes of 4
+  p.ranksPerNode = 4;
+  p.nicBusGbps = 15;
+  const auto placed = [&](int64_t ranks, GroupPlacement where) {
+    auto seconds = communicationSeconds(p, OpKind::Allreduce, 1'000'000, ranks, nullptr, &where);
+    EXPECT_TRUE(seconds.ok());
+    return seconds.ok() ? *seconds : -1;
+  };
+  // 4 ranks in one node: the 2-rank entry (2 steps) scaled to 6 steps, at 100 GB/s.
+  EXPECT_NEAR(placed(4, {1, 4}), 30e-6 + 1e6 * 1.5 / 100e9, kTolerance);
+  // 4 ranks on 4 nodes, one a node: the 8-rank entry (14 steps) scaled to 6, at one NIC's 15 GB/s.
+  EXPECT_NEAR(placed(4, {4, 1}), 6e-6 + 1e6 * 1.5 / 15e9, kTolerance);
+  // 8 ranks on 2 nodes, 4 a node: 4 NICs' 60 GB/s cap the entry's 40 no further.
+  EXPECT_NEAR(placed(8, {2, 4}), 14e-6 + 1e6 * 1.75 / 40e9, kTolerance);
+  // Unplaced, or on a profile without nodes: by the team's size alone, as before.
+  EXPECT_NEAR(communication(p, OpKind::Allreduce, 1'000'000, 4), 30e-6 + 1e6 * 1.5 / 100e9, kTolerance);
+  p.ranksPerNode = 0;
+  EXPECT_NEAR(placed(4, {4, 1}), 30e-6 + 1e6 * 1.5 / 100e9, kTolerance);
+}
+
 TEST(CostModelTest, ASendrecvIsOneStepWhateverTheTeam) {
   MachineProfile p = testProfile();
   // alpha + beta per message: the 2-rank entry prices a ring step on any team, latency unscaled.

@@ -225,7 +225,38 @@ TEST(MachineProfileTest, WritesTheDocumentedKeyOrder) {
     ASSERT_NE(at, std::string::npos) << key << " missing or out of order in\n" << json;
     last = at;
   }
-  EXPECT_EQ(json.rfind("{\n  \"format\": \"hostir-machine-profile\",\n  \"version\": 2,\n", 0), 0u) << json;
+  EXPECT_EQ(json.rfind("{\n  \"format\": \"hostir-machine-profile\",\n  \"version\": 3,\n", 0), 0u) << json;
+}
+
+// `nodes` (version 3): read, written after the communication entries, and
+// refused in an older profile or as a fraction of a rank.
+TEST(MachineProfileTest, ReadsAndWritesTheNodes) {
+  // kProfile at `version` with `nodes` before its overheads.
+  const auto withNodes = [](int version, const std::string& nodes) {
+    std::string text = edited("\"overheads_us\"", "\"nodes\": " + nodes + ", \"overheads_us\"");
+    return text.replace(text.find("\"version\": 1"), 12, "\"version\": " + std::to_string(version));
+  };
+  auto parsed = parseMachineProfile(withNodes(3, R"({"ranks_per_node": 8, "nic_busbw_gbps": 46.0})"), "p.json");
+  ASSERT_TRUE(parsed.ok()) << renderDiagnostic(parsed.error(), "p.json");
+  EXPECT_EQ(parsed->ranksPerNode, 8);
+  EXPECT_EQ(parsed->nicBusGbps, 46.0);
+  const std::string json = machineProfileJson(*parsed);
+  EXPECT_LT(json.find("\"communication\""), json.find("\"nodes\"")) << json;
+  EXPECT_LT(json.find("\"ranks_per_node\": 8"), json.find("\"overheads_us\"")) << json;
+  auto again = parseMachineProfile(json, "q.json");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->ranksPerNode, 8);
+  EXPECT_EQ(again->nicBusGbps, 46.0);
+  EXPECT_EQ(errorOf(withNodes(2, R"({"ranks_per_node": 8})")),
+            "p.json: error: nodes: a version 3 key in a version 2 profile (write \"version\": 3)");
+  EXPECT_EQ(errorOf(withNodes(3, R"({"ranks_per_node": 2.5})")),
+            "p.json: error: nodes.ranks_per_node: expected a whole number of ranks, got 2.5");
+  for (const std::string name : {"h100-nvlink", "h200-nvlink"}) {
+    auto shipped = loadMachineProfile(name);
+    ASSERT_TRUE(shipped.ok());
+    EXPECT_EQ(shipped->ranksPerNode, 8) << name;
+    EXPECT_EQ(shipped->nicBusGbps, 46.0) << name;
+  }
 }
 
 TEST(MachineProfileTest, ShipsTheGpuProfiles) {
@@ -325,8 +356,8 @@ TEST(MachineProfileTest, RejectsAnotherFormatOrVersion) {
   EXPECT_EQ(errorOf(edited("\"hostir-machine-profile\"", "\"chrome-trace\"")),
             "p.json: error: format: expected \"hostir-machine-profile\", got \"chrome-trace\" (is this a hostir "
             "machine profile?)");
-  EXPECT_EQ(errorOf(edited("\"version\": 1", "\"version\": 3")),
-            "p.json: error: version: expected 1 or 2, got 3 (this hostir reads versions 1 and 2)");
+  EXPECT_EQ(errorOf(edited("\"version\": 1", "\"version\": 4")),
+            "p.json: error: version: expected 1 to 3, got 4 (this hostir reads versions 1 to 3)");
   EXPECT_EQ(errorOf("[1, 2]"), "p.json: error: the profile: expected an object, got [1,2]");
 }
 
