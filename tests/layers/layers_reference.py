@@ -143,17 +143,19 @@ def moe_expert_parallel(i, assignments):
 def moe_routing(rng, params, world, top_k=2):
     """Routes every token to top_k experts and buckets them as the program reads them.
 
-    Returns (idx, cw, assignments): idx int32 [S * X, C] and cw float32
-    [S * X, C, 1], where rank r's columns r * C / world ... of row i * X + e
+    Returns (idx, cw, assignments): idx int32 [S * X, world * C / n] and cw
+    float32 [S * X, world * C / n, 1] (n: the ranks an expert serves, EP or
+    world), where rank r's columns r * C / n ... of row i * X + e
     hold the rows, within r's token chunk i, of the tokens it sends to
     expert e (-1 for an empty slot) and their combine weights; assignments
     lists the kept (global token, expert, weight), weights as float32 values.
     """
     t, x, c, s = params["T"], params["X"], params["C"], params["S"]
-    local, slots = t // world, c // world
+    # Each expert takes C tokens from the ranks it serves: the whole team, or its ep group (moe_ep_dp).
+    local, slots = t // world, c // params.get("EP", world)
     chunk = -(-local // s)
-    idx = np.full((s * x, c), -1, dtype=np.int32)
-    cw = np.zeros((s * x, c, 1), dtype=np.float32)
+    idx = np.full((s * x, world * slots), -1, dtype=np.int32)
+    cw = np.zeros((s * x, world * slots, 1), dtype=np.float32)
     assignments = []
     for r in range(world):
         for i in range(s):
@@ -252,7 +254,7 @@ def layer_inputs(name, rng, p, world):
         i = {"x": activations(rng, (t, e)), "wr": weights(rng, (x, e), e), "wg": weights(rng, (x, e, f), e),
              "wu": weights(rng, (x, e, f), e), "wd": weights(rng, (x, f, e), f)}
         return i, moe_router(i["x"], i["wr"], p, world)
-    if name == "moe_expert_parallel":
+    if name in ("moe_expert_parallel", "moe_ep_dp"):
         t, e, f, x = p["T"], p["E"], p["F"], p["X"]
         idx, cw, assignments = moe_routing(rng, p, world)
         return {"x": activations(rng, (t, e)), "idx": idx, "cw": cw, "wg": weights(rng, (x, e, f), e),
@@ -275,7 +277,7 @@ def layer_reference(name, inputs, p, assignments=None):
         return sequence_parallel_mlp(inputs)
     if name == "rope":
         return rope(inputs, p)
-    if name in ("moe_expert_parallel", "moe_routed"):
+    if name in ("moe_expert_parallel", "moe_routed", "moe_ep_dp"):
         return moe_expert_parallel(inputs, assignments)
     if name == "relu_mlp_backward":
         return relu_mlp_backward(inputs)

@@ -170,15 +170,21 @@ def test_mpi(tmp_path, name, ranks):
     assert_matches(*run_layer(tmp_path, name, ranks, *passes_for(name), launcher=launcher, seed=3))
 
 
-# The layers on a device mesh (dp x tp), each at 4 ranks (2 x 2) and 8 ranks
-# (2 x 4 and 4 x 2): small shapes that divide over every layout.
-MESH = {"hsdp_mlp": dict(T=16, H=8, F=32)}
-MESH_LAYOUTS = ((4, 2), (8, 4), (8, 2))  # (ranks, TP)
+# The layers on a device mesh (dp x tp, dp x ep), each at 4 ranks (2 x 2) and
+# 8 ranks (2 x 4 and 4 x 2): the parameter that sets the inner axis, and
+# small shapes that divide over every layout.
+MESH = {"hsdp_mlp": ("TP", dict(T=16, H=8, F=32)), "moe_ep_dp": ("EP", dict(T=32, E=8, F=8, X=4, C=8, S=2))}
+MESH_LAYOUTS = ((4, 2), (8, 4), (8, 2))  # (ranks, the inner axis's extent)
+
+
+def mesh_params(name, inner):
+    axis, params = MESH[name]
+    return dict(params, **{axis: inner})
 
 
 def run_mesh_layer(tmp_path, name, ranks, tp, *options, launcher=None, seed=0):
-    """run_layer for a mesh layer with TP = tp: its outputs and expected values."""
-    params = dict(MESH[name], TP=tp)
+    """run_layer for a mesh layer whose inner axis has extent tp: its outputs and expected values."""
+    params = mesh_params(name, tp)
     rng = np.random.default_rng(100 * ranks + tp + seed)
     inputs, layout = ref.layer_inputs(name, rng, params, ranks)
     args = ["run", program(name), *settings(params), "--check"]
@@ -198,7 +204,7 @@ def run_mesh_layer(tmp_path, name, ranks, tp, *options, launcher=None, seed=0):
 @pytest.mark.parametrize("ranks,tp", MESH_LAYOUTS)
 @pytest.mark.parametrize("name", sorted(MESH))
 def test_mesh_layers_in_process_and_on_copy_engines(tmp_path, name, ranks, tp):
-    out = ok(hostir("check", program(name), "--ranks", ranks, *settings(dict(MESH[name], TP=tp))))
+    out = ok(hostir("check", program(name), "--ranks", ranks, *settings(mesh_params(name, tp))))
     assert f": ok: program '{name}'" in out
     assert_matches(*run_mesh_layer(tmp_path, name, ranks, tp, "--inject-delays", "50"))
     assert_matches(*run_mesh_layer(tmp_path, name, ranks, tp, "--backend", "cpu", "--communicator", "copy-engine",
