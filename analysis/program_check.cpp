@@ -3,10 +3,14 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "analysis/race_check_backend.h"
 #include "ir/cancellation.h"
+#include "ir/mesh.h"
 #include "ir/rank_dependence.h"
 #include "runtime/evaluator.h"
 
@@ -17,6 +21,17 @@ bool hasSendRecv(const Program& program) {
   bool found = false;
   walkStatements(program.body, [&](const Statement& s) { found |= s.isOp() && s.op().kind == OpKind::SendRecv; });
   return found;
+}
+
+// A communication's lane: the mesh axes it runs over and the group it runs
+// in (the whole team: {0, 0}). Each group matches its own calls, so the
+// ranks are compared lane by lane, each with its group's first rank.
+using Lane = std::pair<uint32_t, int64_t>;
+Lane laneOf(uint32_t over, int64_t rank, const std::vector<int64_t>& mesh) {
+  return over == 0 ? Lane{0, 0} : Lane{over, meshGroup(mesh, over, rank).color};
+}
+int64_t laneLeader(const Lane& lane, const std::vector<int64_t>& mesh) {
+  return lane.first == 0 ? 0 : meshGroupRank(mesh, lane.first, lane.second, 0);
 }
 
 }  // namespace
@@ -30,29 +45,39 @@ ProgramCheck checkProgram(const Program& program, const std::map<std::string, in
   result.ranksChecked = namesRank(program) || pairs ? world : 1;
   // A finding every rank has is reported once, for the first rank that has it.
   std::set<std::string> seenRaces, seenReads, seenOutputs, seenUnproven;
-  // Rank 0's communications; every other rank is compared with them as it issues its own.
-  CommunicationSequence reference;
-  std::vector<SendRecvLog> sendRecvs(pairs ? static_cast<size_t>(result.ranksChecked) : 0);
+  // Each lane's first rank's communications (rank 0's for the whole team);
+  // every other rank of the lane is compared with them as it issues its own.
+  std::map<Lane, CommunicationSequence> references;
+  std::map<Lane, std::vector<SendRecvLog>> sendRecvs;  // per lane, by rank
+  std::optional<Lane> mismatchLane;
   const bool alike = result.ranksChecked == 1;
   for (int64_t rank = 0; rank < result.ranksChecked; ++rank) {
     throwIfCancelled(cancel);  // also where a rank issues no operation to poll at
     Evaluator evaluator(program, params, rank, world);
+    const std::vector<int64_t>& mesh = evaluator.meshExtents();
     RaceCheckBackend backend(
         streams, nullptr,
         RaceCheckOptions{
             .trackInitialization = true, .rank = alike ? RaceCheckOptions::kEveryRank : rank, .cancel = cancel});
-    std::optional<CommunicationComparer> comparer;
-    if (rank > 0) comparer.emplace(reference, 0, rank);
-    uint64_t position = 0;
+    std::map<Lane, CommunicationComparer> comparers;
+    const auto comparerOf = [&](const Lane& lane) -> CommunicationComparer& {
+      return comparers.try_emplace(lane, references[lane], laneLeader(lane, mesh), rank).first->second;
+    };
+    std::map<Lane, uint64_t> positions;
     if (result.ranksChecked > 1 || pairs) {
       backend.observeCommunications([&](const CollectiveCall& call) {
-        IssuedCommunication issued = issuedCommunication(call, rank, evaluator.meshExtents());
-        if (call.kind == OpKind::SendRecv) sendRecvs[static_cast<size_t>(rank)].append(position, issued);
-        ++position;
-        if (comparer)
-          comparer->issue(issued);
+        IssuedCommunication issued = issuedCommunication(call, rank, mesh);
+        const Lane lane = laneOf(call.over, rank, mesh);
+        const uint64_t position = positions[lane]++;
+        if (call.kind == OpKind::SendRecv) {
+          std::vector<SendRecvLog>& logs = sendRecvs[lane];
+          logs.resize(static_cast<size_t>(result.ranksChecked));
+          logs[static_cast<size_t>(rank)].append(position, issued);
+        }
+        if (laneLeader(lane, mesh) == rank)
+          references[lane].append(issued);
         else
-          reference.append(issued);
+          comparerOf(lane).issue(issued);
       });
     }
     std::map<std::string, TensorView> inputs;
@@ -84,18 +109,27 @@ ProgramCheck checkProgram(const Program& program, const std::map<std::string, in
       else
         result.unprovenOutputs.push_back(UnprovenOutputReport{spec.name, declaredAt, coverage.unproven, rank});
     }
-    if (comparer) {
-      // The earliest difference over all ranks (the lowest rank on a tie).
-      auto mismatch = comparer->finish();
-      if (mismatch && (!result.communicationMismatch || mismatch->index < result.communicationMismatch->index))
+    // The lanes of this rank's groups where it issued nothing: its leader's calls lack partners.
+    if (!alike)
+      for (const auto& [lane, reference] : references)
+        if (laneLeader(lane, mesh) != rank && laneOf(lane.first, rank, mesh) == lane) comparerOf(lane);
+    for (const auto& [lane, comparer] : comparers) {
+      // The earliest difference over all ranks and lanes (the lowest rank on a tie).
+      auto mismatch = comparer.finish();
+      if (mismatch && (!result.communicationMismatch || mismatch->index < result.communicationMismatch->index)) {
         result.communicationMismatch = mismatch;
+        mismatchLane = lane;
+      }
     }
   }
-  if (pairs) {
-    // Below the first difference in kind, every rank's sendrecvs sit at the same positions.
-    uint64_t limit = result.communicationMismatch ? result.communicationMismatch->index : UINT64_MAX;
-    result.sendRecvMismatch = findSendRecvPairMismatch(sendRecvs, limit);
-    if (result.sendRecvMismatch) result.communicationMismatch.reset();
+  for (const auto& [lane, logs] : sendRecvs) {
+    // Below the lane's first difference in kind, its ranks' sendrecvs sit at the same positions.
+    const uint64_t limit = mismatchLane == lane ? result.communicationMismatch->index : UINT64_MAX;
+    result.sendRecvMismatch = findSendRecvPairMismatch(logs, limit);
+    if (result.sendRecvMismatch) {
+      result.communicationMismatch.reset();
+      break;
+    }
   }
   return result;
 }

@@ -6,7 +6,6 @@
 #include <optional>
 #include <vector>
 
-#include "ir/mesh.h"
 #include "runtime/collective_plan.h"
 
 namespace hostir {
@@ -82,7 +81,8 @@ std::string describe(const Entry& e, const Entry& other) {
   if (!e.signature) return fmt::format("ends the run after {} communication(s)", e.sequence);
   const CollectiveSignature* compared = other.signature ? &*other.signature : nullptr;
   // Mesh axes by their positions: the program's names are not at hand here.
-  const std::string over = e.over == other.over ? std::string() : fmt::format(" over mesh axes {:#b}", e.over);
+  const std::string over =
+      e.over == other.over || !other.signature ? std::string() : fmt::format(" over mesh axes {:#b}", e.over);
   return "issues " + describe(*e.signature, compared) + over + at(e);
 }
 
@@ -92,45 +92,44 @@ CommunicationMatchBackend::CommunicationMatchBackend(Backend& forward, Communica
     : ForwardingBackend(forward), signatures_(signatures) {}
 
 void CommunicationMatchBackend::beginRun() {
-  issued_ = 0;
+  issued_.clear();
   forward_.beginRun();
 }
 
 void CommunicationMatchBackend::collective(Stream* stream, const CollectiveCall& call) {
-  if (call.over == 0) {
-    agree(&call);
-  } else {
-    // Its peers as team ranks, which the pairing of sendrecvs compares.
-    CollectiveCall asTeam = call;
-    const MeshGroup group = meshGroup(mesh_, call.over, signatures_.rank());
-    asTeam.to = meshGroupRank(mesh_, call.over, group.color, call.to);
-    asTeam.from = meshGroupRank(mesh_, call.over, group.color, call.from);
-    agree(&asTeam);
-  }
+  // A communication over mesh axes matches within its group: agreed there.
+  agree(&call, groups_.of(signatures_, call.over), issued_[call.over], call.over);
   forward_.collective(stream, call);
 }
 
 void CommunicationMatchBackend::synchronizeHost() {
-  // A rank that issued fewer communications meets the others' next one here.
-  agree(nullptr);
+  // A rank that issued fewer communications meets the others' next one
+  // here: in each of its groups (every rank has one per set of axes), then
+  // in the team. Groups first: a peer waiting in a group's exchange must
+  // meet this rank there, not wait on it in the team's.
+  for (uint32_t over : overs_) agree(nullptr, groups_.of(signatures_, over), issued_[over], over);
+  agree(nullptr, signatures_, issued_[0], 0);
   forward_.synchronizeHost();
 }
 
-void CommunicationMatchBackend::agree(const CollectiveCall* call) {
-  const Packed mine = pack(call, issued_);
-  const size_t world = static_cast<size_t>(signatures_.size());
+void CommunicationMatchBackend::agree(const CollectiveCall* call, Communicator& comm, uint64_t& issued, uint32_t over) {
+  const Packed mine = pack(call, issued);
+  const size_t world = static_cast<size_t>(comm.size());
   std::vector<double> all(kFields * world);
-  signatures_.allgather(mine.data(), all.data(), kFields, DType::F64);
+  comm.allgather(mine.data(), all.data(), kFields, DType::F64);
   std::vector<Entry> entries;
   for (size_t r = 0; r < world; ++r) entries.push_back(unpack(all.data() + r * kFields));
   const SourceLoc here = call ? call->loc : SourceLoc{};
+  // In a group, ranks are its places (meshGroup), which `to` and `from` count too.
+  const std::string among =
+      over == 0 ? "ranks" : fmt::format("the ranks of its group over mesh axes {:#b} (by place)", over);
   for (size_t r = 1; r < world; ++r) {
     if (sameCommunication(entries[0], entries[r])) continue;
     throw DiagnosticError{Diagnostic{
         here,
-        fmt::format("communication #{} does not match across ranks: rank 0 {}, but rank {} {}; every rank must issue "
+        fmt::format("communication #{} does not match across {}: rank 0 {}, but rank {} {}; every rank must issue "
                     "the same communications in the same order",
-                    issued_ + 1, describe(entries[0], entries[r]), r, describe(entries[r], entries[0]))}};
+                    issued + 1, among, describe(entries[0], entries[r]), r, describe(entries[r], entries[0]))}};
   }
   // Every rank issues a sendrecv here: each must pair with its peer's.
   if (entries[0].signature && collectiveInfo(entries[0].signature->kind).shape == CollectiveShape::PerPeer) {
@@ -140,10 +139,10 @@ void CommunicationMatchBackend::agree(const CollectiveCall* call) {
       throw DiagnosticError{Diagnostic{
           here, fmt::format("communication #{} does not pair across ranks: {}{}, but {}{}; a sendrecv to rank q must "
                             "meet q's sendrecv from this rank with the same dtype and element count",
-                            issued_ + 1, e->sends, at(entries[static_cast<size_t>(e->sender)]), e->receives,
+                            issued + 1, e->sends, at(entries[static_cast<size_t>(e->sender)]), e->receives,
                             at(entries[static_cast<size_t>(e->receiver)]))}};
   }
-  ++issued_;
+  ++issued;
 }
 
 }  // namespace hostir

@@ -349,6 +349,9 @@ RankOutcome RankSession::State::guarded(Step&& step) {
     RankOutcome outcome{failureDiagnostic(error), causedByPeer(error), true};
     if (rankBackend.backend) rankBackend.backend->abandonQueuedWork();
     comm.abort(abortReason(outcome.result.error(), request.describeFailure));
+    // Peers may wait in an exchange of signatures instead (a mesh group's
+    // mismatch leaves the rest of the team in the team's exchange).
+    if (signatures) signatures->abort(abortReason(outcome.result.error(), request.describeFailure));
     return outcome;
   }
 }

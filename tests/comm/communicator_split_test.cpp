@@ -1,6 +1,6 @@
 // Communicator::split on in-process teams: the groups of a mesh's axes on
-// teams of 1 to 8 ranks, two axes' collectives in flight at once, and
-// aborts that reach every group. Every team runs under a deadline.
+// teams of 1 to 8 ranks (and on copy engines over them), two axes'
+// collectives in flight at once, and aborts that reach every group. Every team runs under a deadline.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "comm/copy_engine_communicator.h"
+#include "comm/host_transfer_engine.h"
 #include "comm/in_process_communicator.h"
 #include "split_checks.h"
 #include "team_runner.h"
@@ -30,6 +32,25 @@ TEST(CommunicatorSplit, GroupsOfEveryMeshShape) {
     InProcessTeam team(shape.ranks);
     std::vector<std::vector<std::string>> problems(static_cast<size_t>(shape.ranks));
     auto thrown = runTeam(team, [&](Communicator& world) {
+      problems[static_cast<size_t>(world.rank())] = checkMeshGroups(world, shape.columns);
+    });
+    expectNoneThrew(thrown);
+    reportProblems(problems);
+  }
+}
+
+// The same groups on copy engines (host engine): each group is a copy-engine
+// communicator over its in-process sub-team, with an engine of its own.
+TEST(CommunicatorSplit, CopyEngineTeamsSplitIntoTheirMeshGroups) {
+  struct Shape {
+    int ranks, columns;
+  };
+  for (Shape shape : {Shape{2, 2}, Shape{4, 2}, Shape{8, 4}, Shape{8, 2}}) {
+    SCOPED_TRACE(::testing::Message() << shape.ranks << " ranks in rows of " << shape.columns);
+    InProcessTeam team(shape.ranks);
+    std::vector<std::vector<std::string>> problems(static_cast<size_t>(shape.ranks));
+    auto thrown = runTeam(team, [&](Communicator& host) {
+      CopyEngineCommunicator world(host, std::make_unique<HostTransferEngine>());
       problems[static_cast<size_t>(world.rank())] = checkMeshGroups(world, shape.columns);
     });
     expectNoneThrew(thrown);
