@@ -68,8 +68,14 @@ bool anyFailed(Communicator& hostComm, bool failed) {
 
 }  // namespace
 
-NcclCommunicator::NcclCommunicator(Communicator& hostComm, int device)
-    : hostComm_(hostComm), device_(device), rank_(hostComm.rank()), size_(hostComm.size()) {
+NcclCommunicator::NcclCommunicator(Communicator& hostComm, int device) : NcclCommunicator(nullptr, hostComm, device) {}
+
+NcclCommunicator::NcclCommunicator(std::unique_ptr<Communicator> ownedHost, Communicator& hostComm, int device)
+    : ownedHost_(std::move(ownedHost)),
+      hostComm_(hostComm),
+      device_(device),
+      rank_(hostComm.rank()),
+      size_(hostComm.size()) {
   // Every rank reports whether its device and (rank 0) the id are ready
   // before anyone enters the blocking ncclCommInitRank.
   std::string problem;
@@ -103,6 +109,12 @@ NcclCommunicator::NcclCommunicator(Communicator& hostComm, int device)
     if (ownStream_) cudaStreamDestroy(ownStream_);
     throw;
   }
+}
+
+std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
+  std::unique_ptr<Communicator> group = hostComm_.split(color, key);
+  Communicator& host = *group;
+  return std::unique_ptr<Communicator>(new NcclCommunicator(std::move(group), host, device_));
 }
 
 NcclCommunicator::~NcclCommunicator() {

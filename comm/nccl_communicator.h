@@ -5,6 +5,7 @@
 // ranks), which also carries the abort to the rest of the team.
 #pragma once
 
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -48,7 +49,13 @@ class NcclCommunicator final : public Communicator {
   // internal error), or nullopt while the communicator is healthy.
   std::optional<std::string> asyncError() override;
 
+  // A group's NCCL communicator, with a unique id of its own, over the host
+  // team's group (which it owns), on this rank's device.
+  std::unique_ptr<Communicator> split(int color, int key) override;
+
  private:
+  NcclCommunicator(std::unique_ptr<Communicator> ownedHost, Communicator& hostComm, int device);
+
   // The collective of one kind on `stream` (broadcast's one buffer is
   // `recv`), defined for each kind in nccl_communicator.cpp: a new kind
   // changes only that file.
@@ -62,6 +69,7 @@ class NcclCommunicator final : public Communicator {
   const void* staged(const void* send, size_t bytes, CUstream_st* stream, void** scratch);
   void release(void* scratch, CUstream_st* stream);
 
+  std::unique_ptr<Communicator> ownedHost_;  // null unless this is a split's group; outlives the rest
   Communicator& hostComm_;
   int device_;
   int rank_ = 0;

@@ -301,11 +301,13 @@ void CudaBackend::copy(Stream* stream, const TensorView& src, const TensorView& 
 
 // ---- communication ---------------------------------------------------------------
 
+void CudaBackend::useMesh(const std::vector<int64_t>& extents, const std::vector<uint32_t>& overs) {
+  checkCuda(cudaSetDevice(options_.device), "cudaSetDevice");
+  meshGroups_.use(comm_, extents, overs);
+}
+
 void CudaBackend::collective(Stream* stream, const CollectiveCall& call) {
-  if (call.over != 0)
-    throw DiagnosticError{Diagnostic{call.loc,
-                                     "a communication over mesh axes (over=) runs on the cpu backend; the "
-                                     "cuda backend does not split its team into a mesh's groups"}};
+  Communicator& comm = meshGroups_.of(comm_, call.over);
   const TensorView* uses[] = {&call.input, &call.output};
   CudaStream& s = issueOn(stream, uses);
   // One communication at a time, in issue order, as on the CPU backend:
@@ -313,13 +315,13 @@ void CudaBackend::collective(Stream* stream, const CollectiveCall& call) {
   if (!pending_.empty()) s.waitFor(*pending_.back().stream, pending_.back().end);
   auto cost = [&] { return costOfCommunication(call.kind, call.input, call.output); };
   traced(s, call.kind, cost, [&] {
-    CollectivePlan plan = planCollective(call, comm_.size(), [&](DType dtype, const Dims& shape) {
+    CollectivePlan plan = planCollective(call, comm.size(), [&](DType dtype, const Dims& shape) {
       TensorView t = TensorView::contiguous(nullptr, dtype, shape);
       t.buffer = memory_->allocateScratch(t.bytes(), s.native());
       return t;
     });
     for (const CopyStep& step : plan.pack) copyView(s.native(), step.src, step.dst);
-    plan.communicate(comm_, s.native());
+    plan.communicate(comm, s.native());
     for (const CopyStep& step : plan.unpack) copyView(s.native(), step.src, step.dst);
   });  // the plan's temporaries are freed in the stream's order, after the unpack
   s.issued();

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "comm/mesh_groups.h"
 #include "executor/cuda/cuda_graph.h"
 #include "executor/cuda/cuda_index_faults.h"
 #include "executor/cuda/cuda_memory.h"
@@ -64,6 +65,9 @@ class CudaBackend final : public Backend {
 
   std::string_view name() const override { return "cuda"; }
   void beginOperation(const OperationInfo& info) override;
+  // Splits the device team per set of mesh axes (NCCL: a communicator per
+  // group; copy engines: a sub-team), kept for the backend's life.
+  void useMesh(const std::vector<int64_t>& extents, const std::vector<uint32_t>& overs) override;
   void beginRun() override;
   Stream* mainStream() override { return main_.get(); }
   Stream* workerStream(int64_t number) override;
@@ -115,6 +119,7 @@ class CudaBackend final : public Backend {
 
   CudaBackendOptions options_;
   Communicator& comm_;
+  MeshGroups meshGroups_;  // split on the host while the streams are idle
   std::shared_ptr<DeviceMemory> memory_;
   std::unique_ptr<CudaStream> main_;
   std::unique_ptr<IndexFaults> indexFaults_;
