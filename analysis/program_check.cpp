@@ -34,6 +34,77 @@ int64_t laneLeader(const Lane& lane, const std::vector<int64_t>& mesh) {
   return lane.first == 0 ? 0 : meshGroupRank(mesh, lane.first, lane.second, 0);
 }
 
+// The cross-rank comparison, lane by lane: each lane's first rank's
+// communications (rank 0's for the whole team), every other rank of the
+// lane compared with them as it issues its own, and each lane's sendrecvs
+// by rank, for pairing once every rank has run.
+class LaneComparison {
+ public:
+  explicit LaneComparison(int64_t ranks) : ranks_(ranks) {}
+
+  // Before rank `rank` runs; `mesh` (its evaluator's) outlives the rank's run.
+  void beginRank(int64_t rank, const std::vector<int64_t>& mesh) {
+    rank_ = rank;
+    mesh_ = &mesh;
+    comparers_.clear();
+    positions_.clear();
+  }
+  void issue(const CollectiveCall& call) {
+    IssuedCommunication issued = issuedCommunication(call, rank_, *mesh_);
+    const Lane lane = laneOf(call.over, rank_, *mesh_);
+    const uint64_t position = positions_[lane]++;
+    if (call.kind == OpKind::SendRecv) {
+      std::vector<SendRecvLog>& logs = sendRecvs_[lane];
+      logs.resize(static_cast<size_t>(ranks_));
+      logs[static_cast<size_t>(rank_)].append(position, issued);
+    }
+    if (laneLeader(lane, *mesh_) == rank_)
+      references_[lane].append(issued);
+    else
+      comparerOf(lane).issue(issued);
+  }
+  // After the rank's run: its earliest difference over every lane of its
+  // groups (counting those it issued nothing in) into `result`, if earlier.
+  void endRank(ProgramCheck& result) {
+    for (const auto& [lane, reference] : references_)
+      if (laneLeader(lane, *mesh_) != rank_ && laneOf(lane.first, rank_, *mesh_) == lane) comparerOf(lane);
+    for (const auto& [lane, comparer] : comparers_) {
+      auto mismatch = comparer.finish();
+      if (mismatch && (!result.communicationMismatch || mismatch->index < result.communicationMismatch->index)) {
+        result.communicationMismatch = mismatch;
+        mismatchLane_ = lane;
+      }
+    }
+  }
+  // After every rank: the first sendrecv that does not pair, which replaces the mismatch.
+  void pair(ProgramCheck& result) const {
+    for (const auto& [lane, logs] : sendRecvs_) {
+      // Below the lane's first difference in kind, its ranks' sendrecvs sit at the same positions.
+      const uint64_t limit = mismatchLane_ == lane ? result.communicationMismatch->index : UINT64_MAX;
+      result.sendRecvMismatch = findSendRecvPairMismatch(logs, limit);
+      if (result.sendRecvMismatch) {
+        result.communicationMismatch.reset();
+        return;
+      }
+    }
+  }
+
+ private:
+  CommunicationComparer& comparerOf(const Lane& lane) {
+    return comparers_.try_emplace(lane, references_[lane], laneLeader(lane, *mesh_), rank_).first->second;
+  }
+
+  int64_t ranks_;
+  std::map<Lane, CommunicationSequence> references_;
+  std::map<Lane, std::vector<SendRecvLog>> sendRecvs_;  // per lane, by rank
+  std::optional<Lane> mismatchLane_;
+  // The rank being run.
+  int64_t rank_ = 0;
+  const std::vector<int64_t>* mesh_ = nullptr;
+  std::map<Lane, CommunicationComparer> comparers_;
+  std::map<Lane, uint64_t> positions_;
+};
+
 }  // namespace
 
 ProgramCheck checkProgram(const Program& program, const std::map<std::string, int64_t>& params, int64_t world,
@@ -45,41 +116,18 @@ ProgramCheck checkProgram(const Program& program, const std::map<std::string, in
   result.ranksChecked = namesRank(program) || pairs ? world : 1;
   // A finding every rank has is reported once, for the first rank that has it.
   std::set<std::string> seenRaces, seenReads, seenOutputs, seenUnproven;
-  // Each lane's first rank's communications (rank 0's for the whole team);
-  // every other rank of the lane is compared with them as it issues its own.
-  std::map<Lane, CommunicationSequence> references;
-  std::map<Lane, std::vector<SendRecvLog>> sendRecvs;  // per lane, by rank
-  std::optional<Lane> mismatchLane;
+  LaneComparison lanes(result.ranksChecked);
   const bool alike = result.ranksChecked == 1;
   for (int64_t rank = 0; rank < result.ranksChecked; ++rank) {
     throwIfCancelled(cancel);  // also where a rank issues no operation to poll at
     Evaluator evaluator(program, params, rank, world);
-    const std::vector<int64_t>& mesh = evaluator.meshExtents();
+    lanes.beginRank(rank, evaluator.meshExtents());
     RaceCheckBackend backend(
         streams, nullptr,
         RaceCheckOptions{
             .trackInitialization = true, .rank = alike ? RaceCheckOptions::kEveryRank : rank, .cancel = cancel});
-    std::map<Lane, CommunicationComparer> comparers;
-    const auto comparerOf = [&](const Lane& lane) -> CommunicationComparer& {
-      return comparers.try_emplace(lane, references[lane], laneLeader(lane, mesh), rank).first->second;
-    };
-    std::map<Lane, uint64_t> positions;
-    if (result.ranksChecked > 1 || pairs) {
-      backend.observeCommunications([&](const CollectiveCall& call) {
-        IssuedCommunication issued = issuedCommunication(call, rank, mesh);
-        const Lane lane = laneOf(call.over, rank, mesh);
-        const uint64_t position = positions[lane]++;
-        if (call.kind == OpKind::SendRecv) {
-          std::vector<SendRecvLog>& logs = sendRecvs[lane];
-          logs.resize(static_cast<size_t>(result.ranksChecked));
-          logs[static_cast<size_t>(rank)].append(position, issued);
-        }
-        if (laneLeader(lane, mesh) == rank)
-          references[lane].append(issued);
-        else
-          comparerOf(lane).issue(issued);
-      });
-    }
+    if (result.ranksChecked > 1 || pairs)
+      backend.observeCommunications([&](const CollectiveCall& call) { lanes.issue(call); });
     std::map<std::string, TensorView> inputs;
     for (const TensorSpec& spec : evaluator.inputs())
       inputs[spec.name] = backend.input(spec.dtype, spec.localShape, spec.name);
@@ -109,28 +157,10 @@ ProgramCheck checkProgram(const Program& program, const std::map<std::string, in
       else
         result.unprovenOutputs.push_back(UnprovenOutputReport{spec.name, declaredAt, coverage.unproven, rank});
     }
-    // The lanes of this rank's groups where it issued nothing: its leader's calls lack partners.
-    if (!alike)
-      for (const auto& [lane, reference] : references)
-        if (laneLeader(lane, mesh) != rank && laneOf(lane.first, rank, mesh) == lane) comparerOf(lane);
-    for (const auto& [lane, comparer] : comparers) {
-      // The earliest difference over all ranks and lanes (the lowest rank on a tie).
-      auto mismatch = comparer.finish();
-      if (mismatch && (!result.communicationMismatch || mismatch->index < result.communicationMismatch->index)) {
-        result.communicationMismatch = mismatch;
-        mismatchLane = lane;
-      }
-    }
+    // The earliest difference over all ranks and lanes (the lowest rank on a tie).
+    if (!alike) lanes.endRank(result);
   }
-  for (const auto& [lane, logs] : sendRecvs) {
-    // Below the lane's first difference in kind, its ranks' sendrecvs sit at the same positions.
-    const uint64_t limit = mismatchLane == lane ? result.communicationMismatch->index : UINT64_MAX;
-    result.sendRecvMismatch = findSendRecvPairMismatch(logs, limit);
-    if (result.sendRecvMismatch) {
-      result.communicationMismatch.reset();
-      break;
-    }
-  }
+  lanes.pair(result);
   return result;
 }
 

@@ -698,6 +698,26 @@ Json kernelsJson(const KernelRates& kernels) {
   return json.empty() ? Json() : json;
 }
 
+// The writer's `overheads_us`.
+Json overheadsJson(const Overheads& o) {
+  Json overheads;
+  overheads["issue"] = o.issueMicros;
+  overheads["launch"] = o.launchMicros;
+  overheads["sync"] = o.syncMicros;
+  overheads["wakeup"] = o.wakeupMicros;
+  if (o.issueSpread != 0 || o.launchSpread != 0 || o.syncSpread != 0 || o.wakeupSpread != 0)
+    overheads["spread"] = Json{{"issue", writtenSpread(o.issueSpread)},
+                               {"launch", writtenSpread(o.launchSpread)},
+                               {"sync", writtenSpread(o.syncSpread)},
+                               {"wakeup", writtenSpread(o.wakeupSpread)}};
+  if (!o.issueMicrosByOp.empty()) {
+    Json byOp = Json::object();
+    for (const auto& [kind, micros] : o.issueMicrosByOp) byOp[std::string(signatureOf(kind).name)] = micros;
+    overheads["issue_by_op"] = std::move(byOp);
+  }
+  return overheads;
+}
+
 }  // namespace
 
 std::string machineProfileJson(const MachineProfile& profile) {
@@ -751,22 +771,7 @@ std::string machineProfileJson(const MachineProfile& profile) {
     nodes["ranks_per_node"] = profile.ranksPerNode;
     if (profile.nicBusGbps > 0) nodes["nic_busbw_gbps"] = profile.nicBusGbps;
   }
-  Json& overheads = root["overheads_us"];
-  overheads["issue"] = profile.overheads.issueMicros;
-  overheads["launch"] = profile.overheads.launchMicros;
-  overheads["sync"] = profile.overheads.syncMicros;
-  overheads["wakeup"] = profile.overheads.wakeupMicros;
-  const Overheads& o = profile.overheads;
-  if (o.issueSpread != 0 || o.launchSpread != 0 || o.syncSpread != 0 || o.wakeupSpread != 0)
-    overheads["spread"] = Json{{"issue", writtenSpread(o.issueSpread)},
-                               {"launch", writtenSpread(o.launchSpread)},
-                               {"sync", writtenSpread(o.syncSpread)},
-                               {"wakeup", writtenSpread(o.wakeupSpread)}};
-  if (!o.issueMicrosByOp.empty()) {
-    Json byOp = Json::object();
-    for (const auto& [kind, micros] : o.issueMicrosByOp) byOp[std::string(signatureOf(kind).name)] = micros;
-    overheads["issue_by_op"] = std::move(byOp);
-  }
+  root["overheads_us"] = overheadsJson(profile.overheads);
   if (!profile.contention.empty()) {
     Json contention = Json::array();
     for (const Contention& c : profile.contention) {

@@ -118,8 +118,12 @@ def test_the_layers_dtype_is_a_parameter(dtype, ranks):
 
 def run_layer(tmp_path, name, ranks, *options, launcher=None, seed=0, program_path=None):
     """Runs a layer (or `program_path`, a schedule of it) on fresh inputs with --check; returns (outputs, expected)."""
-    params = SMALL[name]
-    rng = np.random.default_rng(1000 * ranks + seed)
+    return run_with(tmp_path, name, SMALL[name], ranks, np.random.default_rng(1000 * ranks + seed), *options,
+                    launcher=launcher, program_path=program_path)
+
+
+def run_with(tmp_path, name, params, ranks, rng, *options, launcher=None, program_path=None):
+    """run_layer at `params`, its inputs drawn from `rng`."""
     inputs, assignments = ref.layer_inputs(name, rng, params, ranks)
     args = ["run", program_path or program(name), *settings(params), "--check"]
     if launcher is None:
@@ -184,21 +188,8 @@ def mesh_params(name, inner):
 
 def run_mesh_layer(tmp_path, name, ranks, tp, *options, launcher=None, seed=0):
     """run_layer for a mesh layer whose inner axis has extent tp: its outputs and expected values."""
-    params = mesh_params(name, tp)
-    rng = np.random.default_rng(100 * ranks + tp + seed)
-    inputs, layout = ref.layer_inputs(name, rng, params, ranks)
-    args = ["run", program(name), *settings(params), "--check"]
-    if launcher is None:
-        args += ["--ranks", ranks]
-    for key, value in inputs.items():
-        np.save(tmp_path / f"{key}.npy", value)
-        args += ["--input", f"{key}={tmp_path / f'{key}.npy'}"]
-    expected = ref.layer_reference(name, inputs, params, layout)
-    for key in expected:
-        args += ["--output", f"{key}={tmp_path / f'out_{key}.npy'}"]
-    out = ok(hostir(*args, *options, launcher=launcher))
-    assert "check: ok" in out, out
-    return {key: np.load(tmp_path / f"out_{key}.npy") for key in expected}, expected
+    return run_with(tmp_path, name, mesh_params(name, tp), ranks, np.random.default_rng(100 * ranks + tp + seed),
+                    *options, launcher=launcher)
 
 
 @pytest.mark.parametrize("ranks,tp", MESH_LAYOUTS)
