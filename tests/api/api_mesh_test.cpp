@@ -85,7 +85,9 @@ std::map<std::string, std::vector<float>> runCollectives(int64_t ranks, int64_t 
 // Every communication over tp, over dp and over both, against the blocks
 // each rank's group holds (x's block of rank r is 100 · r + i).
 TEST(ApiMesh, CommunicationsRunAmongTheRanksOfTheirGroup) {
-  for (auto [ranks, tp] : {std::pair<int64_t, int64_t>{4, 2}, {8, 4}, {8, 2}}) {
+  for (const auto& layout : {std::pair<int64_t, int64_t>{4, 2}, {8, 4}, {8, 2}}) {
+    // Named copies, not structured bindings: the lambdas below capture them.
+    const int64_t ranks = layout.first, tp = layout.second;
     SCOPED_TRACE(::testing::Message() << ranks << " ranks, tp = " << tp);
     const int64_t n = 4, dp = ranks / tp;
     const auto out = runCollectives(ranks, tp);
