@@ -7,10 +7,6 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__SSE2__)
-#include <xmmintrin.h>
-#endif
-
 #include "executor/cpu/cpu_attention.h"
 #include "executor/cpu/cpu_constants.h"
 #include "executor/cpu/cpu_elementwise.h"
@@ -20,6 +16,7 @@
 #include "executor/cpu/cpu_routing.h"
 #include "executor/cpu/cpu_rows.h"
 #include "executor/cpu/strided_rows.h"
+#include "executor/cpu/transposed_copy.h"
 
 namespace hostir::cpu {
 
@@ -35,46 +32,6 @@ void fillZero(const TensorView& t) {
 }
 
 namespace {
-
-// dst[i, j] = src[i + j · srcColumnStride] for a row-major [rows, cols]
-// dst: a transposed read, in square tiles, so that the lines of src each
-// tile reads stay in cache for the tile's other rows; 4-byte elements four
-// by four through SSE registers (a 4 x 4 transpose of 4 loads and 4 stores),
-// about 3.5 times faster than element by element.
-template <typename T>
-void copyTransposed(const std::byte* src, int64_t srcColumnStride, std::byte* dst, int64_t rows, int64_t cols) {
-  constexpr int64_t kTile = 16;
-  const auto* from = reinterpret_cast<const T*>(src);
-  auto* to = reinterpret_cast<T*>(dst);
-  for (int64_t i0 = 0; i0 < rows; i0 += kTile)
-    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
-      const int64_t iEnd = std::min(rows, i0 + kTile), jEnd = std::min(cols, j0 + kTile);
-      int64_t i = i0;
-#if defined(__SSE2__)
-      if constexpr (sizeof(T) == 4) {
-        const int64_t jFours = j0 + (jEnd - j0) / 4 * 4;
-        for (; i + 4 <= iEnd; i += 4) {
-          int64_t j = j0;
-          for (; j < jFours; j += 4) {
-            const float* at = reinterpret_cast<const float*>(from + i + j * srcColumnStride);
-            __m128 a = _mm_loadu_ps(at), b = _mm_loadu_ps(at + srcColumnStride);
-            __m128 c = _mm_loadu_ps(at + 2 * srcColumnStride), d = _mm_loadu_ps(at + 3 * srcColumnStride);
-            _MM_TRANSPOSE4_PS(a, b, c, d);
-            auto* out = reinterpret_cast<float*>(to + i * cols + j);
-            _mm_storeu_ps(out, a);
-            _mm_storeu_ps(out + cols, b);
-            _mm_storeu_ps(out + 2 * cols, c);
-            _mm_storeu_ps(out + 3 * cols, d);
-          }
-          for (int64_t r = i; r < i + 4; ++r)
-            for (int64_t k = j; k < jEnd; ++k) to[r * cols + k] = from[r + k * srcColumnStride];
-        }
-      }
-#endif
-      for (; i < iEnd; ++i)
-        for (int64_t j = j0; j < jEnd; ++j) to[i * cols + j] = from[i + j * srcColumnStride];
-    }
-}
 
 // A copy into a contiguous dst from a src whose last two axes are swapped
 // (its second-to-last axis has unit stride): transpose's layout, one
@@ -92,9 +49,7 @@ bool copyLastAxesSwapped(const TensorView& src, const TensorView& dst) {
     for (size_t d = 0; d + 2 < rank; ++d) offset += index[d] * src.strides[d];
     const std::byte* from = src.data() + offset * static_cast<int64_t>(size);
     std::byte* to = dst.data() + block * rows * cols * static_cast<int64_t>(size);
-    if (size == 2) copyTransposed<uint16_t>(from, src.strides[rank - 1], to, rows, cols);
-    if (size == 4) copyTransposed<uint32_t>(from, src.strides[rank - 1], to, rows, cols);
-    if (size == 8) copyTransposed<uint64_t>(from, src.strides[rank - 1], to, rows, cols);
+    copyTransposed(from, src.strides[rank - 1], to, rows, cols, size);
     for (size_t d = rank - 2; d-- > 0;) {
       if (++index[d] < src.shape[d]) break;
       index[d] = 0;

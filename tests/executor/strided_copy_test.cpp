@@ -16,8 +16,9 @@ namespace hostir {
 namespace {
 
 // Copies x (row-major `shape`) seen with its last two axes swapped into a
-// contiguous tensor and checks every element against x's strides.
-void checkSwappedCopy(DType dtype, const Dims& shape) {
+// contiguous tensor `offset` bytes into its buffer and checks every element
+// against x's strides.
+void checkSwappedCopy(DType dtype, const Dims& shape, size_t offset = 0) {
   const size_t size = dtypeSize(dtype);
   TensorView x = TensorView::contiguous(nullptr, dtype, shape);
   std::vector<std::byte> xBytes(x.bytes());
@@ -28,15 +29,16 @@ void checkSwappedCopy(DType dtype, const Dims& shape) {
   std::swap(swapped.shape[rank - 1], swapped.shape[rank - 2]);
   std::swap(swapped.strides[rank - 1], swapped.strides[rank - 2]);
   TensorView out = TensorView::contiguous(nullptr, dtype, swapped.shape);
-  std::vector<std::byte> outBytes(out.bytes());
-  out.buffer = std::make_shared<BorrowedBuffer>(outBytes.data(), outBytes.size());
+  std::vector<std::byte> buffer(out.bytes() + 64 + offset);
+  std::byte* outBytes = buffer.data() + (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) + offset;
+  out.buffer = std::make_shared<BorrowedBuffer>(outBytes, out.bytes());
   cpu::copy(swapped, out);
 
   std::vector<int64_t> index(rank, 0);
   for (int64_t linear = 0; linear < out.numel(); ++linear) {
     int64_t from = 0;
     for (size_t d = 0; d < rank; ++d) from += index[d] * swapped.strides[d];
-    ASSERT_EQ(std::memcmp(outBytes.data() + linear * static_cast<int64_t>(size),
+    ASSERT_EQ(std::memcmp(outBytes + linear * static_cast<int64_t>(size),
                           xBytes.data() + from * static_cast<int64_t>(size), size),
               0)
         << dtypeName(dtype) << " element " << linear;
@@ -53,6 +55,17 @@ TEST(StridedCopy, SwappedLastAxesMatchTheirStrides) {
          {Dims{37, 23}, Dims{16, 16}, Dims{4, 64}, Dims{1, 5}, Dims{3, 19, 6}, Dims{2, 2, 33, 17}}) {
       SCOPED_TRACE(::testing::Message() << dtypeName(dtype) << " rank " << shape.size);
       checkSwappedCopy(dtype, shape);
+    }
+}
+
+// Destinations of 2 MiB and more take streaming stores in whole lines, the
+// columns before dst's first line boundary copied apart: line-aligned and
+// misaligned destinations, rows that fill no tile.
+TEST(StridedCopy, LargeCopiesMatchAtEveryAlignment) {
+  for (const Dims& shape : {Dims{1024, 520}, Dims{1040, 513}})
+    for (size_t offset : {0, 4, 16, 36, 2}) {
+      SCOPED_TRACE(::testing::Message() << shape[1] << " x " << shape[0] << " at byte " << offset);
+      checkSwappedCopy(DType::F32, shape, offset);
     }
 }
 
