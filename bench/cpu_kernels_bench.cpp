@@ -223,17 +223,19 @@ void BM_RowOps(benchmark::State& state, RowOp op) {
   }
 }
 // transpose: a copy from x seen with its axes swapped ([1024, 4096] read
-// as [4096, 1024]), as the transpose operation issues it.
-void BM_Transpose(benchmark::State& state) {
+// as [4096, 1024]), as the transpose operation issues it; f32, or bf16 with
+// the same shape (half the bytes).
+void BM_Transpose(benchmark::State& state, DType dtype) {
   const int64_t rows = state.range(0), cols = 4096;
-  Tensor x(DType::F32, Dims{rows, cols}), out(DType::F32, Dims{cols, rows});
+  Tensor x(dtype, Dims{rows, cols}), out(dtype, Dims{cols, rows});
   TensorView swapped = x.view;
   swapped.shape = Dims{cols, rows};
   swapped.strides = Dims{1, cols};
   for (auto _ : state) cpu::copy(swapped, out.view);
-  state.SetBytesProcessed(8 * rows * cols * state.iterations());
+  state.SetBytesProcessed(2 * static_cast<int64_t>(dtypeSize(dtype)) * rows * cols * state.iterations());
 }
-BENCHMARK(BM_Transpose)->Arg(1024);
+BENCHMARK_CAPTURE(BM_Transpose, f32, DType::F32)->Arg(1024);
+BENCHMARK_CAPTURE(BM_Transpose, bf16, DType::BF16)->Arg(1024);
 
 BENCHMARK_CAPTURE(BM_RowOps, layer_norm, RowOp::LayerNorm)->Arg(1024);
 BENCHMARK_CAPTURE(BM_RowOps, rope, RowOp::Rope)->Arg(1024);

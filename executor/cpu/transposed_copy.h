@@ -1,6 +1,6 @@
 // The copy behind the transpose operation: a contiguous [rows, cols] block
 // read from a source whose last two axes are swapped (unit stride down the
-// rows), one 16 x 16 tile at a time.
+// rows), a tile of 16 rows by a 64-byte line at a time.
 #pragma once
 
 #include <cstddef>

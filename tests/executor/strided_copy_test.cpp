@@ -52,7 +52,7 @@ void checkSwappedCopy(DType dtype, const Dims& shape, size_t offset = 0) {
 TEST(StridedCopy, SwappedLastAxesMatchTheirStrides) {
   for (DType dtype : {DType::F32, DType::I32, DType::F16, DType::BF16, DType::F64})
     for (const Dims& shape :
-         {Dims{37, 23}, Dims{16, 16}, Dims{4, 64}, Dims{1, 5}, Dims{3, 19, 6}, Dims{2, 2, 33, 17}}) {
+         {Dims{37, 23}, Dims{16, 16}, Dims{4, 64}, Dims{1, 5}, Dims{64, 48}, Dims{3, 19, 6}, Dims{2, 2, 33, 17}}) {
       SCOPED_TRACE(::testing::Message() << dtypeName(dtype) << " rank " << shape.size);
       checkSwappedCopy(dtype, shape);
     }
@@ -62,11 +62,13 @@ TEST(StridedCopy, SwappedLastAxesMatchTheirStrides) {
 // columns before dst's first line boundary copied apart: line-aligned and
 // misaligned destinations, rows that fill no tile.
 TEST(StridedCopy, LargeCopiesMatchAtEveryAlignment) {
-  for (const Dims& shape : {Dims{1024, 520}, Dims{1040, 513}})
-    for (size_t offset : {0, 4, 16, 36, 2}) {
-      SCOPED_TRACE(::testing::Message() << shape[1] << " x " << shape[0] << " at byte " << offset);
-      checkSwappedCopy(DType::F32, shape, offset);
-    }
+  for (DType dtype : {DType::F32, DType::BF16})
+    for (const Dims& shape : {Dims{2048, 520}, Dims{2080, 513}})
+      for (size_t offset : {0, 4, 16, 36, 2, 1}) {
+        SCOPED_TRACE(::testing::Message()
+                     << dtypeName(dtype) << " " << shape[1] << " x " << shape[0] << " at byte " << offset);
+        checkSwappedCopy(dtype, shape, offset);
+      }
 }
 
 }  // namespace
