@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "ir/mesh.h"
 #include "runtime/collective_plan.h"
 
 namespace hostir {
@@ -77,19 +78,20 @@ bool sameCommunication(const Entry& a, const Entry& b) {
 
 std::string at(const Entry& e) { return e.loc.line > 0 ? fmt::format(" at {}:{}", e.loc.line, e.loc.col) : ""; }
 
-std::string describe(const Entry& e, const Entry& other) {
+// Where the sets of axes differ, each side's: "over tp", or "over the team".
+std::string describe(const Program& program, const Entry& e, const Entry& other) {
   if (!e.signature) return fmt::format("ends the run after {} communication(s)", e.sequence);
   const CollectiveSignature* compared = other.signature ? &*other.signature : nullptr;
-  // Mesh axes by their positions: the program's names are not at hand here.
-  const std::string over =
-      e.over == other.over || !other.signature ? std::string() : fmt::format(" over mesh axes {:#b}", e.over);
+  std::string over;
+  if (e.over != other.over && other.signature)
+    over = e.over == 0 ? " over the team" : " over " + meshAxesText(program, e.over);
   return "issues " + describe(*e.signature, compared) + over + at(e);
 }
 
 }  // namespace
 
-CommunicationMatchBackend::CommunicationMatchBackend(Backend& forward, Communicator& signatures)
-    : ForwardingBackend(forward), signatures_(signatures) {}
+CommunicationMatchBackend::CommunicationMatchBackend(Backend& forward, Communicator& signatures, const Program& program)
+    : ForwardingBackend(forward), signatures_(signatures), program_(program) {}
 
 void CommunicationMatchBackend::beginRun() {
   issued_.clear();
@@ -122,14 +124,15 @@ void CommunicationMatchBackend::agree(const CollectiveCall* call, Communicator& 
   const SourceLoc here = call ? call->loc : SourceLoc{};
   // In a group, ranks are its places (meshGroup), which `to` and `from` count too.
   const std::string among =
-      over == 0 ? "ranks" : fmt::format("the ranks of its group over mesh axes {:#b} (by place)", over);
+      over == 0 ? "ranks" : fmt::format("the ranks of its group over {} (by place)", meshAxesText(program_, over));
   for (size_t r = 1; r < world; ++r) {
     if (sameCommunication(entries[0], entries[r])) continue;
     throw DiagnosticError{Diagnostic{
         here,
         fmt::format("communication #{} does not match across {}: rank 0 {}, but rank {} {}; every rank must issue "
                     "the same communications in the same order",
-                    issued + 1, among, describe(entries[0], entries[r]), r, describe(entries[r], entries[0]))}};
+                    issued + 1, among, describe(program_, entries[0], entries[r]), r,
+                    describe(program_, entries[r], entries[0]))}};
   }
   // Every rank issues a sendrecv here: each must pair with its peer's.
   if (entries[0].signature && collectiveInfo(entries[0].signature->kind).shape == CollectiveShape::PerPeer) {

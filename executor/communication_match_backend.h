@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "comm/mesh_groups.h"
+#include "ir/ir.h"
 #include "runtime/forwarding_backend.h"
 
 namespace hostir {
@@ -24,8 +25,9 @@ namespace hostir {
 class CommunicationMatchBackend : public ForwardingBackend {
  public:
   // `signatures`: a communicator used only for the exchanges (never the one
-  // the communications use, whose calls stream threads make in their own time).
-  CommunicationMatchBackend(Backend& forward, Communicator& signatures);
+  // the communications use, whose calls stream threads make in their own time);
+  // `program` names the mesh axes in the messages.
+  CommunicationMatchBackend(Backend& forward, Communicator& signatures, const Program& program);
 
   void useMesh(const std::vector<int64_t>& extents, const std::vector<uint32_t>& overs) override {
     groups_.use(signatures_, extents, overs);
@@ -42,6 +44,7 @@ class CommunicationMatchBackend : public ForwardingBackend {
   void agree(const CollectiveCall* call, Communicator& comm, uint64_t& issued, uint32_t over);
 
   Communicator& signatures_;
+  const Program& program_;
   MeshGroups groups_;                    // the exchanges' groups, split as the communications' are
   std::vector<uint32_t> overs_;          // the sets of mesh axes the program's communications name
   std::map<uint32_t, uint64_t> issued_;  // per set of axes (0: the team), communications of this run so far

@@ -146,7 +146,7 @@ void RankSession::State::setUpBackend() {
     backend = raceChecker.get();
   }
   if (request.matchCommunications && signatures) {
-    matcher = std::make_unique<CommunicationMatchBackend>(*backend, *signatures);
+    matcher = std::make_unique<CommunicationMatchBackend>(*backend, *signatures, request.program);
     backend = matcher.get();
   }
   cancellable = std::make_unique<CancellableBackend>(*backend);

@@ -27,6 +27,17 @@ inline constexpr const char* kSizeByRank = R"(program size_by_rank(N = 12) {
 }
 )";
 
+// The ranks of each tp group reduce differently sized chunks.
+inline constexpr const char* kSizeByGroupPlace = R"(program size_by_place(TP = 2) mesh(dp = world / TP, tp = TP) {
+  input  t : f32[12]
+  output y : f32[world * 12] shard(0)
+  y = copy(t)
+  v = shard_by_stream(y, axis=0, index=0, chunks=coord(tp) + 1)
+  h = allreduce(v, over=tp)
+  wait(h)
+}
+)";
+
 // Every rank names itself as the root.
 inline constexpr const char* kRootByRank = R"(program root_by_rank(N = 8) {
   input  t : f32[N]

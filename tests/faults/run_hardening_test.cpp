@@ -76,6 +76,16 @@ INSTANTIATE_TEST_SUITE_P(Classes, RankDependentCommunications,
                                            RankDependent{"root_by_rank", kRootByRank, "root_by_rank.hir:5:"}),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// Over mesh axes, the ranks agree within each group, which the message names.
+TEST_F(RunHardening, UncheckedRunStopsAtAGroupsStatement) {
+  auto r = run("run " + write("size_by_place.hir", kSizeByGroupPlace) + " --unchecked --ranks 4");
+  EXPECT_EQ(r.exitCode, 1) << r.err;
+  EXPECT_FALSE(r.signaled);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("size_by_place.hir:6:"),
+                           HasSubstr("does not match across the ranks of its group over tp (by place)"),
+                           Not(HasSubstr("internal error"))));
+}
+
 TEST_F(RunHardening, AllocationBeyondMemoryNamesTheStatementAndTheSize) {
   auto r = run("run " + write("huge.hir", kHugeAllocation));
   EXPECT_EQ(r.exitCode, 1) << r.err;
