@@ -36,7 +36,13 @@ struct WorkItem {
   // Wait: the first `count` items of stream `afterStream` must have finished.
   int afterStream = 0;
   uint64_t afterCount = 0;
-  // Communication: its place among the rank's communications (ranks match by it).
+  // Communication: the mesh axes it spans (0: the team), which of their
+  // groups holds this rank (its color, ir/mesh.h) and how many ranks it has
+  // (0: the team), and its place among the rank's communications over the
+  // same axes. The ranks of one group match by that place.
+  uint32_t over = 0;
+  int64_t group = 0;
+  int64_t groupSize = 0;
   int64_t communication = -1;
 };
 

@@ -85,6 +85,7 @@ void SimulationBackend::beginOperation(const OperationInfo& info) {
 
 void SimulationBackend::beginRun() {
   work_ = RankWork{};
+  laneCommunications_.clear();
   work_.streams = static_cast<int>(streams_.size());
   for (auto& stream : streams_) stream->items = 0;
 }
@@ -197,7 +198,11 @@ void SimulationBackend::collective(Stream* stream, const CollectiveCall& call) {
   WorkItem& item = issue(stream, WorkItem::Kind::Communication, seconds, units);
   item.workClass = workClass;
   item.bytes = bytes;
-  item.communication = work_.communications++;
+  item.over = call.over;
+  item.group = group.color;
+  item.groupSize = group.size;
+  item.communication = laneCommunications_[call.over]++;
+  ++work_.communications;
 }
 
 }  // namespace hostir

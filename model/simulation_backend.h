@@ -6,6 +6,7 @@
 // accepts can be simulated.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -56,6 +57,7 @@ class SimulationBackend : public Backend {
 
   const MachineProfile& profile_;
   int64_t rank_, world_;
+  std::map<uint32_t, int64_t> laneCommunications_;  // per set of mesh axes: communications over them so far
   std::vector<int64_t> mesh_;  // the program's mesh extents: a communication `over` some of its axes spans a group
   std::vector<std::unique_ptr<SimulatedStream>> streams_;  // [0] main, [1 + slot] workers
   RankWork work_;

@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 namespace hostir {
 namespace {
@@ -51,12 +55,20 @@ struct Rank {
   std::vector<double> streamFree;            // per stream: when its last finished item ended
   std::vector<size_t> gate;                  // IssueOrder: items that take units, in issue order
   size_t nextGate = 0;
-  std::vector<size_t> communications;  // items, by their place among the rank's communications
-  size_t nextCommunication = 0;        // the next to be admitted: one at a time, in issue order
-  size_t communicating = kNone;        // the admitted communication not yet done
-  double freeUnits = 0;                // IssueOrder
-  std::vector<size_t> running;         // admitted computations and memory work
-  double rate = 1;                     // Concurrent: the share of their units the computations get
+  // Per set of mesh axes (0: the team), the rank's communications over
+  // them in issue order: a lane that runs one at a time; lanes of different
+  // axes run side by side, as the backends' groups do.
+  struct Lane {
+    std::vector<size_t> items;
+    size_t next = 0;  // the next to be admitted
+    bool busy = false;
+  };
+  std::map<uint32_t, Lane> lanes;
+  std::vector<size_t> communicationOf;  // per item: its Communication (Simulator::communications_), or kNone
+  std::vector<size_t> communicating;    // admitted communications not yet done, one per lane at most
+  double freeUnits = 0;                 // IssueOrder
+  std::vector<size_t> running;          // admitted computations and memory work
+  double rate = 1;                      // Concurrent: the share of their units the computations get
   // Concurrent ranks with a contention table: each class's rate beside the
   // other classes running now (1 for all without contention).
   double classRate[kClasses] = {1, 1, 1, 1, 1};
@@ -69,9 +81,7 @@ class Simulator {
  public:
   Simulator(const std::vector<RankWork>& work, const MachineProfile& profile) : profile_(profile) {
     for (const RankWork& w : work) ranks_.push_back(makeRank(w));
-    size_t communications = 0;
-    for (const Rank& r : ranks_) communications = std::max(communications, r.communications.size());
-    communications_.resize(communications);
+    matchCommunications();
   }
 
   Result<Timeline, std::string> run() {
@@ -99,8 +109,11 @@ class Simulator {
   }
 
  private:
-  // A communication across the team: started once every rank admitted it.
+  // A communication across a group of ranks (the team, or a mesh group):
+  // started once each of its ranks admitted it.
   struct Communication {
+    size_t ranks = 0;                                // that take part: the group's size (1 for a rank standing for all)
+    std::vector<std::pair<size_t, size_t>> members;  // (rank, item) of those that issue it
     size_t admitted = 0;
     double seconds = 0;  // the longest of the ranks' (their packing may differ)
     bool started = false;
@@ -122,18 +135,41 @@ class Simulator {
       const WorkItem& item = work.items[i];
       r.streams.at(static_cast<size_t>(item.stream)).push_back(i);
       r.remaining[i] = item.seconds;
-      if (item.kind == WorkItem::Kind::Communication) r.communications.push_back(i);
+      if (item.kind == WorkItem::Kind::Communication) r.lanes[item.over].items.push_back(i);
       if (item.kind == WorkItem::Kind::Communication || (item.kind != WorkItem::Kind::Wait && item.units > 0))
         r.gate.push_back(i);
     }
     r.head.assign(r.streams.size(), 0);
     r.streamFree.assign(r.streams.size(), 0);
+    r.communicationOf.assign(n, kNone);
     r.freeUnits = profile_.computeUnits;
     r.issueEnd = issueTimes(work);
     r.timeline.issueEnd = r.issueEnd;
     r.timeline.hostEnd = work.statements * micros(profile_.overheads.issueMicros) + extraIssue(r.issueEnd, work);
     r.timeline.end = r.timeline.hostEnd;
     return r;
+  }
+
+  // The ranks of a group match their communications over the same axes by
+  // their place among them, as the communicators do.
+  void matchCommunications() {
+    std::map<std::tuple<uint32_t, int64_t, int64_t>, size_t> byPlace;  // (over, group, place)
+    for (size_t r = 0; r < ranks_.size(); ++r) {
+      const RankWork& work = *ranks_[r].work;
+      for (size_t i = 0; i < work.items.size(); ++i) {
+        const WorkItem& item = work.items[i];
+        if (item.kind != WorkItem::Kind::Communication) continue;
+        auto [at, fresh] = byPlace.try_emplace({item.over, item.group, item.communication}, communications_.size());
+        if (fresh) {
+          communications_.emplace_back();
+          const bool symmetric = ranks_.size() == 1;
+          communications_.back().ranks =
+              symmetric || item.groupSize <= 0 ? ranks_.size() : static_cast<size_t>(item.groupSize);
+        }
+        communications_[at->second].members.emplace_back(r, i);
+        ranks_[r].communicationOf[i] = at->second;
+      }
+    }
   }
 
   static double micros(double us) { return us * 1e-6; }
@@ -183,7 +219,7 @@ class Simulator {
         c.started = true;
         c.rate = 1;
         c.end = now_ + c.seconds;
-        for (Rank& r : ranks_) r.timeline.items[r.communications[k]].start = now_;
+        for (auto [r, i] : c.members) ranks_[r].timeline.items[i].start = now_;
         changed = true;
       }
       fullyAdmitted_.clear();
@@ -273,16 +309,18 @@ class Simulator {
     return changed;
   }
 
-  // A communication's turn comes when the one before it is done.
+  // A communication's turn comes when the one before it in its lane is done.
   bool admitCommunication(Rank& r, size_t i) {
-    if (r.communicating != kNone || r.communications[r.nextCommunication] != i) return false;
     const WorkItem& item = r.work->items[i];
-    r.communicating = i;
-    ++r.nextCommunication;
+    Rank::Lane& lane = r.lanes.at(item.over);
+    if (lane.busy || lane.items[lane.next] != i) return false;
+    lane.busy = true;
+    ++lane.next;
+    r.communicating.push_back(i);
     r.state[i] = State::Admitted;
-    Communication& c = communications_.at(static_cast<size_t>(item.communication));
+    Communication& c = communications_[r.communicationOf[i]];
     c.seconds = std::max(c.seconds, item.seconds);
-    if (++c.admitted == ranks_.size()) fullyAdmitted_.push_back(static_cast<size_t>(item.communication));
+    if (++c.admitted == c.ranks) fullyAdmitted_.push_back(r.communicationOf[i]);
     return true;
   }
 
@@ -302,7 +340,8 @@ class Simulator {
       r.rate = 1;
       std::fill(std::begin(r.classRate), std::end(r.classRate), 1.0);
       if (issueOrder()) continue;
-      const double held = r.communicating == kNone ? 0 : unitsOf(r.work->items[r.communicating]);
+      double held = 0;
+      for (size_t i : r.communicating) held += unitsOf(r.work->items[i]);
       double asked = 0;
       bool present[kClasses] = {};
       for (size_t i : r.running) {
@@ -314,8 +353,8 @@ class Simulator {
       const double available = std::max(0.0, profile_.computeUnits - held);
       if (asked > available) r.rate = available / asked;
       if (profile_.contention.empty()) continue;
-      if (r.communicating != kNone && communicationOf(r, r.communicating).started)
-        present[indexOf(classOf(r.work->items[r.communicating]))] = true;
+      for (size_t i : r.communicating)
+        if (communicationOf(r, i).started) present[indexOf(classOf(r.work->items[i]))] = true;
       for (size_t slowed = 0; slowed < kClasses; ++slowed)
         for (size_t beside = 0; beside < kClasses; ++beside)
           if (beside != slowed && present[beside])
@@ -324,22 +363,22 @@ class Simulator {
     }
     if (profile_.contention.empty() || issueOrder()) return;
     // A started communication's rate: the slowest of its ranks'. Only the
-    // communications in flight (one per rank at most) are visited, so a
-    // long program's step stays O(ranks).
+    // communications in flight (one per lane of a rank at most) are
+    // visited, so a long program's step stays O(ranks).
     ++rateStamp_;
     inFlight_.clear();
-    for (const Rank& r : ranks_) {
-      if (r.communicating == kNone) continue;
-      const size_t k = static_cast<size_t>(r.work->items[r.communicating].communication);
-      Communication& c = communications_[k];
-      if (!c.started) continue;
-      if (c.stamp != rateStamp_) {
-        c.stamp = rateStamp_;
-        c.nextRate = kInfinity;
-        inFlight_.push_back(k);
+    for (const Rank& r : ranks_)
+      for (size_t i : r.communicating) {
+        const size_t k = r.communicationOf[i];
+        Communication& c = communications_[k];
+        if (!c.started) continue;
+        if (c.stamp != rateStamp_) {
+          c.stamp = rateStamp_;
+          c.nextRate = kInfinity;
+          inFlight_.push_back(k);
+        }
+        c.nextRate = std::min(c.nextRate, r.classRate[indexOf(classOf(r.work->items[i]))]);
       }
-      c.nextRate = std::min(c.nextRate, r.classRate[indexOf(classOf(r.work->items[r.communicating]))]);
-    }
     for (size_t k : inFlight_) {
       Communication& c = communications_[k];
       if (c.nextRate == c.rate || c.end <= now_) continue;
@@ -365,11 +404,9 @@ class Simulator {
       }
       for (size_t i : r.running) next = std::min(next, finishAt(r, i));
     }
-    for (const Rank& r : ranks_) {
-      if (r.communicating == kNone) continue;
-      const Communication& c = communicationOf(r, r.communicating);
-      if (c.started) next = std::min(next, c.end);
-    }
+    for (const Rank& r : ranks_)
+      for (size_t i : r.communicating)
+        if (const Communication& c = communicationOf(r, i); c.started) next = std::min(next, c.end);
     return std::max(next, now_);
   }
 
@@ -408,22 +445,24 @@ class Simulator {
     now_ = next;
     for (auto [r, i] : finished) finish(*r, i);
     for (Rank& r : ranks_) {
-      if (r.communicating == kNone) continue;
-      const size_t k = r.communicating;
-      const Communication& c = communicationOf(r, k);
-      if (c.started && c.end <= now_) {
-        r.timeline.items[k].end = c.end;
-        r.communicating = kNone;
-        finish(r, k);
+      std::vector<size_t> still;
+      for (size_t i : r.communicating) {
+        const Communication& c = communicationOf(r, i);
+        if (!c.started || c.end > now_) {
+          still.push_back(i);
+          continue;
+        }
+        r.timeline.items[i].end = c.end;
+        r.lanes.at(r.work->items[i].over).busy = false;
+        finish(r, i);
         progressed = true;
       }
+      r.communicating = std::move(still);
     }
     return progressed || !finished.empty();
   }
 
-  const Communication& communicationOf(const Rank& r, size_t i) const {
-    return communications_[static_cast<size_t>(r.work->items[i].communication)];
-  }
+  const Communication& communicationOf(const Rank& r, size_t i) const { return communications_[r.communicationOf[i]]; }
 
   void finish(Rank& r, size_t i) {
     const WorkItem& item = r.work->items[i];
@@ -439,11 +478,19 @@ class Simulator {
   // Nothing can happen any more, yet work is left: some rank waits for a
   // communication another rank never issues.
   std::string stuck() const {
-    for (size_t k = 0; k < communications_.size(); ++k) {
-      if (communications_[k].started) continue;
-      for (size_t r = 0; r < ranks_.size(); ++r)
-        if (k >= ranks_[r].communications.size())
-          return fmt::format("rank {} never issues communication #{}, which other ranks wait for", r, k + 1);
+    for (const Communication& c : communications_) {
+      if (c.started || c.members.size() == c.ranks) continue;
+      const auto [r, i] = c.members.front();
+      const WorkItem& item = ranks_[r].work->items[i];
+      if (item.over != 0)
+        return fmt::format(
+            "communication #{} over a set of mesh axes: rank {} issues it, but only {} of the {} ranks of its group do",
+            item.communication + 1, r, c.members.size(), c.ranks);
+      std::vector<bool> issues(ranks_.size(), false);
+      for (auto [m, unused] : c.members) issues[m] = true;
+      const size_t missing = static_cast<size_t>(std::find(issues.begin(), issues.end(), false) - issues.begin());
+      return fmt::format("rank {} never issues communication #{}, which other ranks wait for", missing,
+                         item.communication + 1);
     }
     return "the simulated work can never finish (a wait for work that is never issued)";
   }

@@ -3,6 +3,9 @@
 // host issue cost; then whole programs through the evaluator.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+
 #include "ir/parser.h"
 #include "ir/verifier.h"
 #include "model/cost_model.h"
@@ -31,9 +34,20 @@ struct WorkBuilder {
   }
   WorkBuilder& communicate(int stream, double seconds, double units = 1) {
     add(WorkItem::Kind::Communication, stream, seconds, units);
-    work.items.back().communication = work.communications++;
+    work.items.back().communication = lanes[0]++;
+    ++work.communications;
     return *this;
   }
+  // Over mesh axes `over`: in group `group` of `size` ranks.
+  WorkBuilder& communicateOver(uint32_t over, int64_t group, int64_t size, int stream, double seconds) {
+    add(WorkItem::Kind::Communication, stream, seconds, 1);
+    WorkItem& item = work.items.back();
+    item.over = over, item.group = group, item.groupSize = size;
+    item.communication = lanes[over]++;
+    ++work.communications;
+    return *this;
+  }
+  std::map<uint32_t, int64_t> lanes;  // communications so far per set of axes
   // A communication on the copy engines: its own class, no SM held.
   WorkBuilder& copyEngineCommunicate(int stream, double seconds) {
     communicate(stream, seconds, 0);
@@ -158,6 +172,44 @@ TEST(TimelineSimulator, ARankRunsItsCommunicationsOneAtATimeInIssueOrder) {
   Timeline t = simulate({b.work}, profile(Admission::Concurrent, 4));
   expectItem(t.ranks[0], 0, 0, 1);
   expectItem(t.ranks[0], 1, 1, 2);
+}
+
+TEST(TimelineSimulator, CommunicationsOverDifferentMeshAxesRunSideBySide) {
+  // One rank for all: a tp and a dp communication on two streams run at
+  // once; a second tp one waits for the first.
+  WorkBuilder b(4);
+  b.communicateOver(2, 0, 2, 1, 1).communicateOver(1, 0, 2, 2, 1).communicateOver(2, 0, 2, 3, 1);
+  Timeline t = simulate({b.work}, profile(Admission::Concurrent, 4));
+  expectItem(t.ranks[0], 0, 0, 1);
+  expectItem(t.ranks[0], 1, 0, 1);
+  expectItem(t.ranks[0], 2, 1, 2);
+}
+
+TEST(TimelineSimulator, AGroupsCommunicationWaitsForItsGroupOnly) {
+  // 4 ranks, mesh (dp = 2, tp = 2): tp groups {0, 1} and {2, 3}. Only the
+  // first group reduces over tp (after 2 s of work on rank 1); then every
+  // rank reduces over dp (groups {0, 2} and {1, 3}).
+  std::vector<WorkBuilder> ranks(4, WorkBuilder(1));
+  for (int r = 0; r < 4; ++r) {
+    ranks[r].compute(0, r == 1 ? 2 : 1);
+    if (r < 2) ranks[r].communicateOver(2, 0, 2, 0, 1);
+    ranks[r].communicateOver(1, r % 2, 2, 0, 1);
+  }
+  Timeline t =
+      simulate({ranks[0].work, ranks[1].work, ranks[2].work, ranks[3].work}, profile(Admission::IssueOrder, 1));
+  expectItem(t.ranks[0], 1, 2, 3);  // tp on {0, 1}: when rank 1 reaches it
+  expectItem(t.ranks[2], 1, 3, 4);  // dp on {0, 2}: when rank 0 reaches it
+  expectItem(t.ranks[3], 1, 3, 4);  // dp on {1, 3}
+  EXPECT_NEAR(t.end, 4, 1e-9);
+}
+
+TEST(TimelineSimulator, AGroupMissingARanksCommunicationIsAnError) {
+  std::vector<WorkBuilder> ranks(2, WorkBuilder(1));
+  ranks[0].communicateOver(1, 0, 2, 0, 1);
+  auto t = simulateTimeline({ranks[0].work, ranks[1].work}, profile(Admission::IssueOrder, 1));
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error(),
+            "communication #1 over a set of mesh axes: rank 0 issues it, but only 1 of the 2 ranks of its group do");
 }
 
 TEST(TimelineSimulator, ConcurrentComputationsShareTheUnitsLeftByACommunication) {
@@ -469,6 +521,22 @@ TEST(Simulation, AProgramThatNamesRankIsIssuedOnEveryRank) {
   Simulation s = simulateText(text, 2, gemmProfile());
   EXPECT_FALSE(s.symmetric);
   EXPECT_EQ(s.work.size(), 2u);
+}
+
+TEST(Simulation, MeshGroupsMatchTheirOwnCommunications) {
+  // Ranks 0 and 1 (dp row 0) reduce over tp, then everyone over dp: rank
+  // 2's dp allreduce waits for rank 0's tp one; rank 3's tp has none.
+  MachineProfile p = gemmProfile();
+  p.communication.push_back(CommunicationCost{OpKind::Allreduce, 2, CommAlgorithm::Flat, 1000, 1000, {}, {}});  // 1 ms
+  Simulation s = simulateText(testing::testProgramText("model/programs/groups_differ.hir"), 4, p);
+  ASSERT_EQ(s.work.size(), 4u);
+  for (size_t r = 0; r < 4; ++r) EXPECT_EQ(s.work[r].communications, r < 2 ? 2 : 1) << "rank " << r;
+  const RankTimeline& rank2 = s.timeline.ranks[2];
+  const auto dp = std::find_if(s.work[2].items.begin(), s.work[2].items.end(),
+                               [](const WorkItem& w) { return w.kind == WorkItem::Kind::Communication; });
+  ASSERT_NE(dp, s.work[2].items.end());
+  EXPECT_GE(rank2.items[static_cast<size_t>(dp - s.work[2].items.begin())].start, 1e-3);  // after rank 0's tp (1 ms)
+  EXPECT_NEAR(s.seconds(), s.timeline.ranks[0].end, 1e-12);
 }
 
 // One ring step: every rank sends its block to the next and receives the previous one's.
