@@ -303,6 +303,17 @@ def test_cuda_copy_engines(tmp_path, name, ranks):
                               "copy-engine", seed=4))
 
 
+# The mesh layers on one GPU: 4 in-process ranks (2 x 2) sharing it through
+# the copy engines, each mesh group a split of the copy-engine team.
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", sorted(MESH))
+def test_cuda_mesh_copy_engines(tmp_path, name):
+    if gpu_count() < 1:
+        pytest.skip("no GPU")
+    assert_matches(*run_mesh_layer(tmp_path, name, 4, 2, "--backend", "cuda", "--communicator", "copy-engine",
+                                   seed=11))
+
+
 def test_the_router_leaves_slots_empty_and_drops_tokens():
     # The MoE inputs exercise both -1 slots and overflowing buckets.
     params = SMALL["moe_expert_parallel"]
