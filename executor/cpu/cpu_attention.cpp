@@ -315,7 +315,8 @@ void mergeRows(const KernelCall& call) {
 
 }  // namespace
 
-void attention(GemmKind mode, const KernelCall& call) {
+template <>
+void familyKernel<KernelFamily::Attention>(GemmKind mode, const KernelCall& call) {
   const AttentionShape s = shapeOf(call);
   if (mode == GemmKind::ReferenceF64)
     attentionReference(call, s);
@@ -325,7 +326,9 @@ void attention(GemmKind mode, const KernelCall& call) {
     attentionBlocks<float>(call, s);
 }
 
-void mergeAttention(GemmKind mode, const KernelCall& call) {
+// o and lse updated in place from part and part_lse; weights in f64.
+template <>
+void familyKernel<KernelFamily::MergeAttention>(GemmKind mode, const KernelCall& call) {
   if (mode == GemmKind::ReferenceF64 || call.operand(operands::MergeAttention::o).dtype == DType::F64)
     mergeRows<double>(call);
   else

@@ -26,8 +26,4 @@ inline constexpr int64_t kQueryBlock = 128;
 inline constexpr int64_t kKeyBlock = 512;
 inline constexpr int64_t kDiagonalRows = 32;
 
-void attention(GemmKind mode, const KernelCall& call);
-// o and lse updated in place from part and part_lse; weights in f64.
-void mergeAttention(GemmKind mode, const KernelCall& call);
-
 }  // namespace hostir::cpu

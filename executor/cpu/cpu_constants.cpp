@@ -1,4 +1,6 @@
-#include "executor/cpu/cpu_constants.h"
+// The CPU backend's constants: fill and iota write every element of a new
+// tensor (the one in their type slot, operands::Fill::type), of any dtype.
+#include "executor/cpu/cpu_kernels.h"
 
 #include <array>
 #include <cstring>
@@ -23,7 +25,9 @@ void fillContiguous(std::byte* to, int64_t count, const std::byte* element, size
 
 }  // namespace
 
-void fill(const KernelCall& call) {
+// Every element = value (rounded to the dtype; i32 takes it truncated).
+template <>
+void familyKernel<KernelFamily::Fill>(GemmKind, const KernelCall& call) {
   const TensorView& out = call.operand(operands::Fill::type);
   const size_t size = dtypeSize(out.dtype);
   // The value in out's dtype once, then its bytes everywhere.
@@ -36,7 +40,9 @@ void fill(const KernelCall& call) {
   });
 }
 
-void iota(const KernelCall& call) {
+// Every element = its index along the axis.
+template <>
+void familyKernel<KernelFamily::Iota>(GemmKind, const KernelCall& call) {
   const TensorView& out = call.operand(operands::Iota::type);
   if (out.numel() == 0) return;
   const auto axis = static_cast<size_t>(call.integer(operands::Iota::axis));

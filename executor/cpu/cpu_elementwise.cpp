@@ -1,4 +1,10 @@
-#include "executor/cpu/cpu_elementwise.h"
+// The CPU backend's elementwise computations on strided views: add, sub and
+// mul (b broadcast to a's shape) and the other binary operations, relu,
+// silu, gelu and the other unary ones, scale, cast and where. f32
+// runs as f32 through the vector loops of executor/cpu/vector_loops.h, f16
+// and bf16 are computed in f32, f64 in f64; GemmKind::ReferenceF64 (the
+// serial reference) computes every one of them in f64 with <cmath>.
+#include "executor/cpu/cpu_kernels.h"
 
 #include <cmath>
 #include <cstring>
@@ -330,7 +336,11 @@ void familyKernel<KernelFamily::Binary>(GemmKind mode, const KernelCall& call) {
   kBinary[opIndex(call.kind)](mode, call);
 }
 
-void scale(GemmKind mode, const KernelCall& call) {
+// The Unary family (y = f(x)) and the Binary family (y = f(a, b), b
+// broadcast to a's shape) are their familyKernel (cpu_kernels.h), each by
+// its table of operations in cpu_elementwise.cpp.
+template <>
+void familyKernel<KernelFamily::Scale>(GemmKind mode, const KernelCall& call) {
   const double by = call.scalars[operands::Scale::by];
   const auto byF32 = static_cast<float>(by);
   // The factor applies exactly. One that f32 would round (1e-45 to a
@@ -346,7 +356,10 @@ void scale(GemmKind mode, const KernelCall& call) {
       mode, call, vec::Unary::Scale, byF32, [byF32](float x) { return byF32 * x; }, inF64);
 }
 
-void cast(const KernelCall& call) {
+// Between f32, f16, bf16 and f64, rounding to nearest even once (f64 to f16
+// and bf16 too: never through a rounded f32).
+template <>
+void familyKernel<KernelFamily::Cast>(GemmKind, const KernelCall& call) {
   using O = operands::Cast;
   const TensorView& x = call.operand(O::x);
   const TensorView& out = call.operand(O::out);
@@ -366,7 +379,9 @@ void cast(const KernelCall& call) {
   });
 }
 
-void where(const KernelCall& call) {
+// out = a where c is not zero, else b (c and b broadcast to a's shape; c of any dtype).
+template <>
+void familyKernel<KernelFamily::Where>(GemmKind, const KernelCall& call) {
   using O = operands::Where;
   const TensorView& a = call.operand(O::a);
   const TensorView c = broadcastTo(call.operand(O::c), a.shape);

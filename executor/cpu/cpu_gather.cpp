@@ -1,4 +1,9 @@
-#include "executor/cpu/cpu_gather.h"
+// The CPU backend's row gather and scatter: gather_rows (y = x[idx] on
+// rows, -1 giving a zero row) and scatter_add_rows (y[idx] += src, -1
+// skipped, in row-major order of idx). Every index is checked before any
+// row moves: one out of range throws IndexOutOfRange, which the backend
+// turns into an error at the statement.
+#include "executor/cpu/cpu_kernels.h"
 
 #include <fmt/format.h>
 
@@ -85,7 +90,8 @@ void addRow(const TensorView& src, const TensorView& dst) {
 
 }  // namespace
 
-void gatherRows(const KernelCall& call) {
+template <>
+void familyKernel<KernelFamily::GatherRows>(GemmKind, const KernelCall& call) {
   using O = operands::GatherRows;
   const TensorView &x = call.operand(O::x), &idx = call.operand(O::idx), &out = call.operand(O::out);
   const int64_t rows = x.shape[0];
@@ -106,7 +112,9 @@ void gatherRows(const KernelCall& call) {
   });
 }
 
-void scatterAddRows(GemmKind mode, const KernelCall& call) {
+// Adds in f32 (f64 for f64, and in the serial reference).
+template <>
+void familyKernel<KernelFamily::ScatterAddRows>(GemmKind mode, const KernelCall& call) {
   using O = operands::ScatterAddRows;
   const TensorView &src = call.operand(O::src), &idx = call.operand(O::idx), &out = call.operand(O::out);
   checkIndices(idx, src, out.shape[0]);

@@ -137,7 +137,8 @@ void blasGemm(const BlasLibrary& blas, bool transA, bool transB, int64_t m, int6
 }
 
 // out = x · wᵀ (+ bias); x [.., K], w [N, K], out [.., N].
-void linear(GemmKind kind, const KernelCall& call) {
+template <>
+void familyKernel<KernelFamily::Linear>(GemmKind kind, const KernelCall& call) {
   using O = operands::Linear;
   const TensorView* bias = call.operands[O::bias];
   Matrix W = matrixOf(call.operand(O::w));
@@ -164,7 +165,8 @@ void linear(GemmKind kind, const KernelCall& call) {
 }
 
 // out = op(a) · op(b), per batch entry when the operands have three axes.
-void matmul(GemmKind kind, const KernelCall& call) {
+template <>
+void familyKernel<KernelFamily::Matmul>(GemmKind kind, const KernelCall& call) {
   using O = operands::Matmul;
   const TensorView &a = call.operand(O::a), &b = call.operand(O::b), &out = call.operand(O::out);
   const bool transA = call.flag(O::transpose_a), transB = call.flag(O::transpose_b);

@@ -33,7 +33,4 @@ void blasGemm(const BlasLibrary& blas, bool transA, bool transB, int64_t m, int6
 void blasGemm(const BlasLibrary& blas, bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha,
               const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
 
-void linear(GemmKind kind, const KernelCall& call);
-void matmul(GemmKind kind, const KernelCall& call);
-
 }  // namespace hostir::cpu

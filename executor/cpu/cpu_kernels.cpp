@@ -7,14 +7,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "executor/cpu/cpu_attention.h"
-#include "executor/cpu/cpu_constants.h"
-#include "executor/cpu/cpu_elementwise.h"
-#include "executor/cpu/cpu_gather.h"
-#include "executor/cpu/cpu_gemm.h"
-#include "executor/cpu/cpu_reductions.h"
-#include "executor/cpu/cpu_routing.h"
-#include "executor/cpu/cpu_rows.h"
 #include "executor/cpu/strided_rows.h"
 #include "executor/cpu/transposed_copy.h"
 
@@ -87,82 +79,6 @@ constexpr FamilyTable<Kernel> kKernels = {nullptr,
 static_assert(coversEveryFamily(kKernels), "a CPU kernel for every kernel family");
 
 }  // namespace
-
-// The kernels of the families whose concept's header names a function of
-// their own (cpu_gemm.h, cpu_elementwise.h, ...); a family may instead
-// define its familyKernel in its concept's file.
-template <>
-void familyKernel<KernelFamily::Linear>(GemmKind gemm, const KernelCall& call) {
-  linear(gemm, call);
-}
-template <>
-void familyKernel<KernelFamily::Matmul>(GemmKind gemm, const KernelCall& call) {
-  matmul(gemm, call);
-}
-template <>
-void familyKernel<KernelFamily::Scale>(GemmKind gemm, const KernelCall& call) {
-  scale(gemm, call);
-}
-template <>
-void familyKernel<KernelFamily::RmsNorm>(GemmKind gemm, const KernelCall& call) {
-  rmsNorm(gemm, call);
-}
-template <>
-void familyKernel<KernelFamily::Softmax>(GemmKind gemm, const KernelCall& call) {
-  softmax(gemm, call);
-}
-template <>
-void familyKernel<KernelFamily::Attention>(GemmKind gemm, const KernelCall& call) {
-  attention(gemm, call);
-}
-template <>
-void familyKernel<KernelFamily::MergeAttention>(GemmKind gemm, const KernelCall& call) {
-  mergeAttention(gemm, call);
-}
-template <>
-void familyKernel<KernelFamily::GatherRows>(GemmKind, const KernelCall& call) {
-  gatherRows(call);
-}
-template <>
-void familyKernel<KernelFamily::ScatterAddRows>(GemmKind gemm, const KernelCall& call) {
-  scatterAddRows(gemm, call);
-}
-template <>
-void familyKernel<KernelFamily::Cast>(GemmKind, const KernelCall& call) {
-  cast(call);
-}
-template <>
-void familyKernel<KernelFamily::Where>(GemmKind, const KernelCall& call) {
-  where(call);
-}
-template <>
-void familyKernel<KernelFamily::Reduce>(GemmKind gemm, const KernelCall& call) {
-  reduceAlongAxis(gemm, call);
-}
-template <>
-void familyKernel<KernelFamily::LayerNorm>(GemmKind gemm, const KernelCall& call) {
-  layerNorm(gemm, call);
-}
-template <>
-void familyKernel<KernelFamily::Rope>(GemmKind, const KernelCall& call) {
-  rope(call);
-}
-template <>
-void familyKernel<KernelFamily::Bucket>(GemmKind, const KernelCall& call) {
-  bucket(call);
-}
-template <>
-void familyKernel<KernelFamily::Fill>(GemmKind, const KernelCall& call) {
-  fill(call);
-}
-template <>
-void familyKernel<KernelFamily::Iota>(GemmKind, const KernelCall& call) {
-  iota(call);
-}
-template <>
-void familyKernel<KernelFamily::TopK>(GemmKind, const KernelCall& call) {
-  topK(call);
-}
 
 void runKernel(GemmKind gemm, const KernelCall& call) {
   const Kernel kernel = kKernels[static_cast<size_t>(kernelFamilyOf(call.kind))];

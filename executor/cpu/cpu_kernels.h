@@ -1,12 +1,17 @@
 // The CPU backend's kernels on strided views: copy and zero-fill, and every
 // computation (Backend::compute) through runKernel, whose table holds each
-// kernel family's kernel (familyKernel, below). The kernels live by concept:
+// kernel family's kernel (familyKernel, below). Each family's kernel is
+// defined in the file of its concept:
 //   cpu_gemm        linear, matmul (OpenBLAS; naive f64 loops for the reference)
-//   cpu_elementwise add, sub, mul (broadcast), relu, silu, gelu, scale, cast
-//   cpu_rows        rms_norm, softmax (over the last axis)
+//   cpu_elementwise the unary and binary operations (b broadcast), scale, cast, where
+//   cpu_rows        rms_norm, softmax, layer_norm, rope (over the last axis)
+//   cpu_reductions  sum, mean, max along an axis; cumsum; top_k
 //   cpu_attention   attention (blocked GEMMs, online softmax), merge_attention
 //   cpu_gather      gather_rows, scatter_add_rows
-// f16/bf16 are stored as such and computed in f32.
+//   cpu_routing     bucket
+//   cpu_constants   fill, iota
+// and copy's path for transpose's layout in transposed_copy. f16/bf16 are
+// stored as such and computed in f32.
 #pragma once
 
 #include <stdexcept>

@@ -1,4 +1,9 @@
-#include "executor/cpu/cpu_reductions.h"
+// The CPU backend's reductions along one axis of a strided view: sum, mean
+// and max (the Reduce kernel family), and top_k's selection along the last
+// axis. They accumulate in f64 whatever the dtype; max propagates NaN as
+// NumPy's does, and top_k ranks NaN above every number (as NumPy's sort
+// places it last, after the largest).
+#include "executor/cpu/cpu_kernels.h"
 
 #include <algorithm>
 #include <array>
@@ -87,7 +92,11 @@ static_assert(coversExactly(kReductions, KernelFamily::Reduce), "a CPU kernel fo
 
 }  // namespace
 
-void reduceAlongAxis(GemmKind mode, const KernelCall& call) { kReductions[opIndex(call.kind)](mode, call); }
+// out = x reduced along call.integer(operands::Reduce::axis), which out lacks.
+template <>
+void familyKernel<KernelFamily::Reduce>(GemmKind mode, const KernelCall& call) {
+  kReductions[opIndex(call.kind)](mode, call);
+}
 
 // cumsum: out[.., k, ..] = x[.., 0, ..] + ... + x[.., k, ..] along the axis,
 // summed in f64 as the reductions are; each element of x is read before
@@ -131,7 +140,10 @@ void familyKernel<KernelFamily::Cumsum>(GemmKind, const KernelCall& call) {
   });
 }
 
-void topK(const KernelCall& call) {
+// out and indices: each row's k largest of x, in descending order, ties
+// (and NaNs among themselves) to the lower position.
+template <>
+void familyKernel<KernelFamily::TopK>(GemmKind, const KernelCall& call) {
   using O = operands::TopK;
   const TensorView &x = call.operand(O::x), &out = call.operand(O::out), &indices = call.operand(O::indices);
   const int64_t n = x.shape[x.rank() - 1], k = out.shape[out.rank() - 1];

@@ -1,4 +1,5 @@
-#include "executor/cpu/cpu_routing.h"
+// The CPU backend's routing layout: bucket, MoE dispatch with capacity.
+#include "executor/cpu/cpu_kernels.h"
 
 #include <cstdint>
 #include <vector>
@@ -7,7 +8,11 @@
 
 namespace hostir::cpu {
 
-void bucket(const KernelCall& call) {
+// out [E, C] (i32): row e lists the flat positions, in row-major order of
+// idx, of the entries of idx equal to e, padded with -1; entries past C,
+// and values outside [0, E), are dropped.
+template <>
+void familyKernel<KernelFamily::Bucket>(GemmKind, const KernelCall& call) {
   using O = operands::Bucket;
   const TensorView& idx = call.operand(O::idx);
   const TensorView& out = call.operand(O::out);

@@ -1,4 +1,9 @@
-#include "executor/cpu/cpu_rows.h"
+// The CPU backend's row operations, over the last axis of strided views:
+// rms_norm, softmax, layer_norm and rope. Each row is loaded into a buffer of the compute
+// type (f32 for f32, f16 and bf16, f64 for f64 and for the serial
+// reference), reduced, and stored: a row is read whole before any of it is
+// written, so the very view in and out is in place.
+#include "executor/cpu/cpu_kernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -196,7 +201,9 @@ void advanceAngles(double* sine, double* cosine, const double* stepSine, const d
 
 }  // namespace
 
-void layerNorm(GemmKind mode, const KernelCall& call) {
+// y = (x - mean) / sqrt(var + eps) · w + b, mean and variance in f64.
+template <>
+void familyKernel<KernelFamily::LayerNorm>(GemmKind mode, const KernelCall& call) {
   using O = operands::LayerNorm;
   const TensorView &x = call.operand(O::x), &w = call.operand(O::w), &b = call.operand(O::b);
   const TensorView& out = call.operand(O::out);
@@ -206,7 +213,9 @@ void layerNorm(GemmKind mode, const KernelCall& call) {
     layerNormRows<float>(x, w, b, call.scalars[O::eps], out);
 }
 
-void rope(const KernelCall& call) {
+// Rotary embedding, rotate-half form, on x [T, H·D]: angles in f64.
+template <>
+void familyKernel<KernelFamily::Rope>(GemmKind, const KernelCall& call) {
   using O = operands::Rope;
   const TensorView &x = call.operand(O::x), &out = call.operand(O::out);
   const int64_t heads = call.integer(O::heads), width = x.shape[1];
@@ -273,7 +282,9 @@ void rope(const KernelCall& call) {
   });
 }
 
-void rmsNorm(GemmKind mode, const KernelCall& call) {
+// y = x / sqrt(mean(x²) + eps) · w, the sum of squares in f64.
+template <>
+void familyKernel<KernelFamily::RmsNorm>(GemmKind mode, const KernelCall& call) {
   using O = operands::RmsNorm;
   const TensorView &x = call.operand(O::x), &w = call.operand(O::w), &out = call.operand(O::out);
   const double eps = call.scalars[O::eps];
@@ -283,7 +294,9 @@ void rmsNorm(GemmKind mode, const KernelCall& call) {
     rmsNormRows<float>(x, w, eps, out);
 }
 
-void softmax(GemmKind mode, const KernelCall& call) {
+// y = e^(x - max) / sum e^(x - max) per row.
+template <>
+void familyKernel<KernelFamily::Softmax>(GemmKind mode, const KernelCall& call) {
   using O = operands::Unary;
   const TensorView &x = call.operand(O::x), &out = call.operand(O::out);
   if (inF64(mode, x.dtype))
