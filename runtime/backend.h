@@ -45,9 +45,10 @@ struct CollectiveCall {
   int64_t axis = 0;          // the axis it splits its tensors along (allgather, reduce_scatter, all_to_all)
   int64_t root = 0;          // broadcast
   int64_t to = 0, from = 0;  // sendrecv: input goes to rank `to`, output comes from rank `from`
-  // The mesh axes it runs over (bit a for axis a, ir/mesh.h), 0 for the
-  // whole team: then `root`, `to` and `from` are places in this rank's
-  // group (meshGroup), which useMesh's extents define.
+  // The mesh axes it runs over (bit a for axis a, ir/mesh.h), or 0 for the
+  // whole team. When nonzero, it spans this rank's group over those axes
+  // (meshGroup, of useMesh's extents), and `root`, `to` and `from` are
+  // places in that group rather than team ranks.
   uint32_t over = 0;
   SourceLoc loc;  // for messages about a communication that never completes
 };
