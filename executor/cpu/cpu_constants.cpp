@@ -23,6 +23,12 @@ void fillContiguous(std::byte* to, int64_t count, const std::byte* element, size
   std::memcpy(to, block.data(), bytes);
 }
 
+// `count` elements `stride` elements apart, each `element`.
+void fillRow(std::byte* to, int64_t count, int64_t stride, const std::byte* element, size_t size) {
+  if (stride == 1) return fillContiguous(to, count, element, size);
+  for (int64_t i = 0; i < count; ++i) std::memcpy(to + i * stride * static_cast<int64_t>(size), element, size);
+}
+
 }  // namespace
 
 // Every element = value (rounded to the dtype; i32 takes it truncated).
@@ -33,11 +39,7 @@ void familyKernel<KernelFamily::Fill>(GemmKind, const KernelCall& call) {
   // The value in out's dtype once, then its bytes everywhere.
   std::array<std::byte, 8> element{};
   store<double>(out.dtype, element.data(), call.scalars[operands::Fill::value]);
-  forEachRow<1>({&out}, [&](auto ptrs, int64_t n, auto inner) {
-    if (inner[0] == 1) return fillContiguous(ptrs[0], n, element.data(), size);
-    for (int64_t i = 0; i < n; ++i)
-      std::memcpy(ptrs[0] + i * inner[0] * static_cast<int64_t>(size), element.data(), size);
-  });
+  forEachRow<1>({&out}, [&](auto ptrs, int64_t n, auto inner) { fillRow(ptrs[0], n, inner[0], element.data(), size); });
 }
 
 // Every element = its index along the axis.
@@ -56,9 +58,7 @@ void familyKernel<KernelFamily::Iota>(GemmKind, const KernelCall& call) {
     counting.resize(static_cast<size_t>(cols) * size);
     for (int64_t j = 0; j < cols; ++j) store<double>(out.dtype, counting.data() + j * size, static_cast<double>(j));
   }
-  std::array<int64_t, kMaxTensorRank> index{};  // over the leading axes
-  const int64_t rows = out.numel() / cols;
-  for (int64_t row = 0; row < rows; ++row) {
+  forEachIndex(out.shape, rank - 1, [&](const auto& index) {
     int64_t offset = 0;
     for (size_t d = 0; d + 1 < rank; ++d) offset += index[d] * out.strides[d];
     std::byte* to = out.data() + offset * static_cast<int64_t>(size);
@@ -70,18 +70,9 @@ void familyKernel<KernelFamily::Iota>(GemmKind, const KernelCall& call) {
     } else {
       std::array<std::byte, 8> element{};
       store<double>(out.dtype, element.data(), static_cast<double>(index[axis]));
-      if (stride == 1) {
-        fillContiguous(to, cols, element.data(), size);
-      } else {
-        for (int64_t j = 0; j < cols; ++j)
-          std::memcpy(to + j * stride * static_cast<int64_t>(size), element.data(), size);
-      }
+      fillRow(to, cols, stride, element.data(), size);
     }
-    for (size_t d = rank - 1; d-- > 0;) {
-      if (++index[d] < out.shape[d]) break;
-      index[d] = 0;
-    }
-  }
+  });
 }
 
 }  // namespace hostir::cpu

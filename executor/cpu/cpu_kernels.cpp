@@ -34,19 +34,14 @@ bool copyLastAxesSwapped(const TensorView& src, const TensorView& dst) {
   if (rank < 2 || !dst.isContiguous() || src.strides[rank - 2] != 1 || src.strides[rank - 1] == 1) return false;
   if (size != 2 && size != 4 && size != 8) return false;
   const int64_t rows = src.shape[rank - 2], cols = src.shape[rank - 1];
-  const int64_t blocks = rows * cols == 0 ? 0 : dst.numel() / (rows * cols);
-  std::array<int64_t, kMaxTensorRank> index{};  // over the leading axes
-  for (int64_t block = 0; block < blocks; ++block) {
+  int64_t block = 0;
+  forEachIndex(src.shape, rank - 2, [&](const auto& index) {
     int64_t offset = 0;
     for (size_t d = 0; d + 2 < rank; ++d) offset += index[d] * src.strides[d];
     const std::byte* from = src.data() + offset * static_cast<int64_t>(size);
-    std::byte* to = dst.data() + block * rows * cols * static_cast<int64_t>(size);
+    std::byte* to = dst.data() + block++ * rows * cols * static_cast<int64_t>(size);
     copyTransposed(from, src.strides[rank - 1], to, rows, cols, size);
-    for (size_t d = rank - 2; d-- > 0;) {
-      if (++index[d] < src.shape[d]) break;
-      index[d] = 0;
-    }
-  }
+  });
   return true;
 }
 

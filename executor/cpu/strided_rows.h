@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "ir/element.h"
 #include "runtime/tensor.h"
@@ -21,6 +22,25 @@ void store(DType dtype, std::byte* p, Compute value) {
   storeElement<Compute>(dtype, p, value);
 }
 
+// Calls visit(index) for every index of shape's first `axes` axes, in
+// row-major order: once (all zeros) when `axes` is 0, never when one of
+// those extents is 0. `index` holds an entry per axis of shape.
+template <typename Visit>
+void forEachIndex(const Dims& shape, size_t axes, Visit&& visit) {
+  for (size_t d = 0; d < axes; ++d)
+    if (shape[d] == 0) return;
+  std::array<int64_t, kMaxTensorRank> index{};
+  for (;;) {
+    visit(std::as_const(index));
+    size_t d = axes;
+    for (; d > 0; --d) {
+      if (++index[d - 1] < shape[d - 1]) break;
+      index[d - 1] = 0;
+    }
+    if (d == 0) return;
+  }
+}
+
 // Calls row(ptrs, n, innerStrides) for every innermost row of the common
 // shape of `views` (that of views[0]), with the dimensions they all hold
 // contiguously merged; pointers are to the row's first element, strides in
@@ -31,34 +51,19 @@ void forEachRow(const std::array<const TensorView*, N>& views, Row&& row) {
     if (extent == 0) return;
   const MergedLayout<N> layout = mergeContiguousDims(views);
   const Dims& shape = layout.shape;
-  std::array<std::byte*, N> base{};
   std::array<int64_t, N> inner{};
-  std::array<int64_t, N> elementSize{};
-  for (size_t v = 0; v < N; ++v) {
-    base[v] = views[v]->data();
-    elementSize[v] = static_cast<int64_t>(dtypeSize(views[v]->dtype));
-    inner[v] = shape.size ? layout.strides[v][shape.size - 1] : 1;
-  }
-  int64_t length = shape.size ? shape[shape.size - 1] : 1;
-  size_t outer = shape.size ? shape.size - 1 : 0;
-  std::array<int64_t, kMaxTensorRank> index{};
-  while (true) {
+  for (size_t v = 0; v < N; ++v) inner[v] = shape.size ? layout.strides[v][shape.size - 1] : 1;
+  const int64_t length = shape.size ? shape[shape.size - 1] : 1;
+  const size_t outer = shape.size ? shape.size - 1 : 0;
+  forEachIndex(shape, outer, [&](const auto& index) {
     std::array<std::byte*, N> ptrs{};
     for (size_t v = 0; v < N; ++v) {
       int64_t offset = 0;
       for (size_t d = 0; d < outer; ++d) offset += index[d] * layout.strides[v][d];
-      ptrs[v] = base[v] + offset * elementSize[v];
+      ptrs[v] = views[v]->data() + offset * static_cast<int64_t>(dtypeSize(views[v]->dtype));
     }
     row(ptrs, length, inner);
-    size_t d = outer;
-    while (d > 0) {
-      --d;
-      if (++index[d] < shape[d]) break;
-      index[d] = 0;
-      if (d == 0) return;
-    }
-    if (outer == 0) return;
-  }
+  });
 }
 
 // Calls row(ptrs, n, innerStrides) for every row along the last axis of
@@ -73,8 +78,7 @@ void forEachLastAxisRow(const std::array<const TensorView*, N>& views, Row&& row
   const size_t last = shape.size - 1;
   std::array<int64_t, N> inner{};
   for (size_t v = 0; v < N; ++v) inner[v] = views[v]->strides[last];
-  std::array<int64_t, kMaxTensorRank> index{};
-  while (true) {
+  forEachIndex(shape, last, [&](const auto& index) {
     std::array<std::byte*, N> ptrs{};
     for (size_t v = 0; v < N; ++v) {
       int64_t offset = 0;
@@ -82,15 +86,7 @@ void forEachLastAxisRow(const std::array<const TensorView*, N>& views, Row&& row
       ptrs[v] = views[v]->data() + offset * static_cast<int64_t>(dtypeSize(views[v]->dtype));
     }
     row(ptrs, shape[last], inner);
-    size_t d = last;
-    while (d > 0) {
-      --d;
-      if (++index[d] < shape[d]) break;
-      index[d] = 0;
-      if (d == 0) return;
-    }
-    if (last == 0) return;
-  }
+  });
 }
 
 }  // namespace hostir::cpu
