@@ -55,9 +55,8 @@ struct Rank {
   std::vector<double> streamFree;            // per stream: when its last finished item ended
   std::vector<size_t> gate;                  // IssueOrder: items that take units, in issue order
   size_t nextGate = 0;
-  // Per set of mesh axes (0: the team), the rank's communications over
-  // them in issue order: a lane that runs one at a time; lanes of different
-  // axes run side by side, as the backends' groups do.
+  // The rank's communications in lanes (laneOf), each run one at a time in
+  // issue order; lanes run side by side.
   struct Lane {
     std::vector<size_t> items;
     size_t next = 0;  // the next to be admitted
@@ -135,7 +134,7 @@ class Simulator {
       const WorkItem& item = work.items[i];
       r.streams.at(static_cast<size_t>(item.stream)).push_back(i);
       r.remaining[i] = item.seconds;
-      if (item.kind == WorkItem::Kind::Communication) r.lanes[item.over].items.push_back(i);
+      if (item.kind == WorkItem::Kind::Communication) r.lanes[laneOf(item)].items.push_back(i);
       if (item.kind == WorkItem::Kind::Communication || (item.kind != WorkItem::Kind::Wait && item.units > 0))
         r.gate.push_back(i);
     }
@@ -202,6 +201,11 @@ class Simulator {
     return (statement + 1) * micros(profile_.overheads.issueMicros);
   }
   bool issueOrder() const { return profile_.admission == Admission::IssueOrder; }
+  // A communication's lane. The CPU backend gives each set of mesh axes its
+  // own turns (the team's are 0); the CUDA backend chains every
+  // communication of a rank after the one before (NCCL kernels of two
+  // communicators at once may deadlock), so a GPU rank has one lane.
+  uint32_t laneOf(const WorkItem& item) const { return issueOrder() ? item.over : 0; }
   double unitsOf(const WorkItem& item) const { return std::min(item.units, profile_.computeUnits); }
 
   // Everything that happens at `now_` without time passing: streams reach
@@ -312,7 +316,7 @@ class Simulator {
   // A communication's turn comes when the one before it in its lane is done.
   bool admitCommunication(Rank& r, size_t i) {
     const WorkItem& item = r.work->items[i];
-    Rank::Lane& lane = r.lanes.at(item.over);
+    Rank::Lane& lane = r.lanes.at(laneOf(item));
     if (lane.busy || lane.items[lane.next] != i) return false;
     lane.busy = true;
     ++lane.next;
@@ -453,7 +457,7 @@ class Simulator {
           continue;
         }
         r.timeline.items[i].end = c.end;
-        r.lanes.at(r.work->items[i].over).busy = false;
+        r.lanes.at(laneOf(r.work->items[i])).busy = false;
         finish(r, i);
         progressed = true;
       }

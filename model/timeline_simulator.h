@@ -14,11 +14,13 @@
 //    communication on the SMs or on the copy engines) also runs at the product of its rates beside the other
 //    classes running on the rank (contentionRate), and a communication
 //    moves data at the slowest of its ranks' rates.
-//  * A rank runs its communications one at a time, in issue order, per
-//    lane: the team's, and one per set of mesh axes (WorkItem::over). A
-//    communication holds its units from when its rank reaches it, and
-//    moves data once every rank of its group has reached it (the ranks of
-//    a group match by their place in the lane, as the communicators do).
+//  * A rank runs its communications one at a time, in issue order: all of
+//    them on a Concurrent rank (the CUDA backend chains them), per set of
+//    mesh axes (WorkItem::over) on an IssueOrder rank (the CPU backend's
+//    turns). A communication holds its units from when its rank reaches
+//    it, and moves data once every rank of its group has reached it (the
+//    ranks of a group match by their place among its communications over
+//    its axes, as the communicators do).
 // With one RankWork standing for every rank (SPMD symmetry: the program
 // never names `rank`), a communication starts when that rank reaches it.
 #pragma once

@@ -174,15 +174,24 @@ TEST(TimelineSimulator, ARankRunsItsCommunicationsOneAtATimeInIssueOrder) {
   expectItem(t.ranks[0], 1, 1, 2);
 }
 
-TEST(TimelineSimulator, CommunicationsOverDifferentMeshAxesRunSideBySide) {
+TEST(TimelineSimulator, OnTheCpuCommunicationsOverDifferentMeshAxesRunSideBySide) {
   // One rank for all: a tp and a dp communication on two streams run at
   // once; a second tp one waits for the first.
   WorkBuilder b(4);
   b.communicateOver(2, 0, 2, 1, 1).communicateOver(1, 0, 2, 2, 1).communicateOver(2, 0, 2, 3, 1);
-  Timeline t = simulate({b.work}, profile(Admission::Concurrent, 4));
+  Timeline t = simulate({b.work}, profile(Admission::IssueOrder, 4));
   expectItem(t.ranks[0], 0, 0, 1);
   expectItem(t.ranks[0], 1, 0, 1);
   expectItem(t.ranks[0], 2, 1, 2);
+}
+
+TEST(TimelineSimulator, OnAGpuEveryCommunicationWaitsForTheOneBefore) {
+  WorkBuilder b(4);
+  b.communicateOver(2, 0, 2, 1, 1).communicateOver(1, 0, 2, 2, 1).communicateOver(2, 0, 2, 3, 1);
+  Timeline t = simulate({b.work}, profile(Admission::Concurrent, 4));
+  expectItem(t.ranks[0], 0, 0, 1);
+  expectItem(t.ranks[0], 1, 1, 2);
+  expectItem(t.ranks[0], 2, 2, 3);
 }
 
 TEST(TimelineSimulator, AGroupsCommunicationWaitsForItsGroupOnly) {
@@ -527,7 +536,9 @@ TEST(Simulation, MeshGroupsMatchTheirOwnCommunications) {
   // Ranks 0 and 1 (dp row 0) reduce over tp, then everyone over dp: rank
   // 2's dp allreduce waits for rank 0's tp one; rank 3's tp has none.
   MachineProfile p = gemmProfile();
-  p.communication.push_back(CommunicationCost{OpKind::Allreduce, 2, CommAlgorithm::Flat, 1000, 1000, {}, {}});  // 1 ms
+  CommunicationCost allreduce;  // 1 ms and 1 TB/s: the latency only, at this size
+  allreduce.algorithm = CommAlgorithm::Flat, allreduce.latencyMicros = 1000, allreduce.busGbps = 1000;
+  p.communication.push_back(allreduce);
   Simulation s = simulateText(testing::testProgramText("model/programs/groups_differ.hir"), 4, p);
   ASSERT_EQ(s.work.size(), 4u);
   for (size_t r = 0; r < 4; ++r) EXPECT_EQ(s.work[r].communications, r < 2 ? 2 : 1) << "rank " << r;
