@@ -174,21 +174,23 @@ TEST(TimelineSimulator, ARankRunsItsCommunicationsOneAtATimeInIssueOrder) {
   expectItem(t.ranks[0], 1, 1, 2);
 }
 
-TEST(TimelineSimulator, OnTheCpuCommunicationsOverDifferentMeshAxesRunSideBySide) {
-  // One rank for all: a tp and a dp communication on two streams run at
-  // once; a second tp one waits for the first.
+// One rank for all: a tp, a dp and a tp communication, each on its own stream.
+RankWork twoAxesOnThreeStreams() {
   WorkBuilder b(4);
   b.communicateOver(2, 0, 2, 1, 1).communicateOver(1, 0, 2, 2, 1).communicateOver(2, 0, 2, 3, 1);
-  Timeline t = simulate({b.work}, profile(Admission::IssueOrder, 4));
+  return b.work;
+}
+
+TEST(TimelineSimulator, OnTheCpuCommunicationsOverDifferentMeshAxesRunSideBySide) {
+  // The dp one runs beside the first tp one; the second tp one waits for the first.
+  Timeline t = simulate({twoAxesOnThreeStreams()}, profile(Admission::IssueOrder, 4));
   expectItem(t.ranks[0], 0, 0, 1);
   expectItem(t.ranks[0], 1, 0, 1);
   expectItem(t.ranks[0], 2, 1, 2);
 }
 
 TEST(TimelineSimulator, OnAGpuEveryCommunicationWaitsForTheOneBefore) {
-  WorkBuilder b(4);
-  b.communicateOver(2, 0, 2, 1, 1).communicateOver(1, 0, 2, 2, 1).communicateOver(2, 0, 2, 3, 1);
-  Timeline t = simulate({b.work}, profile(Admission::Concurrent, 4));
+  Timeline t = simulate({twoAxesOnThreeStreams()}, profile(Admission::Concurrent, 4));
   expectItem(t.ranks[0], 0, 0, 1);
   expectItem(t.ranks[0], 1, 1, 2);
   expectItem(t.ranks[0], 2, 2, 3);
